@@ -1,0 +1,2 @@
+import { register } from 'node:module';
+register('./wgsl-hooks.mjs', import.meta.url);

@@ -1,0 +1,18 @@
+#!/usr/bin/env node
+// Runs a TypeScript entry point in Node with WGSL imports and a Vulkan loader on the library path.
+// Usage: node scripts/run-node.mjs src/cli/train.ts [args...]
+import { spawn } from 'node:child_process';
+import { envWithVulkan } from './vulkan-env.mjs';
+
+const [entry, ...args] = process.argv.slice(2);
+if (!entry) {
+  console.error('usage: node scripts/run-node.mjs <entry.ts> [args...]');
+  process.exit(2);
+}
+const child = spawn(
+  process.execPath,
+  ['--import', 'tsx', '--import', new URL('./register-wgsl.mjs', import.meta.url).href, entry, ...args],
+  { stdio: 'inherit', env: envWithVulkan() },
+);
+for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => child.kill(sig));
+child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

@@ -1,0 +1,68 @@
+// Device acquisition in Node through Dawn (npm `webgpu`). Uses the system's Vulkan GPU when there
+// is one; otherwise falls back to SwiftShader's Vulkan driver from Debian's chromium package.
+import { existsSync } from 'node:fs';
+import { contextFromAdapter, describeAdapter, type GpuContext } from './context';
+
+export const SWIFTSHADER_ICD = '/usr/lib/chromium/vk_swiftshader_icd.json';
+
+interface DawnModule {
+  create(flags: string[]): GPU;
+  globals: Record<string, unknown>;
+}
+
+let dawn: DawnModule | undefined;
+// dawn.node tears the instance down when the object from create() is collected, even while its
+// devices live; that crashes the process at random (futex / mutex aborts). Keep every instance.
+const liveInstances: GPU[] = [];
+
+function instance(create: DawnModule['create']): GPU {
+  const gpu = create([]);
+  liveInstances.push(gpu);
+  return gpu;
+}
+
+async function loadDawn(): Promise<DawnModule> {
+  if (!dawn) {
+    dawn = (await import('webgpu')) as unknown as DawnModule;
+    // GPUBufferUsage, GPUMapMode, GPUValidationError, ... as in a browser.
+    Object.assign(globalThis, dawn.globals);
+  }
+  return dawn;
+}
+
+export interface NodeGpuOptions {
+  /** 'auto' (default): system GPU, else SwiftShader. 'software': SwiftShader only. */
+  prefer?: 'auto' | 'software';
+  /** Print which adapter was chosen (default true). */
+  announce?: boolean;
+}
+
+export class NoAdapterError extends Error {}
+
+export async function acquireNodeGpu(opts: NodeGpuOptions = {}): Promise<GpuContext> {
+  const prefer = opts.prefer ?? (process.env.NSA_GPU === 'software' ? 'software' : 'auto');
+  const { create } = await loadDawn();
+  let adapter: GPUAdapter | null = null;
+  if (prefer === 'auto' && !process.env.VK_ICD_FILENAMES) {
+    adapter = await instance(create).requestAdapter({ powerPreference: 'high-performance' });
+  }
+  if (!adapter && existsSync(SWIFTSHADER_ICD)) {
+    // The Vulkan loader reads this when Dawn creates its instance, so setting it now works.
+    process.env.VK_ICD_FILENAMES ??= SWIFTSHADER_ICD;
+    adapter = await instance(create).requestAdapter();
+  }
+  if (!adapter) {
+    const hasLoader = (process.env.LD_LIBRARY_PATH ?? '').includes('/usr/lib/chromium');
+    throw new NoAdapterError(
+      'No WebGPU adapter found in Node (Dawn). ' +
+        (existsSync(SWIFTSHADER_ICD)
+          ? hasLoader
+            ? 'SwiftShader was tried and refused.'
+            : 'Run through the npm scripts (they put /usr/lib/chromium, which holds libvulkan.so.1, on LD_LIBRARY_PATH) or install libvulkan1.'
+          : 'Install a Vulkan driver, or Debian\'s chromium package for SwiftShader (apt-get install chromium).'),
+    );
+  }
+  const ctx = await contextFromAdapter(adapter, 'node (dawn)');
+  if (opts.announce ?? true) console.error(`[gpu] adapter: ${describeAdapter(ctx.adapter)}`);
+  return ctx;
+}

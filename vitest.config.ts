@@ -1,0 +1,20 @@
+import { defineConfig } from 'vitest/config';
+// @ts-expect-error plain .mjs helper without types
+import { envWithVulkan } from './scripts/vulkan-env.mjs';
+
+// Forked test workers inherit this environment at spawn, so Dawn can dlopen libvulkan.so.1.
+Object.assign(process.env, envWithVulkan());
+
+export default defineConfig({
+  test: {
+    include: ['tests/**/*.test.ts'],
+    environment: 'node',
+    pool: 'forks',
+    // SwiftShader spreads every dispatch over all cores: one test file at a time is fastest.
+    fileParallelism: false,
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
+    teardownTimeout: 10_000,
+    reporters: ['default'],
+  },
+});
