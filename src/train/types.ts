@@ -1,0 +1,34 @@
+// Events and metrics shared by the trainer, the CLI, the worker bridge and the page.
+
+/** One heartbeat: the same fields in runs/<run>/heartbeat.jsonl and in the page's JSONL download. */
+export interface Heartbeat {
+  ts: number; // ms since epoch
+  iso: string;
+  step: number;
+  msg: string;
+  phase: TrainerPhase;
+  loss: number | null;
+  toks_per_s: number | null;
+  lr: number | null;
+  grad_norm: number | null;
+  gpu_mem_bytes: number;
+}
+
+export type TrainerPhase = 'init' | 'data' | 'step' | 'eval' | 'idle' | 'paused' | 'done' | 'error';
+
+/** Metrics of one optimizer step (read back one step late: they describe step `step`). */
+export interface StepMetrics {
+  step: number;
+  loss: number;
+  lr: number;
+  gradNorm: number;
+  tokensPerSecond: number;
+  /** Wall-clock ms for this step as seen by the host loop. */
+  stepMs: number;
+  elapsedMs: number;
+}
+
+export interface EvalMetrics {
+  step: number;
+  valLoss: number;
+}
