@@ -1,0 +1,74 @@
+// Model configuration: the schema, its validation (every message names the bad field, and runs
+// before any GPU work), and the presets.
+import type { NsaConfig } from '../nsa/config';
+
+export type AttentionKind = 'dense' | 'nsa';
+
+export interface ModelConfig {
+  vocabSize: number;
+  dim: number;
+  nLayers: number;
+  nHeads: number;
+  nKvGroups: number;
+  /** Query/key head dim. */
+  dk: number;
+  /** Value head dim. */
+  dv: number;
+  /** SwiGLU hidden width. */
+  ffnHidden: number;
+  seqLen: number;
+  ropeTheta: number;
+  normEps: number;
+  attention: AttentionKind;
+  /** NSA options; required when attention === 'nsa'. */
+  nsa?: NsaConfig;
+  /** Std of the normal initialisation of weight matrices. */
+  initStd: number;
+}
+
+export interface ConfigError {
+  field: string;
+  message: string;
+}
+
+const isPosInt = (x: unknown): x is number => typeof x === 'number' && Number.isInteger(x) && x >= 1;
+
+export function validateModelConfig(c: ModelConfig): ConfigError[] {
+  const errs: ConfigError[] = [];
+  const posInt = (field: keyof ModelConfig, max?: number) => {
+    const v = c[field];
+    if (!isPosInt(v)) errs.push({ field: `model.${field}`, message: `must be a positive integer (got ${String(v)})` });
+    else if (max !== undefined && v > max) errs.push({ field: `model.${field}`, message: `must be at most ${max} (got ${v})` });
+  };
+  posInt('vocabSize', 1 << 20);
+  posInt('dim', 16384);
+  posInt('nLayers', 256);
+  posInt('nHeads', 1024);
+  posInt('nKvGroups', 1024);
+  posInt('dk', 256);
+  posInt('dv', 256);
+  posInt('ffnHidden', 65536);
+  posInt('seqLen', 1 << 16);
+  if (isPosInt(c.nHeads) && isPosInt(c.nKvGroups) && c.nHeads % c.nKvGroups !== 0)
+    errs.push({ field: 'model.nKvGroups', message: `must divide nHeads (${c.nHeads} heads, ${c.nKvGroups} groups)` });
+  if (isPosInt(c.dk) && c.dk % 2 !== 0) errs.push({ field: 'model.dk', message: `must be even for RoPE (got ${c.dk})` });
+  if (!(typeof c.ropeTheta === 'number' && c.ropeTheta > 1)) errs.push({ field: 'model.ropeTheta', message: `must be > 1 (got ${c.ropeTheta})` });
+  if (!(typeof c.normEps === 'number' && c.normEps > 0 && c.normEps < 1))
+    errs.push({ field: 'model.normEps', message: `must be in (0, 1) (got ${c.normEps})` });
+  if (!(typeof c.initStd === 'number' && c.initStd > 0 && c.initStd < 1))
+    errs.push({ field: 'model.initStd', message: `must be in (0, 1) (got ${c.initStd})` });
+  if (c.attention !== 'dense' && c.attention !== 'nsa')
+    errs.push({ field: 'model.attention', message: `must be 'dense' or 'nsa' (got ${String(c.attention)})` });
+  if (c.attention === 'nsa' && !c.nsa) errs.push({ field: 'model.nsa', message: "is required when attention is 'nsa'" });
+  return errs;
+}
+
+export function formatConfigErrors(errs: readonly ConfigError[]): string {
+  return errs.map((e) => `${e.field}: ${e.message}`).join('\n');
+}
+
+/** Throws one error listing every bad field. */
+export function assertValidModelConfig(c: ModelConfig): void {
+  const errs = validateModelConfig(c);
+  if (errs.length) throw new Error(`invalid model config:\n${formatConfigErrors(errs)}`);
+}

@@ -1,0 +1,84 @@
+// Training and run configuration (what a URL hash or a CLI flag set describes), with validation.
+import type { ConfigError, ModelConfig } from '../model/config';
+import { validateModelConfig } from '../model/config';
+
+export type DataSource = 'brown' | 'random' | 'copy' | 'upload';
+export type TokenizerName = 'byte' | 'gpt2';
+
+export interface DataConfig {
+  source: DataSource;
+  tokenizer: TokenizerName;
+}
+
+export interface TrainConfig {
+  steps: number;
+  batchSize: number;
+  /** Micro-batches per optimizer step. */
+  gradAccum: number;
+  lrMax: number;
+  lrMin: number;
+  warmupSteps: number;
+  /** Warmup starts at lrMax × this (> 0, so step 0 already learns). */
+  warmupStartFraction: number;
+  weightDecay: number;
+  beta1: number;
+  beta2: number;
+  eps: number;
+  /** Global gradient-norm clip; 0 disables. */
+  gradClip: number;
+  seed: number;
+  evalEvery: number;
+  evalBatches: number;
+  logEvery: number;
+}
+
+export interface RunConfig {
+  model: ModelConfig;
+  train: TrainConfig;
+  data: DataConfig;
+}
+
+export function validateTrainConfig(t: TrainConfig): ConfigError[] {
+  const errs: ConfigError[] = [];
+  const int = (f: keyof TrainConfig, min: number) => {
+    const v = t[f];
+    if (!(typeof v === 'number' && Number.isInteger(v) && v >= min))
+      errs.push({ field: `train.${f}`, message: `must be an integer ≥ ${min} (got ${String(v)})` });
+  };
+  const num = (f: keyof TrainConfig, lo: number, hi: number, loOpen = false, hiOpen = false) => {
+    const v = t[f];
+    const ok = typeof v === 'number' && Number.isFinite(v) && (loOpen ? v > lo : v >= lo) && (hiOpen ? v < hi : v <= hi);
+    if (!ok) errs.push({ field: `train.${f}`, message: `must be in ${loOpen ? '(' : '['}${lo}, ${hi}${hiOpen ? ')' : ']'} (got ${String(v)})` });
+  };
+  int('steps', 1);
+  int('batchSize', 1);
+  int('gradAccum', 1);
+  int('warmupSteps', 0);
+  int('seed', 0);
+  int('evalEvery', 0);
+  int('evalBatches', 0);
+  int('logEvery', 1);
+  num('lrMax', 0, 10, true);
+  num('lrMin', 0, 10);
+  num('warmupStartFraction', 0, 1, true);
+  num('weightDecay', 0, 10);
+  num('beta1', 0, 1, false, true);
+  num('beta2', 0, 1, false, true);
+  num('eps', 0, 1, true);
+  num('gradClip', 0, 1e6);
+  if (typeof t.lrMin === 'number' && typeof t.lrMax === 'number' && t.lrMin > t.lrMax)
+    errs.push({ field: 'train.lrMin', message: `must not exceed lrMax (${t.lrMin} > ${t.lrMax})` });
+  return errs;
+}
+
+export function validateRunConfig(c: RunConfig): ConfigError[] {
+  const errs = [...validateModelConfig(c.model), ...validateTrainConfig(c.train)];
+  const sources: DataSource[] = ['brown', 'random', 'copy', 'upload'];
+  if (!sources.includes(c.data.source)) errs.push({ field: 'data.source', message: `must be one of ${sources.join(', ')}` });
+  if (c.data.tokenizer !== 'byte' && c.data.tokenizer !== 'gpt2')
+    errs.push({ field: 'data.tokenizer', message: "must be 'byte' or 'gpt2'" });
+  const vocab = c.data.tokenizer === 'gpt2' ? 50257 : 256;
+  if ((c.data.source === 'brown' || c.data.source === 'upload') && c.model.vocabSize < vocab)
+    errs.push({ field: 'model.vocabSize', message: `must be ≥ ${vocab} for the ${c.data.tokenizer} tokenizer (got ${c.model.vocabSize})` });
+  return errs;
+}
