@@ -1,0 +1,45 @@
+// Deterministic sum: out[outIndex] (= or +=) scale * sum(x[0..n)). One workgroup, one dispatch.
+// Fixed order: thread t sums x[t], x[t+WG], x[t+2WG], ... in blocks (BLOCK elements, then BLOCK
+// blocks, then the rest) so rounding error grows with log-ish depth rather than n/WG, then a
+// fixed tree over the WG partial sums. Same inputs give the same bits on every run.
+// Every storage binding is read_write (see residual.wgsl).
+
+struct Params { n: u32, outIndex: u32, scale: f32, accumulate: u32 }
+
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read_write> x: array<f32>;
+@group(0) @binding(2) var<storage, read_write> out: array<f32>;
+
+override WG: u32 = 256; // a power of two
+const BLOCK: u32 = 32u;
+
+var<workgroup> part: array<f32, WG>;
+
+@compute @workgroup_size(WG)
+fn sum(@builtin(local_invocation_id) lid: vec3<u32>) {
+  let t = lid.x;
+  let n = P.n;
+  // Number of strided elements this thread owns: k = 0..count-1 at index t + k*WG.
+  let count = select(0u, (n - t + WG - 1u) / WG, t < n);
+  var outer = 0.0;
+  for (var k0 = 0u; k0 < count; k0 += BLOCK * BLOCK) {
+    var mid = 0.0;
+    let k0End = min(k0 + BLOCK * BLOCK, count);
+    for (var k1 = k0; k1 < k0End; k1 += BLOCK) {
+      var inner = 0.0;
+      let k1End = min(k1 + BLOCK, k0End);
+      for (var k = k1; k < k1End; k++) { inner += x[t + k * WG]; }
+      mid += inner;
+    }
+    outer += mid;
+  }
+  part[t] = outer;
+  for (var stride = WG / 2u; stride > 0u; stride >>= 1u) {
+    workgroupBarrier();
+    if (t < stride) { part[t] += part[t + stride]; }
+  }
+  if (t == 0u) {
+    let s = P.scale * part[0];
+    if (P.accumulate != 0u) { out[P.outIndex] += s; } else { out[P.outIndex] = s; }
+  }
+}
