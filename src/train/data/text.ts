@@ -1,0 +1,122 @@
+// Text datasets: split held out by document, tokenize once, sample random windows of T+1 tokens.
+import { mulberry32, subSeed } from '../../util/random';
+import { encodeBytes } from '../byte-tokenizer';
+import type { Dataset, DatasetOptions } from '../datasets';
+import { createTokenizer, type Tokenizer, type TokenizerName } from '../tokenizer';
+import { type Batch, checkBatchShape, createBatch, type TokenArray, unigramEntropyOf, writeWindow } from './batch';
+
+/**
+ * The split does not depend on the run's seed: runs with different seeds on the same text are
+ * evaluated on the same held-out documents, so their validation losses compare.
+ */
+const SPLIT_SEED = 0x5eed_b10c;
+
+/** Documents in a text are separated by a blank line (as in public/data/brown.txt). */
+const DOCUMENT_BREAK = /\n[ \t]*\n/;
+const JOIN = '\n\n';
+
+export interface TextSplit {
+  train: string;
+  val: string;
+  /** Number of documents in each part; both 0 when the text had no document breaks. */
+  trainDocuments: number;
+  valDocuments: number;
+  /** True when held out by document, false when by the last characters of a single text. */
+  byDocument: boolean;
+}
+
+export function splitDocuments(text: string): string[] {
+  return text
+    .replace(/\r\n?/g, '\n')
+    .split(DOCUMENT_BREAK)
+    .filter((d) => d.trim().length > 0);
+}
+
+/**
+ * Holds out the last valFraction of documents after a shuffle with a fixed seed (both parts keep
+ * their original order). A text with too few documents to hold one out is split by characters: the
+ * last valFraction of it.
+ */
+export function splitTextForValidation(text: string, valFraction: number): TextSplit {
+  if (!(valFraction >= 0 && valFraction < 1)) throw new Error(`valFraction must be in [0, 1), got ${valFraction}`);
+  const docs = splitDocuments(text);
+  const nVal = Math.round(docs.length * valFraction);
+  if (valFraction === 0 || (nVal >= 1 && nVal < docs.length)) {
+    const order = docs.map((_, i) => i);
+    const rand = mulberry32(SPLIT_SEED);
+    for (let i = order.length - 1; i > 0; i--) {
+      const j = Math.floor(rand() * (i + 1));
+      [order[i], order[j]] = [order[j], order[i]];
+    }
+    const isVal = new Uint8Array(docs.length);
+    for (const i of order.slice(docs.length - nVal)) isVal[i] = 1;
+    const train = docs.filter((_, i) => !isVal[i]);
+    const val = docs.filter((_, i) => isVal[i]);
+    return { train: train.join(JOIN), val: val.join(JOIN), trainDocuments: train.length, valDocuments: val.length, byDocument: true };
+  }
+  const whole = docs.join(JOIN);
+  let cut = Math.floor(whole.length * (1 - valFraction));
+  const code = whole.charCodeAt(cut);
+  if (code >= 0xdc00 && code <= 0xdfff) cut++; // never split a surrogate pair
+  return { train: whole.slice(0, cut), val: whole.slice(cut), trainDocuments: 0, valDocuments: 0, byDocument: false };
+}
+
+function tokenize(tokenizer: Tokenizer, text: string): TokenArray {
+  if (tokenizer.name === 'byte') return encodeBytes(text);
+  const ids = tokenizer.encode(text);
+  return tokenizer.vocabSize <= 65536 ? Uint16Array.from(ids) : Int32Array.from(ids);
+}
+
+export interface TextDatasetSpec {
+  name: string;
+  text: string;
+  tokenizer: TokenizerName;
+  valFraction?: number;
+}
+
+export function createTextDataset(spec: TextDatasetSpec, opts: DatasetOptions): Dataset {
+  const { batchSize, seqLen, seed } = opts;
+  const tokenizer = createTokenizer(spec.tokenizer);
+  const split = splitTextForValidation(spec.text, spec.valFraction ?? 0.1);
+  const train = tokenize(tokenizer, split.train);
+  const val = tokenize(tokenizer, split.val);
+  const window = seqLen + 1;
+  if (train.length < window) {
+    throw new Error(`text '${spec.name}': training split has ${train.length} ${tokenizer.name} tokens, needs at least seqLen+1 = ${window}`);
+  }
+  if (val.length > 0 && val.length < window) {
+    throw new Error(
+      `text '${spec.name}': validation split has ${val.length} ${tokenizer.name} tokens, needs at least seqLen+1 = ${window} ` +
+        '(use a longer text, a shorter sequence, or valFraction 0)',
+    );
+  }
+  const rand = mulberry32(subSeed(seed, `text:${spec.name}:train`));
+  const starts = train.length - window + 1; // window start positions in [0, starts)
+  let entropy: number | null = null;
+  return {
+    name: spec.name,
+    vocabSize: tokenizer.vocabSize,
+    tokenizer,
+    trainTokens: train.length,
+    valTokens: val.length,
+    nextTrainBatch: (out: Batch) => {
+      checkBatchShape(out, batchSize, seqLen);
+      for (let b = 0; b < batchSize; b++) writeWindow(out, b, seqLen, train, Math.floor(rand() * starts));
+    },
+    // Evenly spaced windows over the whole validation split: the same set every call, any seed.
+    validationBatches: (count: number) => {
+      if (val.length === 0) return [];
+      const windows = count * batchSize;
+      const span = val.length - window;
+      return Array.from({ length: count }, (_, i) => {
+        const batch = createBatch(batchSize, seqLen);
+        for (let b = 0; b < batchSize; b++) {
+          const w = i * batchSize + b;
+          writeWindow(batch, b, seqLen, val, windows > 1 ? Math.floor((w * span) / (windows - 1)) : 0);
+        }
+        return batch;
+      });
+    },
+    unigramEntropy: () => (entropy ??= unigramEntropyOf(train, tokenizer.vocabSize)),
+  };
+}

@@ -1,0 +1,57 @@
+// Training data: the dataset spec, the Dataset interface and its factory. Runs in Node and in a worker.
+import { type Batch, createBatch } from './data/batch';
+import { createCopyDataset, createRandomDataset } from './data/synthetic';
+import { createTextDataset } from './data/text';
+import type { Tokenizer, TokenizerName } from './tokenizer';
+
+export type { Batch };
+export { createBatch };
+export { splitDocuments, splitTextForValidation, type TextSplit } from './data/text';
+
+export type DatasetSpec =
+  | { kind: 'random'; vocabSize: number } // uniform random tokens: the leakage control
+  | { kind: 'copy'; vocabSize: number; segment?: number } // second half of each sequence repeats the first half
+  | { kind: 'text'; name: string; text: string; tokenizer: TokenizerName; valFraction?: number }; // Brown, an uploaded file
+
+export interface DatasetOptions {
+  batchSize: number;
+  seqLen: number;
+  seed: number;
+}
+
+export interface Dataset {
+  readonly name: string;
+  readonly vocabSize: number;
+  readonly tokenizer: Tokenizer | null; // null for synthetic token datasets
+  /** Tokens in each split; Infinity for generated (random, copy) datasets. */
+  readonly trainTokens: number;
+  readonly valTokens: number;
+  /** Next training batch into the given arrays (no allocation), seeded and deterministic. */
+  nextTrainBatch(out: Batch): void;
+  /** A fixed set of validation batches (same every call). Empty when there is no validation split. */
+  validationBatches(count: number): Batch[];
+  /** Unigram entropy (nats/token) of the training split: the loss a context-free model can reach. */
+  unigramEntropy(): number;
+}
+
+function checkOptions(opts: DatasetOptions): void {
+  const bad: string[] = [];
+  if (!Number.isInteger(opts.batchSize) || opts.batchSize < 1) bad.push(`batchSize must be a positive integer, got ${opts.batchSize}`);
+  if (!Number.isInteger(opts.seqLen) || opts.seqLen < 1) bad.push(`seqLen must be a positive integer, got ${opts.seqLen}`);
+  if (!Number.isInteger(opts.seed)) bad.push(`seed must be an integer, got ${opts.seed}`);
+  if (bad.length > 0) throw new Error(`dataset options: ${bad.join('; ')}`);
+}
+
+export function createDataset(spec: DatasetSpec, opts: DatasetOptions): Dataset {
+  checkOptions(opts);
+  switch (spec.kind) {
+    case 'random':
+      return createRandomDataset(spec.vocabSize, opts);
+    case 'copy':
+      return createCopyDataset(spec.vocabSize, spec.segment, opts);
+    case 'text':
+      return createTextDataset(spec, opts);
+    default:
+      throw new Error(`unknown dataset kind '${(spec as { kind: string }).kind}'`);
+  }
+}
