@@ -31,8 +31,13 @@ function detokenize(words: string[]): string {
       prev = w;
       continue;
     }
+    // Inch marks: "1/8''/nn ''/''" carries the mark twice; print 1/8" once.
+    if (w === "''" && prev.length > 2 && prev.endsWith("''")) {
+      prev = w;
+      continue;
+    }
     prev = w;
-    let text = w;
+    let text = w.length > 2 ? w.replaceAll("''", '"') : w;
     let glueBefore = NO_SPACE_BEFORE.has(w);
     let glueAfter = NO_SPACE_AFTER.has(w);
     if (w === '``' || w === "''") text = '"';
