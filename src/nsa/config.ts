@@ -1,0 +1,98 @@
+// NSA configuration and its validation (NSA_SPEC.md "Shapes and config"). Validation runs before
+// any GPU work; every issue names the offending field so the UI can point at it.
+
+export type NsaPhi = 'avg' | 'mlp';
+
+export interface NsaConfig {
+  /** Compression block length l. */
+  l: number;
+  /** Compression stride d (d | l, d | lSel). */
+  d: number;
+  /** Selection block length l'. */
+  lSel: number;
+  /** Number of selected blocks n. */
+  nSel: number;
+  /** Sliding window w. */
+  w: number;
+  /** Compression function φ. */
+  phi: NsaPhi;
+  /** Always select block 0. */
+  forceInit: boolean;
+  /** Always select the forceLocal most recent blocks (the one holding t and those before it). */
+  forceLocal: number;
+}
+
+export interface NsaShape {
+  T: number;
+  H: number;
+  G: number;
+  dk: number;
+  dv: number;
+}
+
+export interface ConfigIssue {
+  field: string;
+  message: string;
+}
+
+/** The paper's settings (Yuan et al. 2025, §4.1). */
+export const PAPER_NSA_CONFIG: NsaConfig = {
+  l: 32,
+  d: 16,
+  lSel: 64,
+  nSel: 16,
+  w: 512,
+  phi: 'avg',
+  forceInit: true,
+  forceLocal: 2,
+};
+
+const isInt = (x: unknown): x is number => typeof x === 'number' && Number.isInteger(x);
+
+/** Every rule of the spec; an empty list means valid. */
+export function validateNsaConfig(c: NsaConfig, shape?: Partial<NsaShape>): ConfigIssue[] {
+  const out: ConfigIssue[] = [];
+  const bad = (field: string, message: string) => out.push({ field, message });
+  const l = c.l;
+  const d = c.d;
+  const lSel = c.lSel;
+  if (!isInt(l) || l < 1) bad('nsa.l', `l must be an integer ≥ 1 (got ${l})`);
+  if (!isInt(d) || d < 1) bad('nsa.d', `d must be an integer ≥ 1 (got ${d})`);
+  if (!isInt(lSel) || lSel < 1) bad('nsa.lSel', `lSel must be an integer ≥ 1 (got ${lSel})`);
+  const okL = isInt(l) && l >= 1;
+  const okD = isInt(d) && d >= 1;
+  const okLSel = isInt(lSel) && lSel >= 1;
+  if (okL && okD && l % d !== 0) bad('nsa.d', `d (${d}) must divide l (${l})`);
+  if (okLSel && okD && lSel % d !== 0) bad('nsa.d', `d (${d}) must divide lSel (${lSel})`);
+  if (okL && okLSel && l > lSel) bad('nsa.lSel', `lSel (${lSel}) must be ≥ l (${l})`);
+  if (!isInt(c.w) || c.w < 1) bad('nsa.w', `w must be an integer ≥ 1 (got ${c.w})`);
+  if (c.phi !== 'avg' && c.phi !== 'mlp') bad('nsa.phi', `phi must be 'avg' or 'mlp' (got ${String(c.phi)})`);
+  if (typeof c.forceInit !== 'boolean') bad('nsa.forceInit', `forceInit must be a boolean (got ${String(c.forceInit)})`);
+  const okLocal = isInt(c.forceLocal) && c.forceLocal >= 0;
+  if (!okLocal) bad('nsa.forceLocal', `forceLocal must be an integer ≥ 0 (got ${c.forceLocal})`);
+  if (!isInt(c.nSel) || c.nSel < 1) {
+    bad('nsa.nSel', `nSel must be an integer ≥ 1 (got ${c.nSel})`);
+  } else if (okLocal) {
+    const forced = (c.forceInit === true ? 1 : 0) + c.forceLocal;
+    if (c.nSel < forced) bad('nsa.nSel', `nSel (${c.nSel}) must be ≥ forceInit + forceLocal (${forced})`);
+  }
+  if (shape) {
+    const { T, H, G, dk, dv } = shape;
+    if (T !== undefined && (!isInt(T) || T < 0)) bad('shape.T', `T must be an integer ≥ 0 (got ${T})`);
+    for (const [name, v] of [['H', H], ['G', G], ['dk', dk], ['dv', dv]] as const) {
+      if (v !== undefined && (!isInt(v) || v < 1)) bad(`shape.${name}`, `${name} must be an integer ≥ 1 (got ${v})`);
+    }
+    if (isInt(H) && isInt(G) && H >= 1 && G >= 1 && H % G !== 0) {
+      bad('shape.H', `H (${H}) must be a multiple of G (${G})`);
+    }
+  }
+  return out;
+}
+
+/** Throws one error listing every issue (for the references and kernel wrappers). */
+export function assertNsaConfig(c: NsaConfig, shape?: Partial<NsaShape>): void {
+  const issues = validateNsaConfig(c, shape);
+  if (issues.length > 0) {
+    throw new Error(`invalid NSA config: ${issues.map((i) => `${i.field}: ${i.message}`).join('; ')}`);
+  }
+}
