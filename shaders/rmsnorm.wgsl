@@ -1,0 +1,109 @@
+// RMSNorm over rows of C: out = x · rstd · weight, rstd = 1 / sqrt(mean(x²) + eps), saved per row.
+// forward and backwardDx: one workgroup per row (threads stride over C, then a fixed tree
+// reduction in workgroup memory). backwardDweight: one workgroup per tile of TC columns; its TL
+// lanes walk the rows l, l + TL, … in order, then a fixed tree over lanes: no atomics, same bits
+// every run.
+// Bindings are shared by the entry points (one declaration per slot):
+//   forward:         x, w = weight, rstd (written), y = out
+//   backwardDx:      x, w = weight, rstd, y = dout, dx
+//   backwardDweight: x, w = dweight (+=), rstd, y = dout
+
+struct Params {
+  rows: u32,
+  C: u32,
+  eps: f32,
+  // backwardDx: 1 → dx += (residual stream), 0 → dx =.
+  accumulate: u32,
+}
+
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read_write> x: array<f32>;
+@group(0) @binding(2) var<storage, read_write> w: array<f32>;
+@group(0) @binding(3) var<storage, read_write> rstd: array<f32>;
+@group(0) @binding(4) var<storage, read_write> y: array<f32>;
+@group(0) @binding(5) var<storage, read_write> dx: array<f32>;
+
+const WG: u32 = 256u; // row kernels; a power of two
+const TC: u32 = 16u; // dweight: columns per workgroup
+const TL: u32 = 16u; // dweight: row lanes per column; a power of two
+var<workgroup> red: array<f32, 256>; // WG, and TC × TL
+
+// Sum of v over the workgroup, in a fixed tree order; every invocation gets the total.
+fn rowSum(lid: u32, v: f32) -> f32 {
+  red[lid] = v;
+  workgroupBarrier();
+  for (var s = WG / 2u; s > 0u; s >>= 1u) {
+    if (lid < s) { red[lid] += red[lid + s]; }
+    workgroupBarrier();
+  }
+  return red[0];
+}
+
+@compute @workgroup_size(WG)
+fn forward(
+  @builtin(workgroup_id) wid: vec3<u32>,
+  @builtin(num_workgroups) nwg: vec3<u32>,
+  @builtin(local_invocation_index) lid: u32,
+) {
+  let row = wid.x + wid.y * nwg.x;
+  if (row >= P.rows) { return; }
+  let base = row * P.C;
+  var ss = 0.0;
+  for (var c = lid; c < P.C; c += WG) {
+    let v = x[base + c];
+    ss += v * v;
+  }
+  let r = 1.0 / sqrt(rowSum(lid, ss) / f32(P.C) + P.eps);
+  if (lid == 0u) { rstd[row] = r; }
+  for (var c = lid; c < P.C; c += WG) {
+    y[base + c] = x[base + c] * r * w[c];
+  }
+}
+
+// dx = rstd · (dout ⊙ w − x · rstd² · mean(dout ⊙ w ⊙ x)).
+@compute @workgroup_size(WG)
+fn backwardDx(
+  @builtin(workgroup_id) wid: vec3<u32>,
+  @builtin(num_workgroups) nwg: vec3<u32>,
+  @builtin(local_invocation_index) lid: u32,
+) {
+  let row = wid.x + wid.y * nwg.x;
+  if (row >= P.rows) { return; }
+  let base = row * P.C;
+  let r = rstd[row];
+  var dot = 0.0;
+  for (var c = lid; c < P.C; c += WG) {
+    dot += y[base + c] * w[c] * x[base + c];
+  }
+  let k = rowSum(lid, dot) * r * r / f32(P.C);
+  for (var c = lid; c < P.C; c += WG) {
+    let i = base + c;
+    let g = r * (y[i] * w[c] - x[i] * k);
+    if (P.accumulate != 0u) {
+      dx[i] = dx[i] + g;
+    } else {
+      dx[i] = g;
+    }
+  }
+}
+
+// dweight[c] += Σ_rows dout[r, c] · x[r, c] · rstd[r].
+@compute @workgroup_size(TC, TL)
+fn backwardDweight(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+  let c = wid.x * TC + lid.x;
+  var acc = 0.0;
+  if (c < P.C) {
+    for (var r = lid.y; r < P.rows; r += TL) {
+      let i = r * P.C + c;
+      acc += y[i] * x[i] * rstd[r];
+    }
+  }
+  let slot = lid.y * TC + lid.x;
+  red[slot] = acc;
+  workgroupBarrier();
+  for (var s = TL / 2u; s > 0u; s >>= 1u) {
+    if (lid.y < s) { red[slot] += red[slot + s * TC]; }
+    workgroupBarrier();
+  }
+  if (lid.y == 0u && c < P.C) { w[c] = w[c] + red[lid.x]; }
+}

@@ -1,0 +1,104 @@
+// Wrapper for shaders/rmsnorm.wgsl.
+import code from '../../shaders/rmsnorm.wgsl?raw';
+import type { BufferSlice } from '../gpu/arena';
+import type { Dispatch, GpuContext } from '../gpu/context';
+import { ceilDiv, grid1d } from '../gpu/grid';
+import { f32 } from '../gpu/uniforms';
+
+const TC = 16; // dweight columns per workgroup (shaders/rmsnorm.wgsl)
+
+export interface RmsnormForwardArgs {
+  /** [rows, C] */
+  x: BufferSlice;
+  /** [C] */
+  weight: BufferSlice;
+  /** [rows, C]; must not overlap x (WebGPU forbids aliased writable bindings). */
+  out: BufferSlice;
+  /** [rows], written (saved for the backward). */
+  rstd: BufferSlice;
+  rows: number;
+  C: number;
+  eps: number;
+}
+
+export interface RmsnormBackwardArgs {
+  dout: BufferSlice;
+  x: BufferSlice;
+  weight: BufferSlice;
+  rstd: BufferSlice;
+  /** [rows, C]: overwritten, or accumulated when accumulateDx. */
+  dx: BufferSlice;
+  /** [C], accumulated (+=). */
+  dweight: BufferSlice;
+  rows: number;
+  C: number;
+  /** dx += instead of dx = (the residual stream sums branches). */
+  accumulateDx: boolean;
+}
+
+/** out = x · rstd · weight per row; one workgroup per row. */
+export async function rmsnormForwardDispatch(gpu: GpuContext, a: RmsnormForwardArgs): Promise<Dispatch> {
+  const label = 'rmsnorm.forward';
+  checkDims(label, { rows: a.rows, C: a.C });
+  if (!(Number.isFinite(a.eps) && a.eps >= 0)) throw new Error(`${label}: eps must be a finite number ≥ 0 (got ${a.eps})`);
+  const n = a.rows * a.C;
+  checkSlices(label, { x: [a.x, n], weight: [a.weight, a.C], rstd: [a.rstd, a.rows], out: [a.out, n] });
+  return gpu.dispatch(
+    { code, entryPoint: 'forward', label },
+    [gpu.uniform([a.rows, a.C, f32(a.eps), 0]), a.x, a.weight, a.rstd, a.out],
+    grid1d(a.rows),
+  );
+}
+
+/**
+ * [dweight += …, dx (+)= …], in that order. One workgroup per row for dx; a column-tiled,
+ * fixed-order pass over rows for dweight.
+ */
+export async function rmsnormBackwardDispatches(gpu: GpuContext, a: RmsnormBackwardArgs): Promise<Dispatch[]> {
+  const label = 'rmsnorm.backward';
+  checkDims(label, { rows: a.rows, C: a.C });
+  const n = a.rows * a.C;
+  checkSlices(label, {
+    x: [a.x, n],
+    weight: [a.weight, a.C],
+    rstd: [a.rstd, a.rows],
+    dout: [a.dout, n],
+    dx: [a.dx, n],
+    dweight: [a.dweight, a.C],
+  });
+  return Promise.all([
+    gpu.dispatch(
+      { code, entryPoint: 'backwardDweight', label: `${label}.dweight` },
+      [gpu.uniform([a.rows, a.C, f32(0), 0]), a.x, a.dweight, a.rstd, a.dout],
+      [ceilDiv(a.C, TC)],
+    ),
+    gpu.dispatch(
+      { code, entryPoint: 'backwardDx', label: `${label}.dx` },
+      [gpu.uniform([a.rows, a.C, f32(0), a.accumulateDx ? 1 : 0]), a.x, a.weight, a.rstd, a.dout, a.dx],
+      grid1d(a.rows),
+    ),
+  ]);
+}
+
+// Argument checks (the same few lines in each wrapper of this family).
+function checkDims(label: string, dims: Record<string, number>): void {
+  for (const [k, v] of Object.entries(dims)) {
+    if (!Number.isInteger(v) || v < 1) throw new Error(`${label}: ${k} must be a positive integer (got ${v})`);
+  }
+}
+
+/** Each slice holds its element count (4-byte elements); no two bound slices overlap (WebGPU rejects aliased writable bindings). */
+function checkSlices(label: string, slices: Record<string, [BufferSlice, number]>): void {
+  const list = Object.entries(slices);
+  for (const [k, [s, n]] of list) {
+    if (s.size < n * 4) throw new Error(`${label}: ${k} holds ${s.size} bytes; needs ${n * 4} (${n} elements)`);
+  }
+  for (let i = 0; i < list.length; i++) {
+    for (let j = i + 1; j < list.length; j++) {
+      const [ka, [sa]] = list[i];
+      const [kb, [sb]] = list[j];
+      if (sa.buffer === sb.buffer && sa.offset < sb.offset + sb.size && sb.offset < sa.offset + sa.size)
+        throw new Error(`${label}: ${ka} and ${kb} overlap (WebGPU forbids aliased writable bindings)`);
+    }
+  }
+}
