@@ -14,6 +14,7 @@ const SPLIT_SEED = 0x5eed_b10c;
 /** Documents in a text are separated by a blank line (as in public/data/brown.txt). */
 const DOCUMENT_BREAK = /\n[ \t]*\n/;
 const JOIN = '\n\n';
+const GOLDEN = (Math.sqrt(5) - 1) / 2;
 
 export interface TextSplit {
   train: string;
@@ -103,16 +104,16 @@ export function createTextDataset(spec: TextDatasetSpec, opts: DatasetOptions): 
       checkBatchShape(out, batchSize, seqLen);
       for (let b = 0; b < batchSize; b++) writeWindow(out, b, seqLen, train, Math.floor(rand() * starts));
     },
-    // Evenly spaced windows over the whole validation split: the same set every call, any seed.
+    // Window w starts at frac(w·φ⁻¹) of the split (golden-ratio sequence): spread over the whole
+    // validation split, independent of the seed, and validationBatches(n) is a prefix of (n+1).
     validationBatches: (count: number) => {
       if (val.length === 0) return [];
-      const windows = count * batchSize;
-      const span = val.length - window;
+      const positions = val.length - window + 1;
       return Array.from({ length: count }, (_, i) => {
         const batch = createBatch(batchSize, seqLen);
         for (let b = 0; b < batchSize; b++) {
           const w = i * batchSize + b;
-          writeWindow(batch, b, seqLen, val, windows > 1 ? Math.floor((w * span) / (windows - 1)) : 0);
+          writeWindow(batch, b, seqLen, val, Math.floor(((w * GOLDEN) % 1) * positions));
         }
         return batch;
       });
