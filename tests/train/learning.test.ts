@@ -1,0 +1,50 @@
+// Learning and leakage control on the tiny preset:
+// - Brown corpus (byte level): validation loss falls well below the unigram entropy.
+// - Uniform random tokens: training loss never falls more than a small margin below ln(vocab);
+//   a model that could see the next token would (this is the test that catches future leakage).
+import { describe, expect, it } from 'vitest';
+import { preset } from '../../src/model/presets';
+import { loadBrownText } from '../../src/train/brown-node';
+import { createDataset } from '../../src/train/datasets';
+import { Trainer } from '../../src/train/trainer';
+import { getGpu } from '../helpers/gpu';
+
+describe('learning (tiny preset)', () => {
+  it('Brown: validation loss ends at least 0.5 nats below the unigram entropy', async () => {
+    const gpu = await getGpu();
+    const cfg = preset('tiny');
+    cfg.train.steps = 200;
+    const ds = createDataset({ kind: 'text', name: 'brown', text: loadBrownText(), tokenizer: 'byte' }, { batchSize: cfg.train.batchSize, seqLen: cfg.model.seqLen, seed: cfg.train.seed });
+    const t = await Trainer.create(gpu, cfg, ds);
+    const start = await t.evaluate();
+    for (let i = 0; i < cfg.train.steps; i++) await t.step();
+    await t.flush();
+    const end = await t.evaluate();
+    const h1 = ds.unigramEntropy();
+    console.log(`brown: val loss ${start.valLoss.toFixed(3)} → ${end.valLoss.toFixed(3)} after ${cfg.train.steps} steps; unigram entropy ${h1.toFixed(3)} nats`);
+    expect(start.valLoss).toBeGreaterThan(h1); // an untrained model is worse than unigram
+    expect(end.valLoss).toBeLessThan(h1 - 0.5);
+    t.destroy();
+  });
+
+  it('uniform random tokens: training loss never drops more than 0.05 nats below ln(256)', async () => {
+    const gpu = await getGpu();
+    const cfg = preset('tiny');
+    cfg.data.source = 'random';
+    cfg.train.steps = 120;
+    const ds = createDataset({ kind: 'random', vocabSize: 256 }, { batchSize: cfg.train.batchSize, seqLen: cfg.model.seqLen, seed: 3 });
+    const t = await Trainer.create(gpu, cfg, ds);
+    const losses: number[] = [];
+    for (let i = 0; i < cfg.train.steps; i++) {
+      const m = await t.step();
+      if (m) losses.push(m.loss);
+    }
+    const last = await t.flush();
+    if (last) losses.push(last.loss);
+    const min = Math.min(...losses);
+    console.log(`random: min loss ${min.toFixed(4)}, last ${losses[losses.length - 1].toFixed(4)}, ln(256) = ${Math.log(256).toFixed(4)}`);
+    expect(losses).toHaveLength(cfg.train.steps);
+    expect(min).toBeGreaterThan(Math.log(256) - 0.05);
+    t.destroy();
+  });
+});
