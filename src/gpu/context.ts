@@ -181,7 +181,7 @@ export class GpuContext {
   }
 
   write(slice: BufferSlice, data: ArrayBufferView | ArrayBuffer, byteOffset = 0): void {
-    const view = data instanceof ArrayBuffer ? new Uint8Array(data) : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    const view = (data instanceof ArrayBuffer ? new Uint8Array(data) : new Uint8Array(data.buffer, data.byteOffset, data.byteLength)) as Uint8Array<ArrayBuffer>;
     if (byteOffset + view.byteLength > slice.size)
       throw new Error(`write of ${view.byteLength} bytes at ${byteOffset} overflows a ${slice.size}-byte slice`);
     this.device.queue.writeBuffer(slice.buffer, slice.offset + byteOffset, view);
