@@ -1,0 +1,80 @@
+// Wrapper for shaders/rope.wgsl, and the cos/sin table it reads.
+import code from '../../shaders/rope.wgsl?raw';
+import { createArena, type BufferSlice } from '../gpu/arena';
+import type { Dispatch, GpuContext } from '../gpu/context';
+import { ceilDiv, grid1d } from '../gpu/grid';
+
+const WG = 256;
+
+export interface RopeArgs {
+  /** [rows, heads, headDim] */
+  x: BufferSlice;
+  /** [rows, heads, headDim]; may be the same slice as x (in place), must not partly overlap it. */
+  out: BufferSlice;
+  rows: number;
+  /** Sequence length: row r sits at position r % T. */
+  T: number;
+  heads: number;
+  /** Even. */
+  headDim: number;
+  theta: number;
+  /** Rotate by −angle: the backward (the rotation's transpose). */
+  inverse: boolean;
+}
+
+// One table per (device, T, headDim, theta), created on first use (at plan build, never per step).
+const tables = new WeakMap<GpuContext, Map<string, BufferSlice>>();
+
+/** cos/sin of pos · theta^(−2j/headDim) for pos < T, j < headDim/2, computed in float64: [T, half] × (cos, sin). */
+export function ropeTable(T: number, headDim: number, theta: number): Float32Array {
+  const half = headDim / 2;
+  const t = new Float32Array(T * half * 2);
+  for (let pos = 0; pos < T; pos++) {
+    for (let j = 0; j < half; j++) {
+      const angle = pos * Math.pow(theta, (-2 * j) / headDim);
+      t[2 * (pos * half + j)] = Math.cos(angle);
+      t[2 * (pos * half + j) + 1] = Math.sin(angle);
+    }
+  }
+  return t;
+}
+
+function tableSlice(gpu: GpuContext, T: number, headDim: number, theta: number): BufferSlice {
+  let perGpu = tables.get(gpu);
+  if (!perGpu) tables.set(gpu, (perGpu = new Map()));
+  const key = `T=${T} headDim=${headDim} theta=${theta}`;
+  let slice = perGpu.get(key);
+  if (!slice) {
+    const data = ropeTable(T, headDim, theta);
+    slice = createArena(gpu, `rope.table ${key}`, [{ name: 'table', bytes: data.byteLength }]).get('table');
+    gpu.write(slice, data);
+    perGpu.set(key, slice);
+  }
+  return slice;
+}
+
+/** Rotates (or, with inverse, un-rotates) every pair of x into out; in place when out is x. */
+export async function ropeDispatch(gpu: GpuContext, a: RopeArgs): Promise<Dispatch> {
+  const label = `rope${a.inverse ? '.inverse' : ''}`;
+  for (const [k, v] of Object.entries({ rows: a.rows, T: a.T, heads: a.heads, headDim: a.headDim })) {
+    if (!Number.isInteger(v) || v < 1) throw new Error(`${label}: ${k} must be a positive integer (got ${v})`);
+  }
+  if (a.headDim % 2 !== 0) throw new Error(`${label}: headDim must be even (got ${a.headDim})`);
+  if (!(Number.isFinite(a.theta) && a.theta > 0)) throw new Error(`${label}: theta must be a finite number > 0 (got ${a.theta})`);
+  const n = a.rows * a.heads * a.headDim;
+  for (const [k, s] of [['x', a.x], ['out', a.out]] as const) {
+    if (s.size < n * 4) throw new Error(`${label}: ${k} holds ${s.size} bytes; needs ${n * 4} (${n} elements)`);
+  }
+  const inPlace = a.x.buffer === a.out.buffer && a.x.offset === a.out.offset;
+  if (!inPlace && a.x.buffer === a.out.buffer && a.x.offset < a.out.offset + a.out.size && a.out.offset < a.x.offset + a.x.size)
+    throw new Error(`${label}: x and out overlap without being the same slice`);
+  const half = a.headDim / 2;
+  const pairs = a.rows * a.heads * half;
+  const table = tableSlice(gpu, a.T, a.headDim, a.theta);
+  const uniform = gpu.uniform([pairs, a.T, a.heads, half, a.inverse ? 1 : 0]);
+  return gpu.dispatch(
+    { code, entryPoint: inPlace ? 'applyInPlace' : 'apply', constants: { WG }, label },
+    inPlace ? [uniform, table, a.x] : [uniform, table, a.x, a.out],
+    grid1d(ceilDiv(pairs, WG)),
+  );
+}
