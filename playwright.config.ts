@@ -1,0 +1,49 @@
+// End-to-end tests of the real page in headless Chromium with WebGPU (SwiftShader by default;
+// NSA_E2E_GPU=system for the machine's GPU, see e2e/gpu-mode.ts).
+//
+// By default the suite tests the static build: `vite build`, then `vite preview` serving it from a
+// sub-path (/nsa/), which checks the relative base and the worker/data URLs. NSA_E2E_SERVER=dev
+// uses the dev server instead (faster edit-test loop).
+import { defineConfig } from '@playwright/test';
+import { CHROMIUM_PATH, LAUNCH_ARGS } from './e2e/gpu-mode';
+
+const PORT = 4173;
+const server = process.env.NSA_E2E_SERVER ?? 'preview';
+if (server !== 'preview' && server !== 'dev') throw new Error(`NSA_E2E_SERVER must be 'preview' or 'dev' (got '${server}')`);
+const basePath = server === 'preview' ? '/nsa/' : '/';
+const prepare = 'node scripts/prepare-data.mjs'; // idempotent: public/data/brown.txt
+const command =
+  server === 'preview'
+    ? `${prepare} && npx vite build --logLevel warn && npx vite preview --port ${PORT} --strictPort --base ${basePath}`
+    : `${prepare} && npx vite --port ${PORT} --strictPort`;
+const isCI = !!process.env.CI;
+
+export default defineConfig({
+  testDir: 'e2e',
+  outputDir: 'test-results',
+  // SwiftShader on two cores is slow: one test at a time, generous limits, no hidden retries.
+  workers: 1,
+  fullyParallel: false,
+  retries: 0,
+  forbidOnly: isCI,
+  timeout: 600_000,
+  expect: { timeout: 60_000 },
+  reporter: isCI ? [['list'], ['html', { open: 'never', outputFolder: 'playwright-report' }]] : 'list',
+  use: {
+    baseURL: `http://localhost:${PORT}${basePath}`,
+    browserName: 'chromium',
+    launchOptions: { executablePath: CHROMIUM_PATH, args: LAUNCH_ARGS },
+    screenshot: 'on',
+    trace: 'retain-on-failure',
+    actionTimeout: 30_000,
+    navigationTimeout: 60_000,
+  },
+  webServer: {
+    command,
+    url: `http://localhost:${PORT}${basePath}`,
+    reuseExistingServer: !isCI,
+    timeout: 300_000,
+    stdout: 'pipe',
+    stderr: 'pipe',
+  },
+});

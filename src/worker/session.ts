@@ -1,0 +1,145 @@
+// One training run inside the worker: drives a Trainer step by step, honours pause/stop between
+// steps, turns GPU reports (device lost, validation errors) and non-finite losses into errors, and
+// batches metrics for the page. Independent of comlink and of the real Trainer, so it is testable.
+import type { GpuReport } from '../gpu/context';
+import type { Heartbeat, StepMetrics } from '../train/types';
+import { UpdateBatcher, type Clock, type Sleep } from './batcher';
+import { MAX_UPDATES_PER_SECOND, type TrainResult, type TrainUpdate } from './protocol';
+
+/** What the session needs from a Trainer (src/train/trainer.ts satisfies it). */
+export interface StepSource {
+  /** One optimizer step; resolves with the previous step's metrics (one step late) or null. */
+  step(): Promise<StepMetrics | null>;
+  /** Waits for the GPU; resolves with the last step's metrics. */
+  flush(): Promise<StepMetrics | null>;
+  readonly stepsDone: number;
+  destroy(): void;
+}
+
+/** What the session needs from a GpuContext. */
+export interface GpuReporter {
+  onReport(cb: (r: GpuReport) => void): () => void;
+}
+
+export class GpuFailureError extends Error {
+  constructor(readonly report: GpuReport) {
+    super(report.kind === 'device-lost' ? report.message : `GPU ${report.kind} error: ${report.message}`);
+  }
+}
+
+export class DivergedError extends Error {}
+
+export type SessionState = 'ready' | 'training' | 'closed';
+
+export interface SessionOptions {
+  now?: Clock;
+  sleep?: Sleep;
+}
+
+export class TrainingSession {
+  private running = false;
+  private pauseRequested = false;
+  private stopRequested = false;
+  private closed = false;
+  private failure: Error | null = null;
+  private rejectFailed: (e: Error) => void = () => {};
+  private readonly failed: Promise<never>;
+  private readonly unsubscribe: () => void;
+  private batcher: UpdateBatcher | null = null;
+  private lastStep = -Infinity;
+  private last: StepMetrics | null = null;
+
+  constructor(
+    private readonly trainer: StepSource,
+    gpu: GpuReporter,
+    private readonly opts: SessionOptions = {},
+  ) {
+    this.failed = new Promise<never>((_, reject) => (this.rejectFailed = reject));
+    this.failed.catch(() => {}); // observed through guard(); never an unhandled rejection
+    this.unsubscribe = gpu.onReport((r) => this.fail(new GpuFailureError(r)));
+  }
+
+  get state(): SessionState {
+    return this.closed ? 'closed' : this.running ? 'training' : 'ready';
+  }
+
+  get stepsDone(): number {
+    return this.trainer.stepsDone;
+  }
+
+  /** Forwards a trainer heartbeat into the running train() call's updates. */
+  onHeartbeat(h: Heartbeat): void {
+    this.batcher?.setHeartbeat(h);
+  }
+
+  /** Runs `steps` more optimizer steps, or fewer when paused or stopped. */
+  async train(steps: number, emit: (u: TrainUpdate) => void): Promise<TrainResult> {
+    if (!Number.isInteger(steps) || steps < 1) throw new RangeError(`steps must be a positive integer (got ${steps})`);
+    if (this.failure) throw this.failure;
+    if (this.closed) throw new Error('This run was stopped; initialise a new one to train again.');
+    if (this.running) throw new Error('Training is already running; pause or stop it first.');
+    this.running = true;
+    this.pauseRequested = false;
+    const batcher = new UpdateBatcher(emit, 1000 / MAX_UPDATES_PER_SECOND, this.opts.now, this.opts.sleep);
+    this.batcher = batcher;
+    const target = this.trainer.stepsDone + steps;
+    try {
+      while (this.trainer.stepsDone < target && !this.pauseRequested && !this.stopRequested) {
+        this.accept(await this.guard(this.trainer.step()), batcher);
+      }
+      this.accept(await this.guard(this.trainer.flush()), batcher);
+    } catch (e) {
+      this.fail(e instanceof Error ? e : new Error(String(e)));
+    } finally {
+      this.running = false;
+      this.batcher = null;
+      await batcher.close();
+    }
+    if (this.failure) {
+      this.close();
+      throw this.failure;
+    }
+    const end = this.stopRequested ? 'stopped' : this.trainer.stepsDone >= target ? 'done' : 'paused';
+    if (end === 'stopped') this.close();
+    return { end, stepsDone: this.trainer.stepsDone, last: this.last };
+  }
+
+  /** Ends the running train() call after the current step; the run can continue later. */
+  pause(): void {
+    if (this.running) this.pauseRequested = true;
+  }
+
+  /** Ends the run after the current step and frees its GPU memory. */
+  stop(): void {
+    if (this.running) this.stopRequested = true;
+    else this.close();
+  }
+
+  private accept(m: StepMetrics | null, batcher: UpdateBatcher): void {
+    if (!m || m.step <= this.lastStep) return; // flush() may repeat the metrics step() returned
+    if (!Number.isFinite(m.loss))
+      throw new DivergedError(
+        `Training diverged: the loss is ${m.loss} at step ${m.step}. Lower the learning rate or enable gradient clipping, then start a new run.`,
+      );
+    this.lastStep = m.step;
+    this.last = m;
+    batcher.addMetrics(m);
+  }
+
+  private guard<T>(p: Promise<T>): Promise<T> {
+    return Promise.race([p, this.failed]);
+  }
+
+  private fail(e: Error): void {
+    if (this.failure) return;
+    this.failure = e;
+    this.rejectFailed(e);
+  }
+
+  private close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.unsubscribe();
+    this.trainer.destroy();
+  }
+}
