@@ -24,8 +24,8 @@ struct Params {
 @group(0) @binding(5) var<storage, read_write> dx: array<f32>;
 
 const WG: u32 = 256u; // row kernels; a power of two
-const TC: u32 = 16u; // dweight: columns per workgroup
-const TL: u32 = 16u; // dweight: row lanes per column; a power of two
+const TC: u32 = 8u; // dweight: columns per workgroup (8 floats: one 32-byte sector per row)
+const TL: u32 = 32u; // dweight: row lanes per column; a power of two (TC · TL = 256)
 var<workgroup> red: array<f32, 256>; // WG, and TC × TL
 
 // Sum of v over the workgroup, in a fixed tree order; every invocation gets the total.

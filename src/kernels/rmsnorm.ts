@@ -5,7 +5,7 @@ import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
 import { f32 } from '../gpu/uniforms';
 
-const TC = 16; // dweight columns per workgroup (shaders/rmsnorm.wgsl)
+const TC = 8; // dweight columns per workgroup (shaders/rmsnorm.wgsl)
 
 export interface RmsnormForwardArgs {
   /** [rows, C] */

@@ -145,7 +145,8 @@ describe('embedding kernels', () => {
       runs.push(new Uint32Array((await gpu.readF32(s('dtable'), V * C)).buffer));
     }
     expect(runs[1]).toEqual(runs[0]);
-    expectClose('dtable', new Float32Array(runs[0].buffer), embeddingBackwardRef(tokens, dout, V, C), 1e-6);
+    // ≤ 1e-5: each row is a sequential f32 sum of ~1,750 terms (measured 8e-7).
+    expectClose('dtable', new Float32Array(runs[0].buffer), embeddingBackwardRef(tokens, dout, V, C), 1e-5);
   });
 
   it('writes NaN for a token outside [0, V)', async () => {

@@ -60,8 +60,8 @@ async function setup(rows: number, C: number, accumulateDx: boolean) {
 }
 
 describe('rmsnorm kernels', () => {
-  // [rows, C, accumulateDx]: rows=1, C=1, C=7, C=768 with few rows, C not a multiple of the 16-column tile,
-  // rows not a multiple of the 16 row lanes, C > 256 threads per row.
+  // [rows, C, accumulateDx]: rows=1, C=1, C=7, C=768 with few rows, C not a multiple of the 8-column tile,
+  // rows not a multiple of the 32 row lanes, C > 256 threads per row.
   const shapes: [number, number, boolean][] = [
     [1, 1, false],
     [1, 7, true],
