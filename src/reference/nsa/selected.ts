@@ -7,11 +7,12 @@ import {
   sparseAttentionBackward, sparseAttentionForward,
   type AttentionForward, type AttentionGrads, type KeyPattern,
 } from './attention';
-import { selectionReverseIndex } from './selection';
+import { selectionReverseIndex, type ReverseIndex } from './selection';
 
 /** Positions read by (t, g) under selection [T,G,nSel], ascending. */
 export function selectedKeys(sel: ArrayLike<number>, t: number, g: number, G: number, c: NsaConfig): number[] {
-  const row = Array.prototype.slice.call(sel, (t * G + g) * c.nSel, (t * G + g + 1) * c.nSel) as number[];
+  const row: number[] = [];
+  for (let m = 0; m < c.nSel; m++) row.push(sel[(t * G + g) * c.nSel + m]);
   const out: number[] = [];
   for (const [a, b] of selectionRanges(row, t, c)) for (let s = a; s < b; s++) out.push(s);
   return out;
@@ -20,10 +21,11 @@ export function selectedKeys(sel: ArrayLike<number>, t: number, g: number, G: nu
 export function selectedPattern(sel: ArrayLike<number>, shape: NsaShape, c: NsaConfig): KeyPattern {
   const { G } = shape;
   const nB = numSelBlocks(shape.T, c);
-  const rev = selectionReverseIndex(sel, shape, c);
+  let rev: ReverseIndex | undefined; // built on first use: the forward never needs it
   return {
     keys: (t, g) => selectedKeys(sel, t, g, G, c),
     queries: (s, g) => {
+      rev ??= selectionReverseIndex(sel, shape, c);
       const r = g * nB + Math.floor(s / c.lSel);
       const out: number[] = [];
       for (let m = rev.offsets[r]; m < rev.offsets[r + 1]; m++) if (rev.queries[m] >= s) out.push(rev.queries[m]);
