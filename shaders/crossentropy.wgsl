@@ -5,8 +5,9 @@
 // merges the WG (max, sum) pairs. Pass 2 (strided): the gradient. Entry point `xent` writes
 // dlogits; `xent_inplace` overwrites logits with the gradient (WebGPU rejects two writable
 // bindings of overlapping ranges, so in place is a separate entry point without a dlogits binding).
-// A target outside [0, V) is a caller bug: that row's loss and gradient become NaN, so the step's
-// NaN guard skips it and the loss curve shows it.
+// A target outside [0, V), or a NaN / +Inf logit, makes that row's loss and whole gradient row NaN,
+// so the step's NaN guard skips the step and the loss curve shows it. Checked on the bits: GPU exp()
+// need not propagate NaN (SwiftShader's returns Inf), and fast-math may fold x != x.
 // Every storage binding is read_write (see residual.wgsl).
 
 struct Params { N: u32, V: u32, gradScale: f32 }
@@ -24,11 +25,12 @@ const NEG_MAX: f32 = -3.4028234663852886e38;
 
 var<workgroup> wMax: array<f32, WG>;
 var<workgroup> wSum: array<f32, WG>;
+var<workgroup> wBad: array<u32, WG>;
 
 struct Row {
   base: u32,     // index of logits[n, 0]
   tgt: u32,      // the target column, valid only when ok
-  ok: bool,      // target in [0, V)
+  ok: bool,      // target in [0, V) and no NaN / +Inf logit
   m: f32,        // row max
   invSum: f32,   // 1 / sum exp(x - m)
 }
@@ -50,8 +52,11 @@ fn row_stats(row: u32, t: u32) -> Row {
 
   var m = NEG_MAX;
   var s = 0.0;
+  var bad = 0u;
   for (var j = t; j < V; j += WG) {
     let x = logits[base + j];
+    let bits = bitcast<u32>(x);
+    bad |= u32((bits & 0x7fffffffu) > 0x7f800000u || bits == 0x7f800000u); // NaN or +Inf
     if (x > m) {
       s = s * exp(m - x) + 1.0;
       m = x;
@@ -61,6 +66,7 @@ fn row_stats(row: u32, t: u32) -> Row {
   }
   wMax[t] = m;
   wSum[t] = s;
+  wBad[t] = bad;
   for (var stride = WG / 2u; stride > 0u; stride >>= 1u) {
     workgroupBarrier();
     if (t < stride) {
@@ -69,16 +75,18 @@ fn row_stats(row: u32, t: u32) -> Row {
       let mm = max(m1, m2);
       wSum[t] = wSum[t] * exp(m1 - mm) + wSum[t + stride] * exp(m2 - mm);
       wMax[t] = mm;
+      wBad[t] |= wBad[t + stride];
     }
   }
   storageBarrier();
   workgroupBarrier();
   let rm = wMax[0];
   let rs = wSum[0];
+  let rowOk = ok && wBad[0] == 0u;
   if (t == 0u) {
-    losses[row] = select(nanF32(), rm + log(rs) - xt, ok);
+    losses[row] = select(nanF32(), rm + log(rs) - xt, rowOk);
   }
-  return Row(base, u32(tg), ok, rm, 1.0 / rs);
+  return Row(base, u32(tg), rowOk, rm, 1.0 / rs);
 }
 
 fn grad_of(r: Row, j: u32, x: f32) -> f32 {

@@ -10,7 +10,7 @@ const WG = 256;
 export interface CrossEntropyArgs {
   /** f32 [N, V]. */
   logits: BufferSlice;
-  /** i32 [N], each in [0, V) (a target outside makes that row's loss and gradient NaN). */
+  /** i32 [N], each in [0, V). A target outside, or a NaN / +Inf logit, makes that row's loss and gradient NaN. */
   targets: BufferSlice;
   /** f32 [N]. */
   losses: BufferSlice;

@@ -1,6 +1,6 @@
 // Float64 twin of shaders/crossentropy.wgsl. dlogits are unscaled: softmax - onehot (the kernel
 // multiplies by gradScale). A target outside [0, V) gives a NaN loss and NaN gradient row, as on
-// the GPU.
+// the GPU; so does a NaN or +Inf logit (here by plain IEEE arithmetic: max → NaN or Inf − Inf).
 export function crossEntropyRef(
   logits: ArrayLike<number>,
   targets: ArrayLike<number>,

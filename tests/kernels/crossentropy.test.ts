@@ -116,6 +116,33 @@ describe('cross-entropy (GPU vs float64 reference)', () => {
     expect(gpu.reports).toEqual([]);
   });
 
+  it('a NaN or +Inf logit makes its row NaN (so the grad-norm guard skips the step), other rows exact', async () => {
+    const gpu = await getGpu();
+    const c: Case = { N: 3, V: 600, seed: 13 };
+    const { logits, targets } = makeData(c);
+    logits[600 + 321] = NaN;
+    logits[1200 + 5] = Infinity;
+    const arena = createArena(gpu, 'xnan', [
+      { name: 'logits', bytes: logits.byteLength },
+      { name: 'targets', bytes: 12 },
+      { name: 'losses', bytes: 12 },
+    ]);
+    gpu.write(arena.get('logits'), logits);
+    gpu.write(arena.get('targets'), targets);
+    const sl = arena.get('logits');
+    gpu.run([await crossEntropyDispatch(gpu, { logits: sl, targets: arena.get('targets'), losses: arena.get('losses'), dlogits: sl, N: 3, V: 600, gradScale: 1 })]);
+    const losses = await gpu.readF32(arena.get('losses'), 3);
+    const dlogits = await gpu.readF32(sl, 1800);
+    const ref = crossEntropyRef(logits, targets, 3, 600);
+    for (const row of [1, 2]) {
+      expect(Number.isNaN(losses[row]) && Number.isNaN(ref.losses[row])).toBe(true);
+      expect(dlogits.slice(row * 600, row * 600 + 600).every(Number.isNaN)).toBe(true);
+      expect(ref.dlogits.slice(row * 600, row * 600 + 600).every(Number.isNaN)).toBe(true);
+    }
+    expectClose('row 0 grad', dlogits.slice(0, 600), ref.dlogits.slice(0, 600), 1e-6);
+    expectClose('row 0 loss', [losses[0]], [ref.losses[0]], 1e-6);
+  });
+
   it('rejects a dlogits that partly overlaps logits', async () => {
     const gpu = await getGpu();
     const arena = createArena(gpu, 'x', [{ name: 'a', bytes: 4096 }, { name: 't', bytes: 16 }, { name: 'l', bytes: 16 }]);
