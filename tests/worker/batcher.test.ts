@@ -1,0 +1,89 @@
+// UpdateBatcher: at most one update per interval, nothing lost, nothing repeated, order kept.
+import { describe, expect, it } from 'vitest';
+import type { Heartbeat, StepMetrics } from '../../src/train/types';
+import { UpdateBatcher } from '../../src/worker/batcher';
+import type { TrainUpdate } from '../../src/worker/protocol';
+
+function metrics(step: number): StepMetrics {
+  return { step, loss: 5 - step * 0.01, lr: 1e-3, gradNorm: 1, tokensPerSecond: 1000, stepMs: 1, elapsedMs: step };
+}
+
+function heartbeat(step: number): Heartbeat {
+  return { ts: step, iso: '', step, msg: `step ${step}`, phase: 'step', loss: null, toks_per_s: null, lr: null, grad_norm: null, gpu_mem_bytes: 0 };
+}
+
+/** A fake clock; sleep advances it. */
+function harness(intervalMs = 100) {
+  let t = 0;
+  const sent: { at: number; u: TrainUpdate }[] = [];
+  const slept: number[] = [];
+  const b = new UpdateBatcher(
+    (u) => sent.push({ at: t, u }),
+    intervalMs,
+    () => t,
+    async (ms) => {
+      slept.push(ms);
+      t += ms;
+    },
+  );
+  return { b, sent, slept, advance: (ms: number) => (t += ms) };
+}
+
+describe('UpdateBatcher', () => {
+  it('sends the first item at once and coalesces the rest of the interval', () => {
+    const { b, sent, advance } = harness();
+    b.addMetrics(metrics(0));
+    expect(sent.map((s) => s.u.metrics.map((m) => m.step))).toEqual([[0]]);
+    advance(30);
+    b.addMetrics(metrics(1));
+    advance(30);
+    b.addMetrics(metrics(2));
+    expect(sent).toHaveLength(1);
+    advance(40); // 100 ms after the first send
+    b.addMetrics(metrics(3));
+    expect(sent.map((s) => s.u.metrics.map((m) => m.step))).toEqual([[0], [1, 2, 3]]);
+  });
+
+  it('close() waits out the interval, then sends what is pending; with nothing pending it sends nothing', async () => {
+    const { b, sent, slept, advance } = harness();
+    b.addMetrics(metrics(0));
+    advance(25);
+    b.addMetrics(metrics(1));
+    await b.close();
+    expect(slept).toEqual([75]);
+    expect(sent.map((s) => [s.at, s.u.metrics.map((m) => m.step)])).toEqual([
+      [0, [0]],
+      [100, [1]],
+    ]);
+    await b.close();
+    expect(sent).toHaveLength(2);
+  });
+
+  it('keeps only the latest heartbeat and sends heartbeats without metrics', async () => {
+    const { b, sent, advance } = harness();
+    b.setHeartbeat(heartbeat(0));
+    advance(10);
+    b.setHeartbeat(heartbeat(1));
+    b.setHeartbeat(heartbeat(2));
+    await b.close();
+    expect(sent.map((s) => [s.u.heartbeat?.step, s.u.metrics.length])).toEqual([
+      [0, 0],
+      [2, 0],
+    ]);
+  });
+
+  it('delivers 1000 fast steps exactly once, in order, at most 10 updates per second', async () => {
+    const { b, sent, advance } = harness(100);
+    for (let i = 0; i < 1000; i++) {
+      b.addMetrics(metrics(i));
+      advance(3); // 3 ms per step: 333 steps/s
+    }
+    await b.close();
+    const steps = sent.flatMap((s) => s.u.metrics.map((m) => m.step));
+    expect(steps).toEqual(Array.from({ length: 1000 }, (_, i) => i));
+    for (let i = 1; i < sent.length; i++) expect(sent[i].at - sent[i - 1].at).toBeGreaterThanOrEqual(100);
+    // 3 s of steps at ≤ 10/s: 30 sends plus the first.
+    expect(sent.length).toBeLessThanOrEqual(31);
+    expect(sent.length).toBeGreaterThanOrEqual(29);
+  });
+});
