@@ -1,0 +1,168 @@
+// NSA compression φ (NSA_SPEC.md "Compressed branch"), batched over B sequences.
+// x [B,T,G,D] (K_cmp after RoPE, or V_cmp); compressed out [B,N,G,D] with N = Ncmp(T); block k
+// covers positions [k·d, k·d + l). A compressed row r = (b·N + k)·G + g.
+//
+// φ = avg: avgForward (mean over the block), avgBackward (dx gathered over the blocks holding s).
+// φ = mlp: the dense layers are matmul.wgsl dispatches; this file holds the pieces around them:
+//   gather        z[r, i·D + e] = x[b, k·d + i, g, e] + pos[i·D + e]
+//   biasGelu      hPre[r, u] += b1[u]; act[r, u] = gelu(hPre[r, u])
+//   addBias       out[r, e] += b2[e]
+//   geluBackward  dh[r, u] *= gelu'(hPre[r, u])
+//   colSum        out[c] += Σ_r x[r·cols + c]        (db1, db2, dpos; fixed order)
+//   gatherBackward dx[b, s, g, e] = Σ_k dz[r(k), (s − k·d)·D + e] over blocks k holding s
+// Gathers loop k ascending; no atomics; same inputs → same bits.
+// Bindings (one declaration per slot, meaning per entry point):
+//   avgForward: s1 = x, s2 = out          avgBackward / gatherBackward: s1 = dout / dz, s2 = dx
+//   gather: s1 = x, s2 = pos, s3 = z      biasGelu: s1 = hPre, s2 = b1, s3 = act
+//   addBias: s1 = out, s2 = b2            geluBackward: s1 = dh, s2 = hPre
+//   colSum: s1 = x, s2 = out
+// Every storage binding is read_write (see residual.wgsl).
+
+struct Params {
+  B: u32,
+  T: u32,
+  G: u32,
+  D: u32,
+  N: u32,     // Ncmp(T)
+  l: u32,
+  d: u32,
+  total: u32, // elements of an elementwise launch
+  rows: u32,
+  cols: u32,
+}
+
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read_write> s1: array<f32>;
+@group(0) @binding(2) var<storage, read_write> s2: array<f32>;
+@group(0) @binding(3) var<storage, read_write> s3: array<f32>;
+
+const WG: u32 = 256u;
+const TC: u32 = 16u; // colSum: columns per workgroup
+const TL: u32 = 16u; // colSum: row lanes per column; a power of two
+var<workgroup> red: array<f32, 256>; // TC × TL
+
+const GELU_C: f32 = 0.7978845608028654; // sqrt(2/π)
+const GELU_A: f32 = 0.044715;
+
+// tanh with its argument clamped: some backends compute tanh through exp and overflow to NaN;
+// tanh(±15) is ±1 in f32 anyway.
+fn tanhSafe(x: f32) -> f32 { return tanh(clamp(x, -15.0, 15.0)); }
+
+fn gelu(x: f32) -> f32 { return 0.5 * x * (1.0 + tanhSafe(GELU_C * (x + GELU_A * x * x * x))); }
+
+fn geluGrad(x: f32) -> f32 {
+  let th = tanhSafe(GELU_C * (x + GELU_A * x * x * x));
+  return 0.5 * (1.0 + th) + 0.5 * x * (1.0 - th * th) * GELU_C * (1.0 + 3.0 * GELU_A * x * x);
+}
+
+fn linear(gid: vec3<u32>, nwg: vec3<u32>) -> u32 { return gid.x + gid.y * nwg.x * WG; }
+
+// First and last block holding position s (kHi < kLo when none).
+fn blocksOf(s: u32) -> vec2<i32> {
+  let lo = max(0, (i32(s) - i32(P.l) + i32(P.d)) / i32(P.d)); // ceil((s − l + 1)/d), clamped at 0
+  let hi = min(i32(P.N) - 1, i32(s / P.d));
+  return vec2<i32>(lo, hi);
+}
+
+@compute @workgroup_size(WG)
+fn avgForward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let x = linear(gid, nwg);
+  if (x >= P.total) { return; }
+  let e = x % P.D;
+  let kg = x / P.D;        // (b·N + k)·G + g
+  let g = kg % P.G;
+  let k = (kg / P.G) % P.N;
+  let b = kg / (P.G * P.N);
+  var s = 0.0;
+  for (var i = 0u; i < P.l; i++) { s += s1[((b * P.T + k * P.d + i) * P.G + g) * P.D + e]; }
+  s2[x] = s / f32(P.l);
+}
+
+@compute @workgroup_size(WG)
+fn avgBackward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let x = linear(gid, nwg);
+  if (x >= P.total) { return; }
+  let e = x % P.D;
+  let sg = x / P.D;        // (b·T + s)·G + g
+  let g = sg % P.G;
+  let s = (sg / P.G) % P.T;
+  let b = sg / (P.G * P.T);
+  let kr = blocksOf(s);
+  let inv = 1.0 / f32(P.l);
+  var acc = 0.0;
+  for (var k = kr.x; k <= kr.y; k++) { acc += s1[((b * P.N + u32(k)) * P.G + g) * P.D + e] * inv; }
+  s2[x] = acc;
+}
+
+@compute @workgroup_size(WG)
+fn gather(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let x = linear(gid, nwg);
+  if (x >= P.total) { return; }
+  let lD = P.l * P.D;
+  let c = x % lD;          // i·D + e
+  let i = c / P.D;
+  let e = c % P.D;
+  let kg = x / lD;
+  let g = kg % P.G;
+  let k = (kg / P.G) % P.N;
+  let b = kg / (P.G * P.N);
+  s3[x] = s1[((b * P.T + k * P.d + i) * P.G + g) * P.D + e] + s2[c];
+}
+
+@compute @workgroup_size(WG)
+fn biasGelu(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let x = linear(gid, nwg);
+  if (x >= P.total) { return; }
+  let h = s1[x] + s2[x % P.cols];
+  s1[x] = h;
+  s3[x] = gelu(h);
+}
+
+@compute @workgroup_size(WG)
+fn addBias(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let x = linear(gid, nwg);
+  if (x >= P.total) { return; }
+  s1[x] += s2[x % P.cols];
+}
+
+@compute @workgroup_size(WG)
+fn geluBackward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let x = linear(gid, nwg);
+  if (x >= P.total) { return; }
+  s1[x] *= geluGrad(s2[x]);
+}
+
+// One workgroup per TC columns; lane y walks rows y, y + TL, … in order, then a fixed tree.
+@compute @workgroup_size(TC, TL)
+fn colSum(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+  let c = wid.x * TC + lid.x;
+  var acc = 0.0;
+  if (c < P.cols) {
+    for (var r = lid.y; r < P.rows; r += TL) { acc += s1[r * P.cols + c]; }
+  }
+  red[lid.y * TC + lid.x] = acc;
+  for (var stride = TL / 2u; stride > 0u; stride >>= 1u) {
+    workgroupBarrier();
+    if (lid.y < stride) { red[lid.y * TC + lid.x] += red[(lid.y + stride) * TC + lid.x]; }
+  }
+  if (lid.y == 0u && c < P.cols) { s2[c] += red[lid.x]; }
+}
+
+@compute @workgroup_size(WG)
+fn gatherBackward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let x = linear(gid, nwg);
+  if (x >= P.total) { return; }
+  let e = x % P.D;
+  let sg = x / P.D;
+  let g = sg % P.G;
+  let s = (sg / P.G) % P.T;
+  let b = sg / (P.G * P.T);
+  let kr = blocksOf(s);
+  let lD = P.l * P.D;
+  var acc = 0.0;
+  for (var k = kr.x; k <= kr.y; k++) {
+    let ku = u32(k);
+    acc += s1[((b * P.N + ku) * P.G + g) * lD + (s - ku * P.d) * P.D + e];
+  }
+  s2[x] = acc;
+}

@@ -1,0 +1,238 @@
+// Wrapper for shaders/nsa_compress.wgsl: NSA compression φ = avg and φ = mlp, batched.
+// x [B,T,G,D] → out [B,Ncmp,G,D]. The MLP's dense layers go through matmul.ts.
+import code from '../../shaders/nsa_compress.wgsl?raw';
+import type { BufferSlice } from '../gpu/arena';
+import type { Dispatch, GpuContext } from '../gpu/context';
+import { ceilDiv, grid1d } from '../gpu/grid';
+import { assertNsaConfig, type NsaConfig } from '../nsa/config';
+import { numCmpBlocks } from '../nsa/blocks';
+import { matmulDispatch } from './matmul';
+
+const WG = 256; // elementwise entry points
+const TC = 16; // colSum columns per workgroup
+
+export interface CompressDims {
+  B: number;
+  T: number;
+  G: number;
+  /** Vector width (dk for keys, dv for values). */
+  D: number;
+  cfg: NsaConfig;
+}
+
+export interface CompressAvgForwardArgs extends CompressDims {
+  /** [B,T,G,D]. */
+  x: BufferSlice;
+  /** [B,Ncmp,G,D], overwritten. */
+  out: BufferSlice;
+}
+
+export interface CompressAvgBackwardArgs extends CompressDims {
+  /** [B,Ncmp,G,D]. */
+  dout: BufferSlice;
+  /** [B,T,G,D], overwritten (0 where no block holds a position). */
+  dx: BufferSlice;
+}
+
+/** Weights of one compression MLP (NSA_SPEC φ = mlp; shapes as src/reference/nsa/compression.ts). */
+export interface CmpMlpSlices {
+  /** [l, D]. */
+  pos: BufferSlice;
+  /** [l·D, dHidden]. */
+  w1: BufferSlice;
+  /** [dHidden]. */
+  b1: BufferSlice;
+  /** [dHidden, D]. */
+  w2: BufferSlice;
+  /** [D]. */
+  b2: BufferSlice;
+}
+
+export interface CompressMlpDims extends CompressDims {
+  dHidden: number;
+}
+
+/**
+ * Scratch of the MLP, by name. `hPre` (pre-activations, bias included) and `act` (gelu(hPre)) are
+ * written by the forward and read by the backward: keep one pair per (layer, K/V). `z` (the
+ * gathered block inputs, reused as dz) and `dh` are rewritten by each call and may be shared.
+ */
+export type CmpMlpScratch = Record<string, BufferSlice>;
+
+export interface CompressMlpForwardArgs extends CompressMlpDims {
+  x: BufferSlice;
+  out: BufferSlice;
+  weights: CmpMlpSlices;
+  scratch: CmpMlpScratch;
+}
+
+export interface CompressMlpBackwardArgs extends CompressMlpDims {
+  /** [B,Ncmp,G,D]. */
+  dout: BufferSlice;
+  /** The forward's input [B,T,G,D] (z is gathered again rather than kept). */
+  x: BufferSlice;
+  /** [B,T,G,D], overwritten. */
+  dx: BufferSlice;
+  weights: CmpMlpSlices;
+  /** Accumulated (+=). */
+  grads: CmpMlpSlices;
+  scratch: CmpMlpScratch;
+}
+
+type Entry = 'avgForward' | 'avgBackward' | 'gather' | 'biasGelu' | 'addBias' | 'geluBackward' | 'colSum' | 'gatherBackward';
+
+interface Words {
+  total?: number;
+  rows?: number;
+  cols?: number;
+}
+
+function checkDims(label: string, a: CompressDims & { dHidden?: number }): void {
+  assertNsaConfig(a.cfg, { T: a.T });
+  const dims: Record<string, number> = { B: a.B, T: a.T, G: a.G, D: a.D };
+  if (a.dHidden !== undefined) dims.dHidden = a.dHidden;
+  for (const [k, v] of Object.entries(dims)) {
+    const min = k === 'T' || k === 'B' ? 0 : 1;
+    if (!Number.isInteger(v) || v < min) throw new Error(`${label}: ${k} = ${v} must be an integer ≥ ${min}`);
+  }
+}
+
+function checkSlices(label: string, want: Record<string, [BufferSlice | undefined, number]>): void {
+  for (const [name, [s, floats]] of Object.entries(want)) {
+    if (!s) throw new Error(`${label}: missing slice ${name}`);
+    if (s.size < floats * 4) throw new Error(`${label}: ${name} holds ${s.size} bytes, needs ${floats * 4}`);
+  }
+}
+
+/** WebGPU rejects two writable bindings of overlapping ranges in one dispatch. */
+function checkDisjoint(label: string, slices: Record<string, BufferSlice>): void {
+  const list = Object.entries(slices);
+  for (let i = 0; i < list.length; i++) {
+    for (let j = i + 1; j < list.length; j++) {
+      const [na, x] = list[i];
+      const [nb, y] = list[j];
+      if (x.buffer === y.buffer && x.offset < y.offset + y.size && y.offset < x.offset + x.size)
+        throw new Error(`${label}: ${na} and ${nb} overlap`);
+    }
+  }
+}
+
+function dispatch(
+  gpu: GpuContext, entry: Entry, a: CompressDims, w: Words, slices: BufferSlice[], workgroups: readonly [number, number?],
+): Promise<Dispatch> {
+  const N = numCmpBlocks(a.T, a.cfg);
+  const words = [a.B, a.T, a.G, a.D, N, a.cfg.l, a.cfg.d, w.total ?? 0, w.rows ?? 0, w.cols ?? 0];
+  return gpu.dispatch({ code, entryPoint: entry, label: `nsa_compress.${entry}` }, [gpu.uniform(words), ...slices], workgroups);
+}
+
+const elementwise = (gpu: GpuContext, entry: Entry, a: CompressDims, total: number, slices: BufferSlice[], cols = 0) =>
+  dispatch(gpu, entry, a, { total, cols }, slices, grid1d(ceilDiv(total, WG)));
+
+const colSum = (gpu: GpuContext, a: CompressDims, x: BufferSlice, out: BufferSlice, rows: number, cols: number) =>
+  dispatch(gpu, 'colSum', a, { rows, cols }, [x, out], [ceilDiv(cols, TC)]);
+
+/** φ = avg: out[b,k,g] = mean_{i<l} x[b, k·d+i, g]. Zero workgroups (a no-op) when Ncmp = 0. */
+export async function compressAvgForwardDispatch(gpu: GpuContext, a: CompressAvgForwardArgs): Promise<Dispatch> {
+  const label = 'nsa_compress.avgForward';
+  checkDims(label, a);
+  const N = numCmpBlocks(a.T, a.cfg);
+  checkSlices(label, { x: [a.x, a.B * a.T * a.G * a.D], out: [a.out, a.B * N * a.G * a.D] });
+  checkDisjoint(label, { x: a.x, out: a.out });
+  return elementwise(gpu, 'avgForward', a, a.B * N * a.G * a.D, [a.x, a.out]);
+}
+
+/** φ = avg backward: dx[b,s,g] = Σ_{blocks k ∋ s} dout[b,k,g]/l, k ascending; overwrites dx. */
+export async function compressAvgBackwardDispatch(gpu: GpuContext, a: CompressAvgBackwardArgs): Promise<Dispatch> {
+  const label = 'nsa_compress.avgBackward';
+  checkDims(label, a);
+  const N = numCmpBlocks(a.T, a.cfg);
+  checkSlices(label, { dout: [a.dout, a.B * N * a.G * a.D], dx: [a.dx, a.B * a.T * a.G * a.D] });
+  checkDisjoint(label, { dout: a.dout, dx: a.dx });
+  return elementwise(gpu, 'avgBackward', a, a.B * a.T * a.G * a.D, [a.dout, a.dx]);
+}
+
+/** f32 elements of each MLP scratch slice (0 when Ncmp = 0; the arena still gives 4 bytes). */
+export function compressMlpScratchLengths(a: CompressMlpDims): Record<string, number> {
+  const R = a.B * numCmpBlocks(a.T, a.cfg) * a.G;
+  return { z: R * a.cfg.l * a.D, hPre: R * a.dHidden, act: R * a.dHidden, dh: R * a.dHidden };
+}
+
+function checkMlp(label: string, a: CompressMlpDims, weights: CmpMlpSlices, scratch: CmpMlpScratch, names: string[]): void {
+  checkDims(label, a);
+  const { l } = a.cfg;
+  const Dh = a.dHidden;
+  checkSlices(label, {
+    pos: [weights.pos, l * a.D],
+    w1: [weights.w1, l * a.D * Dh],
+    b1: [weights.b1, Dh],
+    w2: [weights.w2, Dh * a.D],
+    b2: [weights.b2, a.D],
+  });
+  const lengths = compressMlpScratchLengths(a);
+  for (const n of names) checkSlices(label, { [`scratch.${n}`]: [scratch[n], lengths[n]] });
+}
+
+/**
+ * φ = mlp forward: gather z, hPre = z·W1 (matmul), hPre += b1 and act = gelu(hPre), out = act·W2
+ * (matmul), out += b2. Empty when Ncmp = 0 (no rows: nothing to write).
+ */
+export async function compressMlpForwardDispatches(gpu: GpuContext, a: CompressMlpForwardArgs): Promise<Dispatch[]> {
+  const label = 'nsa_compress.mlpForward';
+  checkMlp(label, a, a.weights, a.scratch, ['z', 'hPre', 'act']);
+  const N = numCmpBlocks(a.T, a.cfg);
+  const R = a.B * N * a.G;
+  checkSlices(label, { x: [a.x, a.B * a.T * a.G * a.D], out: [a.out, R * a.D] });
+  checkDisjoint(label, { x: a.x, out: a.out, ...a.weights, z: a.scratch.z, hPre: a.scratch.hPre, act: a.scratch.act });
+  if (R === 0) return [];
+  const lD = a.cfg.l * a.D;
+  const Dh = a.dHidden;
+  const { z, hPre, act } = a.scratch;
+  const w = a.weights;
+  return Promise.all([
+    elementwise(gpu, 'gather', a, R * lD, [a.x, w.pos, z]),
+    matmulDispatch(gpu, { a: z, b: w.w1, c: hPre, M: R, N: Dh, K: lD, label: `${label}.w1` }),
+    elementwise(gpu, 'biasGelu', a, R * Dh, [hPre, w.b1, act], Dh),
+    matmulDispatch(gpu, { a: act, b: w.w2, c: a.out, M: R, N: a.D, K: Dh, label: `${label}.w2` }),
+    elementwise(gpu, 'addBias', a, R * a.D, [a.out, w.b2], a.D),
+  ]);
+}
+
+/**
+ * φ = mlp backward, given the forward's hPre and act in scratch. Parameter gradients accumulate
+ * (+=) through fixed-order matmuls and column sums; dx is overwritten. Order:
+ * z = gather(x), db2 += Σ dout, dW2 += actᵀ·dout, dh = dout·W2ᵀ, dh *= gelu'(hPre), db1 += Σ dh,
+ * dW1 += zᵀ·dh, dz = dh·W1ᵀ (into z), dpos += Σ dz, dx = gather of dz.
+ */
+export async function compressMlpBackwardDispatches(gpu: GpuContext, a: CompressMlpBackwardArgs): Promise<Dispatch[]> {
+  const label = 'nsa_compress.mlpBackward';
+  checkMlp(label, a, a.weights, a.scratch, ['z', 'hPre', 'act', 'dh']);
+  checkMlp(label, a, a.grads, a.scratch, []);
+  const N = numCmpBlocks(a.T, a.cfg);
+  const R = a.B * N * a.G;
+  const nx = a.B * a.T * a.G * a.D;
+  checkSlices(label, { x: [a.x, nx], dx: [a.dx, nx], dout: [a.dout, R * a.D] });
+  const { pos, w1, b1, w2, b2 } = a.grads;
+  checkDisjoint(label, {
+    dout: a.dout, x: a.x, dx: a.dx, ...a.weights, dpos: pos, dw1: w1, db1: b1, dw2: w2, db2: b2,
+    z: a.scratch.z, hPre: a.scratch.hPre, act: a.scratch.act, dh: a.scratch.dh,
+  });
+  const dx = elementwise(gpu, 'gatherBackward', a, nx, [a.scratch.z, a.dx]);
+  if (R === 0) return Promise.all([dx]); // no blocks: dx = 0, parameter gradients unchanged
+  const lD = a.cfg.l * a.D;
+  const Dh = a.dHidden;
+  const { z, hPre, act, dh } = a.scratch;
+  const w = a.weights;
+  const g = a.grads;
+  return Promise.all([
+    elementwise(gpu, 'gather', a, R * lD, [a.x, w.pos, z]),
+    colSum(gpu, a, a.dout, g.b2, R, a.D),
+    matmulDispatch(gpu, { a: act, b: a.dout, c: g.w2, M: Dh, N: a.D, K: R, transA: true, accumulate: true, label: `${label}.dw2` }),
+    matmulDispatch(gpu, { a: a.dout, b: w.w2, c: dh, M: R, N: Dh, K: a.D, transB: true, label: `${label}.dh` }),
+    elementwise(gpu, 'geluBackward', a, R * Dh, [dh, hPre]),
+    colSum(gpu, a, dh, g.b1, R, Dh),
+    matmulDispatch(gpu, { a: z, b: dh, c: g.w1, M: lD, N: Dh, K: R, transA: true, accumulate: true, label: `${label}.dw1` }),
+    matmulDispatch(gpu, { a: dh, b: w.w1, c: z, M: R, N: lD, K: Dh, transB: true, label: `${label}.dz` }),
+    colSum(gpu, a, z, g.pos, R, lD),
+    dx,
+  ]);
+}
