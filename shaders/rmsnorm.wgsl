@@ -1,8 +1,9 @@
 // RMSNorm over rows of C: out = x · rstd · weight, rstd = 1 / sqrt(mean(x²) + eps), saved per row.
-// forward and backwardDx: one workgroup per row (threads stride over C, then a fixed tree
-// reduction in workgroup memory). backwardDweight: one workgroup per tile of TC columns; its TL
-// lanes walk the rows l, l + TL, … in order, then a fixed tree over lanes: no atomics, same bits
-// every run.
+// forward and backwardDx: a workgroup of 256 handles 256/L rows with L lanes each; a lane strides
+// over the row, then a fixed tree over the L lanes in workgroup memory. L is a power of two chosen
+// by the wrapper (32 on GPUs: a row segment per warp; 4 on SwiftShader, which pays per lane and
+// barrier). backwardDweight: one workgroup per tile of TC columns; its TL lanes walk the rows
+// l, l + TL, … in order, then a fixed tree over lanes. No atomics: same bits every run.
 // Bindings are shared by the entry points (one declaration per slot):
 //   forward:         x, w = weight, rstd (written), y = out
 //   backwardDx:      x, w = weight, rstd, y = dout, dx
@@ -23,60 +24,65 @@ struct Params {
 @group(0) @binding(4) var<storage, read_write> y: array<f32>;
 @group(0) @binding(5) var<storage, read_write> dx: array<f32>;
 
-const WG: u32 = 256u; // row kernels; a power of two
+override L: u32 = 32; // row kernels: lanes per row, a power of two ≤ 256
 const TC: u32 = 8u; // dweight: columns per workgroup (8 floats: one 32-byte sector per row)
 const TL: u32 = 32u; // dweight: row lanes per column; a power of two (TC · TL = 256)
-var<workgroup> red: array<f32, 256>; // WG, and TC × TL
+var<workgroup> red: array<f32, 256>; // L × (256 / L), and TC × TL
 
-// Sum of v over the workgroup, in a fixed tree order; every invocation gets the total.
-fn rowSum(lid: u32, v: f32) -> f32 {
-  red[lid] = v;
+// Sum of v over the L lanes of this row, in a fixed tree order; every lane gets the total.
+// Called by the whole workgroup (barriers), out-of-range rows included.
+fn rowSum(lid: vec3<u32>, v: f32) -> f32 {
+  let slot = lid.y * L + lid.x;
+  red[slot] = v;
   workgroupBarrier();
-  for (var s = WG / 2u; s > 0u; s >>= 1u) {
-    if (lid < s) { red[lid] += red[lid + s]; }
+  for (var s = L / 2u; s > 0u; s >>= 1u) {
+    if (lid.x < s) { red[slot] += red[slot + s]; }
     workgroupBarrier();
   }
-  return red[0];
+  return red[lid.y * L];
 }
 
-@compute @workgroup_size(WG)
+@compute @workgroup_size(L, 256 / L)
 fn forward(
   @builtin(workgroup_id) wid: vec3<u32>,
   @builtin(num_workgroups) nwg: vec3<u32>,
-  @builtin(local_invocation_index) lid: u32,
+  @builtin(local_invocation_id) lid: vec3<u32>,
 ) {
-  let row = wid.x + wid.y * nwg.x;
-  if (row >= P.rows) { return; }
+  let row = (wid.x + wid.y * nwg.x) * (256u / L) + lid.y;
+  let n = select(0u, P.C, row < P.rows); // lanes of rows past the end only join the barriers
   let base = row * P.C;
   var ss = 0.0;
-  for (var c = lid; c < P.C; c += WG) {
+  for (var c = lid.x; c < n; c += L) {
     let v = x[base + c];
     ss += v * v;
   }
   let r = 1.0 / sqrt(rowSum(lid, ss) / f32(P.C) + P.eps);
-  if (lid == 0u) { rstd[row] = r; }
-  for (var c = lid; c < P.C; c += WG) {
+  if (n == 0u) { return; }
+  if (lid.x == 0u) { rstd[row] = r; }
+  for (var c = lid.x; c < n; c += L) {
     y[base + c] = x[base + c] * r * w[c];
   }
 }
 
 // dx = rstd · (dout ⊙ w − x · rstd² · mean(dout ⊙ w ⊙ x)).
-@compute @workgroup_size(WG)
+@compute @workgroup_size(L, 256 / L)
 fn backwardDx(
   @builtin(workgroup_id) wid: vec3<u32>,
   @builtin(num_workgroups) nwg: vec3<u32>,
-  @builtin(local_invocation_index) lid: u32,
+  @builtin(local_invocation_id) lid: vec3<u32>,
 ) {
-  let row = wid.x + wid.y * nwg.x;
-  if (row >= P.rows) { return; }
+  let row = (wid.x + wid.y * nwg.x) * (256u / L) + lid.y;
+  let n = select(0u, P.C, row < P.rows);
   let base = row * P.C;
-  let r = rstd[row];
   var dot = 0.0;
-  for (var c = lid; c < P.C; c += WG) {
+  for (var c = lid.x; c < n; c += L) {
     dot += y[base + c] * w[c] * x[base + c];
   }
-  let k = rowSum(lid, dot) * r * r / f32(P.C);
-  for (var c = lid; c < P.C; c += WG) {
+  let total = rowSum(lid, dot);
+  if (n == 0u) { return; }
+  let r = rstd[row];
+  let k = total * r * r / f32(P.C);
+  for (var c = lid.x; c < n; c += L) {
     let i = base + c;
     let g = r * (y[i] * w[c] - x[i] * k);
     if (P.accumulate != 0u) {

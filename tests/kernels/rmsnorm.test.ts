@@ -39,7 +39,7 @@ describe('rmsnorm reference', () => {
   });
 });
 
-async function setup(rows: number, C: number, accumulateDx: boolean) {
+async function setup(rows: number, C: number, accumulateDx: boolean, lanes?: number) {
   const gpu = await getGpu();
   const n = rows * C;
   const arena = createArena(gpu, 'rmsnorm', [
@@ -52,29 +52,34 @@ async function setup(rows: number, C: number, accumulateDx: boolean) {
     { name: 'dweight', bytes: C * 4 },
   ]);
   const s = (k: string) => arena.get(k);
-  const fwd = await rmsnormForwardDispatch(gpu, { x: s('x'), weight: s('weight'), out: s('out'), rstd: s('rstd'), rows, C, eps: epsFor(C) });
+  const fwd = await rmsnormForwardDispatch(gpu, { x: s('x'), weight: s('weight'), out: s('out'), rstd: s('rstd'), rows, C, eps: epsFor(C), lanes });
   const bwd = await rmsnormBackwardDispatches(gpu, {
-    dout: s('dout'), x: s('x'), weight: s('weight'), rstd: s('rstd'), dx: s('dx'), dweight: s('dweight'), rows, C, accumulateDx,
+    dout: s('dout'), x: s('x'), weight: s('weight'), rstd: s('rstd'), dx: s('dx'), dweight: s('dweight'), rows, C, accumulateDx, lanes,
   });
   return { gpu, s, fwd, bwd };
 }
 
 describe('rmsnorm kernels', () => {
-  // [rows, C, accumulateDx]: rows=1, C=1, C=7, C=768 with few rows, C not a multiple of the 8-column tile,
-  // rows not a multiple of the 32 row lanes, C > 256 threads per row.
-  const shapes: [number, number, boolean][] = [
-    [1, 1, false],
-    [1, 7, true],
-    [5, 1, true],
-    [3, 768, false],
-    [2, 768, true],
-    [37, 33, false],
-    [70, 300, true],
+  // [rows, C, accumulateDx, lanes]: rows=1, C=1, C=7, C=768 with few rows, C not a multiple of the
+  // 8-column dweight tile, rows not a multiple of its 32 row lanes nor of the rows per workgroup.
+  // Lanes per row: the adapter's default (4 on SwiftShader), and 32 (the hardware default), 1, 256.
+  const shapes: [number, number, boolean, number | undefined][] = [
+    [1, 1, false, undefined],
+    [1, 7, true, undefined],
+    [5, 1, true, 32],
+    [3, 768, false, undefined],
+    [2, 768, true, 32],
+    [37, 33, false, undefined],
+    [37, 33, true, 32],
+    [70, 300, true, undefined],
+    [70, 300, false, 32],
+    [9, 20, false, 1],
+    [3, 600, true, 256],
   ];
 
   it.each(shapes)(
-    'rows=%i C=%i accumulateDx=%s: forward rel RMS ≤ 1e-6 (row reduction + sqrt), backward ≤ 1e-5',
-    async (rows, C, acc) => {
+    'rows=%i C=%i accumulateDx=%s lanes=%s: forward rel RMS ≤ 1e-6 (row reduction + sqrt), backward ≤ 1e-5',
+    async (rows, C, acc, lanes) => {
       const r = rng(rows * 7919 + C);
       const n = rows * C;
       const x = new Float32Array(randn(n, r).map((v, i) => v + (i % 3) - 1)); // rows with nonzero mean
@@ -82,7 +87,7 @@ describe('rmsnorm kernels', () => {
       const dout = new Float32Array(randn(n, r));
       const dx0 = new Float32Array(randn(n, r));
       const dw0 = new Float32Array(randn(C, r));
-      const { gpu, s, fwd, bwd } = await setup(rows, C, acc);
+      const { gpu, s, fwd, bwd } = await setup(rows, C, acc, lanes);
       gpu.write(s('x'), x);
       gpu.write(s('weight'), weight);
       gpu.write(s('dout'), dout);
@@ -127,6 +132,7 @@ describe('rmsnorm kernels', () => {
     await expect(rmsnormForwardDispatch(gpu, { ...fwd, rows: 3 })).rejects.toThrow(/x holds/);
     await expect(rmsnormForwardDispatch(gpu, { ...fwd, eps: -1 })).rejects.toThrow(/eps/);
     await expect(rmsnormForwardDispatch(gpu, { ...fwd, out: x })).rejects.toThrow(/x and out overlap/);
+    await expect(rmsnormForwardDispatch(gpu, { ...fwd, lanes: 12 })).rejects.toThrow(/lanes must be/);
     const bwd = { dout: o, x, weight: w, rstd: r, dx: d, dweight: w, rows: 2, C: 8, accumulateDx: false };
     await expect(rmsnormBackwardDispatches(gpu, bwd)).rejects.toThrow(/weight and dweight overlap/);
     await expect(rmsnormBackwardDispatches(gpu, { ...bwd, dweight: r, rows: 1.5 })).rejects.toThrow(/rows must be/);
