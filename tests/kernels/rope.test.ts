@@ -82,6 +82,23 @@ describe('rope kernel', () => {
     expectClose('out', got, ropeRef(x, rows, T, heads, D, theta, inverse), 1e-6);
   });
 
+  it('inverse (the backward) is bit-identical across runs', async () => {
+    const gpu = await getGpu();
+    const [rows, T, heads, D] = [24, 8, 3, 12];
+    const n = rows * heads * D;
+    const x = new Float32Array(randn(n, rng(12)));
+    const arena = createArena(gpu, 'rope.det', [{ name: 'x', bytes: n * 4 }]);
+    const xs = arena.get('x');
+    const d = await ropeDispatch(gpu, { x: xs, out: xs, rows, T, heads, headDim: D, theta: 10000, inverse: true });
+    const runs: Uint32Array[] = [];
+    for (let k = 0; k < 2; k++) {
+      gpu.write(xs, x);
+      gpu.run([d]);
+      runs.push(new Uint32Array(await gpu.read(xs)));
+    }
+    expect(runs[1]).toEqual(runs[0]);
+  });
+
   it('shares one cos/sin table per (T, headDim, theta): building more dispatches creates no buffer', async () => {
     const gpu = await getGpu();
     const arena = createArena(gpu, 'rope.share', [{ name: 'x', bytes: 8 * 2 * 4 * 4 }]);

@@ -55,6 +55,25 @@ describe('swiglu kernels', () => {
     },
   );
 
+  it('backward is bit-identical across runs', async () => {
+    const gpu = await getGpu();
+    const n = 999;
+    const r = rng(11);
+    const arena = createArena(gpu, 'swiglu.det', ['a', 'b', 'dout', 'da', 'db'].map((name) => ({ name, bytes: n * 4 })));
+    const s = (k: string) => arena.get(k);
+    for (const k of ['a', 'b', 'dout']) gpu.write(s(k), new Float32Array(randn(n, r, 2)));
+    const bwd = await swigluBackwardDispatch(gpu, { dout: s('dout'), a: s('a'), b: s('b'), da: s('da'), db: s('db'), n });
+    const runs: Uint32Array[] = [];
+    for (let k = 0; k < 2; k++) {
+      gpu.write(s('da'), new Float32Array(n));
+      gpu.write(s('db'), new Float32Array(n));
+      gpu.run([bwd]);
+      runs.push(new Uint32Array([...new Uint32Array(await gpu.read(s('da'))), ...new Uint32Array(await gpu.read(s('db')))]));
+    }
+    expect(runs[0].some((v) => v !== 0)).toBe(true);
+    expect(runs[1]).toEqual(runs[0]);
+  });
+
   it('rejects bad arguments, naming the field', async () => {
     const gpu = await getGpu();
     const arena = createArena(gpu, 'bad', ['a', 'b', 'c', 'd', 'e'].map((name) => ({ name, bytes: 64 })));
