@@ -1,0 +1,107 @@
+// Cheap per-step NSA statistics, written to one small u32 buffer:
+//   [0..3)  mean gate per branch (cmp, sel, win), f32 bits, over all B·T·H (0 when empty)
+//   [3]     invalid selection rows (must stay 0)
+//   [4 + k] histogram of block distance k = bt − j over every selected j (0 ≤ j ≤ bt) of every
+//           (b, t, g); distances ≥ maxDistance land in the last bucket, k = maxDistance
+// A row (b, t, g) is invalid unless: its first take = min(nSel, bt + 1) entries are blocks in
+// [0, bt], strictly ascending (so distinct), they include every forced block (0 if forceInit;
+// bt − forceLocal < j ≤ bt), and the other nSel − take entries are −1.
+// Integer counters use u32 atomics: order-independent, so deterministic. The gate means are fixed
+// order reductions (strided per invocation, then a tree).
+//   resetAndGates: one workgroup per branch; workgroup 0 also zeroes the counters.
+//   checkSelection: one invocation per row; workgroup-local histogram, then one global atomic
+//                   per nonzero bucket.
+// Bindings: resetAndGates: stats, gates;  checkSelection: stats, sel.
+// Every storage binding is read_write (see residual.wgsl).
+
+struct Params {
+  T: u32,
+  G: u32,
+  lSel: u32,
+  nSel: u32,
+  forceInit: u32,
+  forceLocal: u32,
+  maxDistance: u32,
+  rows: u32,   // B·T·G selection rows
+  nGates: u32, // B·T·H gate triples
+  words: u32,  // stats length in u32
+}
+
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read_write> stats: array<atomic<u32>>;
+@group(0) @binding(2) var<storage, read_write> gates: array<f32>;
+@group(0) @binding(2) var<storage, read_write> sel: array<i32>;
+
+const WG: u32 = 256u; // a power of two
+const HEAD: u32 = 4u; // words before the histogram
+const INVALID: u32 = 3u;
+override HIST: u32 = 1u; // maxDistance + 1
+
+var<workgroup> part: array<f32, WG>;
+var<workgroup> hist: array<atomic<u32>, HIST>;
+var<workgroup> bad: atomic<u32>;
+
+@compute @workgroup_size(WG)
+fn resetAndGates(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let c = wid.x;
+  if (c == 0u) {
+    for (var w = INVALID + lid; w < P.words; w += WG) { atomicStore(&stats[w], 0u); }
+  }
+  var s = 0.0;
+  for (var x = lid; x < P.nGates; x += WG) { s += gates[3u * x + c]; }
+  part[lid] = s;
+  for (var stride = WG / 2u; stride > 0u; stride >>= 1u) {
+    workgroupBarrier();
+    if (lid < stride) { part[lid] += part[lid + stride]; }
+  }
+  if (lid == 0u) {
+    let mean = select(0.0, part[0] / f32(P.nGates), P.nGates > 0u);
+    atomicStore(&stats[c], bitcast<u32>(mean));
+  }
+}
+
+// True when the row's selection breaks a rule; histogram entries go to the workgroup's buckets.
+fn checkRow(row: u32) -> bool {
+  let t = (row / P.G) % P.T;
+  let bt = t / P.lSel;
+  let take = min(P.nSel, bt + 1u);
+  let fL = P.forceLocal;
+  let fInit = P.forceInit != 0u;
+  let nForced = min(fL, bt + 1u) + select(0u, 1u, fInit && fL <= bt);
+  var invalid = false;
+  var prev = -1;
+  var forcedSeen = 0u;
+  for (var m = 0u; m < P.nSel; m++) {
+    let j = sel[row * P.nSel + m];
+    if (j >= 0 && u32(j) <= bt) {
+      atomicAdd(&hist[min(bt - u32(j), P.maxDistance)], 1u);
+    }
+    if (m < take) {
+      if (j < 0 || u32(j) > bt || j <= prev) { invalid = true; }
+      else if ((fInit && j == 0) || u32(j) + fL > bt) { forcedSeen++; }
+      prev = j;
+    } else if (j != -1) {
+      invalid = true;
+    }
+  }
+  return invalid || forcedSeen != nForced;
+}
+
+@compute @workgroup_size(WG)
+fn checkSelection(
+  @builtin(workgroup_id) wid: vec3<u32>,
+  @builtin(num_workgroups) nwg: vec3<u32>,
+  @builtin(local_invocation_index) lid: u32,
+) {
+  let row = (wid.x + wid.y * nwg.x) * WG + lid;
+  if (row < P.rows && checkRow(row)) { atomicAdd(&bad, 1u); }
+  workgroupBarrier();
+  for (var k = lid; k < HIST; k += WG) {
+    let v = atomicLoad(&hist[k]);
+    if (v > 0u) { atomicAdd(&stats[HEAD + k], v); }
+  }
+  if (lid == 0u) {
+    let v = atomicLoad(&bad);
+    if (v > 0u) { atomicAdd(&stats[INVALID], v); }
+  }
+}
