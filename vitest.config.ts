@@ -10,11 +10,16 @@ export default defineConfig({
     include: ['tests/**/*.test.ts'],
     environment: 'node',
     pool: 'forks',
-    // SwiftShader spreads every dispatch over all cores: one test file at a time is fastest.
+    // One process for all files, modules shared: the GPU device and its pipeline cache are built
+    // once (SwiftShader compiles each pipeline for seconds), and SwiftShader already spreads every
+    // dispatch over all cores, so one file at a time is fastest.
     fileParallelism: false,
+    maxWorkers: 1,
+    isolate: false,
     testTimeout: 120_000,
     hookTimeout: 120_000,
     teardownTimeout: 10_000,
     reporters: ['default'],
+    setupFiles: ['tests/setup/gpu-errors.ts'],
   },
 });

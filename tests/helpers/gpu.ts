@@ -1,20 +1,22 @@
-// Shared GPU setup for tests: one device per test file, on the system GPU or SwiftShader.
-// A test that expected an adapter and got none fails here, loudly; it never skips.
-import { afterAll } from 'vitest';
-import { acquireNodeGpu } from '../../src/gpu/node-device';
+// Shared GPU setup for tests: one device for the whole run (Vitest runs every file in one process
+// with shared modules, see vitest.config.ts), so pipelines compile once. A test that expected an
+// adapter and got none fails here, loudly; it never skips. tests/setup/gpu-errors.ts fails any file
+// during which the GPU reported an error.
 import type { GpuContext } from '../../src/gpu/context';
+import { acquireNodeGpu } from '../../src/gpu/node-device';
 
-let ctx: Promise<GpuContext> | undefined;
+export const TEST_GPU_KEY = Symbol.for('nsa-playground.test-gpu');
+const KEY = TEST_GPU_KEY;
+export type TestGpuHolder = { [TEST_GPU_KEY]?: Promise<GpuContext> };
+type Holder = TestGpuHolder;
 
+function shared(): Promise<GpuContext> {
+  const g = globalThis as Holder;
+  g[KEY] ??= acquireNodeGpu({ announce: false });
+  return g[KEY];
+}
+
+/** The shared test device. Call at module level or inside tests. */
 export function getGpu(): Promise<GpuContext> {
-  if (!ctx) {
-    ctx = acquireNodeGpu({ announce: false });
-    afterAll(async () => {
-      const g = await ctx!;
-      const errors = g.reports.filter((r) => r.kind !== 'device-lost');
-      g.destroy();
-      if (errors.length) throw new Error(`GPU reported errors during this file: ${errors.map((e) => e.message).join('\n')}`);
-    });
-  }
-  return ctx;
+  return shared();
 }

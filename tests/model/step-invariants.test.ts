@@ -9,7 +9,7 @@ import { getGpu } from '../helpers/gpu';
 
 function smallRun(seed: number, gradAccum = 1): RunConfig {
   const c = preset('tiny');
-  c.model = { ...c.model, dim: 32, nLayers: 2, nHeads: 4, nKvGroups: 2, dk: 8, dv: 8, ffnHidden: 48, seqLen: 16 };
+  // The tiny preset's model (its pipelines are shared with the learning tests), small batches.
   c.train = { ...c.train, batchSize: 2, gradAccum, seed, steps: 20, warmupSteps: 2 };
   c.data = { source: 'random', tokenizer: 'byte' };
   return c;
@@ -18,7 +18,8 @@ function smallRun(seed: number, gradAccum = 1): RunConfig {
 async function losses(seed: number, steps: number, gradAccum = 1): Promise<number[]> {
   const gpu = await getGpu();
   const cfg = smallRun(seed, gradAccum);
-  const ds = createDataset({ kind: 'random', vocabSize: 256 }, { batchSize: 2, seqLen: 16, seed });
+  const c0 = cfg;
+  const ds = createDataset({ kind: 'random', vocabSize: 256 }, { batchSize: 2, seqLen: c0.model.seqLen, seed });
   const t = await Trainer.create(gpu, cfg, ds);
   const out: number[] = [];
   for (let i = 0; i < steps; i++) {
@@ -45,7 +46,7 @@ describe('training step invariants', () => {
     const gpu = await getGpu();
     for (const gradAccum of [1, 3]) {
       const cfg = smallRun(1, gradAccum);
-      const ds = createDataset({ kind: 'random', vocabSize: 256 }, { batchSize: 2, seqLen: 16, seed: 1 });
+      const ds = createDataset({ kind: 'random', vocabSize: 256 }, { batchSize: 2, seqLen: cfg.model.seqLen, seed: 1 });
       const t = await Trainer.create(gpu, cfg, ds);
       await t.step(); // step 1 may warm caches; from step 2 on memory is constant
       const before = { ...gpu.counters };
