@@ -46,6 +46,13 @@ describe('validateNsaConfig', () => {
     const inp = randomInputs(shape, BASE, 1);
     expect(() => nsaForwardRef(inp, shape, { ...BASE, d: 3 })).toThrow('nsa.d');
     expect(() => nsaForwardRef(inp, { ...shape, G: 3 }, BASE)).toThrow('shape.H');
+    expect(() => nsaForwardRef({ ...inp, q: inp.q.subarray(1) }, shape, BASE)).toThrow(/q has/);
+  });
+
+  it('an empty sequence (T = 0) gives empty outputs', () => {
+    const shape = { T: 0, H: 4, G: 2, dk: 4, dv: 3 };
+    const f = nsaForwardRef(randomInputs(shape, BASE, 1), shape, BASE);
+    expect([f.o.length, f.selection.length, f.nCmp, f.nBlocks]).toEqual([0, 0, 0, 0]);
   });
 });
 

@@ -29,6 +29,7 @@ export const CASES: Case[] = [
   { name: 'forceInit false, no forced blocks', c: { ...BASE, nSel: 2, forceInit: false, forceLocal: 0 }, shape: sh(35) },
   { name: 'l = d = lSel', c: { ...BASE, l: 4, d: 4, lSel: 4 }, shape: sh(26) },
   { name: 'd = 1, l = 3, lSel = 6', c: { ...BASE, l: 3, d: 1, lSel: 6 }, shape: sh(23) },
+  { name: 'l = d = 1, lSel = 2', c: { ...BASE, l: 1, d: 1, lSel: 2, nSel: 2 }, shape: sh(11) },
   { name: 'dk = dv', c: BASE, shape: sh(18, 4, 2, 4, 4) },
   { name: 'phi = mlp', c: { ...BASE, phi: 'mlp' }, shape: sh(30) },
   { name: 'phi = mlp, T < l', c: { ...BASE, phi: 'mlp' }, shape: sh(2) },
