@@ -71,6 +71,7 @@ test('trains the tiny preset in the worker, pauses, resumes, and the shown loss 
   expect(first).toBeLessThan(6.5);
   expect(last).toBeLessThan(first - MIN_LOSS_DROP);
   expect(Number(tokensPerSecond.replace(/,/g, ''))).toBeGreaterThan(0);
+  await expect(page.getByTestId('gpu-memory')).toHaveText(/^\d+(\.\d)? (KiB|MiB|GiB)$/);
   await expect(page.getByTestId('loss-chart').locator('.recharts-line-curve')).toBeVisible();
 
   await saveScreenshot(page, testInfo, 'trained-light');

@@ -82,7 +82,12 @@ const api = {
       // A comlink callback returns a promise; a closed page must not fail the run.
       void Promise.resolve(onUpdate(u) as unknown).catch(() => {});
     };
-    return session.train(steps, emit);
+    try {
+      return await session.train(steps, emit);
+    } finally {
+      // Close the callback's message port now rather than at garbage collection.
+      (onUpdate as Partial<Comlink.Remote<unknown>>)[Comlink.releaseProxy]?.();
+    }
   },
 
   /** Ends the current train() call after the step in flight; train() again resumes. */

@@ -1,16 +1,18 @@
 // The latest numbers of the run, as text.
-import { formatLoss, formatRate } from '../format';
+import { formatBytes, formatLoss, formatRate } from '../format';
 import { useStore } from '../store';
 
 export function RunStats() {
-  const { metrics, target, stepsDone, status } = useStore();
+  const { metrics, target, stepsDone, status, heartbeat } = useStore();
   const first = metrics[0];
   const last = metrics.at(-1);
   return (
-    <dl className="stats" aria-live="polite">
+    <dl className="stats">
       <div>
         <dt>Status</dt>
-        <dd data-testid="run-status">{status}</dd>
+        <dd data-testid="run-status" aria-live="polite">
+          {status}
+        </dd>
       </div>
       <div>
         <dt>Step</dt>
@@ -31,6 +33,10 @@ export function RunStats() {
       <div>
         <dt>Tokens/s</dt>
         <dd data-testid="tokens-per-second">{formatRate(last?.tokensPerSecond)}</dd>
+      </div>
+      <div>
+        <dt>GPU memory</dt>
+        <dd data-testid="gpu-memory">{heartbeat ? formatBytes(heartbeat.gpu_mem_bytes) : '–'}</dd>
       </div>
     </dl>
   );
