@@ -1,0 +1,258 @@
+// The NSA attention core on the GPU, between the projections and the output projection:
+// given Q (RoPE'd), per-branch K/V (K RoPE'd) and the gates, it compresses, runs the compressed
+// branch, scores and selects blocks, runs the selected and window branches and mixes them by the
+// gates; the backward returns every input gradient. Used by the model plan (one core per layer)
+// and by the standalone op (src/nsa/op.ts). Layout follows NSA_SPEC.md with a batch dim:
+// q [B,T,H,dk], k*/v* [B,T,G,dk|dv], gates [B,T,H,3], outputs [B,T,H,dv], lse [B,H,T].
+import type { ArenaEntry, BufferSlice } from '../gpu/arena';
+import type { Dispatch, GpuContext } from '../gpu/context';
+import { nsaBranchBackwardDispatches, nsaBranchForwardDispatch, type NsaBranch } from '../kernels/nsa-attention';
+import {
+  compressAvgBackwardDispatch,
+  compressAvgForwardDispatch,
+  compressMlpBackwardDispatches,
+  compressMlpForwardDispatches,
+  compressMlpScratchLengths,
+  type CmpMlpSlices,
+} from '../kernels/nsa-compress';
+import { combineBackwardDispatches, combineForwardDispatch, type GateAblation } from '../kernels/nsa-gates';
+import { nsaReverseIndexDispatches, nsaReverseIndexLengths, type NsaReverseIndexSlices } from '../kernels/nsa-reverse-index';
+import { selectionScoresDispatch, topNSelectionDispatch } from '../kernels/nsa-select';
+import { numCmpBlocks, numSelBlocks } from './blocks';
+import type { NsaConfig } from './config';
+
+export interface NsaCoreShape {
+  B: number;
+  T: number;
+  H: number;
+  G: number;
+  dk: number;
+  dv: number;
+}
+
+/** Hidden width of the φ = mlp compression MLP for vectors of width D. */
+export const cmpMlpHidden = (D: number): number => 2 * D;
+
+export interface NsaBranchKV {
+  k: BufferSlice;
+  v: BufferSlice;
+}
+
+/** Everything the forward writes and the backward reads (one set per layer). */
+export interface NsaCoreSaved {
+  kc: BufferSlice;
+  vc: BufferSlice;
+  oCmp: BufferSlice;
+  lseCmp: BufferSlice;
+  scores: BufferSlice;
+  sel: BufferSlice;
+  oSel: BufferSlice;
+  lseSel: BufferSlice;
+  oWin: BufferSlice;
+  lseWin: BufferSlice;
+  /** φ = mlp: per K and V, the MLP activations kept for the backward. */
+  mlpSaved?: { k: { hPre: BufferSlice; act: BufferSlice }; v: { hPre: BufferSlice; act: BufferSlice } };
+}
+
+/** Backward temporaries, shareable by all layers. */
+export interface NsaCoreScratch {
+  dCmp: BufferSlice;
+  dSel: BufferSlice;
+  dWin: BufferSlice;
+  dkc: BufferSlice;
+  dvc: BufferSlice;
+  delta: BufferSlice;
+  reverse: NsaReverseIndexSlices;
+  /** φ = mlp: gathered inputs and hidden gradients, per K and V. */
+  mlp?: { k: { z: BufferSlice; dh: BufferSlice }; v: { z: BufferSlice; dh: BufferSlice } };
+}
+
+export interface NsaCoreIO {
+  q: BufferSlice;
+  cmp: NsaBranchKV;
+  sel: NsaBranchKV;
+  win: NsaBranchKV;
+  gates: BufferSlice;
+  out: BufferSlice;
+  saved: NsaCoreSaved;
+  /** φ = mlp weights (parameters). */
+  mlp?: { k: CmpMlpSlices; v: CmpMlpSlices };
+}
+
+export interface NsaCoreGrads {
+  /** Gradient of the loss wrt the combined output [B,T,H,dv]. */
+  dout: BufferSlice;
+  /** Overwritten. */
+  dq: BufferSlice;
+  /** Overwritten, [B,T,G,·] per branch (a shared-KV model passes three and sums them). */
+  cmp: NsaBranchKV;
+  sel: NsaBranchKV;
+  win: NsaBranchKV;
+  /**
+   * 'logits': through the sigmoid (and ablation) into gate-logit gradients [B·T, 3H] (overwrite)
+   * and the gate bias gradient (+=), as the model needs. 'gates': wrt the gate values themselves.
+   */
+  gates: { kind: 'logits'; dlogits: BufferSlice; dbias: BufferSlice; ablation: GateAblation } | { kind: 'gates'; dgates: BufferSlice };
+  /** φ = mlp weight gradients (+=). */
+  mlp?: { k: CmpMlpSlices; v: CmpMlpSlices };
+}
+
+const f32 = (name: string, n: number): ArenaEntry => ({ name, bytes: 4 * n });
+
+export function nsaCoreSizes(s: NsaCoreShape, cfg: NsaConfig) {
+  const N = s.B * s.T;
+  const nCmp = numCmpBlocks(s.T, cfg);
+  const nBlocks = numSelBlocks(s.T, cfg);
+  return { N, nCmp, nBlocks, kc: s.B * nCmp * s.G * s.dk, vc: s.B * nCmp * s.G * s.dv, o: N * s.H * s.dv, lse: s.B * s.H * s.T };
+}
+
+/** Arena entries of one core's saved tensors, named `${prefix}${field}`. */
+export function nsaCoreSavedEntries(prefix: string, s: NsaCoreShape, cfg: NsaConfig): ArenaEntry[] {
+  const z = nsaCoreSizes(s, cfg);
+  const e = [
+    f32(`${prefix}kc`, z.kc),
+    f32(`${prefix}vc`, z.vc),
+    f32(`${prefix}oCmp`, z.o),
+    f32(`${prefix}lseCmp`, z.lse),
+    f32(`${prefix}scores`, s.B * s.T * s.G * z.nBlocks),
+    f32(`${prefix}sel`, s.B * s.T * s.G * cfg.nSel),
+    f32(`${prefix}oSel`, z.o),
+    f32(`${prefix}lseSel`, z.lse),
+    f32(`${prefix}oWin`, z.o),
+    f32(`${prefix}lseWin`, z.lse),
+  ];
+  if (cfg.phi === 'mlp') {
+    for (const [kv, D] of [['k', s.dk], ['v', s.dv]] as const) {
+      const L = compressMlpScratchLengths({ B: s.B, T: s.T, G: s.G, D, dHidden: cmpMlpHidden(D), cfg });
+      e.push(f32(`${prefix}mlp.${kv}.hPre`, L.hPre), f32(`${prefix}mlp.${kv}.act`, L.act));
+    }
+  }
+  return e;
+}
+
+export function nsaCoreSavedSlices(prefix: string, get: (name: string) => BufferSlice, cfg: NsaConfig): NsaCoreSaved {
+  const g = (f: string) => get(`${prefix}${f}`);
+  const saved: NsaCoreSaved = {
+    kc: g('kc'), vc: g('vc'), oCmp: g('oCmp'), lseCmp: g('lseCmp'), scores: g('scores'), sel: g('sel'),
+    oSel: g('oSel'), lseSel: g('lseSel'), oWin: g('oWin'), lseWin: g('lseWin'),
+  };
+  if (cfg.phi === 'mlp') {
+    saved.mlpSaved = {
+      k: { hPre: g('mlp.k.hPre'), act: g('mlp.k.act') },
+      v: { hPre: g('mlp.v.hPre'), act: g('mlp.v.act') },
+    };
+  }
+  return saved;
+}
+
+export function nsaCoreScratchEntries(prefix: string, s: NsaCoreShape, cfg: NsaConfig): ArenaEntry[] {
+  const z = nsaCoreSizes(s, cfg);
+  const r = nsaReverseIndexLengths(s, cfg);
+  const e = [
+    f32(`${prefix}dCmp`, z.o),
+    f32(`${prefix}dSel`, z.o),
+    f32(`${prefix}dWin`, z.o),
+    f32(`${prefix}dkc`, z.kc),
+    f32(`${prefix}dvc`, z.vc),
+    f32(`${prefix}delta`, z.lse),
+    f32(`${prefix}rev.counts`, r.counts),
+    f32(`${prefix}rev.offsets`, r.offsets),
+    f32(`${prefix}rev.queries`, r.queries),
+  ];
+  if (cfg.phi === 'mlp') {
+    for (const [kv, D] of [['k', s.dk], ['v', s.dv]] as const) {
+      const L = compressMlpScratchLengths({ B: s.B, T: s.T, G: s.G, D, dHidden: cmpMlpHidden(D), cfg });
+      e.push(f32(`${prefix}mlp.${kv}.z`, L.z), f32(`${prefix}mlp.${kv}.dh`, L.dh));
+    }
+  }
+  return e;
+}
+
+export function nsaCoreScratchSlices(prefix: string, get: (name: string) => BufferSlice, cfg: NsaConfig): NsaCoreScratch {
+  const g = (f: string) => get(`${prefix}${f}`);
+  const scratch: NsaCoreScratch = {
+    dCmp: g('dCmp'), dSel: g('dSel'), dWin: g('dWin'), dkc: g('dkc'), dvc: g('dvc'), delta: g('delta'),
+    reverse: { counts: g('rev.counts'), offsets: g('rev.offsets'), queries: g('rev.queries') },
+  };
+  if (cfg.phi === 'mlp') scratch.mlp = { k: { z: g('mlp.k.z'), dh: g('mlp.k.dh') }, v: { z: g('mlp.v.z'), dh: g('mlp.v.dh') } };
+  return scratch;
+}
+
+function mlpScratch(saved: NsaCoreSaved, scratch: NsaCoreScratch | undefined, kv: 'k' | 'v'): Record<string, BufferSlice> {
+  const sv = saved.mlpSaved?.[kv];
+  const sc = scratch?.mlp?.[kv];
+  if (!sv || !sc) throw new Error(`nsa core: φ = mlp needs saved and scratch MLP buffers for ${kv}`);
+  return { hPre: sv.hPre, act: sv.act, z: sc.z, dh: sc.dh };
+}
+
+/**
+ * Forward dispatches. φ = mlp needs `scratch` too (the gathered block inputs live there).
+ * Order: compress K and V → cmp attention → scores → top-n → sel attention → win attention → mix.
+ */
+export async function nsaCoreForward(gpu: GpuContext, s: NsaCoreShape, cfg: NsaConfig, io: NsaCoreIO, scratch?: NsaCoreScratch): Promise<Dispatch[]> {
+  const { B, T, H, G, dk, dv } = s;
+  const sv = io.saved;
+  const list: Array<Promise<Dispatch | Dispatch[]>> = [];
+  if (cfg.phi === 'avg') {
+    list.push(
+      compressAvgForwardDispatch(gpu, { x: io.cmp.k, out: sv.kc, B, T, G, D: dk, cfg }),
+      compressAvgForwardDispatch(gpu, { x: io.cmp.v, out: sv.vc, B, T, G, D: dv, cfg }),
+    );
+  } else {
+    if (!io.mlp) throw new Error('nsa core: φ = mlp needs the compression MLP weights');
+    list.push(
+      compressMlpForwardDispatches(gpu, { x: io.cmp.k, out: sv.kc, weights: io.mlp.k, scratch: mlpScratch(sv, scratch, 'k'), B, T, G, D: dk, dHidden: cmpMlpHidden(dk), cfg }),
+      compressMlpForwardDispatches(gpu, { x: io.cmp.v, out: sv.vc, weights: io.mlp.v, scratch: mlpScratch(sv, scratch, 'v'), B, T, G, D: dv, dHidden: cmpMlpHidden(dv), cfg }),
+    );
+  }
+  const branch = (branch: NsaBranch, kv: NsaBranchKV, out: BufferSlice, lse: BufferSlice) =>
+    nsaBranchForwardDispatch(gpu, { branch, cfg, B, T, H, G, dk, dv, q: io.q, k: kv.k, v: kv.v, sel: branch === 'sel' ? sv.sel : undefined, out, lse });
+  list.push(
+    branch('cmp', { k: sv.kc, v: sv.vc }, sv.oCmp, sv.lseCmp),
+    selectionScoresDispatch(gpu, { q: io.q, kc: sv.kc, lseCmp: sv.lseCmp, scores: sv.scores, B, T, H, G, dk, cfg }),
+    topNSelectionDispatch(gpu, { scores: sv.scores, sel: sv.sel, B, T, G, cfg }),
+    branch('sel', io.sel, sv.oSel, sv.lseSel),
+    branch('win', io.win, sv.oWin, sv.lseWin),
+    combineForwardDispatch(gpu, { gates: io.gates, oCmp: sv.oCmp, oSel: sv.oSel, oWin: sv.oWin, out: io.out, rows: B * T, H, dv }),
+  );
+  return (await Promise.all(list)).flat();
+}
+
+/** Backward dispatches: gate mix → reverse index → three branches (dq summed) → compression. */
+export async function nsaCoreBackward(gpu: GpuContext, s: NsaCoreShape, cfg: NsaConfig, io: NsaCoreIO, scratch: NsaCoreScratch, gr: NsaCoreGrads): Promise<Dispatch[]> {
+  const { B, T, H, G, dk, dv } = s;
+  const sv = io.saved;
+  const rows = B * T;
+  const list: Array<Promise<Dispatch | Dispatch[]>> = [];
+  const mix = { gates: io.gates, oCmp: sv.oCmp, oSel: sv.oSel, oWin: sv.oWin, dCmp: scratch.dCmp, dSel: scratch.dSel, dWin: scratch.dWin, rows, H, dv, dout: gr.dout };
+  if (gr.gates.kind === 'logits') {
+    list.push(combineBackwardDispatches(gpu, { ...mix, dlogits: gr.gates.dlogits, dbias: gr.gates.dbias, ablation: gr.gates.ablation }));
+  } else {
+    list.push(combineBackwardGatesDispatches(gpu, { ...mix, dgates: gr.gates.dgates }));
+  }
+  list.push(nsaReverseIndexDispatches(gpu, { B, T, H, G, dk, dv, cfg, sel: sv.sel, reverse: scratch.reverse }));
+  const branch = (branch: NsaBranch, kv: NsaBranchKV, out: BufferSlice, lse: BufferSlice, dout: BufferSlice, grad: NsaBranchKV, accumulateQ: boolean) =>
+    nsaBranchBackwardDispatches(gpu, {
+      branch, cfg, B, T, H, G, dk, dv, q: io.q, k: kv.k, v: kv.v,
+      sel: branch === 'sel' ? sv.sel : undefined, reverse: branch === 'sel' ? scratch.reverse : undefined,
+      out, lse, dout, delta: scratch.delta, gradQ: gr.dq, gradK: grad.k, gradV: grad.v, accumulateQ,
+    });
+  list.push(
+    branch('cmp', { k: sv.kc, v: sv.vc }, sv.oCmp, sv.lseCmp, scratch.dCmp, { k: scratch.dkc, v: scratch.dvc }, false),
+    branch('sel', io.sel, sv.oSel, sv.lseSel, scratch.dSel, gr.sel, true),
+    branch('win', io.win, sv.oWin, sv.lseWin, scratch.dWin, gr.win, true),
+  );
+  if (cfg.phi === 'avg') {
+    list.push(
+      compressAvgBackwardDispatch(gpu, { dout: scratch.dkc, dx: gr.cmp.k, B, T, G, D: dk, cfg }),
+      compressAvgBackwardDispatch(gpu, { dout: scratch.dvc, dx: gr.cmp.v, B, T, G, D: dv, cfg }),
+    );
+  } else {
+    if (!io.mlp || !gr.mlp) throw new Error('nsa core: φ = mlp needs the MLP weights and their gradients');
+    list.push(
+      compressMlpBackwardDispatches(gpu, { dout: scratch.dkc, x: io.cmp.k, dx: gr.cmp.k, weights: io.mlp.k, grads: gr.mlp.k, scratch: mlpScratch(sv, scratch, 'k'), B, T, G, D: dk, dHidden: cmpMlpHidden(dk), cfg }),
+      compressMlpBackwardDispatches(gpu, { dout: scratch.dvc, x: io.cmp.v, dx: gr.cmp.v, weights: io.mlp.v, grads: gr.mlp.v, scratch: mlpScratch(sv, scratch, 'v'), B, T, G, D: dv, dHidden: cmpMlpHidden(dv), cfg }),
+    );
+  }
+  return (await Promise.all(list)).flat();
+}
