@@ -1,8 +1,17 @@
 // Model configuration: the schema, its validation (every message names the bad field, and runs
 // before any GPU work), and the presets.
-import type { NsaConfig } from '../nsa/config';
+import { validateNsaConfig, type NsaConfig } from '../nsa/config';
+import type { GateAblation } from '../reference/nsa/gates';
 
 export type AttentionKind = 'dense' | 'nsa';
+
+/** NSA as used by the model: the spec's config plus the model-level options. */
+export interface ModelNsaConfig extends NsaConfig {
+  /** One K/V projection shared by the three branches instead of one pair per branch. */
+  sharedKV: boolean;
+  /** Ablations: force one branch (others' gates 0) or freeze the gates at a value. */
+  gates: GateAblation;
+}
 
 export interface ModelConfig {
   vocabSize: number;
@@ -21,7 +30,7 @@ export interface ModelConfig {
   normEps: number;
   attention: AttentionKind;
   /** NSA options; required when attention === 'nsa'. */
-  nsa?: NsaConfig;
+  nsa?: ModelNsaConfig;
   /** Std of the normal initialisation of weight matrices. */
   initStd: number;
 }
@@ -59,7 +68,20 @@ export function validateModelConfig(c: ModelConfig): ConfigError[] {
     errs.push({ field: 'model.initStd', message: `must be in (0, 1) (got ${c.initStd})` });
   if (c.attention !== 'dense' && c.attention !== 'nsa')
     errs.push({ field: 'model.attention', message: `must be 'dense' or 'nsa' (got ${String(c.attention)})` });
-  if (c.attention === 'nsa' && !c.nsa) errs.push({ field: 'model.nsa', message: "is required when attention is 'nsa'" });
+  if (c.attention === 'nsa') {
+    if (!c.nsa) errs.push({ field: 'model.nsa', message: "is required when attention is 'nsa'" });
+    else {
+      for (const e of validateNsaConfig(c.nsa, { T: c.seqLen, H: c.nHeads, G: c.nKvGroups, dk: c.dk, dv: c.dv }))
+        errs.push({ field: e.field.startsWith('nsa.') ? `model.${e.field}` : `model.${e.field.replace(/^shape\./, '')}`, message: e.message });
+      if (typeof c.nsa.sharedKV !== 'boolean') errs.push({ field: 'model.nsa.sharedKV', message: 'must be true or false' });
+      const g = c.nsa.gates;
+      const okGates =
+        g && (g.kind === 'none' ||
+          (g.kind === 'force' && ['cmp', 'sel', 'win'].includes(g.branch)) ||
+          (g.kind === 'freeze' && (typeof g.value === 'number' ? g.value >= 0 && g.value <= 1 : Array.isArray(g.value) && g.value.length === 3 && g.value.every((v) => v >= 0 && v <= 1))));
+      if (!okGates) errs.push({ field: 'model.nsa.gates', message: "must be {kind:'none'}, {kind:'force', branch:'cmp'|'sel'|'win'} or {kind:'freeze', value in [0,1]}" });
+    }
+  }
   return errs;
 }
 

@@ -1,5 +1,6 @@
 // Parameter layout: every tensor's name, shape and optimizer treatment, in arena order. The
 // parameter, gradient and both Adam-moment arenas use this same list, so they chunk identically.
+import { cmpMlpHidden } from '../nsa/core-plan';
 import type { ModelConfig } from './config';
 
 export interface ParamSpec {
@@ -15,8 +16,16 @@ export const numel = (shape: readonly number[]): number => shape.reduce((a, b) =
 export interface LayerParamNames {
   attnNorm: string;
   wq: string;
+  /** Dense attention, or NSA with sharedKV: the one K/V projection. */
   wk: string;
   wv: string;
+  /** NSA: per-branch K/V projections (without sharedKV). */
+  branchKV: Record<'cmp' | 'sel' | 'win', { wk: string; wv: string }>;
+  /** NSA gates: logits = x·wg + bg, column 3i + c. */
+  wg: string;
+  bg: string;
+  /** NSA φ = mlp: compression MLP weights for keys and values. */
+  cmpMlp: Record<'k' | 'v', { pos: string; w1: string; b1: string; w2: string; b2: string }>;
   wo: string;
   mlpNorm: string;
   w1: string;
@@ -31,6 +40,17 @@ export function layerParamNames(l: number): LayerParamNames {
     wq: `${p}wq`,
     wk: `${p}wk`,
     wv: `${p}wv`,
+    branchKV: {
+      cmp: { wk: `${p}wk_cmp`, wv: `${p}wv_cmp` },
+      sel: { wk: `${p}wk_sel`, wv: `${p}wv_sel` },
+      win: { wk: `${p}wk_win`, wv: `${p}wv_win` },
+    },
+    wg: `${p}wg`,
+    bg: `${p}bg`,
+    cmpMlp: {
+      k: { pos: `${p}cmp_mlp_k.pos`, w1: `${p}cmp_mlp_k.w1`, b1: `${p}cmp_mlp_k.b1`, w2: `${p}cmp_mlp_k.w2`, b2: `${p}cmp_mlp_k.b2` },
+      v: { pos: `${p}cmp_mlp_v.pos`, w1: `${p}cmp_mlp_v.w1`, b1: `${p}cmp_mlp_v.b1`, w2: `${p}cmp_mlp_v.w2`, b2: `${p}cmp_mlp_v.b2` },
+    },
     wo: `${p}wo`,
     mlpNorm: `${p}mlp_norm`,
     w1: `${p}w1`,
@@ -50,11 +70,38 @@ export function paramSpecs(c: ModelConfig): ParamSpec[] {
   const specs: ParamSpec[] = [{ name: EMBEDDING, shape: [c.vocabSize, C], decay: true, init: normal }];
   for (let l = 0; l < c.nLayers; l++) {
     const n = layerParamNames(l);
+    const kv = (wk: string, wv: string): ParamSpec[] => [
+      { name: wk, shape: [C, c.nKvGroups * c.dk], decay: true, init: normal },
+      { name: wv, shape: [C, c.nKvGroups * c.dv], decay: true, init: normal },
+    ];
     specs.push(
       { name: n.attnNorm, shape: [C], decay: false, init: { kind: 'ones' } },
       { name: n.wq, shape: [C, c.nHeads * c.dk], decay: true, init: normal },
-      { name: n.wk, shape: [C, c.nKvGroups * c.dk], decay: true, init: normal },
-      { name: n.wv, shape: [C, c.nKvGroups * c.dv], decay: true, init: normal },
+    );
+    const nsa = c.attention === 'nsa' ? c.nsa : undefined;
+    if (!nsa || nsa.sharedKV) specs.push(...kv(n.wk, n.wv));
+    else for (const b of ['cmp', 'sel', 'win'] as const) specs.push(...kv(n.branchKV[b].wk, n.branchKV[b].wv));
+    if (nsa) {
+      specs.push(
+        { name: n.wg, shape: [C, 3 * c.nHeads], decay: true, init: normal },
+        { name: n.bg, shape: [3 * c.nHeads], decay: false, init: { kind: 'zeros' } },
+      );
+      if (nsa.phi === 'mlp') {
+        for (const [which, D] of [['k', c.dk], ['v', c.dv]] as const) {
+          const m = n.cmpMlp[which];
+          const Dh = cmpMlpHidden(D);
+          const l = nsa.l;
+          specs.push(
+            { name: m.pos, shape: [l, D], decay: false, init: { kind: 'normal', std: c.initStd } },
+            { name: m.w1, shape: [l * D, Dh], decay: true, init: { kind: 'normal', std: 1 / Math.sqrt(l * D) } },
+            { name: m.b1, shape: [Dh], decay: false, init: { kind: 'zeros' } },
+            { name: m.w2, shape: [Dh, D], decay: true, init: { kind: 'normal', std: 1 / Math.sqrt(Dh) } },
+            { name: m.b2, shape: [D], decay: false, init: { kind: 'zeros' } },
+          );
+        }
+      }
+    }
+    specs.push(
       { name: n.wo, shape: [c.nHeads * c.dv, C], decay: true, init: residual },
       { name: n.mlpNorm, shape: [C], decay: false, init: { kind: 'ones' } },
       { name: n.w1, shape: [C, c.ffnHidden], decay: true, init: normal },

@@ -21,11 +21,14 @@ const baseTrain: TrainConfig = {
   logEvery: 10,
 };
 
+const nsaOptions = { sharedKV: false, gates: { kind: 'none' } } as const;
+
 export const PRESETS = {
   tiny: {
     model: {
       vocabSize: 256, dim: 64, nLayers: 2, nHeads: 4, nKvGroups: 2, dk: 16, dv: 16, ffnHidden: 128,
       seqLen: 64, ropeTheta: 10000, normEps: 1e-5, attention: 'dense', initStd: 0.02,
+      nsa: { l: 8, d: 4, lSel: 16, nSel: 3, w: 16, phi: 'avg', forceInit: true, forceLocal: 1, ...nsaOptions },
     },
     train: { ...baseTrain },
     data: { source: 'brown', tokenizer: 'byte' },
@@ -34,6 +37,7 @@ export const PRESETS = {
     model: {
       vocabSize: 256, dim: 256, nLayers: 4, nHeads: 8, nKvGroups: 2, dk: 32, dv: 32, ffnHidden: 704,
       seqLen: 256, ropeTheta: 10000, normEps: 1e-5, attention: 'dense', initStd: 0.02,
+      nsa: { l: 16, d: 8, lSel: 32, nSel: 4, w: 64, phi: 'avg', forceInit: true, forceLocal: 2, ...nsaOptions },
     },
     train: { ...baseTrain, steps: 2000, lrMax: 1e-3, lrMin: 1e-4, warmupSteps: 100 },
     data: { source: 'brown', tokenizer: 'byte' },
@@ -42,6 +46,7 @@ export const PRESETS = {
     model: {
       vocabSize: 50257, dim: 768, nLayers: 12, nHeads: 12, nKvGroups: 2, dk: 64, dv: 64, ffnHidden: 2048,
       seqLen: 1024, ropeTheta: 10000, normEps: 1e-5, attention: 'dense', initStd: 0.02,
+      nsa: { l: 32, d: 16, lSel: 64, nSel: 16, w: 512, phi: 'avg', forceInit: true, forceLocal: 2, ...nsaOptions },
     },
     train: { ...baseTrain, steps: 50000, batchSize: 1, lrMax: 6e-4, lrMin: 6e-5, warmupSteps: 2000, evalEvery: 500 },
     data: { source: 'brown', tokenizer: 'gpt2' },

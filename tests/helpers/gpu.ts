@@ -5,7 +5,7 @@
 import type { GpuContext } from '../../src/gpu/context';
 import { acquireNodeGpu } from '../../src/gpu/node-device';
 
-export const TEST_GPU_KEY = Symbol.for('nsa-playground.test-gpu');
+export const TEST_GPU_KEY = '__nsaPlaygroundTestGpu';
 const KEY = TEST_GPU_KEY;
 export type TestGpuHolder = { [TEST_GPU_KEY]?: Promise<GpuContext> };
 type Holder = TestGpuHolder;
