@@ -27,7 +27,7 @@ override DV4: u32;   // ceil(DV / 4)
 override BK: u32;    // keys per staged tile, a multiple of CH; BK·(DK4+DV4)·16 bytes ≤ 16 KiB
 
 const WG: u32 = 64u;     // rows per workgroup
-const CH: u32 = 16u;     // keys per online-softmax rescale
+const CH: u32 = 8u;      // keys per online-softmax rescale
 const MAX4: u32 = 32u;   // DK, DV ≤ 128
 const LN2: f32 = 0.6931471805599453;
 // Finite "minus infinity": WGSL does not promise IEEE infinities.

@@ -21,7 +21,7 @@ export const ATTENTION_MAX_HEAD_DIM = 128;
 export interface AttentionTiling {
   DK4: number;
   DV4: number;
-  /** Keys per staged K/V tile (forward, dQ): a multiple of 16, at most 64. */
+  /** Keys per staged K/V tile (forward, dQ): a multiple of 8 (the forward's rescale chunk), at most 64. */
   BK: number;
   /** Threads per key in dK/dV, each owning KC4 (VC4) vec4 columns of k (v). */
   NS: number;
@@ -36,12 +36,13 @@ export function attentionTiling(dk: number, dv: number): AttentionTiling {
   const DK4 = Math.ceil(dk / 4);
   const DV4 = Math.ceil(dv / 4);
   // ks + vs: BK·(DK4 + DV4) vec4.
-  const BK = Math.min(64, Math.floor(SHARED_FLOATS / 4 / (DK4 + DV4) / 16) * 16);
+  const BK = Math.min(64, Math.floor(SHARED_FLOATS / 4 / (DK4 + DV4) / 8) * 8);
   const NS = [1, 2, 4].find((n) => Math.ceil(DK4 / n) <= 8 && Math.ceil(DV4 / n) <= 8) ?? 4;
   const KC4 = Math.ceil(DK4 / NS);
   const VC4 = Math.ceil(DV4 / NS);
   // qs + dos: BQ·NS·(KC4 + VC4) vec4; rowLse, rowDelta: 2·BQ; partS, partD: 2·BQ·WG floats.
-  const BQ = Math.min(32, Math.floor(SHARED_FLOATS / (4 * NS * (KC4 + VC4) + 2 + 2 * WG)));
+  // At most 16: the row loops unroll, and longer ones mostly cost compile time.
+  const BQ = Math.min(16, Math.floor(SHARED_FLOATS / (4 * NS * (KC4 + VC4) + 2 + 2 * WG)));
   return { DK4, DV4, BK, NS, KC4, VC4, BQ };
 }
 
