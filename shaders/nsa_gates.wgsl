@@ -4,13 +4,14 @@
 //   gateForward        gates = sigmoid(logits + bias), or the ablation's constants (MODE_CONST)
 //   combineForward     out = g_cmp·O_cmp + g_sel·O_sel + g_win·O_win
 //   combineBackwardDo  dO_c = g_c·dO for each branch (overwrite)
-//   combineBackwardDg  dlogits[r, 3i+c] = ⟨dO, O_c⟩·g(1 − g) (overwrite; 0 for constant gates)
+//   combineBackwardDg  dlogits[r, 3i+c] = ⟨dO, O_c⟩·g(1 − g) (overwrite; 0 for constant gates),
+//                      or with MODE_GATES the gradient wrt the gate values, ⟨dO, O_c⟩ (overwrite)
 //   colSum             dbias[col] += Σ_r dlogits[r, col], rows in a fixed order, then a fixed tree
 // Bindings (one declaration per slot, meaning per entry point):
 //   gateForward:       s1 = logits, s2 = bias, s3 = gates
 //   combineForward:    s1 = gates, s2 = oCmp, s3 = oSel, s4 = oWin, s5 = out
 //   combineBackwardDo: s1 = gates, s2 = dout, s3 = dCmp, s4 = dSel, s5 = dWin
-//   combineBackwardDg: s1 = gates, s2 = dout, s3 = oCmp, s4 = oSel, s5 = oWin, s6 = dlogits
+//   combineBackwardDg: s1 = gates, s2 = dout, s3 = oCmp, s4 = oSel, s5 = oWin, s6 = dlogits (or dgates)
 //   colSum:            s1 = dlogits, s2 = dbias
 // Every storage binding is read_write (see residual.wgsl).
 
@@ -19,7 +20,7 @@ struct Params {
   H: u32,
   dv: u32,
   total: u32, // elements of the launch
-  mode: u32,  // 0: learned gates; 1: constants c0, c1, c2 (force / freeze ablation)
+  mode: u32,  // 0: learned gates; 1: constants c0, c1, c2 (force / freeze ablation); 2: see MODE_GATES
   c0: f32,
   c1: f32,
   c2: f32,
@@ -35,6 +36,7 @@ struct Params {
 
 const WG: u32 = 256u;
 const MODE_CONST: u32 = 1u;
+const MODE_GATES: u32 = 2u; // combineBackwardDg stops at the gate values (no sigmoid): the op API
 const TC: u32 = 16u; // colSum: columns per workgroup
 const TL: u32 = 16u; // colSum: row lanes per column; a power of two
 var<workgroup> red: array<f32, 256>; // TC × TL
@@ -94,6 +96,7 @@ fn combineBackwardDg(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num
   let g = vec3<f32>(s1[3u * ri], s1[3u * ri + 1u], s1[3u * ri + 2u]);
   var dz = vec3<f32>(dc, ds, dw) * g * (1.0 - g);
   if (P.mode == MODE_CONST) { dz = vec3<f32>(0.0); } // constant gates: no gradient reaches the logits
+  if (P.mode == MODE_GATES) { dz = vec3<f32>(dc, ds, dw); }
   s6[3u * ri] = dz.x;
   s6[3u * ri + 1u] = dz.y;
   s6[3u * ri + 2u] = dz.z;

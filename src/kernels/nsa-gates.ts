@@ -1,5 +1,5 @@
 // Wrapper for shaders/nsa_gates.wgsl: NSA gate sigmoid (+ ablation), the gated mix of the three
-// branch outputs, and its backward down to the gate logits. The logits x·Wg and the backward
+// branch outputs, and its backward down to the gate logits (or to the gate values, for the op). The logits x·Wg and the backward
 // matmuls (dx = dlogits·Wgᵀ, dWg += xᵀ·dlogits) are the caller's (matmul.ts).
 // Layouts: logits, gates, dlogits [rows, 3H] with column 3i + c, c ∈ (cmp, sel, win);
 // branch outputs and their gradients [rows, H, dv]; rows = B·T.
@@ -59,6 +59,27 @@ export interface CombineBackwardArgs {
   dv: number;
   ablation: GateAblation;
 }
+
+export interface CombineBackwardGatesArgs {
+  /** [rows, H, dv]. */
+  dout: BufferSlice;
+  gates: BufferSlice;
+  oCmp: BufferSlice;
+  oSel: BufferSlice;
+  oWin: BufferSlice;
+  /** [rows, H, dv] each, overwritten with g_c·dO. */
+  dCmp: BufferSlice;
+  dSel: BufferSlice;
+  dWin: BufferSlice;
+  /** [rows, 3H], overwritten: ⟨dO, O_c⟩, the gradient wrt the gate values (no sigmoid). */
+  dgates: BufferSlice;
+  rows: number;
+  H: number;
+  dv: number;
+}
+
+/** mode word of combineBackwardDg that stops at the gate values (MODE_GATES in the shader). */
+const MODE_GATES = 2;
 
 /** Uniform words [mode, c0, c1, c2] of an ablation (reference semantics: applyGateAblation). */
 function ablationWords(label: string, ab: GateAblation) {
@@ -151,6 +172,30 @@ export async function combineBackwardDispatches(gpu: GpuContext, a: CombineBackw
       { code, entryPoint: 'colSum', label: `${label}.dbias` },
       [uniform(gpu, rows, H, dv, 0, ab), a.dlogits, a.dbias],
       [ceilDiv(3 * H, TC)],
+    ),
+  ]);
+}
+
+/** [dO_c = g_c·dO, dgates = ⟨dO, O_c⟩] (both overwrite): the mix backward for gates given as values. */
+export async function combineBackwardGatesDispatches(gpu: GpuContext, a: CombineBackwardGatesArgs): Promise<Dispatch[]> {
+  const label = 'nsa_gates.combineBackwardGates';
+  const { rows, H, dv } = a;
+  const n = rows * H * dv;
+  checkArgs(label, { rows, H, dv }, {
+    dout: [a.dout, n], gates: [a.gates, rows * 3 * H], oCmp: [a.oCmp, n], oSel: [a.oSel, n], oWin: [a.oWin, n],
+    dCmp: [a.dCmp, n], dSel: [a.dSel, n], dWin: [a.dWin, n], dgates: [a.dgates, rows * 3 * H],
+  });
+  const mode = [MODE_GATES, f32(0), f32(0), f32(0)];
+  return Promise.all([
+    gpu.dispatch(
+      { code, entryPoint: 'combineBackwardDo', label: `${label}.dO` },
+      [uniform(gpu, rows, H, dv, n, mode), a.gates, a.dout, a.dCmp, a.dSel, a.dWin],
+      grid1d(ceilDiv(n, WG)),
+    ),
+    gpu.dispatch(
+      { code, entryPoint: 'combineBackwardDg', label: `${label}.dgates` },
+      [uniform(gpu, rows, H, dv, rows * H, mode), a.gates, a.dout, a.oCmp, a.oSel, a.oWin, a.dgates],
+      grid1d(ceilDiv(rows * H, WG)),
     ),
   ]);
 }

@@ -15,7 +15,7 @@ import {
   compressMlpScratchLengths,
   type CmpMlpSlices,
 } from '../kernels/nsa-compress';
-import { combineBackwardDispatches, combineForwardDispatch, type GateAblation } from '../kernels/nsa-gates';
+import { combineBackwardDispatches, combineBackwardGatesDispatches, combineForwardDispatch, type GateAblation } from '../kernels/nsa-gates';
 import { nsaReverseIndexDispatches, nsaReverseIndexLengths, type NsaReverseIndexSlices } from '../kernels/nsa-reverse-index';
 import { selectionScoresDispatch, topNSelectionDispatch } from '../kernels/nsa-select';
 import { numCmpBlocks, numSelBlocks } from './blocks';
