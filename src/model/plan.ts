@@ -15,7 +15,17 @@ import { addDispatch } from '../kernels/residual';
 import { rmsnormBackwardDispatches, rmsnormForwardDispatch } from '../kernels/rmsnorm';
 import { ropeDispatch } from '../kernels/rope';
 import { swigluBackwardDispatch, swigluForwardDispatch } from '../kernels/swiglu';
-import { act, activationEntries, type PlanShape } from './activations';
+import { gateForwardDispatch } from '../kernels/nsa-gates';
+import { nsaStatsDispatches } from '../kernels/nsa-stats';
+import {
+  nsaCoreBackward,
+  nsaCoreForward,
+  nsaCoreSavedSlices,
+  nsaCoreScratchSlices,
+  type NsaCoreIO,
+  type NsaCoreScratch,
+} from '../nsa/core-plan';
+import { act, activationEntries, kvNames, nsaShape, nsaStatsMaxDistance, type PlanShape } from './activations';
 import { assertValidModelConfig, type ModelConfig } from './config';
 import { EMBEDDING, FINAL_NORM, layerParamNames, numel, paramSpecs, type ParamSpec } from './params';
 
@@ -47,7 +57,6 @@ export class ModelPlan {
 
   static async build(gpu: GpuContext, config: ModelConfig, batchSize: number, gradAccum: number, opt: OptimizerSettings): Promise<ModelPlan> {
     assertValidModelConfig(config);
-    if (config.attention !== 'dense') throw new Error(`model.attention '${config.attention}' has no GPU plan yet`);
     const T = config.seqLen;
     const shape: PlanShape = { B: batchSize, T, N: batchSize * T, gradAccum };
     const specs = paramSpecs(config);
@@ -123,6 +132,10 @@ async function settle(list: PendingDispatches): Promise<Dispatch[]> {
   return (await Promise.all(list)).flat();
 }
 
+function zip<A, B>(a: readonly A[], b: readonly B[]): Array<[A, B]> {
+  return a.map((x, i) => [x, b[i]]);
+}
+
 /** Builds the layer-by-layer dispatch lists (llm.c style: every step written out). */
 class StepBuilder {
   private readonly N: number;
@@ -146,6 +159,163 @@ class StepBuilder {
     return matmulDispatch(this.gpu, args);
   }
 
+  /** q, k, v projections with RoPE on q and k (dense: one K/V pair; NSA: one per branch or shared). */
+  private projections(l: number): PendingDispatches {
+    const { c, N } = this;
+    const { T } = this.s;
+    const C = c.dim;
+    const w = layerParamNames(l);
+    const L = (x: string) => this.a(act.layer(l, x));
+    const normed = L('attn_normed');
+    const rope = (x: BufferSlice, heads: number) =>
+      ropeDispatch(this.gpu, { x, out: x, rows: N, T, heads, headDim: c.dk, theta: c.ropeTheta, inverse: false });
+    const out: PendingDispatches = [
+      this.mm({ a: normed, b: this.p(w.wq), c: L('q'), M: N, K: C, N: c.nHeads * c.dk, label: `l${l}.q` }),
+      rope(L('q'), c.nHeads),
+    ];
+    for (const [[kName, vName], [wk, wv]] of zip(kvNames(c), this.kvWeights(l))) {
+      out.push(
+        this.mm({ a: normed, b: this.p(wk), c: L(kName), M: N, K: C, N: c.nKvGroups * c.dk, label: `l${l}.${kName}` }),
+        this.mm({ a: normed, b: this.p(wv), c: L(vName), M: N, K: C, N: c.nKvGroups * c.dv, label: `l${l}.${vName}` }),
+        rope(L(kName), c.nKvGroups),
+      );
+    }
+    return out;
+  }
+
+  /** Weight names of the K/V projections, in kvNames order. */
+  private kvWeights(l: number): Array<[string, string]> {
+    const w = layerParamNames(l);
+    return kvNames(this.c).length === 1 ? [[w.wk, w.wv]] : (['cmp', 'sel', 'win'] as const).map((b) => [w.branchKV[b].wk, w.branchKV[b].wv]);
+  }
+
+  /** The K/V slices each NSA branch reads (shared KV: the same pair thrice). */
+  private branchKV(l: number, names: Array<[string, string]>) {
+    const L = (x: string) => this.a(act.layer(l, x));
+    const pick = (i: number) => ({ k: L(names[Math.min(i, names.length - 1)][0]), v: L(names[Math.min(i, names.length - 1)][1]) });
+    return { cmp: pick(0), sel: pick(1), win: pick(2) };
+  }
+
+  private nsaIO(l: number): NsaCoreIO {
+    const nsa = this.c.nsa!;
+    const L = (x: string) => this.a(act.layer(l, x));
+    const w = layerParamNames(l);
+    const mlpSlices = (which: 'k' | 'v', get: (n: string) => BufferSlice) => {
+      const m = w.cmpMlp[which];
+      return { pos: get(m.pos), w1: get(m.w1), b1: get(m.b1), w2: get(m.w2), b2: get(m.b2) };
+    };
+    return {
+      q: L('q'),
+      ...this.branchKV(l, kvNames(this.c)),
+      gates: L('gates'),
+      out: L('attn'),
+      saved: nsaCoreSavedSlices(act.layer(l, 'nsa.'), this.a, nsa),
+      mlp: nsa.phi === 'mlp' ? { k: mlpSlices('k', this.p), v: mlpSlices('v', this.p) } : undefined,
+    };
+  }
+
+  /** Attention forward of layer l after its input norm: writes `l.attn` [N, H·dv]. */
+  private attentionForward(l: number, m: number, mode: 'train' | 'eval'): PendingDispatches {
+    const { c, N, gpu } = this;
+    const { B, T } = this.s;
+    const H = c.nHeads;
+    const G = c.nKvGroups;
+    const L = (x: string) => this.a(act.layer(l, x));
+    const out = this.projections(l);
+    if (c.attention === 'dense') {
+      out.push(attentionForwardDispatch(gpu, { q: L('q'), k: L('k'), v: L('v'), out: L('attn'), lse: L('lse'), B, T, H, G, dk: c.dk, dv: c.dv }));
+      return out;
+    }
+    const nsa = c.nsa!;
+    const w = layerParamNames(l);
+    const shape = nsaShape(c, this.s);
+    out.push(
+      this.mm({ a: L('attn_normed'), b: this.p(w.wg), c: this.a('gate_logits'), M: N, K: c.dim, N: 3 * H, label: `l${l}.gate` }),
+      gateForwardDispatch(gpu, { logits: this.a('gate_logits'), bias: this.p(w.bg), gates: L('gates'), rows: N, H, ablation: nsa.gates }),
+      nsaCoreForward(gpu, shape, nsa, this.nsaIO(l), this.nsaScratch()),
+    );
+    // Statistics of the step's last micro-batch (gate means, selection histogram, invalid count).
+    if (mode === 'train' && m === this.s.gradAccum - 1) {
+      out.push(
+        nsaStatsDispatches(gpu, { gates: L('gates'), sel: this.nsaIO(l).saved.sel, stats: L('nsa_stats'), B, T, H, G, cfg: nsa, maxDistance: nsaStatsMaxDistance(c) }),
+      );
+    }
+    return out;
+  }
+
+  private nsaScratch(): NsaCoreScratch {
+    return nsaCoreScratchSlices('nsa.', this.a, this.c.nsa!);
+  }
+
+  /** Attention backward of layer l: from `dattn` to `dnormed` (overwritten) and the weight grads. */
+  private attentionBackward(l: number): PendingDispatches {
+    const { c, N, gpu } = this;
+    const { B, T } = this.s;
+    const C = c.dim;
+    const H = c.nHeads;
+    const G = c.nKvGroups;
+    const w = layerParamNames(l);
+    const L = (x: string) => this.a(act.layer(l, x));
+    const dn = this.a('dnormed');
+    const out: PendingDispatches = [];
+    // Gradients of the (RoPE'd) k/v of each projection pair, in kvNames order.
+    const gradNames: Array<[string, string]> = c.attention === 'dense' ? [['dk', 'dv']] : [['dk', 'dv'], ['dk_sel', 'dv_sel'], ['dk_win', 'dv_win']];
+    if (c.attention === 'dense') {
+      out.push(
+        attentionBackwardDispatches(gpu, {
+          q: L('q'), k: L('k'), v: L('v'), out: L('attn'), lse: L('lse'), dout: this.a('dattn'), delta: this.a('delta'),
+          gradQ: this.a('dq'), gradK: this.a('dk'), gradV: this.a('dv'), B, T, H, G, dk: c.dk, dv: c.dv,
+        }),
+      );
+    } else {
+      const nsa = c.nsa!;
+      const grads = (i: number) => ({ k: this.a(gradNames[i][0]), v: this.a(gradNames[i][1]) });
+      const mlpSlices = (which: 'k' | 'v') => {
+        const m = w.cmpMlp[which];
+        return { pos: this.g(m.pos), w1: this.g(m.w1), b1: this.g(m.b1), w2: this.g(m.w2), b2: this.g(m.b2) };
+      };
+      out.push(
+        nsaCoreBackward(gpu, nsaShape(c, this.s), nsa, this.nsaIO(l), this.nsaScratch(), {
+          dout: this.a('dattn'),
+          dq: this.a('dq'),
+          cmp: grads(0),
+          sel: grads(1),
+          win: grads(2),
+          gates: { kind: 'logits', dlogits: this.a('dgate_logits'), dbias: this.g(w.bg), ablation: nsa.gates },
+          mlp: nsa.phi === 'mlp' ? { k: mlpSlices('k'), v: mlpSlices('v') } : undefined,
+        }),
+      );
+    }
+    const ropeInv = (x: BufferSlice, heads: number) =>
+      ropeDispatch(gpu, { x, out: x, rows: N, T, heads, headDim: c.dk, theta: c.ropeTheta, inverse: true });
+    const normed = L('attn_normed');
+    out.push(
+      ropeInv(this.a('dq'), H),
+      this.mm({ a: this.a('dq'), b: this.p(w.wq), c: dn, M: N, K: H * c.dk, N: C, transB: true, label: `l${l}.q.dx` }),
+      this.mm({ a: normed, b: this.a('dq'), c: this.g(w.wq), M: C, K: N, N: H * c.dk, transA: true, accumulate: true, label: `l${l}.q.dw` }),
+    );
+    // Each branch's k/v gradient flows into its projection; with one shared pair (dense or
+    // sharedKV) the three branch gradients accumulate into the same weight gradient.
+    const weights = this.kvWeights(l);
+    gradNames.forEach(([dkName, dvName], i) => {
+      const [wk, wv] = weights[Math.min(i, weights.length - 1)];
+      out.push(
+        ropeInv(this.a(dkName), G),
+        this.mm({ a: this.a(dkName), b: this.p(wk), c: dn, M: N, K: G * c.dk, N: C, transB: true, accumulate: true, label: `l${l}.${dkName}.dx` }),
+        this.mm({ a: this.a(dvName), b: this.p(wv), c: dn, M: N, K: G * c.dv, N: C, transB: true, accumulate: true, label: `l${l}.${dvName}.dx` }),
+        this.mm({ a: normed, b: this.a(dkName), c: this.g(wk), M: C, K: N, N: G * c.dk, transA: true, accumulate: true, label: `l${l}.${dkName}.dw` }),
+        this.mm({ a: normed, b: this.a(dvName), c: this.g(wv), M: C, K: N, N: G * c.dv, transA: true, accumulate: true, label: `l${l}.${dvName}.dw` }),
+      );
+    });
+    if (c.attention === 'nsa') {
+      out.push(
+        this.mm({ a: this.a('dgate_logits'), b: this.p(w.wg), c: dn, M: N, K: 3 * H, N: C, transB: true, accumulate: true, label: `l${l}.gate.dx` }),
+        this.mm({ a: normed, b: this.a('dgate_logits'), c: this.g(w.wg), M: C, K: N, N: 3 * H, transA: true, accumulate: true, label: `l${l}.gate.dw` }),
+      );
+    }
+    return out;
+  }
+
   forward(m: number, mode: 'train' | 'eval'): Promise<Dispatch[]> {
     const { c, N } = this;
     const { B, T } = this.s;
@@ -162,12 +332,9 @@ class StepBuilder {
       const normed = L('attn_normed');
       out.push(
         rmsnormForwardDispatch(gpu, { x: this.a(act.x(l)), weight: this.p(w.attnNorm), out: normed, rstd: L('attn_rstd'), rows: N, C, eps: c.normEps }),
-        this.mm({ a: normed, b: this.p(w.wq), c: L('q'), M: N, K: C, N: H * c.dk, label: `l${l}.q` }),
-        this.mm({ a: normed, b: this.p(w.wk), c: L('k'), M: N, K: C, N: G * c.dk, label: `l${l}.k` }),
-        this.mm({ a: normed, b: this.p(w.wv), c: L('v'), M: N, K: C, N: G * c.dv, label: `l${l}.v` }),
-        ropeDispatch(gpu, { x: L('q'), out: L('q'), rows: N, T, heads: H, headDim: c.dk, theta: c.ropeTheta, inverse: false }),
-        ropeDispatch(gpu, { x: L('k'), out: L('k'), rows: N, T, heads: G, headDim: c.dk, theta: c.ropeTheta, inverse: false }),
-        attentionForwardDispatch(gpu, { q: L('q'), k: L('k'), v: L('v'), out: L('attn'), lse: L('lse'), B, T, H, G, dk: c.dk, dv: c.dv }),
+        ...this.attentionForward(l, m, mode),
+      );
+      out.push(
         this.mm({ a: L('attn'), b: this.p(w.wo), c: this.a('proj'), M: N, K: H * c.dv, N: C, label: `l${l}.o` }),
         addDispatch(gpu, this.a(act.x(l)), this.a('proj'), L('x_mid'), N * C),
         rmsnormForwardDispatch(gpu, { x: L('x_mid'), weight: this.p(w.mlpNorm), out: L('mlp_normed'), rstd: L('mlp_rstd'), rows: N, C, eps: c.normEps }),
@@ -230,22 +397,11 @@ class StepBuilder {
           dout: dn, x: L('x_mid'), weight: this.p(w.mlpNorm), rstd: L('mlp_rstd'), dx, dweight: this.g(w.mlpNorm), rows: N, C, accumulateDx: true,
         }),
       );
-      // Attention: x_mid = x_l + wo(attn(rope(wq n), rope(wk n), wv n)), n = norm(x_l). dx holds d x_mid.
+      // Attention: x_mid = x_l + wo(attention(n)), n = norm(x_l). dx holds d x_mid.
       out.push(
         this.mm({ a: dx, b: this.p(w.wo), c: this.a('dattn'), M: N, K: C, N: H * c.dv, transB: true, label: `l${l}.o.dx` }),
         this.mm({ a: L('attn'), b: dx, c: this.g(w.wo), M: H * c.dv, K: N, N: C, transA: true, accumulate: true, label: `l${l}.o.dw` }),
-        attentionBackwardDispatches(gpu, {
-          q: L('q'), k: L('k'), v: L('v'), out: L('attn'), lse: L('lse'), dout: this.a('dattn'), delta: this.a('delta'),
-          gradQ: this.a('dq'), gradK: this.a('dk'), gradV: this.a('dv'), B, T, H, G, dk: c.dk, dv: c.dv,
-        }),
-        ropeDispatch(gpu, { x: this.a('dq'), out: this.a('dq'), rows: N, T, heads: H, headDim: c.dk, theta: c.ropeTheta, inverse: true }),
-        ropeDispatch(gpu, { x: this.a('dk'), out: this.a('dk'), rows: N, T, heads: G, headDim: c.dk, theta: c.ropeTheta, inverse: true }),
-        this.mm({ a: this.a('dq'), b: this.p(w.wq), c: dn, M: N, K: H * c.dk, N: C, transB: true, label: `l${l}.q.dx` }),
-        this.mm({ a: this.a('dk'), b: this.p(w.wk), c: dn, M: N, K: G * c.dk, N: C, transB: true, accumulate: true, label: `l${l}.k.dx` }),
-        this.mm({ a: this.a('dv'), b: this.p(w.wv), c: dn, M: N, K: G * c.dv, N: C, transB: true, accumulate: true, label: `l${l}.v.dx` }),
-        this.mm({ a: L('attn_normed'), b: this.a('dq'), c: this.g(w.wq), M: C, K: N, N: H * c.dk, transA: true, accumulate: true, label: `l${l}.q.dw` }),
-        this.mm({ a: L('attn_normed'), b: this.a('dk'), c: this.g(w.wk), M: C, K: N, N: G * c.dk, transA: true, accumulate: true, label: `l${l}.k.dw` }),
-        this.mm({ a: L('attn_normed'), b: this.a('dv'), c: this.g(w.wv), M: C, K: N, N: G * c.dv, transA: true, accumulate: true, label: `l${l}.v.dw` }),
+        ...this.attentionBackward(l),
         rmsnormBackwardDispatches(gpu, {
           dout: dn, x: this.a(act.x(l)), weight: this.p(w.attnNorm), rstd: L('attn_rstd'), dx, dweight: this.g(w.attnNorm), rows: N, C, accumulateDx: true,
         }),

@@ -1,4 +1,4 @@
-// Float64 twin of the whole dense model: forward, loss and every parameter gradient, composed
+// Float64 twin of the whole model (dense or NSA attention): forward, loss and every parameter gradient, composed
 // from the per-kernel references in the same order as src/model/plan.ts. The one-step GPU test
 // and finite-difference checks of the full model compare against this.
 import type { ModelConfig } from '../model/config';
@@ -10,6 +10,10 @@ import { matmulRef } from './matmul';
 import { rmsnormBackwardRef, rmsnormForwardRef } from './rmsnorm';
 import { ropeRef } from './rope';
 import { swigluBackwardRef, swigluForwardRef } from './swiglu';
+import { cmpMlpHidden } from '../nsa/core-plan';
+import type { CmpMlpPair } from './nsa/compression';
+import { applyGateAblation, gateAblationBackward, gateBackwardRef, gateForwardRef } from './nsa/gates';
+import { nsaBackwardRef, nsaForwardRef, type NsaForward, type NsaInputs } from './nsa/layer';
 
 export type Params64 = Map<string, Float64Array>;
 
@@ -26,11 +30,8 @@ interface LayerCache {
   x: Float64Array;
   attnNormed: Float64Array;
   attnRstd: Float64Array;
-  q: Float64Array; // after RoPE
-  k: Float64Array; // after RoPE
-  v: Float64Array;
+  attnCache: AttentionCache64;
   attn: Float64Array;
-  lse: Float64Array;
   xMid: Float64Array;
   mlpNormed: Float64Array;
   mlpRstd: Float64Array;
@@ -50,7 +51,12 @@ export interface ModelForward64 {
   finalRstd: Float64Array;
 }
 
-export function modelForwardRef(c: ModelConfig, p: Params64, tokens: ArrayLike<number>, targets: ArrayLike<number>, B: number): ModelForward64 {
+export interface ModelForwardOptions {
+  /** NSA: use these selections (per layer, int32 [B,T,G,nSel]) instead of computing them. */
+  selections?: readonly Int32Array[];
+}
+
+export function modelForwardRef(c: ModelConfig, p: Params64, tokens: ArrayLike<number>, targets: ArrayLike<number>, B: number, opts: ModelForwardOptions = {}): ModelForward64 {
   const T = c.seqLen;
   const N = B * T;
   const C = c.dim;
@@ -67,17 +73,14 @@ export function modelForwardRef(c: ModelConfig, p: Params64, tokens: ArrayLike<n
   for (let l = 0; l < c.nLayers; l++) {
     const w = layerParamNames(l);
     const n1 = rmsnormForwardRef(x, P(w.attnNorm), N, C, c.normEps);
-    const q = ropeRef(matmulRef(n1.out, P(w.wq), N, H * c.dk, C), N, T, H, c.dk, c.ropeTheta, false);
-    const k = ropeRef(matmulRef(n1.out, P(w.wk), N, G * c.dk, C), N, T, G, c.dk, c.ropeTheta, false);
-    const v = matmulRef(n1.out, P(w.wv), N, G * c.dv, C);
-    const at = attentionForwardRef(q, k, v, { B, T, H, G, dk: c.dk, dv: c.dv });
+    const at = attentionForward64(c, P, l, n1.out, B, opts.selections?.[l]);
     const xMid = add(x, matmulRef(at.out, P(w.wo), N, C, H * c.dv));
     const n2 = rmsnormForwardRef(xMid, P(w.mlpNorm), N, C, c.normEps);
     const a = matmulRef(n2.out, P(w.w1), N, F, C);
     const b = matmulRef(n2.out, P(w.w3), N, F, C);
     const h = swigluForwardRef(a, b);
     const xNext = add(xMid, matmulRef(h, P(w.w2), N, C, F));
-    layers.push({ x, attnNormed: n1.out, attnRstd: n1.rstd, q, k, v, attn: at.out, lse: at.lse, xMid, mlpNormed: n2.out, mlpRstd: n2.rstd, a, b, h });
+    layers.push({ x, attnNormed: n1.out, attnRstd: n1.rstd, attnCache: at.cache, attn: at.out, xMid, mlpNormed: n2.out, mlpRstd: n2.rstd, a, b, h });
     x = xNext;
   }
   const fin = rmsnormForwardRef(x, P(FINAL_NORM), N, C, c.normEps);
@@ -124,19 +127,137 @@ export function modelBackwardRef(c: ModelConfig, p: Params64, tokens: ArrayLike<
     // Attention
     const dattn = matmulRef(dx, P(w.wo), N, H * c.dv, C, { transB: true });
     addInto(Gr(w.wo), matmulRef(L.attn, dx, H * c.dv, C, N, { transA: true }));
-    const ab = attentionBackwardRef(L.q, L.k, L.v, dattn, { B, T, H, G, dk: c.dk, dv: c.dv });
-    const dq = ropeRef(ab.dq, N, T, H, c.dk, c.ropeTheta, true);
-    const dk = ropeRef(ab.dk, N, T, G, c.dk, c.ropeTheta, true);
-    const dn1 = matmulRef(dq, P(w.wq), N, C, H * c.dk, { transB: true });
-    addInto(dn1, matmulRef(dk, P(w.wk), N, C, G * c.dk, { transB: true }));
-    addInto(dn1, matmulRef(ab.dv, P(w.wv), N, C, G * c.dv, { transB: true }));
-    addInto(Gr(w.wq), matmulRef(L.attnNormed, dq, C, H * c.dk, N, { transA: true }));
-    addInto(Gr(w.wk), matmulRef(L.attnNormed, dk, C, G * c.dk, N, { transA: true }));
-    addInto(Gr(w.wv), matmulRef(L.attnNormed, ab.dv, C, G * c.dv, N, { transA: true }));
+    const dn1 = attentionBackward64(c, P, Gr, l, L.attnNormed, L.attnCache, dattn, B);
     const r1 = rmsnormBackwardRef(dn1, L.x, P(w.attnNorm), L.attnRstd, N, C);
     addInto(Gr(w.attnNorm), r1.dweight);
     addInto(dx, r1.dx);
   }
   addInto(Gr(EMBEDDING), embeddingBackwardRef(tokens, dx, V, C));
   return grads;
+}
+
+/** What an attention layer keeps for its backward: dense q/k/v, or NSA inputs and forwards. */
+export interface AttentionCache64 {
+  q: Float64Array; // after RoPE
+  /** K/V projections after RoPE on K, in kvNames order (dense: one pair; NSA: one per branch or shared). */
+  kv: Array<{ k: Float64Array; v: Float64Array }>;
+  /** NSA only: gate values before the ablation, and each sequence's inputs and forward. */
+  gatesRaw?: Float64Array;
+  nsa?: Array<{ inp: NsaInputs; fwd: NsaForward }>;
+}
+
+function kvWeightNames(c: ModelConfig, l: number): Array<[string, string]> {
+  const w = layerParamNames(l);
+  return c.attention === 'nsa' && c.nsa && !c.nsa.sharedKV ? (['cmp', 'sel', 'win'] as const).map((b) => [w.branchKV[b].wk, w.branchKV[b].wv]) : [[w.wk, w.wv]];
+}
+
+/** Rows [b·T, (b+1)·T) of a [B·T, width] tensor. */
+const seq = (x: Float64Array, b: number, T: number, width: number) => x.subarray(b * T * width, (b + 1) * T * width);
+
+function cmpMlp64(P: (n: string) => Float64Array, l: number, c: ModelConfig): CmpMlpPair {
+  const m = layerParamNames(l).cmpMlp;
+  const one = (which: 'k' | 'v', D: number) => ({
+    dIn: D, dHidden: cmpMlpHidden(D), pos: P(m[which].pos), w1: P(m[which].w1), b1: P(m[which].b1), w2: P(m[which].w2), b2: P(m[which].b2),
+  });
+  return { k: one('k', c.dk), v: one('v', c.dv) };
+}
+
+function attentionForward64(c: ModelConfig, P: (n: string) => Float64Array, l: number, normed: Float64Array, B: number, selection?: Int32Array): { out: Float64Array; cache: AttentionCache64 } {
+  const T = c.seqLen;
+  const N = B * T;
+  const C = c.dim;
+  const H = c.nHeads;
+  const G = c.nKvGroups;
+  const w = layerParamNames(l);
+  const q = ropeRef(matmulRef(normed, P(w.wq), N, H * c.dk, C), N, T, H, c.dk, c.ropeTheta, false);
+  const kv = kvWeightNames(c, l).map(([wk, wv]) => ({
+    k: ropeRef(matmulRef(normed, P(wk), N, G * c.dk, C), N, T, G, c.dk, c.ropeTheta, false),
+    v: matmulRef(normed, P(wv), N, G * c.dv, C),
+  }));
+  if (c.attention === 'dense') {
+    const at = attentionForwardRef(q, kv[0].k, kv[0].v, { B, T, H, G, dk: c.dk, dv: c.dv });
+    return { out: at.out, cache: { q, kv } };
+  }
+  const nsa = c.nsa!;
+  const gatesRaw = gateForwardRef(normed, P(w.wg), P(w.bg), N, C, H);
+  const gates = applyGateAblation(gatesRaw, nsa.gates);
+  const out = new Float64Array(N * H * c.dv);
+  const pick = (i: number) => kv[Math.min(i, kv.length - 1)];
+  const seqs: Array<{ inp: NsaInputs; fwd: NsaForward }> = [];
+  for (let b = 0; b < B; b++) {
+    const inp: NsaInputs = {
+      q: seq(q, b, T, H * c.dk),
+      kCmp: seq(pick(0).k, b, T, G * c.dk), vCmp: seq(pick(0).v, b, T, G * c.dv),
+      kSel: seq(pick(1).k, b, T, G * c.dk), vSel: seq(pick(1).v, b, T, G * c.dv),
+      kWin: seq(pick(2).k, b, T, G * c.dk), vWin: seq(pick(2).v, b, T, G * c.dv),
+      gates: seq(gates, b, T, 3 * H),
+      mlp: nsa.phi === 'mlp' ? cmpMlp64(P, l, c) : undefined,
+    };
+    const perSeq = T * G * nsa.nSel;
+    const fwd = nsaForwardRef(inp, { T, H, G, dk: c.dk, dv: c.dv }, nsa, selection ? { selection: selection.subarray(b * perSeq, (b + 1) * perSeq) } : {});
+    out.set(fwd.o, b * T * H * c.dv);
+    seqs.push({ inp, fwd });
+  }
+  return { out, cache: { q, kv, gatesRaw, nsa: seqs } };
+}
+
+/** From d(attention output) to d(normed input); adds the layer's attention weight gradients. */
+function attentionBackward64(
+  c: ModelConfig, P: (n: string) => Float64Array, Gr: (n: string) => Float64Array, l: number,
+  normed: Float64Array, cache: AttentionCache64, dattn: Float64Array, B: number,
+): Float64Array {
+  const T = c.seqLen;
+  const N = B * T;
+  const C = c.dim;
+  const H = c.nHeads;
+  const G = c.nKvGroups;
+  const w = layerParamNames(l);
+  // Gradients of each branch's (RoPE'd) k and v; several map to one weight pair when KV is shared.
+  let dq: Float64Array;
+  const dkv: Array<{ dk: Float64Array; dv: Float64Array; pair: number }> = [];
+  const dn = new Float64Array(N * C);
+  if (c.attention === 'dense') {
+    const ab = attentionBackwardRef(cache.q, cache.kv[0].k, cache.kv[0].v, dattn, { B, T, H, G, dk: c.dk, dv: c.dv });
+    dq = ab.dq;
+    dkv.push({ dk: ab.dk, dv: ab.dv, pair: 0 });
+  } else {
+    const nsa = c.nsa!;
+    dq = new Float64Array(N * H * c.dk);
+    const branches = [0, 1, 2].map((i) => ({ dk: new Float64Array(N * G * c.dk), dv: new Float64Array(N * G * c.dv), pair: Math.min(i, cache.kv.length - 1) }));
+    const dGates = new Float64Array(N * 3 * H);
+    cache.nsa!.forEach(({ inp, fwd }, b) => {
+      const g = nsaBackwardRef(inp, { T, H, G, dk: c.dk, dv: c.dv }, nsa, fwd, seq(dattn, b, T, H * c.dv));
+      dq.set(g.dq, b * T * H * c.dk);
+      const put = (dst: Float64Array, src: Float64Array, width: number) => dst.set(src, b * T * width);
+      put(branches[0].dk, g.dkCmp, G * c.dk); put(branches[0].dv, g.dvCmp, G * c.dv);
+      put(branches[1].dk, g.dkSel, G * c.dk); put(branches[1].dv, g.dvSel, G * c.dv);
+      put(branches[2].dk, g.dkWin, G * c.dk); put(branches[2].dv, g.dvWin, G * c.dv);
+      dGates.set(g.dGates, b * T * 3 * H);
+      if (nsa.phi === 'mlp') {
+        const m = w.cmpMlp;
+        for (const [which, dW] of [['k', g.dMlpK!], ['v', g.dMlpV!]] as const) {
+          addInto(Gr(m[which].pos), dW.pos); addInto(Gr(m[which].w1), dW.w1); addInto(Gr(m[which].b1), dW.b1);
+          addInto(Gr(m[which].w2), dW.w2); addInto(Gr(m[which].b2), dW.b2);
+        }
+      }
+    });
+    dkv.push(...branches);
+    const gg = gateBackwardRef(normed, P(w.wg), cache.gatesRaw!, gateAblationBackward(dGates, nsa.gates), N, C, H);
+    addInto(dn, gg.dx);
+    addInto(Gr(w.wg), gg.dWg);
+    addInto(Gr(w.bg), gg.dbg);
+  }
+  const dqr = ropeRef(dq, N, T, H, c.dk, c.ropeTheta, true);
+  addInto(dn, matmulRef(dqr, P(w.wq), N, C, H * c.dk, { transB: true }));
+  addInto(Gr(w.wq), matmulRef(normed, dqr, C, H * c.dk, N, { transA: true }));
+  const names = kvWeightNames(c, l);
+  for (const { dk, dv, pair } of dkv) {
+    const [wk, wv] = names[pair];
+    const dkr = ropeRef(dk, N, T, G, c.dk, c.ropeTheta, true);
+    addInto(dn, matmulRef(dkr, P(wk), N, C, G * c.dk, { transB: true }));
+    addInto(dn, matmulRef(dv, P(wv), N, C, G * c.dv, { transB: true }));
+    addInto(Gr(wk), matmulRef(normed, dkr, C, G * c.dk, N, { transA: true }));
+    addInto(Gr(wv), matmulRef(normed, dv, C, G * c.dv, N, { transA: true }));
+  }
+  return dn;
 }

@@ -1,0 +1,240 @@
+// Float64 CPU incremental decoder of the whole model: one token per step, a KV cache per layer.
+// Dense layers cache RoPE'd keys and values; NSA layers drive one NsaDecodeRef each (a cache per
+// branch, the spec's compressed-block emission rule, per-branch read counters). Every per-row
+// operation runs in the same order as the full-sequence references (src/reference/model.ts,
+// src/reference/model-nsa.ts), so decode = prefill (NSA_SPEC property 5) holds to rounding —
+// in practice bit for bit. Float64 throughout: this is the oracle the GPU path is checked against,
+// and it is fast enough for the tiny and small presets.
+import { numCmpBlocks, visibleCmpBlocks } from '../nsa/blocks';
+import type { NsaConfig } from '../nsa/config';
+import type { Params64 } from '../reference/model';
+import { branchKVNames, cmpMlpParams } from '../reference/model-nsa';
+import { NsaDecodeRef, type BranchReads } from '../reference/nsa/decode';
+import { applyGateAblation, gateForwardRef } from '../reference/nsa/gates';
+import { rmsnormForwardRef } from '../reference/rmsnorm';
+import { swigluForwardRef } from '../reference/swiglu';
+import { assertValidModelConfig, type ModelConfig } from './config';
+import { EMBEDDING, FINAL_NORM, layerParamNames, numel, paramSpecs } from './params';
+
+export type { BranchReads } from '../reference/nsa/decode';
+
+/** What one NSA layer did for the token just decoded. */
+export interface NsaLayerStep {
+  layer: number;
+  /** Selected blocks int32 [G, nSel], ascending, −1 padded. */
+  selection: Int32Array;
+  /** Key rows read per group, per branch. */
+  reads: BranchReads[];
+  /** Whether this token completed a compressed block. */
+  emitted: boolean;
+  /** Gates [H,3] as used (after any ablation). */
+  gates: Float64Array;
+}
+
+export interface DecodeStep {
+  /** Position of the token just fed. */
+  t: number;
+  token: number;
+  /** Next-token logits [vocabSize]. */
+  logits: Float64Array;
+  /** One entry per layer for NSA models; empty for dense. */
+  nsa: NsaLayerStep[];
+}
+
+/** The paper's Table 4 count for query t of one group: ncmp(t) + |selected positions ≤ t| + min(w, t+1). */
+export interface ReadsFormula {
+  cmp: number;
+  sel: number;
+  win: number;
+  total: number;
+}
+
+export function readsFormula(t: number, selectionRow: ArrayLike<number>, c: NsaConfig): ReadsFormula {
+  const cmp = visibleCmpBlocks(t, c);
+  let sel = 0;
+  for (let m = 0; m < selectionRow.length; m++) {
+    const j = selectionRow[m];
+    if (j >= 0) sel += Math.min(c.lSel, t + 1 - j * c.lSel);
+  }
+  const win = Math.min(c.w, t + 1);
+  return { cmp, sel, win, total: cmp + sel + win };
+}
+
+/** Checkpoint tensors (f32) → float64 parameters, checking every tensor of the layout and its size. */
+export function paramsToF64(c: ModelConfig, values: ReadonlyMap<string, ArrayLike<number>>): Params64 {
+  const out: Params64 = new Map();
+  const problems: string[] = [];
+  for (const s of paramSpecs(c)) {
+    const v = values.get(s.name);
+    if (!v) problems.push(`missing tensor ${s.name}`);
+    else if (v.length !== numel(s.shape)) problems.push(`tensor ${s.name} has ${v.length} values, expected ${numel(s.shape)} ([${s.shape.join(', ')}])`);
+    else out.set(s.name, Float64Array.from(v));
+  }
+  if (problems.length) throw new Error(`weights do not match the model config:\n${problems.join('\n')}`);
+  return out;
+}
+
+/** y[N] = x[K]·W[K,N]; per output the same ascending-k sum as matmulRef (bit-identical), k-outer for locality. */
+function rowTimes(x: ArrayLike<number>, W: Float64Array, K: number, N: number): Float64Array {
+  const y = new Float64Array(N);
+  for (let k = 0; k < K; k++) {
+    const xk = x[k];
+    const o = k * N;
+    for (let n = 0; n < N; n++) y[n] += xk * W[o + n];
+  }
+  return y;
+}
+
+/** y[N] = x[K]·Wᵀ with W stored [N,K] (the tied LM head). */
+function rowTimesT(x: ArrayLike<number>, W: Float64Array, K: number, N: number): Float64Array {
+  const y = new Float64Array(N);
+  for (let n = 0; n < N; n++) {
+    let s = 0;
+    const o = n * K;
+    for (let k = 0; k < K; k++) s += x[k] * W[o + k];
+    y[n] = s;
+  }
+  return y;
+}
+
+/** RoPE of one row [heads, headDim] at position pos, in place; the angle formula of ropeRef. */
+function ropeRowInPlace(x: Float64Array, heads: number, headDim: number, pos: number, theta: number): void {
+  const half = headDim / 2;
+  for (let j = 0; j < half; j++) {
+    const a = pos * theta ** ((-2 * j) / headDim);
+    const c = Math.cos(a);
+    const s = Math.sin(a);
+    for (let h = 0; h < heads; h++) {
+      const base = h * headDim;
+      const x0 = x[base + j];
+      const x1 = x[base + j + half];
+      x[base + j] = x0 * c - x1 * s;
+      x[base + j + half] = x0 * s + x1 * c;
+    }
+  }
+}
+
+const addInPlace = (a: Float64Array, b: ArrayLike<number>): void => {
+  for (let i = 0; i < a.length; i++) a[i] += b[i];
+};
+
+/** Dense causal GQA cache of one layer: RoPE'd K [cap,G,dk] and V [cap,G,dv]. */
+class DenseLayerCache {
+  private readonly K: Float64Array;
+  private readonly V: Float64Array;
+
+  constructor(private readonly c: ModelConfig, capacity: number) {
+    this.K = new Float64Array(capacity * c.nKvGroups * c.dk);
+    this.V = new Float64Array(capacity * c.nKvGroups * c.dv);
+  }
+
+  /** Appends (k, v) at t and attends q [H,dk] over positions 0..t, in attentionForwardRef's order. */
+  step(t: number, q: Float64Array, k: Float64Array, v: Float64Array): Float64Array {
+    const { nHeads: H, nKvGroups: G, dk, dv } = this.c;
+    this.K.set(k, t * G * dk);
+    this.V.set(v, t * G * dv);
+    const out = new Float64Array(H * dv);
+    const scale = 1 / Math.sqrt(dk);
+    const sc = new Float64Array(t + 1);
+    for (let h = 0; h < H; h++) {
+      const g = Math.floor(h / (H / G));
+      let m = -Infinity;
+      for (let j = 0; j <= t; j++) {
+        const ko = (j * G + g) * dk;
+        let d = 0;
+        for (let e = 0; e < dk; e++) d += q[h * dk + e] * this.K[ko + e];
+        sc[j] = d * scale;
+        m = Math.max(m, sc[j]);
+      }
+      let l = 0;
+      for (let j = 0; j <= t; j++) l += Math.exp(sc[j] - m);
+      for (let j = 0; j <= t; j++) {
+        const p = Math.exp(sc[j] - m) / l;
+        const vo = (j * G + g) * dv;
+        for (let e = 0; e < dv; e++) out[h * dv + e] += p * this.V[vo + e];
+      }
+    }
+    return out;
+  }
+}
+
+export class ModelDecoder {
+  private readonly p: Params64;
+  private readonly dense: DenseLayerCache[] = [];
+  private readonly nsa: NsaDecodeRef[] = [];
+  private len = 0;
+
+  /** capacity: most tokens the caches hold (default and maximum: the context length). */
+  constructor(readonly config: ModelConfig, params: ReadonlyMap<string, ArrayLike<number>>, readonly capacity: number = config.seqLen) {
+    assertValidModelConfig(config);
+    if (!(Number.isInteger(capacity) && capacity >= 1 && capacity <= config.seqLen))
+      throw new Error(`decoder capacity must be an integer in [1, ${config.seqLen}] (got ${capacity})`);
+    this.p = paramsToF64(config, params);
+    const P = (n: string) => this.p.get(n) as Float64Array;
+    for (let l = 0; l < config.nLayers; l++) {
+      if (config.attention === 'nsa' && config.nsa) {
+        const dims = { H: config.nHeads, G: config.nKvGroups, dk: config.dk, dv: config.dv, capacity };
+        this.nsa.push(new NsaDecodeRef(dims, config.nsa, cmpMlpParams(config, P, l)));
+      } else this.dense.push(new DenseLayerCache(config, capacity));
+    }
+  }
+
+  /** Tokens fed so far (= the position of the next one). */
+  get length(): number {
+    return this.len;
+  }
+
+  /** Compressed blocks each NSA layer's cache holds after `length` tokens. */
+  get numCompressed(): number {
+    return this.config.nsa && this.config.attention === 'nsa' ? numCmpBlocks(this.len, this.config.nsa) : 0;
+  }
+
+  /** Feeds the token at position `length` and returns the logits for the next one. */
+  step(token: number): DecodeStep {
+    const c = this.config;
+    const t = this.len;
+    if (t >= this.capacity) throw new Error(`decoder: context full (${this.capacity} tokens)`);
+    if (!(Number.isInteger(token) && token >= 0 && token < c.vocabSize))
+      throw new Error(`decoder: token ${token} outside the vocabulary [0, ${c.vocabSize})`);
+    const P = (n: string) => this.p.get(n) as Float64Array;
+    const C = c.dim;
+    const H = c.nHeads;
+    const G = c.nKvGroups;
+    const { dk, dv } = c;
+    const x = P(EMBEDDING).slice(token * C, (token + 1) * C);
+    const nsaSteps: NsaLayerStep[] = [];
+    for (let l = 0; l < c.nLayers; l++) {
+      const w = layerParamNames(l);
+      const n1 = rmsnormForwardRef(x, P(w.attnNorm), 1, C, c.normEps).out;
+      const q = rowTimes(n1, P(w.wq), C, H * dk);
+      ropeRowInPlace(q, H, dk, t, c.ropeTheta);
+      const kv = (names: { wk: string; wv: string }) => {
+        const k = rowTimes(n1, P(names.wk), C, G * dk);
+        ropeRowInPlace(k, G, dk, t, c.ropeTheta);
+        return { k, v: rowTimes(n1, P(names.wv), C, G * dv) };
+      };
+      let attn: Float64Array;
+      const nsa = c.attention === 'nsa' ? c.nsa : undefined;
+      if (nsa) {
+        const cmp = kv(branchKVNames(nsa, l, 'cmp'));
+        const sel = nsa.sharedKV ? cmp : kv(branchKVNames(nsa, l, 'sel'));
+        const win = nsa.sharedKV ? cmp : kv(branchKVNames(nsa, l, 'win'));
+        const gates = applyGateAblation(gateForwardRef(n1, P(w.wg), P(w.bg), 1, C, H), nsa.gates);
+        const st = this.nsa[l].step({ q, kCmp: cmp.k, vCmp: cmp.v, kSel: sel.k, vSel: sel.v, kWin: win.k, vWin: win.v, gates });
+        nsaSteps.push({ layer: l, selection: st.selection, reads: st.reads, emitted: st.emitted, gates });
+        attn = st.o;
+      } else {
+        const d = kv({ wk: w.wk, wv: w.wv });
+        attn = this.dense[l].step(t, q, d.k, d.v);
+      }
+      addInPlace(x, rowTimes(attn, P(w.wo), H * dv, C));
+      const n2 = rmsnormForwardRef(x, P(w.mlpNorm), 1, C, c.normEps).out;
+      const h = swigluForwardRef(rowTimes(n2, P(w.w1), C, c.ffnHidden), rowTimes(n2, P(w.w3), C, c.ffnHidden));
+      addInPlace(x, rowTimes(h, P(w.w2), c.ffnHidden, C));
+    }
+    const fin = rmsnormForwardRef(x, P(FINAL_NORM), 1, C, c.normEps).out;
+    const logits = rowTimesT(fin, P(EMBEDDING), C, c.vocabSize);
+    this.len++;
+    return { t, token, logits, nsa: nsaSteps };
+  }
+}
