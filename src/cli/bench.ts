@@ -19,7 +19,7 @@ async function main(): Promise<number> {
   for (const p of presets) if (!PRESET_NAMES.includes(p)) throw new Error(`--presets: unknown preset '${p}'`);
   const sizes = (args.flags.get('matmul') ?? '256,512,1024').split(',').filter(Boolean).map(Number);
   const steps = intFlag(args, 'steps') ?? 10;
-  const gpu = await acquireNodeGpu();
+  const gpu = await acquireNodeGpu({ announce: false });
   out({ kind: 'adapter', adapter: describeAdapter(gpu.adapter), architecture: gpu.adapter.architecture, software: gpu.adapter.software, timestamps: gpu.hasTimestamps });
 
   for (const r of await benchMatmul(gpu, sizes.map((n) => ({ M: n, N: n, K: n })))) out({ kind: 'matmul', ...r });

@@ -39,11 +39,12 @@ async function main(): Promise<number> {
     `[data] ${dataset.name}: ${dataset.trainTokens} train / ${dataset.valTokens} val tokens, vocab ${dataset.vocabSize}, unigram entropy ${fmt(dataset.unigramEntropy())} nats`,
   );
 
-  const gpu = await acquireNodeGpu();
+  const gpu = await acquireNodeGpu({ announce: false });
   console.log(`[gpu] ${describeAdapter(gpu.adapter)}`);
   let lastBeat: Heartbeat | null = null;
   let lastBeatAt = Date.now();
   let fatal: string | null = null;
+  let trainer: Trainer | null = null;
   gpu.onReport((r) => {
     fatal ??= `[gpu] ${r.kind}: ${r.message}`;
   });
@@ -65,7 +66,6 @@ async function main(): Promise<number> {
   }, 1000);
   watchdog.unref();
 
-  let trainer: Trainer | null = null;
   trainer = await Trainer.create(gpu, config, dataset, { onHeartbeat });
   const m = config.model;
   console.log(

@@ -1,6 +1,6 @@
 // Device acquisition in Node through Dawn (npm `webgpu`). Uses the system's Vulkan GPU when there
 // is one; otherwise falls back to SwiftShader's Vulkan driver from Debian's chromium package.
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { contextFromAdapter, describeAdapter, type GpuContext } from './context';
 
 export const SWIFTSHADER_ICD = '/usr/lib/chromium/vk_swiftshader_icd.json';
@@ -39,11 +39,20 @@ export interface NodeGpuOptions {
 
 export class NoAdapterError extends Error {}
 
+// Where the Vulkan loader looks for driver manifests (plus the NVIDIA container location).
+const ICD_DIRS = ['/usr/share/vulkan/icd.d', '/etc/vulkan/icd.d', '/usr/local/share/vulkan/icd.d', '/usr/local/nvidia/share/vulkan/icd.d'];
+
+/** True when a system Vulkan driver may exist (skips a noisy, doomed first attempt otherwise). */
+function systemVulkanDriversListed(): boolean {
+  if (process.env.VK_DRIVER_FILES || process.env.VK_ADD_DRIVER_FILES) return true;
+  return ICD_DIRS.some((d) => existsSync(d) && readdirSync(d).some((f) => f.endsWith('.json')));
+}
+
 export async function acquireNodeGpu(opts: NodeGpuOptions = {}): Promise<GpuContext> {
   const prefer = opts.prefer ?? (process.env.NSA_GPU === 'software' ? 'software' : 'auto');
   const { create } = await loadDawn();
   let adapter: GPUAdapter | null = null;
-  if (prefer === 'auto' && !process.env.VK_ICD_FILENAMES) {
+  if (prefer === 'auto' && !process.env.VK_ICD_FILENAMES && systemVulkanDriversListed()) {
     adapter = await instance(create).requestAdapter({ powerPreference: 'high-performance' });
   }
   if (!adapter && existsSync(SWIFTSHADER_ICD)) {
