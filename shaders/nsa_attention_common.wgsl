@@ -1,0 +1,44 @@
+// NSA branch attention, shared part (src/kernels/nsa-attention.ts prepends it to
+// nsa_attention_fwd.wgsl, nsa_attention_dq.wgsl and nsa_attention_dkdv.wgsl): the uniform, the
+// branch codes and the block arithmetic of NSA_SPEC.md. Index conventions:
+//   q [B,T,H,DK], k/v [B,S,G,DK|DV] with S = T (sel, win) or S = Ncmp(T) (cmp: compressed rows),
+//   out [B,T,H,DV], lse [B,H,T]; head i belongs to group floor(i / hpg).
+
+struct Params {
+  T: u32,
+  H: u32,
+  G: u32,
+  hpg: u32,          // heads per group, H / G
+  S: u32,            // key rows per sequence: T, or Ncmp(T) for cmp
+  l: u32,            // compression block
+  d: u32,            // compression stride
+  lSel: u32,         // selection block
+  nSel: u32,         // selected blocks per (t, g)
+  w: u32,            // window
+  nB: u32,           // selection blocks per sequence, nb(T − 1)
+  cpb: u32,          // dK/dV of sel: key chunks per selection block
+  revBase: u32,      // where the reverse index's query lists start in its buffer (B·G·nB + 1)
+  negInf: u32,       // bit pattern of −inf: the lse of a query with no keys
+  accumulate: u32,   // dQ: 1 adds into gradQ, 0 overwrites it
+  scaleLog2e: f32,   // log2(e) / sqrt(DK)
+  scale: f32,        // 1 / sqrt(DK)
+}
+
+@group(0) @binding(0) var<uniform> P: Params;
+
+override BRANCH: u32;   // CMP, SEL or WIN: one pipeline per branch, dead paths fold away
+
+const CMP: u32 = 0u;
+const SEL: u32 = 1u;
+const WIN: u32 = 2u;
+const LOG2E: f32 = 1.4426950408889634;
+const LN2: f32 = 0.6931471805599453;
+// Finite "minus infinity" for running maxima: WGSL does not promise IEEE infinities in arithmetic.
+const NEG: f32 = -1e30;
+const MAX4: u32 = 32u;   // DK, DV ≤ 128 (vec4 registers per row)
+
+// ncmp(t): compressed blocks visible to query t (block k ends at k·d + l − 1 ≤ t).
+fn ncmp(t: u32) -> u32 {
+  if (t + 1u < P.l) { return 0u; }
+  return (t + 1u - P.l) / P.d + 1u;
+}

@@ -1,0 +1,133 @@
+// NSA branch attention, forward (after nsa_attention_common.wgsl and nsa_attention_rows.wgsl).
+// Per row: online softmax over the lane's keys (scores in log2 units, rescaled when the max grows),
+// then
+// the lanes merge: M = max m, L = Σ l·2^(m−M), O = Σ o·2^(m−M) / L, in lane order.
+// A query with no keys (cmp with ncmp(t) = 0) writes out = 0 exactly and lse = −inf.
+// Bindings: 4 out, 5 lse, then per entry point —
+//   forward (cmp, win): nothing more      forwardCount: 6 keysRead
+//   forwardSel:          6 sel            forwardSelCount: 6 sel, 7 keysReadSel
+// keysRead [B,T,G] (u32) is the number of keys whose score the group's first head computed: the
+// decode-reads property of NSA_SPEC.md counted in the kernel itself.
+
+@group(0) @binding(4) var<storage, read_write> out: array<f32>;
+@group(0) @binding(5) var<storage, read_write> lse: array<f32>;
+@group(0) @binding(6) var<storage, read_write> sel: array<i32>;
+@group(0) @binding(6) var<storage, read_write> keysRead: array<u32>;
+@group(0) @binding(7) var<storage, read_write> keysReadSel: array<u32>;
+
+var<workgroup> rowM: array<f32, WG>;
+var<workgroup> rowL: array<f32, WG>;
+var<workgroup> rowN: array<u32, WG>;
+var<workgroup> rowInv: array<f32, WG>;
+
+fn attend(b: u32, t: u32, g: u32, lid: u32, nk: u32) {
+  let h = P.hpg;
+  let i = lid / NL;
+  let lane = lid % NL;
+  let live = i < h;
+  let ir = min(i, h - 1u);   // dead threads shadow the last row and never write
+  let head = g * h + ir;
+
+  var qr: array<vec4<f32>, MAX4>;
+  var o: array<vec4<f32>, MAX4>;
+  let qBase = ((b * P.T + t) * P.H + head) * DK;
+  for (var c = 0u; c < DK4; c++) { qr[c] = loadQ4(qBase, c * 4u); }
+  var m = NEG;   // running max (log2 units)
+  var l = 0.0;   // running Σ 2^(score − m)
+  var seen = 0u;
+
+  for (var n0 = 0u; n0 < nk; n0 += BK) {
+    workgroupBarrier();   // the previous tile is consumed
+    loadTile(b, t, g, nk, n0, lid);
+    workgroupBarrier();
+    if (live) {
+      // Keys kk ≡ lane (mod NL) of the tile, one at a time; rescale only when the max grows.
+      let nValid = min(BK, nk - n0);
+      for (var kk = lane; kk < nValid; kk += NL) {
+        var a = vec4<f32>(0.0);
+        for (var c = 0u; c < DK4; c++) { a = fma(qr[c], kv[kk * KS + c], a); }
+        let s = (a.x + a.y + a.z + a.w) * P.scaleLog2e;
+        if (s > m) {
+          let alpha = exp2(m - s);
+          l *= alpha;
+          for (var c = 0u; c < DV4; c++) { o[c] *= alpha; }
+          m = s;
+        }
+        let p = exp2(s - m);
+        l += p;
+        for (var c = 0u; c < DV4; c++) { o[c] = fma(vec4<f32>(p), kv[BK * KS + kk * VS + c], o[c]); }
+        seen++;
+      }
+    }
+  }
+
+  // Merge the lanes of each row (in lane order).
+  workgroupBarrier();
+  rowM[lid] = m;
+  rowL[lid] = l;
+  rowN[lid] = seen;
+  workgroupBarrier();
+  var M = NEG;
+  for (var x = 0u; x < NL; x++) { M = max(M, rowM[ir * NL + x]); }
+  var L = 0.0;
+  for (var x = 0u; x < NL; x++) { L += rowL[ir * NL + x] * exp2(rowM[ir * NL + x] - M); }
+  let f = exp2(m - M);
+  if (live && lane == 0u) {
+    rowInv[i] = select(0.0, 1.0 / L, nk > 0u);
+    lse[(b * P.H + head) * P.T + t] = select(bitcast<f32>(P.negInf), (M + log2(L)) * LN2, nk > 0u);
+  }
+  for (var c0 = 0u; c0 < DV4; c0 += CW) {
+    workgroupBarrier();
+    if (live) {
+      for (var c = 0u; c < CW; c++) { if (c0 + c < DV4) { kv[lid * CW + c] = o[c0 + c] * f; } }
+    }
+    workgroupBarrier();
+    for (var x = lid; x < h * CW; x += WG) {
+      let ri = x / CW;
+      let c = c0 + x % CW;
+      if (c < DV4) {
+        var acc = vec4<f32>(0.0);
+        for (var y = 0u; y < NL; y++) { acc += kv[(ri * NL + y) * CW + x % CW]; }
+        acc *= rowInv[ri];
+        let oBase = ((b * P.T + t) * P.H + g * h + ri) * DV;
+        for (var e = 0u; e < 4u; e++) { if (c * 4u + e < DV) { out[oBase + c * 4u + e] = acc[e]; } }
+      }
+    }
+  }
+}
+
+// Keys scored by the group's first head (valid after attend).
+fn keysScored() -> u32 {
+  var n = 0u;
+  for (var x = 0u; x < NL; x++) { n += rowN[x]; }
+  return n;
+}
+
+fn stageSel(b: u32, t: u32, g: u32, lid: u32) {
+  for (var m = lid; m < P.nSel; m += WG) { selRow[m] = sel[((b * P.T + t) * P.G + g) * P.nSel + m]; }
+  workgroupBarrier();
+}
+
+@compute @workgroup_size(WG)
+fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  attend(wid.z, wid.x, wid.y, lid, uniformKeyCount(wid.x, lid));
+}
+
+@compute @workgroup_size(WG)
+fn forwardSel(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  stageSel(wid.z, wid.x, wid.y, lid);
+  attend(wid.z, wid.x, wid.y, lid, uniformKeyCount(wid.x, lid));
+}
+
+@compute @workgroup_size(WG)
+fn forwardCount(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  attend(wid.z, wid.x, wid.y, lid, uniformKeyCount(wid.x, lid));
+  if (lid == 0u) { keysRead[(wid.z * P.T + wid.x) * P.G + wid.y] = keysScored(); }
+}
+
+@compute @workgroup_size(WG)
+fn forwardSelCount(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  stageSel(wid.z, wid.x, wid.y, lid);
+  attend(wid.z, wid.x, wid.y, lid, uniformKeyCount(wid.x, lid));
+  if (lid == 0u) { keysReadSel[(wid.z * P.T + wid.x) * P.G + wid.y] = keysScored(); }
+}

@@ -1,0 +1,91 @@
+// NSA branch attention, query-centric part shared by the forward and the dQ pass (prepended after
+// nsa_attention_common.wgsl). One workgroup owns one (batch b, query t, group g) — wid = (t, g, b)
+// — and all h = hpg heads of the group, so every key of the branch is read once for the whole
+// group (the paper's group-centric design). The key list of (b, t, g) is enumerated in ascending
+// order, n = 0 .. nk−1, and staged BK keys at a time into workgroup memory; thread (row i, lane)
+// = (lid / NL, lid % NL) handles the keys kk ≡ lane (mod NL) of each tile with its own running
+// state in registers, and the NL lanes of a row are merged at the end in lane order (same bits on
+// every run).
+
+@group(0) @binding(1) var<storage, read_write> q: array<f32>;
+@group(0) @binding(2) var<storage, read_write> k: array<f32>;
+@group(0) @binding(3) var<storage, read_write> v: array<f32>;
+
+override DK: u32;
+override DV: u32;
+override DK4: u32;    // ceil(DK / 4)
+override DV4: u32;    // ceil(DV / 4)
+override KS: u32;     // odd ≥ DK4: vec4 stride of a staged key (lanes read distinct banks)
+override VS: u32;     // odd ≥ DV4: vec4 stride of a staged value
+override NL: u32;     // lanes per head row, hpg · NL ≤ WG
+override BK: u32;     // keys per tile
+override CW: u32;     // vec4 columns per lane-merge round (hpg · NL · CW ≤ BK · (KS + VS))
+override NSEL: u32;   // nSel (size of the staged selection row)
+
+const WG: u32 = 64u;
+
+// Keys at kk·KS, values at BK·KS + kk·VS; after the key loop, the lane-merge scratch.
+var<workgroup> kv: array<vec4<f32>, BK * (KS + VS)>;
+var<workgroup> selRow: array<i32, NSEL>;   // sel entry points stage the selection of (b, t, g) here
+var<workgroup> nKeys: u32;
+
+fn loadQ4(base: u32, d: u32) -> vec4<f32> {
+  var r = vec4<f32>(0.0);
+  for (var c = 0u; c < 4u; c++) { if (d + c < DK) { r[c] = q[base + d + c]; } }
+  return r;
+}
+
+fn loadK4(base: u32, d: u32) -> vec4<f32> {
+  var r = vec4<f32>(0.0);
+  for (var c = 0u; c < 4u; c++) { if (d + c < DK) { r[c] = k[base + d + c]; } }
+  return r;
+}
+
+fn loadV4(base: u32, d: u32) -> vec4<f32> {
+  var r = vec4<f32>(0.0);
+  for (var c = 0u; c < 4u; c++) { if (d + c < DV) { r[c] = v[base + d + c]; } }
+  return r;
+}
+
+// Number of keys of query t: ncmp(t), |selected positions ≤ t| or min(w, t + 1).
+fn keyCount(t: u32) -> u32 {
+  if (BRANCH == CMP) { return ncmp(t); }
+  if (BRANCH == WIN) { return min(P.w, t + 1u); }
+  var n = 0u;
+  for (var m = 0u; m < P.nSel; m++) {
+    let j = selRow[m];
+    if (j >= 0 && u32(j) * P.lSel <= t) { n += min(P.lSel, t + 1u - u32(j) * P.lSel); }
+  }
+  return n;
+}
+
+// Key row (compressed block for cmp, else position) of the n-th key of query t, ascending in n.
+// For sel this relies on a valid selection (ascending candidates, −1 padded): every selected block
+// but the one holding t is full, so key n lies in the (n / lSel)-th selected block.
+fn keyAt(t: u32, nk: u32, n: u32) -> u32 {
+  if (BRANCH == CMP) { return n; }
+  if (BRANCH == WIN) { return t + 1u - nk + n; }
+  return u32(selRow[n / P.lSel]) * P.lSel + n % P.lSel;
+}
+
+// The key count of the workgroup's query, as a uniform value (loop bound around barriers).
+fn uniformKeyCount(t: u32, lid: u32) -> u32 {
+  if (lid == 0u) { nKeys = keyCount(t); }
+  return workgroupUniformLoad(&nKeys);
+}
+
+// Stages keys n0 .. n0+BK−1 of query t (zeros past nk).
+fn loadTile(b: u32, t: u32, g: u32, nk: u32, n0: u32, lid: u32) {
+  for (var x = lid; x < BK * DK4; x += WG) {
+    let kk = x / DK4;
+    var r = vec4<f32>(0.0);
+    if (n0 + kk < nk) { r = loadK4(((b * P.S + keyAt(t, nk, n0 + kk)) * P.G + g) * DK, (x % DK4) * 4u); }
+    kv[kk * KS + x % DK4] = r;
+  }
+  for (var x = lid; x < BK * DV4; x += WG) {
+    let kk = x / DV4;
+    var r = vec4<f32>(0.0);
+    if (n0 + kk < nk) { r = loadV4(((b * P.S + keyAt(t, nk, n0 + kk)) * P.G + g) * DV, (x % DV4) * 4u); }
+    kv[BK * KS + kk * VS + x % DV4] = r;
+  }
+}

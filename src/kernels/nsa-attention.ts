@@ -1,0 +1,269 @@
+// Wrapper for the NSA branch attention shaders (nsa_attention_*.wgsl): compressed, selected and
+// sliding-window attention, forward and deterministic backward, group-centric (one workgroup per
+// (b, t, g) with all heads of the group; NSA_SPEC.md). The shared WGSL parts are concatenated here.
+import commonCode from '../../shaders/nsa_attention_common.wgsl?raw';
+import deltaCode from '../../shaders/nsa_attention_delta.wgsl?raw';
+import dkdvCode from '../../shaders/nsa_attention_dkdv.wgsl?raw';
+import dqCode from '../../shaders/nsa_attention_dq.wgsl?raw';
+import fwdCode from '../../shaders/nsa_attention_fwd.wgsl?raw';
+import rowsCode from '../../shaders/nsa_attention_rows.wgsl?raw';
+import type { BufferSlice } from '../gpu/arena';
+import type { Dispatch, GpuContext } from '../gpu/context';
+import { ceilDiv, grid1d } from '../gpu/grid';
+import { f32, type UniformWord } from '../gpu/uniforms';
+import { numCmpBlocks, numSelBlocks } from '../nsa/blocks';
+import { assertNsaConfig, type NsaConfig } from '../nsa/config';
+import { nsaReverseIndexLengths, type NsaReverseIndexSlices } from './nsa-reverse-index';
+
+export type NsaBranch = 'cmp' | 'sel' | 'win';
+
+export interface NsaAttnShape {
+  B: number;
+  T: number;
+  H: number;
+  G: number;
+  dk: number;
+  dv: number;
+}
+
+const FWD = commonCode + rowsCode + fwdCode;
+const DQ = commonCode + rowsCode + dqCode;
+const DKDV = commonCode + dkdvCode;
+
+const BRANCH_CODE: Record<NsaBranch, number> = { cmp: 0, sel: 1, win: 2 };
+/** Threads of the query-centric kernels (WG in nsa_attention_rows.wgsl). */
+const ROW_WG = 64;
+/** Workgroup memory budget per kernel (the portable WebGPU minimum). */
+const SHARED_BYTES = 16384;
+/** Largest head dim: the shaders keep up to 32 vec4 of a row in registers. */
+export const NSA_ATTN_MAX_HEAD_DIM = 128;
+/** Largest heads per group: one row of lanes per head in a 64-thread workgroup. */
+export const NSA_ATTN_MAX_HPG = ROW_WG;
+const NEG_INF_BITS = 0xff800000;
+
+/** Tiles of the query-centric kernels (forward, dQ). */
+export interface NsaRowTiling {
+  DK4: number;
+  DV4: number;
+  /** Odd vec4 strides of a staged key / value (lanes reading different keys hit different banks). */
+  KS: number;
+  VS: number;
+  /** Lanes per head row (hpg·NL ≤ 64 threads). */
+  NL: number;
+  /** Keys per staged tile. */
+  BK: number;
+  /** vec4 columns per lane-merge round: forward (over dv) and dQ (over dk). */
+  CWo: number;
+  CWq: number;
+}
+
+export function nsaRowTiling(hpg: number, dk: number, dv: number, nSel: number): NsaRowTiling {
+  const DK4 = Math.ceil(dk / 4);
+  const DV4 = Math.ceil(dv / 4);
+  const KS = DK4 | 1;
+  const VS = DV4 | 1;
+  // kv: BK·(KS + VS) vec4; selRow: nSel words; nKeys; rowM, rowL, rowN, rowInv: 4·WG words.
+  const fixed = 4 * nSel + 16 + 16 * ROW_WG;
+  // At most 32 keys: enough per lane between barriers, and workgroup memory is zero-initialised
+  // per workgroup (on SwiftShader it also drives the compile time).
+  const BK = Math.min(32, Math.floor((SHARED_BYTES - fixed) / (16 * (KS + VS))));
+  if (BK < 1) throw new Error(`nsa attention: dk = ${dk}, dv = ${dv}, nSel = ${nSel} leave no room for a key tile in 16 KiB`);
+  const NL = Math.min(Math.floor(ROW_WG / hpg), BK);
+  const tile = BK * (KS + VS);
+  return {
+    DK4, DV4, KS, VS, NL, BK,
+    CWo: Math.min(DV4, Math.floor(tile / (hpg * NL))),
+    CWq: Math.min(DK4, Math.floor(tile / (hpg * NL))),
+  };
+}
+
+/** Tiles of the key-outer dK/dV kernel. */
+export interface NsaKeyTiling {
+  /** Threads per key, each owning KC4 (VC4) vec4 columns of k (v). */
+  NS: number;
+  KC4: number;
+  VC4: number;
+  /** Keys per workgroup (sel: at most lSel, so a chunk stays in one block); WG = NS·KB threads. */
+  KB: number;
+  WG: number;
+  /** Query rows per staged tile. */
+  BQ: number;
+}
+
+export function nsaKeyTiling(dk: number, dv: number, branch: NsaBranch, lSel: number): NsaKeyTiling {
+  const DK4 = Math.ceil(dk / 4);
+  const DV4 = Math.ceil(dv / 4);
+  const NS = [1, 2, 4].find((n) => Math.ceil(DK4 / n) <= 8 && Math.ceil(DV4 / n) <= 8) ?? 4;
+  const KC4 = Math.ceil(DK4 / NS);
+  const VC4 = Math.ceil(DV4 / NS);
+  const KB = branch === 'sel' ? Math.min(64 / NS, lSel) : 64 / NS;
+  const WG = KB * NS;
+  // qs + dos: BQ·NS·(KC4 + VC4) vec4; rowT, rowLse, rowDelta: 3·BQ words; partS, partD: 2·BQ·WG
+  // when NS > 1. At most 32 rows: enough to amortise the barriers.
+  const perRow = 16 * NS * (KC4 + VC4) + 12 + (NS > 1 ? 8 * WG : 0);
+  const BQ = Math.min(32, Math.floor((SHARED_BYTES - 16) / perRow));
+  return { NS, KC4, VC4, KB, WG, BQ };
+}
+
+type Slices<N extends string> = { [K in N]: BufferSlice };
+
+export type NsaBranchForwardArgs = NsaAttnShape & {
+  branch: NsaBranch;
+  cfg: NsaConfig;
+  sel?: BufferSlice;
+} & Slices<'q' | 'k' | 'v' | 'out' | 'lse'>;
+
+export type NsaBranchBackwardArgs = NsaAttnShape & {
+  branch: NsaBranch;
+  cfg: NsaConfig;
+  sel?: BufferSlice;
+  reverse?: NsaReverseIndexSlices;
+  accumulateQ: boolean;
+} & Slices<'q' | 'k' | 'v' | 'out' | 'lse' | 'dout' | 'delta' | 'gradQ' | 'gradK' | 'gradV'>;
+
+/** Key rows per sequence of a branch: Ncmp(T) compressed rows for cmp, else T positions. */
+export function nsaKeyRows(branch: NsaBranch, T: number, cfg: NsaConfig): number {
+  return branch === 'cmp' ? numCmpBlocks(T, cfg) : T;
+}
+
+/** Rejects bad shapes, configs and short slices, naming the field, before any GPU work. */
+function validate(gpu: GpuContext, label: string, a: NsaAttnShape & { branch: NsaBranch; cfg: NsaConfig }, need: Record<string, [BufferSlice | undefined, number]>): void {
+  for (const f of ['B', 'T', 'H', 'G', 'dk', 'dv'] as const) {
+    const x = a[f];
+    if (!Number.isInteger(x) || x < 1) throw new Error(`${label}: ${f} = ${x} must be an integer ≥ 1`);
+  }
+  if (!(a.branch in BRANCH_CODE)) throw new Error(`${label}: branch = ${String(a.branch)} must be 'cmp', 'sel' or 'win'`);
+  assertNsaConfig(a.cfg, { T: a.T, H: a.H, G: a.G, dk: a.dk, dv: a.dv });
+  for (const f of ['dk', 'dv'] as const) {
+    if (a[f] > NSA_ATTN_MAX_HEAD_DIM) throw new Error(`${label}: ${f} = ${a[f]} exceeds ${NSA_ATTN_MAX_HEAD_DIM}`);
+  }
+  if (a.H / a.G > NSA_ATTN_MAX_HPG) throw new Error(`${label}: H/G = ${a.H / a.G} heads per group exceeds ${NSA_ATTN_MAX_HPG}`);
+  const max = gpu.limits.maxComputeWorkgroupsPerDimension;
+  for (const [f, x] of [['T', a.T], ['G', a.G], ['B', a.B]] as const) {
+    if (x > max) throw new Error(`${label}: ${f} = ${x} exceeds ${max} workgroups per dimension`);
+  }
+  for (const [name, [slice, floats]] of Object.entries(need)) {
+    if (!slice) throw new Error(`${label}: ${name} is required for branch ${a.branch}`);
+    if (slice.size < floats * 4) throw new Error(`${label}: ${name} holds ${slice.size} bytes; needs ${floats * 4}`);
+  }
+}
+
+function uniformWords(a: NsaAttnShape & { branch: NsaBranch; cfg: NsaConfig }, cpb: number, accumulate: boolean): UniformWord[] {
+  const { B, T, H, G, dk, cfg } = a;
+  const nB = numSelBlocks(T, cfg);
+  const scale = 1 / Math.sqrt(dk);
+  return [
+    T, H, G, H / G, nsaKeyRows(a.branch, T, cfg), cfg.l, cfg.d, cfg.lSel, cfg.nSel, cfg.w, nB, cpb,
+    B * G * nB + 1, NEG_INF_BITS, accumulate ? 1 : 0, f32(scale * Math.LOG2E), f32(scale),
+  ];
+}
+
+function rowConstants(a: NsaBranchForwardArgs | NsaBranchBackwardArgs, cw: 'CWo' | 'CWq'): Record<string, number> {
+  const t = nsaRowTiling(a.H / a.G, a.dk, a.dv, a.cfg.nSel);
+  return {
+    BRANCH: BRANCH_CODE[a.branch], DK: a.dk, DV: a.dv, DK4: t.DK4, DV4: t.DV4, KS: t.KS, VS: t.VS,
+    NL: t.NL, BK: t.BK, CW: t[cw], NSEL: a.cfg.nSel,
+  };
+}
+
+function forwardNeeds(a: NsaBranchForwardArgs): Record<string, [BufferSlice | undefined, number]> {
+  const { B, T, H, G, dk, dv } = a;
+  const S = nsaKeyRows(a.branch, T, a.cfg);
+  const need: Record<string, [BufferSlice | undefined, number]> = {
+    q: [a.q, B * T * H * dk], k: [a.k, B * S * G * dk], v: [a.v, B * S * G * dv], out: [a.out, B * T * H * dv], lse: [a.lse, B * H * T],
+  };
+  if (a.branch === 'sel') need.sel = [a.sel, B * T * G * a.cfg.nSel];
+  return need;
+}
+
+async function forwardDispatch(gpu: GpuContext, a: NsaBranchForwardArgs, keysRead?: BufferSlice): Promise<Dispatch> {
+  const label = `nsa.${a.branch}.forward`;
+  const need = forwardNeeds(a);
+  if (keysRead) need.keysRead = [keysRead, a.B * a.T * a.G];
+  validate(gpu, label, a, need);
+  const isSel = a.branch === 'sel';
+  const bindings = [gpu.uniform(uniformWords(a, 0, false)), a.q, a.k, a.v, a.out, a.lse];
+  if (isSel) bindings.push(a.sel!);
+  if (keysRead) bindings.push(keysRead);
+  const entryPoint = `${isSel ? 'forwardSel' : 'forward'}${keysRead ? 'Count' : ''}`;
+  return gpu.dispatch({ code: FWD, entryPoint, constants: rowConstants(a, 'CWo'), label }, bindings, [a.T, a.G, a.B]);
+}
+
+/**
+ * Forward of one branch: out [B,T,H,dv] and lse [B,H,T] (natural log). For 'cmp', k/v are the
+ * compressed kc/vc [B,Ncmp,G,·]; for 'sel', sel is the selection int32 [B,T,G,nSel] (ascending,
+ * −1 padded, candidates only). A query without keys (cmp, ncmp(t) = 0) gets out = 0 and lse = −inf.
+ */
+export function nsaBranchForwardDispatch(gpu: GpuContext, a: NsaBranchForwardArgs): Promise<Dispatch> {
+  return forwardDispatch(gpu, a);
+}
+
+/**
+ * The forward with a debug counter: also writes keysRead u32 [B,T,G], the number of keys whose
+ * score the group's first head computed (NSA_SPEC.md property 7: per branch ncmp(t),
+ * |selected positions ≤ t| and min(w, t + 1)).
+ */
+export function nsaBranchForwardCountingDispatch(gpu: GpuContext, a: NsaBranchForwardArgs & { keysRead: BufferSlice }): Promise<Dispatch> {
+  return forwardDispatch(gpu, a, a.keysRead);
+}
+
+/**
+ * Backward of one branch, given dout (the gradient wrt this branch's output). In order: delta =
+ * rowsum(dout ∘ out) into the scratch delta [B,H,T]; dQ per query row, added into gradQ when
+ * accumulateQ else overwriting it; dK/dV per key row (overwritten; [B,Ncmp,G,·] for 'cmp'). For
+ * 'sel' pass sel and the reverse index built from it (nsaReverseIndexDispatches, run before).
+ */
+export async function nsaBranchBackwardDispatches(gpu: GpuContext, a: NsaBranchBackwardArgs): Promise<Dispatch[]> {
+  const label = `nsa.${a.branch}.backward`;
+  const { B, T, H, G, dk, dv, cfg } = a;
+  const S = nsaKeyRows(a.branch, T, cfg);
+  const isSel = a.branch === 'sel';
+  const need = forwardNeeds(a);
+  Object.assign(need, {
+    dout: [a.dout, B * T * H * dv], delta: [a.delta, B * H * T],
+    gradQ: [a.gradQ, B * T * H * dk], gradK: [a.gradK, B * S * G * dk], gradV: [a.gradV, B * S * G * dv],
+  });
+  if (isSel) need['reverse.queries'] = [a.reverse?.queries, nsaReverseIndexLengths(a, cfg).queries];
+  validate(gpu, label, a, need);
+
+  const kt = nsaKeyTiling(dk, dv, a.branch, cfg.lSel);
+  const cpb = Math.ceil(cfg.lSel / kt.KB);
+  const chunks = isSel ? numSelBlocks(T, cfg) * cpb : Math.ceil(S / kt.KB);
+  if (chunks > gpu.limits.maxComputeWorkgroupsPerDimension) throw new Error(`${label}: ${chunks} key chunks exceed the workgroup grid`);
+  const u = gpu.uniform(uniformWords(a, cpb, a.accumulateQ));
+
+  // Pipelines compile concurrently; the dispatches run in this order.
+  const delta = gpu.dispatch(
+    { code: deltaCode, entryPoint: 'rowDelta', constants: { DV: dv }, label: `${label}.delta` },
+    [gpu.uniform([T, H, B * H * T]), a.out, a.dout, a.delta],
+    grid1d(ceilDiv(B * H * T, ROW_WG)),
+  );
+  const dqBindings = [u, a.q, a.k, a.v, a.lse, a.dout, a.delta, a.gradQ];
+  if (isSel) dqBindings.push(a.sel!);
+  const dq = gpu.dispatch(
+    { code: DQ, entryPoint: isSel ? 'backwardDqSel' : 'backwardDq', constants: rowConstants(a, 'CWq'), label: `${label}.dq` },
+    dqBindings,
+    [T, G, B],
+  );
+  const kc = {
+    BRANCH: BRANCH_CODE[a.branch], DK: dk, DV: dv, DK4: Math.ceil(dk / 4), DV4: Math.ceil(dv / 4),
+    NS: kt.NS, KB: kt.KB, KC4: kt.KC4, VC4: kt.VC4, BQ: kt.BQ,
+  };
+  const common = [u, a.q, a.k, a.v, a.lse, a.dout, a.delta];
+  const keyPasses = isSel
+    ? [
+        // The reverse index takes the binding gradV would: dK and dV of sel are two passes.
+        gpu.dispatch(
+          { code: DKDV, entryPoint: 'keyGradsSel', constants: { ...kc, WANT_K: 1, WANT_V: 0 }, label: `${label}.dk` },
+          [...common, a.gradK, a.reverse!.queries],
+          [chunks, G, B],
+        ),
+        gpu.dispatch(
+          { code: DKDV, entryPoint: 'keyGradsSel', constants: { ...kc, WANT_K: 0, WANT_V: 1 }, label: `${label}.dv` },
+          [...common, a.gradV, a.reverse!.queries],
+          [chunks, G, B],
+        ),
+      ]
+    : [gpu.dispatch({ code: DKDV, entryPoint: 'keyGrads', constants: kc, label: `${label}.dkdv` }, [...common, a.gradK, a.gradV], [chunks, G, B])];
+  return Promise.all([delta, dq, ...keyPasses]);
+}
