@@ -1,0 +1,85 @@
+// npm run eval:recall [-- --modes nsa,win --steps 300 --seed 1 --eval-batches 8 --set task.pairs=8 --set model.nsa.w=8]
+// Trains the recall preset once per mode from the same seed (nsa = NSA with learned gates; win,
+// cmp, sel = NSA forced to that branch; dense = dense attention) and scores held-out queries.
+// Prints JSON lines: the adapter, the task, training progress, one result per mode, a summary.
+import { describeAdapter } from '../gpu/context';
+import { acquireNodeGpu } from '../gpu/node-device';
+import { formatConfigErrors } from '../model/config';
+import { recallPreset } from '../model/recall-preset';
+import { validateRunConfig } from '../train/config';
+import { recallTaskIssues, recallVocab } from '../train/data/recall';
+import { configForMode, RECALL_MODES, trainAndScoreRecall, type RecallMode } from '../train/recall-eval';
+import { applySet, intFlag, numFlag, parseArgs } from './args';
+
+const USAGE = `usage: npm run eval:recall -- [--modes ${RECALL_MODES.join(',')}] [--steps N] [--seed N] [--batch N]
+  [--lr X] [--eval-batches N] [--log-every N] [--set model.x=.. | train.x=.. | task.x=..]`;
+
+const out = (o: Record<string, unknown>) => console.log(JSON.stringify(o));
+
+async function main(): Promise<number> {
+  const args = parseArgs(process.argv.slice(2), ['help']);
+  if (args.flags.has('help')) {
+    console.log(USAGE);
+    return 0;
+  }
+  const { run, task } = recallPreset();
+  const modes = (args.flags.get('modes') ?? 'nsa,win').split(',').filter(Boolean) as RecallMode[];
+  for (const m of modes) if (!RECALL_MODES.includes(m)) throw new Error(`--modes: unknown mode '${m}' (known: ${RECALL_MODES.join(', ')})`);
+  const t = run.train;
+  t.steps = intFlag(args, 'steps') ?? t.steps;
+  t.seed = intFlag(args, 'seed') ?? t.seed;
+  t.batchSize = intFlag(args, 'batch') ?? t.batchSize;
+  t.lrMax = numFlag(args, 'lr') ?? t.lrMax;
+  t.logEvery = intFlag(args, 'log-every') ?? 25;
+  const evalBatches = intFlag(args, 'eval-batches') ?? t.evalBatches;
+  const target = { model: run.model, train: run.train, task };
+  for (const [path, value] of args.sets) applySet(target, path, value);
+  run.model.vocabSize = Math.max(run.model.vocabSize, recallVocab(task).size);
+  // Everything is checked before any GPU work.
+  const issues = recallTaskIssues(task, run.model.seqLen);
+  const errs = modes.flatMap((m) => validateRunConfig(configForMode(run, m)));
+  if (issues.length || errs.length) {
+    console.error(`invalid configuration:\n${[...issues.map((i) => `  task: ${i}`), formatConfigErrors(errs)].filter(Boolean).join('\n')}`);
+    return 2;
+  }
+
+  const gpu = await acquireNodeGpu({ announce: false });
+  out({ kind: 'adapter', adapter: describeAdapter(gpu.adapter), architecture: gpu.adapter.architecture });
+  const nsa = run.model.nsa;
+  out({ kind: 'task', ...task, seqLen: run.model.seqLen, vocab: recallVocab(task).size, chance: 1 / task.values, nsa: nsa ? { l: nsa.l, d: nsa.d, lSel: nsa.lSel, nSel: nsa.nSel, w: nsa.w } : null });
+  const acc: Partial<Record<RecallMode, number>> = {};
+  for (const mode of modes) {
+    const cfg = configForMode(run, mode);
+    const r = await trainAndScoreRecall(gpu, cfg, task, {
+      evalBatches,
+      onStep: (m) => {
+        if (m.step % t.logEvery === 0 || m.step === t.steps - 1) out({ kind: 'step', mode, step: m.step, loss: m.loss, grad_norm: m.gradNorm });
+      },
+    });
+    acc[mode] = r.score.accuracy;
+    out({
+      kind: 'recall',
+      mode,
+      accuracy: r.score.accuracy,
+      chance: 1 / task.values,
+      answers: r.score.answers,
+      mean_p_correct: r.score.meanPCorrect,
+      answer_loss: r.score.answerLoss,
+      final_train_loss: r.finalLoss,
+      steps: r.steps,
+      train_s: r.trainMs / 1000,
+      ms_per_step: r.trainMs / r.steps,
+    });
+  }
+  out({ kind: 'summary', chance: 1 / task.values, accuracy: acc });
+  gpu.destroy();
+  return 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (e: unknown) => {
+    console.error(e instanceof Error ? (e.stack ?? e.message) : String(e));
+    process.exit(1);
+  },
+);

@@ -1,0 +1,204 @@
+// Associative recall (the "needle" task): filler tokens with key→value pairs, then queries. Each
+// query is a key seen earlier; the next token (the answer) is that key's value. Queried pairs lie at
+// least `minDistance` positions before their query, so with minDistance ≥ w a sliding window of w
+// never holds the answer and only attention that reaches further back (NSA's compressed and
+// selected branches, or dense attention) can produce it.
+//
+// Vocabulary: fillers [0, F), keys [F, F+K), values [F+K, F+K+V). A sequence is T+1 raw tokens
+// (T inputs plus the last target): a pair region of R = T+1−2m tokens with P pairs (key at p, value
+// at p+1, all keys distinct) among random fillers, then m queries "key answer" ending the sequence,
+// so the answer of the last query is the last target. The answer positions (inputs whose target is
+// an answer) are the same in every sequence: recallAnswerPositions.
+import { mulberry32, subSeed } from '../../util/random';
+import type { Dataset, DatasetOptions } from '../datasets';
+import { type Batch, checkBatchShape, createBatch, writeWindow } from './batch';
+
+export interface RecallTask {
+  /** Distinct key tokens K (≥ pairs). */
+  keys: number;
+  /** Value tokens V; chance accuracy is 1/V. */
+  values: number;
+  /** Filler tokens F (≥ 1; 1 = a constant filler). */
+  fillers: number;
+  /** Key→value pairs per sequence P (queried ones plus distractors). */
+  pairs: number;
+  /** Queries at the end of each sequence m (1 ≤ m ≤ P). */
+  queries: number;
+  /** Every queried value lies at least this many positions before its query (t − p ≥ minDistance). */
+  minDistance: number;
+  /** Queried keys lie at positions ≥ this (e.g. lSel, to keep them out of NSA's forced block 0). Default 0. */
+  minStart?: number;
+}
+
+export type RecallDatasetSpec = { kind: 'recall' } & RecallTask;
+
+export interface RecallVocab {
+  fillerBase: number;
+  keyBase: number;
+  valueBase: number;
+  size: number;
+}
+
+export function recallVocab(task: RecallTask): RecallVocab {
+  const keyBase = task.fillers;
+  const valueBase = keyBase + task.keys;
+  return { fillerBase: 0, keyBase, valueBase, size: valueBase + task.values };
+}
+
+/** One sequence with its structure, for tests and inspection. */
+export interface RecallSequence {
+  /** T+1 raw tokens: inputs are raw[0..T−1], targets raw[1..T]. */
+  raw: Int32Array;
+  /** Per query i: the input position t_i holding the query key (its target is the answer). */
+  queryPositions: number[];
+  /** Per query i: where its key and its value were stored. */
+  keyPositions: number[];
+  valuePositions: number[];
+  /** Start positions of every pair (queried and distractor), ascending. */
+  pairStarts: number[];
+}
+
+/** Input positions whose target is an answer: T+1−2m, T+3−2m, …, T−1 (the last input). */
+export function recallAnswerPositions(seqLen: number, queries: number): number[] {
+  const q0 = seqLen + 1 - 2 * queries;
+  return Array.from({ length: queries }, (_, i) => q0 + 2 * i);
+}
+
+/** Every reason the task cannot be generated at this sequence length, naming the field. */
+export function recallTaskIssues(task: RecallTask, seqLen: number): string[] {
+  const bad: string[] = [];
+  const int = (name: keyof RecallTask, min: number) => {
+    const v = task[name];
+    if (v !== undefined && !(Number.isInteger(v) && (v as number) >= min)) bad.push(`${name} must be an integer ≥ ${min}, got ${String(v)}`);
+  };
+  int('keys', 1);
+  int('values', 2);
+  int('fillers', 1);
+  int('pairs', 1);
+  int('queries', 1);
+  int('minDistance', 1);
+  int('minStart', 0);
+  if (bad.length) return bad;
+  const { keys, pairs, queries, minDistance } = task;
+  const minStart = task.minStart ?? 0;
+  if (pairs > keys) bad.push(`pairs (${pairs}) must not exceed keys (${keys}): keys in a sequence are distinct`);
+  if (queries > pairs) bad.push(`queries (${queries}) must not exceed pairs (${pairs})`);
+  const R = seqLen + 1 - 2 * queries;
+  // Each placed pair blocks at most 3 of the R−1 pair starts, so P pairs always fit when R ≥ 3P.
+  if (R < 3 * pairs) bad.push(`seqLen ${seqLen} leaves a pair region of ${R} tokens; ${pairs} pairs need at least ${3 * pairs}`);
+  // Queried keys sit at p ∈ [minStart, R − minDistance − 1] (value p+1 ≤ t_0 − minDistance, t_0 = R).
+  const hi = R - minDistance - 1;
+  if (hi - minStart + 1 < 2 * queries - 1)
+    bad.push(`minStart ${minStart} and minDistance ${minDistance} leave key positions [${minStart}, ${hi}]: too few for ${queries} non-overlapping pairs`);
+  return bad;
+}
+
+function shuffle(rand: () => number, a: number[]): number[] {
+  for (let i = a.length - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1));
+    [a[i], a[j]] = [a[j], a[i]];
+  }
+  return a;
+}
+
+/** k distinct sorted picks from [0, n) (partial Fisher–Yates). */
+function choose(rand: () => number, n: number, k: number): number[] {
+  const pool = Array.from({ length: n }, (_, i) => i);
+  for (let i = 0; i < k; i++) {
+    const j = i + Math.floor(rand() * (n - i));
+    [pool[i], pool[j]] = [pool[j], pool[i]];
+  }
+  return pool.slice(0, k).sort((a, b) => a - b);
+}
+
+/** Draws one sequence. Assumes recallTaskIssues(task, seqLen) is empty. */
+export function generateRecallSequence(task: RecallTask, seqLen: number, rand: () => number): RecallSequence {
+  const { keys, values, fillers, pairs, queries, minDistance } = task;
+  const minStart = task.minStart ?? 0;
+  const v = recallVocab(task);
+  const raw = new Int32Array(seqLen + 1);
+  const R = seqLen + 1 - 2 * queries;
+  for (let i = 0; i < R; i++) raw[i] = v.fillerBase + Math.floor(rand() * fillers);
+  const used = new Uint8Array(R);
+  // Queried pairs: uniform non-overlapping placement in [minStart, hi+1] (stars and bars: choose
+  // m of n−m+1 slots, shift the j-th by j).
+  const hi = R - minDistance - 1;
+  const slots = hi - minStart + 2 - queries;
+  const queried = choose(rand, slots, queries).map((c, j) => minStart + c + j);
+  for (const p of queried) used[p] = used[p + 1] = 1;
+  const starts = [...queried];
+  // Distractors anywhere in the pair region where both cells are free.
+  for (let n = queries; n < pairs; n++) {
+    const free: number[] = [];
+    for (let p = 0; p + 1 < R; p++) if (!used[p] && !used[p + 1]) free.push(p);
+    if (free.length === 0) throw new Error('recall: no room left for a distractor pair (recallTaskIssues should have caught this)');
+    const p = free[Math.floor(rand() * free.length)];
+    used[p] = used[p + 1] = 1;
+    starts.push(p);
+  }
+  // Distinct keys, shuffled over the pairs (choose() returns them sorted).
+  const keyIds = shuffle(rand, choose(rand, keys, pairs));
+  const valueOf = new Map<number, number>();
+  starts.forEach((p, n) => {
+    const key = v.keyBase + keyIds[n];
+    const value = v.valueBase + Math.floor(rand() * values);
+    raw[p] = key;
+    raw[p + 1] = value;
+    valueOf.set(key, value);
+  });
+  // Queries in a random order of the queried pairs.
+  const order = shuffle(rand, Array.from({ length: queries }, (_, i) => i));
+  const queryPositions = recallAnswerPositions(seqLen, queries);
+  const keyPositions: number[] = [];
+  const valuePositions: number[] = [];
+  queryPositions.forEach((t, i) => {
+    const p = queried[order[i]];
+    raw[t] = raw[p];
+    raw[t + 1] = valueOf.get(raw[p])!;
+    keyPositions.push(p);
+    valuePositions.push(p + 1);
+  });
+  return { raw, queryPositions, keyPositions, valuePositions, pairStarts: starts.sort((a, b) => a - b) };
+}
+
+/**
+ * Exact unigram entropy (nats) of the raw tokens: per sequence P+m keys and P+m values, each
+ * uniform over its range, and R−2P fillers uniform over F.
+ */
+export function recallUnigramEntropy(task: RecallTask, seqLen: number): number {
+  const n = seqLen + 1;
+  const kv = (task.pairs + task.queries) / n;
+  const fill = (n - 2 * task.queries - 2 * task.pairs) / n;
+  const part = (frac: number, size: number) => (frac > 0 ? -frac * Math.log(frac / size) : 0);
+  return part(kv, task.keys) + part(kv, task.values) + part(fill, task.fillers);
+}
+
+export function createRecallDataset(spec: RecallDatasetSpec, opts: DatasetOptions): Dataset {
+  const { batchSize, seqLen, seed } = opts;
+  const issues = recallTaskIssues(spec, seqLen);
+  if (issues.length) throw new Error(`recall dataset: ${issues.join('; ')}`);
+  const name = `recall-k${spec.keys}-v${spec.values}-f${spec.fillers}-p${spec.pairs}-q${spec.queries}-d${spec.minDistance}`;
+  const fill = (out: Batch, rand: () => number) => {
+    checkBatchShape(out, batchSize, seqLen);
+    for (let b = 0; b < batchSize; b++) writeWindow(out, b, seqLen, generateRecallSequence(spec, seqLen, rand).raw, 0);
+  };
+  const trainRand = mulberry32(subSeed(seed, `${name}:train`));
+  return {
+    name,
+    vocabSize: recallVocab(spec).size,
+    tokenizer: null,
+    trainTokens: Number.POSITIVE_INFINITY,
+    valTokens: Number.POSITIVE_INFINITY,
+    nextTrainBatch: (out) => fill(out, trainRand),
+    // Held out by seed stream: regenerated identically on every call.
+    validationBatches: (count) => {
+      const rand = mulberry32(subSeed(seed, `${name}:val`));
+      return Array.from({ length: count }, () => {
+        const batch = createBatch(batchSize, seqLen);
+        fill(batch, rand);
+        return batch;
+      });
+    },
+    unigramEntropy: () => recallUnigramEntropy(spec, seqLen),
+  };
+}
