@@ -4,7 +4,7 @@ import type { DataSource, RunConfig } from '../train/config';
 import { applySet, intFlag, numFlag, type ParsedArgs } from './args';
 
 export const USAGE = `usage: npm run train -- [--preset ${PRESET_NAMES.join('|')}] [--data brown|random|copy|file:<path>]
-  [--tokenizer byte|gpt2] [--steps N] [--batch N] [--accum N] [--lr X] [--seed N] [--eval-every N]
+  [--attention dense|nsa] [--tokenizer byte|gpt2] [--steps N] [--batch N] [--accum N] [--lr X] [--seed N] [--eval-every N]
   [--log-every N] [--run NAME] [--out DIR] [--stall-timeout SECONDS] [--set section.field=value ...]`;
 
 export function runConfigFromArgs(args: ParsedArgs): { config: RunConfig; uploadPath?: string } {
@@ -19,6 +19,8 @@ export function runConfigFromArgs(args: ParsedArgs): { config: RunConfig; upload
       uploadPath = data.slice(5);
     } else config.data.source = data as DataSource;
   }
+  const attention = args.flags.get('attention');
+  if (attention !== undefined) config.model.attention = attention as RunConfig['model']['attention'];
   const tok = args.flags.get('tokenizer');
   if (tok !== undefined) config.data.tokenizer = tok as RunConfig['data']['tokenizer'];
   const t = config.train;

@@ -78,7 +78,10 @@ async function main(): Promise<number> {
   const logStep = (s: StepMetrics) => {
     folder.metrics(s);
     if (s.step % t.logEvery === 0 || s.step === t.steps - 1)
-      console.log(`step ${String(s.step).padStart(5)} | loss ${fmt(s.loss)} | lr ${s.lr.toExponential(2)} | ${fmt(s.tokensPerSecond, 0)} tok/s | grad norm ${fmt(s.gradNorm)} | ${fmt(s.stepMs, 1)} ms`);
+      console.log(
+        `step ${String(s.step).padStart(5)} | loss ${fmt(s.loss)} | lr ${s.lr.toExponential(2)} | ${fmt(s.tokensPerSecond, 0)} tok/s | grad norm ${fmt(s.gradNorm)} | ${fmt(s.stepMs, 1)} ms` +
+          (s.nsa ? ` | gates cmp/sel/win ${s.nsa.gateMean.map((g) => g.toFixed(3)).join('/')} | invalid sel ${s.nsa.invalid}` : ''),
+      );
   };
   const evaluate = async () => {
     lastEval = await trainer!.evaluate();

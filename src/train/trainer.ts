@@ -8,11 +8,12 @@ import { buildTokenIndex, tokenIndexLength } from '../kernels/embedding-index';
 import { formatConfigErrors } from '../model/config';
 import { initParams } from '../model/init';
 import { ModelPlan } from '../model/plan';
-import { act } from '../model/activations';
+import { act, nsaStatsMaxDistance } from '../model/activations';
 import { validateRunConfig, type RunConfig } from './config';
 import type { Batch, Dataset } from './datasets';
 import { learningRate, type LrSchedule } from './lr-schedule';
-import type { EvalMetrics, Heartbeat, StepMetrics, TrainerPhase } from './types';
+import type { EvalMetrics, Heartbeat, NsaStepStats, StepMetrics, TrainerPhase } from './types';
+import { decodeNsaStats, nsaStatsLength } from '../kernels/nsa-stats';
 
 export interface TrainerHooks {
   onHeartbeat?(b: Heartbeat): void;
@@ -21,8 +22,11 @@ export interface TrainerHooks {
 /** A step produced a non-finite loss or gradient norm. The AdamW kernel skipped that update. */
 export class NonFiniteError extends Error {}
 
+/** The GPU produced a selection that breaks NSA_SPEC's rules (counted by the stats kernel). */
+export class InvalidSelectionError extends Error {}
+
 const STAGING_SLOTS = 3;
-const STAGING_BYTES = 16; // loss, grad norm, clip scale, (pad)
+const SCALAR_BYTES = 16; // loss, grad norm, clip scale, (pad); NSA stats per layer follow
 
 interface Pending {
   step: number;
@@ -43,6 +47,8 @@ export class Trainer {
   private lastResolvedAt = performance.now();
   private lastMetrics: StepMetrics | null = null;
   private phase: TrainerPhase = 'init';
+  private readonly nsaStatsWords: number;
+  private readonly stagingBytes: number;
 
   private constructor(
     readonly gpu: GpuContext,
@@ -52,8 +58,11 @@ export class Trainer {
     private readonly hooks: TrainerHooks,
   ) {
     const { N, gradAccum } = plan.shape;
+    const m = config.model;
+    this.nsaStatsWords = m.attention === 'nsa' ? nsaStatsLength(nsaStatsMaxDistance(m)) : 0;
+    this.stagingBytes = SCALAR_BYTES + 4 * this.nsaStatsWords * m.nLayers;
     this.staging = Array.from({ length: STAGING_SLOTS }, (_, i) =>
-      gpu.createBuffer({ label: `staging#${i}`, size: STAGING_BYTES, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST }),
+      gpu.createBuffer({ label: `staging#${i}`, size: this.stagingBytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST }),
     );
     this.evalStaging = gpu.createBuffer({ label: 'staging.eval', size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
     this.batches = Array.from({ length: gradAccum }, () => ({ tokens: new Int32Array(N), targets: new Int32Array(N) }));
@@ -82,7 +91,7 @@ export class Trainer {
   }
 
   get gpuBytes(): number {
-    return this.plan.gpuBytes + STAGING_SLOTS * STAGING_BYTES + 16;
+    return this.plan.gpuBytes + STAGING_SLOTS * this.stagingBytes + 16;
   }
 
   /** Tokens processed per optimizer step. */
@@ -139,6 +148,10 @@ export class Trainer {
     const scalars = plan.acts;
     enc.copyBufferToBuffer(scalars.get('loss_acc').buffer, scalars.get('loss_acc').offset, this.staging[slot], 0, 4);
     enc.copyBufferToBuffer(scalars.get('grad_stats').buffer, scalars.get('grad_stats').offset, this.staging[slot], 4, 8);
+    for (let l = 0; this.nsaStatsWords > 0 && l < this.config.model.nLayers; l++) {
+      const st = scalars.get(act.layer(l, 'nsa_stats'));
+      enc.copyBufferToBuffer(st.buffer, st.offset, this.staging[slot], SCALAR_BYTES + 4 * this.nsaStatsWords * l, 4 * this.nsaStatsWords);
+    }
     gpu.submit([enc.finish()]);
     this.pending.push({ step, lr, slot, mapped: this.staging[slot].mapAsync(GPUMapMode.READ) });
     this.stepCount++;
@@ -148,8 +161,9 @@ export class Trainer {
   private async resolve(p: Pending): Promise<StepMetrics> {
     await p.mapped;
     const buf = this.staging[p.slot];
-    const v = new Float32Array(buf.getMappedRange(0, 12).slice(0));
+    const raw = buf.getMappedRange(0, this.stagingBytes).slice(0);
     buf.unmap();
+    const v = new Float32Array(raw, 0, 3);
     const now = performance.now();
     const stepMs = now - this.lastResolvedAt;
     this.lastResolvedAt = now;
@@ -162,14 +176,36 @@ export class Trainer {
       stepMs,
       elapsedMs: now - this.startedAt,
     };
+    if (this.nsaStatsWords > 0) m.nsa = this.decodeNsa(raw);
     this.lastMetrics = m;
     if (!Number.isFinite(m.loss) || !Number.isFinite(m.gradNorm)) {
       const msg = `step ${p.step}: loss ${m.loss}, grad norm ${m.gradNorm} — non-finite; the optimizer skipped this update, weights are intact`;
       this.beat('error', msg, m);
       throw new NonFiniteError(msg);
     }
+    if (m.nsa && m.nsa.invalid > 0) {
+      const msg = `step ${p.step}: ${m.nsa.invalid} invalid NSA selection rows (a kernel bug: selections must satisfy the spec's top-n rules)`;
+      this.beat('error', msg, m);
+      throw new InvalidSelectionError(msg);
+    }
     this.beat('step', `step ${p.step}`, m);
     return m;
+  }
+
+  private decodeNsa(raw: ArrayBuffer): NsaStepStats {
+    const L = this.config.model.nLayers;
+    const maxD = nsaStatsMaxDistance(this.config.model);
+    const perLayer = Array.from({ length: L }, (_, l) =>
+      decodeNsaStats(new Uint32Array(raw, SCALAR_BYTES + 4 * this.nsaStatsWords * l, this.nsaStatsWords), maxD),
+    );
+    const gateMean = [0, 1, 2].map((c) => perLayer.reduce((a, s) => a + s.gateMean[c], 0) / L) as [number, number, number];
+    const histogram = perLayer[0].histogram.map((_, k) => perLayer.reduce((a, s) => a + s.histogram[k], 0));
+    return {
+      gateMean,
+      histogram,
+      invalid: perLayer.reduce((a, s) => a + s.invalid, 0),
+      perLayer: perLayer.map((s) => ({ gateMean: s.gateMean, invalid: s.invalid })),
+    };
   }
 
   /** Waits for the GPU and returns the metrics of the last submitted step. */

@@ -23,6 +23,8 @@ export interface StepMetrics {
   lr: number;
   gradNorm: number;
   tokensPerSecond: number;
+  /** NSA models: statistics of the step's last micro-batch, averaged (gates) or summed over layers. */
+  nsa?: NsaStepStats;
   /** Wall-clock ms for this step as seen by the host loop. */
   stepMs: number;
   elapsedMs: number;
@@ -31,4 +33,14 @@ export interface StepMetrics {
 export interface EvalMetrics {
   step: number;
   valLoss: number;
+}
+
+export interface NsaStepStats {
+  /** Mean gate value per branch (cmp, sel, win). */
+  gateMean: [number, number, number];
+  /** How often each block distance bt − j was selected (all layers, groups, positions). */
+  histogram: number[];
+  /** Selection rows that break the spec's top-n rules: must stay 0. */
+  invalid: number;
+  perLayer: Array<{ gateMean: [number, number, number]; invalid: number }>;
 }

@@ -1,0 +1,145 @@
+// The generate command, as a function of argv and two output sinks (the entry point
+// src/cli/generate.ts wires it to the process; tests call it in-process). CPU only: no GPU needed.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { formatConfigErrors, validateModelConfig } from '../model/config';
+import { generate, type GenerateResult } from '../model/generate';
+import type { RunConfig } from '../train/config';
+import { loadCheckpoint } from '../train/run-files';
+import { createTokenizer, type Tokenizer } from '../train/tokenizer';
+import { intFlag, numFlag, parseArgs } from './args';
+
+export const GENERATE_USAGE = `usage: npm run generate -- --run <run> --prompt "text" [options]
+  --run NAME          run folder under --runs-dir (written by npm run train)
+  --prompt TEXT       text to continue (tokenized with the run's tokenizer)
+  --tokens N          most tokens to generate (default 100; stops earlier at the context length)
+  --temperature X     0 = greedy argmax (default 0.8)
+  --top-k K           sample among the K most likely tokens; 0 = all (default 40)
+  --seed S            sampling seed (default 1)
+  --runs-dir DIR      where runs live (default runs)
+  --help`;
+
+const FLAGS = ['run', 'prompt', 'tokens', 'temperature', 'top-k', 'seed', 'runs-dir', 'help'];
+
+export interface CliIo {
+  out: (line: string) => void;
+  err: (line: string) => void;
+}
+
+/** A user error: message on stderr, exit code 2. */
+class UsageError extends Error {}
+
+function need<T>(v: T | undefined, what: string): T {
+  if (v === undefined) throw new UsageError(`missing ${what}\n${GENERATE_USAGE}`);
+  return v;
+}
+
+function loadRun(runsDir: string, run: string): { config: RunConfig; values: Map<string, Float32Array>; dir: string } {
+  const dir = join(runsDir, run);
+  if (!existsSync(dir)) throw new UsageError(`run '${run}' not found: no folder ${dir} (train one with npm run train -- --run ${run})`);
+  const missing = ['config.json', 'weights.json', 'weights.bin'].filter((f) => !existsSync(join(dir, f)));
+  if (missing.length) throw new UsageError(`run '${run}' has no checkpoint in ${dir} (missing ${missing.join(', ')}); training writes one when it finishes`);
+  const { config, values } = loadCheckpoint(dir);
+  const errs = validateModelConfig(config.model);
+  if (errs.length) throw new UsageError(`run '${run}': invalid model config in ${dir}/config.json:\n${formatConfigErrors(errs)}`);
+  return { config, values, dir };
+}
+
+const show = (tok: Tokenizer, id: number): string => JSON.stringify(tok.decode([id]));
+
+function printReads(io: CliIo, config: RunConfig, tok: Tokenizer, res: GenerateResult): boolean {
+  const m = config.model;
+  const lg = m.nLayers * m.nKvGroups;
+  let dense = 0;
+  for (const s of res.steps) dense += lg * (s.t + 1);
+  const nsa = m.attention === 'nsa' ? m.nsa : undefined;
+  if (!nsa) {
+    io.out(`[reads] dense attention: query t reads t+1 keys per layer and group; ${dense} keys in all (${m.nLayers} layers × ${m.nKvGroups} groups)`);
+    return true;
+  }
+  io.out(
+    `[reads] keys read per branch for each generated token's query t, summed over ${m.nLayers} layers × ${m.nKvGroups} groups, ` +
+      `beside the formula ncmp(t) + |selected positions ≤ t| + min(w, t+1) (l=${nsa.l}, d=${nsa.d}, l'=${nsa.lSel}, n=${nsa.nSel}, w=${nsa.w}) and dense ${lg}·(t+1)`,
+  );
+  io.out(`${'t'.padStart(5)}  ${'token'.padEnd(8)} ${'cmp'.padStart(6)} ${'sel'.padStart(6)} ${'win'.padStart(6)} ${'read'.padStart(7)}  ${'formula'.padEnd(22)} ${'dense'.padStart(7)}  ok`);
+  let read = 0;
+  let bad = 0;
+  for (const s of res.steps) {
+    const sum = { cmp: 0, sel: 0, win: 0, fc: 0, fs: 0, fw: 0 };
+    let ok = true;
+    for (const r of s.reads) {
+      sum.cmp += r.cmp;
+      sum.sel += r.sel;
+      sum.win += r.win;
+      sum.fc += r.formula.cmp;
+      sum.fs += r.formula.sel;
+      sum.fw += r.formula.win;
+      if (r.cmp !== r.formula.cmp || r.sel !== r.formula.sel || r.win !== r.formula.win) ok = false;
+    }
+    if (!ok) bad++;
+    const total = sum.cmp + sum.sel + sum.win;
+    read += total;
+    const formula = `${sum.fc}+${sum.fs}+${sum.fw}=${sum.fc + sum.fs + sum.fw}`;
+    io.out(
+      `${String(s.t).padStart(5)}  ${show(tok, s.token).padEnd(8)} ${String(sum.cmp).padStart(6)} ${String(sum.sel).padStart(6)} ${String(sum.win).padStart(6)} ` +
+        `${String(total).padStart(7)}  ${formula.padEnd(22)} ${String(lg * (s.t + 1)).padStart(7)}  ${ok ? 'yes' : 'NO'}`,
+    );
+  }
+  const pct = dense > 0 ? ((100 * read) / dense).toFixed(1) : '0';
+  io.out(`[reads] total ${read} keys vs dense ${dense} (${pct}%) over ${res.steps.length} tokens`);
+  if (bad) io.err(`[reads] ${bad} token(s) read a different number of keys than the formula: this is a bug`);
+  else io.out(`[reads] every (token, layer, group) count equals the formula`);
+  return bad === 0;
+}
+
+export function runGenerateCli(argv: readonly string[], io: CliIo): number {
+  try {
+    const args = parseArgs(argv, ['help']);
+    const unknown = [...args.flags.keys()].filter((k) => !FLAGS.includes(k));
+    if (args.sets.length) unknown.push('set');
+    if (unknown.length) throw new UsageError(`unknown flag${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `--${u}`).join(', ')}\n${GENERATE_USAGE}`);
+    if (args.positional.length) throw new UsageError(`unexpected argument '${args.positional[0]}' (did you mean --prompt "…"?)\n${GENERATE_USAGE}`);
+    if (args.flags.has('help')) {
+      io.out(GENERATE_USAGE);
+      return 0;
+    }
+    const run = need(args.flags.get('run'), '--run <run>');
+    const prompt = need(args.flags.get('prompt'), '--prompt "text"');
+    const opts = {
+      maxTokens: intFlag(args, 'tokens') ?? 100,
+      temperature: numFlag(args, 'temperature') ?? 0.8,
+      topK: intFlag(args, 'top-k') ?? 40,
+      seed: intFlag(args, 'seed') ?? 1,
+    };
+    if (opts.maxTokens < 0) throw new UsageError(`--tokens must be ≥ 0 (got ${opts.maxTokens})`);
+    if (opts.temperature < 0) throw new UsageError(`--temperature must be ≥ 0 (got ${opts.temperature})`);
+    if (opts.topK < 0) throw new UsageError(`--top-k must be ≥ 0 (got ${opts.topK})`);
+    const { config, values, dir } = loadRun(args.flags.get('runs-dir') ?? 'runs', run);
+    const m = config.model;
+    const tok = createTokenizer(config.data.tokenizer);
+    const ids = tok.encode(prompt);
+    if (ids.length === 0) throw new UsageError('--prompt is empty: give at least one character');
+    if (ids.length >= m.seqLen)
+      throw new UsageError(`--prompt is ${ids.length} tokens (${tok.name} tokenizer) but run '${run}' has a context of ${m.seqLen}: at most ${m.seqLen - 1} leave room to generate`);
+    const tooBig = ids.find((id) => id >= m.vocabSize);
+    if (tooBig !== undefined) throw new UsageError(`--prompt has token ${tooBig}, outside run '${run}''s vocabulary of ${m.vocabSize}`);
+    io.out(
+      `[run] ${dir}: ${m.attention} attention, ${m.nLayers} layers, dim ${m.dim}, context ${m.seqLen}, ${tok.name} tokenizer; ` +
+        `temperature ${opts.temperature}, top-k ${opts.topK}, seed ${opts.seed}; CPU float64 decoder with KV cache`,
+    );
+    const t0 = performance.now();
+    const res = generate(m, values, ids, { ...opts, vocabLimit: Math.min(m.vocabSize, tok.vocabSize) }, (x) => tok.decode(x));
+    const seconds = (performance.now() - t0) / 1000;
+    io.out('');
+    io.out(prompt + res.text);
+    io.out('');
+    io.out(
+      `[generate] ${res.tokens.length} tokens after a ${ids.length}-token prompt, stopped by ${res.stop === 'tokens' ? '--tokens' : 'the context length'}; ` +
+        `${seconds.toFixed(2)} s (${((ids.length + res.tokens.length) / Math.max(seconds, 1e-9)).toFixed(1)} tokens/s incl. prefill)`,
+    );
+    return printReads(io, config, tok, res) ? 0 : 1;
+  } catch (e) {
+    io.err(e instanceof Error ? e.message : String(e));
+    return e instanceof UsageError || (e instanceof Error && /needs a value|must be an integer|must be a number/.test(e.message)) ? 2 : 1;
+  }
+}
