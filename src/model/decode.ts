@@ -1,19 +1,20 @@
 // Float64 CPU incremental decoder of the whole model: one token per step, a KV cache per layer.
 // Dense layers cache RoPE'd keys and values; NSA layers drive one NsaDecodeRef each (a cache per
 // branch, the spec's compressed-block emission rule, per-branch read counters). Every per-row
-// operation runs in the same order as the full-sequence references (src/reference/model.ts,
-// src/reference/model-nsa.ts), so decode = prefill (NSA_SPEC property 5) holds to rounding —
-// in practice bit for bit. Float64 throughout: this is the oracle the GPU path is checked against,
+// operation runs in the same order as the full-sequence reference (modelForwardRef in
+// src/reference/model.ts), so decode = prefill (NSA_SPEC property 5) holds to rounding — in
+// practice bit for bit. Float64 throughout: this is the oracle the GPU path is checked against,
 // and it is fast enough for the tiny and small presets.
 import { numCmpBlocks, visibleCmpBlocks } from '../nsa/blocks';
 import type { NsaConfig } from '../nsa/config';
+import { cmpMlpHidden } from '../nsa/core-plan';
 import type { Params64 } from '../reference/model';
-import { branchKVNames, cmpMlpParams } from '../reference/model-nsa';
+import type { CmpMlpPair } from '../reference/nsa/compression';
 import { NsaDecodeRef, type BranchReads } from '../reference/nsa/decode';
-import { applyGateAblation, gateForwardRef } from '../reference/nsa/gates';
+import { applyGateAblation, gateForwardRef, type Branch } from '../reference/nsa/gates';
 import { rmsnormForwardRef } from '../reference/rmsnorm';
 import { swigluForwardRef } from '../reference/swiglu';
-import { assertValidModelConfig, type ModelConfig } from './config';
+import { assertValidModelConfig, type ModelConfig, type ModelNsaConfig } from './config';
 import { EMBEDDING, FINAL_NORM, layerParamNames, numel, paramSpecs } from './params';
 
 export type { BranchReads } from '../reference/nsa/decode';
@@ -72,6 +73,23 @@ export function paramsToF64(c: ModelConfig, values: ReadonlyMap<string, ArrayLik
   }
   if (problems.length) throw new Error(`weights do not match the model config:\n${problems.join('\n')}`);
   return out;
+}
+
+/** The layer's φ = mlp weights as NsaDecodeRef takes them (undefined for φ = avg). */
+function cmpMlpParams(c: ModelConfig, P: (name: string) => Float64Array, l: number): CmpMlpPair | undefined {
+  if (c.nsa?.phi !== 'mlp') return undefined;
+  const n = layerParamNames(l).cmpMlp;
+  const one = (which: 'k' | 'v', D: number) => {
+    const m = n[which];
+    return { dIn: D, dHidden: cmpMlpHidden(D), pos: P(m.pos), w1: P(m.w1), b1: P(m.b1), w2: P(m.w2), b2: P(m.b2) };
+  };
+  return { k: one('k', c.dk), v: one('v', c.dv) };
+}
+
+/** The parameter names of branch b's K/V projection (the one shared pair with sharedKV). */
+function branchKVNames(nsa: ModelNsaConfig, l: number, b: Branch): { wk: string; wv: string } {
+  const w = layerParamNames(l);
+  return nsa.sharedKV ? { wk: w.wk, wv: w.wv } : w.branchKV[b];
 }
 
 /** y[N] = x[K]·W[K,N]; per output the same ascending-k sum as matmulRef (bit-identical), k-outer for locality. */

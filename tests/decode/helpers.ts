@@ -1,0 +1,47 @@
+// Shared fixtures for the decoder tests: small dense and NSA model configs with odd sizes, seeded
+// float64 parameters, random tokens.
+import type { ModelConfig, ModelNsaConfig } from '../../src/model/config';
+import { initParams } from '../../src/model/init';
+import { paramSpecs } from '../../src/model/params';
+import type { Params64 } from '../../src/reference/model';
+import { randn, rng } from '../helpers/compare';
+
+/** dk ≠ dv, vocab and T odd, 2 heads per group. */
+export const DENSE: ModelConfig = {
+  vocabSize: 37, dim: 24, nLayers: 2, nHeads: 4, nKvGroups: 2, dk: 6, dv: 5, ffnHidden: 20,
+  seqLen: 13, ropeTheta: 10000, normEps: 1e-5, attention: 'dense', initStd: 0.2,
+};
+
+const NSA_BASE: ModelNsaConfig = {
+  l: 4, d: 2, lSel: 8, nSel: 2, w: 6, phi: 'avg', forceInit: true, forceLocal: 1, sharedKV: false, gates: { kind: 'none' },
+};
+
+/** T = 35 > nSel·lSel, so the selection is sparse for later queries; w < T. */
+export function nsaModel(nsa: Partial<ModelNsaConfig> = {}, over: Partial<ModelConfig> = {}): ModelConfig {
+  return { ...DENSE, seqLen: 35, attention: 'nsa', nsa: { ...NSA_BASE, ...nsa }, ...over };
+}
+
+export const NSA_CASES: Array<[string, ModelConfig]> = [
+  ['avg, per-branch K/V, learned gates', nsaModel()],
+  ['mlp, shared K/V, gates forced to sel', nsaModel({ phi: 'mlp', sharedKV: true, gates: { kind: 'force', branch: 'sel' } })],
+  ['no forced blocks, frozen gates, one group, w = 1', nsaModel({ forceInit: false, forceLocal: 0, gates: { kind: 'freeze', value: [0.2, 0.5, 0.9] }, w: 1 }, { nKvGroups: 1, seqLen: 30 })],
+];
+
+/** Seeded parameters; biases and norm gains get noise too so that no term is trivially 0 or 1. */
+export function randomParams(c: ModelConfig, seed: number): Params64 {
+  const p: Params64 = new Map([...initParams(paramSpecs(c), seed)].map(([k, v]) => [k, Float64Array.from(v)]));
+  const r = rng(seed + 1000);
+  for (const s of paramSpecs(c)) {
+    if (s.init.kind === 'zeros' || s.init.kind === 'ones') {
+      const v = p.get(s.name)!;
+      const noise = randn(v.length, r, 0.3);
+      for (let i = 0; i < v.length; i++) v[i] += noise[i];
+    }
+  }
+  return p;
+}
+
+export function randomTokens(n: number, V: number, seed: number): number[] {
+  const r = rng(seed);
+  return Array.from({ length: n }, () => Math.floor(r() * V));
+}
