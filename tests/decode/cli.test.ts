@@ -1,0 +1,115 @@
+// The generate command end to end through a checkpoint written with saveCheckpoint to a temp dir
+// (CPU only): output = prompt + the text generate() gives for the same options, the NSA reads table
+// and summary, and a clear message with exit code 2 for each user error. One run goes through the
+// real entry point (npm script target) in a child process.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runGenerateCli } from '../../src/cli/generate-cli';
+import type { ModelConfig } from '../../src/model/config';
+import { initParams } from '../../src/model/init';
+import { paramSpecs } from '../../src/model/params';
+import { generate } from '../../src/model/generate';
+import { preset } from '../../src/model/presets';
+import { saveCheckpoint } from '../../src/train/run-files';
+import { createByteTokenizer } from '../../src/train/byte-tokenizer';
+import { nsaModel } from './helpers';
+
+const root = mkdtempSync(join(tmpdir(), 'nsa-generate-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+function writeRun(name: string, model: ModelConfig): Map<string, Float32Array> {
+  const config = { ...preset('tiny'), model };
+  const specs = paramSpecs(model);
+  const values = initParams(specs, 5);
+  saveCheckpoint(join(root, name), config, specs, values, { stepsDone: 0 });
+  return values;
+}
+
+const dense: ModelConfig = { ...preset('tiny').model, dim: 16, ffnHidden: 24, dk: 4, dv: 4, seqLen: 24, initStd: 0.5 };
+const nsa: ModelConfig = nsaModel({}, { vocabSize: 256, dim: 16, ffnHidden: 24, dk: 4, dv: 4, seqLen: 80, initStd: 0.5 });
+const denseValues = writeRun('dense', dense);
+mkdirSync(join(root, 'empty'));
+const nsaValues = writeRun('nsa', nsa);
+
+function cli(...argv: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = runGenerateCli(['--runs-dir', root, ...argv], { out: (l) => out.push(l), err: (l) => err.push(l) });
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
+
+describe('npm run generate', () => {
+  const tok = createByteTokenizer();
+
+  it('dense run: prints prompt + the generated text of generate() with the same options', () => {
+    const r = cli('--run', 'dense', '--prompt', 'The ', '--tokens', '6', '--temperature', '0.9', '--top-k', '20', '--seed', '4');
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    const want = generate(dense, denseValues, tok.encode('The '), { maxTokens: 6, temperature: 0.9, topK: 20, seed: 4, vocabLimit: 256 }, (x) => tok.decode(x));
+    expect(want.tokens.length).toBe(6);
+    expect(r.out.split('\n')).toContain('The ' + want.text);
+    expect(r.out).toMatch(/6 tokens after a 4-token prompt, stopped by --tokens/);
+    expect(r.out).toMatch(/dense attention: query t reads t\+1 keys/);
+  });
+
+  it('NSA run: per-token reads beside the formula and dense, a summary, stop at the context', () => {
+    const prompt = 'Once upon a time';
+    const r = cli('--run', 'nsa', '--prompt', prompt, '--tokens', '1000', '--temperature', '0');
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    const n = nsa.seqLen - prompt.length;
+    expect(r.out).toMatch(new RegExp(`${n} tokens after a ${prompt.length}-token prompt, stopped by the context length`));
+    const rows = r.out.split('\n').filter((l) => /^\s+\d+\s/.test(l));
+    expect(rows.length).toBe(n);
+    const lg = nsa.nLayers * nsa.nKvGroups;
+    // The last row: query t = seqLen − 2; window and compressed counts are fixed by t alone.
+    const last = rows[rows.length - 1].trim().split(/\s+/);
+    const t = nsa.seqLen - 2;
+    expect(Number(last[0])).toBe(t);
+    const ncmp = Math.floor((t + 1 - nsa.nsa!.l) / nsa.nsa!.d) + 1;
+    const cols = last.slice(-7, -1);
+    expect(Number(cols[0])).toBe(lg * ncmp);
+    expect(Number(cols[2])).toBe(lg * nsa.nsa!.w);
+    expect(Number(cols[3])).toBe(Number(cols[0]) + Number(cols[1]) + Number(cols[2]));
+    expect(cols[4]).toBe(`${cols[0]}+${cols[1]}+${cols[2]}=${cols[3]}`);
+    expect(Number(cols[5])).toBe(lg * (t + 1));
+    // Late in an 80-token context NSA reads fewer keys than dense (early on it reads more).
+    expect(Number(cols[3])).toBeLessThan(Number(cols[5]));
+    expect(rows.every((l) => l.endsWith('yes'))).toBe(true);
+    expect(r.out).toMatch(/\[reads\] total \d+ keys vs dense \d+ \(\d+\.\d%\) over \d+ tokens/);
+    expect(r.out).toMatch(/every \(token, layer, group\) count equals the formula/);
+    const want = generate(nsa, nsaValues, tok.encode(prompt), { maxTokens: 1000, temperature: 0, topK: 40, seed: 1, vocabLimit: 256 }, (x) => tok.decode(x));
+    expect(r.out.split('\n')).toContain(prompt + want.text);
+  });
+
+  it.each([
+    [['--prompt', 'x'], /missing --run/],
+    [['--run', 'dense'], /missing --prompt/],
+    [['--run', 'nope', '--prompt', 'x'], /run 'nope' not found/],
+    [['--run', 'dense', '--prompt', 'x'.repeat(24)], /--prompt is 24 tokens .* context of 24: at most 23/],
+    [['--run', 'dense', '--prompt', ''], /--prompt is empty/],
+    [['--run', 'dense', '--prompt', 'x', '--temprature', '1'], /unknown flag --temprature/],
+    [['--run', 'dense', '--prompt', 'x', '--tokens', 'many'], /--tokens must be an integer/],
+    [['--run', 'dense', '--prompt', 'x', '--top-k', '-1'], /--top-k must be ≥ 0/],
+    [['--run', 'dense', 'hello'], /unexpected argument 'hello'/],
+    [['--run', 'empty', '--prompt', 'x'], /run 'empty' has no checkpoint .*missing config\.json, weights\.json, weights\.bin/],
+  ])('error: %j', (argv, msg) => {
+    const r = cli(...argv);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(msg);
+    expect(r.out).toBe('');
+  });
+
+  it('the entry point runs through node scripts/run-node.mjs (the npm script)', () => {
+    const p = spawnSync(process.execPath, ['scripts/run-node.mjs', 'src/cli/generate.ts', '--runs-dir', root, '--run', 'nsa', '--prompt', 'ab', '--tokens', '3', '--seed', '2'], { encoding: 'utf8', timeout: 60_000 });
+    expect(p.stderr).toBe('');
+    expect(p.status).toBe(0);
+    expect(p.stdout).toMatch(/3 tokens after a 2-token prompt/);
+    const q = spawnSync(process.execPath, ['scripts/run-node.mjs', 'src/cli/generate.ts', '--runs-dir', root, '--run', 'missing', '--prompt', 'ab'], { encoding: 'utf8', timeout: 60_000 });
+    expect(q.status).toBe(2);
+    expect(q.stderr).toMatch(/run 'missing' not found/);
+  });
+});

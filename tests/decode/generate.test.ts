@@ -1,0 +1,140 @@
+// Sampling and generation on the CPU decoder: seeded determinism, temperature → 0 and top-k = 1
+// equal argmax, top-k restricts the support, draws follow softmax(logits / temperature), the stop
+// rules (token count, context length), the reads of NSA generation equal the formula, and errors.
+import { describe, expect, it } from 'vitest';
+import { ModelDecoder } from '../../src/model/decode';
+import { argmax, generate, sampleToken } from '../../src/model/generate';
+import { mulberry32 } from '../../src/util/random';
+import { DENSE, nsaModel, randomParams, randomTokens } from './helpers';
+
+const ids = (x: number[]) => x.join(',');
+
+/** Greedy continuation computed directly on the decoder. */
+function greedy(c: typeof DENSE, p: ReadonlyMap<string, Float64Array>, prompt: number[], n: number): number[] {
+  const dec = new ModelDecoder(c, p);
+  let logits = new Float64Array(0);
+  for (const t of prompt) logits = dec.step(t).logits;
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    out.push(argmax(logits));
+    if (i + 1 < n) logits = dec.step(out[i]).logits;
+  }
+  return out;
+}
+
+describe('sampleToken', () => {
+  const logits = [0.3, 2.0, -1.0, 1.2, 2.0, 0.0];
+
+  it('argmax for temperature 0, a tiny temperature and top-k = 1 (ties to the lower id)', () => {
+    const r = mulberry32(1);
+    expect(argmax(logits)).toBe(1);
+    for (let i = 0; i < 20; i++) {
+      expect(sampleToken(logits, { temperature: 0, topK: 0 }, r)).toBe(1);
+      expect(sampleToken(logits, { temperature: 3, topK: 1 }, r)).toBe(1);
+      expect(sampleToken([0.3, 2.0, 1.99], { temperature: 1e-6, topK: 0 }, r)).toBe(1);
+      expect(sampleToken([0.3, 2.0, 1.99], { temperature: 1e-300, topK: 0 }, r)).toBe(1);
+    }
+  });
+
+  it('top-k keeps exactly the k largest (ties to the lower id) and the frequencies follow the softmax (|Δp| ≤ 0.01 at 40k draws)', () => {
+    const r = mulberry32(2);
+    const n = 40_000;
+    const temperature = 0.7;
+    for (const topK of [0, 3]) {
+      // Top 3: ids 1 and 4 (tied at 2.0) and 3; with k = 3 id 0 (0.3) must never appear.
+      const kept = topK === 0 ? [0, 1, 2, 3, 4, 5] : [1, 3, 4];
+      const z = kept.reduce((a, i) => a + Math.exp(logits[i] / temperature), 0);
+      const counts = new Map<number, number>();
+      for (let i = 0; i < n; i++) {
+        const t = sampleToken(logits, { temperature, topK }, r);
+        counts.set(t, (counts.get(t) ?? 0) + 1);
+      }
+      for (const id of counts.keys()) expect(kept, `top-k ${topK} drew ${id}`).toContain(id);
+      for (const id of kept) {
+        const p = Math.exp(logits[id] / temperature) / z;
+        expect(Math.abs((counts.get(id) ?? 0) / n - p), `top-k ${topK} id ${id}`).toBeLessThanOrEqual(0.01);
+      }
+    }
+    // k = 2 among the tie at 2.0 keeps both tied ids.
+    const seen = new Set<number>();
+    for (let i = 0; i < 200; i++) seen.add(sampleToken(logits, { temperature: 1, topK: 2 }, r));
+    expect([...seen].sort()).toEqual([1, 4]);
+  });
+
+  it('respects a vocabulary limit and rejects bad options and NaN logits', () => {
+    const r = mulberry32(3);
+    expect(sampleToken(logits, { temperature: 0, topK: 0 }, r, 4)).toBe(1);
+    expect(sampleToken([0, 1, 9], { temperature: 0, topK: 0 }, r, 2)).toBe(1);
+    for (let i = 0; i < 50; i++) expect(sampleToken([0, 1, 9], { temperature: 1, topK: 0 }, r, 2)).toBeLessThan(2);
+    expect(() => sampleToken(logits, { temperature: -1, topK: 0 }, r)).toThrow(/temperature/);
+    expect(() => sampleToken(logits, { temperature: 1, topK: 1.5 }, r)).toThrow(/top-k/);
+    expect(() => sampleToken([0, NaN], { temperature: 1, topK: 0 }, r)).toThrow(/NaN/);
+  });
+});
+
+describe('generate', () => {
+  const decode = (x: number[]) => x.map((i) => String.fromCharCode(97 + (i % 26))).join('');
+
+  it.each([['dense', DENSE], ['nsa', nsaModel()]] as const)('%s: same seed → same tokens; another seed → others; temperature 0 and top-k 1 = greedy', (_n, c) => {
+    const p = randomParams(c, 41);
+    const prompt = randomTokens(4, c.vocabSize, 42);
+    const opts = { maxTokens: 8, temperature: 1.5, topK: 0, seed: 7 };
+    const a = generate(c, p, prompt, opts, decode);
+    const b = generate(c, p, prompt, opts, decode);
+    expect(ids(a.tokens)).toBe(ids(b.tokens));
+    expect(a.text).toBe(decode(a.tokens));
+    expect(a.promptTokens).toEqual(prompt);
+    const others = [8, 9, 10].map((seed) => ids(generate(c, p, prompt, { ...opts, seed }, decode).tokens));
+    expect(others.some((o) => o !== ids(a.tokens))).toBe(true);
+    const g = greedy(c, p, prompt, 8);
+    expect(generate(c, p, prompt, { ...opts, temperature: 0 }, decode).tokens).toEqual(g);
+    expect(generate(c, p, prompt, { ...opts, topK: 1 }, decode).tokens).toEqual(g);
+    // Sampling at temperature 1.5 differs from greedy somewhere (the comparison above can fail).
+    expect(ids(a.tokens) === ids(g) && others.every((o) => o === ids(g))).toBe(false);
+    expect(a.steps.map((s) => s.t)).toEqual([3, 4, 5, 6, 7, 8, 9, 10]);
+  });
+
+  it('stops at the token count or the context length, whichever comes first', () => {
+    const p = randomParams(DENSE, 43);
+    const T = DENSE.seqLen;
+    const r1 = generate(DENSE, p, [1, 2, 3], { maxTokens: 4, temperature: 1, topK: 5, seed: 1 }, decode);
+    expect([r1.tokens.length, r1.stop]).toEqual([4, 'tokens']);
+    const r2 = generate(DENSE, p, [1, 2, 3], { maxTokens: 100, temperature: 1, topK: 5, seed: 1 }, decode);
+    expect([r2.tokens.length, r2.stop]).toEqual([T - 3, 'context']);
+    expect(r2.steps[r2.steps.length - 1].t).toBe(T - 2);
+    const r3 = generate(DENSE, p, randomTokens(T - 1, DENSE.vocabSize, 1), { maxTokens: 5, temperature: 1, topK: 0, seed: 1 }, decode);
+    expect([r3.tokens.length, r3.stop]).toEqual([1, 'context']);
+    expect(generate(DENSE, p, [1], { maxTokens: 0, temperature: 1, topK: 0, seed: 1 }, decode).tokens).toEqual([]);
+  });
+
+  it('NSA: every generated token carries per (layer, group) reads equal to the formula; sparse late in the context', () => {
+    const c = nsaModel();
+    const nsa = c.nsa!;
+    const p = randomParams(c, 44);
+    const res = generate(c, p, randomTokens(5, c.vocabSize, 45), { maxTokens: 100, temperature: 1, topK: 0, seed: 3 }, decode);
+    expect(res.stop).toBe('context');
+    let sparse = false;
+    for (const s of res.steps) {
+      expect(s.reads.length).toBe(c.nLayers * c.nKvGroups);
+      for (const r of s.reads) {
+        expect([r.cmp, r.sel, r.win]).toEqual([r.formula.cmp, r.formula.sel, r.formula.win]);
+        expect(r.formula.win).toBe(Math.min(nsa.w, s.t + 1));
+        if (r.formula.total < s.t + 1) sparse = true;
+      }
+    }
+    expect(sparse).toBe(true);
+    const dense = generate(DENSE, randomParams(DENSE, 44), [1, 2], { maxTokens: 3, temperature: 1, topK: 0, seed: 3 }, decode);
+    expect(dense.steps.every((s) => s.reads.length === 0)).toBe(true);
+  });
+
+  it('rejects an empty prompt, a prompt that fills the context, out-of-vocabulary ids and bad options', () => {
+    const p = randomParams(DENSE, 46);
+    const o = { maxTokens: 3, temperature: 1, topK: 0, seed: 1 };
+    expect(() => generate(DENSE, p, [], o, decode)).toThrow(/empty/);
+    expect(() => generate(DENSE, p, randomTokens(DENSE.seqLen, DENSE.vocabSize, 2), o, decode)).toThrow(/context holds 13/);
+    expect(() => generate(DENSE, p, [DENSE.vocabSize], o, decode)).toThrow(/vocabulary/);
+    expect(() => generate(DENSE, p, [1], { ...o, maxTokens: -1 }, decode)).toThrow(/tokens/);
+    expect(() => generate(DENSE, p, [1], { ...o, seed: 0.5 }, decode)).toThrow(/seed/);
+    expect(() => generate(DENSE, p, [1], { ...o, vocabLimit: DENSE.vocabSize + 1 }, decode)).toThrow(/vocabLimit/);
+  });
+});
