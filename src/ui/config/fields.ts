@@ -1,0 +1,145 @@
+// The run config's editable fields: one descriptor per leaf of RunConfig, grouped in the panel's
+// sections. The URL hash, the JSON import and the panel all use this list as the schema.
+import type { RunConfig } from '../../train/config';
+
+export interface SelectOption {
+  value: string;
+  label: string;
+}
+
+export type FieldKind =
+  | { type: 'int'; min?: number }
+  | { type: 'number'; min?: number }
+  | { type: 'select'; options: readonly SelectOption[] }
+  | { type: 'checkbox' }
+  /** The NSA gate ablation: a tagged union edited as one value. */
+  | { type: 'gates' };
+
+export interface FieldSpec {
+  /** Dotted path into RunConfig, e.g. 'model.nsa.d'; also the `field` of validation errors. */
+  path: string;
+  label: string;
+  kind: FieldKind;
+  hint?: string;
+}
+
+export type SectionId = 'model' | 'nsa' | 'train' | 'data';
+
+export interface SectionSpec {
+  id: SectionId;
+  title: string;
+  fields: readonly FieldSpec[];
+}
+
+const int = (path: string, label: string, hint?: string, min = 1): FieldSpec => ({ path, label, kind: { type: 'int', min }, hint });
+const num = (path: string, label: string, hint?: string, min?: number): FieldSpec => ({ path, label, kind: { type: 'number', min }, hint });
+const select = (path: string, label: string, options: readonly SelectOption[], hint?: string): FieldSpec => ({
+  path,
+  label,
+  kind: { type: 'select', options },
+  hint,
+});
+
+export const SECTIONS: readonly SectionSpec[] = [
+  {
+    id: 'model',
+    title: 'Model',
+    fields: [
+      select('model.attention', 'Attention', [
+        { value: 'dense', label: 'dense (causal softmax)' },
+        { value: 'nsa', label: 'NSA (native sparse attention)' },
+      ]),
+      int('model.vocabSize', 'Vocabulary size', 'Token ids the embedding holds (256 for bytes, 50257 for GPT-2).'),
+      int('model.dim', 'Model width', 'Residual stream width C.'),
+      int('model.nLayers', 'Layers'),
+      int('model.nHeads', 'Query heads', 'H'),
+      int('model.nKvGroups', 'K/V groups', 'G (GQA); must divide the heads.'),
+      int('model.dk', 'Query/key head dim', 'dk; even (RoPE).'),
+      int('model.dv', 'Value head dim', 'dv'),
+      int('model.ffnHidden', 'FFN hidden width', 'SwiGLU hidden units.'),
+      int('model.seqLen', 'Sequence length', 'T tokens per training sequence.'),
+      num('model.ropeTheta', 'RoPE θ'),
+      num('model.normEps', 'RMSNorm ε'),
+      num('model.initStd', 'Init std', 'Normal init of weight matrices.'),
+    ],
+  },
+  {
+    id: 'nsa',
+    title: 'Native sparse attention',
+    fields: [
+      int('model.nsa.l', 'Compression block l', 'Paper: 32.'),
+      int('model.nsa.d', 'Compression stride d', 'Divides l and l′. Paper: 16.'),
+      int('model.nsa.lSel', 'Selection block l′', '≥ l. Paper: 64.'),
+      int('model.nsa.nSel', 'Selected blocks n', 'Forced blocks included. Paper: 16.'),
+      int('model.nsa.w', 'Sliding window w', 'Paper: 512.'),
+      select('model.nsa.phi', 'Compression φ', [
+        { value: 'avg', label: 'avg (mean of the block)' },
+        { value: 'mlp', label: 'mlp (learned, with position embedding)' },
+      ]),
+      { path: 'model.nsa.forceInit', label: 'Always select block 0', kind: { type: 'checkbox' } },
+      int('model.nsa.forceLocal', 'Forced local blocks', 'The block holding t and the ones before it.', 0),
+      { path: 'model.nsa.sharedKV', label: 'Share K/V across branches', kind: { type: 'checkbox' }, hint: 'One K/V projection instead of one per branch.' },
+      { path: 'model.nsa.gates', label: 'Gate ablation', kind: { type: 'gates' } },
+    ],
+  },
+  {
+    id: 'train',
+    title: 'Training',
+    fields: [
+      int('train.steps', 'Steps', 'Optimizer steps; the LR schedule spans them.'),
+      int('train.batchSize', 'Batch size', 'Sequences per micro-batch.'),
+      int('train.gradAccum', 'Gradient accumulation', 'Micro-batches per optimizer step.'),
+      num('train.lrMax', 'Peak learning rate'),
+      num('train.lrMin', 'Final learning rate', 'Cosine decay ends here; ≤ peak.', 0),
+      int('train.warmupSteps', 'Warmup steps', undefined, 0),
+      num('train.warmupStartFraction', 'Warmup start fraction', 'Warmup starts at peak × this, in (0, 1].'),
+      num('train.weightDecay', 'Weight decay', 'Decoupled (AdamW).', 0),
+      num('train.beta1', 'Adam β₁', undefined, 0),
+      num('train.beta2', 'Adam β₂', undefined, 0),
+      num('train.eps', 'Adam ε'),
+      num('train.gradClip', 'Gradient clip', 'Global norm; 0 disables.', 0),
+      int('train.seed', 'Seed', 'Initialisation and data order.', 0),
+      int('train.evalEvery', 'Evaluate every', 'Steps between validation losses; 0 disables.', 0),
+      int('train.evalBatches', 'Validation batches', undefined, 0),
+      int('train.logEvery', 'Log every', 'Steps between heartbeats.'),
+    ],
+  },
+  {
+    id: 'data',
+    title: 'Data',
+    fields: [
+      select('data.source', 'Data source', [
+        { value: 'brown', label: 'Brown corpus' },
+        { value: 'random', label: 'random tokens' },
+        { value: 'copy', label: 'copy task' },
+        { value: 'upload', label: 'uploaded .txt file' },
+      ]),
+      select('data.tokenizer', 'Tokenizer', [
+        { value: 'byte', label: 'bytes (vocab 256)' },
+        { value: 'gpt2', label: 'GPT-2 BPE (vocab 50257)' },
+      ]),
+    ],
+  },
+];
+
+export const ALL_FIELDS: readonly FieldSpec[] = SECTIONS.flatMap((s) => s.fields);
+
+const BY_PATH = new Map(ALL_FIELDS.map((f) => [f.path, f]));
+
+export function fieldSpec(path: string): FieldSpec | undefined {
+  return BY_PATH.get(path);
+}
+
+/** NSA fields only matter when the model uses NSA attention. */
+export function sectionApplies(id: SectionId, c: RunConfig): boolean {
+  return id !== 'nsa' || c.model.attention === 'nsa';
+}
+
+/** The DOM id of a field's input and of its error message. */
+export function fieldDomId(path: string): string {
+  return `cfg-${path.replace(/\./g, '-')}`;
+}
+
+export function errorDomId(path: string): string {
+  return `${fieldDomId(path)}-error`;
+}

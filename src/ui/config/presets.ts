@@ -1,0 +1,41 @@
+// The presets the page offers: the engine's named presets plus the associative-recall task.
+import { recallPreset } from '../../model/recall-preset';
+import { preset, type PresetName } from '../../model/presets';
+import type { RunConfig } from '../../train/config';
+import { diffSize } from './diff';
+
+export const UI_PRESET_NAMES = ['tiny', 'small', 'm7c-125m', 'recall'] as const;
+export type UiPresetName = (typeof UI_PRESET_NAMES)[number];
+export const DEFAULT_PRESET: UiPresetName = 'tiny';
+
+export const PRESET_LABELS: Record<UiPresetName, string> = {
+  tiny: 'tiny — 2 layers, dim 64, T 64 (seconds on any GPU)',
+  small: 'small — 4 layers, dim 256, T 256',
+  'm7c-125m': 'm7c-125m — 12 layers, dim 768, T 1024, GPT-2 tokens',
+  recall: 'recall task — tiny NSA model, answers beyond the window',
+};
+
+export function isUiPresetName(s: string): s is UiPresetName {
+  return (UI_PRESET_NAMES as readonly string[]).includes(s);
+}
+
+/** A fresh copy of the preset, safe to edit. */
+export function uiPreset(name: UiPresetName): RunConfig {
+  return name === 'recall' ? recallPreset().run : preset(name satisfies PresetName);
+}
+
+/** The preset `c` equals, if any. */
+export function matchingPreset(c: RunConfig): UiPresetName | null {
+  return UI_PRESET_NAMES.find((n) => diffSize(uiPreset(n), c) === 0) ?? null;
+}
+
+/** The preset `c` differs least from (ties to the earlier name). */
+export function closestPreset(c: RunConfig): UiPresetName {
+  let best: UiPresetName = DEFAULT_PRESET;
+  let bestSize = Infinity;
+  for (const n of UI_PRESET_NAMES) {
+    const s = diffSize(uiPreset(n), c);
+    if (s < bestSize) [best, bestSize] = [n, s];
+  }
+  return best;
+}

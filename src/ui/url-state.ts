@@ -1,0 +1,133 @@
+// The run config in the URL hash, so a link reproduces a run:
+//   #v=1&preset=tiny&model.attention=nsa&train.steps=500&model.nsa.gates={"kind":"force","branch":"sel"}
+// i.e. the format version, the preset, and each setting that differs from it (its dotted path =
+// its value: numbers and booleans as JSON, enum words bare, objects as JSON; null = absent).
+// Parameters that are not config settings are left alone, for other page state.
+import type { RunConfig } from '../train/config';
+import { applyDiff, diffConfig, type ConfigDiff } from './config/diff';
+import { ALL_FIELDS } from './config/fields';
+import { parseRunConfig } from './config/parse';
+import { closestPreset, DEFAULT_PRESET, isUiPresetName, uiPreset, UI_PRESET_NAMES, type UiPresetName } from './config/presets';
+
+export const HASH_VERSION = 1;
+
+export interface HashConfig {
+  config: RunConfig;
+  /** The preset the hash is based on (the fallback's preset when the hash was unusable). */
+  preset: UiPresetName;
+  /** Why the hash could not be used; the config is then the preset's. */
+  error?: string;
+}
+
+const SETTING_PREFIXES = ['model.', 'train.', 'data.'];
+/** Paths a hash may set: every field, plus model.nsa (only to null: a dense config without NSA). */
+const SETTABLE = new Set(ALL_FIELDS.map((f) => f.path));
+const NON_FINITE: Record<string, number> = { NaN: NaN, Infinity: Infinity, '-Infinity': -Infinity };
+
+const isSetting = (key: string): boolean => SETTING_PREFIXES.some((p) => key.startsWith(p));
+
+function parsesAsJson(s: string): boolean {
+  try {
+    JSON.parse(s);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Keeps JSON punctuation readable; escapes everything that would break the `k=v&…` syntax. */
+function encodePart(s: string): string {
+  return encodeURIComponent(s).replace(/%(7B|7D|5B|5D|3A|2C)/g, (m) => decodeURIComponent(m));
+}
+
+export function encodeValue(v: unknown): string {
+  if (typeof v === 'number' && !Number.isFinite(v)) return String(v);
+  if (typeof v === 'string') return parsesAsJson(v) || v in NON_FINITE || v === '' ? JSON.stringify(v) : v;
+  return JSON.stringify(v);
+}
+
+export function decodeValue(s: string): unknown {
+  if (s in NON_FINITE) return NON_FINITE[s];
+  try {
+    return JSON.parse(s);
+  } catch {
+    return s;
+  }
+}
+
+/** The hash body (no '#') for `config` as a diff against `preset` (default: the closest one). */
+export function encodeConfigHash(config: RunConfig, preset: UiPresetName = closestPreset(config), keep: ReadonlyArray<[string, string]> = []): string {
+  const parts = [`v=${HASH_VERSION}`, `preset=${encodePart(preset)}`];
+  for (const [path, v] of Object.entries(diffConfig(uiPreset(preset), config))) parts.push(`${encodePart(path)}=${encodePart(encodeValue(v))}`);
+  for (const [k, v] of keep) parts.push(`${encodePart(k)}=${encodePart(v)}`);
+  return parts.join('&');
+}
+
+type Params = Array<[string, string]>;
+
+function splitParams(body: string): Params {
+  if (!body) return [];
+  return body.split('&').filter(Boolean).map((p) => {
+    const i = p.indexOf('=');
+    const k = i < 0 ? p : p.slice(0, i);
+    const v = i < 0 ? '' : p.slice(i + 1);
+    return [decodeURIComponent(k), decodeURIComponent(v)];
+  });
+}
+
+/** Parameters of the hash that are not config (other page state), to keep when rewriting it. */
+export function foreignParams(hash: string): Params {
+  try {
+    return splitParams(hash.replace(/^#/, '')).filter(([k]) => k !== 'v' && k !== 'preset' && !isSetting(k));
+  } catch {
+    return [];
+  }
+}
+
+function fallback(preset: UiPresetName, why: string): HashConfig {
+  return { config: uiPreset(preset), preset, error: `The link's config could not be used: ${why}. Showing the ${preset} preset instead.` };
+}
+
+/** Reads a hash ('#v=1&…' or the body alone). An empty or foreign hash gives the default preset. */
+export function decodeConfigHash(hash: string): HashConfig {
+  let params: Params;
+  try {
+    params = splitParams(hash.replace(/^#/, ''));
+  } catch {
+    return fallback(DEFAULT_PRESET, 'it is not valid URL encoding (a stray %?)');
+  }
+  const get = (k: string) => params.find(([key]) => key === k)?.[1];
+  const settings = params.filter(([k]) => isSetting(k));
+  const version = get('v');
+  const presetText = get('preset');
+  if (version === undefined && presetText === undefined && settings.length === 0) return { config: uiPreset(DEFAULT_PRESET), preset: DEFAULT_PRESET };
+  if (version !== String(HASH_VERSION))
+    return fallback(DEFAULT_PRESET, version === undefined ? `it has no format version (v=${HASH_VERSION})` : `it is format v=${version}, this page reads v=${HASH_VERSION}`);
+  const name = presetText ?? DEFAULT_PRESET;
+  if (!isUiPresetName(name)) return fallback(DEFAULT_PRESET, `unknown preset '${name}' (known: ${UI_PRESET_NAMES.join(', ')})`);
+  const diff: ConfigDiff = {};
+  const problems: string[] = [];
+  for (const [path, text] of settings) {
+    const value = decodeValue(text);
+    if (path === 'model.nsa' ? value !== null : !SETTABLE.has(path)) problems.push(`${path}: is not a known setting`);
+    else if (Object.hasOwn(diff, path)) problems.push(`${path}: is set twice`);
+    else diff[path] = value;
+  }
+  if (problems.length) return fallback(name, problems.join('; '));
+  const parsed = parseRunConfig(applyDiff(uiPreset(name), diff));
+  if (!parsed.ok) return fallback(name, parsed.errors.map((e) => `${e.field}: ${e.message}`).join('; '));
+  return { config: parsed.config, preset: name };
+}
+
+/** The config in this page's URL hash (see decodeConfigHash). */
+export function readConfigFromHash(): HashConfig {
+  return decodeConfigHash(globalThis.location?.hash ?? '');
+}
+
+/** Puts `config` into the URL hash without a history entry; other hash parameters are kept. */
+export function writeConfigToHash(config: RunConfig, preset?: UiPresetName): void {
+  const body = encodeConfigHash(config, preset, foreignParams(location.hash));
+  const url = new URL(location.href);
+  url.hash = body;
+  if (url.href !== location.href) history.replaceState(history.state, '', url.href);
+}

@@ -1,0 +1,86 @@
+// Facts derived from a config: keys read per query against a brute force over every selection,
+// block counts, parameters and tokens per step.
+import { describe, expect, it } from 'vitest';
+import { countParams } from '../../src/model/params';
+import { forcedBlocks, numSelCandidates } from '../../src/nsa/blocks';
+import type { NsaConfig } from '../../src/nsa/config';
+import { configFacts, keyReads, meanKeyReads, nsaFacts, selectedPositions } from '../../src/ui/config/derived';
+import { runConfigErrors } from '../../src/ui/config/parse';
+import { uiPreset } from '../../src/ui/config/presets';
+import { setPath } from '../../src/ui/config/paths';
+
+/** Max over every valid selection (forced blocks + any others, min(n, nb) in all) of positions ≤ t. */
+function bruteSelected(t: number, c: NsaConfig): number {
+  const nb = numSelCandidates(t, c);
+  const k = Math.min(c.nSel, nb);
+  const forced = forcedBlocks(t, c);
+  const others = [...Array(nb).keys()].filter((j) => !forced.includes(j));
+  const size = (j: number) => Math.min((j + 1) * c.lSel, t + 1) - j * c.lSel;
+  let best = -1;
+  for (let mask = 0; mask < 1 << others.length; mask++) {
+    const chosen = others.filter((_, i) => mask & (1 << i));
+    if (forced.length + chosen.length !== k) continue;
+    best = Math.max(best, [...forced, ...chosen].reduce((a, j) => a + size(j), 0));
+  }
+  return best;
+}
+
+const base: NsaConfig = { l: 4, d: 2, lSel: 4, nSel: 3, w: 5, phi: 'avg', forceInit: true, forceLocal: 1 };
+
+describe('derived config facts', () => {
+  it('selected positions equal the brute-force maximum for every t (exact when forceLocal ≥ 1)', () => {
+    for (const lSel of [4, 8]) {
+      for (const nSel of [1, 2, 3, 5]) {
+        for (const forceInit of [true, false]) {
+          for (const forceLocal of [0, 1, 2]) {
+            const c = { ...base, lSel, nSel, forceInit, forceLocal };
+            if (nSel < Number(forceInit) + forceLocal) continue;
+            for (let t = 0; t < 40; t++) expect(selectedPositions(t, c), JSON.stringify({ c, t })).toBe(bruteSelected(t, c));
+          }
+        }
+      }
+    }
+  });
+
+  it('keys read follow NSA_SPEC property 7 and never exceed cmp + dense + window', () => {
+    const c = { ...base };
+    expect(keyReads(0, c)).toEqual({ cmp: 0, sel: 1, win: 1, total: 2, dense: 1 });
+    // t = 3: first compressed block visible (k·d + l − 1 = 3), block 0 partial = whole prefix.
+    expect(keyReads(3, c)).toEqual({ cmp: 1, sel: 4, win: 4, total: 9, dense: 4 });
+    // t = 20: ncmp = ⌊(21 − 4)/2⌋ + 1 = 9; blocks 0, 5 forced (5 holds 20..20: 1 position) + one full: 9; window 5.
+    expect(keyReads(20, c)).toEqual({ cmp: 9, sel: 9, win: 5, total: 23, dense: 21 });
+    const m = meanKeyReads(3, c);
+    expect(m.dense).toBe(2);
+    expect(m.total).toBeCloseTo((2 + 4 + 6) / 3, 12);
+  });
+
+  it("shows the paper's sparsity at 64k tokens with the paper's config", () => {
+    const paper: NsaConfig = { l: 32, d: 16, lSel: 64, nSel: 16, w: 512, phi: 'avg', forceInit: true, forceLocal: 2 };
+    const f = nsaFacts(65536, paper);
+    expect(f.cmpBlocks).toBe((65536 - 32) / 16 + 1);
+    expect(f.selBlocks).toBe(1024);
+    expect(f.selectedLast).toBe(16);
+    expect(f.last).toEqual({ cmp: 4095, sel: 1024, win: 512, total: 5631, dense: 65536 });
+    expect(f.selExact).toBe(true);
+  });
+
+  it('params, tokens per step and NSA facts of a preset; nulls for a bad config', () => {
+    const c = uiPreset('recall');
+    const facts = configFacts(c, runConfigErrors(c));
+    expect(facts.params).toBe(countParams(c.model));
+    expect(facts.tokensPerStep).toBe(c.train.batchSize * c.train.gradAccum * c.model.seqLen);
+    expect(facts.trainTokens).toBe(facts.tokensPerStep! * c.train.steps);
+    expect(facts.nsa?.selBlocks).toBe(8);
+    expect(facts.nsa?.cmpBlocks).toBe(15);
+
+    const dense = uiPreset('tiny');
+    expect(configFacts(dense, []).nsa).toBeNull();
+
+    const bad = setPath(uiPreset('tiny'), 'model.nKvGroups', 3);
+    const badFacts = configFacts(bad, runConfigErrors(bad));
+    expect(badFacts.params).toBeNull();
+    expect(badFacts.tokensPerStep).toBe(8 * 64);
+    const noBatch = setPath(uiPreset('tiny'), 'train.batchSize', NaN);
+    expect(configFacts(noBatch, runConfigErrors(noBatch)).tokensPerStep).toBeNull();
+  });
+});

@@ -1,0 +1,143 @@
+// The config in the URL hash: every preset and random edits survive encode → decode exactly;
+// bad hashes fall back to the preset with a message naming the problem.
+import { describe, expect, it } from 'vitest';
+import { mulberry32 } from '../../src/util/random';
+import { isRunConfigValid } from '../../src/ui/config/parse';
+import { closestPreset, uiPreset, UI_PRESET_NAMES } from '../../src/ui/config/presets';
+import { decodeConfigHash, decodeValue, encodeConfigHash, encodeValue, foreignParams } from '../../src/ui/url-state';
+import { randomEdit } from './config-edits';
+
+/** What a browser does to the hash when it is set: URL parsing percent-encodes some characters. */
+const throughUrl = (body: string): string => {
+  const u = new URL('https://example.test/nsa/');
+  u.hash = body;
+  return u.hash;
+};
+
+describe('URL hash config', () => {
+  it('round-trips every preset with an empty diff', () => {
+    for (const name of UI_PRESET_NAMES) {
+      const body = encodeConfigHash(uiPreset(name), name);
+      expect(body).toBe(`v=1&preset=${name}`);
+      const back = decodeConfigHash(throughUrl(body));
+      expect(back.error).toBeUndefined();
+      expect(back.preset).toBe(name);
+      expect(back.config).toEqual(uiPreset(name));
+    }
+  });
+
+  it('round-trips random valid edits of every preset bit for bit, diffed against any preset', () => {
+    const r = mulberry32(7);
+    let valid = 0;
+    for (let i = 0; i < 400; i++) {
+      const from = UI_PRESET_NAMES[i % UI_PRESET_NAMES.length];
+      const edited = randomEdit(uiPreset(from), r);
+      if (!isRunConfigValid(edited)) continue;
+      valid++;
+      const against = UI_PRESET_NAMES[Math.floor(r() * UI_PRESET_NAMES.length)];
+      for (const preset of [against, undefined]) {
+        const back = decodeConfigHash(throughUrl(encodeConfigHash(edited, preset)));
+        expect(back.error).toBeUndefined();
+        expect(back.preset).toBe(preset ?? closestPreset(edited));
+        expect(back.config).toEqual(edited);
+        // Exact numbers, not just toEqual's: compare the JSON text.
+        expect(JSON.stringify(back.config)).toBe(JSON.stringify(edited));
+      }
+    }
+    expect(valid).toBeGreaterThan(100); // the generator must produce enough valid configs to mean something
+  });
+
+  it('round-trips a dense config without an nsa block', () => {
+    const c = uiPreset('tiny');
+    delete c.model.nsa;
+    const body = encodeConfigHash(c, 'tiny');
+    expect(body).toBe('v=1&preset=tiny&model.nsa=null');
+    const back = decodeConfigHash(throughUrl(body));
+    expect(back.error).toBeUndefined();
+    expect(back.config).toEqual(c);
+    expect('nsa' in back.config.model).toBe(false);
+  });
+
+  it('is readable: each changed setting as path=value', () => {
+    const c = uiPreset('tiny');
+    c.model.attention = 'nsa';
+    c.train.steps = 500;
+    c.model.nsa!.gates = { kind: 'force', branch: 'sel' };
+    expect(encodeConfigHash(c, 'tiny')).toBe('v=1&preset=tiny&model.attention=nsa&model.nsa.gates={%22kind%22:%22force%22,%22branch%22:%22sel%22}&train.steps=500');
+  });
+
+  it('invalid edits fall back to the preset and name the field', () => {
+    const r = mulberry32(11);
+    let invalid = 0;
+    for (let i = 0; i < 200; i++) {
+      const from = UI_PRESET_NAMES[i % UI_PRESET_NAMES.length];
+      const edited = randomEdit(uiPreset(from), r);
+      if (isRunConfigValid(edited)) continue;
+      invalid++;
+      const back = decodeConfigHash(throughUrl(encodeConfigHash(edited, from)));
+      expect(back.config).toEqual(uiPreset(from));
+      expect(back.preset).toBe(from);
+      expect(back.error).toMatch(/^The link's config could not be used: (model|train|data)\.[A-Za-z0-9.]+: .+Showing the .+ preset instead\.$/);
+    }
+    expect(invalid).toBeGreaterThan(20);
+  });
+
+  it('keeps non-finite numbers so the page can show the field error', () => {
+    const c = uiPreset('tiny');
+    c.train.lrMax = NaN;
+    const body = encodeConfigHash(c, 'tiny');
+    expect(body).toContain('train.lrMax=NaN');
+    const back = decodeConfigHash(body);
+    expect(back.error).toContain('train.lrMax: must be in (0, 10] (got NaN)');
+  });
+
+  it('string values that look like JSON are quoted, so they decode as strings', () => {
+    for (const s of ['nsa', '1', 'true', 'null', 'NaN', '', '{"a":1}', 'a b&c=d#e%f']) {
+      expect(decodeValue(encodeValue(s))).toBe(s);
+    }
+    for (const v of [0, -3, 1e-8, 0.1 + 0.2, true, false, null, [0.5, 0.25, 1], { kind: 'none' }, NaN, Infinity]) {
+      expect(decodeValue(encodeValue(v))).toEqual(v);
+    }
+  });
+
+  it.each([
+    ['', undefined],
+    ['#', undefined],
+    ['#tab=charts', undefined],
+    ['#v=2&preset=tiny', 'it is format v=2, this page reads v=1'],
+    ['#preset=small&train.steps=5', 'it has no format version (v=1)'],
+    ['#v=1&preset=huge', "unknown preset 'huge' (known: tiny, small, m7c-125m, recall)"],
+    ['#v=1&preset=tiny&model.depth=3', 'model.depth: is not a known setting'],
+    ['#v=1&preset=tiny&train.steps=5&train.steps=6', 'train.steps: is set twice'],
+    ['#v=1&preset=tiny&train.steps=abc', 'train.steps: must be a number (got "abc")'],
+    ['#v=1&preset=tiny&train.steps=0', 'train.steps: must be an integer ≥ 1 (got 0)'],
+    ['#v=1&preset=tiny&model.attention=sparse', "model.attention: must be 'dense' or 'nsa' (got sparse)"],
+    ['#v=1&preset=tiny&train.steps=null', 'train.steps: is missing'],
+    ['#v=1&preset=tiny&model.nsa={}', 'model.nsa: is not a known setting'],
+    ['#v=1&preset=tiny&model.attention=nsa&model.nsa.d=3', 'model.nsa.d: d (3) must divide l (8)'],
+    ['#v=1&preset=tiny&model.nsa.gates={"kind":"force"}', "model.nsa.gates: must be {kind:'none'}"],
+    ['#v=1&preset=tiny&train.steps=%E0%A4%A', 'it is not valid URL encoding (a stray %?)'],
+  ])('hash %s → %s', (hash, error) => {
+    const back = decodeConfigHash(hash);
+    if (error === undefined) {
+      expect(back.error).toBeUndefined();
+    } else {
+      expect(back.error).toContain(error);
+      expect(back.error).toMatch(/Showing the (tiny|small|m7c-125m|recall) preset instead\.$/);
+    }
+    expect(back.config).toEqual(uiPreset(back.preset));
+  });
+
+  it('an unknown preset falls back to the default preset', () => {
+    expect(decodeConfigHash('#v=1&preset=huge').preset).toBe('tiny');
+    expect(decodeConfigHash('#v=1&preset=small&train.steps=0').preset).toBe('small');
+  });
+
+  it('keeps foreign hash parameters when rewriting', () => {
+    const keep = foreignParams('#v=1&preset=tiny&train.steps=9&tab=charts&q=a%26b');
+    expect(keep).toEqual([['tab', 'charts'], ['q', 'a&b']]);
+    const body = encodeConfigHash(uiPreset('small'), 'small', keep);
+    expect(body).toBe('v=1&preset=small&tab=charts&q=a%26b');
+    expect(decodeConfigHash(body).config).toEqual(uiPreset('small'));
+  });
+});
