@@ -5,6 +5,7 @@
 //   out [B,T,H,DV], lse [B,H,T]; head i belongs to group floor(i / hpg).
 
 struct Params {
+  branch: u32,       // CMP, SEL or WIN
   T: u32,
   H: u32,
   G: u32,
@@ -20,13 +21,12 @@ struct Params {
   revBase: u32,      // where the reverse index's query lists start in its buffer (B·G·nB + 1)
   negInf: u32,       // bit pattern of −inf: the lse of a query with no keys
   accumulate: u32,   // dQ: 1 adds into gradQ, 0 overwrites it
+  want: u32,         // dK/dV: bit 0 computes dK, bit 1 dV
   scaleLog2e: f32,   // log2(e) / sqrt(DK)
   scale: f32,        // 1 / sqrt(DK)
 }
 
 @group(0) @binding(0) var<uniform> P: Params;
-
-override BRANCH: u32;   // CMP, SEL or WIN: one pipeline per branch, dead paths fold away
 
 const CMP: u32 = 0u;
 const SEL: u32 = 1u;

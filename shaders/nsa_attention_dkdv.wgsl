@@ -12,8 +12,8 @@
 // Bindings: 1 q, 2 k, 3 v, 4 lse, 5 dout, 6 delta, then per entry point —
 //   keyGrads (cmp, win): 7 gradK, 8 gradV
 //   keyGradsSel:         7 gradOut, 8 rev. The reverse index costs a binding, so sel runs twice:
-//                        WANT_K (gradOut = gradK) and WANT_V (gradOut = gradV). rev holds the
-//                        offsets [B·G·nB + 1] then the ascending query lists from P.revBase.
+//                        P.want = 1 (gradOut = gradK) and P.want = 2 (gradOut = gradV). rev holds
+//                        the offsets [B·G·nB + 1] then the ascending query lists from P.revBase.
 
 @group(0) @binding(1) var<storage, read_write> q: array<f32>;
 @group(0) @binding(2) var<storage, read_write> k: array<f32>;
@@ -35,8 +35,6 @@ override KB: u32;    // keys per workgroup
 override KC4: u32;   // vec4 columns of k per thread, ceil(DK4 / NS) ≤ CMAX
 override VC4: u32;   // vec4 columns of v per thread, ceil(DV4 / NS) ≤ CMAX
 override BQ: u32;    // rows per staged tile (16 KiB budget: see the wrapper)
-override WANT_K: bool = true;
-override WANT_V: bool = true;
 override WG: u32 = NS * KB;
 
 const CMAX: u32 = 8u;
@@ -81,20 +79,20 @@ fn loadDout4(base: u32, d: u32) -> vec4<f32> {
 
 // First key row of chunk x (position; compressed block for cmp). Sel chunks tile each block.
 fn chunkFirst(x: u32) -> u32 {
-  if (BRANCH == SEL) { return (x / P.cpb) * P.lSel + (x % P.cpb) * KB; }
+  if (P.branch == SEL) { return (x / P.cpb) * P.lSel + (x % P.cpb) * KB; }
   return x * KB;
 }
 
 fn chunkEnd(x: u32, first: u32) -> u32 {
   var e = min(first + KB, P.S);
-  if (BRANCH == SEL) { e = min(e, (x / P.cpb + 1u) * P.lSel); }
+  if (P.branch == SEL) { e = min(e, (x / P.cpb + 1u) * P.lSel); }
   return e;
 }
 
 // Does query t read key row `key`? (For sel, t is on the block's list: it selected the block.)
 fn reads(key: u32, t: u32) -> bool {
-  if (BRANCH == CMP) { return t + 1u >= key * P.d + P.l; }
-  if (BRANCH == WIN) { return t >= key && t - key < P.w; }
+  if (P.branch == CMP) { return t + 1u >= key * P.d + P.l; }
+  if (P.branch == WIN) { return t >= key && t - key < P.w; }
   return t >= key;
 }
 
@@ -141,6 +139,8 @@ fn accumulate(
 ) {
   let QS = NS * KC4;
   let VS = NS * VC4;
+  let wantK = (P.want & 1u) != 0u;
+  let wantV = (P.want & 2u) != 0u;
   if (NS == 1u) {
     // One thread per key: whole dot products, no exchange.
     for (var x = 0u; x < nRows; x++) {
@@ -149,10 +149,10 @@ fn accumulate(
       var a = vec4<f32>(0.0);
       for (var c = 0u; c < KC4; c++) { a = fma((*kr)[c], qs[x * QS + c], a); }
       let p = exp2((a.x + a.y + a.z + a.w) * P.scaleLog2e - rowLse[x]);
-      if (WANT_V) {
+      if (wantV) {
         for (var c = 0u; c < VC4; c++) { (*dv)[c] = fma(vec4<f32>(p), dos[x * VS + c], (*dv)[c]); }
       }
-      if (WANT_K) {
+      if (wantK) {
         var e = vec4<f32>(0.0);
         for (var c = 0u; c < VC4; c++) { e = fma((*vr)[c], dos[x * VS + c], e); }
         let ds = vec4<f32>(p * ((e.x + e.y + e.z + e.w) - rowDelta[x]));
@@ -166,7 +166,7 @@ fn accumulate(
     var a = vec4<f32>(0.0);
     for (var c = 0u; c < KC4; c++) { a = fma((*kr)[c], qs[x * QS + sl * KC4 + c], a); }
     partS[(sl * BQ + x) * KB + kl] = a.x + a.y + a.z + a.w;
-    if (WANT_K) {
+    if (wantK) {
       var e = vec4<f32>(0.0);
       for (var c = 0u; c < VC4; c++) { e = fma((*vr)[c], dos[x * VS + sl * VC4 + c], e); }
       partD[(sl * BQ + x) * KB + kl] = e.x + e.y + e.z + e.w;
@@ -179,10 +179,10 @@ fn accumulate(
     var sc = 0.0;
     for (var j = 0u; j < NS; j++) { sc += partS[(j * BQ + x) * KB + kl]; }
     let p = exp2(sc * P.scaleLog2e - rowLse[x]);
-    if (WANT_V) {
+    if (wantV) {
       for (var c = 0u; c < VC4; c++) { (*dv)[c] = fma(vec4<f32>(p), dos[x * VS + sl * VC4 + c], (*dv)[c]); }
     }
-    if (WANT_K) {
+    if (wantK) {
       var dp = 0.0;
       for (var j = 0u; j < NS; j++) { dp += partD[(j * BQ + x) * KB + kl]; }
       let ds = vec4<f32>(p * (dp - rowDelta[x]));
@@ -224,7 +224,7 @@ fn keyGrads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_ind
   // The chunk's readers are t ∈ [tFirst, tEnd), ascending.
   var tFirst = first;
   var tEnd = min(P.T, end - 1u + P.w);
-  if (BRANCH == CMP) {
+  if (P.branch == CMP) {
     tFirst = first * P.d + P.l - 1u;
     tEnd = P.T;
   }
@@ -301,7 +301,7 @@ fn keyGradsSel(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_
   }
 
   if (!live) { return; }
-  if (WANT_K) {
+  if ((P.want & 1u) != 0u) {
     let kBase = ((b * P.S + key) * P.G + g) * DK;
     for (var c = 0u; c < KC4; c++) {
       for (var e = 0u; e < 4u; e++) {

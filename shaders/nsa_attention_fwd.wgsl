@@ -15,10 +15,14 @@
 @group(0) @binding(6) var<storage, read_write> keysRead: array<u32>;
 @group(0) @binding(7) var<storage, read_write> keysReadSel: array<u32>;
 
-var<workgroup> rowM: array<f32, WG>;
-var<workgroup> rowL: array<f32, WG>;
-var<workgroup> rowN: array<u32, WG>;
-var<workgroup> rowInv: array<f32, WG>;
+// Running max and sum of row ri over its lanes, from the lane statistics at kv[0..WG).
+fn rowTotals(ri: u32) -> vec2<f32> {
+  var M = NEG;
+  for (var y = 0u; y < NL; y++) { M = max(M, kv[ri * NL + y].x); }
+  var L = 0.0;
+  for (var y = 0u; y < NL; y++) { L += kv[ri * NL + y].y * exp2(kv[ri * NL + y].x - M); }
+  return vec2<f32>(M, L);
+}
 
 fn attend(b: u32, t: u32, g: u32, lid: u32, nk: u32) {
   let h = P.hpg;
@@ -61,25 +65,20 @@ fn attend(b: u32, t: u32, g: u32, lid: u32, nk: u32) {
     }
   }
 
-  // Merge the lanes of each row (in lane order).
+  // Merge the lanes of each row in lane order, through the tile memory: lane statistics
+  // (m, l, keys) at kv[0..WG), then CW output columns per round at kv[WG..).
   workgroupBarrier();
-  rowM[lid] = m;
-  rowL[lid] = l;
-  rowN[lid] = seen;
+  kv[lid] = vec4<f32>(m, l, f32(seen), 0.0);
   workgroupBarrier();
-  var M = NEG;
-  for (var x = 0u; x < NL; x++) { M = max(M, rowM[ir * NL + x]); }
-  var L = 0.0;
-  for (var x = 0u; x < NL; x++) { L += rowL[ir * NL + x] * exp2(rowM[ir * NL + x] - M); }
-  let f = exp2(m - M);
+  let own = rowTotals(ir);
+  let f = exp2(m - own.x);
   if (live && lane == 0u) {
-    rowInv[i] = select(0.0, 1.0 / L, nk > 0u);
-    lse[(b * P.H + head) * P.T + t] = select(bitcast<f32>(P.negInf), (M + log2(L)) * LN2, nk > 0u);
+    lse[(b * P.H + head) * P.T + t] = select(bitcast<f32>(P.negInf), (own.x + log2(own.y)) * LN2, nk > 0u);
   }
   for (var c0 = 0u; c0 < DV4; c0 += CW) {
     workgroupBarrier();
     if (live) {
-      for (var c = 0u; c < CW; c++) { if (c0 + c < DV4) { kv[lid * CW + c] = o[c0 + c] * f; } }
+      for (var c = 0u; c < CW; c++) { if (c0 + c < DV4) { kv[WG + lid * CW + c] = o[c0 + c] * f; } }
     }
     workgroupBarrier();
     for (var x = lid; x < h * CW; x += WG) {
@@ -87,8 +86,8 @@ fn attend(b: u32, t: u32, g: u32, lid: u32, nk: u32) {
       let c = c0 + x % CW;
       if (c < DV4) {
         var acc = vec4<f32>(0.0);
-        for (var y = 0u; y < NL; y++) { acc += kv[(ri * NL + y) * CW + x % CW]; }
-        acc *= rowInv[ri];
+        for (var y = 0u; y < NL; y++) { acc += kv[WG + (ri * NL + y) * CW + x % CW]; }
+        acc *= select(0.0, 1.0 / rowTotals(ri).y, nk > 0u);
         let oBase = ((b * P.T + t) * P.H + g * h + ri) * DV;
         for (var e = 0u; e < 4u; e++) { if (c * 4u + e < DV) { out[oBase + c * 4u + e] = acc[e]; } }
       }
@@ -98,9 +97,9 @@ fn attend(b: u32, t: u32, g: u32, lid: u32, nk: u32) {
 
 // Keys scored by the group's first head (valid after attend).
 fn keysScored() -> u32 {
-  var n = 0u;
-  for (var x = 0u; x < NL; x++) { n += rowN[x]; }
-  return n;
+  var n = 0.0;
+  for (var y = 0u; y < NL; y++) { n += kv[y].z; }
+  return u32(n);
 }
 
 fn stageSel(b: u32, t: u32, g: u32, lid: u32) {

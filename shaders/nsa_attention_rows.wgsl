@@ -19,8 +19,8 @@ override KS: u32;     // odd ≥ DK4: vec4 stride of a staged key (lanes read di
 override VS: u32;     // odd ≥ DV4: vec4 stride of a staged value
 override NL: u32;     // lanes per head row, hpg · NL ≤ WG
 override BK: u32;     // keys per tile
-override CW: u32;     // vec4 columns per lane-merge round (hpg · NL · CW ≤ BK · (KS + VS))
-override NSEL: u32;   // nSel (size of the staged selection row)
+override CW: u32;     // vec4 columns per lane-merge round (see the wrapper's tiling)
+override NSEL: u32;   // ≥ nSel, a power of two (size of the staged selection row)
 
 const WG: u32 = 64u;
 
@@ -49,8 +49,8 @@ fn loadV4(base: u32, d: u32) -> vec4<f32> {
 
 // Number of keys of query t: ncmp(t), |selected positions ≤ t| or min(w, t + 1).
 fn keyCount(t: u32) -> u32 {
-  if (BRANCH == CMP) { return ncmp(t); }
-  if (BRANCH == WIN) { return min(P.w, t + 1u); }
+  if (P.branch == CMP) { return ncmp(t); }
+  if (P.branch == WIN) { return min(P.w, t + 1u); }
   var n = 0u;
   for (var m = 0u; m < P.nSel; m++) {
     let j = selRow[m];
@@ -63,8 +63,8 @@ fn keyCount(t: u32) -> u32 {
 // For sel this relies on a valid selection (ascending candidates, −1 padded): every selected block
 // but the one holding t is full, so key n lies in the (n / lSel)-th selected block.
 fn keyAt(t: u32, nk: u32, n: u32) -> u32 {
-  if (BRANCH == CMP) { return n; }
-  if (BRANCH == WIN) { return t + 1u - nk + n; }
+  if (P.branch == CMP) { return n; }
+  if (P.branch == WIN) { return t + 1u - nk + n; }
   return u32(selRow[n / P.lSel]) * P.lSel + n % P.lSel;
 }
 

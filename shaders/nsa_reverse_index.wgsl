@@ -29,7 +29,7 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> head: array<i32>;
 @group(0) @binding(2) var<storage, read_write> queries: array<i32>;
 
-const WG: u32 = 256u;
+const WG: u32 = 64u;
 var<workgroup> scan: array<u32, WG>;
 
 // Whether the selection row of (b, t, g) holds block j (rows ascend, padding at the end).

@@ -52,6 +52,8 @@ export interface NsaRowTiling {
   NL: number;
   /** Keys per staged tile. */
   BK: number;
+  /** Staged selection row: nSel rounded up to a power of two. */
+  NSEL: number;
   /** vec4 columns per lane-merge round: forward (over dv) and dQ (over dk). */
   CWo: number;
   CWq: number;
@@ -62,17 +64,22 @@ export function nsaRowTiling(hpg: number, dk: number, dv: number, nSel: number):
   const DV4 = Math.ceil(dv / 4);
   const KS = DK4 | 1;
   const VS = DV4 | 1;
-  // kv: BK·(KS + VS) vec4; selRow: nSel words; nKeys; rowM, rowL, rowN, rowInv: 4·WG words.
-  const fixed = 4 * nSel + 16 + 16 * ROW_WG;
-  // At most 32 keys: enough per lane between barriers, and workgroup memory is zero-initialised
-  // per workgroup (on SwiftShader it also drives the compile time).
-  const BK = Math.min(32, Math.floor((SHARED_BYTES - fixed) / (16 * (KS + VS))));
-  if (BK < 1) throw new Error(`nsa attention: dk = ${dk}, dv = ${dv}, nSel = ${nSel} leave no room for a key tile in 16 KiB`);
+  // kv: BK·(KS + VS) vec4 (after the key loop: 64 lane statistics, then the merge rounds);
+  // selRow: NSEL words; nKeys. At most 32 keys per tile (more for tiny dims, so that the merge
+  // fits): workgroup memory is zero-initialised per workgroup and, on SwiftShader, drives the
+  // compile time.
+  // A power of two, so that few configs need their own pipeline.
+  const NSEL = 2 ** Math.ceil(Math.log2(nSel));
+  const room = Math.floor((SHARED_BYTES - 4 * NSEL - 16) / (16 * (KS + VS)));
+  const BK = Math.min(room, Math.max(32, Math.ceil((2 * ROW_WG) / (KS + VS))));
+  if (BK < 1 || BK * (KS + VS) < 2 * ROW_WG) {
+    throw new Error(`nsa attention: dk = ${dk}, dv = ${dv}, nSel = ${nSel} leave no room for a key tile in 16 KiB`);
+  }
   const NL = Math.min(Math.floor(ROW_WG / hpg), BK);
   const tile = BK * (KS + VS);
   return {
-    DK4, DV4, KS, VS, NL, BK,
-    CWo: Math.min(DV4, Math.floor(tile / (hpg * NL))),
+    DK4, DV4, KS, VS, NL, BK, NSEL,
+    CWo: Math.min(DV4, Math.floor((tile - ROW_WG) / (hpg * NL))),
     CWq: Math.min(DK4, Math.floor(tile / (hpg * NL))),
   };
 }
@@ -83,7 +90,7 @@ export interface NsaKeyTiling {
   NS: number;
   KC4: number;
   VC4: number;
-  /** Keys per workgroup (sel: at most lSel, so a chunk stays in one block); WG = NS·KB threads. */
+  /** Keys per workgroup (sel: at most lSel; a chunk stays in one block); WG = NS·KB threads. */
   KB: number;
   WG: number;
   /** Query rows per staged tile. */
@@ -96,7 +103,8 @@ export function nsaKeyTiling(dk: number, dv: number, branch: NsaBranch, lSel: nu
   const NS = [1, 2, 4].find((n) => Math.ceil(DK4 / n) <= 8 && Math.ceil(DV4 / n) <= 8) ?? 4;
   const KC4 = Math.ceil(DK4 / NS);
   const VC4 = Math.ceil(DV4 / NS);
-  const KB = branch === 'sel' ? Math.min(64 / NS, lSel) : 64 / NS;
+  // Sel: a power of two ≤ lSel, so that few configs share a pipeline.
+  const KB = branch === 'sel' ? Math.min(64 / NS, 2 ** Math.floor(Math.log2(lSel))) : 64 / NS;
   const WG = KB * NS;
   // qs + dos: BQ·NS·(KC4 + VC4) vec4; rowT, rowLse, rowDelta: 3·BQ words; partS, partD: 2·BQ·WG
   // when NS > 1. At most 32 rows: enough to amortise the barriers.
@@ -148,21 +156,22 @@ function validate(gpu: GpuContext, label: string, a: NsaAttnShape & { branch: Ns
   }
 }
 
-function uniformWords(a: NsaAttnShape & { branch: NsaBranch; cfg: NsaConfig }, cpb: number, accumulate: boolean): UniformWord[] {
+/** want (dK/dV): bit 0 dK, bit 1 dV. */
+function uniformWords(a: NsaAttnShape & { branch: NsaBranch; cfg: NsaConfig }, cpb: number, accumulate: boolean, want = 3): UniformWord[] {
   const { B, T, H, G, dk, cfg } = a;
   const nB = numSelBlocks(T, cfg);
   const scale = 1 / Math.sqrt(dk);
   return [
-    T, H, G, H / G, nsaKeyRows(a.branch, T, cfg), cfg.l, cfg.d, cfg.lSel, cfg.nSel, cfg.w, nB, cpb,
-    B * G * nB + 1, NEG_INF_BITS, accumulate ? 1 : 0, f32(scale * Math.LOG2E), f32(scale),
+    BRANCH_CODE[a.branch], T, H, G, H / G, nsaKeyRows(a.branch, T, cfg), cfg.l, cfg.d, cfg.lSel, cfg.nSel, cfg.w, nB, cpb,
+    B * G * nB + 1, NEG_INF_BITS, accumulate ? 1 : 0, want, f32(scale * Math.LOG2E), f32(scale),
   ];
 }
 
 function rowConstants(a: NsaBranchForwardArgs | NsaBranchBackwardArgs, cw: 'CWo' | 'CWq'): Record<string, number> {
   const t = nsaRowTiling(a.H / a.G, a.dk, a.dv, a.cfg.nSel);
   return {
-    BRANCH: BRANCH_CODE[a.branch], DK: a.dk, DV: a.dv, DK4: t.DK4, DV4: t.DV4, KS: t.KS, VS: t.VS,
-    NL: t.NL, BK: t.BK, CW: t[cw], NSEL: a.cfg.nSel,
+    DK: a.dk, DV: a.dv, DK4: t.DK4, DV4: t.DV4, KS: t.KS, VS: t.VS,
+    NL: t.NL, BK: t.BK, CW: t[cw], NSEL: t.NSEL,
   };
 }
 
@@ -246,24 +255,19 @@ export async function nsaBranchBackwardDispatches(gpu: GpuContext, a: NsaBranchB
     [T, G, B],
   );
   const kc = {
-    BRANCH: BRANCH_CODE[a.branch], DK: dk, DV: dv, DK4: Math.ceil(dk / 4), DV4: Math.ceil(dv / 4),
+    DK: dk, DV: dv, DK4: Math.ceil(dk / 4), DV4: Math.ceil(dv / 4),
     NS: kt.NS, KB: kt.KB, KC4: kt.KC4, VC4: kt.VC4, BQ: kt.BQ,
   };
   const common = [u, a.q, a.k, a.v, a.lse, a.dout, a.delta];
+  // The reverse index takes the binding gradV would: dK and dV of sel are two passes.
+  const selPass = (want: number, grad: BufferSlice, name: string) =>
+    gpu.dispatch(
+      { code: DKDV, entryPoint: 'keyGradsSel', constants: kc, label: `${label}.${name}` },
+      [gpu.uniform(uniformWords(a, cpb, a.accumulateQ, want)), a.q, a.k, a.v, a.lse, a.dout, a.delta, grad, a.reverse!.queries],
+      [chunks, G, B],
+    );
   const keyPasses = isSel
-    ? [
-        // The reverse index takes the binding gradV would: dK and dV of sel are two passes.
-        gpu.dispatch(
-          { code: DKDV, entryPoint: 'keyGradsSel', constants: { ...kc, WANT_K: 1, WANT_V: 0 }, label: `${label}.dk` },
-          [...common, a.gradK, a.reverse!.queries],
-          [chunks, G, B],
-        ),
-        gpu.dispatch(
-          { code: DKDV, entryPoint: 'keyGradsSel', constants: { ...kc, WANT_K: 0, WANT_V: 1 }, label: `${label}.dv` },
-          [...common, a.gradV, a.reverse!.queries],
-          [chunks, G, B],
-        ),
-      ]
+    ? [selPass(1, a.gradK, 'dk'), selPass(2, a.gradV, 'dv')]
     : [gpu.dispatch({ code: DKDV, entryPoint: 'keyGrads', constants: kc, label: `${label}.dkdv` }, [...common, a.gradK, a.gradV], [chunks, G, B])];
   return Promise.all([delta, dq, ...keyPasses]);
 }

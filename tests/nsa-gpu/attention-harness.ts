@@ -14,7 +14,8 @@ import { compressedBackwardRef, compressedForwardRef } from '../../src/reference
 import { selectedBackwardRef, selectedForwardRef } from '../../src/reference/nsa/selected';
 import { selectBlocksRef } from '../../src/reference/nsa/selection';
 import { windowBackwardRef, windowForwardRef } from '../../src/reference/nsa/window';
-import { randn, rng } from '../helpers/compare';
+import { expect } from 'vitest';
+import { expectClose, randn, rng } from '../helpers/compare';
 
 export const BRANCHES: NsaBranch[] = ['cmp', 'sel', 'win'];
 
@@ -168,6 +169,18 @@ export function referenceBranch(s: NsaAttnShape, cfg: NsaConfig, branch: NsaBran
     ref.dv.set(g.dV, b * nk * s.dv);
   }
   return ref;
+}
+
+/** GPU vs reference at the stated tolerances: forward ≤ 1e-5, backward ≤ 1e-4 (rel RMS). */
+export function expectMatches(g: BranchOutputs, r: BranchReference): void {
+  expectClose('out', g.out, r.out, 1e-5);
+  const gl = splitLse(g.lse);
+  const rl = splitLse(r.lse);
+  expect(gl.negInf, 'queries without keys (lse = −inf)').toEqual(rl.negInf);
+  expectClose('lse', gl.finite, rl.finite, 1e-5);
+  expectClose('dq', g.dq, r.dq, 1e-4);
+  expectClose('dK', g.dk, r.dk, 1e-4);
+  expectClose('dV', g.dv, r.dv, 1e-4);
 }
 
 /** Splits lse into its finite entries and the positions of −inf (a query without keys). */

@@ -1,0 +1,54 @@
+// NSA branch attention on the GPU vs the float64 reference (src/reference/nsa/*), every branch,
+// forward and backward, on random valid configs with T rarely a multiple of d or lSel.
+// Tolerances (f32 vs f64 relative RMS): forward out and lse ≤ 1e-5, backward dq/dK/dV ≤ 1e-4.
+import { describe, expect, it } from 'vitest';
+import type { NsaAttnShape, NsaBranch } from '../../src/kernels/nsa-attention';
+import { validateNsaConfig, type NsaConfig } from '../../src/nsa/config';
+import { rng } from '../helpers/compare';
+import { getGpu } from '../helpers/gpu';
+import { BRANCHES, expectMatches, randomBranchInputs, referenceBranch, runBranch } from './attention-harness';
+
+/**
+ * A random valid config (seeded). nSel ∈ {3, 4} and lSel ∈ {8, 12} keep the number of distinct
+ * pipelines (compiled slowly on SwiftShader) small; l, d, w and the forced blocks vary freely.
+ */
+function randomConfig(seed: number): NsaConfig {
+  const r = rng(seed);
+  const pick = <T>(xs: T[]) => xs[Math.floor(r() * xs.length)];
+  const lSel = pick([8, 12]);
+  const d = pick([1, 2, 3, 4].filter((x) => lSel % x === 0));
+  const l = d * pick([1, 2, 3].filter((m) => d * m <= lSel));
+  const c: NsaConfig = {
+    l, d, lSel, nSel: pick([3, 4]), w: pick([1, 3, 7, 12]), phi: 'avg', forceInit: r() < 0.7, forceLocal: pick([0, 1, 2]),
+  };
+  expect(validateNsaConfig(c)).toEqual([]);
+  return c;
+}
+
+const describeConfig = (c: NsaConfig) =>
+  `l=${c.l} d=${c.d} lSel=${c.lSel} nSel=${c.nSel} w=${c.w} forceInit=${c.forceInit} forceLocal=${c.forceLocal}`;
+
+const BASE: NsaConfig = { l: 4, d: 2, lSel: 8, nSel: 3, w: 6, phi: 'avg', forceInit: true, forceLocal: 1 };
+const DIMS = { H: 4, G: 2, dk: 5, dv: 3 };
+
+const CASES: Array<[string, NsaConfig, NsaAttnShape]> = [
+  ['base, B=2, T=37', BASE, { B: 2, T: 37, ...DIMS }],
+  ...[11, 23, 5, 8, 33].map((seed, i): [string, NsaConfig, NsaAttnShape] => {
+    const c = randomConfig(seed);
+    const s = { B: 1 + (i % 2), T: 29 + 8 * i, ...DIMS };
+    return [`${describeConfig(c)}, B=${s.B}, T=${s.T}`, c, s];
+  }),
+];
+
+describe('NSA branch attention vs the float64 reference', () => {
+  it.each(CASES.flatMap(([name, c, s]) => BRANCHES.map((b) => [b, name, c, s] as [NsaBranch, string, NsaConfig, NsaAttnShape])))(
+    '%s: %s (rel RMS fwd ≤ 1e-5, bwd ≤ 1e-4)',
+    async (branch, _name, cfg, s) => {
+      const gpu = await getGpu();
+      const x = randomBranchInputs(s, cfg, branch, s.T * 7 + cfg.lSel, 1.5);
+      const [g] = await runBranch(gpu, s, cfg, branch, x);
+      expectMatches(g, referenceBranch(s, cfg, branch, x));
+      expect(gpu.reports).toEqual([]);
+    },
+  );
+});
