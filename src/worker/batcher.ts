@@ -1,7 +1,7 @@
-// Coalesces step metrics and heartbeats into at most one update per interval, so a fast trainer
-// cannot flood the page's event loop. No timers: an update goes out when something arrives after
+// Coalesces step metrics, evaluations, heartbeats and snapshot lists into at most one update per
+// interval, so a fast trainer cannot flood the page's event loop. No timers: an update goes out when something arrives after
 // the interval has passed, and the caller drains the rest with `close()` at the end of a run.
-import type { Heartbeat, StepMetrics } from '../train/types';
+import type { EvalMetrics, Heartbeat, StepMetrics } from '../train/types';
 import type { TrainUpdate } from './protocol';
 
 export type Clock = () => number;
@@ -11,7 +11,9 @@ const realSleep: Sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms
 
 export class UpdateBatcher {
   private metrics: StepMetrics[] = [];
+  private evals: EvalMetrics[] = [];
   private heartbeat: Heartbeat | null = null;
+  private snapshotSteps: number[] | null = null;
   private lastEmit = -Infinity;
 
   constructor(
@@ -22,11 +24,22 @@ export class UpdateBatcher {
   ) {}
 
   get pending(): boolean {
-    return this.metrics.length > 0 || this.heartbeat !== null;
+    return this.metrics.length > 0 || this.evals.length > 0 || this.heartbeat !== null || this.snapshotSteps !== null;
   }
 
   addMetrics(m: StepMetrics): void {
     this.metrics.push(m);
+    this.maybeEmit();
+  }
+
+  addEval(e: EvalMetrics): void {
+    this.evals.push(e);
+    this.maybeEmit();
+  }
+
+  /** The full list of kept snapshot steps; only the latest list is sent. */
+  setSnapshotSteps(steps: number[]): void {
+    this.snapshotSteps = steps;
     this.maybeEmit();
   }
 
@@ -49,9 +62,11 @@ export class UpdateBatcher {
 
   private send(): void {
     if (!this.pending) return;
-    const update: TrainUpdate = { metrics: this.metrics, heartbeat: this.heartbeat };
+    const update: TrainUpdate = { metrics: this.metrics, evals: this.evals, heartbeat: this.heartbeat, snapshotSteps: this.snapshotSteps };
     this.metrics = [];
+    this.evals = [];
     this.heartbeat = null;
+    this.snapshotSteps = null;
     this.lastEmit = this.now();
     this.emit(update);
   }

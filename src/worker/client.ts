@@ -1,8 +1,19 @@
 // The page's handle on the trainer worker: creates the module worker, wraps it with comlink, and
 // turns a worker that fails to load or crashes into rejected calls instead of silent hangs.
 import * as Comlink from 'comlink';
-import type { RunConfig } from '../train/config';
-import type { AdapterProbe, InitInfo, TrainResult, TrainUpdate } from './protocol';
+import type { SelectionSnapshot } from '../nsa/snapshot';
+import type {
+  AdapterProbe,
+  ExportFiles,
+  GenerateRequest,
+  GenerateResult,
+  GenerateStart,
+  InitInfo,
+  InitRequest,
+  StreamedToken,
+  TrainResult,
+  TrainUpdate,
+} from './protocol';
 import type { TrainerWorkerApi } from './trainer-worker';
 
 export class WorkerCrashedError extends Error {}
@@ -11,11 +22,14 @@ export class TrainerClient {
   private readonly worker: Worker;
   private readonly remote: Comlink.Remote<TrainerWorkerApi>;
   private readonly crashed: Promise<never>;
+  private fail: (e: Error) => void = () => {};
+  private terminated = false;
 
   constructor() {
     this.worker = new Worker(new URL('./trainer-worker.ts', import.meta.url), { type: 'module', name: 'nsa-trainer' });
     this.remote = Comlink.wrap<TrainerWorkerApi>(this.worker);
     this.crashed = new Promise<never>((_, reject) => {
+      this.fail = reject;
       this.worker.addEventListener('error', (ev) => {
         ev.preventDefault();
         reject(new WorkerCrashedError(`The trainer worker failed: ${ev.message || 'it could not be loaded or threw at top level'}`));
@@ -25,6 +39,7 @@ export class TrainerClient {
   }
 
   private call<T>(p: Promise<T>): Promise<T> {
+    if (this.terminated) return Promise.reject(new WorkerCrashedError('The trainer worker was terminated.'));
     return Promise.race([p, this.crashed]);
   }
 
@@ -32,9 +47,9 @@ export class TrainerClient {
     return this.call<AdapterProbe>(this.remote.getAdapter());
   }
 
-  /** Starts a new run; data/brown.txt is fetched relative to this page. */
-  init(config: RunConfig, pageUrl: string = document.baseURI): Promise<InitInfo> {
-    return this.call(this.remote.init(config, pageUrl));
+  /** Builds a new run; `req.pageUrl` defaults to this page (data/brown.txt is fetched next to it). */
+  init(req: Omit<InitRequest, 'pageUrl'> & { pageUrl?: string }): Promise<InitInfo> {
+    return this.call(this.remote.init({ ...req, pageUrl: req.pageUrl ?? document.baseURI }));
   }
 
   train(steps: number, onUpdate: (u: TrainUpdate) => void): Promise<TrainResult> {
@@ -45,11 +60,40 @@ export class TrainerClient {
     return this.call(this.remote.pause());
   }
 
-  stop(): Promise<void> {
-    return this.call(this.remote.stop());
+  reset(): Promise<void> {
+    return this.call(this.remote.reset());
   }
 
+  snapshotSteps(): Promise<number[]> {
+    return this.call(this.remote.snapshotSteps());
+  }
+
+  snapshot(step: number, layer: number, group: number): Promise<SelectionSnapshot | null> {
+    return this.call(this.remote.snapshot(step, layer, group));
+  }
+
+  generate(req: GenerateRequest, onStart: (s: GenerateStart) => void, onTokens: (t: StreamedToken[]) => void): Promise<GenerateResult> {
+    return this.call(this.remote.generate(req, Comlink.proxy(onStart), Comlink.proxy(onTokens)));
+  }
+
+  cancelGenerate(): Promise<void> {
+    return this.call(this.remote.cancelGenerate());
+  }
+
+  exportFiles(): Promise<ExportFiles> {
+    return this.call(this.remote.exportFiles());
+  }
+
+  /** Test hook: honoured only when the run was initialised with testHooks. */
+  debugStall(ms: number): Promise<void> {
+    return this.call(this.remote.__debugStall(ms));
+  }
+
+  /** Kills the worker at once (a stalled GPU call included); every pending call rejects. */
   terminate(): void {
+    if (this.terminated) return;
+    this.terminated = true;
+    this.fail(new WorkerCrashedError('The trainer worker was terminated.'));
     this.remote[Comlink.releaseProxy]();
     this.worker.terminate();
   }

@@ -1,21 +1,69 @@
 // Types exchanged between the page and the trainer worker (all structured-cloneable).
 import type { AdapterSummary } from '../gpu/context';
-import type { Heartbeat, StepMetrics } from '../train/types';
+import type { GroupReads } from '../model/generate';
+import type { RunConfig } from '../train/config';
+import type { RecallTask } from '../train/data/recall';
+import type { TokenizerName } from '../train/tokenizer';
+import type { EvalMetrics, Heartbeat, StepMetrics } from '../train/types';
 
 export type AdapterProbe = { ok: true; adapter: AdapterSummary } | { ok: false; message: string };
 
+/**
+ * Where the training tokens come from. `brown` is fetched by the worker (data/brown.txt next to the
+ * page); `upload` carries the text of a file the page has already validated.
+ */
+export type DataSpec =
+  | { kind: 'brown' }
+  | { kind: 'upload'; name: string; text: string }
+  | { kind: 'random' }
+  | { kind: 'copy' }
+  | { kind: 'recall'; task: RecallTask };
+
+export interface InitRequest {
+  config: RunConfig;
+  data: DataSpec;
+  /** The page's document.baseURI: data/brown.txt is resolved against it. */
+  pageUrl: string;
+  /** NSA models: keep a selection snapshot every this many steps (0 = none). */
+  snapshotEvery: number;
+  /** Honour __debugStall (the page was opened with ?testHooks=1). */
+  testHooks?: boolean;
+}
+
+export interface DatasetInfo {
+  name: string;
+  vocabSize: number;
+  /** null for synthetic token datasets (ids are shown as numbers). */
+  tokenizer: TokenizerName | null;
+  /** Tokens per split; null for generated (unbounded) datasets. */
+  trainTokens: number | null;
+  valTokens: number | null;
+  /** Unigram entropy of the training split (nats/token): the loss a context-free model reaches. */
+  unigramEntropy: number;
+}
+
 export interface InitInfo {
   adapter: AdapterSummary;
-  /** Characters of corpus text the dataset was built from. */
-  corpusChars: number;
+  dataset: DatasetInfo;
+  paramCount: number;
+  gpuBytes: number;
+  tokensPerStep: number;
+  /** The trainer's 'init' heartbeat. */
+  heartbeat: Heartbeat | null;
+  /** Most selection snapshots kept at once (0 for dense models); older ones are thinned out. */
+  snapshotCapacity: number;
 }
 
 /** One batched message from a running train() call (at most 10 per second). */
 export interface TrainUpdate {
   /** New step metrics since the previous update, in step order. */
   metrics: StepMetrics[];
+  /** Validation losses computed since the previous update. */
+  evals: EvalMetrics[];
   /** The latest heartbeat since the previous update, if any. */
   heartbeat: Heartbeat | null;
+  /** When the kept snapshots changed: the steps of all snapshots now available, ascending. */
+  snapshotSteps: number[] | null;
 }
 
 export type TrainEnd = 'done' | 'paused' | 'stopped';
@@ -24,7 +72,61 @@ export interface TrainResult {
   end: TrainEnd;
   stepsDone: number;
   last: StepMetrics | null;
+  /** The heartbeat logged at the end ('paused' or 'done' phase); null when stopped. */
+  heartbeat: Heartbeat | null;
 }
 
-/** At most this many TrainUpdate messages per second reach the page. */
+export interface GenerateRequest {
+  prompt: string;
+  /** Most tokens to generate (the context length also stops it). */
+  maxTokens: number;
+  /** 0 = greedy. */
+  temperature: number;
+  /** 0 = no limit. */
+  topK: number;
+  seed: number;
+  /** Wait at least this long between tokens, so a fast model still streams visibly (0 = none). */
+  tokenDelayMs?: number;
+}
+
+/** One generated token as the page sees it. */
+export interface StreamedToken {
+  /** Index among the generated tokens (0-based). */
+  index: number;
+  token: number;
+  /** Decoded text of this token alone (for synthetic data, its id in brackets). */
+  text: string;
+  /** Position of the query whose logits it was sampled from. */
+  t: number;
+  /** NSA only, per layer: the selected blocks of query t, int32 [G, nSel] ascending, −1 padded. */
+  selection: Int32Array[];
+  /** NSA only: keys read per (layer, group), with the paper's formula beside them. */
+  reads: GroupReads[];
+}
+
+export interface GenerateStart {
+  promptTokens: number[];
+  /** Decoded prompt pieces, one per prompt token. */
+  promptPieces: string[];
+}
+
+export interface GenerateResult {
+  promptTokens: number[];
+  tokens: number[];
+  /** Decoded generated text. */
+  text: string;
+  /** 'tokens': maxTokens reached; 'context': the context is full; 'cancelled': cancelGenerate(). */
+  stop: 'tokens' | 'context' | 'cancelled';
+  /** The training step whose weights generated it. */
+  step: number;
+}
+
+/** Downloads, with the CLI's formats: heartbeat.jsonl, metrics.csv and config.json. */
+export interface ExportFiles {
+  heartbeatsJsonl: string;
+  metricsCsv: string;
+  configJson: string;
+}
+
+/** At most this many TrainUpdate (and generation) messages per second reach the page. */
 export const MAX_UPDATES_PER_SECOND = 10;

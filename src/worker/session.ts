@@ -1,8 +1,9 @@
 // One training run inside the worker: drives a Trainer step by step, honours pause/stop between
-// steps, turns GPU reports (device lost, validation errors) and non-finite losses into errors, and
-// batches metrics for the page. Independent of comlink and of the real Trainer, so it is testable.
+// steps, takes checkpoints (validation loss, selection snapshots) when due, turns GPU reports
+// (device lost, validation errors) and non-finite losses into errors, and batches metrics for the
+// page. Independent of comlink and of the real Trainer, so it is testable.
 import type { GpuReport } from '../gpu/context';
-import type { Heartbeat, StepMetrics } from '../train/types';
+import type { EvalMetrics, Heartbeat, StepMetrics } from '../train/types';
 import { UpdateBatcher, type Clock, type Sleep } from './batcher';
 import { MAX_UPDATES_PER_SECOND, type TrainResult, type TrainUpdate } from './protocol';
 
@@ -21,6 +22,20 @@ export interface GpuReporter {
   onReport(cb: (r: GpuReport) => void): () => void;
 }
 
+/** Work between steps that needs the GPU caught up: evaluation, selection snapshots. */
+export interface Checkpoints {
+  /** Whether to checkpoint after `stepsDone` optimizer steps. */
+  due(stepsDone: number): boolean;
+  /** Called with the GPU flushed (step stepsDone − 1 complete); reports what it produced. */
+  take(stepsDone: number): Promise<CheckpointResult>;
+}
+
+export interface CheckpointResult {
+  eval?: EvalMetrics;
+  /** The kept snapshot steps, when they changed. */
+  snapshotSteps?: number[];
+}
+
 export class GpuFailureError extends Error {
   constructor(readonly report: GpuReport) {
     super(report.kind === 'device-lost' ? report.message : `GPU ${report.kind} error: ${report.message}`);
@@ -34,7 +49,11 @@ export type SessionState = 'ready' | 'training' | 'closed';
 export interface SessionOptions {
   now?: Clock;
   sleep?: Sleep;
+  checkpoints?: Checkpoints;
 }
+
+/** Granularity of a test stall: pause and stop still end it within this many ms. */
+const STALL_POLL_MS = 50;
 
 export class TrainingSession {
   private running = false;
@@ -48,6 +67,8 @@ export class TrainingSession {
   private batcher: UpdateBatcher | null = null;
   private lastStep = -Infinity;
   private last: StepMetrics | null = null;
+  private stallMs = 0;
+  private running$: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly trainer: StepSource,
@@ -73,7 +94,14 @@ export class TrainingSession {
   }
 
   /** Runs `steps` more optimizer steps, or fewer when paused or stopped. */
-  async train(steps: number, emit: (u: TrainUpdate) => void): Promise<TrainResult> {
+  train(steps: number, emit: (u: TrainUpdate) => void): Promise<Omit<TrainResult, 'heartbeat'>> {
+    const wasRunning = this.running;
+    const p = this.trainLoop(steps, emit); // runs synchronously up to its first await
+    if (!wasRunning) this.running$ = p.catch(() => {}); // what stop() waits for
+    return p;
+  }
+
+  private async trainLoop(steps: number, emit: (u: TrainUpdate) => void): Promise<Omit<TrainResult, 'heartbeat'>> {
     if (!Number.isInteger(steps) || steps < 1) throw new RangeError(`steps must be a positive integer (got ${steps})`);
     if (this.failure) throw this.failure;
     if (this.closed) throw new Error('This run was stopped; initialise a new one to train again.');
@@ -84,8 +112,17 @@ export class TrainingSession {
     this.batcher = batcher;
     const target = this.trainer.stepsDone + steps;
     try {
+      const cp = this.opts.checkpoints;
       while (this.trainer.stepsDone < target && !this.pauseRequested && !this.stopRequested) {
+        if (this.stallMs > 0) await this.stall();
+        if (this.pauseRequested || this.stopRequested) break;
         this.accept(await this.guard(this.trainer.step()), batcher);
+        if (cp?.due(this.trainer.stepsDone)) {
+          this.accept(await this.guard(this.trainer.flush()), batcher);
+          const r = await this.guard(cp.take(this.trainer.stepsDone));
+          if (r.eval) batcher.addEval(r.eval);
+          if (r.snapshotSteps) batcher.setSnapshotSteps(r.snapshotSteps);
+        }
       }
       this.accept(await this.guard(this.trainer.flush()), batcher);
     } catch (e) {
@@ -109,10 +146,30 @@ export class TrainingSession {
     if (this.running) this.pauseRequested = true;
   }
 
-  /** Ends the run after the current step and frees its GPU memory. */
-  stop(): void {
-    if (this.running) this.stopRequested = true;
-    else this.close();
+  /** Ends the run after the current step and frees its GPU memory; resolves once freed. */
+  async stop(): Promise<void> {
+    if (this.running) {
+      this.stopRequested = true;
+      await this.running$;
+    }
+    this.close();
+  }
+
+  /** Test hook: the next step waits `ms` first, sending nothing (a hung GPU, as the page sees it). */
+  stallNextStep(ms: number): void {
+    if (!(Number.isFinite(ms) && ms >= 0)) throw new RangeError(`stall must be a finite number of ms ≥ 0 (got ${ms})`);
+    this.stallMs = ms;
+  }
+
+  private async stall(): Promise<void> {
+    const sleep = this.opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+    let left = this.stallMs;
+    this.stallMs = 0;
+    while (left > 0 && !this.pauseRequested && !this.stopRequested) {
+      const ms = Math.min(STALL_POLL_MS, left);
+      await sleep(ms);
+      left -= ms;
+    }
   }
 
   private accept(m: StepMetrics | null, batcher: UpdateBatcher): void {

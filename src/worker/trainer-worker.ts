@@ -4,14 +4,28 @@ import * as Comlink from 'comlink';
 import { acquireBrowserGpu, WebGpuUnavailableError } from '../gpu/browser-device';
 import type { GpuContext } from '../gpu/context';
 import { formatConfigErrors } from '../model/config';
+import type { SelectionSnapshot } from '../nsa/snapshot';
 import { loadBrownText } from '../train/brown-browser';
-import { validateRunConfig, type RunConfig } from '../train/config';
-import type { AdapterProbe, InitInfo, TrainResult, TrainUpdate } from './protocol';
-import { TrainingSession } from './session';
+import { validateRunConfig } from '../train/config';
+import type {
+  AdapterProbe,
+  ExportFiles,
+  GenerateRequest,
+  GenerateResult,
+  GenerateStart,
+  InitInfo,
+  InitRequest,
+  StreamedToken,
+  TrainResult,
+  TrainUpdate,
+} from './protocol';
+import type { PlaygroundRun } from './run';
 
 let gpu: Promise<GpuContext> | null = null;
 const corpus = new Map<string, Promise<string>>();
-let session: TrainingSession | null = null;
+let run: PlaygroundRun | null = null;
+/** Bumped by init and reset: an init that finishes after a newer call discards its run. */
+let epoch = 0;
 
 /** The worker's one device; dropped once lost so the next call acquires a fresh one. */
 function device(): Promise<GpuContext> {
@@ -40,6 +54,27 @@ function message(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
+function current(): PlaygroundRun {
+  if (!run) throw new Error('No run: call init() first.');
+  return run;
+}
+
+/** Closes a comlink callback's message port now rather than at garbage collection. */
+function release(cb: unknown): void {
+  (cb as Partial<Comlink.Remote<unknown>>)[Comlink.releaseProxy]?.();
+}
+
+/** A comlink callback returns a promise; a closed page must not fail the worker's work. */
+function fireAndForget<T>(cb: (x: T) => void): (x: T) => void {
+  return (x) => void Promise.resolve(cb(x) as unknown).catch(() => {});
+}
+
+async function dropRun(): Promise<void> {
+  const r = run;
+  run = null;
+  await r?.stop();
+}
+
 const api = {
   /** Acquires the device (kept for init) and describes its adapter, or says why there is none. */
   async getAdapter(): Promise<AdapterProbe> {
@@ -52,52 +87,86 @@ const api = {
   },
 
   /**
-   * Builds a new run (model, optimizer state, data) for `config`, replacing any previous one.
-   * `pageUrl` is the page's document.baseURI: data/brown.txt is resolved against it.
+   * Builds a new run (data, model, optimizer state) from the request, replacing any previous run.
+   * Compiles every pipeline: seconds on a GPU, minutes on SwiftShader.
    */
-  async init(config: RunConfig, pageUrl: string): Promise<InitInfo> {
-    session?.stop();
-    session = null;
-    const errs = validateRunConfig(config);
+  async init(req: InitRequest): Promise<InitInfo> {
+    const mine = ++epoch;
+    await dropRun();
+    const errs = validateRunConfig(req.config);
     if (errs.length) throw new Error(`Invalid run config:\n${formatConfigErrors(errs)}`);
-    if (config.data.source !== 'brown')
-      throw new Error(`This page trains on the Brown corpus only (config.data.source is '${config.data.source}').`);
-    const [ctx, text, { buildRun }] = await Promise.all([device(), brownText(pageUrl), import('./build-run')]);
-    // The session is created right after the trainer; heartbeats before that have nowhere to go.
-    let created: TrainingSession | null = null;
-    const trainer = await buildRun(ctx, config, text, (b) => created?.onHeartbeat(b));
-    created = new TrainingSession(trainer, ctx);
-    session = created;
-    return { adapter: ctx.adapter, corpusChars: text.length };
+    if (!(Number.isInteger(req.snapshotEvery) && req.snapshotEvery >= 0))
+      throw new Error(`snapshotEvery must be an integer ≥ 0 (got ${req.snapshotEvery})`);
+    const [ctx, { PlaygroundRun }] = await Promise.all([device(), import('./run')]);
+    const created = await PlaygroundRun.create(ctx, req, () => brownText(req.pageUrl));
+    if (mine !== epoch) {
+      await created.stop();
+      throw new Error('This run was replaced by a newer init or reset before it started.');
+    }
+    run = created;
+    return { adapter: ctx.adapter, ...created.info };
   },
 
   /**
-   * Trains `steps` more steps of the current run. Metrics stream through `onUpdate` (pass it
-   * wrapped in Comlink.proxy), at most 10 calls per second. Resolves when done, paused or stopped;
+   * Trains `steps` more steps of the current run. Updates stream through `onUpdate` (pass it
+   * wrapped in Comlink.proxy), at most 10 calls per second. Resolves when done, paused or reset;
    * rejects with a readable message on device loss, GPU errors or a non-finite loss.
    */
   async train(steps: number, onUpdate: (u: TrainUpdate) => void): Promise<TrainResult> {
-    if (!session) throw new Error('No run: call init() first.');
-    const emit = (u: TrainUpdate): void => {
-      // A comlink callback returns a promise; a closed page must not fail the run.
-      void Promise.resolve(onUpdate(u) as unknown).catch(() => {});
-    };
     try {
-      return await session.train(steps, emit);
+      return await current().train(steps, fireAndForget(onUpdate));
     } finally {
-      // Close the callback's message port now rather than at garbage collection.
-      (onUpdate as Partial<Comlink.Remote<unknown>>)[Comlink.releaseProxy]?.();
+      release(onUpdate);
     }
   },
 
   /** Ends the current train() call after the step in flight; train() again resumes. */
   pause(): void {
-    session?.pause();
+    run?.pause();
   },
 
-  /** Ends the run after the step in flight and frees its GPU memory. */
-  stop(): void {
-    session?.stop();
+  /** Discards the run (mid-run too: after the step in flight) and frees its GPU memory. */
+  async reset(): Promise<void> {
+    epoch++;
+    await dropRun();
+  },
+
+  /** Steps of the kept selection snapshots, ascending (empty for dense models or no run). */
+  snapshotSteps(): number[] {
+    return run?.snapshotSteps ?? [];
+  },
+
+  /** The kept snapshot of (step, layer, group); null when that step is no longer kept. */
+  snapshot(step: number, layer: number, group: number): SelectionSnapshot | null {
+    return current().snapshot(step, layer, group);
+  },
+
+  /**
+   * Generates from the current weights on the CPU decoder (in this worker; training may go on).
+   * `onStart` gets the tokenized prompt, `onTokens` the tokens in order, ≤ 10 calls per second.
+   */
+  async generate(req: GenerateRequest, onStart: (s: GenerateStart) => void, onTokens: (t: StreamedToken[]) => void): Promise<GenerateResult> {
+    try {
+      return await current().generate(req, fireAndForget(onStart), fireAndForget(onTokens));
+    } finally {
+      release(onStart);
+      release(onTokens);
+    }
+  },
+
+  /** Stops the running generation after its current token (it resolves with stop 'cancelled'). */
+  cancelGenerate(): void {
+    run?.cancelGenerate();
+  },
+
+  /** The run's heartbeat.jsonl, metrics.csv and config.json, in the CLI's formats. */
+  exportFiles(): ExportFiles {
+    return current().exportFiles();
+  },
+
+  /** Test hook (the page was opened with ?testHooks=1): the next training step waits `ms` first. */
+  __debugStall(ms: number): void {
+    current().debugStall(ms);
   },
 };
 

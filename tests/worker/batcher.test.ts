@@ -86,4 +86,19 @@ describe('UpdateBatcher', () => {
     expect(sent.length).toBeLessThanOrEqual(31);
     expect(sent.length).toBeGreaterThanOrEqual(29);
   });
+
+  it('coalesces evaluations in order and sends only the latest snapshot list', async () => {
+    const { b, sent, advance } = harness();
+    b.addMetrics(metrics(0));
+    advance(10);
+    b.addEval({ step: 1, valLoss: 4 });
+    b.setSnapshotSteps([0]);
+    b.setSnapshotSteps([0, 1]);
+    b.addEval({ step: 2, valLoss: 3.5 });
+    await b.close();
+    expect(sent.map((s) => [s.u.metrics.length, s.u.evals.map((e) => e.step), s.u.snapshotSteps])).toEqual([
+      [1, [], null],
+      [0, [1, 2], [0, 1]],
+    ]);
+  });
 });

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { GpuReport } from '../../src/gpu/context';
 import type { StepMetrics } from '../../src/train/types';
 import type { TrainUpdate } from '../../src/worker/protocol';
-import { DivergedError, GpuFailureError, TrainingSession, type GpuReporter, type StepSource } from '../../src/worker/session';
+import { DivergedError, GpuFailureError, TrainingSession, type Checkpoints, type GpuReporter, type StepSource } from '../../src/worker/session';
 
 class FakeTrainer implements StepSource {
   stepsDone = 0;
@@ -55,12 +55,12 @@ class FakeGpu implements GpuReporter {
   }
 }
 
-function setup(loss?: (step: number) => number) {
+function setup(loss?: (step: number) => number, checkpoints?: Checkpoints, sleep: (ms: number) => Promise<void> = async () => {}) {
   const trainer = new FakeTrainer(loss);
   const gpu = new FakeGpu();
   let t = 0;
   // Fake clock: every update is allowed (the batcher has its own tests); close() never sleeps.
-  const session = new TrainingSession(trainer, gpu, { now: () => (t += 1000), sleep: async () => {} });
+  const session = new TrainingSession(trainer, gpu, { now: () => (t += 1000), sleep, checkpoints });
   const updates: TrainUpdate[] = [];
   const emit = (u: TrainUpdate) => updates.push(u);
   const steps = () => updates.flatMap((u) => u.metrics.map((m) => m.step));
@@ -155,5 +155,67 @@ describe('TrainingSession', () => {
     const running = session.train(3, emit);
     await expect(session.train(1, emit)).rejects.toThrow(/already running/);
     expect((await running).end).toBe('done');
+  });
+
+  it('checkpoints when due, with the GPU flushed first, and passes evals and snapshot lists on in step order', async () => {
+    const taken: Array<{ stepsDone: number; lastMetricStep: number | undefined }> = [];
+    let seen: number[] = [];
+    const cp: Checkpoints = {
+      due: (n) => n % 3 === 0 || n === 7,
+      take: async (n) => {
+        taken.push({ stepsDone: n, lastMetricStep: seen.at(-1) });
+        return n === 7 ? { eval: { step: n, valLoss: 1 } } : { snapshotSteps: [n - 1] };
+      },
+    };
+    const { session, steps } = setup(undefined, cp);
+    const updates: TrainUpdate[] = [];
+    await session.train(7, (u) => {
+      updates.push(u);
+      seen = [...seen, ...u.metrics.map((m) => m.step)];
+    });
+    // Each checkpoint sees the metrics of every step before it (the flush delivered step n − 1).
+    expect(taken).toEqual([
+      { stepsDone: 3, lastMetricStep: 2 },
+      { stepsDone: 6, lastMetricStep: 5 },
+      { stepsDone: 7, lastMetricStep: 6 },
+    ]);
+    expect(updates.flatMap((u) => u.evals)).toEqual([{ step: 7, valLoss: 1 }]);
+    expect(updates.filter((u) => u.snapshotSteps).map((u) => u.snapshotSteps)).toEqual([[2], [5]]);
+    expect(updates.flatMap((u) => u.metrics.map((m) => m.step))).toEqual([0, 1, 2, 3, 4, 5, 6]);
+    expect(steps()).toEqual([]); // the shared collector saw nothing: this run used its own
+  });
+
+  it('a test stall delays the next step without sending anything, and pause ends it early', async () => {
+    const slept: number[] = [];
+    const { trainer, session } = setup(undefined, undefined, async (ms) => {
+      slept.push(ms);
+      await new Promise((r) => setTimeout(r, 0)); // a real sleep lets messages (pause) in
+    });
+    session.stallNextStep(120);
+    const updates: TrainUpdate[] = [];
+    await session.train(2, (u) => updates.push(u));
+    expect(slept.slice(0, 3)).toEqual([50, 50, 20]); // polled in 50 ms slices: pause and stop stay responsive
+    expect(trainer.stepsDone).toBe(2);
+
+    slept.length = 0;
+    session.stallNextStep(10_000);
+    const run = session.train(2, (u) => updates.push(u));
+    await new Promise((r) => setTimeout(r, 0));
+    session.pause();
+    const r = await run;
+    expect(r.end).toBe('paused');
+    expect(r.stepsDone).toBe(2); // no step ran after the stall was cut short
+    expect(slept.length).toBeLessThan(200);
+    expect(() => session.stallNextStep(-1)).toThrow(RangeError);
+  });
+
+  it('stop() during a run resolves once the trainer is freed', async () => {
+    const { trainer, session, emit } = setup();
+    const run = session.train(100, emit);
+    await new Promise((r) => setTimeout(r, 0));
+    await session.stop();
+    expect(trainer.destroyed).toBe(1);
+    expect(session.state).toBe('closed');
+    expect((await run).end).toBe('stopped');
   });
 });

@@ -1,0 +1,55 @@
+// Builds the dataset a run asks for inside the worker: the Brown corpus (fetched next to the page),
+// the text of an uploaded file, or a synthetic task (random tokens, copy, associative recall).
+import type { RunConfig } from '../train/config';
+import { createRecallDataset } from '../train/data/recall';
+import { createDataset, type Dataset } from '../train/datasets';
+import type { DataSpec, DatasetInfo } from './protocol';
+
+/** Which config.data.source each data kind trains under; recall runs carry a placeholder source. */
+const SOURCE_OF: Record<Exclude<DataSpec['kind'], 'recall'>, RunConfig['data']['source']> = {
+  brown: 'brown',
+  upload: 'upload',
+  random: 'random',
+  copy: 'copy',
+};
+
+/** Why `data` cannot feed `config`, or null. */
+export function dataMismatch(config: RunConfig, data: DataSpec): string | null {
+  if (data.kind === 'recall') return null;
+  const want = SOURCE_OF[data.kind];
+  if (config.data.source !== want) return `the data is '${data.kind}' but config.data.source is '${config.data.source}'`;
+  if (data.kind === 'upload' && data.text.length === 0) return `the uploaded file '${data.name}' is empty`;
+  return null;
+}
+
+/** `brownText` fetches the corpus (only called for Brown runs). */
+export async function buildDataset(config: RunConfig, data: DataSpec, brownText: () => Promise<string>): Promise<Dataset> {
+  const why = dataMismatch(config, data);
+  if (why) throw new Error(`Cannot build the dataset: ${why}.`);
+  const opts = { batchSize: config.train.batchSize, seqLen: config.model.seqLen, seed: config.train.seed };
+  const tokenizer = config.data.tokenizer;
+  switch (data.kind) {
+    case 'brown':
+      return createDataset({ kind: 'text', name: 'brown', text: await brownText(), tokenizer }, opts);
+    case 'upload':
+      return createDataset({ kind: 'text', name: data.name, text: data.text, tokenizer }, opts);
+    case 'random':
+      return createDataset({ kind: 'random', vocabSize: config.model.vocabSize }, opts);
+    case 'copy':
+      return createDataset({ kind: 'copy', vocabSize: config.model.vocabSize }, opts);
+    case 'recall':
+      return createRecallDataset({ kind: 'recall', ...data.task }, opts);
+  }
+}
+
+export function describeDataset(d: Dataset): DatasetInfo {
+  const finite = (n: number) => (Number.isFinite(n) ? n : null);
+  return {
+    name: d.name,
+    vocabSize: d.vocabSize,
+    tokenizer: d.tokenizer?.name ?? null,
+    trainTokens: finite(d.trainTokens),
+    valTokens: finite(d.valTokens),
+    unigramEntropy: d.unigramEntropy(),
+  };
+}

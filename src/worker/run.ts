@@ -1,0 +1,188 @@
+// One playground run inside the worker: the trainer and its session, the run's log (heartbeats,
+// metrics), the kept selection snapshots, and generation from the current weights. Imported lazily
+// by the worker, so probing the adapter does not wait for the model code and tokenizers to load.
+import type { GpuContext } from '../gpu/context';
+import { act } from '../model/activations';
+import { countParams } from '../model/params';
+import { numSelBlocks } from '../nsa/blocks';
+import type { SelectionSnapshot } from '../nsa/snapshot';
+import { readSelectionSnapshots } from '../nsa/snapshot-read';
+import type { Dataset } from '../train/datasets';
+import { Trainer } from '../train/trainer';
+import type { EvalMetrics, Heartbeat } from '../train/types';
+import { buildDataset, describeDataset } from './data-source';
+import { TokenStreamer } from './generation';
+import type { ExportFiles, GenerateRequest, GenerateResult, GenerateStart, InitInfo, InitRequest, StreamedToken, TrainResult, TrainUpdate } from './protocol';
+import { RunLog } from './run-log';
+import { TrainingSession, type CheckpointResult } from './session';
+import { snapshotCapacity, SnapshotHistory } from './snapshot-history';
+
+/** Every (layer, group) snapshot of one training step. */
+interface StepSnapshots {
+  step: number;
+  snaps: SelectionSnapshot[];
+}
+
+export class PlaygroundRun {
+  readonly log = new RunLog();
+  private readonly session: TrainingSession;
+  private snapshots: SnapshotHistory<StepSnapshots> | null = null;
+  private readonly streamer: TokenStreamer;
+  private testHooks: boolean;
+
+  private constructor(
+    private readonly gpu: GpuContext,
+    private readonly req: InitRequest,
+    private readonly trainer: Trainer,
+    private readonly dataset: Dataset,
+  ) {
+    this.testHooks = req.testHooks === true;
+    this.session = new TrainingSession(trainer, gpu, {
+      checkpoints: { due: (n) => this.checkpointDue(n), take: (n) => this.checkpoint(n) },
+    });
+    this.streamer = new TokenStreamer(req.config.model, dataset);
+  }
+
+  static async create(gpu: GpuContext, req: InitRequest, brownText: () => Promise<string>): Promise<PlaygroundRun> {
+    const dataset = await buildDataset(req.config, req.data, brownText);
+    // Heartbeats start during Trainer.create, before the run object exists.
+    const early: Heartbeat[] = [];
+    let run: PlaygroundRun | null = null;
+    const trainer = await Trainer.create(gpu, req.config, dataset, { onHeartbeat: (b) => (run ? run.onHeartbeat(b) : early.push(b)) });
+    run = new PlaygroundRun(gpu, req, trainer, dataset);
+    for (const b of early) run.onHeartbeat(b);
+    return run;
+  }
+
+  get info(): Omit<InitInfo, 'adapter'> {
+    return {
+      dataset: describeDataset(this.dataset),
+      paramCount: countParams(this.req.config.model),
+      gpuBytes: this.trainer.gpuBytes,
+      tokensPerStep: this.trainer.tokensPerStep,
+      heartbeat: this.log.lastHeartbeat,
+      snapshotCapacity: this.isNsa ? this.snapshotCapacity() : 0,
+    };
+  }
+
+  get stepsDone(): number {
+    return this.trainer.stepsDone;
+  }
+
+  private get isNsa(): boolean {
+    return this.req.config.model.attention === 'nsa' && this.req.snapshotEvery > 0;
+  }
+
+  private onHeartbeat(b: Heartbeat): void {
+    this.log.heartbeat(b);
+    this.session.onHeartbeat(b);
+  }
+
+  /** Trains `steps` more steps; updates stream through `emit` (batched, ≤ 10/s). */
+  async train(steps: number, emit: (u: TrainUpdate) => void): Promise<TrainResult> {
+    const logged = (u: TrainUpdate) => {
+      for (const m of u.metrics) this.log.metrics(m);
+      emit(u);
+    };
+    const r = await this.session.train(steps, logged);
+    if (r.end === 'stopped') return { ...r, heartbeat: null };
+    const done = this.stepsDone >= this.req.config.train.steps;
+    const heartbeat = this.log.mark(done ? 'done' : 'paused', done ? `done after ${this.stepsDone} steps` : `paused after ${this.stepsDone} steps`);
+    return { ...r, heartbeat };
+  }
+
+  pause(): void {
+    this.session.pause();
+  }
+
+  /** Ends the run after the step in flight and frees its GPU memory. */
+  async stop(): Promise<void> {
+    this.streamer.cancel();
+    await this.session.stop();
+    this.snapshots?.clear();
+  }
+
+  /** Test hook (only with testHooks): the next step first waits `ms`, sending nothing. */
+  debugStall(ms: number): void {
+    if (!this.testHooks) throw new Error('__debugStall is a test hook: open the page with ?testHooks=1 to use it.');
+    this.session.stallNextStep(ms);
+  }
+
+  // ---- Checkpoints: snapshots first (an evaluation overwrites the activations), then validation.
+
+  private checkpointDue(stepsDone: number): boolean {
+    return this.snapshotDue(stepsDone) || this.evalDue(stepsDone);
+  }
+
+  private snapshotDue(stepsDone: number): boolean {
+    const k = this.req.snapshotEvery;
+    return this.isNsa && (stepsDone === 1 || stepsDone % k === 0 || stepsDone === this.req.config.train.steps);
+  }
+
+  private evalDue(stepsDone: number): boolean {
+    const t = this.req.config.train;
+    if (t.evalBatches === 0 || this.dataset.valTokens === 0) return false;
+    return (t.evalEvery > 0 && stepsDone % t.evalEvery === 0) || stepsDone === t.steps;
+  }
+
+  private async checkpoint(stepsDone: number): Promise<CheckpointResult> {
+    const out: CheckpointResult = {};
+    if (this.snapshotDue(stepsDone)) out.snapshotSteps = await this.takeSnapshot(stepsDone - 1);
+    if (this.evalDue(stepsDone)) {
+      const e: EvalMetrics = await this.trainer.evaluate();
+      this.log.evaluation(e);
+      out.eval = e;
+    }
+    return out;
+  }
+
+  /** How many steps' snapshots fit the budget: per (layer, group) tokens, sel, scores and gates, 4 bytes each. */
+  private snapshotCapacity(): number {
+    const c = this.req.config.model;
+    const T = c.seqLen;
+    const nsa = c.nsa!;
+    const perGroup = 4 * T * (1 + nsa.nSel + numSelBlocks(T, nsa) + (c.nHeads / c.nKvGroups) * 3);
+    return snapshotCapacity(perGroup * c.nLayers * c.nKvGroups);
+  }
+
+  private async takeSnapshot(step: number): Promise<number[]> {
+    const plan = this.trainer.plan;
+    // The activations hold the step's last micro-batch; its row 0 is the sequence shown.
+    const tokens = await this.gpu.readI32(plan.acts.get(act.tokens(plan.shape.gradAccum - 1)), plan.shape.T);
+    const snaps = await readSelectionSnapshots(this.gpu, plan, { step, tokens });
+    this.snapshots ??= new SnapshotHistory<StepSnapshots>(this.snapshotCapacity());
+    this.snapshots.add({ step, snaps });
+    return this.snapshots.steps;
+  }
+
+  get snapshotSteps(): number[] {
+    return this.snapshots?.steps ?? [];
+  }
+
+  /** The kept snapshot of (step, layer, group), or null when that step is not kept. */
+  snapshot(step: number, layer: number, group: number): SelectionSnapshot | null {
+    const c = this.req.config.model;
+    if (!(Number.isInteger(layer) && layer >= 0 && layer < c.nLayers)) throw new RangeError(`layer ${layer} outside [0, ${c.nLayers})`);
+    if (!(Number.isInteger(group) && group >= 0 && group < c.nKvGroups)) throw new RangeError(`group ${group} outside [0, ${c.nKvGroups})`);
+    const s = this.snapshots?.at(step);
+    return s?.snaps.find((x) => x.layer === layer && x.group === group) ?? null;
+  }
+
+  // ---- Generation from the current weights (CPU decoder in this worker).
+
+  async generate(req: GenerateRequest, onStart: (s: GenerateStart) => void, onTokens: (t: StreamedToken[]) => void): Promise<GenerateResult> {
+    const step = this.stepsDone;
+    const params = await this.trainer.readParams();
+    return this.streamer.run(params, step, req, onStart, onTokens);
+  }
+
+  cancelGenerate(): void {
+    this.streamer.cancel();
+  }
+
+  /** The CLI's run files: heartbeat.jsonl, metrics.csv, and config.json as saveCheckpoint writes it. */
+  exportFiles(): ExportFiles {
+    const configJson = JSON.stringify({ ...this.req.config, stepsDone: this.stepsDone }, null, 2) + '\n';
+    return { heartbeatsJsonl: this.log.heartbeatsJsonl(), metricsCsv: this.log.metricsCsv(), configJson };
+  }
+}

@@ -1,0 +1,104 @@
+// Streaming generation equals generate() (same tokens, positions and reads for the same seed), the
+// page-side streamer tokenizes, batches, decodes and cancels, and bad prompts fail readably.
+import { describe, expect, it } from 'vitest';
+import { generate } from '../../src/model/generate';
+import { createDataset } from '../../src/train/datasets';
+import { generateStream } from '../../src/worker/generate-stream';
+import { parseTokenIds, TokenStreamer } from '../../src/worker/generation';
+import type { StreamedToken } from '../../src/worker/protocol';
+import { DENSE, nsaModel, randomParams } from '../decode/helpers';
+
+const opts = { maxTokens: 20, temperature: 0.9, topK: 5, seed: 7 };
+
+describe('generateStream', () => {
+  for (const [name, c] of [['dense', DENSE], ['nsa', nsaModel()]] as const) {
+    it(`${name}: yields exactly generate()'s tokens, positions and reads, one at a time`, () => {
+      const p = randomParams(c, 3);
+      const prompt = [1, 5, 2];
+      const want = generate(c, p, prompt, opts, (ids) => ids.join(' '));
+      const got = [...generateStream(c, p, prompt, opts)];
+      expect(got.map((s) => s.token)).toEqual(want.tokens);
+      expect(got.map((s) => s.t)).toEqual(want.steps.map((s) => s.t));
+      expect(got.map((s) => s.reads)).toEqual(want.steps.map((s) => s.reads));
+      if (name === 'nsa') {
+        // One selection row set per layer, G·nSel entries, consistent with the reads' formula.
+        for (const s of got) {
+          expect(s.selection).toHaveLength(c.nLayers);
+          for (const row of s.selection) expect(row).toHaveLength(c.nKvGroups * c.nsa!.nSel);
+        }
+      } else for (const s of got) expect(s.selection).toEqual([]);
+    });
+  }
+
+  it('stops at a full context like generate()', () => {
+    const c = DENSE; // seqLen 13
+    const p = randomParams(c, 4);
+    const prompt = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+    const got = [...generateStream(c, p, prompt, { ...opts, maxTokens: 50 })];
+    expect(got).toHaveLength(c.seqLen - prompt.length);
+    expect(got.map((s) => s.token)).toEqual(generate(c, p, prompt, { ...opts, maxTokens: 50 }, String).tokens);
+  });
+
+  it('refuses an empty prompt, a prompt filling the context and bad sampling options', () => {
+    const p = randomParams(DENSE, 1);
+    expect(() => generateStream(DENSE, p, [], opts).next()).toThrow(/prompt is empty/);
+    expect(() => generateStream(DENSE, p, new Array(13).fill(1), opts).next()).toThrow(/context holds 13/);
+    expect(() => generateStream(DENSE, p, [1], { ...opts, temperature: -1 }).next()).toThrow(/temperature/);
+    expect(() => generateStream(DENSE, p, [99], opts).next()).toThrow(/outside the model's vocabulary/);
+  });
+});
+
+describe('TokenStreamer', () => {
+  const text = 'the quick brown fox jumps over the lazy dog. '.repeat(40);
+
+  it('byte text: tokenizes the prompt, streams every token in order, and the pieces add up to the text', async () => {
+    const c = { ...DENSE, vocabSize: 256, seqLen: 24 };
+    const data = createDataset({ kind: 'text', name: 't', text, tokenizer: 'byte' }, { batchSize: 1, seqLen: 24, seed: 1 });
+    const s = new TokenStreamer(c, data);
+    const got: StreamedToken[] = [];
+    let prompt: number[] = [];
+    const r = await s.run(randomParams(c, 2), 12, { prompt: 'the ', maxTokens: 10, temperature: 1, topK: 0, seed: 3 }, (st) => (prompt = st.promptTokens), (t) => got.push(...t));
+    expect(prompt).toEqual([116, 104, 101, 32]);
+    expect(r.promptTokens).toEqual(prompt);
+    expect(got.map((t) => t.index)).toEqual([...Array(10).keys()]);
+    expect(got.map((t) => t.token)).toEqual(r.tokens);
+    expect(got.map((t) => t.t)).toEqual([3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    expect(r.stop).toBe('tokens');
+    expect(r.step).toBe(12);
+    expect(r.tokens).toEqual([...generateStream(c, randomParams(c, 2), prompt, { maxTokens: 10, temperature: 1, topK: 0, seed: 3, vocabLimit: 256 })].map((x) => x.token));
+    // Valid UTF-8 or not, the decoded text is what the byte tokenizer gives for all tokens together.
+    expect(r.text).toBe(data.tokenizer!.decode(r.tokens));
+  });
+
+  it('synthetic data: the prompt is token ids, pieces are [id]; cancel ends it early', async () => {
+    const c = DENSE;
+    const data = createDataset({ kind: 'random', vocabSize: 37 }, { batchSize: 1, seqLen: 13, seed: 1 });
+    const s = new TokenStreamer(c, data);
+    const got: StreamedToken[] = [];
+    const run = s.run(randomParams(c, 5), 0, { prompt: '3, 4 5', maxTokens: 9, temperature: 0, topK: 0, seed: 1, tokenDelayMs: 5 }, () => {}, (t) => {
+      got.push(...t);
+      s.cancel();
+    });
+    const r = await run;
+    expect(r.promptTokens).toEqual([3, 4, 5]);
+    expect(r.stop).toBe('cancelled');
+    expect(r.tokens.length).toBeLessThan(9);
+    expect(got.map((t) => t.text)).toEqual(got.map((t) => `[${t.token}]`));
+    expect(() => parseTokenIds('a b', 37)).toThrow(/token ids/);
+    expect(() => parseTokenIds('3 40', 37)).toThrow(/outside this dataset's vocabulary/);
+    expect(parseTokenIds(' 1 2,3 ', 37)).toEqual([1, 2, 3]);
+  });
+
+  it('a new generation cancels the running one', async () => {
+    const c = DENSE;
+    const data = createDataset({ kind: 'random', vocabSize: 37 }, { batchSize: 1, seqLen: 13, seed: 1 });
+    const s = new TokenStreamer(c, data);
+    const p = randomParams(c, 6);
+    const req = { prompt: '1', maxTokens: 20, temperature: 0, topK: 0, seed: 1, tokenDelayMs: 20 };
+    const first = s.run(p, 0, req, () => {}, () => {});
+    await new Promise((r) => setTimeout(r, 30));
+    const second = s.run(p, 0, req, () => {}, () => {});
+    expect((await first).stop).toBe('cancelled');
+    expect((await second).stop).toBe('context');
+  });
+});
