@@ -1,0 +1,15 @@
+// Public API of nsa-playground for bundlers targeting the browser: everything in src/index.ts
+// except the Node device (which imports node:fs and the Dawn `webgpu` package).
+export { NsaOp } from './nsa/op';
+export type { NsaOpForward, NsaOpGrads, NsaOpInputs, NsaOpTensors } from './nsa/op';
+export { NsaOpConfigError, assertNsaOp, bindNsaOp, nsaOpTensorSizes, validateNsaOp } from './nsa/op-bind';
+export type { NsaOpBindArgs, NsaOpBinding, NsaOpGradSlices, NsaOpInputSlices, NsaOpShape } from './nsa/op-bind';
+export { PAPER_NSA_CONFIG, validateNsaConfig } from './nsa/config';
+export type { ConfigIssue, NsaConfig, NsaPhi, NsaShape } from './nsa/config';
+export { forcedBlocks, numCmpBlocks, numSelBlocks, numSelCandidates, visibleCmpBlocks } from './nsa/blocks';
+export { selectionRanges } from './nsa/ranges';
+export { GpuContext, describeAdapter } from './gpu/context';
+export type { AdapterSummary, Dispatch, GpuReport } from './gpu/context';
+export { createArena } from './gpu/arena';
+export type { Arena, ArenaEntry, BufferSlice } from './gpu/arena';
+export { acquireBrowserGpu, WebGpuUnavailableError } from './gpu/browser-device';
