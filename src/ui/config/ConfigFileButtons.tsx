@@ -1,0 +1,68 @@
+// Export the config as a JSON file; import one (validated: on any error nothing changes and every
+// problem is listed with its field).
+import { useRef, useState } from 'react';
+import type { RunConfig } from '../../train/config';
+import { downloadConfig, formatParseErrors, readConfigFile } from '../config-io';
+import type { UiPresetName } from './presets';
+
+export interface ConfigFileButtonsProps {
+  value: RunConfig;
+  onImport(c: RunConfig): void;
+  /** Recorded in the exported file (informative). */
+  preset?: UiPresetName;
+  disabled?: boolean;
+}
+
+type Status = { kind: 'idle' } | { kind: 'imported'; name: string } | { kind: 'failed'; name: string; errors: string[] };
+
+export function ConfigFileButtons({ value, onImport, preset, disabled }: ConfigFileButtonsProps) {
+  const fileRef = useRef<HTMLInputElement>(null);
+  const [status, setStatus] = useState<Status>({ kind: 'idle' });
+  const onFile = async (file: File | undefined) => {
+    if (!file) return;
+    const r = await readConfigFile(file);
+    if (r.ok) {
+      onImport(r.config);
+      setStatus({ kind: 'imported', name: file.name });
+    } else {
+      setStatus({ kind: 'failed', name: file.name, errors: formatParseErrors(r.errors) });
+    }
+  };
+  return (
+    <div className="cfg-file">
+      <button type="button" data-testid="config-export" onClick={() => downloadConfig(value, preset)}>
+        Export JSON
+      </button>
+      <button type="button" data-testid="config-import" disabled={disabled} onClick={() => fileRef.current?.click()}>
+        Import JSON…
+      </button>
+      <input
+        ref={fileRef}
+        type="file"
+        accept=".json,application/json"
+        hidden
+        aria-label="Config JSON file to import"
+        data-testid="config-import-input"
+        onChange={(e) => {
+          const input = e.currentTarget;
+          void onFile(input.files?.[0]).finally(() => {
+            input.value = ''; // choosing the same file again fires change again
+          });
+        }}
+      />
+      <span aria-live="polite" className="cfg-file-status">
+        {status.kind === 'imported' && <span data-testid="config-import-ok">Imported {status.name}.</span>}
+      </span>
+      {status.kind === 'failed' && (
+        <div className="error" role="alert" data-testid="config-import-errors">
+          Could not import {status.name}; the configuration is unchanged.
+          <ul>
+            {status.errors.map((e) => (
+              <li key={e}>{e}</li>
+            ))}
+          </ul>
+        </div>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,114 @@
+// The run configuration: preset, every model/NSA/training/data field in collapsible sections,
+// validation messages next to the field they concern, derived facts, JSON import/export.
+// Controlled: the page owns the RunConfig (and the uploaded text) and gets every edit.
+import { useMemo, useState, type ReactNode } from 'react';
+import type { RunConfig } from '../../train/config';
+import { DataPanel } from '../data/DataPanel';
+import type { UploadedText } from '../data/upload';
+import { ConfigFileButtons } from './ConfigFileButtons';
+import { configFacts } from './derived';
+import { DerivedFacts } from './DerivedFacts';
+import { groupErrors } from './errors';
+import { FieldInput } from './FieldInput';
+import { SECTIONS, sectionApplies, type SectionId } from './fields';
+import { runConfigErrors } from './parse';
+import { editConfig } from './edit';
+import { getPath } from './paths';
+import { closestPreset } from './presets';
+import { PresetPicker } from './PresetPicker';
+import './config.css';
+
+export interface ConfigPanelProps {
+  value: RunConfig;
+  onChange(c: RunConfig): void;
+  /** While a run is active: everything is read-only. */
+  disabled?: boolean;
+  /** The uploaded training text (data source 'upload'); kept inside the panel when not given. */
+  upload?: UploadedText | null;
+  onUpload?(u: UploadedText): void;
+}
+
+const NO_ERRORS: readonly string[] = [];
+
+function Section({ id, title, count, children }: { id: SectionId; title: string; count: number; children: ReactNode }) {
+  const [open, setOpen] = useState(true);
+  return (
+    <details className="cfg-section" data-testid={`config-section-${id}`} open={open || count > 0} onToggle={(e) => setOpen(e.currentTarget.open)}>
+      <summary>
+        {title}
+        {count > 0 && (
+          <span className="cfg-badge" aria-label={`${count} problem${count === 1 ? '' : 's'}`}>
+            {count}
+          </span>
+        )}
+      </summary>
+      <div className="cfg-fields">{children}</div>
+    </details>
+  );
+}
+
+export function ConfigPanel({ value, onChange, disabled, upload, onUpload }: ConfigPanelProps) {
+  const [ownUpload, setOwnUpload] = useState<UploadedText | null>(null);
+  const errors = useMemo(() => runConfigErrors(value), [value]);
+  const grouped = useMemo(() => groupErrors(errors), [errors]);
+  const facts = useMemo(() => configFacts(value, errors), [value, errors]);
+  const set = (path: string) => (v: unknown) => onChange(editConfig(value, path, v));
+  const countIn = (id: SectionId) =>
+    [...grouped.byField.keys()].filter((p) => SECTIONS.find((s) => s.id === id)!.fields.some((f) => f.path === p)).length;
+
+  return (
+    <section className="panel config-panel" aria-labelledby="config-heading" data-testid="config-panel" data-valid={errors.length === 0}>
+      <div className="cfg-head">
+        <h2 id="config-heading">Configuration</h2>
+        <ConfigFileButtons value={value} onImport={onChange} preset={closestPreset(value)} disabled={disabled} />
+      </div>
+      <PresetPicker value={value} onChange={onChange} disabled={disabled} />
+      {errors.length > 0 && (
+        <div className="cfg-summary" data-testid="config-errors" role="status">
+          {errors.length} problem{errors.length === 1 ? '' : 's'} in the configuration; a run cannot start until{' '}
+          {errors.length === 1 ? 'it is' : 'they are'} fixed.
+          {grouped.other.length > 0 && (
+            <ul>
+              {grouped.other.map((e) => (
+                <li key={`${e.field}:${e.message}`}>
+                  {e.field}: {e.message}
+                </li>
+              ))}
+            </ul>
+          )}
+        </div>
+      )}
+      <DerivedFacts facts={facts} />
+      <fieldset className="cfg-sections" disabled={disabled}>
+        <legend className="visually-hidden">Run configuration fields</legend>
+        {SECTIONS.map((s) => (
+          <Section key={s.id} id={s.id} title={s.title} count={countIn(s.id)}>
+            {s.id === 'data' ? (
+              <DataPanel
+                data={value.data}
+                onChange={(d) => onChange({ ...value, data: d })}
+                upload={upload === undefined ? ownUpload : upload}
+                onUpload={onUpload ?? setOwnUpload}
+                disabled={disabled}
+                errors={grouped.byField}
+              />
+            ) : !sectionApplies(s.id, value) ? (
+              <p className="cfg-note muted">Used with NSA attention only: set Attention to NSA in the Model section to edit these.</p>
+            ) : (
+              s.fields.map((f) => (
+                <FieldInput
+                  key={f.path}
+                  spec={f}
+                  value={getPath(value, f.path)}
+                  onChange={set(f.path)}
+                  errors={grouped.byField.get(f.path) ?? NO_ERRORS}
+                  disabled={disabled}
+                />
+              ))
+            )}
+          </Section>
+        ))}
+      </fieldset>
+    </section>
+  );
+}

@@ -1,0 +1,72 @@
+// One config field: its label, input, hint and validation messages (linked by aria-describedby).
+import type { GateAblation } from '../../reference/nsa/gates';
+import { errorDomId, fieldDomId, type FieldSpec } from './fields';
+import { GatesInput } from './GatesInput';
+import { NumberInput } from './NumberInput';
+
+export interface FieldInputProps {
+  spec: FieldSpec;
+  value: unknown;
+  onChange(v: unknown): void;
+  /** Validation messages for this field (empty when valid). */
+  errors: readonly string[];
+  disabled?: boolean;
+}
+
+export function FieldInput({ spec, value, onChange, errors, disabled }: FieldInputProps) {
+  const id = fieldDomId(spec.path);
+  const hintId = `${id}-hint`;
+  const errorId = errorDomId(spec.path);
+  const invalid = errors.length > 0;
+  const describedBy = [invalid ? errorId : null, spec.hint ? hintId : null].filter(Boolean).join(' ') || undefined;
+  const common = { id, disabled, 'aria-invalid': invalid, 'aria-describedby': describedBy, 'data-testid': `config-field-${spec.path}` };
+  const k = spec.kind;
+  let control;
+  if (k.type === 'int' || k.type === 'number') {
+    control = <NumberInput {...common} integer={k.type === 'int'} value={value} onValue={onChange} />;
+  } else if (k.type === 'select') {
+    const known = k.options.some((o) => o.value === value);
+    control = (
+      <select {...common} value={String(value)} onChange={(e) => onChange(e.target.value)}>
+        {!known && <option value={String(value)}>{String(value)} (unknown)</option>}
+        {k.options.map((o) => (
+          <option key={o.value} value={o.value}>
+            {o.label}
+          </option>
+        ))}
+      </select>
+    );
+  } else if (k.type === 'checkbox') {
+    control = <input {...common} type="checkbox" checked={value === true} onChange={(e) => onChange(e.target.checked)} />;
+  } else {
+    control = (
+      <GatesInput
+        id={id}
+        testId={common['data-testid']}
+        value={value as GateAblation}
+        onChange={onChange}
+        disabled={disabled}
+        describedBy={describedBy}
+        invalid={invalid}
+      />
+    );
+  }
+  return (
+    <div className={`cfg-field cfg-${k.type}`} data-invalid={invalid || undefined}>
+      <label htmlFor={id}>{spec.label}</label>
+      <div className="cfg-control">
+        {control}
+        {spec.hint && (
+          <span id={hintId} className="cfg-hint">
+            {spec.hint}
+          </span>
+        )}
+        {invalid && (
+          <span id={errorId} className="cfg-error" data-testid={`config-error-${spec.path}`}>
+            {errors.join(' · ')}
+          </span>
+        )}
+      </div>
+    </div>
+  );
+}

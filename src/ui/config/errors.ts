@@ -1,0 +1,36 @@
+// Validation errors → the input they belong to. The engine names some fields by the NSA spec's
+// shape names (model.H for nHeads…) or a whole object (model.nsa); those map to the input a user
+// would change.
+import type { ConfigError } from '../../model/config';
+import { fieldSpec } from './fields';
+
+const ALIASES: Record<string, string> = {
+  'model.nsa': 'model.attention',
+  'model.H': 'model.nHeads',
+  'model.G': 'model.nKvGroups',
+  'model.T': 'model.seqLen',
+};
+
+/** The field path an error belongs to, or null when no single input does. */
+export function errorFieldPath(field: string): string | null {
+  const path = ALIASES[field] ?? field;
+  return fieldSpec(path) ? path : null;
+}
+
+export interface GroupedErrors {
+  /** Field path → its messages, in validation order. */
+  byField: Map<string, string[]>;
+  /** Errors that belong to no input (shown in the panel's summary). */
+  other: ConfigError[];
+}
+
+export function groupErrors(errors: readonly ConfigError[]): GroupedErrors {
+  const byField = new Map<string, string[]>();
+  const other: ConfigError[] = [];
+  for (const e of errors) {
+    const path = errorFieldPath(e.field);
+    if (path === null) other.push(e);
+    else byField.set(path, [...(byField.get(path) ?? []), e.message]);
+  }
+  return { byField, other };
+}

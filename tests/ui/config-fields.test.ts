@@ -1,0 +1,95 @@
+// The panel's schema covers every setting, every validation error lands on an input, number text
+// parses strictly, and Start's predicate agrees with the engine's validation.
+import { describe, expect, it } from 'vitest';
+import { validateRunConfig } from '../../src/train/config';
+import { mulberry32 } from '../../src/util/random';
+import { flattenConfig } from '../../src/ui/config/diff';
+import { editConfig } from '../../src/ui/config/edit';
+import { errorFieldPath, groupErrors } from '../../src/ui/config/errors';
+import { ALL_FIELDS, fieldDomId, errorDomId } from '../../src/ui/config/fields';
+import { setPath } from '../../src/ui/config/paths';
+import { formatNumberText, parseNumberText } from '../../src/ui/config/number-text';
+import { isRunConfigValid, runConfigErrors } from '../../src/ui/config/parse';
+import { closestPreset, matchingPreset, uiPreset, UI_PRESET_NAMES } from '../../src/ui/config/presets';
+import { randomEdit } from './config-edits';
+
+describe('config fields', () => {
+  it('one field per setting of every preset, and no field without a setting', () => {
+    const paths = ALL_FIELDS.map((f) => f.path);
+    expect(new Set(paths).size).toBe(paths.length);
+    for (const name of UI_PRESET_NAMES) {
+      const c = uiPreset(name);
+      c.model.attention = 'nsa'; // all presets carry an nsa block
+      expect([...flattenConfig(c).keys()].sort(), name).toEqual([...paths].sort());
+    }
+  });
+
+  it('every preset is valid and matches itself', () => {
+    for (const name of UI_PRESET_NAMES) {
+      expect(validateRunConfig(uiPreset(name)), name).toEqual([]);
+      expect(matchingPreset(uiPreset(name))).toBe(name);
+      expect(closestPreset(uiPreset(name))).toBe(name);
+    }
+  });
+
+  it('every validation error of random edits belongs to an input', () => {
+    const r = mulberry32(5);
+    let invalid = 0;
+    for (let i = 0; i < 1000; i++) {
+      const base = uiPreset(UI_PRESET_NAMES[i % UI_PRESET_NAMES.length]);
+      if (r() < 0.5) base.model.attention = 'nsa';
+      const c = randomEdit(base, r);
+      const errs = runConfigErrors(c);
+      expect(isRunConfigValid(c)).toBe(errs.length === 0);
+      if (errs.length) invalid++;
+      expect(groupErrors(errs).other, JSON.stringify(errs)).toEqual([]);
+    }
+    expect(invalid).toBeGreaterThan(100);
+  });
+
+  it('a bad value in any field is reported at that field', () => {
+    for (const f of ALL_FIELDS) {
+      const bad = f.kind.type === 'int' || f.kind.type === 'number' ? NaN : f.kind.type === 'checkbox' ? 'yes' : f.kind.type === 'gates' ? { kind: 'boost' } : 'bogus';
+      const c = setPath(setPath(uiPreset('tiny'), 'model.attention', 'nsa'), f.path, bad);
+      const g = groupErrors(runConfigErrors(c));
+      expect(g.byField.get(f.path), f.path).toBeDefined();
+      expect(g.other).toEqual([]);
+    }
+  });
+
+  it('maps the engine’s aliases to inputs; keeps unknown fields for the summary', () => {
+    expect(errorFieldPath('model.H')).toBe('model.nHeads');
+    expect(errorFieldPath('model.nsa')).toBe('model.attention');
+    expect(errorFieldPath('model.nsa.d')).toBe('model.nsa.d');
+    expect(errorFieldPath('config')).toBeNull();
+    const g = groupErrors([
+      { field: 'model.nsa.d', message: 'a' },
+      { field: 'model.nsa.d', message: 'b' },
+      { field: 'config', message: 'c' },
+    ]);
+    expect(g.byField.get('model.nsa.d')).toEqual(['a', 'b']);
+    expect(g.other).toEqual([{ field: 'config', message: 'c' }]);
+    expect(fieldDomId('model.nsa.d')).toBe('cfg-model-nsa-d');
+    expect(errorDomId('model.nsa.d')).toBe('cfg-model-nsa-d-error');
+  });
+
+  it('parses number text strictly', () => {
+    for (const [t, v] of [['12', 12], [' 3e-4 ', 3e-4], ['-0.5', -0.5], ['.5', 0.5], ['1.', 1], ['1E3', 1000]] as const) {
+      expect(parseNumberText(t)).toBe(v);
+    }
+    for (const t of ['', ' ', 'abc', '1e', '1e-', '0x10', 'Infinity', '1,5', '--1', '1 2']) expect(parseNumberText(t)).toBeNaN();
+    expect(formatNumberText(1e-8)).toBe('1e-8');
+    expect(formatNumberText(NaN)).toBe('');
+    expect(parseNumberText(formatNumberText(0.1 + 0.2))).toBe(0.1 + 0.2);
+  });
+
+  it('switching a dense config without an nsa block to NSA fills in its preset’s block', () => {
+    const c = uiPreset('small');
+    delete c.model.nsa;
+    const next = editConfig(c, 'model.attention', 'nsa');
+    expect(next.model.nsa).toEqual(uiPreset('small').model.nsa);
+    expect(isRunConfigValid(next)).toBe(true);
+    expect(c.model.attention).toBe('dense'); // the input is not mutated
+    expect(editConfig(uiPreset('tiny'), 'train.steps', 7).train.steps).toBe(7);
+  });
+});
