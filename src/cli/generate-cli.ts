@@ -29,6 +29,15 @@ export interface CliIo {
 /** A user error: message on stderr, exit code 2. */
 class UsageError extends Error {}
 
+/** Runs a flag parser, turning its errors into usage errors. */
+function asUsage<T>(f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    throw new UsageError(e instanceof Error ? e.message : String(e));
+  }
+}
+
 function need<T>(v: T | undefined, what: string): T {
   if (v === undefined) throw new UsageError(`missing ${what}\n${GENERATE_USAGE}`);
   return v;
@@ -94,7 +103,7 @@ function printReads(io: CliIo, config: RunConfig, tok: Tokenizer, res: GenerateR
 
 export function runGenerateCli(argv: readonly string[], io: CliIo): number {
   try {
-    const args = parseArgs(argv, ['help']);
+    const args = asUsage(() => parseArgs(argv, ['help']));
     const unknown = [...args.flags.keys()].filter((k) => !FLAGS.includes(k));
     if (args.sets.length) unknown.push('set');
     if (unknown.length) throw new UsageError(`unknown flag${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `--${u}`).join(', ')}\n${GENERATE_USAGE}`);
@@ -105,12 +114,12 @@ export function runGenerateCli(argv: readonly string[], io: CliIo): number {
     }
     const run = need(args.flags.get('run'), '--run <run>');
     const prompt = need(args.flags.get('prompt'), '--prompt "text"');
-    const opts = {
+    const opts = asUsage(() => ({
       maxTokens: intFlag(args, 'tokens') ?? 100,
       temperature: numFlag(args, 'temperature') ?? 0.8,
       topK: intFlag(args, 'top-k') ?? 40,
       seed: intFlag(args, 'seed') ?? 1,
-    };
+    }));
     if (opts.maxTokens < 0) throw new UsageError(`--tokens must be ≥ 0 (got ${opts.maxTokens})`);
     if (opts.temperature < 0) throw new UsageError(`--temperature must be ≥ 0 (got ${opts.temperature})`);
     if (opts.topK < 0) throw new UsageError(`--top-k must be ≥ 0 (got ${opts.topK})`);
@@ -140,6 +149,6 @@ export function runGenerateCli(argv: readonly string[], io: CliIo): number {
     return printReads(io, config, tok, res) ? 0 : 1;
   } catch (e) {
     io.err(e instanceof Error ? e.message : String(e));
-    return e instanceof UsageError || (e instanceof Error && /needs a value|must be an integer|must be a number/.test(e.message)) ? 2 : 1;
+    return e instanceof UsageError ? 2 : 1;
   }
 }

@@ -95,6 +95,8 @@ describe('npm run generate', () => {
     [['--run', 'dense', '--prompt', 'x', '--tokens', 'many'], /--tokens must be an integer/],
     [['--run', 'dense', '--prompt', 'x', '--top-k', '-1'], /--top-k must be ≥ 0/],
     [['--run', 'dense', 'hello'], /unexpected argument 'hello'/],
+    [['--run', 'dense', '--prompt'], /--prompt needs a value/],
+    [['--run', 'dense', '--prompt', 'x', '--temperature', 'hot'], /--temperature must be a number/],
     [['--run', 'empty', '--prompt', 'x'], /run 'empty' has no checkpoint .*missing config\.json, weights\.json, weights\.bin/],
   ])('error: %j', (argv, msg) => {
     const r = cli(...argv);

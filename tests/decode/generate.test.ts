@@ -12,7 +12,7 @@ const ids = (x: number[]) => x.join(',');
 /** Greedy continuation computed directly on the decoder. */
 function greedy(c: typeof DENSE, p: ReadonlyMap<string, Float64Array>, prompt: number[], n: number): number[] {
   const dec = new ModelDecoder(c, p);
-  let logits = new Float64Array(0);
+  let logits: Float64Array = new Float64Array(0);
   for (const t of prompt) logits = dec.step(t).logits;
   const out: number[] = [];
   for (let i = 0; i < n; i++) {
