@@ -1,6 +1,7 @@
 // The standalone NSA op from your own code: random inputs through forward and backward.
 // Run: node scripts/run-node.mjs examples/nsa-op.ts   (NSA_GPU=software forces SwiftShader)
-import { acquireNodeGpu, NsaOp, type NsaConfig, type NsaOpShape } from '../src/index';
+// 'nsa-playground' resolves to src/index.ts through package.json's exports (tsx, Vite, Vitest, tsc).
+import { acquireNodeGpu, NsaOp, type NsaConfig, type NsaOpShape } from 'nsa-playground';
 
 /** A small seeded generator (mulberry32) and standard normals, so the run is reproducible. */
 function randn(n: number, seed: number, scale = 1): Float32Array {
