@@ -59,18 +59,21 @@ const cases: Array<[string, Partial<ModelNsaConfig>]> = [
   ['force window-only ablation', { gates: { kind: 'force', branch: 'win' } }],
 ];
 
-describe('NSA model, one training step: GPU vs float64 reference', () => {
+describe('NSA model, one training step: GPU vs float64 reference', { timeout: 400_000 }, () => {
   it.each(cases)('%s: loss (rel ≤ 1e-5) and every parameter gradient (rel RMS ≤ 1e-4)', async (_name, over) => {
     const cfg: ModelConfig = { ...base, nsa: { ...nsaBase, ...over } };
     const { loss, grads, fwd, g64, specs, selections, free } = await oneStep(cfg, 7);
     expect(Math.abs(loss - fwd.loss) / fwd.loss).toBeLessThanOrEqual(1e-5);
     const errors: Record<string, number> = {};
-    for (const s of specs) {
+    const norms = specs.map((s) => Math.hypot(...g64.get(s.name)!));
+    const typical = [...norms].sort((a, b) => a - b)[Math.floor(norms.length / 2)];
+    specs.forEach((s, i) => {
       const ref = g64.get(s.name)!;
-      // Gradients that are exactly zero by construction (e.g. gates under an ablation) must be zero.
-      const refNorm = Math.hypot(...ref);
-      errors[s.name] = refNorm === 0 ? Math.hypot(...grads.get(s.name)!) : relRms(grads.get(s.name)!, ref);
-    }
+      // Gradients that vanish by construction (gates under an ablation; the key MLP's output bias,
+      // which shifts every compressed key equally and so cannot change a softmax) are compared
+      // in absolute terms: the GPU's must be below 1e-5 of a typical gradient norm.
+      errors[s.name] = norms[i] < 1e-9 * typical ? Math.hypot(...grads.get(s.name)!) / (1e-1 * typical) : relRms(grads.get(s.name)!, ref);
+    });
     const worst = Math.max(...Object.values(errors));
     expect(worst, JSON.stringify(errors)).toBeLessThanOrEqual(1e-4);
     // The GPU selection is the reference's own (no near-ties at this init scale).
