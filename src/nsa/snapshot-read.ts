@@ -1,0 +1,72 @@
+// Reads selection snapshots from a model plan's activations (worker side; never on a training
+// step's hot path). Batch row 0 of `l{l}.nsa.sel` [B,T,G,nSel], `l{l}.nsa.scores` [B,T,G,nBlocks]
+// and `l{l}.gates` [B,T,H,3] is one contiguous prefix of each tensor: only that prefix is copied.
+// The activations hold the last forward that ran (the step's last micro-batch, or an eval forward
+// if one ran after it): the caller passes that forward's row-0 tokens.
+import type { GpuContext } from '../gpu/context';
+import { act } from '../model/activations';
+import type { ModelPlan } from '../model/plan';
+import { numSelBlocks } from './blocks';
+import type { SelectionSnapshot } from './snapshot';
+
+export interface SnapshotReadOptions {
+  step: number;
+  /** Row 0 of the batch whose forward the activations hold ([T]). */
+  tokens: Int32Array;
+  /** Layers to read (default: all). */
+  layers?: readonly number[];
+}
+
+/** Every (layer, group) snapshot of row 0: three reads per layer, split by group on the CPU. */
+export async function readSelectionSnapshots(gpu: GpuContext, plan: ModelPlan, o: SnapshotReadOptions): Promise<SelectionSnapshot[]> {
+  const c = plan.config;
+  const cfg = c.nsa;
+  if (c.attention !== 'nsa' || !cfg) throw new Error('selection snapshots need an NSA model (config.attention is not nsa)');
+  const { T } = plan.shape;
+  const H = c.nHeads;
+  const G = c.nKvGroups;
+  const hpg = H / G;
+  const nSel = cfg.nSel;
+  const nb = numSelBlocks(T, cfg);
+  if (o.tokens.length !== T) throw new Error(`snapshot tokens: ${o.tokens.length} given, the plan's sequence length is ${T}`);
+  const layers = o.layers ?? Array.from({ length: c.nLayers }, (_, l) => l);
+  const out: SelectionSnapshot[] = [];
+  for (const l of layers) {
+    if (!(Number.isInteger(l) && l >= 0 && l < c.nLayers)) throw new Error(`layer ${l} outside [0, ${c.nLayers})`);
+    const a = (what: string) => plan.acts.get(act.layer(l, what));
+    const [sel, scores, gates] = await Promise.all([
+      gpu.readI32(a('nsa.sel'), T * G * nSel),
+      gpu.readF32(a('nsa.scores'), T * G * nb),
+      gpu.readF32(a('gates'), T * H * 3),
+    ]);
+    for (let g = 0; g < G; g++) {
+      const s: SelectionSnapshot = {
+        step: o.step, layer: l, group: g, T, cfg: { ...cfg }, H, G,
+        tokens: Int32Array.from(o.tokens),
+        sel: new Int32Array(T * nSel),
+        scores: new Float32Array(T * nb),
+        gates: new Float32Array(T * hpg * 3),
+        source: 'train',
+      };
+      for (let t = 0; t < T; t++) {
+        s.sel.set(sel.subarray((t * G + g) * nSel, (t * G + g + 1) * nSel), t * nSel);
+        s.scores!.set(scores.subarray((t * G + g) * nb, (t * G + g + 1) * nb), t * nb);
+        s.gates!.set(gates.subarray((t * H + g * hpg) * 3, (t * H + (g + 1) * hpg) * 3), t * hpg * 3);
+      }
+      out.push(s);
+    }
+  }
+  return out;
+}
+
+/** One (layer, group) snapshot of row 0. */
+export async function readSelectionSnapshot(
+  gpu: GpuContext,
+  plan: ModelPlan,
+  o: { step: number; layer: number; group: number; tokens: Int32Array },
+): Promise<SelectionSnapshot> {
+  const G = plan.config.nKvGroups;
+  if (!(Number.isInteger(o.group) && o.group >= 0 && o.group < G)) throw new Error(`group ${o.group} outside [0, ${G})`);
+  const all = await readSelectionSnapshots(gpu, plan, { step: o.step, tokens: o.tokens, layers: [o.layer] });
+  return all[o.group];
+}

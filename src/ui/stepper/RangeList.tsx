@@ -1,0 +1,72 @@
+// The current query's merged ranges as text, with the tokens each one covers (the query token
+// highlighted), plus the window and compressed spans for context.
+import type { SelectionSnapshot, SnapshotRange } from '../../nsa/snapshot';
+import { cmpFrontier, windowSpan } from './geometry';
+import { tokenText, type DecodeFn } from './tokens';
+
+interface Props {
+  snapshot: SelectionSnapshot;
+  t: number;
+  ranges: SnapshotRange[];
+  decode?: DecodeFn;
+}
+
+export function RangeList({ snapshot: s, t, ranges, decode }: Props) {
+  const win = windowSpan(t, s.cfg);
+  const f = cmpFrontier(t, s.cfg);
+  return (
+    <div className="stepper-ranges">
+      <p className="stepper-range-text" data-testid="stepper-ranges-text">
+        <span className="muted">selected ranges </span>
+        {ranges.map((r) => `[${r.start}, ${r.end})`).join(' ')}
+      </p>
+      <ol className="stepper-range-list" data-testid="stepper-ranges" aria-label={`Selected ranges at t = ${t}`}>
+        {ranges.map((r) => (
+          <li
+            key={r.start}
+            data-testid="stepper-range"
+            data-start={r.start}
+            data-end={r.end}
+            data-blocks={r.blocks.join(',')}
+            data-forced={r.forced.some(Boolean)}
+          >
+            <div className="stepper-range-head">
+              <code>
+                [{r.start}, {r.end})
+              </code>
+              <span className="muted">
+                {r.blocks.length > 1 ? `blocks ${r.blocks[0]}–${r.blocks[r.blocks.length - 1]}` : `block ${r.blocks[0]}`}
+              </span>
+              {r.blocks.map((j, i) =>
+                r.forced[i] ? (
+                  <span key={j} className="badge badge-forced" data-testid="stepper-forced" data-block={j}>
+                    forced {j}
+                  </span>
+                ) : null,
+              )}
+            </div>
+            <TokenRun tokens={s.tokens} start={r.start} end={r.end} query={t} decode={decode} />
+          </li>
+        ))}
+      </ol>
+      <p className="muted stepper-context" data-testid="stepper-context">
+        window [{win.lo}, {win.hi + 1}) · compressed {f < 0 ? 'none visible yet' : `covers [0, ${f + 1})`}
+      </p>
+    </div>
+  );
+}
+
+function TokenRun({ tokens, start, end, query, decode }: { tokens: Int32Array; start: number; end: number; query: number; decode?: DecodeFn }) {
+  const out = [];
+  for (let p = start; p < end; p++) {
+    const id = tokens[p];
+    const text = tokenText(decode, id);
+    const cls = `tok${text === null ? ' tok-id' : ''}${p === query ? ' tok-query' : ''}`;
+    out.push(
+      <span key={p} className={cls} title={`position ${p}, token id ${id}`} data-testid={p === query ? 'stepper-query-token' : undefined}>
+        {text === null ? String(id) : text}
+      </span>,
+    );
+  }
+  return <div className="tok-run">{out}</div>;
+}

@@ -1,0 +1,251 @@
+// The selection stepper: for a snapshot (training step or generation), layer and group, the
+// query × key-block heatmap and, for the current query t, the scores, ranges and tokens.
+// Keyboard (when the stepper has focus): ←/→ or ↑/↓ step t, PageUp/PageDown ±16, Home/End,
+// [ and ] the previous / next snapshot.
+import { useEffect, useId, useMemo, useState, type KeyboardEvent } from 'react';
+import { rowRecorded, snapshotIssues, snapshotRanges, type SnapshotRange } from '../../nsa/snapshot';
+import { gateMeans } from './cell-facts';
+import { frameKey, sourceOf, type SnapshotSource } from './frames';
+import { clampT, stepKey } from './geometry';
+import { Heatmap } from './Heatmap';
+import { Legend } from './Legend';
+import { RangeList } from './RangeList';
+import { ScoreBars } from './ScoreBars';
+import { tokenText, type DecodeFn } from './tokens';
+import { usePalette } from './use-palette';
+import { useStepperData, type StepperSources } from './use-stepper-data';
+import './stepper.css';
+
+/** Where the stepper looks. */
+export interface StepperView {
+  source: SnapshotSource;
+  step: number;
+  layer: number;
+  group: number;
+  t: number;
+}
+
+/** A request to move the stepper (e.g. a clicked generated token); applied when its identity changes. */
+export type StepperFocus = Partial<StepperView> & { step: number };
+
+/**
+ * Snapshots come eagerly (`snapshots`: any steps, layers, groups, training or decode) and/or lazily
+ * (`steps` kept by the worker with `layers` × `groups` each, fetched through `load` when in view).
+ * Pass a new `load` function for a new run: the loaded-snapshot cache is keyed on it.
+ */
+export interface SelectionStepperProps extends StepperSources {
+  /** Token ids → text (null: show ids). */
+  decode?: DecodeFn;
+  /** Moves the stepper when this object changes. */
+  focus?: StepperFocus | null;
+  /** Called whenever the view changes (for the URL, a store, …). */
+  onViewChange?: (v: StepperView) => void;
+}
+
+const EDITABLE = new Set(['INPUT', 'SELECT', 'TEXTAREA']);
+
+/** A token shown on its own: spaces made visible so a blank token is not an empty box. */
+const showBlank = (text: string) => (text.trim() === '' ? text.replace(/ /g, '␣') || '∅' : text);
+
+export function SelectionStepper({ decode, focus, onViewChange, ...sources }: SelectionStepperProps) {
+  const palette = usePalette();
+  const [frame, setFrame] = useState<string | null>(null);
+  const [layer, setLayer] = useState(0);
+  const [group, setGroup] = useState(0);
+  const { frames, snapshot, layers, groups, loading, error } = useStepperData(sources, frame, layer, group);
+  const latestTrain = [...frames].reverse().find((f) => f.source === 'train') ?? frames.at(-1);
+  const [follow, setFollow] = useState(true);
+  const [tRaw, setT] = useState(0);
+  const ids = { layer: useId(), group: useId(), slider: useId(), follow: useId(), heading: useId(), keys: useId() };
+
+  // Follow the newest training snapshot unless the user chose an older one.
+  const latestKey = latestTrain?.key ?? null;
+  useEffect(() => {
+    if (follow && latestKey) setFrame(latestKey);
+  }, [follow, latestKey]);
+  // A frame that disappeared (snapshots thinned out) falls back to the latest.
+  useEffect(() => {
+    if (frame !== null && latestKey && !frames.some((f) => f.key === frame)) setFrame(latestKey);
+  }, [frame, frames, latestKey]);
+  const frameIndex = frames.findIndex((f) => f.key === frame);
+  const current = frameIndex >= 0 ? frames[frameIndex] : null;
+
+  useEffect(() => {
+    if (!focus) return;
+    setFrame(frameKey(focus.source ?? 'train', focus.step));
+    setFollow(false);
+    if (focus.layer !== undefined) setLayer(focus.layer);
+    if (focus.group !== undefined) setGroup(focus.group);
+    if (focus.t !== undefined) setT(focus.t);
+  }, [focus]);
+
+  const T = snapshot?.T ?? 0;
+  const t = clampT(tRaw, T);
+
+  useEffect(() => {
+    if (snapshot) onViewChange?.({ source: sourceOf(snapshot), step: snapshot.step, layer: snapshot.layer, group: snapshot.group, t });
+  }, [snapshot, t, onViewChange]);
+
+  const issues = useMemo(() => (snapshot ? snapshotIssues(snapshot) : []), [snapshot]);
+  let ranges: SnapshotRange[] = [];
+  let rangeError: string | null = null;
+  const recorded = snapshot !== null && T > 0 && rowRecorded(snapshot, t);
+  if (snapshot && recorded) {
+    try {
+      ranges = snapshotRanges(snapshot, t);
+    } catch (e) {
+      rangeError = e instanceof Error ? e.message : String(e);
+    }
+  }
+
+  const goFrame = (delta: number) => {
+    const i = Math.max(0, frameIndex) + delta;
+    if (i < 0 || i >= frames.length) return;
+    setFrame(frames[i].key);
+    setFollow(frames[i].key === latestKey);
+  };
+
+  const onKeyDown = (e: KeyboardEvent<HTMLElement>) => {
+    if (e.altKey || e.ctrlKey || e.metaKey) return;
+    if (EDITABLE.has((e.target as HTMLElement).tagName)) return;
+    if (e.key === '[' || e.key === ']') {
+      goFrame(e.key === '[' ? -1 : 1);
+      e.preventDefault();
+      return;
+    }
+    const next = stepKey(e.key, t, T);
+    if (next === null) return;
+    setT(next);
+    e.preventDefault();
+  };
+
+  if (!snapshot || !current) {
+    return (
+      <section className="panel stepper" data-testid="stepper" aria-labelledby={ids.heading}>
+        <h2 id={ids.heading}>Selection stepper</h2>
+        <p className="muted" data-testid="stepper-empty">
+          No selection snapshots yet. They are taken every few training steps of an NSA model (and for every generated token).
+        </p>
+      </section>
+    );
+  }
+
+  const gates = gateMeans(snapshot, t);
+  const queryText = tokenText(decode, snapshot.tokens[t]);
+  return (
+    <section
+      className="panel stepper"
+      data-testid="stepper"
+      data-step={snapshot.step}
+      data-source={sourceOf(snapshot)}
+      data-layer={snapshot.layer}
+      data-group={snapshot.group}
+      data-invalid-rows={issues.length}
+      data-loading={loading}
+      aria-labelledby={ids.heading}
+      aria-describedby={ids.keys}
+      tabIndex={0}
+      onKeyDown={onKeyDown}
+    >
+      <h2 id={ids.heading}>Selection stepper</h2>
+      <p id={ids.keys} className="muted stepper-help">
+        Which key blocks each query position selected. Focus here, then ←/→ step t, PageUp/PageDown ±16, Home/End, [ / ] snapshots.
+      </p>
+      <div className="stepper-toolbar">
+        <div className="stepper-frames" role="group" aria-label="Snapshot">
+          <button type="button" data-testid="stepper-prev-snapshot" aria-label="Previous snapshot" disabled={frameIndex <= 0} onClick={() => goFrame(-1)}>
+            ◀
+          </button>
+          <span className="stepper-frame-label" data-testid="stepper-snapshot" aria-live="polite">
+            {current.label} <span className="muted">({frameIndex + 1} / {frames.length})</span>
+            {loading && <span className="muted"> · loading…</span>}
+          </span>
+          <button type="button" data-testid="stepper-next-snapshot" aria-label="Next snapshot" disabled={frameIndex < 0 || frameIndex >= frames.length - 1} onClick={() => goFrame(1)}>
+            ▶
+          </button>
+          <label className="stepper-follow" htmlFor={ids.follow}>
+            <input id={ids.follow} type="checkbox" data-testid="stepper-follow" checked={follow} onChange={(e) => setFollow(e.target.checked)} /> follow latest
+          </label>
+        </div>
+        <label htmlFor={ids.layer}>Layer</label>
+        <select id={ids.layer} data-testid="stepper-layer" value={snapshot.layer} onChange={(e) => setLayer(Number(e.target.value))}>
+          {layers.map((l) => (
+            <option key={l} value={l}>
+              {l}
+            </option>
+          ))}
+        </select>
+        <label htmlFor={ids.group}>Group</label>
+        <select id={ids.group} data-testid="stepper-group" value={snapshot.group} onChange={(e) => setGroup(Number(e.target.value))}>
+          {groups.map((g) => (
+            <option key={g} value={g}>
+              {g}
+            </option>
+          ))}
+        </select>
+        <span className="muted stepper-cfg">
+          l={snapshot.cfg.l} d={snapshot.cfg.d} l′={snapshot.cfg.lSel} n={snapshot.cfg.nSel} w={snapshot.cfg.w}
+        </span>
+      </div>
+      {error && (
+        <p className="error" role="alert" data-testid="stepper-load-error">
+          {error}
+        </p>
+      )}
+      {issues.length > 0 && (
+        <p className="error" role="alert" data-testid="stepper-invalid">
+          {issues.length} query row{issues.length > 1 ? 's have' : ' has'} an invalid selection (a bug, shown as recorded): t = {issues[0].t}: {issues[0].message}
+        </p>
+      )}
+      <div className="stepper-body">
+        <div className="stepper-left">
+          <Heatmap snapshot={snapshot} t={t} onPick={setT} palette={palette} />
+          <Legend palette={palette} />
+        </div>
+        <div className="stepper-right">
+          <div className="stepper-t-row">
+            <label htmlFor={ids.slider}>Query t</label>
+            <input
+              id={ids.slider}
+              type="range"
+              data-testid="stepper-t-slider"
+              min={0}
+              max={Math.max(0, T - 1)}
+              step={1}
+              value={t}
+              onChange={(e) => setT(Number(e.target.value))}
+            />
+            <output data-testid="stepper-t" data-t={t} htmlFor={ids.slider} aria-live="polite">
+              t = {t} <span className="muted">/ {T - 1}</span>
+            </output>
+          </div>
+          <p className="stepper-query">
+            query token{' '}
+            <span className="tok tok-query" title={`token id ${snapshot.tokens[t]}`}>
+              {queryText === null ? snapshot.tokens[t] : showBlank(queryText)}
+            </span>{' '}
+            <span className="muted">id {snapshot.tokens[t]}</span>
+            {gates && (
+              <span className="muted stepper-gates" data-testid="stepper-gates">
+                {' '}
+                · gates cmp {gates[0].toFixed(2)} sel {gates[1].toFixed(2)} win {gates[2].toFixed(2)}
+              </span>
+            )}
+          </p>
+          <ScoreBars snapshot={snapshot} t={t} palette={palette} />
+          {!recorded ? (
+            <p className="muted" data-testid="stepper-unrecorded">
+              No selection was recorded for query {t} (generation records the queries that produced new tokens).
+            </p>
+          ) : rangeError ? (
+            <p className="error" role="alert" data-testid="stepper-error">
+              Invalid selection at t = {t}: {rangeError}
+            </p>
+          ) : (
+            <RangeList snapshot={snapshot} t={t} ranges={ranges} decode={decode} />
+          )}
+        </div>
+      </div>
+    </section>
+  );
+}
