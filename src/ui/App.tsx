@@ -1,22 +1,86 @@
-import { useEffect } from 'react';
+// The playground page: GPU status, the config, run controls, heartbeat, charts, the selection
+// stepper and generation. Components from ./config, ./stepper and ./generate are mounted here with
+// the page's state; the worker is reached through ./controller only.
+import { useCallback, useEffect, useMemo } from 'react';
 import { AdapterPanel } from './components/AdapterPanel';
-import { TrainPanel } from './components/TrainPanel';
-import { probeAdapter } from './controller';
+import { ConfigPanel } from './config/ConfigPanel';
+import { loadSnapshot, probeAdapter, startProblems } from './controller';
+import { ChartsPanel } from './charts/ChartsPanel';
+import { HeartbeatPanel } from './heartbeat/HeartbeatPanel';
+import { StallBanner } from './heartbeat/StallBanner';
+import { RunPanel } from './run/RunPanel';
+import { useDecode } from './run/use-decode';
+import { SelectionStepper } from './stepper';
 import { useStore } from './store';
+import { readConfigFromHash, writeConfigToHash } from './url-state';
+
+/** Keeps the config in the URL hash, and takes a pasted link's config. */
+function useHashSync(): void {
+  const config = useStore((s) => s.config);
+  useEffect(() => writeConfigToHash(config), [config]);
+  useEffect(() => {
+    const onHash = () => useStore.getState().loadHashConfig(readConfigFromHash());
+    window.addEventListener('hashchange', onHash);
+    return () => window.removeEventListener('hashchange', onHash);
+  }, []);
+}
+
+function Stepper() {
+  const epoch = useStore((s) => s.epoch);
+  const steps = useStore((s) => s.snapshotSteps);
+  const runConfig = useStore((s) => s.runConfig);
+  const tokenizer = useStore((s) => s.runInfo?.dataset.tokenizer ?? null);
+  const decode = useDecode(tokenizer);
+  // A new loader per run: the stepper's cache is keyed on it.
+  // eslint-disable-next-line react-hooks/exhaustive-deps
+  const load = useCallback((step: number, layer: number, group: number) => loadSnapshot(step, layer, group), [epoch]);
+  return <SelectionStepper steps={steps} layers={runConfig?.model.nLayers ?? 0} groups={runConfig?.model.nKvGroups ?? 0} load={load} decode={decode} />;
+}
 
 export function App() {
   const adapterStatus = useStore((s) => s.adapter.status);
+  const config = useStore((s) => s.config);
+  const notice = useStore((s) => s.configNotice);
+  const upload = useStore((s) => s.upload);
+  const status = useStore((s) => s.status);
+  const setConfig = useStore((s) => s.setConfig);
+  const setUpload = useStore((s) => s.setUpload);
+  const problems = useMemo(() => startProblems(config, upload), [config, upload]);
+  useHashSync();
   useEffect(() => {
     void probeAdapter();
   }, []);
   return (
     <main>
-      <header>
+      <header className="page-head">
         <h1>NSA Playground</h1>
-        <p className="muted">Train small sparse-attention language models on your GPU with WebGPU.</p>
+        <p className="muted">
+          Train a small Native Sparse Attention language model on your GPU with WebGPU, watch it learn, and step through which key blocks each query
+          selects.
+        </p>
       </header>
+      <StallBanner />
       <AdapterPanel />
-      {adapterStatus === 'ready' && <TrainPanel />}
+      {adapterStatus === 'ready' && (
+        <>
+          {notice && (
+            <p className="note" role="status" data-testid="config-notice">
+              {notice}
+            </p>
+          )}
+          <div className="layout">
+            <div className="col-config">
+              <ConfigPanel value={config} onChange={setConfig} disabled={status !== 'idle'} upload={upload} onUpload={setUpload} />
+            </div>
+            <div className="col-run">
+              <RunPanel problems={problems} />
+              <HeartbeatPanel />
+              <ChartsPanel />
+            </div>
+          </div>
+          <Stepper />
+        </>
+      )}
     </main>
   );
 }

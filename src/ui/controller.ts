@@ -1,7 +1,16 @@
 // Connects the page to the trainer worker: every GPU call happens there, the page only renders.
-import { preset } from '../model/presets';
+// Each action checks the store's epoch after awaiting, so answers from a run that was reset or
+// restarted meanwhile are dropped.
+import { closestPreset } from './config/presets';
+import { runConfigErrors } from './config/parse';
+import { recallPreset } from '../model/recall-preset';
+import type { RunConfig } from '../train/config';
+import type { SelectionSnapshot } from '../nsa/snapshot';
 import { TrainerClient } from '../worker/client';
-import { parseSteps, useStore } from './store';
+import type { DataSpec, ExportFiles, GenerateRequest, GenerateResult, GenerateStart, StreamedToken } from '../worker/protocol';
+import { dataProblem } from './data/DataPanel';
+import type { UploadedText } from './data/upload';
+import { useStore } from './store';
 
 let client: TrainerClient | null = null;
 
@@ -14,59 +23,154 @@ function message(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
+/** The page was opened with ?testHooks=1: the e2e suite may make the worker stall. */
+export const TEST_HOOKS: boolean = typeof location !== 'undefined' && new URLSearchParams(location.search).get('testHooks') === '1';
+
+/** Snapshot every K steps: about 64 over the run (the worker thins them to its budget). */
+export function snapshotEvery(c: RunConfig): number {
+  return c.model.attention === 'nsa' ? Math.max(1, Math.round(c.train.steps / 64)) : 0;
+}
+
+/**
+ * The worker's data for a config. The recall preset trains under a placeholder source ('random'):
+ * a config based on it with that source trains the recall task.
+ */
+export function dataSpecFor(c: RunConfig, upload: UploadedText | null): DataSpec | null {
+  switch (c.data.source) {
+    case 'brown':
+      return { kind: 'brown' };
+    case 'upload':
+      return upload ? { kind: 'upload', name: upload.name, text: upload.text } : null;
+    case 'copy':
+      return { kind: 'copy' };
+    case 'random':
+      return closestPreset(c) === 'recall' ? { kind: 'recall', task: recallPreset().task } : { kind: 'random' };
+  }
+}
+
+/** Why a run cannot start with this config and data (field messages are shown by the config panel). */
+export function startProblems(c: RunConfig, upload: UploadedText | null): string[] {
+  const out = runConfigErrors(c).map((e) => `${e.field}: ${e.message}`);
+  const data = dataProblem(c.data, upload);
+  if (data) out.push(data);
+  return out;
+}
+
 /** Asks the worker for its adapter; the page shows it, or why WebGPU is unavailable. */
 export async function probeAdapter(): Promise<void> {
   const { setAdapter } = useStore.getState();
+  const w = worker();
   try {
-    const r = await worker().getAdapter();
+    const r = await w.getAdapter();
+    if (w !== client) return;
     setAdapter(r.ok ? { status: 'ready', summary: r.adapter } : { status: 'unavailable', message: r.message });
   } catch (e) {
-    setAdapter({ status: 'unavailable', message: message(e) });
+    if (w === client) setAdapter({ status: 'unavailable', message: message(e) });
   }
 }
 
-async function trainSteps(steps: number): Promise<void> {
+/** Builds the run when there is none. Resolves true when a run is ready to train. */
+async function ensureRun(): Promise<boolean> {
   const s = useStore.getState();
-  s.setStatus('training');
+  if (s.status === 'paused') return true;
+  if (s.status !== 'idle') return false;
+  const data = dataSpecFor(s.config, s.upload);
+  if (!data || startProblems(s.config, s.upload).length) return false;
+  const config = structuredClone(s.config);
+  const epoch = s.runStarting(config);
   try {
-    s.runEnded(await worker().train(steps, (u) => useStore.getState().applyUpdate(u)));
+    const info = await worker().init({ config, data, snapshotEvery: snapshotEvery(config), testHooks: TEST_HOOKS });
+    if (useStore.getState().epoch !== epoch) return false;
+    useStore.getState().runReady(info);
+    return true;
   } catch (e) {
-    s.runFailed(message(e));
+    if (useStore.getState().epoch === epoch) useStore.getState().runFailed(message(e));
+    return false;
   }
 }
 
-/** A new run of the `tiny` preset for the number of steps in the steps field. */
-export async function startTraining(): Promise<void> {
+async function train(steps: number): Promise<void> {
   const s = useStore.getState();
-  const steps = parseSteps(s.stepsText);
-  if (steps === null) return;
-  const config = preset('tiny');
-  config.train.steps = steps; // the LR schedule spans the requested run
-  s.runStarting(steps);
+  const epoch = s.epoch;
+  s.trainingStarted();
+  const live = () => useStore.getState().epoch === epoch;
   try {
-    await worker().init(config);
+    const r = await worker().train(steps, (u) => {
+      if (live()) useStore.getState().applyUpdate(u);
+    });
+    if (live()) useStore.getState().trainingEnded(r);
   } catch (e) {
-    s.runFailed(message(e));
-    return;
+    if (live()) useStore.getState().runFailed(message(e));
   }
-  await trainSteps(steps);
 }
 
-export async function pauseTraining(): Promise<void> {
+/** Trains until config.train.steps (building the run first when there is none). */
+export async function run(): Promise<void> {
+  if (!(await ensureRun())) return;
+  const s = useStore.getState();
+  const left = (s.runConfig?.train.steps ?? 0) - s.stepsDone;
+  if (s.status === 'paused' && left > 0) await train(left);
+}
+
+/** One optimizer step (building the run first when there is none). */
+export async function stepOnce(): Promise<void> {
+  if (!(await ensureRun())) return;
+  const s = useStore.getState();
+  if (s.status === 'paused' && s.stepsDone < (s.runConfig?.train.steps ?? 0)) await train(1);
+}
+
+export async function pause(): Promise<void> {
+  if (useStore.getState().status !== 'running') return;
   useStore.getState().setStatus('pausing');
   await worker().pause();
 }
 
-export async function resumeTraining(): Promise<void> {
-  const { target, stepsDone } = useStore.getState();
-  if (stepsDone < target) await trainSteps(target - stepsDone);
+/** Run when idle or paused, pause when running (the Space shortcut). */
+export async function toggleRun(): Promise<void> {
+  const st = useStore.getState().status;
+  if (st === 'running') await pause();
+  else if (st === 'idle' || st === 'paused') await run();
 }
 
-export async function stopTraining(): Promise<void> {
+/** Discards the run (mid-run too) and frees its GPU memory; the config stays. */
+export async function reset(): Promise<void> {
+  useStore.getState().clearRun();
+  try {
+    await worker().reset();
+  } catch (e) {
+    useStore.getState().runFailed(message(e));
+  }
+}
+
+/** Kills the worker (a stalled GPU call included) and starts a fresh one; the config stays. */
+export async function restartWorker(): Promise<void> {
+  client?.terminate();
+  client = null;
   const s = useStore.getState();
-  const wasPaused = s.status === 'paused';
-  s.setStatus('stopping');
-  await worker().stop();
-  // A paused run has no train() call to report the stop.
-  if (wasPaused) s.setStatus('stopped');
+  s.clearRun();
+  s.setAdapter({ status: 'probing' });
+  await probeAdapter();
+}
+
+/** A kept training snapshot (the stepper's loader). */
+export function loadSnapshot(step: number, layer: number, group: number): Promise<SelectionSnapshot | null> {
+  return worker().snapshot(step, layer, group);
+}
+
+/** Generates from the current weights; tokens stream to `onTokens` (≤ 10 calls per second). */
+export function generate(req: GenerateRequest, onStart: (s: GenerateStart) => void, onTokens: (t: StreamedToken[]) => void): Promise<GenerateResult> {
+  return worker().generate(req, onStart, onTokens);
+}
+
+export function cancelGeneration(): Promise<void> {
+  return worker().cancelGenerate();
+}
+
+export function exportRunFiles(): Promise<ExportFiles> {
+  return worker().exportFiles();
+}
+
+/** Test hook (?testHooks=1): the worker's next step waits `ms` first. */
+export function debugStall(ms: number): Promise<void> {
+  return worker().debugStall(ms);
 }

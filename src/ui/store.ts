@@ -2,67 +2,148 @@
 // worker and calls these.
 import { create } from 'zustand';
 import type { AdapterSummary } from '../gpu/context';
-import type { Heartbeat, StepMetrics } from '../train/types';
-import type { TrainResult, TrainUpdate } from '../worker/protocol';
+import type { RunConfig } from '../train/config';
+import type { EvalMetrics, Heartbeat, StepMetrics } from '../train/types';
+import type { InitInfo, TrainResult, TrainUpdate } from '../worker/protocol';
+import type { UploadedText } from './data/upload';
+import { readConfigFromHash, type HashConfig } from './url-state';
 
 export type AdapterState =
   | { status: 'probing' }
   | { status: 'ready'; summary: AdapterSummary }
   | { status: 'unavailable'; message: string };
 
-export type RunStatus = 'idle' | 'starting' | 'training' | 'pausing' | 'paused' | 'stopping' | 'done' | 'stopped' | 'error';
+/**
+ * idle: no run (the config is editable). starting: the worker builds the run. running: a train()
+ * call is active. pausing: asked to pause. paused: the run waits. done: all steps trained.
+ * error: the run failed (Reset starts over).
+ */
+export type RunStatus = 'idle' | 'starting' | 'running' | 'pausing' | 'paused' | 'done' | 'error';
 
-export const DEFAULT_STEPS = 30;
-export const MAX_STEPS = 100_000;
-
-/** The steps field's value as a step count, or null when it is not an integer in [1, MAX_STEPS]. */
-export function parseSteps(text: string): number | null {
-  const t = text.trim();
-  if (!/^\d+$/.test(t)) return null;
-  const n = Number(t);
-  return n >= 1 && n <= MAX_STEPS ? n : null;
-}
+export const DEFAULT_WATCHDOG_SECONDS = 60;
 
 export interface PlaygroundState {
   adapter: AdapterState;
-  stepsText: string;
+  /** The edited config (mirrored in the URL hash). */
+  config: RunConfig;
+  /** Why the URL's config could not be used (the preset shown instead), until the next edit. */
+  configNotice: string | null;
+  upload: UploadedText | null;
+
   status: RunStatus;
-  /** Steps the current run was asked for. */
-  target: number;
+  /** Bumped by every new run, reset and restart: late answers from an older run are dropped. */
+  epoch: number;
+  /** The config the current run was built from. */
+  runConfig: RunConfig | null;
+  runInfo: InitInfo | null;
   stepsDone: number;
   metrics: StepMetrics[];
+  evals: EvalMetrics[];
   heartbeat: Heartbeat | null;
+  snapshotSteps: number[];
   error: string | null;
+  /** Training time of earlier train() calls (ms) and the start of the active one (performance.now()). */
+  activeMs: number;
+  runningSince: number | null;
+  /** Wall-clock start of the active train() call (Date.now(), the heartbeats' clock). */
+  runningSinceWall: number | null;
+  watchdogSeconds: number;
 
   setAdapter(a: AdapterState): void;
-  setStepsText(text: string): void;
-  runStarting(target: number): void;
+  setConfig(c: RunConfig): void;
+  /** A config from the URL (page load, a pasted link). */
+  loadHashConfig(h: HashConfig): void;
+  setUpload(u: UploadedText): void;
+  setWatchdogSeconds(s: number): void;
+  runStarting(config: RunConfig): number;
+  runReady(info: InitInfo): void;
+  trainingStarted(): void;
   setStatus(status: RunStatus): void;
   applyUpdate(u: TrainUpdate): void;
-  runEnded(r: TrainResult): void;
+  trainingEnded(r: TrainResult): void;
   runFailed(message: string): void;
+  /** Back to no run, keeping the config; returns the new epoch. */
+  clearRun(): number;
 }
 
-export const useStore = create<PlaygroundState>()((set) => ({
-  adapter: { status: 'probing' },
-  stepsText: String(DEFAULT_STEPS),
-  status: 'idle',
-  target: 0,
+const EMPTY_RUN = {
+  status: 'idle' as RunStatus,
+  runConfig: null,
+  runInfo: null,
   stepsDone: 0,
-  metrics: [],
+  metrics: [] as StepMetrics[],
+  evals: [] as EvalMetrics[],
   heartbeat: null,
+  snapshotSteps: [] as number[],
   error: null,
+  activeMs: 0,
+  runningSince: null,
+  runningSinceWall: null,
+};
 
-  setAdapter: (adapter) => set({ adapter }),
-  setStepsText: (stepsText) => set({ stepsText }),
-  runStarting: (target) => set({ status: 'starting', target, stepsDone: 0, metrics: [], heartbeat: null, error: null }),
-  setStatus: (status) => set({ status }),
-  applyUpdate: (u) =>
-    set((s) => {
-      const metrics = u.metrics.length ? [...s.metrics, ...u.metrics] : s.metrics;
-      const last = metrics.at(-1);
-      return { metrics, heartbeat: u.heartbeat ?? s.heartbeat, stepsDone: last ? last.step + 1 : s.stepsDone };
-    }),
-  runEnded: (r) => set({ status: r.end, stepsDone: r.stepsDone }),
-  runFailed: (error) => set({ status: 'error', error }),
-}));
+/** Training time so far (ms), including the active train() call. */
+export function elapsedMs(s: Pick<PlaygroundState, 'activeMs' | 'runningSince'>, now: number = performance.now()): number {
+  return s.activeMs + (s.runningSince === null ? 0 : now - s.runningSince);
+}
+
+function stopClock(s: PlaygroundState): Pick<PlaygroundState, 'activeMs' | 'runningSince' | 'runningSinceWall'> {
+  return { activeMs: elapsedMs(s), runningSince: null, runningSinceWall: null };
+}
+
+export function createPlaygroundStore(initial: HashConfig) {
+  return create<PlaygroundState>()((set, get) => ({
+    adapter: { status: 'probing' },
+    config: initial.config,
+    configNotice: initial.error ?? null,
+    upload: null,
+    epoch: 0,
+    watchdogSeconds: DEFAULT_WATCHDOG_SECONDS,
+    ...EMPTY_RUN,
+
+    setAdapter: (adapter) => set({ adapter }),
+    setConfig: (config) => set({ config, configNotice: null }),
+    loadHashConfig: (h) => set({ config: h.config, configNotice: h.error ?? null }),
+    setUpload: (upload) => set({ upload }),
+    setWatchdogSeconds: (watchdogSeconds) => set({ watchdogSeconds }),
+    runStarting: (config) => {
+      const epoch = get().epoch + 1;
+      set({ ...EMPTY_RUN, epoch, status: 'starting', runConfig: config });
+      return epoch;
+    },
+    runReady: (runInfo) => set({ runInfo, heartbeat: runInfo.heartbeat, status: 'paused' }),
+    trainingStarted: () => set({ status: 'running', runningSince: performance.now(), runningSinceWall: Date.now() }),
+    setStatus: (status) => set({ status }),
+    applyUpdate: (u) =>
+      set((s) => {
+        const metrics = u.metrics.length ? [...s.metrics, ...u.metrics] : s.metrics;
+        const evals = u.evals.length ? [...s.evals, ...u.evals] : s.evals;
+        const last = metrics.at(-1);
+        return {
+          metrics,
+          evals,
+          heartbeat: u.heartbeat ?? s.heartbeat,
+          snapshotSteps: u.snapshotSteps ?? s.snapshotSteps,
+          stepsDone: last ? Math.max(s.stepsDone, last.step + 1) : s.stepsDone,
+        };
+      }),
+    trainingEnded: (r) =>
+      set((s) => ({
+        ...stopClock(s),
+        // A train() call is 'done' when it ran its steps (one, for Step); the run is done at config.train.steps.
+        status: r.end === 'stopped' ? 'idle' : r.stepsDone >= (s.runConfig?.train.steps ?? Infinity) ? 'done' : 'paused',
+        stepsDone: r.stepsDone,
+        heartbeat: r.heartbeat ?? s.heartbeat,
+      })),
+    runFailed: (error) => set((s) => ({ ...stopClock(s), status: 'error', error })),
+    clearRun: () => {
+      const epoch = get().epoch + 1;
+      set({ ...EMPTY_RUN, epoch });
+      return epoch;
+    },
+  }));
+}
+
+export type PlaygroundStore = ReturnType<typeof createPlaygroundStore>;
+
+/** The page's store; the config starts from the URL hash. */
+export const useStore: PlaygroundStore = createPlaygroundStore(readConfigFromHash());

@@ -1,0 +1,58 @@
+// Run / pause, one step and reset, with their keyboard shortcuts.
+import { useEffect } from 'react';
+import { pause, reset, run, stepOnce, toggleRun } from '../controller';
+import { useStore } from '../store';
+import { shortcutAction, SHORTCUTS } from './shortcuts';
+
+interface Props {
+  /** Why a new run cannot start (invalid config, no upload); empty when it can. */
+  problems: readonly string[];
+}
+
+export function RunControls({ problems }: Props) {
+  const status = useStore((s) => s.status);
+  const canStart = problems.length === 0;
+  const canRun = (status === 'idle' && canStart) || status === 'paused';
+  const running = status === 'running';
+  const busy = status === 'starting' || status === 'pausing';
+
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      const action = shortcutAction({ key: e.key, altKey: e.altKey, ctrlKey: e.ctrlKey, metaKey: e.metaKey, repeat: e.repeat, target: e.target as HTMLElement | null });
+      if (!action) return;
+      e.preventDefault();
+      if (action === 'toggle') void toggleRun();
+      else if (action === 'step') void stepOnce();
+      else void reset();
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, []);
+
+  return (
+    <div className="run-controls" role="group" aria-label="Run controls">
+      {running || status === 'pausing' ? (
+        <button type="button" className="primary" data-testid="pause-button" aria-keyshortcuts="Space" disabled={status === 'pausing'} onClick={() => void pause()}>
+          ❚❚ Pause
+        </button>
+      ) : (
+        <button type="button" className="primary" data-testid="run-button" aria-keyshortcuts="Space" disabled={!canRun} onClick={() => void run()}>
+          ▶ {status === 'paused' ? 'Resume' : 'Run'}
+        </button>
+      )}
+      <button type="button" data-testid="step-button" aria-keyshortcuts="S" disabled={!canRun || busy} onClick={() => void stepOnce()}>
+        Step
+      </button>
+      <button type="button" data-testid="reset-button" aria-keyshortcuts="R" disabled={status === 'idle'} onClick={() => void reset()}>
+        ↺ Reset
+      </button>
+      <span className="muted shortcuts" aria-hidden="true">
+        {SHORTCUTS.map((s) => (
+          <span key={s.key}>
+            <kbd>{s.key}</kbd> {s.label}
+          </span>
+        ))}
+      </span>
+    </div>
+  );
+}
