@@ -1,6 +1,6 @@
 // A run's record in the worker, written in the CLI's formats: every heartbeat (heartbeat.jsonl)
 // and one metrics row per step or evaluation in the order they happened (metrics.csv).
-import { METRICS_HEADER, metricsCsvRow } from '../train/run-files';
+import { METRICS_HEADER, metricsCsvRow } from '../train/metrics-csv';
 import type { EvalMetrics, Heartbeat, StepMetrics, TrainerPhase } from '../train/types';
 
 export class RunLog {

@@ -1,0 +1,10 @@
+// metrics.csv rows, browser-safe (no node: imports): the CLI's run folder (run-files.ts) and the
+// page's worker write the same columns.
+import type { EvalMetrics, StepMetrics } from './types';
+
+export const METRICS_HEADER = 'step,loss,val_loss,lr,grad_norm,tokens_per_s,step_ms,elapsed_ms';
+
+export function metricsCsvRow(m: StepMetrics | null, e: EvalMetrics | null): string {
+  const f = (x: number | undefined | null) => (x === undefined || x === null ? '' : String(x));
+  return [f(m?.step ?? e?.step), f(m?.loss), f(e?.valLoss), f(m?.lr), f(m?.gradNorm), f(m?.tokensPerSecond), f(m?.stepMs), f(m?.elapsedMs)].join(',');
+}
