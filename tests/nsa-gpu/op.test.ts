@@ -94,7 +94,7 @@ describe('NSA op API', () => {
     try {
       const x = randomInputs(shape, 3);
       const dout = f32(randn(shape.B * shape.T * shape.H * shape.dv, rng(4)));
-      const runs = [];
+      const runs: Uint32Array[][] = [];
       for (let k = 0; k < 2; k++) {
         const c0 = { ...gpu.counters };
         const f = await op.forward(x);
