@@ -38,6 +38,7 @@ export function cellKind(t: number, j: number, row: ArrayLike<number>, c: NsaCon
 /** Display rows for T query rows in at most maxRows pixels: bin r covers [starts[r], starts[r+1]). */
 export function rowBins(T: number, maxRows: number): number[] {
   const R = Math.max(0, Math.min(T, Math.floor(maxRows)));
+  if (R === 0) return [0];
   return Array.from({ length: R + 1 }, (_, r) => Math.floor((r * T) / R));
 }
 
