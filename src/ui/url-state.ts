@@ -131,3 +131,13 @@ export function writeConfigToHash(config: RunConfig, preset?: UiPresetName): voi
   url.hash = body;
   if (url.href !== location.href) history.replaceState(history.state, '', url.href);
 }
+
+/**
+ * Calls `onConfig` when the user changes the hash (edits the address bar, follows an in-page
+ * link); writeConfigToHash uses replaceState, which fires no event. Returns the unsubscribe.
+ */
+export function onHashConfigChange(onConfig: (h: HashConfig) => void): () => void {
+  const handler = () => onConfig(readConfigFromHash());
+  addEventListener('hashchange', handler);
+  return () => removeEventListener('hashchange', handler);
+}

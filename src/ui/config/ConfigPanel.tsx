@@ -30,6 +30,10 @@ export interface ConfigPanelProps {
 
 const NO_ERRORS: readonly string[] = [];
 
+function problemText(n: number): string {
+  return n === 1 ? 'One setting needs fixing before a run can start.' : `${n} settings need fixing before a run can start.`;
+}
+
 function Section({ id, title, count, children }: { id: SectionId; title: string; count: number; children: ReactNode }) {
   const [open, setOpen] = useState(true);
   return (
@@ -65,8 +69,7 @@ export function ConfigPanel({ value, onChange, disabled, upload, onUpload }: Con
       <PresetPicker value={value} onChange={onChange} disabled={disabled} />
       {errors.length > 0 && (
         <div className="cfg-summary" data-testid="config-errors" role="status">
-          {errors.length} problem{errors.length === 1 ? '' : 's'} in the configuration; a run cannot start until{' '}
-          {errors.length === 1 ? 'it is' : 'they are'} fixed.
+          {problemText(grouped.byField.size + grouped.other.length)}
           {grouped.other.length > 0 && (
             <ul>
               {grouped.other.map((e) => (

@@ -51,21 +51,37 @@ export function FieldInput({ spec, value, onChange, errors, disabled }: FieldInp
       />
     );
   }
+  const notes = (
+    <>
+      {spec.hint && (
+        <span id={hintId} className="cfg-hint">
+          {spec.hint}
+        </span>
+      )}
+      {invalid && (
+        <span id={errorId} className="cfg-error" data-testid={`config-error-${spec.path}`}>
+          {errors.join(' · ')}
+        </span>
+      )}
+    </>
+  );
+  if (k.type === 'checkbox') {
+    return (
+      <div className="cfg-field cfg-kind-checkbox" data-invalid={invalid || undefined}>
+        <span className="cfg-inline">
+          {control}
+          <label htmlFor={id}>{spec.label}</label>
+        </span>
+        {notes}
+      </div>
+    );
+  }
   return (
-    <div className={`cfg-field cfg-${k.type}`} data-invalid={invalid || undefined}>
+    <div className={`cfg-field cfg-kind-${k.type}`} data-invalid={invalid || undefined}>
       <label htmlFor={id}>{spec.label}</label>
       <div className="cfg-control">
         {control}
-        {spec.hint && (
-          <span id={hintId} className="cfg-hint">
-            {spec.hint}
-          </span>
-        )}
-        {invalid && (
-          <span id={errorId} className="cfg-error" data-testid={`config-error-${spec.path}`}>
-            {errors.join(' · ')}
-          </span>
-        )}
+        {notes}
       </div>
     </div>
   );

@@ -78,7 +78,7 @@ export function DataPanel({ data, onChange, upload, onUpload, disabled, errors }
               accept=".txt,text/plain"
               data-testid="upload-input"
               disabled={disabled}
-              aria-invalid={missing !== null || refusal !== null}
+              aria-invalid={missing !== null}
               aria-describedby={messageId}
               onChange={(e) => {
                 const input = e.currentTarget;
@@ -87,7 +87,7 @@ export function DataPanel({ data, onChange, upload, onUpload, disabled, errors }
                 });
               }}
             />
-            <div id={messageId}>
+            <div id={messageId} className="cfg-control">
               {upload && (
                 <span className="cfg-hint" data-testid="upload-status">
                   Using {upload.name} ({formatSize(upload.bytes)}, {upload.text.length.toLocaleString('en-US')} characters).
