@@ -107,9 +107,11 @@ export function nsaKeyTiling(dk: number, dv: number, branch: NsaBranch, lSel: nu
   const KB = branch === 'sel' ? Math.min(64 / NS, 2 ** Math.floor(Math.log2(lSel))) : 64 / NS;
   const WG = KB * NS;
   // qs + dos: BQ·NS·(KC4 + VC4) vec4; rowT, rowLse, rowDelta: 3·BQ words; partS, partD: 2·BQ·WG
-  // when NS > 1. At most 32 rows: enough to amortise the barriers.
+  // when NS > 1. A staged row costs each thread ~2·(KC4 + VC4) vec4 FMAs, so 32 rows (8 with
+  // NS > 1, where a row is wide) amortise the 4 barriers of a tile; more would only add workgroup
+  // memory (zero-initialised per workgroup; on SwiftShader it also drives the compile time).
   const perRow = 16 * NS * (KC4 + VC4) + 12 + (NS > 1 ? 8 * WG : 0);
-  const BQ = Math.min(32, Math.floor((SHARED_BYTES - 16) / perRow));
+  const BQ = Math.min(NS > 1 ? 8 : 32, Math.floor((SHARED_BYTES - 16) / perRow));
   return { NS, KC4, VC4, KB, WG, BQ };
 }
 

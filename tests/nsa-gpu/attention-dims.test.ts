@@ -1,0 +1,58 @@
+// NSA branch attention on the GPU: the tiling paths at small head dims (several lane-merge rounds
+// in the forward and in dQ; two threads per key in dK/dV), and the 16 KiB workgroup-memory budget
+// of every tiling. Model head dims run in attention-wide.test.ts.
+// Tolerances (f32 vs f64 relative RMS): forward ≤ 1e-5, backward ≤ 1e-4.
+import { describe, expect, it } from 'vitest';
+import { nsaKeyTiling, nsaRowTiling, type NsaAttnShape, type NsaBranch } from '../../src/kernels/nsa-attention';
+import type { NsaConfig } from '../../src/nsa/config';
+import { getGpu } from '../helpers/gpu';
+import { expectMatches, randomBranchInputs, referenceBranch, runBranch } from './attention-harness';
+
+const CFG: NsaConfig = { l: 4, d: 2, lSel: 16, nSel: 3, w: 40, phi: 'avg', forceInit: true, forceLocal: 1 };
+const ROUNDS_O: NsaAttnShape = { B: 1, T: 45, H: 4, G: 2, dk: 4, dv: 12 };
+const ROUNDS_Q: NsaAttnShape = { B: 1, T: 45, H: 4, G: 2, dk: 12, dv: 4 };
+const NS2: NsaAttnShape = { B: 2, T: 41, H: 4, G: 2, dk: 33, dv: 4 };
+
+/** Workgroup bytes of the query-centric kernels and of the dK/dV kernel, from their declarations. */
+function rowBytes(h: number, dk: number, dv: number, nSel: number): number {
+  const t = nsaRowTiling(h, dk, dv, nSel);
+  return 16 * t.BK * (t.KS + t.VS) + 4 * t.NSEL + 4;
+}
+function keyBytes(dk: number, dv: number, branch: NsaBranch, lSel: number): number {
+  const t = nsaKeyTiling(dk, dv, branch, lSel);
+  return 16 * t.BQ * t.NS * (t.KC4 + t.VC4) + 12 * t.BQ + (t.NS > 1 ? 8 * t.BQ * t.WG : 8) + 8;
+}
+
+describe('NSA branch attention tiling', () => {
+  it('every tiling fits 16 KiB and 256 threads; the test shapes take every path', () => {
+    for (const h of [1, 3, 6, 16, 64]) {
+      for (const [dk, dv] of [[1, 1], [5, 3], [64, 64], [72, 8], [128, 128], [128, 1]]) {
+        for (const nSel of [1, 16, 100]) expect(rowBytes(h, dk, dv, nSel), `h=${h} dk=${dk} dv=${dv} nSel=${nSel}`).toBeLessThanOrEqual(16384);
+        for (const lSel of [1, 8, 64]) {
+          expect(keyBytes(dk, dv, 'sel', lSel), `dk=${dk} dv=${dv} lSel=${lSel}`).toBeLessThanOrEqual(16384);
+          expect(nsaKeyTiling(dk, dv, 'sel', lSel).WG).toBeLessThanOrEqual(256);
+        }
+        expect(keyBytes(dk, dv, 'win', 64)).toBeLessThanOrEqual(16384);
+      }
+    }
+    const o = nsaRowTiling(2, ROUNDS_O.dk, ROUNDS_O.dv, CFG.nSel);
+    expect(o.CWo).toBeLessThan(o.DV4);
+    const q = nsaRowTiling(2, ROUNDS_Q.dk, ROUNDS_Q.dv, CFG.nSel);
+    expect(q.CWq).toBeLessThan(q.DK4);
+    expect(nsaKeyTiling(NS2.dk, NS2.dv, 'sel', CFG.lSel).NS).toBe(2);
+    expect(nsaKeyTiling(NS2.dk, NS2.dv, 'win', CFG.lSel).NS).toBe(2);
+  });
+
+  it.each([
+    ['win', 'forward merge rounds', ROUNDS_O],
+    ['cmp', 'dQ merge rounds', ROUNDS_Q],
+    ['win', 'two threads per key', NS2],
+    ['sel', 'two threads per key', NS2],
+  ] as Array<[NsaBranch, string, NsaAttnShape]>)('%s, %s: %o (rel RMS fwd ≤ 1e-5, bwd ≤ 1e-4)', async (branch, _n, s) => {
+    const gpu = await getGpu();
+    const x = randomBranchInputs(s, CFG, branch, s.dk + s.T, 1.5);
+    const [g] = await runBranch(gpu, s, CFG, branch, x);
+    expectMatches(g, referenceBranch(s, CFG, branch, x));
+    expect(gpu.reports).toEqual([]);
+  });
+});
