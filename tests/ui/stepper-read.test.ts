@@ -1,0 +1,127 @@
+// readSelectionSnapshot(s) on the GPU: a tiny NSA model's forward (B = 2, so batch row 0 must be
+// picked out), compared with the activations read whole and indexed here, and with the float64
+// model reference: selections exact, scores and gates to f32 rounding (rel RMS ≤ 1e-5).
+import { afterAll, describe, expect, it } from 'vitest';
+import { GpuContext } from '../../src/gpu/context';
+import { buildTokenIndex, tokenIndexLength } from '../../src/kernels/embedding-index';
+import { act } from '../../src/model/activations';
+import type { ModelConfig, ModelNsaConfig } from '../../src/model/config';
+import { initParams } from '../../src/model/init';
+import { paramSpecs } from '../../src/model/params';
+import { ModelPlan } from '../../src/model/plan';
+import { numSelBlocks } from '../../src/nsa/blocks';
+import { readSelectionSnapshot, readSelectionSnapshots } from '../../src/nsa/snapshot-read';
+import { checkSnapshot, snapshotIssues } from '../../src/nsa/snapshot';
+import { modelForwardRef } from '../../src/reference/model';
+import { relRms, rng } from '../helpers/compare';
+import { getGpu } from '../helpers/gpu';
+
+// The model of tests/model/one-step-nsa.test.ts, so that in a full run (one process, shared
+// pipeline cache) building this plan compiles nothing new; on SwiftShader compiling dominates.
+const nsa: ModelNsaConfig = { l: 4, d: 2, lSel: 8, nSel: 2, w: 5, phi: 'avg', forceInit: true, forceLocal: 1, sharedKV: false, gates: { kind: 'none' } };
+const cfg: ModelConfig = {
+  vocabSize: 29, dim: 16, nLayers: 2, nHeads: 4, nKvGroups: 2, dk: 6, dv: 5, ffnHidden: 12,
+  seqLen: 19, ropeTheta: 10000, normEps: 1e-5, attention: 'nsa', initStd: 0.3, nsa,
+};
+const B = 2;
+const T = cfg.seqLen;
+const G = cfg.nKvGroups;
+const H = cfg.nHeads;
+const nb = numSelBlocks(T, nsa);
+
+async function forward() {
+  const gpu = await getGpu();
+  const plan = await ModelPlan.build(gpu, cfg, B, 1, { gradClip: 0, weightDecay: 0 });
+  const params = initParams(paramSpecs(cfg), 7);
+  plan.uploadParams(params);
+  const r = rng(77);
+  const N = B * T;
+  const tokens = Int32Array.from({ length: N }, () => Math.floor(r() * cfg.vocabSize));
+  const targets = Int32Array.from({ length: N }, () => Math.floor(r() * cfg.vocabSize));
+  gpu.write(plan.acts.get(act.tokens(0)), tokens);
+  gpu.write(plan.acts.get(act.targets(0)), targets);
+  gpu.write(plan.acts.get(act.tokenIndex(0)), buildTokenIndex(tokens, new Int32Array(tokenIndexLength(N))));
+  const enc = gpu.device.createCommandEncoder();
+  const pass = enc.beginComputePass();
+  GpuContext.encode(pass, plan.evalForward);
+  pass.end();
+  gpu.submit([enc.finish()]);
+  const ref = modelForwardRef(cfg, new Map([...params].map(([k, v]) => [k, Float64Array.from(v)])), tokens, targets, B);
+  return { gpu, plan, tokens, ref };
+}
+
+const run = forward();
+afterAll(async () => {
+  for (const b of (await run).plan.acts.buffers) b.destroy();
+});
+
+describe('readSelectionSnapshots', () => {
+  it('every (layer, group) of batch row 0 equals the raw activations and the float64 reference', async () => {
+    const { gpu, plan, tokens, ref } = await run;
+    const row0 = tokens.subarray(0, T);
+    const snaps = await readSelectionSnapshots(gpu, plan, { step: 12, tokens: row0 });
+    expect(snaps.map((s) => [s.layer, s.group])).toEqual([[0, 0], [0, 1], [1, 0], [1, 1]]);
+    const hpg = H / G;
+    for (const s of snaps) {
+      checkSnapshot(s);
+      expect(snapshotIssues(s)).toEqual([]);
+      expect([s.step, s.T, s.H, s.G, s.source]).toEqual([12, T, H, G, 'train']);
+      expect([...s.tokens]).toEqual([...row0]);
+      const a = (what: string) => plan.acts.get(act.layer(s.layer, what));
+      // Whole tensors [B,T,G,·] / [B,T,H,3], indexed here for b = 0.
+      const sel = await gpu.readI32(a('nsa.sel'), B * T * G * nsa.nSel);
+      const scores = await gpu.readF32(a('nsa.scores'), B * T * G * nb);
+      const gates = await gpu.readF32(a('gates'), B * T * H * 3);
+      const L = ref.layers[s.layer].attnCache;
+      const f = L.nsa![0].fwd;
+      const refGates = L.nsa![0].inp.gates;
+      const want = { sel: [] as number[], scores: [] as number[], gates: [] as number[], refScores: [] as number[], refGates: [] as number[], refSel: [] as number[] };
+      for (let t = 0; t < T; t++) {
+        for (let m = 0; m < nsa.nSel; m++) {
+          want.sel.push(sel[(t * G + s.group) * nsa.nSel + m]);
+          want.refSel.push(f.selection[(t * G + s.group) * nsa.nSel + m]);
+        }
+        for (let j = 0; j < nb; j++) {
+          want.scores.push(scores[(t * G + s.group) * nb + j]);
+          want.refScores.push(f.scores[(t * G + s.group) * nb + j]);
+        }
+        for (let h = s.group * hpg; h < (s.group + 1) * hpg; h++) {
+          for (let c = 0; c < 3; c++) {
+            want.gates.push(gates[(t * H + h) * 3 + c]);
+            want.refGates.push(refGates[(t * H + h) * 3 + c]);
+          }
+        }
+      }
+      expect([...s.sel]).toEqual(want.sel);
+      expect([...s.scores!]).toEqual(want.scores);
+      expect([...s.gates!]).toEqual(want.gates);
+      expect([...s.sel]).toEqual(want.refSel);
+      expect(relRms(s.scores!, want.refScores)).toBeLessThanOrEqual(1e-5);
+      expect(relRms(s.gates!, want.refGates)).toBeLessThanOrEqual(1e-5);
+    }
+    // Row 1's scores differ from row 0's, so reading the wrong row could not pass the checks above.
+    expect(relRms(snaps[0].scores!, row1Scores(ref))).toBeGreaterThan(1e-3);
+  });
+
+  it('readSelectionSnapshot picks one (layer, group)', async () => {
+    const { gpu, plan, tokens } = await run;
+    const all = await readSelectionSnapshots(gpu, plan, { step: 3, tokens: tokens.subarray(0, T) });
+    const one = await readSelectionSnapshot(gpu, plan, { step: 3, layer: 1, group: 1, tokens: tokens.subarray(0, T) });
+    expect(one).toEqual(all[3]);
+  });
+
+  it('rejects wrong tokens, layers and groups', async () => {
+    const { gpu, plan, tokens } = await run;
+    await expect(readSelectionSnapshots(gpu, plan, { step: 0, tokens })).rejects.toThrow(/sequence length is 19/);
+    await expect(readSelectionSnapshots(gpu, plan, { step: 0, tokens: tokens.subarray(0, T), layers: [2] })).rejects.toThrow(/layer 2 outside/);
+    await expect(readSelectionSnapshot(gpu, plan, { step: 0, layer: 0, group: 2, tokens: tokens.subarray(0, T) })).rejects.toThrow(/group 2 outside/);
+  });
+});
+
+/** Layer 0, group 0 scores of batch row 1 in the reference (must differ from row 0's). */
+function row1Scores(ref: ReturnType<typeof modelForwardRef>): number[] {
+  const f = ref.layers[0].attnCache.nsa![1].fwd;
+  const out: number[] = [];
+  for (let t = 0; t < T; t++) for (let j = 0; j < nb; j++) out.push(f.scores[(t * G) * nb + j]);
+  return out;
+}
