@@ -1,11 +1,11 @@
 // Wrapper for shaders/crossentropy.wgsl: fused softmax cross-entropy loss and gradient.
 import code from '../../shaders/crossentropy.wgsl?raw';
+import { rowLanes } from '../gpu/lanes';
 import type { BufferSlice } from '../gpu/arena';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { grid1d } from '../gpu/grid';
 import { f32 } from '../gpu/uniforms';
 
-const WG = 256;
 
 export interface CrossEntropyArgs {
   /** f32 [N, V]. */
@@ -45,5 +45,5 @@ export async function crossEntropyDispatch(gpu: GpuContext, a: CrossEntropyArgs)
   const uniform = gpu.uniform([N, V, f32(a.gradScale)]);
   const bindings = inPlace ? [uniform, a.logits, a.targets, a.losses] : [uniform, a.logits, a.targets, a.losses, a.dlogits];
   const entryPoint = inPlace ? 'xent_inplace' : 'xent';
-  return gpu.dispatch({ code, entryPoint, constants: { WG }, label: `crossentropy.${entryPoint}` }, bindings, grid1d(N));
+  return gpu.dispatch({ code, entryPoint, constants: { WG: rowLanes(gpu, 256, 8) }, label: `crossentropy.${entryPoint}` }, bindings, grid1d(N));
 }

@@ -1,5 +1,6 @@
 // Wrapper for shaders/rmsnorm.wgsl.
 import code from '../../shaders/rmsnorm.wgsl?raw';
+import { rowLanes } from '../gpu/lanes';
 import type { BufferSlice } from '../gpu/arena';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
@@ -13,7 +14,7 @@ const TC = 8; // dweight columns per workgroup (shaders/rmsnorm.wgsl)
  * cost grows with lanes × barrier steps (a 512 × 64 forward: ~25 ms at 4 lanes, ~160 ms at 32).
  */
 export function rmsnormLanes(gpu: GpuContext): number {
-  return gpu.adapter.software ? 4 : 32;
+  return rowLanes(gpu, 32, 4);
 }
 
 export interface RmsnormForwardArgs {
