@@ -65,10 +65,9 @@ export function nsaRowTiling(hpg: number, dk: number, dv: number, nSel: number):
   const KS = DK4 | 1;
   const VS = DV4 | 1;
   // kv: BK·(KS + VS) vec4 (after the key loop: 64 lane statistics, then the merge rounds);
-  // selRow: NSEL words; nKeys. At most 32 keys per tile (more for tiny dims, so that the merge
-  // fits): workgroup memory is zero-initialised per workgroup and, on SwiftShader, drives the
-  // compile time.
-  // A power of two, so that few configs need their own pipeline.
+  // selRow: NSEL words, a power of two so that few configs need their own pipeline; nKeys.
+  // At most 32 keys per tile (more for tiny dims, so that the merge fits): workgroup memory is
+  // zero-initialised per workgroup and, on SwiftShader, drives the compile time.
   const NSEL = 2 ** Math.ceil(Math.log2(nSel));
   const room = Math.floor((SHARED_BYTES - 4 * NSEL - 16) / (16 * (KS + VS)));
   const BK = Math.min(room, Math.max(32, Math.ceil((2 * ROW_WG) / (KS + VS))));
