@@ -12,17 +12,13 @@ import { RunPanel } from './run/RunPanel';
 import { useDecode } from './run/use-decode';
 import { SelectionStepper } from './stepper';
 import { useStore } from './store';
-import { readConfigFromHash, writeConfigToHash } from './url-state';
+import { onHashConfigChange, writeConfigToHash } from './url-state';
 
 /** Keeps the config in the URL hash, and takes a pasted link's config. */
 function useHashSync(): void {
   const config = useStore((s) => s.config);
   useEffect(() => writeConfigToHash(config), [config]);
-  useEffect(() => {
-    const onHash = () => useStore.getState().loadHashConfig(readConfigFromHash());
-    window.addEventListener('hashchange', onHash);
-    return () => window.removeEventListener('hashchange', onHash);
-  }, []);
+  useEffect(() => onHashConfigChange((h) => useStore.getState().loadHashConfig(h)), []);
 }
 
 function Stepper() {
@@ -76,9 +72,9 @@ export function App() {
               <RunPanel problems={problems} />
               <HeartbeatPanel />
               <ChartsPanel />
+              <Stepper />
             </div>
           </div>
-          <Stepper />
         </>
       )}
     </main>
