@@ -2,7 +2,8 @@
 // prebuilt (forward and backward per micro-batch, then grad-norm and AdamW). The step itself only
 // encodes these lists; it creates nothing.
 import { createArena, type Arena, type BufferSlice } from '../gpu/arena';
-import type { Dispatch, GpuContext } from '../gpu/context';
+import { GpuContext, type Dispatch } from '../gpu/context';
+import { buildTokenIndex } from '../kernels/embedding-index';
 import type { UniformSlot } from '../gpu/uniforms';
 import { adamwDispatch, adamwHyperWords } from '../kernels/adamw';
 import { attentionBackwardDispatches, attentionForwardDispatch } from '../kernels/attention';
@@ -116,9 +117,30 @@ export class ModelPlan {
     return out;
   }
 
-  /** Clears gradients and (on the first step) nothing else: encoder-level, no pass open. */
+  /** Clears the gradient arena (encoder-level: no pass may be open). */
   encodeZeroGrads(enc: GPUCommandEncoder): void {
     for (const b of this.grads.buffers) enc.clearBuffer(b);
+  }
+
+  /**
+   * Uploads micro-batch m's tokens, targets and the embedding backward's token index (built into
+   * `indexScratch`, tokenIndexLength(N) ints, so the step allocates nothing).
+   */
+  writeBatch(m: number, tokens: Int32Array, targets: Int32Array, indexScratch: Int32Array): void {
+    buildTokenIndex(tokens, indexScratch);
+    this.gpu.write(this.acts.get(act.tokens(m)), tokens);
+    this.gpu.write(this.acts.get(act.targets(m)), targets);
+    this.gpu.write(this.acts.get(act.tokenIndex(m)), indexScratch);
+  }
+
+  /** Zeroes the gradients and runs forward + backward of every micro-batch (no optimizer): tests, probes. */
+  runForwardBackward(): void {
+    const enc = this.gpu.device.createCommandEncoder({ label: 'forward+backward' });
+    this.encodeZeroGrads(enc);
+    const pass = enc.beginComputePass();
+    for (const micro of this.microSteps) GpuContext.encode(pass, micro);
+    pass.end();
+    this.gpu.submit([enc.finish()]);
   }
 }
 

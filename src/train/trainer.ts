@@ -4,7 +4,7 @@
 import type { GpuContext } from '../gpu/context';
 import { GpuContext as Gpu } from '../gpu/context';
 import { adamwHyperWords } from '../kernels/adamw';
-import { buildTokenIndex, tokenIndexLength } from '../kernels/embedding-index';
+import { tokenIndexLength } from '../kernels/embedding-index';
 import { formatConfigErrors } from '../model/config';
 import { initParams } from '../model/init';
 import { ModelPlan } from '../model/plan';
@@ -130,10 +130,7 @@ export class Trainer {
     for (let m = 0; m < plan.shape.gradAccum; m++) {
       const b = this.batches[m];
       this.dataset.nextTrainBatch(b);
-      buildTokenIndex(b.tokens, this.tokenIndices[m]);
-      gpu.write(plan.acts.get(act.tokens(m)), b.tokens);
-      gpu.write(plan.acts.get(act.targets(m)), b.targets);
-      gpu.write(plan.acts.get(act.tokenIndex(m)), this.tokenIndices[m]);
+      plan.writeBatch(m, b.tokens, b.targets, this.tokenIndices[m]);
     }
     this.phase = 'step';
     const lr = learningRate(this.schedule, step);
@@ -225,9 +222,7 @@ export class Trainer {
     const idx = this.tokenIndices[0];
     let total = 0;
     for (const b of batches) {
-      buildTokenIndex(b.tokens, idx);
-      gpu.write(plan.acts.get(act.tokens(0)), b.tokens);
-      gpu.write(plan.acts.get(act.targets(0)), b.targets);
+      plan.writeBatch(0, b.tokens, b.targets, idx);
       const enc = gpu.device.createCommandEncoder({ label: 'eval' });
       const pass = enc.beginComputePass();
       Gpu.encode(pass, plan.evalForward);

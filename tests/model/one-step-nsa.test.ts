@@ -4,8 +4,7 @@
 // vs f64 may order near-tied scores differently); a separate check requires the selections to
 // agree wherever the reference's scores are not near-tied.
 import { describe, expect, it } from 'vitest';
-import { GpuContext } from '../../src/gpu/context';
-import { buildTokenIndex, tokenIndexLength } from '../../src/kernels/embedding-index';
+import { tokenIndexLength } from '../../src/kernels/embedding-index';
 import { act } from '../../src/model/activations';
 import type { ModelConfig, ModelNsaConfig } from '../../src/model/config';
 import { initParams } from '../../src/model/init';
@@ -32,15 +31,8 @@ async function oneStep(cfg: ModelConfig, seed: number) {
   const N = B * cfg.seqLen;
   const tokens = Int32Array.from({ length: N }, () => Math.floor(r() * cfg.vocabSize));
   const targets = Int32Array.from({ length: N }, () => Math.floor(r() * cfg.vocabSize));
-  gpu.write(plan.acts.get(act.tokens(0)), tokens);
-  gpu.write(plan.acts.get(act.targets(0)), targets);
-  gpu.write(plan.acts.get(act.tokenIndex(0)), buildTokenIndex(tokens, new Int32Array(tokenIndexLength(N))));
-  const enc = gpu.device.createCommandEncoder();
-  plan.encodeZeroGrads(enc);
-  const pass = enc.beginComputePass();
-  GpuContext.encode(pass, plan.microSteps[0]);
-  pass.end();
-  gpu.submit([enc.finish()]);
+  plan.writeBatch(0, tokens, targets, new Int32Array(tokenIndexLength(N)));
+  plan.runForwardBackward();
   const loss = (await gpu.readF32(plan.acts.get('loss_acc'), 1))[0];
   const grads = await plan.readArena(plan.grads);
   const selections: Int32Array[] = [];

@@ -1,8 +1,7 @@
 // One full forward+backward of a small dense model on the GPU against the float64 reference:
 // the loss and every parameter gradient.
 import { describe, expect, it } from 'vitest';
-import { GpuContext } from '../../src/gpu/context';
-import { buildTokenIndex, tokenIndexLength } from '../../src/kernels/embedding-index';
+import { tokenIndexLength } from '../../src/kernels/embedding-index';
 import { act } from '../../src/model/activations';
 import type { ModelConfig } from '../../src/model/config';
 import { initParams } from '../../src/model/init';
@@ -30,15 +29,8 @@ describe('dense model, one training step: GPU vs float64 reference', () => {
     const N = B * cfg.seqLen;
     const tokens = Int32Array.from({ length: N }, () => Math.floor(r() * cfg.vocabSize));
     const targets = Int32Array.from({ length: N }, () => Math.floor(r() * cfg.vocabSize));
-    gpu.write(plan.acts.get(act.tokens(0)), tokens);
-    gpu.write(plan.acts.get(act.targets(0)), targets);
-    gpu.write(plan.acts.get(act.tokenIndex(0)), buildTokenIndex(tokens, new Int32Array(tokenIndexLength(N))));
-    const enc = gpu.device.createCommandEncoder();
-    plan.encodeZeroGrads(enc);
-    const pass = enc.beginComputePass();
-    GpuContext.encode(pass, plan.microSteps[0]);
-    pass.end();
-    gpu.submit([enc.finish()]);
+    plan.writeBatch(0, tokens, targets, new Int32Array(tokenIndexLength(N)));
+    plan.runForwardBackward();
     const loss = (await gpu.readF32(plan.acts.get('loss_acc'), 1))[0];
     const grads = await plan.readArena(plan.grads);
 
@@ -71,9 +63,7 @@ describe('dense model, one training step: GPU vs float64 reference', () => {
     for (let m = 0; m < 2; m++) {
       const tokens = Int32Array.from({ length: N }, () => Math.floor(r() * cfg.vocabSize));
       const targets = Int32Array.from({ length: N }, () => Math.floor(r() * cfg.vocabSize));
-      gpu.write(plan.acts.get(act.tokens(m)), tokens);
-      gpu.write(plan.acts.get(act.targets(m)), targets);
-      gpu.write(plan.acts.get(act.tokenIndex(m)), buildTokenIndex(tokens, new Int32Array(tokenIndexLength(N))));
+      plan.writeBatch(m, tokens, targets, new Int32Array(tokenIndexLength(N)));
       const fwd = modelForwardRef(cfg, p64, tokens, targets, B);
       expectedLoss += fwd.loss / 2;
       const g = modelBackwardRef(cfg, p64, tokens, targets, B, fwd);
@@ -82,12 +72,7 @@ describe('dense model, one training step: GPU vs float64 reference', () => {
         for (let i = 0; i < v.length; i++) e[i] += v[i] / 2;
       }
     }
-    const enc = gpu.device.createCommandEncoder();
-    plan.encodeZeroGrads(enc);
-    const pass = enc.beginComputePass();
-    for (const micro of plan.microSteps) GpuContext.encode(pass, micro);
-    pass.end();
-    gpu.submit([enc.finish()]);
+    plan.runForwardBackward();
     const loss = (await gpu.readF32(plan.acts.get('loss_acc'), 1))[0];
     expect(Math.abs(loss - expectedLoss) / expectedLoss).toBeLessThanOrEqual(1e-5);
     const grads = await plan.readArena(plan.grads);
