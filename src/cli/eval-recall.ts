@@ -67,6 +67,7 @@ async function main(): Promise<number> {
       answer_loss: r.score.answerLoss,
       final_train_loss: r.finalLoss,
       steps: r.steps,
+      build_s: r.buildMs / 1000,
       train_s: r.trainMs / 1000,
       ms_per_step: r.trainMs / r.steps,
     });

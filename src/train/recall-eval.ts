@@ -128,6 +128,8 @@ export interface RecallRunOptions {
 
 export interface RecallRunResult {
   steps: number;
+  /** Wall-clock time to build the model (pipeline compilation dominates on SwiftShader). */
+  buildMs: number;
   /** Wall-clock training time (model build and scoring excluded). */
   trainMs: number;
   /** Training loss of the last step (all positions, fillers included). */
@@ -139,7 +141,9 @@ export interface RecallRunResult {
 export async function trainAndScoreRecall(gpu: GpuContext, config: RunConfig, task: RecallTask, opts: RecallRunOptions): Promise<RecallRunResult> {
   const T = config.model.seqLen;
   const dataset = createRecallDataset({ kind: 'recall', ...task }, { batchSize: config.train.batchSize, seqLen: T, seed: config.train.seed });
+  const tBuild = performance.now();
   const trainer = await Trainer.create(gpu, config, dataset);
+  const buildMs = performance.now() - tBuild;
   try {
     const t0 = performance.now();
     let last: StepMetrics | null = null;
@@ -154,7 +158,7 @@ export async function trainAndScoreRecall(gpu: GpuContext, config: RunConfig, ta
     if (tail && tail !== last) opts.onStep?.(tail);
     const trainMs = performance.now() - t0;
     const score = await scoreRecall(trainer, dataset.validationBatches(opts.evalBatches), recallAnswerPositions(T, task.queries));
-    return { steps: config.train.steps, trainMs, finalLoss: tail?.loss ?? Number.NaN, score };
+    return { steps: config.train.steps, buildMs, trainMs, finalLoss: tail?.loss ?? Number.NaN, score };
   } finally {
     trainer.destroy();
   }

@@ -1,0 +1,199 @@
+// npm run bench:nsa [-- --T 1024,2048 --repeats 3 --warmup 1]
+// NSA attention (the GPU core: compression, cmp/sel/win branches, selection, gated mix) against
+// dense causal flash attention, forward and backward, on one adapter in one run, with the
+// m7c-125m per-layer shape (B = 1, H = 12, G = 2, dk = dv = 64; l = 32, d = 16, l' = 64, n = 16,
+// w = 512). Prints JSON lines: the adapter, then per T the median ms of each (GPU time from
+// timestamp queries when the adapter has them, each dispatch in its own pass; else wall clock
+// around one submit and onSubmittedWorkDone; the wall clock of the same runs is printed too), the time ratio and the ratio of keys
+// visited (dense T(T+1)/2 per head; NSA Σ_t ncmp(t) + |selected positions ≤ t| + min(w, t+1), from
+// the selection the GPU made).
+import { createArena, type Arena, type ArenaEntry } from '../gpu/arena';
+import { describeAdapter, GpuContext, type Dispatch } from '../gpu/context';
+import { acquireNodeGpu } from '../gpu/node-device';
+import { profileDispatches, timingsByKernel, type DispatchTiming } from '../gpu/profiler';
+import { attentionBackwardDispatches, attentionForwardDispatch } from '../kernels/attention';
+import { PRESETS } from '../model/presets';
+import { visibleCmpBlocks } from '../nsa/blocks';
+import { assertNsaConfig, type NsaConfig } from '../nsa/config';
+import {
+  nsaCoreBackward,
+  nsaCoreForward,
+  nsaCoreSavedEntries,
+  nsaCoreSavedSlices,
+  nsaCoreScratchEntries,
+  nsaCoreScratchSlices,
+  nsaCoreSizes,
+  type NsaCoreShape,
+} from '../nsa/core-plan';
+import { selectionRanges } from '../nsa/ranges';
+import { gaussian, mulberry32 } from '../util/random';
+import { intFlag, parseArgs } from './args';
+
+const out = (o: Record<string, unknown>) => console.log(JSON.stringify(o));
+
+const M = PRESETS['m7c-125m'].model;
+const CFG: NsaConfig = { l: M.nsa.l, d: M.nsa.d, lSel: M.nsa.lSel, nSel: M.nsa.nSel, w: M.nsa.w, phi: M.nsa.phi, forceInit: M.nsa.forceInit, forceLocal: M.nsa.forceLocal };
+
+/** Keys one head visits over all queries, dense causal: Σ_t (t + 1). */
+const denseKeysVisited = (T: number): number => (T * (T + 1)) / 2;
+
+/**
+ * Keys one head of group g visits over all queries under NSA: ncmp(t) compressed keys, the selected
+ * positions ≤ t (from the selection `sel` [T, G, nSel], validated) and min(w, t + 1) window keys.
+ * Returned as the mean over groups (every head of a group shares its group's selection).
+ */
+function nsaKeysVisited(sel: Int32Array, T: number, G: number, cfg: NsaConfig): number {
+  let total = 0;
+  for (let t = 0; t < T; t++) {
+    for (let g = 0; g < G; g++) {
+      const row = sel.subarray((t * G + g) * cfg.nSel, (t * G + g + 1) * cfg.nSel);
+      const selected = selectionRanges(row, t, cfg).reduce((a, [s, e]) => a + e - s, 0);
+      total += visibleCmpBlocks(t, cfg) + selected + Math.min(cfg.w, t + 1);
+    }
+  }
+  return total / G;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+interface Lists {
+  nsaFwd: Dispatch[];
+  nsaBwd: Dispatch[];
+  denseFwd: Dispatch[];
+  denseBwd: Dispatch[];
+}
+
+async function buildLists(gpu: GpuContext, T: number): Promise<{ arena: Arena; lists: Lists; s: NsaCoreShape }> {
+  const s: NsaCoreShape = { B: 1, T, H: M.nHeads, G: M.nKvGroups, dk: M.dk, dv: M.dv };
+  const z = nsaCoreSizes(s, CFG);
+  const nq = T * s.H;
+  const nk = T * s.G;
+  const f32 = (name: string, n: number): ArenaEntry => ({ name, bytes: 4 * n });
+  const kv = ['cmp', 'sel', 'win'].flatMap((b) => [f32(`k.${b}`, nk * s.dk), f32(`v.${b}`, nk * s.dv), f32(`dk.${b}`, nk * s.dk), f32(`dv.${b}`, nk * s.dv)]);
+  const arena = createArena(gpu, 'bench.nsa', [
+    f32('q', nq * s.dk), ...kv, f32('gates', nq * 3), f32('out', z.o), f32('dout', z.o), f32('dq', nq * s.dk), f32('dgates', nq * 3),
+    ...nsaCoreSavedEntries('s.', s, CFG), ...nsaCoreScratchEntries('x.', s, CFG),
+    // Dense attention reads q and the sel branch's k, v; its own outputs and gradients:
+    f32('dense.out', z.o), f32('dense.lse', z.lse), f32('dense.delta', z.lse), f32('dense.dq', nq * s.dk), f32('dense.dk', nk * s.dk), f32('dense.dv', nk * s.dv),
+  ]);
+  const a = (n: string) => arena.get(n);
+  const r = gaussian(mulberry32(T));
+  const randn = (n: number) => Float32Array.from({ length: n }, r);
+  for (const n of ['q', 'dout']) gpu.write(a(n), randn(n === 'q' ? nq * s.dk : z.o));
+  for (const b of ['cmp', 'sel', 'win']) {
+    gpu.write(a(`k.${b}`), randn(nk * s.dk));
+    gpu.write(a(`v.${b}`), randn(nk * s.dv));
+  }
+  const rg = mulberry32(T + 1);
+  gpu.write(a('gates'), Float32Array.from({ length: nq * 3 }, () => 0.25 + 0.5 * rg()));
+  const branch = (b: string) => ({ k: a(`k.${b}`), v: a(`v.${b}`) });
+  const grad = (b: string) => ({ k: a(`dk.${b}`), v: a(`dv.${b}`) });
+  const io = { q: a('q'), cmp: branch('cmp'), sel: branch('sel'), win: branch('win'), gates: a('gates'), out: a('out'), saved: nsaCoreSavedSlices('s.', a, CFG) };
+  const scratch = nsaCoreScratchSlices('x.', a, CFG);
+  const dense = { B: 1, T, H: s.H, G: s.G, dk: s.dk, dv: s.dv, q: a('q'), k: a('k.sel'), v: a('v.sel'), out: a('dense.out'), lse: a('dense.lse') };
+  const [nsaFwd, nsaBwd, denseFwd, denseBwd] = await Promise.all([
+    nsaCoreForward(gpu, s, CFG, io, scratch),
+    nsaCoreBackward(gpu, s, CFG, io, scratch, {
+      dout: a('dout'), dq: a('dq'), cmp: grad('cmp'), sel: grad('sel'), win: grad('win'), gates: { kind: 'gates', dgates: a('dgates') },
+    }),
+    attentionForwardDispatch(gpu, dense).then((d) => [d]),
+    attentionBackwardDispatches(gpu, {
+      ...dense, dout: a('dout'), delta: a('dense.delta'), gradQ: a('dense.dq'), gradK: a('dense.dk'), gradV: a('dense.dv'),
+    }),
+  ]);
+  return { arena, lists: { nsaFwd, nsaBwd, denseFwd, denseBwd }, s };
+}
+
+/**
+ * One timed run of a list: GPU ms from timestamp queries (each dispatch in its own pass) when the
+ * adapter has them, and the wall-clock ms of that same run (submit to completion).
+ */
+async function timeList(gpu: GpuContext, list: readonly Dispatch[]): Promise<{ wall: number; gpu: number | null; perDispatch: DispatchTiming[] }> {
+  await gpu.finish();
+  const t0 = performance.now();
+  if (gpu.hasTimestamps) {
+    const perDispatch = await profileDispatches(gpu, list);
+    return { wall: performance.now() - t0, gpu: perDispatch.reduce((a, t) => a + t.ms, 0), perDispatch };
+  }
+  gpu.run(list);
+  await gpu.finish();
+  return { wall: performance.now() - t0, gpu: null, perDispatch: [] };
+}
+
+async function main(): Promise<number> {
+  const args = parseArgs(process.argv.slice(2));
+  assertNsaConfig(CFG);
+  const gpu = await acquireNodeGpu({ announce: false });
+  const software = gpu.adapter.architecture === 'swiftshader' || /swiftshader/i.test(describeAdapter(gpu.adapter));
+  const Ts = (args.flags.get('T') ?? (software ? '1024,2048' : '1024,2048,4096,8192,16384')).split(',').filter(Boolean).map(Number);
+  for (const T of Ts) if (!Number.isInteger(T) || T < 1) throw new Error(`--T: '${T}' is not a positive integer`);
+  const repeats = intFlag(args, 'repeats') ?? 3;
+  const warmup = intFlag(args, 'warmup') ?? 1;
+  if (repeats < 1 || warmup < 0) throw new Error('--repeats must be ≥ 1 and --warmup ≥ 0');
+  const timing = gpu.hasTimestamps ? 'timestamp' : 'wall';
+  out({ kind: 'adapter', adapter: describeAdapter(gpu.adapter), architecture: gpu.adapter.architecture, timestamps: gpu.hasTimestamps });
+  out({ kind: 'config', B: 1, H: M.nHeads, G: M.nKvGroups, dk: M.dk, dv: M.dv, nsa: CFG, repeats, warmup, timing });
+  for (const T of Ts) {
+    const tBuild = performance.now();
+    const { arena, lists, s } = await buildLists(gpu, T);
+    const buildS = (performance.now() - tBuild) / 1000;
+    const parts: Array<[keyof Lists, Dispatch[]]> = Object.entries(lists) as Array<[keyof Lists, Dispatch[]]>;
+    const wall: Record<string, number[]> = {};
+    const ts: Record<string, number[]> = {};
+    let lastNsa: DispatchTiming[] = [];
+    // The forwards run first in every round, so each backward reads its own forward's outputs.
+    for (let rep = 0; rep < warmup + repeats; rep++) {
+      for (const [name, list] of parts) {
+        const r = await timeList(gpu, list);
+        if (rep < warmup) continue;
+        (wall[name] ??= []).push(r.wall);
+        (ts[name] ??= []).push(r.gpu ?? r.wall);
+        if (name === 'nsaFwd') lastNsa = r.perDispatch;
+        if (name === 'nsaBwd') lastNsa = [...lastNsa, ...r.perDispatch];
+      }
+    }
+    const med = (src: Record<string, number[]>, k: keyof Lists) => median(src[k]);
+    const pick = gpu.hasTimestamps ? ts : wall;
+    const dense = { fwd: med(pick, 'denseFwd'), bwd: med(pick, 'denseBwd') };
+    const nsa = { fwd: med(pick, 'nsaFwd'), bwd: med(pick, 'nsaBwd') };
+    const sel = await gpu.readI32(arena.get('s.sel'), T * s.G * CFG.nSel);
+    const [outNsa, outDense] = [await gpu.readF32(arena.get('out'), T * s.H * s.dv), await gpu.readF32(arena.get('dense.out'), T * s.H * s.dv)];
+    const finite = outNsa.every(Number.isFinite) && outDense.every(Number.isFinite);
+    const denseKeys = denseKeysVisited(T);
+    const nsaKeys = nsaKeysVisited(sel, T, s.G, CFG);
+    // Per-kernel split of the last timed NSA forward + backward.
+    const kernels = gpu.hasTimestamps ? timingsByKernel(lastNsa).map((k) => ({ kernel: k.kernel, ms: +k.ms.toFixed(3), calls: k.calls })) : undefined;
+    out({
+      kind: 'nsa_vs_dense',
+      T,
+      timing,
+      dense_fwd_ms: dense.fwd,
+      dense_bwd_ms: dense.bwd,
+      dense_ms: dense.fwd + dense.bwd,
+      nsa_fwd_ms: nsa.fwd,
+      nsa_bwd_ms: nsa.bwd,
+      nsa_ms: nsa.fwd + nsa.bwd,
+      nsa_over_dense_time: (nsa.fwd + nsa.bwd) / (dense.fwd + dense.bwd),
+      nsa_over_dense_fwd: nsa.fwd / dense.fwd,
+      nsa_over_dense_bwd: nsa.bwd / dense.bwd,
+      dense_keys_per_head: denseKeys,
+      nsa_keys_per_head: nsaKeys,
+      nsa_over_dense_keys: nsaKeys / denseKeys,
+      wall_ms: Object.fromEntries(parts.map(([k]) => [k, med(wall, k)])),
+      outputs_finite: finite,
+      build_s: buildS,
+      nsa_kernels: kernels,
+    });
+    for (const b of arena.buffers) b.destroy();
+  }
+  gpu.destroy();
+  return 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (e: unknown) => {
+    console.error(e instanceof Error ? (e.stack ?? e.message) : String(e));
+    process.exit(1);
+  },
+);
