@@ -1,0 +1,125 @@
+// Generation panel logic: form validation, the decode trace of a streamed generation, and the
+// ranges shown for a generated token — checked against the model's own prefill (decode = prefill)
+// on a small NSA model decoded in float64 on the CPU.
+import { describe, expect, it } from 'vitest';
+import type { ModelConfig, ModelNsaConfig } from '../../src/model/config';
+import { ModelDecoder } from '../../src/model/decode';
+import { sampleToken } from '../../src/model/generate';
+import { initParams } from '../../src/model/init';
+import { paramSpecs } from '../../src/model/params';
+import { snapshotIssues, snapshotRanges, type SelectionSnapshot } from '../../src/nsa/snapshot';
+import { modelForwardRef } from '../../src/reference/model';
+import { DEFAULT_FORM, parseGenerationForm } from '../../src/ui/generate/form';
+import { generationSnapshots, generationTrace, pieceRanges } from '../../src/ui/generate/trace';
+import type { GeneratedPiece, GenerationModel, GenerationStart } from '../../src/ui/generate/types';
+import { mulberry32 } from '../../src/util/random';
+
+describe('parseGenerationForm', () => {
+  const m = { contextLength: 64, vocabSize: 256 };
+  const ok = { ...DEFAULT_FORM, prompt: 'Hi', maxTokens: '63', temperature: '0', topK: '256', seed: '4294967295' };
+
+  it('accepts the boundaries', () => {
+    expect(parseGenerationForm(ok, m)).toEqual({ request: { prompt: 'Hi', maxTokens: 63, temperature: 0, topK: 256, seed: 4294967295 }, errors: {} });
+    expect(parseGenerationForm(DEFAULT_FORM, m).request).not.toBeNull();
+  });
+
+  it.each([
+    ['prompt', { prompt: '' }],
+    ['maxTokens', { maxTokens: '64' }],
+    ['maxTokens', { maxTokens: '0' }],
+    ['maxTokens', { maxTokens: '2.5' }],
+    ['temperature', { temperature: '-0.1' }],
+    ['temperature', { temperature: '' }],
+    ['temperature', { temperature: 'warm' }],
+    ['temperature', { temperature: '11' }],
+    ['topK', { topK: '257' }],
+    ['topK', { topK: '-1' }],
+    ['seed', { seed: '4294967296' }],
+    ['seed', { seed: '1e3' }],
+  ] as const)('%s %j is refused with a message on that field only', (field, over) => {
+    const r = parseGenerationForm({ ...ok, ...over }, m);
+    expect(r.request).toBeNull();
+    expect(Object.keys(r.errors)).toEqual([field]);
+    expect(r.errors[field]!.length).toBeGreaterThan(10);
+  });
+});
+
+const nsa: ModelNsaConfig = { l: 4, d: 2, lSel: 8, nSel: 3, w: 5, phi: 'avg', forceInit: true, forceLocal: 1, sharedKV: false, gates: { kind: 'none' } };
+const cfg: ModelConfig = {
+  vocabSize: 29, dim: 16, nLayers: 2, nHeads: 4, nKvGroups: 2, dk: 6, dv: 5, ffnHidden: 12,
+  seqLen: 40, ropeTheta: 10000, normEps: 1e-5, attention: 'nsa', initStd: 0.5, nsa,
+};
+const model: GenerationModel & { nsa: ModelNsaConfig } = { nsa, H: cfg.nHeads, G: cfg.nKvGroups, layers: cfg.nLayers, contextLength: cfg.seqLen, vocabSize: cfg.vocabSize, step: 17 };
+
+/** Streams like the worker: each generated token with the per-layer selection of its query. */
+function stream(prompt: number[], n: number, seed: number) {
+  const params = initParams(paramSpecs(cfg), seed);
+  const dec = new ModelDecoder(cfg, params);
+  const rand = mulberry32(seed);
+  let last = prompt.map((id) => dec.step(id)).at(-1)!;
+  const pieces: GeneratedPiece[] = [];
+  for (let i = 0; i < n; i++) {
+    const token = sampleToken(last.logits, { temperature: 1, topK: 0 }, rand);
+    pieces.push({ index: i, token, text: `<${token}>`, t: last.t, selection: last.nsa.map((L) => L.selection.slice()) });
+    if (i + 1 < n) last = dec.step(token);
+  }
+  const start: GenerationStart = { promptTokens: prompt, promptPieces: prompt.map((id) => `<${id}>`) };
+  return { params, start, pieces };
+}
+
+/** Prefill snapshots of `tokens` (padded to the context; causality keeps the prefix exact). */
+function prefill(params: Map<string, Float32Array>, tokens: number[]): SelectionSnapshot[][] {
+  const padded = [...tokens, ...new Array(cfg.seqLen - tokens.length).fill(0)];
+  const f = modelForwardRef(cfg, new Map([...params].map(([k, v]) => [k, Float64Array.from(v)])), padded, new Array(cfg.seqLen).fill(0), 1);
+  const T = tokens.length;
+  const G = cfg.nKvGroups;
+  return f.layers.map((L) =>
+    Array.from({ length: G }, (_, g) => {
+      const sel = new Int32Array(T * nsa.nSel);
+      const all = L.attnCache.nsa![0].fwd.selection;
+      for (let t = 0; t < T; t++) sel.set(all.subarray((t * G + g) * nsa.nSel, (t * G + g + 1) * nsa.nSel), t * nsa.nSel);
+      return { step: 0, layer: 0, group: g, T, cfg: nsa, H: cfg.nHeads, G, tokens: Int32Array.from(tokens), sel, scores: null };
+    }),
+  );
+}
+
+describe('generation trace and token ranges', () => {
+  it('tokens fed are the prompt and all generated tokens but the last; queries t = P − 1 + index', () => {
+    const { start, pieces } = stream([3, 1, 4, 1, 5], 6, 2);
+    const tr = generationTrace(start, pieces, nsa, cfg.nKvGroups);
+    expect(tr.tokens).toEqual([3, 1, 4, 1, 5, ...pieces.slice(0, 5).map((p) => p.token)]);
+    expect(new Set(tr.selections.map((d) => d.t))).toEqual(new Set([4, 5, 6, 7, 8, 9]));
+    expect(tr.selections.length).toBe(6 * cfg.nLayers * cfg.nKvGroups);
+    const shifted = pieces.map((p) => ({ ...p, t: p.t + 1 }));
+    expect(() => generationTrace(start, shifted, nsa, cfg.nKvGroups)).toThrow(/expected index 0, t = 4/);
+  });
+
+  it.each([[1, 30], [12, 20], [25, 14]])('prompt of %i, %i tokens: snapshots and ranges equal the prefill of the same tokens', (P, n) => {
+    const prompt = Array.from({ length: P }, (_, i) => (i * 11 + 3) % cfg.vocabSize);
+    const { params, start, pieces } = stream(prompt, n, 5 + P);
+    const snaps = generationSnapshots(start, pieces, model, 17);
+    const fed = [...prompt, ...pieces.slice(0, -1).map((p) => p.token)];
+    const ref = prefill(params, fed);
+    expect(snaps.map((s) => [s.layer, s.group, s.T, s.step, s.source])).toEqual(
+      [0, 1].flatMap((l) => [0, 1].map((g) => [l, g, fed.length, 17, 'decode'])),
+    );
+    for (const s of snaps) {
+      expect(snapshotIssues(s)).toEqual([]);
+      // Absent when every row is recorded (a one-token prompt).
+      const rec = s.recorded ? [...s.recorded] : fed.map(() => 1);
+      expect(P === 1).toBe(s.recorded === undefined);
+      expect(rec).toEqual(fed.map((_, t) => (t >= P - 1 ? 1 : 0)));
+      for (let t = P - 1; t < s.T; t++) expect(snapshotRanges(s, t), `layer ${s.layer} group ${s.group} t=${t}`).toEqual(snapshotRanges(ref[s.layer][s.group], t));
+    }
+    for (const p of pieces) {
+      for (const r of pieceRanges(p, nsa, cfg.nKvGroups)) expect(r.ranges).toEqual(snapshotRanges(ref[r.layer][r.group], p.t));
+    }
+    // Some query in this run selected a non-forced block (the comparison is not only the forced ones).
+    const nonForced = snaps.some((s) => Array.from({ length: s.T }, (_, t) => t).some((t) => t >= P - 1 && snapshotRanges(s, t).some((r) => r.forced.includes(false))));
+    expect(nonForced).toBe(true);
+  });
+
+  it('a dense model (no selection) has no ranges', () => {
+    expect(pieceRanges({ index: 0, token: 1, text: 'a', t: 3, selection: [] }, nsa, 2)).toEqual([]);
+  });
+});
