@@ -83,7 +83,6 @@ export function useStepperData(src: StepperSources, key: string | null, layer: n
       live = false;
     };
     // lazyFrame, L and g are encoded in lazyKey.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [lazyKey, src.load]);
 
   if (!lazyKey) return { frames, snapshot: eager.snapshot, layers, groups, loading: false, error: null };
