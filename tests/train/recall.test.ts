@@ -37,7 +37,7 @@ describe('recall sequences', () => {
     const isKey = (x: number) => x >= v.keyBase && x < v.valueBase;
     const isValue = (x: number) => x >= v.valueBase && x < v.size;
     const R = T + 1 - 2 * task.queries;
-    expect(recallAnswerPositions(T, task.queries)).toEqual([57, 59, 61, 63]);
+    expect(recallAnswerPositions(T, task.queries)).toEqual([49, 51, 53, 55, 57, 59, 61, 63]);
     // Violations are collected (one expect per sample is slow over 2000 samples).
     const bad: string[] = [];
     const check = (ok: boolean, what: string) => {
@@ -111,9 +111,9 @@ describe('recall sequences', () => {
     const bad = (patch: Partial<RecallTask>, seqLen = T) => recallTaskIssues({ ...task, ...patch }, seqLen).join('; ');
     expect(bad({})).toBe('');
     expect(bad({ pairs: 17 })).toMatch(/pairs \(17\) must not exceed keys/);
-    expect(bad({ queries: 7 })).toMatch(/queries \(7\) must not exceed pairs/);
+    expect(bad({ queries: 11 })).toMatch(/queries \(11\) must not exceed pairs/);
     expect(bad({ values: 1 })).toMatch(/values must be an integer ≥ 2/);
-    expect(bad({ minDistance: 43 })).toMatch(/minStart 8 and minDistance 43/);
+    expect(bad({ minDistance: 27 })).toMatch(/minStart 8 and minDistance 27/);
     expect(bad({}, 20)).toMatch(/pair region/);
     expect(() => createRecallDataset({ kind: 'recall', ...task, minDistance: 60 }, { batchSize: 2, seqLen: T, seed: 1 })).toThrow(/minDistance 60/);
     // The tightest feasible placement still generates.
