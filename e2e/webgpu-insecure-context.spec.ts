@@ -19,6 +19,6 @@ test('explains how to enable WebGPU when navigator.gpu is missing', async ({ con
   expect(await adapterState(page)).toBe('unavailable');
   await expect(page.getByTestId('webgpu-unavailable-reason')).toContainText('navigator.gpu is missing');
   await expect(page.getByTestId('webgpu-unavailable-reason')).toContainText('secure context');
-  await expect(page.getByTestId('train-button')).toHaveCount(0);
+  await expect(page.getByTestId('run-button')).toHaveCount(0);
   await saveScreenshot(page, testInfo, 'insecure-context');
 });

@@ -12,6 +12,6 @@ test('explains that no adapter was found', async ({ page }, testInfo) => {
   expect(await adapterState(page)).toBe('unavailable');
   await expect(page.getByTestId('webgpu-unavailable-reason')).toContainText('no adapter was found');
   await expect(page.getByTestId('webgpu-unavailable-reason')).toContainText('--enable-unsafe-webgpu');
-  await expect(page.getByTestId('train-button')).toHaveCount(0);
+  await expect(page.getByTestId('run-button')).toHaveCount(0);
   await saveScreenshot(page, testInfo, 'no-adapter');
 });

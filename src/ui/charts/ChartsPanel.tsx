@@ -1,23 +1,45 @@
 // The run's charts: training and validation loss (TensorBoard-style smoothing, log scale),
 // tokens/s, learning rate, gradient norm and, for NSA models, the gate mean of each branch.
-import { useId, useMemo, useState } from 'react';
+import { useDeferredValue, useId, useMemo, useState } from 'react';
 import { useStore } from '../store';
-import { MetricChart } from './MetricChart';
+import { MetricChart, type LineSpec } from './MetricChart';
 import { lossSeries, rateSeries } from './series';
 
 export const COLORS = { train: '#3b82f6', val: '#f97316', rate: '#10b981', lr: '#a855f7', grad: '#ef4444', cmp: '#0ea5e9', sel: '#f59e0b', win: '#22c55e' };
 
 const DEFAULT_SMOOTHING = 0.6;
+const twoDecimals = (v: number) => v.toFixed(2);
 
 export function ChartsPanel() {
-  const metrics = useStore((s) => s.metrics);
-  const evals = useStore((s) => s.evals);
+  // Deferred: chart renders run at low priority and yield to input and animation frames.
+  const metrics = useDeferredValue(useStore((s) => s.metrics));
+  const evals = useDeferredValue(useStore((s) => s.evals));
   const [smoothing, setSmoothing] = useState(DEFAULT_SMOOTHING);
   const [log, setLog] = useState(false);
   const ids = { smooth: useId(), log: useId() };
-  const loss = useMemo(() => lossSeries(metrics, evals, smoothing), [metrics, evals, smoothing]);
-  const rates = useMemo(() => rateSeries(metrics), [metrics]);
-  const hasGates = rates.gates[0].length > 0;
+  // Stable line lists: a memoised chart re-renders only when its own data changes.
+  const lossLines = useMemo((): LineSpec[] => {
+    const l = lossSeries(metrics, evals, smoothing);
+    return [
+      { name: 'train (raw)', points: l.lossRaw, color: COLORS.train, faint: true },
+      { name: 'train', points: l.lossSmooth, color: COLORS.train },
+      { name: 'validation', points: l.val, color: COLORS.val, dots: true },
+    ];
+  }, [metrics, evals, smoothing]);
+  const other = useMemo(() => {
+    const r = rateSeries(metrics);
+    return {
+      tokens: [{ name: 'tokens/s', points: r.tokensPerSecond, color: COLORS.rate }],
+      lr: [{ name: 'lr', points: r.lr, color: COLORS.lr }],
+      grad: [{ name: 'grad norm', points: r.gradNorm, color: COLORS.grad }],
+      gates: [
+        { name: 'compressed', points: r.gates[0], color: COLORS.cmp },
+        { name: 'selected', points: r.gates[1], color: COLORS.sel },
+        { name: 'window', points: r.gates[2], color: COLORS.win },
+      ],
+    } satisfies Record<string, LineSpec[]>;
+  }, [metrics]);
+  const hasGates = other.gates[0].points.length > 0;
   return (
     <section className="panel charts-panel" aria-labelledby="charts-heading" data-testid="charts-panel">
       <div className="charts-head">
@@ -41,34 +63,12 @@ export function ChartsPanel() {
           <label htmlFor={ids.log}>Log-scale loss</label>
         </div>
       </div>
-      <MetricChart
-        testId="loss-chart"
-        title="Loss (nats/token)"
-        log={log}
-        height={260}
-        format={(v) => v.toFixed(2)}
-        lines={[
-          { name: 'train (raw)', points: loss.lossRaw, color: COLORS.train, faint: true },
-          { name: 'train', points: loss.lossSmooth, color: COLORS.train },
-          { name: 'validation', points: loss.val, color: COLORS.val, dots: true },
-        ]}
-      />
+      <MetricChart testId="loss-chart" title="Loss (nats/token)" log={log} height={260} format={twoDecimals} lines={lossLines} />
       <div className="chart-grid">
-        <MetricChart testId="tokens-chart" title="Tokens per second" lines={[{ name: 'tokens/s', points: rates.tokensPerSecond, color: COLORS.rate }]} />
-        <MetricChart testId="lr-chart" title="Learning rate" lines={[{ name: 'lr', points: rates.lr, color: COLORS.lr }]} />
-        <MetricChart testId="gradnorm-chart" title="Gradient norm (before clipping)" lines={[{ name: 'grad norm', points: rates.gradNorm, color: COLORS.grad }]} />
-        {hasGates && (
-          <MetricChart
-            testId="gates-chart"
-            title="Gate mean per branch"
-            format={(v) => v.toFixed(2)}
-            lines={[
-              { name: 'compressed', points: rates.gates[0], color: COLORS.cmp },
-              { name: 'selected', points: rates.gates[1], color: COLORS.sel },
-              { name: 'window', points: rates.gates[2], color: COLORS.win },
-            ]}
-          />
-        )}
+        <MetricChart testId="tokens-chart" title="Tokens per second" lines={other.tokens} />
+        <MetricChart testId="lr-chart" title="Learning rate" lines={other.lr} />
+        <MetricChart testId="gradnorm-chart" title="Gradient norm (before clipping)" lines={other.grad} />
+        {hasGates && <MetricChart testId="gates-chart" title="Gate mean per branch" format={twoDecimals} lines={other.gates} />}
       </div>
     </section>
   );

@@ -1,5 +1,6 @@
 // One recharts line chart over training steps: several series, each with its own (decimated)
 // points, no animation, optional log-scaled y axis.
+import { memo } from 'react';
 import { CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import type { Point } from './decimate';
 
@@ -24,7 +25,8 @@ interface Props {
 
 const defaultFormat = (v: number) => (Math.abs(v) >= 1000 ? v.toExponential(1) : Math.abs(v) < 0.01 && v !== 0 ? v.toExponential(1) : v.toPrecision(3));
 
-export function MetricChart({ testId, title, lines, log = false, height = 200, format = defaultFormat }: Props) {
+/** Re-renders only when its lines (or options) change. */
+export const MetricChart = memo(function MetricChart({ testId, title, lines, log = false, height = 200, format = defaultFormat }: Props) {
   const drawn = lines.filter((l) => l.points.length > 0);
   const count = drawn.reduce((a, l) => a + l.points.length, 0);
   return (
@@ -70,4 +72,4 @@ export function MetricChart({ testId, title, lines, log = false, height = 200, f
       )}
     </figure>
   );
-}
+});

@@ -1,0 +1,89 @@
+// The config side of the page, without training: an invalid field blocks the start, a bad upload is
+// refused without changing anything else, and the URL carries the config across a reload.
+import { expect, test, type Page } from '@playwright/test';
+import { collectErrors, expectAdapter, saveScreenshot } from './page-helpers';
+
+const field = (page: Page, path: string) => page.getByTestId(`config-field-${path}`);
+
+test('an invalid config shows the message at the field and the run cannot start', async ({ page }, testInfo) => {
+  const errors = collectErrors(page);
+  await page.goto('./#v=1&preset=tiny');
+  await expectAdapter(page);
+  await expect(page.getByTestId('run-button')).toBeEnabled();
+  await field(page, 'model.dk').fill('15');
+  await expect(page.getByTestId('config-error-model.dk')).toContainText('even');
+  await expect(field(page, 'model.dk')).toHaveAttribute('aria-invalid', 'true');
+  await expect(page.getByTestId('run-button')).toBeDisabled();
+  await expect(page.getByTestId('step-button')).toBeDisabled();
+  await expect(page.getByTestId('start-blocked')).toContainText('model.dk');
+  // The keyboard cannot start it either.
+  await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+  await page.keyboard.press('Space');
+  await page.keyboard.press('s');
+  await page.waitForTimeout(500);
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'idle');
+  await saveScreenshot(page, testInfo, 'invalid-config');
+  await field(page, 'model.dk').fill('16');
+  await expect(page.getByTestId('config-error-model.dk')).toHaveCount(0);
+  await expect(page.getByTestId('run-button')).toBeEnabled();
+  expect(errors).toEqual([]);
+});
+
+test('a bad upload is refused with a message and nothing else changes', async ({ page }, testInfo) => {
+  const errors = collectErrors(page);
+  await page.goto('./#v=1&preset=tiny');
+  await expectAdapter(page);
+  await field(page, 'data.source').selectOption('upload');
+  await expect(page.getByTestId('run-button')).toBeDisabled(); // no file yet
+  const input = page.getByTestId('upload-input');
+  const hashBefore = await page.evaluate(() => location.hash);
+
+  await input.setInputFiles({ name: 'weights.txt', mimeType: 'text/plain', buffer: Buffer.from([0x41, 0x00, 0x01, 0x02, 0xff, 0x42]) });
+  await expect(page.getByTestId('upload-error')).toContainText('binary');
+  await input.setInputFiles({ name: 'empty.txt', mimeType: 'text/plain', buffer: Buffer.alloc(0) });
+  await expect(page.getByTestId('upload-error')).toContainText('empty');
+  await input.setInputFiles({ name: 'big.txt', mimeType: 'text/plain', buffer: Buffer.alloc(21 * 2 ** 20, 0x61) });
+  await expect(page.getByTestId('upload-error')).toContainText('limit');
+  await expect(page.getByTestId('upload-status')).toHaveCount(0);
+  await expect(page.getByTestId('run-button')).toBeDisabled();
+  expect(await page.evaluate(() => location.hash)).toBe(hashBefore);
+
+  // A good file is taken; a bad one after it keeps the good one.
+  const text = Array.from({ length: 40 }, (_, i) => `Paragraph ${i}. ${'The quick brown fox jumps over the lazy dog. '.repeat(8)}`).join('\n\n');
+  await input.setInputFiles({ name: 'good.txt', mimeType: 'text/plain', buffer: Buffer.from(text) });
+  await expect(page.getByTestId('upload-status')).toContainText('good.txt');
+  await expect(page.getByTestId('run-button')).toBeEnabled();
+  await input.setInputFiles({ name: 'bad.txt', mimeType: 'text/plain', buffer: Buffer.from([0, 1, 2]) });
+  await expect(page.getByTestId('upload-error')).toContainText('Still using good.txt');
+  await expect(page.getByTestId('upload-status')).toContainText('good.txt');
+  await expect(page.getByTestId('run-button')).toBeEnabled();
+  await saveScreenshot(page, testInfo, 'bad-upload');
+  expect(errors).toEqual([]);
+});
+
+test('the URL carries the config: a reload and a fresh tab restore it', async ({ page, context }, testInfo) => {
+  const errors = collectErrors(page);
+  await page.goto('./');
+  await expectAdapter(page);
+  await field(page, 'model.attention').selectOption('nsa');
+  await field(page, 'train.steps').fill('123');
+  await field(page, 'train.seed').fill('7');
+  await expect.poll(() => page.evaluate(() => location.hash)).toContain('train.steps=123');
+  const url = page.url();
+  expect(url).toContain('model.attention=nsa');
+
+  await page.reload();
+  await expectAdapter(page);
+  await expect(field(page, 'model.attention')).toHaveValue('nsa');
+  await expect(field(page, 'train.steps')).toHaveValue('123');
+  await expect(field(page, 'train.seed')).toHaveValue('7');
+  await expect(page.getByTestId('steps-target')).toHaveText('123');
+
+  const other = await context.newPage();
+  await other.goto(url);
+  await expectAdapter(other);
+  await expect(field(other, 'train.steps')).toHaveValue('123');
+  await expect(field(other, 'model.attention')).toHaveValue('nsa');
+  await saveScreenshot(other, testInfo, 'restored');
+  expect(errors).toEqual([]);
+});

@@ -1,0 +1,304 @@
+// The playground for real, on one page that trains once: the built app in headless Chromium, WebGPU
+// on SwiftShader (or the system GPU with NSA_E2E_GPU=system), training in the dedicated worker.
+// The tests run in order on the same page (SwiftShader compiles each pipeline for seconds, so a
+// run is built as few times as possible); a failure skips the rest.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect, test, type Download, type Page } from '@playwright/test';
+import { preset } from '../src/model/presets';
+import { forcedBlocks } from '../src/nsa/blocks';
+import { METRICS_HEADER } from '../src/train/metrics-csv';
+import { writeArtifact, type RunArtifact } from './artifact';
+import { DEFAULT_TOLERANCE, goldenFor, RECORD_GOLDEN, recordGolden } from './golden';
+import { E2E_PROFILE, EXPECTED_ADAPTER, GPU_MODE } from './gpu-mode';
+import { collectErrors, expectAdapter, saveScreenshot } from './page-helpers';
+import { startResponsivenessProbe, stopResponsivenessProbe } from './responsiveness';
+
+test.describe.configure({ mode: 'serial' });
+
+const P = E2E_PROFILE;
+/** The fields of the CLI's heartbeat.jsonl lines (src/train/types.ts Heartbeat), in order. */
+const HEARTBEAT_FIELDS = ['ts', 'iso', 'step', 'msg', 'phase', 'loss', 'toks_per_s', 'lr', 'grad_norm', 'gpu_mem_bytes'];
+
+let page: Page;
+let errors: string[];
+const artifact: RunArtifact = { date: new Date().toISOString(), gpuMode: GPU_MODE, profile: P.name, configHash: P.hash };
+
+const status = () => page.getByTestId('run-status');
+const stepsDone = async () => Number(await page.getByTestId('steps-done').innerText());
+
+async function failIfError(): Promise<void> {
+  if ((await status().getAttribute('data-status')) === 'error') throw new Error(`training failed: ${await page.getByTestId('run-error').innerText()}`);
+}
+
+async function download(testId: string): Promise<string> {
+  const [d] = (await Promise.all([page.waitForEvent('download'), page.getByTestId(testId).click()])) as [Download, void];
+  const path = await d.path();
+  return readFileSync(path, 'utf8');
+}
+
+test.beforeAll(async ({ browser }) => {
+  page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  errors = collectErrors(page);
+  await page.goto(`./?testHooks=1#${P.hash}`);
+  await expectAdapter(page);
+});
+
+test.afterAll(async ({}, testInfo) => {
+  writeArtifact(join(testInfo.project.outputDir, 'nsa-e2e-run.json'), artifact);
+  console.log(`[e2e] run artifact: ${JSON.stringify({ ...artifact, losses: artifact.losses?.length })}`);
+  await page.close();
+});
+
+test('names the WebGPU adapter the worker trains on, and loads the config from the URL', async ({}, testInfo) => {
+  await expect(page.getByTestId('adapter-name')).toHaveText(EXPECTED_ADAPTER);
+  if (GPU_MODE === 'swiftshader') {
+    await expect(page.getByTestId('adapter-architecture')).toHaveText('swiftshader');
+    await expect(page.getByTestId('adapter-kind')).toHaveText('software');
+  }
+  artifact.adapter = {
+    name: await page.getByTestId('adapter-name').innerText(),
+    architecture: await page.getByTestId('adapter-architecture').innerText(),
+    kind: await page.getByTestId('adapter-kind').innerText(),
+  };
+  await expect(page.getByTestId('config-field-model.attention')).toHaveValue('nsa');
+  await expect(page.getByTestId('config-field-train.steps')).toHaveValue(String(P.steps));
+  await expect(page.getByTestId('steps-target')).toHaveText(String(P.steps));
+  await expect(page.getByTestId('run-button')).toBeEnabled();
+  await saveScreenshot(page, testInfo, 'ready');
+});
+
+test('trains with heartbeats and tokens/s; pause keeps the step count, resume finishes; the loss falls', async ({}, testInfo) => {
+  const t0 = Date.now();
+  await page.getByTestId('run-button').click();
+  await expect(page.getByTestId('config-field-train.steps')).toBeDisabled(); // the config is locked during a run
+  await expect(status()).toHaveAttribute('data-status', /^(running|error)$/, { timeout: 300_000 }); // init compiles every pipeline
+  await failIfError();
+  const initSeconds = (Date.now() - t0) / 1000;
+
+  // Heartbeats: a step phase, a fresh age, the step count moving.
+  await expect(page.getByTestId('heartbeat-phase')).toHaveText('step', { timeout: 120_000 });
+  await startResponsivenessProbe(page);
+  const t1 = Date.now();
+  await expect.poll(stepsDone, { timeout: 300_000 }).toBeGreaterThanOrEqual(P.pauseAfter);
+  await expect.poll(async () => Number(await page.getByTestId('heartbeat-age').getAttribute('data-age'))).toBeLessThan(30);
+  await expect(page.getByTestId('tokens-per-second')).toHaveText(/^[\d,.]+$/);
+  await expect(page.getByTestId('elapsed')).not.toHaveText('0:00');
+  await expect(page.getByTestId('eta')).toHaveText(/^\d+:\d\d$/);
+
+  // Pause mid-run: the worker stops between steps and keeps the run.
+  await page.getByTestId('pause-button').click();
+  await expect(status()).toHaveAttribute('data-status', /^(paused|error)$/, { timeout: 120_000 });
+  await failIfError();
+  const pausedAt = await stepsDone();
+  expect(pausedAt).toBeLessThan(P.steps);
+  await expect(page.getByTestId('heartbeat-phase')).toHaveText('paused');
+  await page.waitForTimeout(1500);
+  expect(await stepsDone()).toBe(pausedAt);
+
+  await expect(page.getByTestId('run-button')).toHaveText(/Resume/);
+  await page.getByTestId('run-button').click();
+  await expect(status()).toHaveAttribute('data-status', /^(done|error)$/, { timeout: 540_000 });
+  await failIfError();
+  const trainSeconds = (Date.now() - t1) / 1000;
+  artifact.responsiveness = await stopResponsivenessProbe(page);
+  await expect(page.getByTestId('heartbeat-phase')).toHaveText('done');
+  expect(await stepsDone()).toBe(P.steps);
+  await expect(page.getByTestId('loss-latest')).toHaveAttribute('data-step', String(P.steps - 1));
+
+  const first = Number(await page.getByTestId('loss-first').innerText());
+  const last = Number(await page.getByTestId('loss-latest').innerText());
+  expect(first).toBeGreaterThan(4.5); // byte-level loss starts near ln 256 ≈ 5.55
+  expect(first).toBeLessThan(6.5);
+  expect(last).toBeLessThan(first - P.minLossDrop);
+  expect(Number((await page.getByTestId('val-loss-latest').innerText()) || NaN)).toBeLessThan(first);
+  await expect(page.getByTestId('gpu-memory')).toHaveText(/^\d+(\.\d)? (KiB|MiB|GiB)$/);
+  artifact.timings = { initSeconds, trainSeconds, pausedAt };
+  const summary = `loss ${first} → ${last} in ${P.steps} steps (paused at ${pausedAt}); init ${initSeconds.toFixed(1)} s, training ${trainSeconds.toFixed(1)} s; frames p50/p95/max ${JSON.stringify(artifact.responsiveness.frameMs)} ms, long tasks ${JSON.stringify(artifact.responsiveness.longTasks)}`;
+  testInfo.annotations.push({ type: 'run', description: summary });
+  console.log(`[e2e] ${summary}`);
+  await saveScreenshot(page, testInfo, 'trained-light');
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await saveScreenshot(page, testInfo, 'trained-dark');
+  await page.emulateMedia({ colorScheme: 'light' });
+});
+
+test('downloads use the CLI formats, and the loss at the last step matches the golden value', async () => {
+  const csv = (await download('download-metrics.csv')).trim().split('\n');
+  expect(csv[0]).toBe(METRICS_HEADER);
+  const rows = csv.slice(1).map((l) => l.split(',').map((x) => (x === '' ? null : Number(x))));
+  const train = rows.filter((r) => r[1] !== null).map((r) => ({ step: r[0]!, loss: r[1]! }));
+  const val = rows.filter((r) => r[2] !== null).map((r) => ({ step: r[0]!, valLoss: r[2]! }));
+  expect(train.map((r) => r.step)).toEqual([...Array(P.steps).keys()]);
+  expect(val.map((r) => r.step)).toEqual([P.steps / 2, P.steps]);
+  artifact.losses = train;
+  artifact.valLosses = val;
+  const tps = rows.filter((r) => r[5] !== null).map((r) => r[5]!);
+  artifact.tokensPerSecond = { last: tps.at(-1)!, mean: tps.reduce((a, b) => a + b, 0) / tps.length };
+
+  const beats = (await download('download-heartbeat.jsonl')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  for (const b of beats) expect(Object.keys(b)).toEqual(HEARTBEAT_FIELDS);
+  const phases = beats.map((b) => b.phase);
+  expect(phases[0]).toBe('init');
+  expect(phases).toContain('step');
+  expect(phases).toContain('eval');
+  expect(phases).toContain('paused');
+  expect(phases.at(-1)).toBe('done');
+  const steps = beats.filter((b) => b.phase === 'step').map((b) => b.step as number);
+  expect(steps).toEqual([...steps].sort((a, b) => a - b));
+
+  const config = JSON.parse(await download('download-config.json')) as { model: { attention: string }; train: { steps: number; seed: number }; stepsDone: number };
+  expect(config.model.attention).toBe('nsa');
+  expect(config.train.steps).toBe(P.steps);
+  expect(config.stepsDone).toBe(P.steps);
+
+  // The golden loss: same seed, same kernels, same loss (within the stated tolerance).
+  const at = train.at(-1)!;
+  const golden = goldenFor(P.name);
+  if (RECORD_GOLDEN) {
+    const tolerance = golden?.tolerance ?? DEFAULT_TOLERANCE[GPU_MODE];
+    recordGolden(P.name, {
+      hash: P.hash,
+      step: at.step,
+      loss: at.loss,
+      tolerance,
+      why: golden?.why ?? 'float32 rounding differs across CPUs (SwiftShader JIT) and GPU drivers; a real regression moves the loss by >= 0.01',
+      recorded: `${new Date().toISOString()} on ${artifact.adapter?.name ?? '?'}`,
+    });
+    artifact.golden = { step: at.step, loss: at.loss, expected: null, tolerance, recorded: true };
+    console.log(`[e2e] recorded golden ${P.name}: step ${at.step} loss ${at.loss}`);
+    return;
+  }
+  if (!golden) throw new Error(`No golden loss for profile '${P.name}' in e2e/golden.json: record one with NSA_E2E_RECORD_GOLDEN=1.`);
+  expect(golden.hash, 'the golden was recorded for another config').toBe(P.hash);
+  artifact.golden = { step: at.step, loss: at.loss, expected: golden.loss, tolerance: golden.tolerance, recorded: false };
+  expect(at.step).toBe(golden.step);
+  expect(Math.abs(at.loss - golden.loss), `loss ${at.loss} vs golden ${golden.loss} at step ${at.step}`).toBeLessThanOrEqual(golden.tolerance);
+});
+
+test('charts: every series drawn, smoothing changes the smoothed curve, log scale changes the axis', async ({}, testInfo) => {
+  const loss = page.getByTestId('loss-chart');
+  for (const id of ['loss-chart', 'tokens-chart', 'lr-chart', 'gradnorm-chart', 'gates-chart'])
+    await expect(page.getByTestId(id).locator('.recharts-line-curve').first()).toBeVisible();
+  await expect(loss.locator('.recharts-line-curve')).toHaveCount(3); // raw, smoothed, validation
+  await expect(page.getByTestId('gates-chart').locator('.recharts-line-curve')).toHaveCount(3);
+  const paths = async () => loss.locator('.recharts-line-curve').evaluateAll((els) => els.map((e) => e.getAttribute('d')));
+  const slider = page.getByTestId('smoothing-slider');
+  await slider.fill('0');
+  await expect(page.getByTestId('smoothing-value')).toHaveText('0.00');
+  const [raw0, smooth0] = await paths();
+  expect(smooth0).toBe(raw0); // no smoothing: the smoothed curve is the raw one
+  await slider.fill('0.9');
+  await expect(page.getByTestId('smoothing-value')).toHaveText('0.90');
+  const [raw9, smooth9] = await paths();
+  expect(raw9).toBe(raw0);
+  expect(smooth9).not.toBe(raw9);
+  const ticks = () => loss.locator('.recharts-yAxis .recharts-cartesian-axis-tick-value').evaluateAll((els) => els.map((e) => e.textContent ?? ''));
+  const linear = await ticks();
+  expect(linear.length).toBeGreaterThan(2);
+  await page.getByTestId('log-scale').check();
+  await expect.poll(ticks).not.toEqual(linear);
+  await saveScreenshot(page, testInfo, 'charts-log');
+  await page.getByTestId('log-scale').uncheck();
+});
+
+test('selection stepper: every range valid, forced blocks present, keyboard steps t', async ({}, testInfo) => {
+  const stepper = page.getByTestId('stepper');
+  await expect(stepper).toHaveAttribute('data-loading', 'false', { timeout: 60_000 });
+  await expect(stepper).toHaveAttribute('data-step', String(P.steps - 1)); // follows the newest snapshot
+  const model = preset(P.preset).model;
+  const nsa = model.nsa!;
+  const T = Number(await page.getByTestId('stepper-t-slider').getAttribute('max')) + 1;
+
+  // Every snapshot, layer and group: no invalid row (the stepper checks ranges and forced blocks).
+  for (const layer of [...Array(model.nLayers).keys()].map(String)) {
+    for (const group of [...Array(model.nKvGroups).keys()].map(String)) {
+      await page.getByTestId('stepper-layer').selectOption(layer);
+      await page.getByTestId('stepper-group').selectOption(group);
+      await expect(stepper).toHaveAttribute('data-loading', 'false');
+      await expect(stepper).toHaveAttribute('data-layer', layer);
+      await expect(stepper).toHaveAttribute('data-group', group);
+      await expect(stepper).toHaveAttribute('data-invalid-rows', '0');
+    }
+  }
+
+  // Walk t with the keyboard over the whole sequence, checking the ranges shown at each t.
+  await stepper.focus();
+  await page.keyboard.press('Home');
+  for (let t = 0; t < T; t++) {
+    await expect(page.getByTestId('stepper-t')).toHaveAttribute('data-t', String(t));
+    const ranges = await page.getByTestId('stepper-range').evaluateAll((els) =>
+      els.map((e) => ({ start: Number(e.getAttribute('data-start')), end: Number(e.getAttribute('data-end')), blocks: (e.getAttribute('data-blocks') ?? '').split(',').map(Number) })),
+    );
+    const forcedShown = (await page.getByTestId('stepper-forced').evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-block'))))).sort((a, b) => a - b);
+    expect(ranges.length, `t=${t}`).toBeGreaterThan(0);
+    for (const r of ranges) {
+      expect(r.start, `t=${t} range [${r.start}, ${r.end})`).toBeGreaterThanOrEqual(0);
+      expect(r.start, `t=${t}`).toBeLessThan(r.end);
+      expect(r.end, `t=${t}`).toBeLessThanOrEqual(t + 1);
+    }
+    const selected = new Set(ranges.flatMap((r) => r.blocks));
+    const forced = forcedBlocks(t, nsa);
+    for (const j of forced) expect(selected.has(j), `t=${t}: forced block ${j} selected`).toBe(true);
+    expect(forcedShown, `t=${t}: forced badges`).toEqual([...forced].sort((a, b) => a - b));
+    if (t < T - 1) await page.keyboard.press('ArrowRight');
+  }
+  await page.keyboard.press('ArrowLeft');
+  await expect(page.getByTestId('stepper-t')).toHaveAttribute('data-t', String(T - 2));
+
+  // Step back through the snapshots taken during training.
+  const before = await stepper.getAttribute('data-step');
+  await page.keyboard.press('[');
+  await expect(stepper).not.toHaveAttribute('data-step', before!);
+  await expect(stepper).toHaveAttribute('data-invalid-rows', '0');
+  await stepper.screenshot({ path: testInfo.outputPath('stepper.png') });
+  await testInfo.attach('stepper', { path: testInfo.outputPath('stepper.png'), contentType: 'image/png' });
+});
+
+test('reset clears the run and unlocks the config', async ({}, testInfo) => {
+  await page.getByTestId('reset-button').click();
+  await expect(status()).toHaveAttribute('data-status', 'idle');
+  await expect(page.getByTestId('steps-done')).toHaveText('0');
+  await expect(page.getByTestId('loss-latest')).toHaveText('–');
+  await expect(page.getByTestId('loss-chart')).toHaveAttribute('data-points', '0');
+  await expect(page.getByTestId('stepper-empty')).toBeVisible();
+  await expect(page.getByTestId('download-metrics.csv')).toBeDisabled();
+  await expect(page.getByTestId('config-field-train.steps')).toBeEnabled();
+  await saveScreenshot(page, testInfo, 'reset');
+});
+
+test('keyboard runs, pauses and steps; a stalled worker raises the watchdog banner naming the phase; restart recovers', async ({}, testInfo) => {
+  await page.getByTestId('watchdog-seconds').fill('4');
+  await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+  await page.keyboard.press('Space'); // run
+  await expect(status()).toHaveAttribute('data-status', /^(running|error)$/, { timeout: 300_000 });
+  await failIfError();
+  await expect.poll(stepsDone, { timeout: 300_000 }).toBeGreaterThanOrEqual(1);
+  await page.keyboard.press('Space'); // pause
+  await expect(status()).toHaveAttribute('data-status', 'paused', { timeout: 120_000 });
+  const n = await stepsDone();
+  await page.keyboard.press('s'); // one step
+  await expect.poll(stepsDone, { timeout: 120_000 }).toBe(n + 1);
+  await expect(status()).toHaveAttribute('data-status', 'paused');
+  await expect(page.getByTestId('stall-banner')).toHaveCount(0);
+
+  await page.keyboard.press('Space'); // run again, then make the worker hang before its next step
+  await expect(status()).toHaveAttribute('data-status', 'running');
+  await page.evaluate(() => (window as unknown as { __nsaTest: { stall(ms: number): Promise<void> } }).__nsaTest.stall(600_000));
+  const stalledAt = Date.now();
+  const banner = page.getByTestId('stall-banner');
+  await expect(banner).toBeVisible({ timeout: 120_000 });
+  const phase = await page.getByTestId('stall-phase').innerText();
+  expect(['step', 'paused', 'eval', 'data', 'idle', 'starting']).toContain(phase);
+  await expect(banner).toContainText(`phase ${phase}`);
+  artifact.stall = { bannerAfterSeconds: (Date.now() - stalledAt) / 1000, phase };
+  await saveScreenshot(page, testInfo, 'stall');
+
+  await page.getByTestId('restart-worker').click();
+  await expect(banner).toHaveCount(0);
+  await expect(page.getByTestId('adapter-panel')).toHaveAttribute('data-state', 'ready', { timeout: 120_000 });
+  await expect(status()).toHaveAttribute('data-status', 'idle');
+  await expect(page.getByTestId('steps-done')).toHaveText('0');
+  await expect(page.getByTestId('run-button')).toBeEnabled();
+  expect(errors).toEqual([]);
+});
