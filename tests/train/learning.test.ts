@@ -9,7 +9,7 @@ import { createDataset } from '../../src/train/datasets';
 import { Trainer } from '../../src/train/trainer';
 import { getGpu } from '../helpers/gpu';
 
-describe('learning (tiny preset)', () => {
+describe('learning (tiny preset)', { timeout: 900_000 }, () => {
   it('Brown: validation loss ends at least 0.5 nats below the unigram entropy', async () => {
     const gpu = await getGpu();
     const cfg = preset('tiny');
