@@ -27,8 +27,7 @@ function Stepper() {
   const runConfig = useStore((s) => s.runConfig);
   const tokenizer = useStore((s) => s.runInfo?.dataset.tokenizer ?? null);
   const decode = useDecode(tokenizer);
-  // A new loader per run: the stepper's cache is keyed on it.
-  // eslint-disable-next-line react-hooks/exhaustive-deps
+  // A new loader per run (epoch is its only input): the stepper's cache is keyed on it.
   const load = useCallback((step: number, layer: number, group: number) => loadSnapshot(step, layer, group), [epoch]);
   return <SelectionStepper steps={steps} layers={runConfig?.model.nLayers ?? 0} groups={runConfig?.model.nKvGroups ?? 0} load={load} decode={decode} />;
 }

@@ -21,21 +21,21 @@ export function ChartsPanel() {
   const lossLines = useMemo((): LineSpec[] => {
     const l = lossSeries(metrics, evals, smoothing);
     return [
-      { name: 'train (raw)', points: l.lossRaw, color: COLORS.train, faint: true },
-      { name: 'train', points: l.lossSmooth, color: COLORS.train },
-      { name: 'validation', points: l.val, color: COLORS.val, dots: true },
+      { id: 'train-raw', name: 'train (raw)', points: l.lossRaw, color: COLORS.train, faint: true },
+      { id: 'train', name: 'train', points: l.lossSmooth, color: COLORS.train },
+      { id: 'val', name: 'validation', points: l.val, color: COLORS.val, dots: true },
     ];
   }, [metrics, evals, smoothing]);
   const other = useMemo(() => {
     const r = rateSeries(metrics);
     return {
-      tokens: [{ name: 'tokens/s', points: r.tokensPerSecond, color: COLORS.rate }],
-      lr: [{ name: 'lr', points: r.lr, color: COLORS.lr }],
-      grad: [{ name: 'grad norm', points: r.gradNorm, color: COLORS.grad }],
+      tokens: [{ id: 'tokens', name: 'tokens/s', points: r.tokensPerSecond, color: COLORS.rate }],
+      lr: [{ id: 'lr', name: 'lr', points: r.lr, color: COLORS.lr }],
+      grad: [{ id: 'grad', name: 'grad norm', points: r.gradNorm, color: COLORS.grad }],
       gates: [
-        { name: 'compressed', points: r.gates[0], color: COLORS.cmp },
-        { name: 'selected', points: r.gates[1], color: COLORS.sel },
-        { name: 'window', points: r.gates[2], color: COLORS.win },
+        { id: 'gate-cmp', name: 'compressed', points: r.gates[0], color: COLORS.cmp },
+        { id: 'gate-sel', name: 'selected', points: r.gates[1], color: COLORS.sel },
+        { id: 'gate-win', name: 'window', points: r.gates[2], color: COLORS.win },
       ],
     } satisfies Record<string, LineSpec[]>;
   }, [metrics]);

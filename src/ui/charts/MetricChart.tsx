@@ -6,6 +6,8 @@ import type { Point } from './decimate';
 
 export interface LineSpec {
   name: string;
+  /** Class of the line's layer (`series-<id>`), for styling and tests. */
+  id: string;
   points: Point[];
   color: string;
   /** Thin and faint (raw values behind a smoothed line). */
@@ -54,7 +56,8 @@ export const MetricChart = memo(function MetricChart({ testId, title, lines, log
             {drawn.length > 1 && <Legend verticalAlign="top" height={22} iconSize={10} />}
             {drawn.map((l) => (
               <Line
-                key={l.name}
+                key={l.id}
+                className={`series-${l.id}`}
                 data={l.points}
                 dataKey="y"
                 name={l.name}

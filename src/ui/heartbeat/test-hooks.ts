@@ -1,13 +1,48 @@
-// With ?testHooks=1 the page exposes window.__nsaTest for the e2e suite: make the worker stall.
-// Without it nothing is exposed and the worker refuses the hook.
+// With ?testHooks=1 the page exposes window.__nsaTest for the e2e suite: make the worker stall,
+// and feed the charts a synthetic long run (to measure rendering cost without GPU time).
+// Without it nothing is exposed and the worker refuses the stall hook.
+import type { StepMetrics } from '../../train/types';
 import { debugStall, TEST_HOOKS } from '../controller';
+import { useStore } from '../store';
 
 export interface NsaTestHooks {
   /** The worker's next training step waits `ms` first (no heartbeats meanwhile). */
   stall(ms: number): Promise<void>;
+  /**
+   * Streams `steps` synthetic step metrics (with NSA gates) and an evaluation every 100 steps into
+   * the page's state, `perUpdate` steps per update at the worker's batching rate (10 per second),
+   * as a long run would. Resolves when all are in; they stay until Reset.
+   */
+  simulateRun(steps: number, perUpdate: number): Promise<void>;
+}
+
+function fakeMetrics(step: number): StepMetrics {
+  const noise = Math.sin(step * 12.9898) * 0.05;
+  return {
+    step,
+    loss: 2 + 3.5 * Math.exp(-step / 1500) + noise,
+    lr: 1e-3 * Math.min(1, (step + 1) / 100),
+    gradNorm: 0.5 + Math.abs(noise) * 4,
+    tokensPerSecond: 50_000 + noise * 1e5,
+    stepMs: 10,
+    elapsedMs: step * 10,
+    nsa: { gateMean: [0.3 + noise, 0.5 - noise, 0.6], histogram: [], invalid: 0, perLayer: [] },
+  };
+}
+
+async function simulateRun(steps: number, perUpdate: number): Promise<void> {
+  const s = useStore.getState();
+  s.clearRun();
+  for (let start = 0; start < steps; start += perUpdate) {
+    const metrics = Array.from({ length: Math.min(perUpdate, steps - start) }, (_, i) => fakeMetrics(start + i));
+    const evals = metrics.filter((m) => (m.step + 1) % 100 === 0).map((m) => ({ step: m.step + 1, valLoss: m.loss + 0.1 }));
+    useStore.getState().applyUpdate({ metrics, evals, heartbeat: null, snapshotSteps: null });
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 export function installTestHooks(): void {
   if (!TEST_HOOKS) return;
-  (globalThis as { __nsaTest?: NsaTestHooks }).__nsaTest = { stall: (ms) => debugStall(ms) };
+  const hooks: NsaTestHooks = { stall: (ms) => debugStall(ms), simulateRun };
+  (globalThis as { __nsaTest?: NsaTestHooks }).__nsaTest = hooks;
 }
