@@ -288,7 +288,7 @@ test('keyboard runs, pauses and steps; a stalled worker raises the watchdog bann
   const banner = page.getByTestId('stall-banner');
   await expect(banner).toBeVisible({ timeout: 120_000 });
   const phase = await page.getByTestId('stall-phase').innerText();
-  expect(['step', 'paused', 'eval', 'data', 'idle', 'starting']).toContain(phase);
+  expect(phase).toBe('step'); // stalled between steps of a running call
   await expect(banner).toContainText(`phase ${phase}`);
   artifact.stall = { bannerAfterSeconds: (Date.now() - stalledAt) / 1000, phase };
   await saveScreenshot(page, testInfo, 'stall');

@@ -1,6 +1,7 @@
 // Chart helpers: TensorBoard's debiased EMA, min/max decimation, and the series built from metrics.
 import { describe, expect, it } from 'vitest';
-import { decimateMinMax, MAX_CHART_POINTS } from '../../src/ui/charts/decimate';
+import { decimateMinMax, MAX_CHART_POINTS, pointBudget } from '../../src/ui/charts/decimate';
+import { MAX_REFRESH_MS, MIN_REFRESH_MS, refreshInterval } from '../../src/ui/charts/throttle';
 import { lossSeries, rateSeries } from '../../src/ui/charts/series';
 import { debiasedEma } from '../../src/ui/charts/smoothing';
 import type { StepMetrics } from '../../src/train/types';
@@ -70,13 +71,29 @@ describe('chart series', () => {
     ...(nsa ? { nsa: { gateMean: [0.1, 0.2, 0.3] as [number, number, number], histogram: [], invalid: 0, perLayer: [] } } : {}),
   });
 
-  it('a 10,000-step run draws at most 1500 points per series', () => {
+  it('a 10,000-step run: full series, each drawn with at most 1500 points at any chart width', () => {
     const metrics = Array.from({ length: 10_000 }, (_, i) => m(i, true));
     const evals = Array.from({ length: 200 }, (_, i) => ({ step: 50 * (i + 1), valLoss: 4 }));
     const l = lossSeries(metrics, evals, 0.9);
     const r = rateSeries(metrics);
-    for (const s of [l.lossRaw, l.lossSmooth, l.val, r.tokensPerSecond, r.lr, r.gradNorm, ...r.gates]) expect(s.length).toBeLessThanOrEqual(MAX_CHART_POINTS);
+    const all = [l.lossRaw, l.lossSmooth, l.val, r.tokensPerSecond, r.lr, r.gradNorm, ...r.gates];
+    expect(all.map((s) => s.length)).toEqual([10_000, 10_000, 200, 10_000, 10_000, 10_000, 10_000, 10_000, 10_000]);
+    for (const width of [100, 280, 900, 4000]) for (const s of all) expect(decimateMinMax(s, pointBudget(width)).length).toBeLessThanOrEqual(Math.min(MAX_CHART_POINTS, pointBudget(width)));
     expect(l.val.map((p) => p.x).slice(0, 2)).toEqual([50, 100]); // at the step count: weights after n updates
+  });
+
+  it('point budget: two per pixel column, between 64 and 1500', () => {
+    expect(pointBudget(300)).toBe(600);
+    expect(pointBudget(10)).toBe(64);
+    expect(pointBudget(5000)).toBe(MAX_CHART_POINTS);
+  });
+
+  it('chart refresh: 10 per second for short runs, slower as the drawn points grow, capped at 2 s', () => {
+    expect(refreshInterval(0)).toBe(MIN_REFRESH_MS);
+    expect(refreshInterval(50)).toBe(MIN_REFRESH_MS);
+    expect(refreshInterval(500)).toBe(675);
+    expect(refreshInterval(10_000)).toBe(refreshInterval(900));
+    expect(refreshInterval(900)).toBeLessThanOrEqual(MAX_REFRESH_MS);
   });
 
   it('dense runs have no gate series', () => {

@@ -4,6 +4,7 @@ import { useDeferredValue, useId, useMemo, useState } from 'react';
 import { useStore } from '../store';
 import { MetricChart, type LineSpec } from './MetricChart';
 import { lossSeries, rateSeries } from './series';
+import { refreshInterval, useThrottled } from './throttle';
 
 export const COLORS = { train: '#3b82f6', val: '#f97316', rate: '#10b981', lr: '#a855f7', grad: '#ef4444', cmp: '#0ea5e9', sel: '#f59e0b', win: '#22c55e' };
 
@@ -11,9 +12,12 @@ const DEFAULT_SMOOTHING = 0.6;
 const twoDecimals = (v: number) => v.toFixed(2);
 
 export function ChartsPanel() {
-  // Deferred: chart renders run at low priority and yield to input and animation frames.
-  const metrics = useDeferredValue(useStore((s) => s.metrics));
-  const evals = useDeferredValue(useStore((s) => s.evals));
+  // Paced by the drawing cost (see throttle.ts), then deferred: renders run at low priority and
+  // yield to input and animation frames.
+  const live = useStore((s) => s.metrics);
+  const interval = refreshInterval(live.length);
+  const metrics = useDeferredValue(useThrottled(live, interval));
+  const evals = useDeferredValue(useThrottled(useStore((s) => s.evals), interval));
   const [smoothing, setSmoothing] = useState(DEFAULT_SMOOTHING);
   const [log, setLog] = useState(false);
   const ids = { smooth: useId(), log: useId() };

@@ -1,8 +1,10 @@
-// One recharts line chart over training steps: several series, each with its own (decimated)
-// points, no animation, optional log-scaled y axis.
-import { memo } from 'react';
+// One recharts line chart over training steps: several series, each with its own points,
+// decimated to the chart's width (min/max per pixel column, ≤ 1500), no animation, optional
+// log-scaled y axis.
+import { memo, useMemo } from 'react';
 import { CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
-import type { Point } from './decimate';
+import { decimateMinMax, pointBudget, type Point } from './decimate';
+import { useWidth } from './use-width';
 
 export interface LineSpec {
   name: string;
@@ -29,10 +31,12 @@ const defaultFormat = (v: number) => (Math.abs(v) >= 1000 ? v.toExponential(1) :
 
 /** Re-renders only when its lines (or options) change. */
 export const MetricChart = memo(function MetricChart({ testId, title, lines, log = false, height = 200, format = defaultFormat }: Props) {
-  const drawn = lines.filter((l) => l.points.length > 0);
+  const [ref, width] = useWidth<HTMLElement>(600);
+  const budget = pointBudget(width);
+  const drawn = useMemo(() => lines.filter((l) => l.points.length > 0).map((l) => ({ ...l, points: decimateMinMax(l.points, budget) })), [lines, budget]);
   const count = drawn.reduce((a, l) => a + l.points.length, 0);
   return (
-    <figure className="chart" data-testid={testId} data-points={count} aria-label={title}>
+    <figure className="chart" ref={ref} data-testid={testId} data-points={count} aria-label={title}>
       <figcaption>{title}</figcaption>
       {drawn.length === 0 ? (
         <p className="muted chart-empty" style={{ height }}>

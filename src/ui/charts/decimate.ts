@@ -35,3 +35,8 @@ export function decimateMinMax<P extends Point>(pts: readonly P[], max: number =
   out.push(pts[n - 1]);
   return out;
 }
+
+/** Points worth drawing across `widthPx`: two per pixel column (a min and a max), at most MAX_CHART_POINTS. */
+export function pointBudget(widthPx: number): number {
+  return Math.max(64, Math.min(MAX_CHART_POINTS, 2 * Math.round(widthPx)));
+}
