@@ -254,6 +254,29 @@ test('selection stepper: every range valid, forced blocks present, keyboard step
   await testInfo.attach('stepper', { path: testInfo.outputPath('stepper.png'), contentType: 'image/png' });
 });
 
+test('generation streams text from the trained weights; a token opens its decode selection in the stepper', async ({}, testInfo) => {
+  const gen = page.getByTestId('generation');
+  const prompt = 'The ';
+  await page.getByTestId('gen-prompt-input').fill(prompt);
+  await page.getByTestId('gen-maxTokens').fill('16');
+  await page.getByTestId('gen-start').click();
+  await expect(gen).toHaveAttribute('data-status', /^(done|error)$/, { timeout: 120_000 });
+  await expect(page.getByTestId('gen-error')).toHaveCount(0);
+  await expect(page.getByTestId('gen-token')).toHaveCount(16);
+  const text = await page.getByTestId('gen-output').innerText();
+  expect(text.trim().length).toBeGreaterThan(0);
+  artifact.generation = { prompt, text, tokens: 16 };
+  // The first generated token: the stepper shows the selections of its query while decoding.
+  await page.getByTestId('gen-token').first().click();
+  const stepper = page.getByTestId('stepper');
+  await expect(stepper).toHaveAttribute('data-source', 'decode');
+  await expect(stepper).toHaveAttribute('data-invalid-rows', '0');
+  await expect(page.getByTestId('stepper-t')).toHaveAttribute('data-t', String(prompt.length - 1));
+  await expect(page.getByTestId('stepper-range').first()).toBeVisible();
+  await gen.screenshot({ path: testInfo.outputPath('generation.png') });
+  await testInfo.attach('generation', { path: testInfo.outputPath('generation.png'), contentType: 'image/png' });
+});
+
 test('reset clears the run and unlocks the config', async ({}, testInfo) => {
   await page.getByTestId('reset-button').click();
   await expect(status()).toHaveAttribute('data-status', 'idle');

@@ -1,16 +1,15 @@
 // The playground page: GPU status, the config, run controls, heartbeat, charts, the selection
-// stepper and generation. Components from ./config, ./stepper and ./generate are mounted here with
-// the page's state; the worker is reached through ./controller only.
-import { useCallback, useEffect, useMemo } from 'react';
+// stepper and generation (./layout/Inspect). Components from ./config, ./stepper and ./generate
+// are mounted with the page's state; the worker is reached through ./controller only.
+import { useEffect, useMemo } from 'react';
 import { AdapterPanel } from './components/AdapterPanel';
 import { ConfigPanel } from './config/ConfigPanel';
-import { loadSnapshot, probeAdapter, startProblems } from './controller';
+import { probeAdapter, startProblems } from './controller';
 import { ChartsPanel } from './charts/ChartsPanel';
 import { HeartbeatPanel } from './heartbeat/HeartbeatPanel';
 import { StallBanner } from './heartbeat/StallBanner';
 import { RunPanel } from './run/RunPanel';
-import { useDecode } from './run/use-decode';
-import { SelectionStepper } from './stepper';
+import { Inspect } from './layout/Inspect';
 import { useStore } from './store';
 import { onHashConfigChange, writeConfigToHash } from './url-state';
 
@@ -19,17 +18,6 @@ function useHashSync(): void {
   const config = useStore((s) => s.config);
   useEffect(() => writeConfigToHash(config), [config]);
   useEffect(() => onHashConfigChange((h) => useStore.getState().loadHashConfig(h)), []);
-}
-
-function Stepper() {
-  const epoch = useStore((s) => s.epoch);
-  const steps = useStore((s) => s.snapshotSteps);
-  const runConfig = useStore((s) => s.runConfig);
-  const tokenizer = useStore((s) => s.runInfo?.dataset.tokenizer ?? null);
-  const decode = useDecode(tokenizer);
-  // A new loader per run (epoch is its only input): the stepper's cache is keyed on it.
-  const load = useCallback((step: number, layer: number, group: number) => loadSnapshot(step, layer, group), [epoch]);
-  return <SelectionStepper steps={steps} layers={runConfig?.model.nLayers ?? 0} groups={runConfig?.model.nKvGroups ?? 0} load={load} decode={decode} />;
 }
 
 export function App() {
@@ -71,7 +59,7 @@ export function App() {
               <RunPanel problems={problems} />
               <HeartbeatPanel />
               <ChartsPanel />
-              <Stepper />
+              <Inspect />
             </div>
           </div>
         </>

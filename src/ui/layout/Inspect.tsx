@@ -1,0 +1,74 @@
+// What the model does: the selection stepper over the worker's training snapshots, and the
+// generation panel, whose clicked token points the stepper at the decode snapshots of that
+// generation. Both are remounted for every run (epoch), so nothing from an earlier run lingers.
+import { useCallback, useMemo, useState } from 'react';
+import { cancelGeneration, generate, loadSnapshot } from '../controller';
+import { GenerationPanel, type GenerationDone, type GenerationModel, type GenerationRequest, type GenerationSink, type TokenSelection } from '../generate';
+import { useDecode } from '../run/use-decode';
+import { SelectionStepper } from '../stepper';
+import { useStore } from '../store';
+
+/** Milliseconds between generated tokens: a tiny model decodes faster than one can read. */
+const TOKEN_DELAY_MS = 40;
+
+export function Inspect() {
+  const epoch = useStore((s) => s.epoch);
+  return <RunViews key={epoch} epoch={epoch} />;
+}
+
+function RunViews({ epoch }: { epoch: number }) {
+  const steps = useStore((s) => s.snapshotSteps);
+  const runConfig = useStore((s) => s.runConfig);
+  const info = useStore((s) => s.runInfo);
+  const status = useStore((s) => s.status);
+  const stepsDone = useStore((s) => s.stepsDone);
+  const decode = useDecode(info?.dataset.tokenizer ?? null);
+  const [picked, setPicked] = useState<TokenSelection | null>(null);
+  // A new loader per run (epoch is its only input): the stepper's cache is keyed on it.
+  const load = useCallback((step: number, layer: number, group: number) => loadSnapshot(step, layer, group), [epoch]);
+
+  const model = useMemo((): GenerationModel | null => {
+    if (!runConfig || !info || status === 'starting' || status === 'error') return null;
+    const m = runConfig.model;
+    return {
+      nsa: m.attention === 'nsa' && m.nsa ? m.nsa : null,
+      H: m.nHeads,
+      G: m.nKvGroups,
+      layers: m.nLayers,
+      contextLength: m.seqLen,
+      vocabSize: Math.min(m.vocabSize, info.dataset.vocabSize),
+      step: stepsDone,
+    };
+  }, [runConfig, info, status, stepsDone]);
+
+  const onGenerate = useCallback(
+    async (req: GenerationRequest, sink: GenerationSink): Promise<GenerationDone> => {
+      const r = await generate({ ...req, tokenDelayMs: TOKEN_DELAY_MS }, sink.start, sink.tokens);
+      return { stop: r.stop };
+    },
+    [],
+  );
+
+  const vocab = info?.dataset.vocabSize ?? 0;
+  return (
+    <>
+      <SelectionStepper
+        steps={steps}
+        layers={runConfig?.model.nLayers ?? 0}
+        groups={runConfig?.model.nKvGroups ?? 0}
+        load={load}
+        decode={decode}
+        snapshots={picked?.snapshots}
+        focus={picked?.focus ?? null}
+      />
+      <GenerationPanel
+        onGenerate={onGenerate}
+        onCancel={() => void cancelGeneration()}
+        model={model}
+        disabledReason={status === 'starting' ? 'The model is being built…' : 'Train (or Step) a model first: generation samples from its current weights.'}
+        promptHint={info && info.dataset.tokenizer === null ? `This dataset has no tokenizer: type token ids 0 to ${vocab - 1} separated by spaces.` : undefined}
+        onSelectToken={setPicked}
+      />
+    </>
+  );
+}
