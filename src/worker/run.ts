@@ -61,7 +61,7 @@ export class PlaygroundRun {
       gpuBytes: this.trainer.gpuBytes,
       tokensPerStep: this.trainer.tokensPerStep,
       heartbeat: this.log.lastHeartbeat,
-      snapshotCapacity: this.isNsa ? this.snapshotCapacity() : 0,
+      snapshotCapacity: this.takesSnapshots ? this.snapshotCapacity() : 0,
     };
   }
 
@@ -69,7 +69,7 @@ export class PlaygroundRun {
     return this.trainer.stepsDone;
   }
 
-  private get isNsa(): boolean {
+  private get takesSnapshots(): boolean {
     return this.req.config.model.attention === 'nsa' && this.req.snapshotEvery > 0;
   }
 
@@ -118,7 +118,7 @@ export class PlaygroundRun {
 
   private snapshotDue(stepsDone: number): boolean {
     const k = this.req.snapshotEvery;
-    return this.isNsa && (stepsDone === 1 || stepsDone % k === 0 || stepsDone === this.req.config.train.steps);
+    return this.takesSnapshots && (stepsDone === 1 || stepsDone % k === 0 || stepsDone === this.req.config.train.steps);
   }
 
   private evalDue(stepsDone: number): boolean {

@@ -1,0 +1,80 @@
+// The worker's run object on the real GPU path (Dawn): a small NSA model trained a few steps with
+// checkpoints (snapshots taken before the evaluation overwrites the activations), the CLI-format
+// exports, generation from the trained weights, the test hook's gate, and stop.
+import { describe, expect, it } from 'vitest';
+import type { ModelConfig } from '../../src/model/config';
+import { snapshotIssues } from '../../src/nsa/snapshot';
+import type { RunConfig } from '../../src/train/config';
+import { createDataset } from '../../src/train/datasets';
+import { preset } from '../../src/model/presets';
+import type { StreamedToken, TrainUpdate } from '../../src/worker/protocol';
+import { PlaygroundRun } from '../../src/worker/run';
+import { getGpu } from '../helpers/gpu';
+
+const model: ModelConfig = {
+  vocabSize: 256, dim: 16, nLayers: 2, nHeads: 4, nKvGroups: 2, dk: 6, dv: 5, ffnHidden: 12, seqLen: 24,
+  ropeTheta: 10000, normEps: 1e-5, attention: 'nsa', initStd: 0.1,
+  nsa: { l: 4, d: 2, lSel: 8, nSel: 2, w: 5, phi: 'avg', forceInit: true, forceLocal: 1, sharedKV: false, gates: { kind: 'none' } },
+};
+const config: RunConfig = {
+  model,
+  train: { ...preset('tiny').train, steps: 4, batchSize: 2, warmupSteps: 1, evalEvery: 2, evalBatches: 1 },
+  data: { source: 'upload', tokenizer: 'byte' },
+};
+const text = Array.from({ length: 12 }, (_, i) => `Document ${i}: ${'abc def ghi. '.repeat(6)}`).join('\n\n');
+const data = { kind: 'upload' as const, name: 'doc.txt', text };
+
+describe('PlaygroundRun (GPU)', () => {
+  it('trains with checkpoints, exports in the CLI formats, generates, and stops', async () => {
+    const gpu = await getGpu();
+    const run = await PlaygroundRun.create(gpu, { config, data, pageUrl: 'http://x/', snapshotEvery: 2 }, async () => {
+      throw new Error('Brown must not be fetched for an upload run');
+    });
+    expect(run.info.dataset.name).toBe('doc.txt');
+    expect(run.info.snapshotCapacity).toBeGreaterThanOrEqual(2);
+    const updates: TrainUpdate[] = [];
+    const r = await run.train(4, (u) => updates.push(u));
+    expect(r.end).toBe('done');
+    expect(r.heartbeat?.phase).toBe('done');
+    expect(updates.flatMap((u) => u.metrics.map((m) => m.step))).toEqual([0, 1, 2, 3]);
+    expect(updates.flatMap((u) => u.evals.map((e) => e.step))).toEqual([2, 4]);
+    // Snapshots after steps 1, 2 and 4 (stepsDone 1, every 2, the last): steps 0, 1, 3.
+    expect(run.snapshotSteps).toEqual([0, 1, 3]);
+    expect(updates.filter((u) => u.snapshotSteps).at(-1)?.snapshotSteps).toEqual([0, 1, 3]);
+
+    // The step-1 snapshot shares its checkpoint with an evaluation: it must hold the training
+    // batch, not the validation batch the evaluation ran afterwards.
+    const val = createDataset({ kind: 'text', name: 'doc.txt', text, tokenizer: 'byte' }, { batchSize: 2, seqLen: 24, seed: config.train.seed }).validationBatches(1)[0];
+    for (const step of [0, 1, 3]) {
+      for (const layer of [0, 1]) {
+        for (const group of [0, 1]) {
+          const s = run.snapshot(step, layer, group)!;
+          expect(s).not.toBeNull();
+          expect([s.step, s.layer, s.group, s.T]).toEqual([step, layer, group, 24]);
+          expect(snapshotIssues(s)).toEqual([]);
+        }
+      }
+    }
+    expect(Array.from(run.snapshot(1, 0, 0)!.tokens)).not.toEqual(Array.from(val.tokens.subarray(0, 24)));
+    expect(run.snapshot(2, 0, 0)).toBeNull();
+    expect(() => run.snapshot(0, 2, 0)).toThrow(RangeError);
+
+    const files = run.exportFiles();
+    const csv = files.metricsCsv.trim().split('\n');
+    expect(csv).toHaveLength(1 + 4 + 2);
+    const beats = files.heartbeatsJsonl.trim().split('\n').map((l) => JSON.parse(l) as { phase: string });
+    expect(new Set(beats.map((b) => b.phase))).toEqual(new Set(['init', 'step', 'eval', 'done']));
+    expect(JSON.parse(files.configJson)).toMatchObject({ ...config, stepsDone: 4 });
+
+    const got: StreamedToken[] = [];
+    const g = await run.generate({ prompt: 'ab', maxTokens: 3, temperature: 0, topK: 0, seed: 1 }, () => {}, (t) => got.push(...t));
+    expect(g.tokens).toHaveLength(3);
+    expect(g.step).toBe(4);
+    expect(got.map((t) => t.t)).toEqual([1, 2, 3]);
+    expect(got[0].selection).toHaveLength(2); // one row set per layer
+
+    expect(() => run.debugStall(10)).toThrow(/testHooks/);
+    await run.stop();
+    await expect(run.train(1, () => {})).rejects.toThrow(/stopped/);
+  });
+});
