@@ -12,11 +12,12 @@ function heartbeat(step: number): Heartbeat {
   return { ts: step, iso: '', step, msg: `step ${step}`, phase: 'step', loss: null, toks_per_s: null, lr: null, grad_norm: null, gpu_mem_bytes: 0 };
 }
 
-/** A fake clock; sleep advances it. */
+/** A fake clock; sleep advances it; timers run when the clock passes them (fire()). */
 function harness(intervalMs = 100) {
   let t = 0;
   const sent: { at: number; u: TrainUpdate }[] = [];
   const slept: number[] = [];
+  let timers: { at: number; fn: () => void }[] = [];
   const b = new UpdateBatcher(
     (u) => sent.push({ at: t, u }),
     intervalMs,
@@ -25,8 +26,21 @@ function harness(intervalMs = 100) {
       slept.push(ms);
       t += ms;
     },
+    (fn, ms) => {
+      const timer = { at: t + ms, fn };
+      timers.push(timer);
+      return () => (timers = timers.filter((x) => x !== timer));
+    },
   );
-  return { b, sent, slept, advance: (ms: number) => (t += ms) };
+  /** Advances the clock to the next timer and runs it. */
+  const fire = () => {
+    const next = timers.sort((a, c) => a.at - c.at).shift();
+    if (!next) return false;
+    t = Math.max(t, next.at);
+    next.fn();
+    return true;
+  };
+  return { b, sent, slept, advance: (ms: number) => (t += ms), fire, timers: () => timers.length };
 }
 
 describe('UpdateBatcher', () => {
@@ -100,5 +114,21 @@ describe('UpdateBatcher', () => {
       [1, [], null],
       [0, [1, 2], [0, 1]],
     ]);
+  });
+
+  it('what arrives within the interval goes out when it ends, with no further input (a long step)', () => {
+    const { b, sent, advance, fire, timers } = harness();
+    b.addMetrics(metrics(0));
+    advance(20);
+    b.addEval({ step: 1, valLoss: 4 });
+    b.setHeartbeat(heartbeat(1));
+    expect(sent).toHaveLength(1);
+    expect(timers()).toBe(1); // one timer however many items are held
+    expect(fire()).toBe(true);
+    expect(sent.map((s) => [s.at, s.u.evals.length, s.u.heartbeat?.step])).toEqual([
+      [0, 0, undefined],
+      [100, 1, 1],
+    ]);
+    expect(timers()).toBe(0);
   });
 });
