@@ -1,18 +1,27 @@
 // C[M,N] (+)= op(A) · op(B): tiled, register-blocked matmul.
-// op(A) is A stored [M,K], or A stored [K,M] when TRANS_A; op(B) is B stored [K,N], or [N,K] when
-// TRANS_B. All row-major.
+// op(A) is A stored [M,K], or A stored [K,M] when transposed; op(B) is B stored [K,N], or [N,K].
+// All row-major.
 //
-// A workgroup of WGX·WGY invocations computes a BM×BN tile of C (BM = 4·WGY, BN = 4·WGX); each
-// invocation owns a 4×4 block. K is walked in steps of TK: the A and B tiles are copied into
-// workgroup memory in their global orientation (so every global load is a contiguous vec4), then
-// each invocation reads 4×4 sub-blocks as vec4s and accumulates them with one mat4x4 product.
+// Tiling. A workgroup of WGX·WGY invocations computes a BM×BN tile of C (BM = 4·R·WGY,
+// BN = 4·R·WGX). Each invocation owns R×R blocks of 4×4 outputs, block (i, j) at rows
+// 4·(ty + i·WGY) and columns 4·(tx + j·WGX) of the tile, so neighbouring invocations touch
+// neighbouring words of workgroup memory and of C. R is 2 (8×8 outputs per invocation, for GPUs)
+// or 4 (16×16, for CPU emulation such as SwiftShader, where every load from memory is an emulated
+// gather and the only lever is more arithmetic per load).
 //
-// A and B are bound as vec4 arrays (the wrapper rounds those bindings up to 16 bytes). When a
-// matrix's contiguous dimension is a multiple of 4 (VEC_A / VEC_B) rows start on vec4 boundaries
-// and tiles load one vec4 per access; otherwise element by element. Out-of-range elements load as 0,
-// so the inner loop has no bounds checks. C is a plain f32 array written element by element (a
-// vector component store can be a read-modify-write of the whole vector on some backends).
-// Summation order is fixed (k ascending within 4-wide chunks): same inputs give the same bits.
+// K is walked in steps of TK. Each step stages op(A)[tile rows, TK] m-major (As, rows padded by
+// one vec4 against bank conflicts) and op(B)[TK, tile cols] k-major (Bs) in workgroup memory,
+// moving 4×4 blocks: four vec4 loads along the matrix's contiguous dimension, a register transpose
+// when the stored orientation differs, four vec4 stores. The inner loop then reads 4×4 blocks as
+// vec4s and accumulates each with one mat4x4 product; it has no branches or bounds checks, because
+// out-of-range elements are staged as 0.
+//
+// Transposes, vec4 eligibility and accumulation are uniform flags (one pipeline serves every call;
+// they only steer staging and the final store). Summation order is fixed: same inputs, same bits.
+//
+// A and B are bound as vec4 arrays (the wrapper rounds those bindings up to 16 bytes). A row that
+// starts on a vec4 boundary (row length a multiple of 4: FLAG_VEC_*) loads one vec4 per access;
+// otherwise element by element. C is a plain f32 array written element by element.
 
 struct Params {
   M: u32,
@@ -20,57 +29,140 @@ struct Params {
   K: u32,
   tilesN: u32, // tiles along N
   tiles: u32,  // tiles along M × tiles along N
+  flags: u32,  // FLAG_* bits
 }
+
+const FLAG_TRANS_A = 1u;
+const FLAG_TRANS_B = 2u;
+const FLAG_VEC_A = 4u;   // A's stored row length (K, or M when transposed) is a multiple of 4
+const FLAG_VEC_B = 8u;   // B's stored row length (N, or K when transposed) is a multiple of 4
+const FLAG_ACCUMULATE = 16u;
 
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read_write> A: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read_write> B: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read_write> C: array<f32>;
 
-override TRANS_A: bool = false;
-override TRANS_B: bool = false;
-override VEC_A: bool = false; // A's row length (K, or M when TRANS_A) is a multiple of 4
-override VEC_B: bool = false; // B's row length (N, or K when TRANS_B) is a multiple of 4
-override ACCUMULATE: bool = false;
-override WGX: u32 = 16; // invocations along N
-override WGY: u32 = 16; // invocations along M
-override TK: u32 = 16;  // K step per tile, a multiple of 4
+override WGX: u32 = 8;  // invocations along N
+override WGY: u32 = 8;  // invocations along M
+override R: u32 = 2;    // 4×4 blocks per invocation along each of M and N: 2 or 4
+override TK: u32 = 16;  // K step, a multiple of 4
+// Load aligned rows of A and B as vec4s. Off for CPU emulation: there a vec4 load costs four
+// scalar ones, and since both sides of every branch run, having the branch would cost both.
+override VEC4_LOADS: bool = true;
 
-// Tile storage, in vec4s. A k-contiguous tile (A not transposed, B transposed) has rows of TK
-// floats padded by one vec4 to spread rows over memory banks; an m- or n-contiguous tile has TK
-// rows of 4·WGY (4·WGX) floats. Each array is sized for the larger of its two layouts.
-override A_LEN: u32 = 4u * WGY * (TK / 4u + 1u);
-override B_LEN: u32 = 4u * WGX * (TK / 4u + 1u);
-var<workgroup> As: array<vec4<f32>, A_LEN>;
-var<workgroup> Bs: array<vec4<f32>, B_LEN>;
+override BM: u32 = 4u * R * WGY;
+override BN: u32 = 4u * R * WGX;
+override SA: u32 = TK / 4u + 1u; // As row stride in vec4s: TK floats + 1 vec4 of padding
+override SB: u32 = BN / 4u;      // Bs row stride in vec4s
+var<workgroup> As: array<vec4<f32>, BM * SA>; // As[m·SA + k/4] = op(A)[m0 + m, k0 + k .. +3]
+var<workgroup> Bs: array<vec4<f32>, TK * SB>; // Bs[k·SB + n/4] = op(B)[k0 + k, n0 + n .. +3]
 
-fn elemA(e: u32) -> f32 { return A[e >> 2u][e & 3u]; }
-fn elemB(e: u32) -> f32 { return B[e >> 2u][e & 3u]; }
+fn has(flag: u32) -> bool { return (P.flags & flag) != 0u; }
 
-// Four consecutive elements of row r of a rows×cols matrix, starting at column c (c % 4 == 0);
-// zero where outside the matrix.
-fn loadA4(r: u32, c: u32, rows: u32, cols: u32) -> vec4<f32> {
-  var v = vec4<f32>(0.0);
-  if (r >= rows || c >= cols) { return v; }
-  let e = r * cols + c;
-  if (VEC_A) { return A[e >> 2u]; }
-  v.x = elemA(e);
-  if (c + 1u < cols) { v.y = elemA(e + 1u); }
-  if (c + 2u < cols) { v.z = elemA(e + 2u); }
-  if (c + 3u < cols) { v.w = elemA(e + 3u); }
-  return v;
+// Elements c .. c+3 of row r of a stored rows×cols matrix (c % 4 == 0), zero outside it. Indices
+// are clamped into the matrix and the result masked, rather than branched on: CPU emulators run
+// both sides of every branch. `aligned`: rows start on vec4 boundaries, so one vec4 load will do.
+fn loadA4(r: u32, c: u32, rows: u32, cols: u32, aligned: bool) -> vec4<f32> {
+  let cc = vec4<u32>(c) + vec4<u32>(0u, 1u, 2u, 3u);
+  let e = min(r, rows - 1u) * cols + min(cc, vec4<u32>(cols - 1u));
+  var v: vec4<f32>;
+  if (VEC4_LOADS && aligned) {
+    v = A[e.x >> 2u];
+  } else {
+    v = vec4<f32>(A[e.x >> 2u][e.x & 3u], A[e.y >> 2u][e.y & 3u], A[e.z >> 2u][e.z & 3u], A[e.w >> 2u][e.w & 3u]);
+  }
+  return select(vec4<f32>(0.0), v, (cc < vec4<u32>(cols)) & vec4<bool>(r < rows));
 }
 
-fn loadB4(r: u32, c: u32, rows: u32, cols: u32) -> vec4<f32> {
-  var v = vec4<f32>(0.0);
-  if (r >= rows || c >= cols) { return v; }
-  let e = r * cols + c;
-  if (VEC_B) { return B[e >> 2u]; }
-  v.x = elemB(e);
-  if (c + 1u < cols) { v.y = elemB(e + 1u); }
-  if (c + 2u < cols) { v.z = elemB(e + 2u); }
-  if (c + 3u < cols) { v.w = elemB(e + 3u); }
-  return v;
+fn loadB4(r: u32, c: u32, rows: u32, cols: u32, aligned: bool) -> vec4<f32> {
+  let cc = vec4<u32>(c) + vec4<u32>(0u, 1u, 2u, 3u);
+  let e = min(r, rows - 1u) * cols + min(cc, vec4<u32>(cols - 1u));
+  var v: vec4<f32>;
+  if (VEC4_LOADS && aligned) {
+    v = B[e.x >> 2u];
+  } else {
+    v = vec4<f32>(B[e.x >> 2u][e.x & 3u], B[e.y >> 2u][e.y & 3u], B[e.z >> 2u][e.z & 3u], B[e.w >> 2u][e.w & 3u]);
+  }
+  return select(vec4<f32>(0.0), v, (cc < vec4<u32>(cols)) & vec4<bool>(r < rows));
+}
+
+// Stages the K step at k0 of the tile at (m0, n0), in 4×4 blocks. A block is four vec4 loads along
+// the stored matrix's rows, transposed in registers when the stored orientation is the other one
+// (chosen with select, not a branch). Blocks are numbered with the stored matrix's contiguous
+// dimension fastest, so neighbouring invocations load neighbouring vec4s.
+fn stage(li: u32, m0: u32, n0: u32, k0: u32) {
+  let nthreads = WGX * WGY;
+  let kBlocks = TK / 4u;
+  let mBlocks = BM / 4u;
+  let nBlocks = BN / 4u;
+  let tA = has(FLAG_TRANS_A);
+  let vA = has(FLAG_VEC_A);
+  for (var t = li; t < mBlocks * kBlocks; t += nthreads) {
+    let mb = select(t / kBlocks, t % mBlocks, tA);
+    let kb = select(t % kBlocks, t / mBlocks, tA);
+    let m = m0 + 4u * mb;
+    let k = k0 + 4u * kb;
+    // Stored [M,K]: row m+i holds op(A)[m+i, k .. k+3]; stored [K,M]: row k+i holds op(A)[m .. m+3, k+i].
+    let r = select(m, k, tA);
+    let c = select(k, m, tA);
+    let rows = select(P.M, P.K, tA);
+    let cols = select(P.K, P.M, tA);
+    let l = mat4x4<f32>(loadA4(r, c, rows, cols, vA), loadA4(r + 1u, c, rows, cols, vA),
+                        loadA4(r + 2u, c, rows, cols, vA), loadA4(r + 3u, c, rows, cols, vA));
+    let lt = transpose(l);
+    let p = 4u * mb * SA + kb;
+    As[p] = select(l[0], lt[0], tA);
+    As[p + SA] = select(l[1], lt[1], tA);
+    As[p + 2u * SA] = select(l[2], lt[2], tA);
+    As[p + 3u * SA] = select(l[3], lt[3], tA);
+  }
+  let tB = has(FLAG_TRANS_B);
+  let vB = has(FLAG_VEC_B);
+  for (var t = li; t < kBlocks * nBlocks; t += nthreads) {
+    let kb = select(t / nBlocks, t % kBlocks, tB);
+    let nb = select(t % nBlocks, t / kBlocks, tB);
+    let k = k0 + 4u * kb;
+    let n = n0 + 4u * nb;
+    // Stored [K,N]: row k+i holds op(B)[k+i, n .. n+3]; stored [N,K]: row n+i holds op(B)[k .. k+3, n+i].
+    let r = select(k, n, tB);
+    let c = select(n, k, tB);
+    let rows = select(P.K, P.N, tB);
+    let cols = select(P.N, P.K, tB);
+    let l = mat4x4<f32>(loadB4(r, c, rows, cols, vB), loadB4(r + 1u, c, rows, cols, vB),
+                        loadB4(r + 2u, c, rows, cols, vB), loadB4(r + 3u, c, rows, cols, vB));
+    let lt = transpose(l);
+    let p = 4u * kb * SB + nb;
+    Bs[p] = select(l[0], lt[0], tB);
+    Bs[p + SB] = select(l[1], lt[1], tB);
+    Bs[p + 2u * SB] = select(l[2], lt[2], tB);
+    Bs[p + 3u * SB] = select(l[3], lt[3], tB);
+  }
+}
+
+// Column r = op(A)[4·rb + r, 4·kq .. 4·kq+3] of the staged tile.
+fn aBlock(rb: u32, kq: u32) -> mat4x4<f32> {
+  let p = 4u * rb * SA + kq;
+  return mat4x4<f32>(As[p], As[p + SA], As[p + 2u * SA], As[p + 3u * SA]);
+}
+
+// Column c = op(B)[4·kq + c, 4·cb .. 4·cb+3] of the staged tile.
+fn bBlock(cb: u32, kq: u32) -> mat4x4<f32> {
+  let p = 4u * kq * SB + cb;
+  return mat4x4<f32>(Bs[p], Bs[p + SB], Bs[p + 2u * SB], Bs[p + 3u * SB]);
+}
+
+// Writes a 4×4 block (column r = C row m + r, columns n .. n+3), clipped to M×N.
+fn storeBlock(acc: mat4x4<f32>, m: u32, n: u32) {
+  let accumulate = has(FLAG_ACCUMULATE);
+  for (var r = 0u; r < 4u; r++) {
+    if (m + r >= P.M) { return; }
+    for (var c = 0u; c < 4u; c++) {
+      if (n + c >= P.N) { break; }
+      let e = (m + r) * P.N + n + c;
+      if (accumulate) { C[e] += acc[r][c]; } else { C[e] = acc[r][c]; }
+    }
+  }
 }
 
 @compute @workgroup_size(WGX, WGY)
@@ -78,71 +170,70 @@ fn matmul(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
           @builtin(local_invocation_id) lid: vec3<u32>, @builtin(local_invocation_index) li: u32) {
   // Tiles are numbered row-major over (M, N); the grid may be folded into 2-D.
   let tile = wid.x + wid.y * nwg.x;
-  if (tile >= P.tiles) { return; } // uniform per workgroup: barriers below stay in uniform flow
-  let m0 = (tile / P.tilesN) * (4u * WGY);
-  let n0 = (tile % P.tilesN) * (4u * WGX);
-  let M = P.M;
-  let N = P.N;
-  let K = P.K;
-  let nthreads = WGX * WGY;
-  // Row strides of the tiles in workgroup memory, in vec4s.
-  let sa = select(TK / 4u + 1u, WGY, TRANS_A);
-  let sb = select(WGX, TK / 4u + 1u, TRANS_B);
-  // Tile shapes in global orientation: rows × (vec4 columns).
-  let aRows = select(4u * WGY, TK, TRANS_A);
-  let aCols4 = select(TK / 4u, WGY, TRANS_A);
-  let bRows = select(TK, 4u * WGX, TRANS_B);
-  let bCols4 = select(WGX, TK / 4u, TRANS_B);
+  if (tile >= P.tiles) { return; } // uniform per workgroup: the barriers below stay in uniform flow
+  let m0 = (tile / P.tilesN) * BM;
+  let n0 = (tile % P.tilesN) * BN;
+  let ty = lid.y;
+  let tx = lid.x;
 
-  var acc = mat4x4<f32>(); // column i = C row (m0 + 4·ty + i), columns 4·tx .. 4·tx+3
-  for (var k0 = 0u; k0 < K; k0 += TK) {
-    for (var t = li; t < aRows * aCols4; t += nthreads) {
-      let r = t / aCols4;
-      let q = t % aCols4;
-      var v: vec4<f32>;
-      if (TRANS_A) { v = loadA4(k0 + r, m0 + 4u * q, K, M); } else { v = loadA4(m0 + r, k0 + 4u * q, M, K); }
-      As[r * sa + q] = v;
-    }
-    for (var t = li; t < bRows * bCols4; t += nthreads) {
-      let r = t / bCols4;
-      let q = t % bCols4;
-      var v: vec4<f32>;
-      if (TRANS_B) { v = loadB4(n0 + r, k0 + 4u * q, N, K); } else { v = loadB4(k0 + r, n0 + 4u * q, K, N); }
-      Bs[r * sb + q] = v;
-    }
+  // acc[4·i + j] is block (i, j): rows 4·(ty + i·WGY), columns 4·(tx + j·WGX); column r of a block
+  // is one output row. Only constant indices, so the array lives in registers.
+  var acc: array<mat4x4<f32>, 16>;
+  for (var k0 = 0u; k0 < P.K; k0 += TK) {
+    stage(li, m0, n0, k0);
     workgroupBarrier();
-    for (var kk = 0u; kk < TK; kk += 4u) {
-      // at: column i = op(A)[m0 + 4·ty + i, kk .. kk+3]; bt: column c = op(B)[kk + c, 4·tx .. 4·tx+3].
-      var at: mat4x4<f32>;
-      if (TRANS_A) {
-        let p = kk * sa + lid.y;
-        at = transpose(mat4x4<f32>(As[p], As[p + sa], As[p + 2u * sa], As[p + 3u * sa]));
-      } else {
-        let p = 4u * lid.y * sa + kk / 4u;
-        at = mat4x4<f32>(As[p], As[p + sa], As[p + 2u * sa], As[p + 3u * sa]);
+    for (var kq = 0u; kq < TK / 4u; kq++) {
+      // (Aᵀ block)·(Bᵀ block) summed over 4 k: acc(Cᵀ) += Bᵀ·Aᵀ, i.e. mat(b) * mat(a).
+      let a0 = aBlock(ty, kq);
+      let a1 = aBlock(ty + WGY, kq);
+      let b0 = bBlock(tx, kq);
+      let b1 = bBlock(tx + WGX, kq);
+      acc[0] += b0 * a0;
+      acc[1] += b1 * a0;
+      acc[4] += b0 * a1;
+      acc[5] += b1 * a1;
+      if (R == 4u) {
+        let a2 = aBlock(ty + 2u * WGY, kq);
+        let a3 = aBlock(ty + 3u * WGY, kq);
+        let b2 = bBlock(tx + 2u * WGX, kq);
+        let b3 = bBlock(tx + 3u * WGX, kq);
+        acc[2] += b2 * a0;
+        acc[3] += b3 * a0;
+        acc[6] += b2 * a1;
+        acc[7] += b3 * a1;
+        acc[8] += b0 * a2;
+        acc[9] += b1 * a2;
+        acc[10] += b2 * a2;
+        acc[11] += b3 * a2;
+        acc[12] += b0 * a3;
+        acc[13] += b1 * a3;
+        acc[14] += b2 * a3;
+        acc[15] += b3 * a3;
       }
-      var bt: mat4x4<f32>;
-      if (TRANS_B) {
-        let p = 4u * lid.x * sb + kk / 4u;
-        bt = transpose(mat4x4<f32>(Bs[p], Bs[p + sb], Bs[p + 2u * sb], Bs[p + 3u * sb]));
-      } else {
-        let p = kk * sb + lid.x;
-        bt = mat4x4<f32>(Bs[p], Bs[p + sb], Bs[p + 2u * sb], Bs[p + 3u * sb]);
-      }
-      acc += bt * at;
     }
     workgroupBarrier();
   }
 
-  let n = n0 + 4u * lid.x;
-  for (var i = 0u; i < 4u; i++) {
-    let m = m0 + 4u * lid.y + i;
-    if (m >= M) { break; }
-    let row = acc[i];
-    for (var j = 0u; j < 4u; j++) {
-      if (n + j >= N) { break; }
-      let e = m * N + n + j;
-      if (ACCUMULATE) { C[e] += row[j]; } else { C[e] = row[j]; }
-    }
+  let m = m0 + 4u * ty;
+  let n = n0 + 4u * tx;
+  let dm = 4u * WGY;
+  let dn = 4u * WGX;
+  storeBlock(acc[0], m, n);
+  storeBlock(acc[1], m, n + dn);
+  storeBlock(acc[4], m + dm, n);
+  storeBlock(acc[5], m + dm, n + dn);
+  if (R == 4u) {
+    storeBlock(acc[2], m, n + 2u * dn);
+    storeBlock(acc[3], m, n + 3u * dn);
+    storeBlock(acc[6], m + dm, n + 2u * dn);
+    storeBlock(acc[7], m + dm, n + 3u * dn);
+    storeBlock(acc[8], m + 2u * dm, n);
+    storeBlock(acc[9], m + 2u * dm, n + dn);
+    storeBlock(acc[10], m + 2u * dm, n + 2u * dn);
+    storeBlock(acc[11], m + 2u * dm, n + 3u * dn);
+    storeBlock(acc[12], m + 3u * dm, n);
+    storeBlock(acc[13], m + 3u * dm, n + dn);
+    storeBlock(acc[14], m + 3u * dm, n + 2u * dn);
+    storeBlock(acc[15], m + 3u * dm, n + 3u * dn);
   }
 }

@@ -20,15 +20,51 @@ export interface MatmulArgs {
   label?: string;
 }
 
-/** Workgroup shape: WGX·WGY invocations, each computing a 4×4 block; TK is the K step per tile. */
+/**
+ * Workgroup shape: WGX·WGY invocations, each computing R×R blocks of 4×4 outputs (R = 2 or 4), so a
+ * tile of C is 4·R·WGY × 4·R·WGX; K advances TK (a multiple of 4) per staging step. `vec4Loads`:
+ * load rows of A and B whose length is a multiple of 4 as vec4s.
+ */
 export interface MatmulTiling {
   WGX: number;
   WGY: number;
+  R: 2 | 4;
   TK: number;
+  vec4Loads: boolean;
 }
 
-/** 16×16 invocations → 64×64 tiles of C, K in steps of 16: 256 invocations, 10 KiB of workgroup memory. */
-export const MATMUL_TILING: MatmulTiling = { WGX: 16, WGY: 16, TK: 16 };
+/** GPUs: 16×16 invocations of 8×8 outputs (128×128 tiles, K step 8), 10 KiB of workgroup memory. */
+export const TILING_GPU_LARGE: MatmulTiling = { WGX: 16, WGY: 16, R: 2, TK: 8, vec4Loads: true };
+/** GPUs, outputs too small to fill a large device with 128×128 tiles: 64×64 tiles, 9 KiB. */
+export const TILING_GPU_SMALL: MatmulTiling = { WGX: 8, WGY: 8, R: 2, TK: 16, vec4Loads: true };
+/**
+ * CPU emulation (SwiftShader). Every load from memory is an emulated per-lane gather costing as much
+ * as dozens of FMAs, and a vec4 load is four of them; both sides of every branch run. So: 16×16
+ * outputs per invocation (8 block loads per 16 block products), scalar loads only, and 128×64 tiles
+ * of 4×8 invocations, 14 KiB. Measured on SwiftShader at 512³: about 2× the throughput of 8×8 outputs.
+ */
+export const TILING_CPU: MatmulTiling = { WGX: 4, WGY: 8, R: 4, TK: 16, vec4Loads: false };
+
+/** The tiling matmulDispatch uses by default for this device and output size. */
+export function defaultTiling(gpu: GpuContext, M: number, N: number): MatmulTiling {
+  if (gpu.adapter.software) return TILING_CPU;
+  // Below ~128 tiles of 128×128 a large GPU would idle: use 4× as many smaller tiles.
+  return ceilDiv(M, 128) * ceilDiv(N, 128) >= 128 ? TILING_GPU_LARGE : TILING_GPU_SMALL;
+}
+
+/** Workgroup memory of a tiling: As (BM rows of TK floats + 4 padding) and Bs (TK rows of BN floats). */
+export function workgroupBytes(t: MatmulTiling): number {
+  const BM = 4 * t.R * t.WGY;
+  const BN = 4 * t.R * t.WGX;
+  return 4 * (BM * (t.TK + 4) + t.TK * BN);
+}
+
+// Params.flags bits (shaders/matmul.wgsl).
+const FLAG_TRANS_A = 1;
+const FLAG_TRANS_B = 2;
+const FLAG_VEC_A = 4;
+const FLAG_VEC_B = 8;
+const FLAG_ACCUMULATE = 16;
 
 const roundUp16 = (x: number) => Math.ceil(x / 16) * 16;
 
@@ -51,36 +87,36 @@ const overlaps = (x: BufferSlice, xBytes: number, y: BufferSlice, yBytes: number
   x.buffer === y.buffer && x.offset < y.offset + yBytes && y.offset < x.offset + xBytes;
 
 /**
- * Builds the dispatch for C[M,N] (+)= op(A)·op(B). `c` must not overlap `a` or `b`.
- * Vec4 loads are used for each operand whose row length is a multiple of 4; any M, N, K ≥ 1 works.
+ * Builds the dispatch for C[M,N] (+)= op(A)·op(B), for any M, N, K ≥ 1. `c` must not overlap `a`
+ * or `b`. One pipeline per tiling serves every shape, transpose and accumulate flag (they are
+ * uniforms), so a model's matmuls compile once. `tiling` defaults to defaultTiling(gpu, M, N).
  */
-export function matmulDispatch(gpu: GpuContext, args: MatmulArgs, tiling: MatmulTiling = MATMUL_TILING): Promise<Dispatch> {
+export function matmulDispatch(gpu: GpuContext, args: MatmulArgs, tiling?: MatmulTiling): Promise<Dispatch> {
   const { a, b, c, M, N, K } = args;
   const transA = args.transA ?? false;
   const transB = args.transB ?? false;
   const label = args.label ?? 'matmul';
   for (const [k, v] of Object.entries({ M, N, K }))
     if (!Number.isInteger(v) || v < 1) throw new Error(`${label}: ${k} = ${v} must be an integer ≥ 1`);
-  const { WGX, WGY, TK } = tiling;
-  if (WGX * WGY > gpu.limits.maxComputeInvocationsPerWorkgroup || TK % 4 !== 0)
-    throw new Error(`${label}: bad tiling ${JSON.stringify(tiling)}`);
+  const t = tiling ?? defaultTiling(gpu, M, N);
+  const { WGX, WGY, R, TK } = t;
+  if (WGX * WGY > gpu.limits.maxComputeInvocationsPerWorkgroup || TK < 4 || TK % 4 !== 0 || (R !== 2 && R !== 4))
+    throw new Error(`${label}: bad tiling ${JSON.stringify(t)}`);
+  if (workgroupBytes(t) > Math.min(16384, gpu.limits.maxComputeWorkgroupStorageSize))
+    throw new Error(`${label}: tiling ${JSON.stringify(t)} needs ${workgroupBytes(t)} bytes of workgroup memory`);
   checkSize('a', a, M * K);
   checkSize('b', b, K * N);
   checkSize('c', c, M * N);
   if (overlaps(c, M * N * 4, a, M * K * 4) || overlaps(c, M * N * 4, b, K * N * 4))
     throw new Error(`${label}: c overlaps an input`);
-  const tilesN = ceilDiv(N, 4 * WGX);
-  const tiles = ceilDiv(M, 4 * WGY) * tilesN;
-  const constants = {
-    TRANS_A: transA ? 1 : 0,
-    TRANS_B: transB ? 1 : 0,
-    VEC_A: (transA ? M : K) % 4 === 0 ? 1 : 0,
-    VEC_B: (transB ? K : N) % 4 === 0 ? 1 : 0,
-    ACCUMULATE: args.accumulate ? 1 : 0,
-    WGX,
-    WGY,
-    TK,
-  };
-  const bindings = [gpu.uniform([M, N, K, tilesN, tiles]), vec4Binding('a', a, M * K), vec4Binding('b', b, K * N), c];
-  return gpu.dispatch({ code, entryPoint: 'matmul', constants, label }, bindings, grid1d(tiles));
+  const tilesN = ceilDiv(N, 4 * R * WGX);
+  const tiles = ceilDiv(M, 4 * R * WGY) * tilesN;
+  const flags =
+    (transA ? FLAG_TRANS_A : 0) |
+    (transB ? FLAG_TRANS_B : 0) |
+    ((transA ? M : K) % 4 === 0 ? FLAG_VEC_A : 0) |
+    ((transB ? K : N) % 4 === 0 ? FLAG_VEC_B : 0) |
+    (args.accumulate ? FLAG_ACCUMULATE : 0);
+  const bindings = [gpu.uniform([M, N, K, tilesN, tiles, flags]), vec4Binding('a', a, M * K), vec4Binding('b', b, K * N), c];
+  return gpu.dispatch({ code, entryPoint: 'matmul', constants: { WGX, WGY, R, TK, VEC4_LOADS: t.vec4Loads ? 1 : 0 }, label }, bindings, grid1d(tiles));
 }
