@@ -24,6 +24,8 @@ struct Params {
   want: u32,         // dK/dV: bit 0 computes dK, bit 1 dV
   scaleLog2e: f32,   // log2(e) / sqrt(DK)
   scale: f32,        // 1 / sqrt(DK)
+  rows: u32,         // query rows B·T·H (grid of the simple variant's forward and dQ)
+  keys: u32,         // key rows B·S·G (grid of the simple variant's dK/dV)
 }
 
 @group(0) @binding(0) var<uniform> P: Params;

@@ -1,12 +1,19 @@
 // Wrapper for the NSA branch attention shaders (nsa_attention_*.wgsl): compressed, selected and
-// sliding-window attention, forward and deterministic backward, group-centric (one workgroup per
-// (b, t, g) with all heads of the group; NSA_SPEC.md). The shared WGSL parts are concatenated here.
+// sliding-window attention, forward and deterministic backward (NSA_SPEC.md), in two variants:
+// 'group' for GPUs (group-centric: one workgroup per (b, t, g) with all heads of the group sharing
+// staged key tiles; dK/dV per key chunk over staged query tiles) and 'simple' for software adapters
+// (one invocation per query row, resp. key row, reading straight from storage). The shared WGSL
+// parts are concatenated here.
 import commonCode from '../../shaders/nsa_attention_common.wgsl?raw';
 import deltaCode from '../../shaders/nsa_attention_delta.wgsl?raw';
 import dkdvCode from '../../shaders/nsa_attention_dkdv.wgsl?raw';
 import dqCode from '../../shaders/nsa_attention_dq.wgsl?raw';
 import fwdCode from '../../shaders/nsa_attention_fwd.wgsl?raw';
 import rowsCode from '../../shaders/nsa_attention_rows.wgsl?raw';
+import simpleCode from '../../shaders/nsa_attention_simple.wgsl?raw';
+import simpleDkdvCode from '../../shaders/nsa_attention_simple_dkdv.wgsl?raw';
+import simpleDqCode from '../../shaders/nsa_attention_simple_dq.wgsl?raw';
+import simpleFwdCode from '../../shaders/nsa_attention_simple_fwd.wgsl?raw';
 import type { BufferSlice } from '../gpu/arena';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
@@ -29,6 +36,28 @@ export interface NsaAttnShape {
 const FWD = commonCode + rowsCode + fwdCode;
 const DQ = commonCode + rowsCode + dqCode;
 const DKDV = commonCode + dkdvCode;
+const FWD_SIMPLE = commonCode + simpleCode + simpleFwdCode;
+const DQ_SIMPLE = commonCode + simpleCode + simpleDqCode;
+const DKDV_SIMPLE = commonCode + simpleCode + simpleDkdvCode;
+
+/**
+ * Kernel variant: 'group' (GPU-oriented: forward and dQ per (b, t, g) workgroup sharing staged key
+ * tiles between the heads of a group, dK/dV per key chunk sharing staged query tiles) or 'simple'
+ * (software-oriented: one invocation per query row, resp. key row, reading straight from storage).
+ */
+export type NsaAttnVariant = 'group' | 'simple';
+
+/**
+ * The variant to use: the one asked for, else by adapter. On a GPU the group kernels read each
+ * key (query) once per tile for many threads through workgroup memory. On a software adapter
+ * (SwiftShader) every workgroup barrier is a switch between emulated invocations and workgroup
+ * memory is zero-initialised per workgroup, so the simple kernels, with no barriers and no
+ * workgroup memory, run several times faster. Both are tested against the float64 reference; on
+ * one adapter each is deterministic.
+ */
+export function nsaAttnVariant(gpu: GpuContext, variant?: NsaAttnVariant): NsaAttnVariant {
+  return variant ?? (gpu.adapter.software ? 'simple' : 'group');
+}
 
 const BRANCH_CODE: Record<NsaBranch, number> = { cmp: 0, sel: 1, win: 2 };
 /** Threads of the query-centric kernels (WG in nsa_attention_rows.wgsl). */
@@ -120,6 +149,8 @@ export type NsaBranchForwardArgs = NsaAttnShape & {
   branch: NsaBranch;
   cfg: NsaConfig;
   sel?: BufferSlice;
+  /** Kernel variant; default by adapter (nsaAttnVariant). */
+  variant?: NsaAttnVariant;
 } & Slices<'q' | 'k' | 'v' | 'out' | 'lse'>;
 
 export type NsaBranchBackwardArgs = NsaAttnShape & {
@@ -128,6 +159,8 @@ export type NsaBranchBackwardArgs = NsaAttnShape & {
   sel?: BufferSlice;
   reverse?: NsaReverseIndexSlices;
   accumulateQ: boolean;
+  /** Kernel variant; default by adapter (nsaAttnVariant). */
+  variant?: NsaAttnVariant;
 } & Slices<'q' | 'k' | 'v' | 'out' | 'lse' | 'dout' | 'delta' | 'gradQ' | 'gradK' | 'gradV'>;
 
 /** Key rows per sequence of a branch: Ncmp(T) compressed rows for cmp, else T positions. */
@@ -164,8 +197,17 @@ function uniformWords(a: NsaAttnShape & { branch: NsaBranch; cfg: NsaConfig }, c
   const scale = 1 / Math.sqrt(dk);
   return [
     BRANCH_CODE[a.branch], T, H, G, H / G, nsaKeyRows(a.branch, T, cfg), cfg.l, cfg.d, cfg.lSel, cfg.nSel, cfg.w, nB, cpb,
-    B * G * nB + 1, NEG_INF_BITS, accumulate ? 1 : 0, want, f32(scale * Math.LOG2E), f32(scale),
+    B * G * nB + 1, NEG_INF_BITS, accumulate ? 1 : 0, want, f32(scale * Math.LOG2E), f32(scale), B * T * H,
+    B * nsaKeyRows(a.branch, T, cfg) * G,
   ];
+}
+
+/** Code, constants and grid of a query-row pass (forward or dQ) in the chosen variant. */
+function rowPass(gpu: GpuContext, a: NsaBranchForwardArgs | NsaBranchBackwardArgs, pass: 'fwd' | 'dq'): { code: string; constants: Record<string, number>; grid: readonly [number, number?, number?] } {
+  if (nsaAttnVariant(gpu, a.variant) === 'simple') {
+    return { code: pass === 'fwd' ? FWD_SIMPLE : DQ_SIMPLE, constants: { DK: a.dk, DV: a.dv }, grid: grid1d(ceilDiv(a.B * a.T * a.H, ROW_WG)) };
+  }
+  return { code: pass === 'fwd' ? FWD : DQ, constants: rowConstants(a, pass === 'fwd' ? 'CWo' : 'CWq'), grid: [a.T, a.G, a.B] };
 }
 
 function rowConstants(a: NsaBranchForwardArgs | NsaBranchBackwardArgs, cw: 'CWo' | 'CWq'): Record<string, number> {
@@ -196,7 +238,8 @@ async function forwardDispatch(gpu: GpuContext, a: NsaBranchForwardArgs, keysRea
   if (isSel) bindings.push(a.sel!);
   if (keysRead) bindings.push(keysRead);
   const entryPoint = `${isSel ? 'forwardSel' : 'forward'}${keysRead ? 'Count' : ''}`;
-  return gpu.dispatch({ code: FWD, entryPoint, constants: rowConstants(a, 'CWo'), label }, bindings, [a.T, a.G, a.B]);
+  const { code, constants, grid } = rowPass(gpu, a, 'fwd');
+  return gpu.dispatch({ code, entryPoint, constants, label }, bindings, grid);
 }
 
 /**
@@ -236,10 +279,11 @@ export async function nsaBranchBackwardDispatches(gpu: GpuContext, a: NsaBranchB
   if (isSel) need['reverse.queries'] = [a.reverse?.queries, nsaReverseIndexLengths(a, cfg).queries];
   validate(gpu, label, a, need);
 
+  const simple = nsaAttnVariant(gpu, a.variant) === 'simple';
   const kt = nsaKeyTiling(dk, dv, a.branch, cfg.lSel);
   const cpb = Math.ceil(cfg.lSel / kt.KB);
   const chunks = isSel ? numSelBlocks(T, cfg) * cpb : Math.ceil(S / kt.KB);
-  if (chunks > gpu.limits.maxComputeWorkgroupsPerDimension) throw new Error(`${label}: ${chunks} key chunks exceed the workgroup grid`);
+  if (!simple && chunks > gpu.limits.maxComputeWorkgroupsPerDimension) throw new Error(`${label}: ${chunks} key chunks exceed the workgroup grid`);
   const u = gpu.uniform(uniformWords(a, cpb, a.accumulateQ));
 
   // Pipelines compile concurrently; the dispatches run in this order.
@@ -250,25 +294,27 @@ export async function nsaBranchBackwardDispatches(gpu: GpuContext, a: NsaBranchB
   );
   const dqBindings = [u, a.q, a.k, a.v, a.lse, a.dout, a.delta, a.gradQ];
   if (isSel) dqBindings.push(a.sel!);
+  const rp = rowPass(gpu, a, 'dq');
   const dq = gpu.dispatch(
-    { code: DQ, entryPoint: isSel ? 'backwardDqSel' : 'backwardDq', constants: rowConstants(a, 'CWq'), label: `${label}.dq` },
+    { code: rp.code, entryPoint: isSel ? 'backwardDqSel' : 'backwardDq', constants: rp.constants, label: `${label}.dq` },
     dqBindings,
-    [T, G, B],
+    rp.grid,
   );
-  const kc = {
-    DK: dk, DV: dv, DK4: Math.ceil(dk / 4), DV4: Math.ceil(dv / 4),
-    NS: kt.NS, KB: kt.KB, KC4: kt.KC4, VC4: kt.VC4, BQ: kt.BQ,
-  };
+  const kc: Record<string, number> = simple
+    ? { DK: dk, DV: dv }
+    : { DK: dk, DV: dv, DK4: Math.ceil(dk / 4), DV4: Math.ceil(dv / 4), NS: kt.NS, KB: kt.KB, KC4: kt.KC4, VC4: kt.VC4, BQ: kt.BQ };
+  const keyCode = simple ? DKDV_SIMPLE : DKDV;
+  const keyGrid: readonly [number, number?, number?] = simple ? grid1d(ceilDiv(B * S * G, ROW_WG)) : [chunks, G, B];
   const common = [u, a.q, a.k, a.v, a.lse, a.dout, a.delta];
   // The reverse index takes the binding gradV would: dK and dV of sel are two passes.
   const selPass = (want: number, grad: BufferSlice, name: string) =>
     gpu.dispatch(
-      { code: DKDV, entryPoint: 'keyGradsSel', constants: kc, label: `${label}.${name}` },
+      { code: keyCode, entryPoint: 'keyGradsSel', constants: kc, label: `${label}.${name}` },
       [gpu.uniform(uniformWords(a, cpb, a.accumulateQ, want)), a.q, a.k, a.v, a.lse, a.dout, a.delta, grad, a.reverse!.queries],
-      [chunks, G, B],
+      keyGrid,
     );
   const keyPasses = isSel
     ? [selPass(1, a.gradK, 'dk'), selPass(2, a.gradV, 'dv')]
-    : [gpu.dispatch({ code: DKDV, entryPoint: 'keyGrads', constants: kc, label: `${label}.dkdv` }, [...common, a.gradK, a.gradV], [chunks, G, B])];
+    : [gpu.dispatch({ code: keyCode, entryPoint: 'keyGrads', constants: kc, label: `${label}.dkdv` }, [...common, a.gradK, a.gradV], keyGrid)];
   return Promise.all([delta, dq, ...keyPasses]);
 }

@@ -1,6 +1,6 @@
-// NSA branch attention on the GPU: the tiling paths at small head dims (several lane-merge rounds
-// in the forward and in dQ; two threads per key in dK/dV), and the 16 KiB workgroup-memory budget
-// of every tiling. Model head dims run in attention-wide.test.ts.
+// NSA branch attention on the GPU: the group variant's tiling paths at small head dims (several
+// lane-merge rounds in the forward and in dQ; two threads per key in dK/dV), and the 16 KiB
+// workgroup-memory budget of every tiling. Model head dims run in attention-wide.test.ts.
 // Tolerances (f32 vs f64 relative RMS): forward ≤ 1e-5, backward ≤ 1e-4.
 import { describe, expect, it } from 'vitest';
 import { nsaKeyTiling, nsaRowTiling, type NsaAttnShape, type NsaBranch } from '../../src/kernels/nsa-attention';
@@ -51,7 +51,7 @@ describe('NSA branch attention tiling', () => {
   ] as Array<[NsaBranch, string, NsaAttnShape]>)('%s, %s: %o (rel RMS fwd ≤ 1e-5, bwd ≤ 1e-4)', async (branch, _n, s) => {
     const gpu = await getGpu();
     const x = randomBranchInputs(s, CFG, branch, s.dk + s.T, 1.5);
-    const [g] = await runBranch(gpu, s, CFG, branch, x);
+    const [g] = await runBranch(gpu, s, CFG, branch, x, { variant: 'group' });
     expectMatches(g, referenceBranch(s, CFG, branch, x));
     expect(gpu.reports).toEqual([]);
   });

@@ -1,6 +1,7 @@
 // NSA branch attention on the GPU, edge cases of NSA_SPEC.md: T < l (cmp exactly 0, lse −inf, no
 // NaN), w = 1, w ≥ T and nSel ≥ blocks (full coverage: equal to dense causal attention),
-// nSel = forceInit + forceLocal, gradQ accumulation, and input validation.
+// nSel = forceInit + forceLocal, gradQ accumulation (each for both kernel variants), and input
+// validation.
 // Tolerances (f32 vs f64 relative RMS): forward ≤ 1e-5, backward ≤ 1e-4.
 import { describe, expect, it } from 'vitest';
 import type { BufferSlice } from '../../src/gpu/arena';
@@ -9,17 +10,17 @@ import type { NsaConfig } from '../../src/nsa/config';
 import { attentionBackwardRef, attentionForwardRef } from '../../src/reference/attention';
 import { expectClose, randn, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
-import { BRANCHES, expectMatches, randomBranchInputs, referenceBranch, runBranch } from './attention-harness';
+import { BRANCHES, expectMatches, randomBranchInputs, referenceBranch, runBranch, VARIANTS } from './attention-harness';
 
 const BASE: NsaConfig = { l: 4, d: 2, lSel: 8, nSel: 3, w: 6, phi: 'avg', forceInit: true, forceLocal: 1 };
 const DIMS = { H: 4, G: 2, dk: 5, dv: 3 };
 
-describe('NSA branch attention edge cases', () => {
+describe.each(VARIANTS)('NSA branch attention edge cases (%s kernels)', (variant) => {
   it.each(BRANCHES)('T < l: %s matches the reference; cmp is exactly 0 with lse −inf and no NaN', async (branch) => {
     const gpu = await getGpu();
     const s: NsaAttnShape = { B: 2, T: 3, ...DIMS };
     const x = randomBranchInputs(s, BASE, branch, 3);
-    const [g] = await runBranch(gpu, s, BASE, branch, x);
+    const [g] = await runBranch(gpu, s, BASE, branch, x, { variant });
     expectMatches(g, referenceBranch(s, BASE, branch, x));
     if (branch === 'cmp') {
       expect(g.out.every((v) => v === 0 && !Object.is(v, -0))).toBe(true);
@@ -34,7 +35,7 @@ describe('NSA branch attention edge cases', () => {
     const gpu = await getGpu();
     const s: NsaAttnShape = { B: 1, T: 9, ...DIMS };
     const x = randomBranchInputs(s, BASE, 'cmp', 4);
-    const [g] = await runBranch(gpu, s, BASE, 'cmp', x);
+    const [g] = await runBranch(gpu, s, BASE, 'cmp', x, { variant });
     for (let t = 0; t < s.T; t++) {
       const row = g.out.subarray(t * s.H * s.dv, (t + 1) * s.H * s.dv);
       const empty = t < BASE.l - 1;
@@ -48,7 +49,7 @@ describe('NSA branch attention edge cases', () => {
     const cfg = { ...BASE, w: 1 };
     const s: NsaAttnShape = { B: 2, T: 23, ...DIMS };
     const x = randomBranchInputs(s, cfg, 'win', 5);
-    const [g] = await runBranch(gpu, s, cfg, 'win', x);
+    const [g] = await runBranch(gpu, s, cfg, 'win', x, { variant });
     expectMatches(g, referenceBranch(s, cfg, 'win', x));
     const h = s.H / s.G;
     for (let r = 0; r < s.B * s.T; r++) {
@@ -66,7 +67,7 @@ describe('NSA branch attention edge cases', () => {
     const gpu = await getGpu();
     const s: NsaAttnShape = { B: 2, T: 33, ...DIMS };
     const x = randomBranchInputs(s, cfg, branch, 6);
-    const [g] = await runBranch(gpu, s, cfg, branch, x);
+    const [g] = await runBranch(gpu, s, cfg, branch, x, { variant });
     const dense = attentionForwardRef(x.q, x.k, x.v, s);
     const grad = attentionBackwardRef(x.q, x.k, x.v, x.dout, s);
     expectClose('out', g.out, dense.out, 1e-5);
@@ -81,7 +82,7 @@ describe('NSA branch attention edge cases', () => {
     const cfg = { ...BASE, nSel: 3, forceLocal: 2 };
     const s: NsaAttnShape = { B: 1, T: 41, ...DIMS };
     const x = randomBranchInputs(s, cfg, 'sel', 7);
-    const [g] = await runBranch(gpu, s, cfg, 'sel', x);
+    const [g] = await runBranch(gpu, s, cfg, 'sel', x, { variant });
     expectMatches(g, referenceBranch(s, cfg, 'sel', x));
   });
 
@@ -90,13 +91,15 @@ describe('NSA branch attention edge cases', () => {
     const s: NsaAttnShape = { B: 1, T: 26, ...DIMS };
     const x = randomBranchInputs(s, BASE, branch, 8);
     const init = new Float32Array(randn(s.T * s.H * s.dk, rng(9)));
-    const [g] = await runBranch(gpu, s, BASE, branch, x, { accumulateQ: true, gradQInit: init });
+    const [g] = await runBranch(gpu, s, BASE, branch, x, { accumulateQ: true, gradQInit: init, variant });
     const ref = referenceBranch(s, BASE, branch, x);
     expectClose('gradQ', g.dq, ref.dq.map((v, i) => v + init[i]), 1e-4);
     expectClose('dK', g.dk, ref.dk, 1e-4);
     expectClose('dV', g.dv, ref.dv, 1e-4);
   });
+});
 
+describe('NSA branch attention input validation', () => {
   it('rejects bad shapes, configs and missing or short slices, naming them, before any GPU work', async () => {
     const gpu = await getGpu();
     const s: NsaAttnShape = { B: 1, T: 10, ...DIMS };

@@ -4,7 +4,7 @@ import { createArena, type BufferSlice } from '../../src/gpu/arena';
 import type { GpuContext } from '../../src/gpu/context';
 import {
   nsaBranchBackwardDispatches, nsaBranchForwardCountingDispatch, nsaBranchForwardDispatch, nsaKeyRows,
-  type NsaAttnShape, type NsaBranch,
+  type NsaAttnShape, type NsaAttnVariant, type NsaBranch,
 } from '../../src/kernels/nsa-attention';
 import { nsaReverseIndexDispatches, nsaReverseIndexLengths } from '../../src/kernels/nsa-reverse-index';
 import { numSelBlocks } from '../../src/nsa/blocks';
@@ -18,6 +18,11 @@ import { expect } from 'vitest';
 import { expectClose, randn, rng } from '../helpers/compare';
 
 export const BRANCHES: NsaBranch[] = ['cmp', 'sel', 'win'];
+/** Both kernel variants run on SwiftShader: 'simple' is its default, 'group' the GPU default. */
+export const VARIANTS: NsaAttnVariant[] = ['group', 'simple'];
+
+/** Every (branch, variant) pair, for it.each. */
+export const BRANCH_VARIANTS: Array<[NsaBranch, NsaAttnVariant]> = BRANCHES.flatMap((b) => VARIANTS.map((v): [NsaBranch, NsaAttnVariant] => [b, v]));
 
 export interface BranchInputs {
   /** [B,T,H,dk]. */
@@ -75,6 +80,8 @@ export interface RunOptions {
   /** Run the counting forward (keysRead). */
   count?: boolean;
   reruns?: number;
+  /** Kernel variant; default by adapter ('simple' on SwiftShader). */
+  variant?: NsaAttnVariant;
 }
 
 /** Reverse index, forward and backward in one submit; outputs start as NaN so each must be written. */
@@ -98,7 +105,7 @@ export async function runBranch(
   gpu.write(sl.dout, x.dout);
   gpu.write(sl.sel, x.sel);
   const reverse = { counts: sl.counts, offsets: sl.offsets, queries: sl.queries };
-  const base = { ...s, branch, cfg, q: sl.q, k: sl.k, v: sl.v, sel: sl.sel, out: sl.out, lse: sl.lse };
+  const base = { ...s, branch, cfg, q: sl.q, k: sl.k, v: sl.v, sel: sl.sel, out: sl.out, lse: sl.lse, variant: o.variant };
   const [fwd, rev, bwd] = await Promise.all([
     o.count ? nsaBranchForwardCountingDispatch(gpu, { ...base, keysRead: sl.keysRead }) : nsaBranchForwardDispatch(gpu, base),
     branch === 'sel' ? nsaReverseIndexDispatches(gpu, { ...s, cfg, sel: sl.sel, reverse }) : Promise.resolve([]),

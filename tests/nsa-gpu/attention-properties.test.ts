@@ -1,12 +1,16 @@
-// NSA branch attention on the GPU, spec properties: deterministic backward (bit-identical reruns),
-// causality bit for bit (property 1), and the keys-read count of property 7 measured in the kernel.
+// NSA branch attention on the GPU, spec properties for both kernel variants: deterministic
+// backward (bit-identical reruns), causality bit for bit (property 1), and the keys-read count of
+// property 7 measured in the kernel. Also: the default variant follows the adapter.
 import { describe, expect, it } from 'vitest';
-import { nsaKeyRows, type NsaAttnShape } from '../../src/kernels/nsa-attention';
+import type { GpuContext } from '../../src/gpu/context';
+import { nsaAttnVariant, nsaKeyRows, type NsaAttnShape } from '../../src/kernels/nsa-attention';
 import { visibleCmpBlocks } from '../../src/nsa/blocks';
 import type { NsaConfig } from '../../src/nsa/config';
 import { rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
-import { BRANCHES, expectMatches, randomBranchInputs, randomSelection, referenceBranch, runBranch, sameBits, type BranchInputs } from './attention-harness';
+import {
+  BRANCH_VARIANTS, BRANCHES, expectMatches, randomBranchInputs, randomSelection, referenceBranch, runBranch, sameBits, VARIANTS, type BranchInputs,
+} from './attention-harness';
 
 // Several key tiles per query (cmp: up to 33 keys, sel: 3·16, win: 40) and row tiles per key chunk.
 const CFG: NsaConfig = { l: 4, d: 2, lSel: 16, nSel: 3, w: 40, phi: 'avg', forceInit: true, forceLocal: 1 };
@@ -27,16 +31,16 @@ function lsePositions(x: Float32Array, s: NsaAttnShape, lo: number, hi: number):
 }
 
 describe('NSA branch attention properties', () => {
-  it.each(BRANCHES)('%s: forward and backward are bit-identical on reruns (and match the reference)', async (branch) => {
+  it.each(BRANCH_VARIANTS)('%s, %s: forward and backward are bit-identical on reruns (and match the reference)', async (branch, variant) => {
     const gpu = await getGpu();
     const s: NsaAttnShape = { B: 2, T: 70, ...DIMS };
     const x = randomBranchInputs(s, CFG, branch, 21);
-    const [a, b] = await runBranch(gpu, s, CFG, branch, x, { reruns: 2 });
+    const [a, b] = await runBranch(gpu, s, CFG, branch, x, { reruns: 2, variant });
     expectMatches(a, referenceBranch(s, CFG, branch, x));
     for (const k of ['out', 'lse', 'dq', 'dk', 'dv'] as const) expect(sameBits(a[k], b[k]), k).toBe(true);
   });
 
-  it.each(BRANCHES)('%s: perturbing position p leaves out, lse and dq at t < p bit-identical', async (branch) => {
+  it.each(BRANCH_VARIANTS)('%s, %s: perturbing position p leaves out, lse and dq at t < p bit-identical', async (branch, variant) => {
     const gpu = await getGpu();
     const s: NsaAttnShape = { B: 2, T: 45, ...DIMS };
     const p = 20;
@@ -57,8 +61,8 @@ describe('NSA branch attention properties', () => {
     const row = s.G * CFG.nSel;
     for (let b = 0; b < s.B; b++) y.sel.set(other.subarray((b * s.T + p) * row, (b + 1) * s.T * row), (b * s.T + p) * row);
 
-    const [a] = await runBranch(gpu, s, CFG, branch, x);
-    const [c] = await runBranch(gpu, s, CFG, branch, y);
+    const [a] = await runBranch(gpu, s, CFG, branch, x, { variant });
+    const [c] = await runBranch(gpu, s, CFG, branch, y, { variant });
     expect(sameBits(positions(a.out, s, s.H * s.dv, 0, p), positions(c.out, s, s.H * s.dv, 0, p))).toBe(true);
     expect(sameBits(lsePositions(a.lse, s, 0, p), lsePositions(c.lse, s, 0, p))).toBe(true);
     expect(sameBits(positions(a.dq, s, s.H * s.dk, 0, p), positions(c.dq, s, s.H * s.dk, 0, p))).toBe(true);
@@ -67,7 +71,7 @@ describe('NSA branch attention properties', () => {
     expect(sameBits(positions(a.dq, s, s.H * s.dk, p, s.T), positions(c.dq, s, s.H * s.dk, p, s.T))).toBe(false);
   });
 
-  it('keys read per (b, t, g), counted in the kernels, are ncmp(t) + |selected positions ≤ t| + min(w, t + 1)', async () => {
+  it.each(VARIANTS)('%s: keys read per (b, t, g), counted in the kernels, are ncmp(t) + |selected positions ≤ t| + min(w, t + 1)', async (variant) => {
     const gpu = await getGpu();
     const s: NsaAttnShape = { B: 2, T: 45, ...DIMS };
     const cfg = { ...CFG, w: 7 };
@@ -75,8 +79,8 @@ describe('NSA branch attention properties', () => {
     const total = new Float64Array(s.B * s.T * s.G);
     for (const branch of BRANCHES) {
       const x = { ...randomBranchInputs(s, cfg, branch, 24), sel };
-      const [counted] = await runBranch(gpu, s, cfg, branch, x, { count: true });
-      const [plain] = await runBranch(gpu, s, cfg, branch, x);
+      const [counted] = await runBranch(gpu, s, cfg, branch, x, { count: true, variant });
+      const [plain] = await runBranch(gpu, s, cfg, branch, x, { variant });
       expect(sameBits(counted.out, plain.out), 'the counting forward computes the same outputs').toBe(true);
       counted.keysRead.forEach((n, i) => (total[i] += n));
     }
@@ -93,5 +97,23 @@ describe('NSA branch attention properties', () => {
         }
       }
     }
+  });
+
+  it('the default variant follows the adapter (simple on software, group on hardware); an explicit one wins', async () => {
+    const gpu = await getGpu();
+    const withSoftware = (software: boolean) => Object.create(gpu, { adapter: { value: { ...gpu.adapter, software } } }) as GpuContext;
+    expect(nsaAttnVariant(withSoftware(true))).toBe('simple');
+    expect(nsaAttnVariant(withSoftware(false))).toBe('group');
+    expect(nsaAttnVariant(withSoftware(true), 'group')).toBe('group');
+    expect(nsaAttnVariant(withSoftware(false), 'simple')).toBe('simple');
+    // The dispatches without a variant run the adapter's default: bit-identical to asking for it.
+    const s: NsaAttnShape = { B: 1, T: 30, ...DIMS };
+    const x = randomBranchInputs(s, CFG, 'sel', 25);
+    const [byDefault] = await runBranch(gpu, s, CFG, 'sel', x);
+    const [explicit] = await runBranch(gpu, s, CFG, 'sel', x, { variant: nsaAttnVariant(gpu) });
+    for (const k of ['out', 'lse', 'dq', 'dk', 'dv'] as const) expect(sameBits(byDefault[k], explicit[k]), k).toBe(true);
+    // The variants round differently, so the check above tells them apart.
+    const [other] = await runBranch(gpu, s, CFG, 'sel', x, { variant: nsaAttnVariant(gpu) === 'simple' ? 'group' : 'simple' });
+    expect(sameBits(byDefault.dq, other.dq)).toBe(false);
   });
 });

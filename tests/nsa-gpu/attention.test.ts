@@ -1,12 +1,13 @@
-// NSA branch attention on the GPU vs the float64 reference (src/reference/nsa/*), every branch,
-// forward and backward, on random valid configs with T rarely a multiple of d or lSel.
+// NSA branch attention on the GPU vs the float64 reference (src/reference/nsa/*), every branch and
+// both kernel variants (group, simple), forward and backward, on random valid configs with T
+// rarely a multiple of d or lSel.
 // Tolerances (f32 vs f64 relative RMS): forward out and lse ≤ 1e-5, backward dq/dK/dV ≤ 1e-4.
 import { describe, expect, it } from 'vitest';
-import type { NsaAttnShape, NsaBranch } from '../../src/kernels/nsa-attention';
+import type { NsaAttnShape, NsaAttnVariant, NsaBranch } from '../../src/kernels/nsa-attention';
 import { validateNsaConfig, type NsaConfig } from '../../src/nsa/config';
 import { rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
-import { BRANCHES, expectMatches, randomBranchInputs, referenceBranch, runBranch } from './attention-harness';
+import { BRANCH_VARIANTS, expectMatches, randomBranchInputs, referenceBranch, runBranch } from './attention-harness';
 
 /**
  * A random valid config (seeded). nSel ∈ {3, 4} and lSel ∈ {8, 12} keep the number of distinct
@@ -41,12 +42,12 @@ const CASES: Array<[string, NsaConfig, NsaAttnShape]> = [
 ];
 
 describe('NSA branch attention vs the float64 reference', () => {
-  it.each(CASES.flatMap(([name, c, s]) => BRANCHES.map((b) => [b, name, c, s] as [NsaBranch, string, NsaConfig, NsaAttnShape])))(
-    '%s: %s (rel RMS fwd ≤ 1e-5, bwd ≤ 1e-4)',
-    async (branch, _name, cfg, s) => {
+  it.each(CASES.flatMap(([name, c, s]) => BRANCH_VARIANTS.map(([b, v]) => [b, v, name, c, s] as [NsaBranch, NsaAttnVariant, string, NsaConfig, NsaAttnShape])))(
+    '%s, %s: %s (rel RMS fwd ≤ 1e-5, bwd ≤ 1e-4)',
+    async (branch, variant, _name, cfg, s) => {
       const gpu = await getGpu();
       const x = randomBranchInputs(s, cfg, branch, s.T * 7 + cfg.lSel, 1.5);
-      const [g] = await runBranch(gpu, s, cfg, branch, x);
+      const [g] = await runBranch(gpu, s, cfg, branch, x, { variant });
       expectMatches(g, referenceBranch(s, cfg, branch, x));
       expect(gpu.reports).toEqual([]);
     },
