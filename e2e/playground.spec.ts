@@ -130,7 +130,10 @@ test('downloads use the CLI formats, and the loss at the last step matches the g
   const train = rows.filter((r) => r[1] !== null).map((r) => ({ step: r[0]!, loss: r[1]! }));
   const val = rows.filter((r) => r[2] !== null).map((r) => ({ step: r[0]!, valLoss: r[2]! }));
   expect(train.map((r) => r.step)).toEqual([...Array(P.steps).keys()]);
-  expect(val.map((r) => r.step)).toEqual([P.steps / 2, P.steps]);
+  const evalEvery = Number(new URLSearchParams(P.hash).get('train.evalEvery'));
+  const evalSteps = [...Array(Math.floor(P.steps / evalEvery)).keys()].map((i) => (i + 1) * evalEvery);
+  if (evalSteps.at(-1) !== P.steps) evalSteps.push(P.steps); // the last step is always evaluated
+  expect(val.map((r) => r.step)).toEqual(evalSteps);
   artifact.losses = train;
   artifact.valLosses = val;
   const tps = rows.filter((r) => r[5] !== null).map((r) => r[5]!);
