@@ -11,26 +11,26 @@ import type { StreamedToken, TrainUpdate } from '../../src/worker/protocol';
 import { PlaygroundRun } from '../../src/worker/run';
 import { getGpu } from '../helpers/gpu';
 
+// The model and batch of tests/model/one-step-nsa.test.ts: in a full run the pipelines are compiled once.
 const model: ModelConfig = {
-  vocabSize: 256, dim: 16, nLayers: 2, nHeads: 4, nKvGroups: 2, dk: 6, dv: 5, ffnHidden: 12, seqLen: 24,
-  ropeTheta: 10000, normEps: 1e-5, attention: 'nsa', initStd: 0.1,
+  vocabSize: 29, dim: 16, nLayers: 2, nHeads: 4, nKvGroups: 2, dk: 6, dv: 5, ffnHidden: 12, seqLen: 19,
+  ropeTheta: 10000, normEps: 1e-5, attention: 'nsa', initStd: 0.3,
   nsa: { l: 4, d: 2, lSel: 8, nSel: 2, w: 5, phi: 'avg', forceInit: true, forceLocal: 1, sharedKV: false, gates: { kind: 'none' } },
 };
+const T = model.seqLen;
 const config: RunConfig = {
   model,
   train: { ...preset('tiny').train, steps: 4, batchSize: 2, warmupSteps: 1, evalEvery: 2, evalBatches: 1 },
-  data: { source: 'upload', tokenizer: 'byte' },
+  data: { source: 'random', tokenizer: 'byte' },
 };
-const text = Array.from({ length: 12 }, (_, i) => `Document ${i}: ${'abc def ghi. '.repeat(6)}`).join('\n\n');
-const data = { kind: 'upload' as const, name: 'doc.txt', text };
 
 describe('PlaygroundRun (GPU)', () => {
   it('trains with checkpoints, exports in the CLI formats, generates, and stops', async () => {
     const gpu = await getGpu();
-    const run = await PlaygroundRun.create(gpu, { config, data, pageUrl: 'http://x/', snapshotEvery: 2 }, async () => {
-      throw new Error('Brown must not be fetched for an upload run');
+    const run = await PlaygroundRun.create(gpu, { config, data: { kind: 'random' }, pageUrl: 'http://x/', snapshotEvery: 2 }, async () => {
+      throw new Error('Brown must not be fetched for a random-token run');
     });
-    expect(run.info.dataset.name).toBe('doc.txt');
+    expect(run.info.dataset).toMatchObject({ name: 'random-v29', tokenizer: null, trainTokens: null });
     expect(run.info.snapshotCapacity).toBeGreaterThanOrEqual(2);
     const updates: TrainUpdate[] = [];
     const r = await run.train(4, (u) => updates.push(u));
@@ -44,18 +44,18 @@ describe('PlaygroundRun (GPU)', () => {
 
     // The step-1 snapshot shares its checkpoint with an evaluation: it must hold the training
     // batch, not the validation batch the evaluation ran afterwards.
-    const val = createDataset({ kind: 'text', name: 'doc.txt', text, tokenizer: 'byte' }, { batchSize: 2, seqLen: 24, seed: config.train.seed }).validationBatches(1)[0];
+    const val = createDataset({ kind: 'random', vocabSize: model.vocabSize }, { batchSize: 2, seqLen: T, seed: config.train.seed }).validationBatches(1)[0];
     for (const step of [0, 1, 3]) {
       for (const layer of [0, 1]) {
         for (const group of [0, 1]) {
           const s = run.snapshot(step, layer, group)!;
           expect(s).not.toBeNull();
-          expect([s.step, s.layer, s.group, s.T]).toEqual([step, layer, group, 24]);
+          expect([s.step, s.layer, s.group, s.T]).toEqual([step, layer, group, T]);
           expect(snapshotIssues(s)).toEqual([]);
         }
       }
     }
-    expect(Array.from(run.snapshot(1, 0, 0)!.tokens)).not.toEqual(Array.from(val.tokens.subarray(0, 24)));
+    expect(Array.from(run.snapshot(1, 0, 0)!.tokens)).not.toEqual(Array.from(val.tokens.subarray(0, T)));
     expect(run.snapshot(2, 0, 0)).toBeNull();
     expect(() => run.snapshot(0, 2, 0)).toThrow(RangeError);
 
@@ -67,7 +67,9 @@ describe('PlaygroundRun (GPU)', () => {
     expect(JSON.parse(files.configJson)).toMatchObject({ ...config, stepsDone: 4 });
 
     const got: StreamedToken[] = [];
-    const g = await run.generate({ prompt: 'ab', maxTokens: 3, temperature: 0, topK: 0, seed: 1 }, () => {}, (t) => got.push(...t));
+    const g = await run.generate({ prompt: '3 14', maxTokens: 3, temperature: 0, topK: 0, seed: 1 }, () => {}, (t) => got.push(...t));
+    expect(g.promptTokens).toEqual([3, 14]);
+    expect(g.text).toBe(g.tokens.map((id) => `[${id}]`).join(''));
     expect(g.tokens).toHaveLength(3);
     expect(g.step).toBe(4);
     expect(got.map((t) => t.t)).toEqual([1, 2, 3]);
