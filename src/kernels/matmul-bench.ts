@@ -106,13 +106,21 @@ export async function benchMatmul(
       const d = await matmulDispatch(
         gpu,
         { a: arena.get('a'), b: arena.get('b'), c: arena.get('c'), M, N, K, transA, transB, label: 'bench.matmul' },
-        opts.tiling,
+        { tiling: opts.tiling },
       );
       gpu.run([d]); // warm-up: pipeline compilation (lazy on some backends) and first touch
       await gpu.finish();
-      const timer = gpu.hasTimestamps ? 'timestamp-query' : 'wall';
-      const times = gpu.hasTimestamps ? await timeWithTimestamps(gpu, d, repeats) : await timeWithWallClock(gpu, d, repeats);
-      const ms = median(times);
+      let timer: MatmulBenchResult['timer'] = 'wall';
+      let ms = 0;
+      if (gpu.hasTimestamps) {
+        ms = median(await timeWithTimestamps(gpu, d, repeats));
+        timer = 'timestamp-query';
+      }
+      // Timestamps can be quantized (to ~0.1 ms in browsers): a tiny matmul may read as 0.
+      if (!(ms > 0)) {
+        ms = median(await timeWithWallClock(gpu, d, repeats));
+        timer = 'wall';
+      }
       results.push({ M, N, K, transA, transB, ms, gflops: (2 * M * N * K) / (ms * 1e6), timer });
     } finally {
       for (const b of arena.buffers) b.destroy();

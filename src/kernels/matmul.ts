@@ -89,16 +89,23 @@ const overlaps = (x: BufferSlice, xBytes: number, y: BufferSlice, yBytes: number
 /**
  * Builds the dispatch for C[M,N] (+)= op(A)·op(B), for any M, N, K ≥ 1. `c` must not overlap `a`
  * or `b`. One pipeline per tiling serves every shape, transpose and accumulate flag (they are
- * uniforms), so a model's matmuls compile once. `tiling` defaults to defaultTiling(gpu, M, N).
+ * uniforms), so a model's matmuls compile once. Invalid arguments reject the promise.
  */
-export function matmulDispatch(gpu: GpuContext, args: MatmulArgs, tiling?: MatmulTiling): Promise<Dispatch> {
+export interface MatmulOptions {
+  /** Defaults to defaultTiling(gpu, M, N). */
+  tiling?: MatmulTiling;
+  /** Fold the grid into 2-D beyond this many workgroups (default 65,535, the portable limit). */
+  maxWorkgroupsPerDim?: number;
+}
+
+export async function matmulDispatch(gpu: GpuContext, args: MatmulArgs, opts: MatmulOptions = {}): Promise<Dispatch> {
   const { a, b, c, M, N, K } = args;
   const transA = args.transA ?? false;
   const transB = args.transB ?? false;
   const label = args.label ?? 'matmul';
   for (const [k, v] of Object.entries({ M, N, K }))
     if (!Number.isInteger(v) || v < 1) throw new Error(`${label}: ${k} = ${v} must be an integer ≥ 1`);
-  const t = tiling ?? defaultTiling(gpu, M, N);
+  const t = opts.tiling ?? defaultTiling(gpu, M, N);
   const { WGX, WGY, R, TK } = t;
   if (WGX * WGY > gpu.limits.maxComputeInvocationsPerWorkgroup || TK < 4 || TK % 4 !== 0 || (R !== 2 && R !== 4))
     throw new Error(`${label}: bad tiling ${JSON.stringify(t)}`);
@@ -118,5 +125,5 @@ export function matmulDispatch(gpu: GpuContext, args: MatmulArgs, tiling?: Matmu
     ((transB ? K : N) % 4 === 0 ? FLAG_VEC_B : 0) |
     (args.accumulate ? FLAG_ACCUMULATE : 0);
   const bindings = [gpu.uniform([M, N, K, tilesN, tiles, flags]), vec4Binding('a', a, M * K), vec4Binding('b', b, K * N), c];
-  return gpu.dispatch({ code, entryPoint: 'matmul', constants: { WGX, WGY, R, TK, VEC4_LOADS: t.vec4Loads ? 1 : 0 }, label }, bindings, grid1d(tiles));
+  return gpu.dispatch({ code, entryPoint: 'matmul', constants: { WGX, WGY, R, TK, VEC4_LOADS: t.vec4Loads ? 1 : 0 }, label }, bindings, grid1d(tiles, opts.maxWorkgroupsPerDim));
 }
