@@ -19,9 +19,12 @@
 // Transposes, vec4 eligibility and accumulation are uniform flags (one pipeline serves every call;
 // they only steer staging and the final store). Summation order is fixed: same inputs, same bits.
 //
-// A and B are bound as vec4 arrays (the wrapper rounds those bindings up to 16 bytes). A row that
-// starts on a vec4 boundary (row length a multiple of 4: FLAG_VEC_*) loads one vec4 per access;
-// otherwise element by element. C is a plain f32 array written element by element.
+// A and B are bound as vec4 arrays (the wrapper rounds those bindings up to 16 bytes). With
+// VEC4_LOADS, rows that start on vec4 boundaries (row length a multiple of 4: FLAG_VEC_*) load one
+// vec4 per access; otherwise element by element. C is a plain f32 array written element by element.
+//
+// CPU emulators (SwiftShader) execute both sides of every branch under lane masks, so staging picks
+// orientations with select() and clamps indices instead of branching.
 
 struct Params {
   M: u32,

@@ -73,7 +73,7 @@ function vec4Binding(name: string, s: BufferSlice, floats: number): BufferSlice 
   const size = roundUp16(floats * 4);
   if (s.offset % 16 !== 0) throw new Error(`matmul: ${name} offset ${s.offset} is not 16-byte aligned`);
   // Arena slices start 256-aligned in 16-byte-rounded buffers, so rounding up stays in the buffer
-  // and never reaches the next slice. The padding floats are loaded but never used.
+  // and never reaches the next slice. The shader only uses floats inside the matrix.
   if (s.offset + size > s.buffer.size)
     throw new Error(`matmul: ${name} needs ${size} bytes at offset ${s.offset}; its buffer has ${s.buffer.size}`);
   return { buffer: s.buffer, offset: s.offset, size };
@@ -86,11 +86,6 @@ function checkSize(name: string, s: BufferSlice, floats: number): void {
 const overlaps = (x: BufferSlice, xBytes: number, y: BufferSlice, yBytes: number) =>
   x.buffer === y.buffer && x.offset < y.offset + yBytes && y.offset < x.offset + xBytes;
 
-/**
- * Builds the dispatch for C[M,N] (+)= op(A)·op(B), for any M, N, K ≥ 1. `c` must not overlap `a`
- * or `b`. One pipeline per tiling serves every shape, transpose and accumulate flag (they are
- * uniforms), so a model's matmuls compile once. Invalid arguments reject the promise.
- */
 export interface MatmulOptions {
   /** Defaults to defaultTiling(gpu, M, N). */
   tiling?: MatmulTiling;
@@ -98,6 +93,11 @@ export interface MatmulOptions {
   maxWorkgroupsPerDim?: number;
 }
 
+/**
+ * Builds the dispatch for C[M,N] (+)= op(A)·op(B), for any M, N, K ≥ 1. `c` must not overlap `a`
+ * or `b`. One pipeline per tiling serves every shape, transpose and accumulate flag (they are
+ * uniforms), so a model's matmuls compile once. Invalid arguments reject the promise.
+ */
 export async function matmulDispatch(gpu: GpuContext, args: MatmulArgs, opts: MatmulOptions = {}): Promise<Dispatch> {
   const { a, b, c, M, N, K } = args;
   const transA = args.transA ?? false;
