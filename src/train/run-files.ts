@@ -4,12 +4,9 @@ import { join } from 'node:path';
 import type { RunConfig } from './config';
 import type { EvalMetrics, Heartbeat, StepMetrics } from './types';
 
-export const METRICS_HEADER = 'step,loss,val_loss,lr,grad_norm,tokens_per_s,step_ms,elapsed_ms';
-
-export function metricsCsvRow(m: StepMetrics | null, e: EvalMetrics | null): string {
-  const f = (x: number | undefined | null) => (x === undefined || x === null ? '' : String(x));
-  return [f(m?.step ?? e?.step), f(m?.loss), f(e?.valLoss), f(m?.lr), f(m?.gradNorm), f(m?.tokensPerSecond), f(m?.stepMs), f(m?.elapsedMs)].join(',');
-}
+// The column format is shared with the page's worker (browser-safe module).
+export { METRICS_HEADER, metricsCsvRow } from './metrics-csv';
+import { METRICS_HEADER, metricsCsvRow } from './metrics-csv';
 
 export class RunFolder {
   readonly heartbeatPath: string;

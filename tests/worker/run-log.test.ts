@@ -1,8 +1,7 @@
 // RunLog: the page's downloads use the CLI's formats (heartbeat.jsonl fields, metrics.csv header
 // and rows from src/train/run-files.ts), in the order things happened.
 import { describe, expect, it } from 'vitest';
-import * as browserCsv from '../../src/train/metrics-csv';
-import { METRICS_HEADER, metricsCsvRow } from '../../src/train/run-files';
+import { METRICS_HEADER, metricsCsvRow } from '../../src/train/metrics-csv';
 import type { Heartbeat, StepMetrics } from '../../src/train/types';
 import { RunLog } from '../../src/worker/run-log';
 
@@ -18,13 +17,6 @@ function metrics(step: number): StepMetrics {
 }
 
 describe('RunLog', () => {
-  it("the browser-safe CSV module writes exactly the CLI's header and rows", () => {
-    expect(browserCsv.METRICS_HEADER).toBe(METRICS_HEADER);
-    const nsa = { ...metrics(3), nsa: { gateMean: [0.1, 0.2, 0.3] as [number, number, number], histogram: [1], invalid: 0, perLayer: [] } };
-    for (const [m, e] of [[metrics(0), null], [null, { step: 4, valLoss: 3.25 }], [nsa, null], [{ ...metrics(1), loss: NaN }, null]] as const)
-      expect(browserCsv.metricsCsvRow(m, e)).toBe(metricsCsvRow(m, e));
-  });
-
   it('writes every heartbeat as one JSON line with exactly the CLI fields', () => {
     const log = new RunLog();
     log.heartbeat(beat(0, 'init'));
