@@ -39,15 +39,22 @@ export const TILING_GPU_LARGE: MatmulTiling = { WGX: 16, WGY: 16, R: 2, TK: 8, v
 export const TILING_GPU_SMALL: MatmulTiling = { WGX: 8, WGY: 8, R: 2, TK: 16, vec4Loads: true };
 /**
  * CPU emulation (SwiftShader). Every load from memory is an emulated per-lane gather costing as much
- * as dozens of FMAs, and a vec4 load is four of them; both sides of every branch run. So: 16×16
- * outputs per invocation (8 block loads per 16 block products), scalar loads only, and 128×64 tiles
- * of 4×8 invocations, 14 KiB. Measured on SwiftShader at 512³: about 2× the throughput of 8×8 outputs.
+ * as dozens of FMAs, a vec4 load is four of them, and both sides of every branch run. So: 16×16
+ * outputs per invocation (8 block loads per 16 block products), scalar loads only, 64×64 tiles of
+ * 4×4 invocations, 9 KiB. Measured on SwiftShader at 512³: about 2× the throughput of 8×8 outputs
+ * per invocation, but about 4 s of CPU to compile (vs 1.5 s).
  */
-export const TILING_CPU: MatmulTiling = { WGX: 4, WGY: 8, R: 4, TK: 16, vec4Loads: false };
+export const TILING_CPU: MatmulTiling = { WGX: 4, WGY: 4, R: 4, TK: 16, vec4Loads: false };
+/** CPU emulation, small products: 8×8 outputs per invocation, 32×32 tiles; quick to compile. */
+export const TILING_CPU_SMALL: MatmulTiling = { WGX: 4, WGY: 4, R: 2, TK: 16, vec4Loads: false };
 
-/** The tiling matmulDispatch uses by default for this device and output size. */
-export function defaultTiling(gpu: GpuContext, M: number, N: number): MatmulTiling {
-  if (gpu.adapter.software) return TILING_CPU;
+/**
+ * The tiling matmulDispatch uses by default for this device and shape. On CPU emulation the big
+ * tiling pays for its compile time only on big products (from 256³ multiply-adds: ≥ 25 ms each),
+ * so unit tests with tiny shapes compile only the small one.
+ */
+export function defaultTiling(gpu: GpuContext, M: number, N: number, K: number): MatmulTiling {
+  if (gpu.adapter.software) return M * N * K >= 1 << 24 ? TILING_CPU : TILING_CPU_SMALL;
   // Below ~128 tiles of 128×128 a large GPU would idle: use 4× as many smaller tiles.
   return ceilDiv(M, 128) * ceilDiv(N, 128) >= 128 ? TILING_GPU_LARGE : TILING_GPU_SMALL;
 }
@@ -87,7 +94,7 @@ const overlaps = (x: BufferSlice, xBytes: number, y: BufferSlice, yBytes: number
   x.buffer === y.buffer && x.offset < y.offset + yBytes && y.offset < x.offset + xBytes;
 
 export interface MatmulOptions {
-  /** Defaults to defaultTiling(gpu, M, N). */
+  /** Defaults to defaultTiling(gpu, M, N, K). */
   tiling?: MatmulTiling;
   /** Fold the grid into 2-D beyond this many workgroups (default 65,535, the portable limit). */
   maxWorkgroupsPerDim?: number;
@@ -105,7 +112,7 @@ export async function matmulDispatch(gpu: GpuContext, args: MatmulArgs, opts: Ma
   const label = args.label ?? 'matmul';
   for (const [k, v] of Object.entries({ M, N, K }))
     if (!Number.isInteger(v) || v < 1) throw new Error(`${label}: ${k} = ${v} must be an integer ≥ 1`);
-  const t = opts.tiling ?? defaultTiling(gpu, M, N);
+  const t = opts.tiling ?? defaultTiling(gpu, M, N, K);
   const { WGX, WGY, R, TK } = t;
   if (WGX * WGY > gpu.limits.maxComputeInvocationsPerWorkgroup || TK < 4 || TK % 4 !== 0 || (R !== 2 && R !== 4))
     throw new Error(`${label}: bad tiling ${JSON.stringify(t)}`);
