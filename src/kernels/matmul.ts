@@ -50,7 +50,7 @@ export const TILING_CPU_SMALL: MatmulTiling = { WGX: 4, WGY: 4, R: 2, TK: 16, ve
 
 /**
  * The tiling matmulDispatch uses by default for this device and shape. On CPU emulation the big
- * tiling pays for its compile time only on big products (from 256³ multiply-adds: ≥ 25 ms each),
+ * tiling pays for its compile time only on big products (from 256³ multiply-adds, tens of ms each),
  * so unit tests with tiny shapes compile only the small one.
  */
 export function defaultTiling(gpu: GpuContext, M: number, N: number, K: number): MatmulTiling {
@@ -76,18 +76,18 @@ const FLAG_ACCUMULATE = 16;
 const roundUp16 = (x: number) => Math.ceil(x / 16) * 16;
 
 /** A and B are read as vec4 arrays: bind `floats` floats rounded up to whole vec4s. */
-function vec4Binding(name: string, s: BufferSlice, floats: number): BufferSlice {
+function vec4Binding(label: string, name: string, s: BufferSlice, floats: number): BufferSlice {
   const size = roundUp16(floats * 4);
-  if (s.offset % 16 !== 0) throw new Error(`matmul: ${name} offset ${s.offset} is not 16-byte aligned`);
+  if (s.offset % 16 !== 0) throw new Error(`${label}: ${name} offset ${s.offset} is not 16-byte aligned`);
   // Arena slices start 256-aligned in 16-byte-rounded buffers, so rounding up stays in the buffer
   // and never reaches the next slice. The shader only uses floats inside the matrix.
   if (s.offset + size > s.buffer.size)
-    throw new Error(`matmul: ${name} needs ${size} bytes at offset ${s.offset}; its buffer has ${s.buffer.size}`);
+    throw new Error(`${label}: ${name} needs ${size} bytes at offset ${s.offset}; its buffer has ${s.buffer.size}`);
   return { buffer: s.buffer, offset: s.offset, size };
 }
 
-function checkSize(name: string, s: BufferSlice, floats: number): void {
-  if (s.size < floats * 4) throw new Error(`matmul: ${name} holds ${s.size} bytes, needs ${floats * 4}`);
+function checkSize(label: string, name: string, s: BufferSlice, floats: number): void {
+  if (s.size < floats * 4) throw new Error(`${label}: ${name} holds ${s.size} bytes, needs ${floats * 4}`);
 }
 
 const overlaps = (x: BufferSlice, xBytes: number, y: BufferSlice, yBytes: number) =>
@@ -118,9 +118,9 @@ export async function matmulDispatch(gpu: GpuContext, args: MatmulArgs, opts: Ma
     throw new Error(`${label}: bad tiling ${JSON.stringify(t)}`);
   if (workgroupBytes(t) > Math.min(16384, gpu.limits.maxComputeWorkgroupStorageSize))
     throw new Error(`${label}: tiling ${JSON.stringify(t)} needs ${workgroupBytes(t)} bytes of workgroup memory`);
-  checkSize('a', a, M * K);
-  checkSize('b', b, K * N);
-  checkSize('c', c, M * N);
+  checkSize(label, 'a', a, M * K);
+  checkSize(label, 'b', b, K * N);
+  checkSize(label, 'c', c, M * N);
   if (overlaps(c, M * N * 4, a, M * K * 4) || overlaps(c, M * N * 4, b, K * N * 4))
     throw new Error(`${label}: c overlaps an input`);
   const tilesN = ceilDiv(N, 4 * R * WGX);
@@ -131,6 +131,12 @@ export async function matmulDispatch(gpu: GpuContext, args: MatmulArgs, opts: Ma
     ((transA ? M : K) % 4 === 0 ? FLAG_VEC_A : 0) |
     ((transB ? K : N) % 4 === 0 ? FLAG_VEC_B : 0) |
     (args.accumulate ? FLAG_ACCUMULATE : 0);
-  const bindings = [gpu.uniform([M, N, K, tilesN, tiles, flags]), vec4Binding('a', a, M * K), vec4Binding('b', b, K * N), c];
-  return gpu.dispatch({ code, entryPoint: 'matmul', constants: { WGX, WGY, R, TK, VEC4_LOADS: t.vec4Loads ? 1 : 0 }, label }, bindings, grid1d(tiles, opts.maxWorkgroupsPerDim));
+  const bindings = [
+    gpu.uniform([M, N, K, tilesN, tiles, flags]),
+    vec4Binding(label, 'a', a, M * K),
+    vec4Binding(label, 'b', b, K * N),
+    c,
+  ];
+  const constants = { WGX, WGY, R, TK, VEC4_LOADS: t.vec4Loads ? 1 : 0 };
+  return gpu.dispatch({ code, entryPoint: 'matmul', constants, label }, bindings, grid1d(tiles, opts.maxWorkgroupsPerDim));
 }

@@ -8,6 +8,7 @@ import {
   TILING_CPU,
   TILING_CPU_SMALL,
   TILING_GPU_LARGE,
+  TILING_GPU_SMALL,
   type MatmulOptions,
   type MatmulTiling,
 } from '../../src/kernels/matmul';
@@ -96,15 +97,19 @@ async function checkCases(gpu: GpuContext, cases: Case[], opts: MatmulOptions, s
 const tilingName = (t: MatmulTiling) => `${t.WGX}x${t.WGY} invocations, R=${t.R}, TK=${t.TK}, vec4 ${t.vec4Loads}`;
 
 describe('matmul vs float64 reference (rel RMS ≤ 1e-6)', () => {
-  it('defaults to the CPU tilings on this software adapter', async () => {
+  it('picks the default tiling by adapter and shape', async () => {
     const gpu = await getGpu();
-    // Guards the meaning of the tests below: here they cover the default paths.
-    expect(gpu.adapter.software).toBe(true);
-    expect(defaultTiling(gpu, 128, 96, 160)).toBe(TILING_CPU_SMALL);
-    expect(defaultTiling(gpu, 256, 256, 256)).toBe(TILING_CPU);
+    if (gpu.adapter.software) {
+      // On SwiftShader the tests below then cover both default paths.
+      expect(defaultTiling(gpu, 128, 96, 160)).toBe(TILING_CPU_SMALL);
+      expect(defaultTiling(gpu, 256, 256, 256)).toBe(TILING_CPU);
+    } else {
+      expect(defaultTiling(gpu, 512, 512, 512)).toBe(TILING_GPU_SMALL);
+      expect(defaultTiling(gpu, 4096, 4096, 64)).toBe(TILING_GPU_LARGE);
+    }
   });
 
-  // The two CPU tilings (R = 2 and R = 4, the defaults here) and a GPU tiling (R = 2, vec4 loads,
+  // The two CPU tilings (R = 2 and R = 4, the defaults on SwiftShader) and a GPU tiling (R = 2, vec4 loads,
   // more invocations than staging blocks, TK = 8). TILING_GPU_SMALL runs the same code with other
   // override values; it is left out because each pipeline costs SwiftShader 1.5–4 s of CPU to compile.
   it.each([TILING_CPU_SMALL, TILING_CPU, TILING_GPU_LARGE].map((t) => [tilingName(t), t] as const))(
