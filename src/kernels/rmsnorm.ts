@@ -1,5 +1,6 @@
 // Wrapper for shaders/rmsnorm.wgsl.
 import code from '../../shaders/rmsnorm.wgsl?raw';
+import { checkDims, checkSlices } from '../gpu/checks';
 import { rowLanes } from '../gpu/lanes';
 import type { BufferSlice } from '../gpu/arena';
 import type { Dispatch, GpuContext } from '../gpu/context';
@@ -103,25 +104,4 @@ function lanes(label: string, gpu: GpuContext, given: number | undefined): numbe
   return L;
 }
 
-// Argument checks (the same few lines in each wrapper of this family).
-function checkDims(label: string, dims: Record<string, number>): void {
-  for (const [k, v] of Object.entries(dims)) {
-    if (!Number.isInteger(v) || v < 1) throw new Error(`${label}: ${k} must be a positive integer (got ${v})`);
-  }
-}
 
-/** Each slice holds its element count (4-byte elements); no two bound slices overlap (WebGPU rejects aliased writable bindings). */
-function checkSlices(label: string, slices: Record<string, [BufferSlice, number]>): void {
-  const list = Object.entries(slices);
-  for (const [k, [s, n]] of list) {
-    if (s.size < n * 4) throw new Error(`${label}: ${k} holds ${s.size} bytes; needs ${n * 4} (${n} elements)`);
-  }
-  for (let i = 0; i < list.length; i++) {
-    for (let j = i + 1; j < list.length; j++) {
-      const [ka, [sa]] = list[i];
-      const [kb, [sb]] = list[j];
-      if (sa.buffer === sb.buffer && sa.offset < sb.offset + sb.size && sb.offset < sa.offset + sa.size)
-        throw new Error(`${label}: ${ka} and ${kb} overlap (WebGPU forbids aliased writable bindings)`);
-    }
-  }
-}
