@@ -20,7 +20,7 @@ function nsaTiny(steps: number) {
 }
 
 describe('learning (tiny preset, NSA attention)', { timeout: 900_000 }, () => {
-  it('Brown: validation loss falls by > 2 nats to within 0.15 nats of the unigram entropy; no invalid selection', async () => {
+  it('Brown: validation loss falls by > 2 nats to below the unigram entropy; no invalid selection', async () => {
     const gpu = await getGpu();
     const cfg = nsaTiny(150);
     const ds = createDataset({ kind: 'text', name: 'brown', text: loadBrownText(), tokenizer: 'byte' }, { batchSize: cfg.train.batchSize, seqLen: cfg.model.seqLen, seed: cfg.train.seed });
@@ -47,7 +47,7 @@ describe('learning (tiny preset, NSA attention)', { timeout: 900_000 }, () => {
     expect(invalid).toBe(0);
     expect(start).toBeGreaterThan(h1 + 1);
     expect(end.valLoss).toBeLessThan(start - 2);
-    expect(end.valLoss).toBeLessThan(h1 + 0.15);
+    expect(end.valLoss).toBeLessThan(h1); // reached: 3.039 vs 3.083 (deterministic for the seed)
     t.destroy();
   });
 

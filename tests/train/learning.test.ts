@@ -1,8 +1,8 @@
 // Learning and leakage control on the tiny preset:
 // - Brown corpus (byte level): validation loss falls from ln(256)-level to the unigram entropy.
-//   Measured on SwiftShader: the tiny preset (8×64 tokens a step) reaches the unigram level
-//   (≈3.1 nats) within ~50 steps and stays on that plateau through at least 125 steps, even at
-//   lr 1e-2, so "well below unigram" needs far more tokens than a CI run on a CPU can afford.
+//   The tiny preset (8×64 tokens a step) reaches the unigram level (≈3.1 nats) within ~50 steps,
+//   then leaves that plateau slowly; with the 150-step schedule it ends at 2.894 (unigram 3.083).
+//   Dropping far below needs far more tokens than a CI run on a CPU can afford.
 // - Uniform random tokens: training loss never falls more than a small margin below ln(vocab);
 //   a model that could see the next token would (this is the test that catches future leakage).
 import { describe, expect, it } from 'vitest';
@@ -13,7 +13,7 @@ import { Trainer } from '../../src/train/trainer';
 import { getGpu } from '../helpers/gpu';
 
 describe('learning (tiny preset)', { timeout: 900_000 }, () => {
-  it('Brown: validation loss falls by > 2 nats to within 0.15 nats of the unigram entropy', async () => {
+  it('Brown: validation loss falls by > 2 nats to at least 0.1 nats below the unigram entropy', async () => {
     const gpu = await getGpu();
     const cfg = preset('tiny');
     cfg.train.steps = 150;
@@ -27,7 +27,7 @@ describe('learning (tiny preset)', { timeout: 900_000 }, () => {
     console.log(`brown: val loss ${start.valLoss.toFixed(3)} → ${end.valLoss.toFixed(3)} after ${cfg.train.steps} steps; unigram entropy ${h1.toFixed(3)} nats`);
     expect(start.valLoss).toBeGreaterThan(h1 + 1); // an untrained model is far worse than unigram
     expect(end.valLoss).toBeLessThan(start.valLoss - 2);
-    expect(end.valLoss).toBeLessThan(h1 + 0.15);
+    expect(end.valLoss).toBeLessThan(h1 - 0.1); // reached: 2.894 vs 3.083 (deterministic for the seed)
     t.destroy();
   });
 
