@@ -1,6 +1,7 @@
 // npm run eval:recall [-- --modes nsa,win --steps 300 --seed 1 --eval-batches 8 --set task.pairs=8 --set model.nsa.w=8]
 // Trains the recall preset once per mode from the same seed (nsa = NSA with learned gates; win,
-// cmp, sel = NSA forced to that branch; dense = dense attention) and scores held-out queries.
+// cmp, sel = NSA forced to that branch; nosel = NSA without the selected branch; dense = dense
+// attention) and scores held-out queries.
 // Prints JSON lines: the adapter, the task, training progress, one result per mode, a summary.
 import { describeAdapter } from '../gpu/context';
 import { acquireNodeGpu } from '../gpu/node-device';
@@ -12,7 +13,7 @@ import { configForMode, RECALL_MODES, trainAndScoreRecall, type RecallMode } fro
 import { applySet, intFlag, numFlag, parseArgs } from './args';
 
 const USAGE = `usage: npm run eval:recall -- [--modes ${RECALL_MODES.join(',')}] [--steps N] [--seed N] [--batch N]
-  [--lr X] [--eval-batches N] [--log-every N] [--set model.x=.. | train.x=.. | task.x=..]`;
+  [--lr X] [--eval-batches N] [--eval-every N] [--log-every N] [--set model.x=.. | train.x=.. | task.x=..]`;
 
 const out = (o: Record<string, unknown>) => console.log(JSON.stringify(o));
 
@@ -32,6 +33,7 @@ async function main(): Promise<number> {
   t.lrMax = numFlag(args, 'lr') ?? t.lrMax;
   t.logEvery = intFlag(args, 'log-every') ?? 25;
   const evalBatches = intFlag(args, 'eval-batches') ?? t.evalBatches;
+  const evalEvery = intFlag(args, 'eval-every') ?? 0;
   const target = { model: run.model, train: run.train, task };
   for (const [path, value] of args.sets) applySet(target, path, value);
   run.model.vocabSize = Math.max(run.model.vocabSize, recallVocab(task).size);
@@ -52,6 +54,8 @@ async function main(): Promise<number> {
     const cfg = configForMode(run, mode);
     const r = await trainAndScoreRecall(gpu, cfg, task, {
       evalBatches,
+      evalEvery,
+      onEval: (step, s) => out({ kind: 'eval', mode, step, accuracy: s.accuracy, answer_loss: s.answerLoss }),
       onStep: (m) => {
         if (m.step % t.logEvery === 0 || m.step === t.steps - 1) out({ kind: 'step', mode, step: m.step, loss: m.loss, grad_norm: m.gradNorm });
       },

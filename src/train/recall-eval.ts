@@ -103,9 +103,13 @@ export async function scoreRecall(trainer: Trainer, batches: readonly Batch[], a
   return { answers, correct, accuracy: correct / answers, meanPCorrect: pSum / answers, answerLoss: lossSum / answers };
 }
 
-/** Which attention the model uses: NSA, NSA forced to one branch (ablation), or dense. */
-export type RecallMode = 'nsa' | 'win' | 'cmp' | 'sel' | 'dense';
-export const RECALL_MODES: readonly RecallMode[] = ['nsa', 'win', 'cmp', 'sel', 'dense'];
+/**
+ * Which attention the model uses: NSA with learned gates; NSA forced to one branch (win, cmp, sel:
+ * the others' gates 0); NSA without its selected branch (nosel: gates frozen at cmp 1, sel 0,
+ * win 1); or dense attention.
+ */
+export type RecallMode = 'nsa' | 'win' | 'cmp' | 'sel' | 'nosel' | 'dense';
+export const RECALL_MODES: readonly RecallMode[] = ['nsa', 'win', 'cmp', 'sel', 'nosel', 'dense'];
 
 /** The run config for one mode: the base's NSA settings with the gate ablation, or dense attention. */
 export function configForMode(base: RunConfig, mode: RecallMode): RunConfig {
@@ -116,21 +120,25 @@ export function configForMode(base: RunConfig, mode: RecallMode): RunConfig {
   }
   if (!c.model.nsa) throw new Error(`recall mode '${mode}' needs model.nsa settings`);
   c.model.attention = 'nsa';
-  c.model.nsa.gates = mode === 'nsa' ? { kind: 'none' } : { kind: 'force', branch: mode };
+  c.model.nsa.gates =
+    mode === 'nsa' ? { kind: 'none' } : mode === 'nosel' ? { kind: 'freeze', value: [1, 0, 1] } : { kind: 'force', branch: mode };
   return c;
 }
 
 export interface RecallRunOptions {
   /** Held-out batches scored at the end. */
   evalBatches: number;
+  /** Also score every this many steps (0: only at the end), on the same held-out batches. */
+  evalEvery?: number;
   onStep?(m: StepMetrics): void;
+  onEval?(step: number, s: RecallScore): void;
 }
 
 export interface RecallRunResult {
   steps: number;
   /** Wall-clock time to build the model (pipeline compilation dominates on SwiftShader). */
   buildMs: number;
-  /** Wall-clock training time (model build and scoring excluded). */
+  /** Wall-clock training time (model build and every scoring excluded). */
   trainMs: number;
   /** Training loss of the last step (all positions, fillers included). */
   finalLoss: number;
@@ -145,6 +153,10 @@ export async function trainAndScoreRecall(gpu: GpuContext, config: RunConfig, ta
   const trainer = await Trainer.create(gpu, config, dataset);
   const buildMs = performance.now() - tBuild;
   try {
+    const answers = recallAnswerPositions(T, task.queries);
+    const held = dataset.validationBatches(opts.evalBatches);
+    const every = opts.evalEvery ?? 0;
+    let evalMs = 0;
     const t0 = performance.now();
     let last: StepMetrics | null = null;
     for (let i = 0; i < config.train.steps; i++) {
@@ -153,11 +165,17 @@ export async function trainAndScoreRecall(gpu: GpuContext, config: RunConfig, ta
         last = m;
         opts.onStep?.(m);
       }
+      if (every > 0 && (i + 1) % every === 0 && i + 1 < config.train.steps) {
+        const e0 = performance.now();
+        const s = await scoreRecall(trainer, held, answers);
+        evalMs += performance.now() - e0;
+        opts.onEval?.(i, s);
+      }
     }
     const tail = await trainer.flush();
     if (tail && tail !== last) opts.onStep?.(tail);
-    const trainMs = performance.now() - t0;
-    const score = await scoreRecall(trainer, dataset.validationBatches(opts.evalBatches), recallAnswerPositions(T, task.queries));
+    const trainMs = performance.now() - t0 - evalMs;
+    const score = await scoreRecall(trainer, held, answers);
     return { steps: config.train.steps, buildMs, trainMs, finalLoss: tail?.loss ?? Number.NaN, score };
   } finally {
     trainer.destroy();
