@@ -29,6 +29,7 @@ import {
 import { selectionRanges } from '../nsa/ranges';
 import { gaussian, mulberry32 } from '../util/random';
 import { intFlag, parseArgs } from './args';
+import { runMain } from './main';
 
 const out = (o: Record<string, unknown>) => console.log(JSON.stringify(o));
 
@@ -193,10 +194,4 @@ async function main(): Promise<number> {
   return 0;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (e: unknown) => {
-    console.error(e instanceof Error ? (e.stack ?? e.message) : String(e));
-    process.exit(1);
-  },
-);
+runMain(main);

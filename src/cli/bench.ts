@@ -1,67 +1,131 @@
-// npm run bench [-- --presets tiny,small --steps 10 --matmul 256,512,1024]
-// Prints JSON lines: the adapter, matmul GFLOP/s per size, ms/step and tokens/s per preset, and
-// per-kernel GPU time from timestamp queries where the adapter has them.
-import { describeAdapter } from '../gpu/context';
+// npm run bench [-- --presets tiny,small --steps 10 --matmul 256,512,1024 --attention nsa,dense]
+// Prints JSON lines: the adapter, matmul GFLOP/s per size, ms/step and tokens/s per preset and
+// attention, per-kernel GPU time from timestamp queries where the adapter has them, and, when
+// --attention names two kinds, a comparison line per preset (tokens/s of each, their ratio).
+import { describeAdapter, type GpuContext } from '../gpu/context';
 import { acquireNodeGpu } from '../gpu/node-device';
 import { profileDispatches, timingsByKernel } from '../gpu/profiler';
 import { benchMatmul } from '../kernels/matmul-bench';
+import { formatConfigErrors, type AttentionKind } from '../model/config';
 import { PRESET_NAMES, preset, type PresetName } from '../model/presets';
 import { countParams } from '../model/params';
+import { validateRunConfig, type RunConfig } from '../train/config';
 import { createDataset } from '../train/datasets';
 import { Trainer } from '../train/trainer';
 import { intFlag, parseArgs } from './args';
+import { runMain } from './main';
+import { asUsage, rejectUnknownFlags, UsageError } from './usage';
+import { ATTENTION_KINDS, setAttention } from './run-config';
+
+const USAGE = `usage: npm run bench -- [--presets ${PRESET_NAMES.join(',')}] [--steps N] [--matmul 256,512,1024]
+  [--attention ${ATTENTION_KINDS.join(',')}]
+  --presets LIST     presets to time (default tiny,small)
+  --steps N          timed training steps per preset and attention, after 3 warm-up steps (default 10)
+  --matmul LIST      square matmul sizes to time; --matmul= skips them (default 256,512,1024)
+  --attention LIST   attentions to time on each preset, back to back on the same adapter
+                     (default: the preset's own); two kinds add a comparison line
+  --help`;
+
+const FLAGS = ['presets', 'steps', 'matmul', 'attention'];
 
 const out = (o: Record<string, unknown>) => console.log(JSON.stringify(o));
 
+/** Trains `cfg` on random tokens for 3 warm-up and `steps` timed steps; prints its preset line (and kernels). */
+async function benchPreset(gpu: GpuContext, name: PresetName, cfg: RunConfig, steps: number): Promise<number> {
+  cfg.data.source = 'random';
+  cfg.train.steps = steps + 3;
+  const dataset = createDataset({ kind: 'random', vocabSize: cfg.model.vocabSize }, { batchSize: cfg.train.batchSize, seqLen: cfg.model.seqLen, seed: 1 });
+  const trainer = await Trainer.create(gpu, cfg, dataset);
+  for (let i = 0; i < 3; i++) await trainer.step(); // warm-up: pipelines, caches
+  await trainer.flush();
+  const t0 = performance.now();
+  for (let i = 0; i < steps; i++) await trainer.step();
+  await trainer.flush();
+  const ms = (performance.now() - t0) / steps;
+  const tokensPerS = trainer.tokensPerStep / (ms / 1000);
+  const attention = cfg.model.attention;
+  out({
+    kind: 'preset',
+    preset: name,
+    attention,
+    params: countParams(cfg.model),
+    tokens_per_step: trainer.tokensPerStep,
+    ms_per_step: ms,
+    tokens_per_s: tokensPerS,
+    gpu_mib: trainer.gpuBytes / 2 ** 20,
+  });
+  if (gpu.hasTimestamps) {
+    const plan = trainer.plan;
+    const timings = await profileDispatches(gpu, [...plan.microSteps[0], ...plan.optimizer]);
+    const total = timings.reduce((a, t) => a + t.ms, 0);
+    out({ kind: 'kernels', preset: name, attention, total_gpu_ms: total, kernels: timingsByKernel(timings).map((k) => ({ ...k, share: k.ms / total })) });
+  }
+  trainer.destroy();
+  return tokensPerS;
+}
+
+interface BenchOptions {
+  sizes: number[];
+  steps: number;
+  /** Per preset, one config per attention to time, in --attention order. */
+  runs: Array<{ name: PresetName; configs: RunConfig[] }>;
+}
+
+/** Reads the flags and builds every (preset, attention) config; throws a UsageError naming what is wrong. */
+function benchOptions(argv: readonly string[]): BenchOptions {
+  const args = asUsage(() => parseArgs(argv));
+  rejectUnknownFlags(args, FLAGS, USAGE);
+  if (args.positional.length) throw new UsageError(`unexpected argument '${args.positional[0]}'\n${USAGE}`);
+  return asUsage(() => {
+    const presets = (args.flags.get('presets') ?? 'tiny,small').split(',').filter(Boolean) as PresetName[];
+    for (const p of presets) if (!PRESET_NAMES.includes(p)) throw new Error(`--presets: unknown preset '${p}' (known: ${PRESET_NAMES.join(', ')})`);
+    const sizes = (args.flags.get('matmul') ?? '256,512,1024').split(',').filter(Boolean).map(Number);
+    for (const n of sizes) if (!Number.isInteger(n) || n < 1) throw new Error(`--matmul: '${n}' is not a positive integer`);
+    const steps = intFlag(args, 'steps') ?? 10;
+    if (steps < 1) throw new Error(`--steps must be ≥ 1 (got ${steps})`);
+    const attentions = args.flags.get('attention')?.split(',').filter(Boolean);
+    if (attentions && new Set(attentions).size !== attentions.length) throw new Error(`--attention: '${attentions.join(',')}' names a kind twice`);
+    const runs = presets.map((name) => ({
+      name,
+      configs: (attentions ?? [preset(name).model.attention]).map((kind) => {
+        const cfg = preset(name);
+        setAttention(cfg, kind);
+        return cfg;
+      }),
+    }));
+    return { sizes, steps, runs };
+  });
+}
+
 async function main(): Promise<number> {
-  const args = parseArgs(process.argv.slice(2));
-  const presets = (args.flags.get('presets') ?? 'tiny,small').split(',').filter(Boolean) as PresetName[];
-  for (const p of presets) if (!PRESET_NAMES.includes(p)) throw new Error(`--presets: unknown preset '${p}'`);
-  const sizes = (args.flags.get('matmul') ?? '256,512,1024').split(',').filter(Boolean).map(Number);
-  const steps = intFlag(args, 'steps') ?? 10;
+  const argv = process.argv.slice(2);
+  if (argv.includes('--help')) {
+    console.log(USAGE);
+    return 0;
+  }
+  const { sizes, steps, runs } = benchOptions(argv);
+  // Every (preset, attention) config is checked before any GPU work.
+  const errs = runs.flatMap((r) => r.configs.flatMap((c) => validateRunConfig(c).map((e) => ({ ...e, field: `${r.name} ${c.model.attention}: ${e.field}` }))));
+  if (errs.length) {
+    console.error(`invalid configuration:\n${formatConfigErrors(errs)}`);
+    return 2;
+  }
+
   const gpu = await acquireNodeGpu({ announce: false });
   out({ kind: 'adapter', adapter: describeAdapter(gpu.adapter), architecture: gpu.adapter.architecture, software: gpu.adapter.software, timestamps: gpu.hasTimestamps });
 
   for (const r of await benchMatmul(gpu, sizes.map((n) => ({ M: n, N: n, K: n })))) out({ kind: 'matmul', ...r });
 
-  for (const name of presets) {
-    const cfg = preset(name);
-    cfg.data.source = 'random';
-    cfg.train.steps = steps + 3;
-    const dataset = createDataset({ kind: 'random', vocabSize: cfg.model.vocabSize }, { batchSize: cfg.train.batchSize, seqLen: cfg.model.seqLen, seed: 1 });
-    const trainer = await Trainer.create(gpu, cfg, dataset);
-    for (let i = 0; i < 3; i++) await trainer.step(); // warm-up: pipelines, caches
-    await trainer.flush();
-    const t0 = performance.now();
-    for (let i = 0; i < steps; i++) await trainer.step();
-    await trainer.flush();
-    const ms = (performance.now() - t0) / steps;
-    out({
-      kind: 'preset',
-      preset: name,
-      attention: cfg.model.attention,
-      params: countParams(cfg.model),
-      tokens_per_step: trainer.tokensPerStep,
-      ms_per_step: ms,
-      tokens_per_s: trainer.tokensPerStep / (ms / 1000),
-      gpu_mib: trainer.gpuBytes / 2 ** 20,
-    });
-    if (gpu.hasTimestamps) {
-      const plan = trainer.plan;
-      const timings = await profileDispatches(gpu, [...plan.microSteps[0], ...plan.optimizer]);
-      const total = timings.reduce((a, t) => a + t.ms, 0);
-      out({ kind: 'kernels', preset: name, total_gpu_ms: total, kernels: timingsByKernel(timings).map((k) => ({ ...k, share: k.ms / total })) });
+  for (const { name, configs } of runs) {
+    const measured: Array<[AttentionKind, number]> = [];
+    for (const cfg of configs) measured.push([cfg.model.attention, await benchPreset(gpu, name, cfg, steps)]);
+    if (measured.length === 2) {
+      const [[a, ta], [b, tb]] = measured;
+      out({ kind: 'attention_compare', preset: name, steps, tokens_per_s: { [a]: ta, [b]: tb }, [`${a}_over_${b}`]: ta / tb });
     }
-    trainer.destroy();
   }
   gpu.destroy();
   return 0;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (e: unknown) => {
-    console.error(e instanceof Error ? (e.stack ?? e.message) : String(e));
-    process.exit(1);
-  },
-);
+runMain(main);

@@ -11,6 +11,7 @@ import { validateRunConfig } from '../train/config';
 import { recallTaskIssues, recallVocab } from '../train/data/recall';
 import { configForMode, RECALL_MODES, trainAndScoreRecall, type RecallMode } from '../train/recall-eval';
 import { applySet, intFlag, numFlag, parseArgs } from './args';
+import { runMain } from './main';
 
 const USAGE = `usage: npm run eval:recall -- [--modes ${RECALL_MODES.join(',')}] [--steps N] [--seed N] [--batch N]
   [--lr X] [--eval-batches N] [--eval-every N] [--log-every N] [--set model.x=.. | train.x=.. | task.x=..]`;
@@ -81,10 +82,4 @@ async function main(): Promise<number> {
   return 0;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (e: unknown) => {
-    console.error(e instanceof Error ? (e.stack ?? e.message) : String(e));
-    process.exit(1);
-  },
-);
+runMain(main);

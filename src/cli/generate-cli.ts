@@ -8,6 +8,7 @@ import type { RunConfig } from '../train/config';
 import { loadCheckpoint } from '../train/run-files';
 import { createTokenizer, type Tokenizer } from '../train/tokenizer';
 import { intFlag, numFlag, parseArgs } from './args';
+import { asUsage, rejectUnknownFlags, UsageError } from './usage';
 
 export const GENERATE_USAGE = `usage: npm run generate -- --run <run> --prompt "text" [options]
   --run NAME          run folder under --runs-dir (written by npm run train)
@@ -24,18 +25,6 @@ const FLAGS = ['run', 'prompt', 'tokens', 'temperature', 'top-k', 'seed', 'runs-
 export interface CliIo {
   out: (line: string) => void;
   err: (line: string) => void;
-}
-
-/** A user error: message on stderr, exit code 2. */
-class UsageError extends Error {}
-
-/** Runs a flag parser, turning its errors into usage errors. */
-function asUsage<T>(f: () => T): T {
-  try {
-    return f();
-  } catch (e) {
-    throw new UsageError(e instanceof Error ? e.message : String(e));
-  }
 }
 
 function need<T>(v: T | undefined, what: string): T {
@@ -104,9 +93,7 @@ function printReads(io: CliIo, config: RunConfig, tok: Tokenizer, res: GenerateR
 export function runGenerateCli(argv: readonly string[], io: CliIo): number {
   try {
     const args = asUsage(() => parseArgs(argv, ['help']));
-    const unknown = [...args.flags.keys()].filter((k) => !FLAGS.includes(k));
-    if (args.sets.length) unknown.push('set');
-    if (unknown.length) throw new UsageError(`unknown flag${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `--${u}`).join(', ')}\n${GENERATE_USAGE}`);
+    rejectUnknownFlags(args, FLAGS, GENERATE_USAGE);
     if (args.positional.length) throw new UsageError(`unexpected argument '${args.positional[0]}' (did you mean --prompt "…"?)\n${GENERATE_USAGE}`);
     if (args.flags.has('help')) {
       io.out(GENERATE_USAGE);

@@ -1,9 +1,11 @@
 // npm run generate -- --run <run> --prompt "text" [--tokens N --temperature X --top-k K --seed S]
 // Loads runs/<run>'s checkpoint and continues the prompt on the CPU decoder (src/model/decode.ts).
 import { runGenerateCli } from './generate-cli';
+import { runMain } from './main';
 
-const code = runGenerateCli(process.argv.slice(2), {
-  out: (line) => console.log(line),
-  err: (line) => console.error(line),
-});
-process.exit(code);
+runMain(() =>
+  runGenerateCli(process.argv.slice(2), {
+    out: (line) => console.log(line),
+    err: (line) => console.error(line),
+  }),
+);

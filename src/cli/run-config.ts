@@ -1,4 +1,5 @@
 // Builds a run config from CLI flags: a preset, shortcut flags, then --set overrides.
+import type { AttentionKind } from '../model/config';
 import { PRESET_NAMES, preset, type PresetName } from '../model/presets';
 import type { DataSource, RunConfig } from '../train/config';
 import { applySet, intFlag, numFlag, type ParsedArgs } from './args';
@@ -20,7 +21,7 @@ export function runConfigFromArgs(args: ParsedArgs): { config: RunConfig; upload
     } else config.data.source = data as DataSource;
   }
   const attention = args.flags.get('attention');
-  if (attention !== undefined) config.model.attention = attention as RunConfig['model']['attention'];
+  if (attention !== undefined) setAttention(config, attention);
   const tok = args.flags.get('tokenizer');
   if (tok !== undefined) config.data.tokenizer = tok as RunConfig['data']['tokenizer'];
   const t = config.train;
@@ -35,3 +36,14 @@ export function runConfigFromArgs(args: ParsedArgs): { config: RunConfig; upload
   return { config, uploadPath };
 }
 
+export const ATTENTION_KINDS: readonly AttentionKind[] = ['dense', 'nsa'];
+
+/**
+ * Switches a run config to the attention named by --attention. Every preset carries its NSA options
+ * (model.nsa) beside its attention kind, so a dense preset runs as NSA with that preset's own
+ * NSA shape; a config without them is reported by validateRunConfig, before any GPU work.
+ */
+export function setAttention(config: RunConfig, kind: string): void {
+  if (!ATTENTION_KINDS.includes(kind as AttentionKind)) throw new Error(`--attention: unknown attention '${kind}' (known: ${ATTENTION_KINDS.join(', ')})`);
+  config.model.attention = kind as AttentionKind;
+}

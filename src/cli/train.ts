@@ -10,6 +10,7 @@ import { RunFolder, saveCheckpoint } from '../train/run-files';
 import { Trainer } from '../train/trainer';
 import type { EvalMetrics, Heartbeat, StepMetrics } from '../train/types';
 import { numFlag, parseArgs } from './args';
+import { runMain } from './main';
 import { runConfigFromArgs, USAGE } from './run-config';
 import { datasetForRun } from './data-node';
 
@@ -130,10 +131,4 @@ function emptyBeat(): Heartbeat {
   return { ts: 0, iso: '', step: 0, msg: '', phase: 'init', loss: null, toks_per_s: null, lr: null, grad_norm: null, gpu_mem_bytes: 0 };
 }
 
-main().then(
-  (code) => process.exit(code),
-  (e: unknown) => {
-    console.error(e instanceof Error ? e.message : String(e));
-    process.exit(1);
-  },
-);
+runMain(main, { stack: false });

@@ -1,6 +1,7 @@
 // Text generation on the CPU decoder: the prompt is fed token by token (decode = prefill), then
 // tokens are sampled with temperature and top-k from a seeded mulberry32 stream, until the
-// requested count or the context length. For NSA models every generated token carries, per layer
+// requested count or the context length. One loop (generateStream) serves the CLI's generate()
+// and the worker's token streaming. For NSA models every generated token carries, per layer
 // and group, the keys each branch read for the query that produced it, beside the paper's formula.
 import { mulberry32 } from '../util/random';
 import type { ModelConfig } from './config';
@@ -103,13 +104,14 @@ function groupReads(st: DecodeStep, c: ModelConfig): GroupReads[] {
   return out;
 }
 
-export function generate(
-  config: ModelConfig,
-  params: ReadonlyMap<string, ArrayLike<number>>,
-  promptTokens: readonly number[],
-  o: GenerateOptions,
-  decode: (ids: number[]) => string,
-): GenerateResult {
+/** A generated token with the selections behind it, as generateStream yields it. */
+export interface StreamStep extends GeneratedToken {
+  /** Per NSA layer: selected blocks [G, nSel] of query t (a copy). Empty for dense models. */
+  selection: Int32Array[];
+}
+
+/** Throws a readable message naming the bad argument of generate() / generateStream(). */
+export function checkGenerate(config: ModelConfig, promptTokens: readonly number[], o: GenerateOptions): void {
   checkSampling(o);
   if (!(Number.isInteger(o.maxTokens) && o.maxTokens >= 0)) throw new Error(`tokens must be an integer ≥ 0 (got ${o.maxTokens})`);
   if (!Number.isInteger(o.seed)) throw new Error(`seed must be an integer (got ${o.seed})`);
@@ -122,19 +124,45 @@ export function generate(
   for (const [i, id] of promptTokens.entries()) {
     if (!(Number.isInteger(id) && id >= 0 && id < config.vocabSize)) throw new Error(`prompt token ${i} is ${id}, outside the model's vocabulary [0, ${config.vocabSize})`);
   }
+}
+
+/**
+ * The generation loop: yields each token as soon as it is sampled (the worker streams and cancels
+ * between tokens; generate() collects them). Arguments are checked on the first next().
+ */
+export function* generateStream(
+  config: ModelConfig,
+  params: ReadonlyMap<string, ArrayLike<number>>,
+  promptTokens: readonly number[],
+  o: GenerateOptions,
+): Generator<StreamStep, void, void> {
+  checkGenerate(config, promptTokens, o);
+  const V = o.vocabLimit ?? config.vocabSize;
+  const P = promptTokens.length;
   const dec = new ModelDecoder(config, params);
   const rand = mulberry32(o.seed);
   let last: DecodeStep | undefined;
   for (const id of promptTokens) last = dec.step(id);
-  const tokens: number[] = [];
-  const steps: GeneratedToken[] = [];
-  while (tokens.length < o.maxTokens && P + tokens.length < config.seqLen) {
+  let n = 0;
+  while (n < o.maxTokens && P + n < config.seqLen) {
     const st = last as DecodeStep;
     const token = sampleToken(st.logits, o, rand, V);
-    tokens.push(token);
-    steps.push({ token, t: st.t, reads: groupReads(st, config) });
+    n++;
+    yield { token, t: st.t, selection: st.nsa.map((L) => L.selection.slice()), reads: groupReads(st, config) };
     // The last token is never fed: nothing would read its logits.
-    if (tokens.length < o.maxTokens && P + tokens.length < config.seqLen) last = dec.step(token);
+    if (n < o.maxTokens && P + n < config.seqLen) last = dec.step(token);
   }
+}
+
+export function generate(
+  config: ModelConfig,
+  params: ReadonlyMap<string, ArrayLike<number>>,
+  promptTokens: readonly number[],
+  o: GenerateOptions,
+  decode: (ids: number[]) => string,
+): GenerateResult {
+  const steps: GeneratedToken[] = [];
+  for (const { token, t, reads } of generateStream(config, params, promptTokens, o)) steps.push({ token, t, reads });
+  const tokens = steps.map((s) => s.token);
   return { promptTokens: [...promptTokens], tokens, text: decode(tokens), steps, stop: tokens.length === o.maxTokens ? 'tokens' : 'context' };
 }

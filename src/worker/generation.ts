@@ -3,8 +3,8 @@
 // yields to the worker's event loop between tokens (so training and cancel messages interleave),
 // and stops early on cancel(). A new generation cancels the one running.
 import type { ModelConfig } from '../model/config';
+import { generateStream } from '../model/generate';
 import type { Dataset } from '../train/datasets';
-import { generateStream } from './generate-stream';
 import { MAX_UPDATES_PER_SECOND, type GenerateRequest, type GenerateResult, type GenerateStart, type StreamedToken } from './protocol';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

@@ -1,9 +1,10 @@
-// Streaming generation equals generate() (same tokens, positions and reads for the same seed), the
-// page-side streamer tokenizes, batches, decodes and cancels, and bad prompts fail readably.
+// Streaming generation (the loop generate() collects) yields tokens lazily, one decoder step per
+// token, with selections that stay the rows each token's reads were counted from; the page-side
+// streamer tokenizes, batches, decodes and cancels, and bad prompts fail readably.
 import { describe, expect, it } from 'vitest';
-import { generate } from '../../src/model/generate';
+import { readsFormula } from '../../src/model/decode';
+import { generate, generateStream } from '../../src/model/generate';
 import { createDataset } from '../../src/train/datasets';
-import { generateStream } from '../../src/worker/generate-stream';
 import { parseTokenIds, TokenStreamer } from '../../src/worker/generation';
 import type { StreamedToken } from '../../src/worker/protocol';
 import { DENSE, nsaModel, randomParams } from '../decode/helpers';
@@ -12,19 +13,33 @@ const opts = { maxTokens: 20, temperature: 0.9, topK: 5, seed: 7 };
 
 describe('generateStream', () => {
   for (const [name, c] of [['dense', DENSE], ['nsa', nsaModel()]] as const) {
-    it(`${name}: yields exactly generate()'s tokens, positions and reads, one at a time`, () => {
+    it(`${name}: yields generate()'s tokens, positions and reads one at a time; a stream cut short is their prefix`, () => {
       const p = randomParams(c, 3);
       const prompt = [1, 5, 2];
       const want = generate(c, p, prompt, opts, (ids) => ids.join(' '));
+      expect(want.tokens.length).toBeGreaterThan(5);
+      // Pulled one by one, then dropped: the first 5 tokens equal the full run's first 5.
+      const stream = generateStream(c, p, prompt, opts);
+      const head = Array.from({ length: 5 }, () => stream.next());
+      expect(head.every((r) => !r.done)).toBe(true);
+      expect(head.map((r) => (r.done ? -1 : r.value.token))).toEqual(want.tokens.slice(0, 5));
       const got = [...generateStream(c, p, prompt, opts)];
       expect(got.map((s) => s.token)).toEqual(want.tokens);
-      expect(got.map((s) => s.t)).toEqual(want.steps.map((s) => s.t));
+      expect(got.map((s) => s.t)).toEqual(want.tokens.map((_, i) => prompt.length - 1 + i));
       expect(got.map((s) => s.reads)).toEqual(want.steps.map((s) => s.reads));
       if (name === 'nsa') {
-        // One selection row set per layer, G·nSel entries, consistent with the reads' formula.
+        // One selection row set per layer, G·nSel entries, each group's row giving the formula its
+        // reads were counted with (checked after the whole run: the rows are the token's own).
+        const nsa = c.nsa!;
         for (const s of got) {
           expect(s.selection).toHaveLength(c.nLayers);
-          for (const row of s.selection) expect(row).toHaveLength(c.nKvGroups * c.nsa!.nSel);
+          for (const [layer, row] of s.selection.entries()) {
+            expect(row).toHaveLength(c.nKvGroups * nsa.nSel);
+            for (let g = 0; g < c.nKvGroups; g++) {
+              const r = s.reads.find((x) => x.layer === layer && x.group === g)!;
+              expect(readsFormula(s.t, row.subarray(g * nsa.nSel, (g + 1) * nsa.nSel), nsa)).toEqual(r.formula);
+            }
+          }
         }
       } else for (const s of got) expect(s.selection).toEqual([]);
     });

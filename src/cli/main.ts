@@ -1,0 +1,24 @@
+// The entry-point wrapper every CLI shares: runs its main, exits with the code it returns. A
+// UsageError it throws prints its message and exits 2; any other error prints (with its stack
+// unless told otherwise) and exits 1. process.exit, so an open GPU device or a watchdog timer
+// cannot keep the process alive.
+import { UsageError } from './usage';
+
+export interface RunMainOptions {
+  /** Print the stack of a thrown error (default), or only its message (for user-facing CLIs). */
+  stack?: boolean;
+}
+
+export function runMain(main: () => Promise<number> | number, opts: RunMainOptions = {}): void {
+  const stack = opts.stack ?? true;
+  Promise.resolve()
+    .then(main)
+    .then(
+      (code) => process.exit(code),
+      (e: unknown) => {
+        const usage = e instanceof UsageError;
+        console.error(e instanceof Error ? (stack && !usage ? (e.stack ?? e.message) : e.message) : String(e));
+        process.exit(usage ? 2 : 1);
+      },
+    );
+}
