@@ -1,9 +1,10 @@
 // Node: builds the dataset a run config asks for (Brown from node_modules, an uploaded file, or
-// the synthetic tasks).
+// the synthetic tasks, associative recall from data.recall).
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { loadBrownText } from '../train/brown-node';
 import type { RunConfig } from '../train/config';
+import { createRecallDataset } from '../train/data/recall';
 import { createDataset, type Dataset } from '../train/datasets';
 
 export function datasetForRun(cfg: RunConfig, uploadPath?: string): Dataset {
@@ -20,5 +21,8 @@ export function datasetForRun(cfg: RunConfig, uploadPath?: string): Dataset {
       return createDataset({ kind: 'random', vocabSize: cfg.model.vocabSize }, opts);
     case 'copy':
       return createDataset({ kind: 'copy', vocabSize: cfg.model.vocabSize }, opts);
+    case 'recall':
+      if (!cfg.data.recall) throw new Error("data.source 'recall' needs the task in data.recall");
+      return createRecallDataset({ kind: 'recall', ...cfg.data.recall }, opts);
   }
 }

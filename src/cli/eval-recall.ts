@@ -8,7 +8,7 @@ import { acquireNodeGpu } from '../gpu/node-device';
 import { formatConfigErrors } from '../model/config';
 import { recallPreset } from '../model/recall-preset';
 import { validateRunConfig } from '../train/config';
-import { recallTaskIssues, recallVocab } from '../train/data/recall';
+import { recallVocab } from '../train/data/recall';
 import { configForMode, RECALL_MODES, trainAndScoreRecall, type RecallMode } from '../train/recall-eval';
 import { applySet, intFlag, numFlag, parseArgs } from './args';
 import { runMain } from './main';
@@ -24,7 +24,9 @@ async function main(): Promise<number> {
     console.log(USAGE);
     return 0;
   }
-  const { run, task } = recallPreset();
+  const run = recallPreset();
+  // The task is the run's own data.recall: --set task.x and --set data.recall.x edit the same object.
+  const task = run.data.recall!;
   const modes = (args.flags.get('modes') ?? 'nsa,win').split(',').filter(Boolean) as RecallMode[];
   for (const m of modes) if (!RECALL_MODES.includes(m)) throw new Error(`--modes: unknown mode '${m}' (known: ${RECALL_MODES.join(', ')})`);
   const t = run.train;
@@ -35,14 +37,13 @@ async function main(): Promise<number> {
   t.logEvery = intFlag(args, 'log-every') ?? 25;
   const evalBatches = intFlag(args, 'eval-batches') ?? t.evalBatches;
   const evalEvery = intFlag(args, 'eval-every') ?? 0;
-  const target = { model: run.model, train: run.train, task };
+  const target = { model: run.model, train: run.train, data: run.data, task };
   for (const [path, value] of args.sets) applySet(target, path, value);
   run.model.vocabSize = Math.max(run.model.vocabSize, recallVocab(task).size);
   // Everything is checked before any GPU work.
-  const issues = recallTaskIssues(task, run.model.seqLen);
   const errs = modes.flatMap((m) => validateRunConfig(configForMode(run, m)));
-  if (issues.length || errs.length) {
-    console.error(`invalid configuration:\n${[...issues.map((i) => `  task: ${i}`), formatConfigErrors(errs)].filter(Boolean).join('\n')}`);
+  if (errs.length) {
+    console.error(`invalid configuration:\n${[...new Set(formatConfigErrors(errs).split('\n'))].join('\n')}`);
     return 2;
   }
 
@@ -53,7 +54,7 @@ async function main(): Promise<number> {
   const acc: Partial<Record<RecallMode, number>> = {};
   for (const mode of modes) {
     const cfg = configForMode(run, mode);
-    const r = await trainAndScoreRecall(gpu, cfg, task, {
+    const r = await trainAndScoreRecall(gpu, cfg, {
       evalBatches,
       evalEvery,
       onEval: (step, s) => out({ kind: 'eval', mode, step, accuracy: s.accuracy, answer_loss: s.answerLoss }),

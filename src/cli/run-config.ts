@@ -1,24 +1,28 @@
 // Builds a run config from CLI flags: a preset, shortcut flags, then --set overrides.
 import type { AttentionKind } from '../model/config';
 import { PRESET_NAMES, preset, type PresetName } from '../model/presets';
+import { recallPreset, withDataSource } from '../model/recall-preset';
 import type { DataSource, RunConfig } from '../train/config';
 import { applySet, intFlag, numFlag, type ParsedArgs } from './args';
 
-export const USAGE = `usage: npm run train -- [--preset ${PRESET_NAMES.join('|')}] [--data brown|random|copy|file:<path>]
+/** The engine's presets plus the associative-recall one (the tiny NSA model on data.recall). */
+const CLI_PRESETS: readonly string[] = [...PRESET_NAMES, 'recall'];
+
+export const USAGE = `usage: npm run train -- [--preset ${CLI_PRESETS.join('|')}] [--data brown|random|copy|recall|file:<path>]
   [--attention dense|nsa] [--tokenizer byte|gpt2] [--steps N] [--batch N] [--accum N] [--lr X] [--seed N] [--eval-every N]
   [--log-every N] [--run NAME] [--out DIR] [--stall-timeout SECONDS] [--set section.field=value ...]`;
 
 export function runConfigFromArgs(args: ParsedArgs): { config: RunConfig; uploadPath?: string } {
-  const name = (args.flags.get('preset') ?? 'tiny') as PresetName;
-  if (!PRESET_NAMES.includes(name)) throw new Error(`--preset: unknown preset '${name}' (known: ${PRESET_NAMES.join(', ')})`);
-  const config = preset(name);
+  const name = args.flags.get('preset') ?? 'tiny';
+  if (!CLI_PRESETS.includes(name)) throw new Error(`--preset: unknown preset '${name}' (known: ${CLI_PRESETS.join(', ')})`);
+  const config = name === 'recall' ? recallPreset() : preset(name as PresetName);
   let uploadPath: string | undefined;
   const data = args.flags.get('data');
   if (data !== undefined) {
     if (data.startsWith('file:')) {
-      config.data.source = 'upload';
+      config.data = withDataSource(config.data, 'upload');
       uploadPath = data.slice(5);
-    } else config.data.source = data as DataSource;
+    } else config.data = withDataSource(config.data, data as DataSource);
   }
   const attention = args.flags.get('attention');
   if (attention !== undefined) setAttention(config, attention);
@@ -32,6 +36,10 @@ export function runConfigFromArgs(args: ParsedArgs): { config: RunConfig; upload
   t.seed = intFlag(args, 'seed') ?? t.seed;
   t.evalEvery = intFlag(args, 'eval-every') ?? t.evalEvery;
   t.logEvery = intFlag(args, 'log-every') ?? t.logEvery;
+  // A --set of data.source switches the source first, so the recall source brings its task
+  // (data.recall, which later --set data.recall.x edit) and other sources drop it.
+  const setSource = args.sets.filter(([path]) => path === 'data.source').at(-1)?.[1];
+  if (setSource !== undefined) config.data = withDataSource(config.data, setSource as DataSource);
   for (const [path, value] of args.sets) applySet(config, path, value);
   return { config, uploadPath };
 }

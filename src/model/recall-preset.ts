@@ -2,8 +2,8 @@
 // with an NSA configuration whose sliding window can never reach the answers. T = 64 split into
 // eight selection blocks of 8: block 0 and the query block are forced, so the stored pair must be
 // found among the six blocks in between by content (distractor pairs fill the same region).
-import type { RunConfig } from '../train/config';
-import type { RecallTask } from '../train/data/recall';
+import type { DataConfig, DataSource, RunConfig } from '../train/config';
+import { recallVocab, type RecallTask } from '../train/data/recall';
 import { PRESETS } from './presets';
 
 const NSA = { l: 8, d: 4, lSel: 8, nSel: 3, w: 8, phi: 'avg', forceInit: true, forceLocal: 1, sharedKV: false, gates: { kind: 'none' } } as const;
@@ -25,19 +25,23 @@ export const RECALL_TASK: RecallTask = {
   minStart: NSA.lSel,
 };
 
-const VOCAB = RECALL_TASK.fillers + RECALL_TASK.keys + RECALL_TASK.values;
-
-/**
- * The run config. data.source is a placeholder ('random' — the run config has no 'recall' source
- * yet): the recall eval builds its dataset from RECALL_TASK, never from data.source.
- */
+/** The run config: the vocabulary holds exactly the task's tokens (the tokenizer is unused). */
 export const RECALL_PRESET: RunConfig = {
-  model: { ...PRESETS.tiny.model, vocabSize: VOCAB, attention: 'nsa', nsa: { ...NSA } },
+  model: { ...PRESETS.tiny.model, vocabSize: recallVocab(RECALL_TASK).size, attention: 'nsa', nsa: { ...NSA } },
   train: { ...PRESETS.tiny.train, steps: 300, batchSize: 4, evalBatches: 16 },
-  data: { source: 'random', tokenizer: 'byte' },
+  data: { source: 'recall', tokenizer: 'byte', recall: { ...RECALL_TASK } },
 };
 
-/** A deep copy of the recall run config and task, safe to edit. */
-export function recallPreset(): { run: RunConfig; task: RecallTask } {
-  return { run: structuredClone(RECALL_PRESET), task: { ...RECALL_TASK } };
+/** A deep copy of the recall run config (its task is data.recall), safe to edit. */
+export function recallPreset(): RunConfig {
+  return structuredClone(RECALL_PRESET);
+}
+
+/**
+ * `d` with another source: the recall source brings its task (the one already there, else
+ * RECALL_TASK), every other source drops it (validation rejects a task the run would ignore).
+ */
+export function withDataSource(d: DataConfig, source: DataSource): DataConfig {
+  const { recall, ...rest } = d;
+  return source === 'recall' ? { ...rest, source, recall: recall ?? { ...RECALL_TASK } } : { ...rest, source };
 }

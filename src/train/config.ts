@@ -1,13 +1,18 @@
 // Training and run configuration (what a URL hash or a CLI flag set describes), with validation.
 import type { ConfigError, ModelConfig } from '../model/config';
 import { validateModelConfig } from '../model/config';
+import { recallVocab, validateRecallTask, type RecallTask } from './data/recall';
 
-export type DataSource = 'brown' | 'random' | 'copy' | 'upload';
+export type DataSource = 'brown' | 'random' | 'copy' | 'upload' | 'recall';
+export const DATA_SOURCES: readonly DataSource[] = ['brown', 'random', 'copy', 'upload', 'recall'];
 export type TokenizerName = 'byte' | 'gpt2';
 
 export interface DataConfig {
   source: DataSource;
+  /** Text sources (brown, upload) only; synthetic sources use token ids directly. */
   tokenizer: TokenizerName;
+  /** The associative-recall task (src/train/data/recall.ts): present exactly when source is 'recall'. */
+  recall?: RecallTask;
 }
 
 export interface TrainConfig {
@@ -73,12 +78,28 @@ export function validateTrainConfig(t: TrainConfig): ConfigError[] {
 
 export function validateRunConfig(c: RunConfig): ConfigError[] {
   const errs = [...validateModelConfig(c.model), ...validateTrainConfig(c.train)];
-  const sources: DataSource[] = ['brown', 'random', 'copy', 'upload'];
-  if (!sources.includes(c.data.source)) errs.push({ field: 'data.source', message: `must be one of ${sources.join(', ')}` });
+  if (!DATA_SOURCES.includes(c.data.source)) errs.push({ field: 'data.source', message: `must be one of ${DATA_SOURCES.join(', ')}` });
   if (c.data.tokenizer !== 'byte' && c.data.tokenizer !== 'gpt2')
     errs.push({ field: 'data.tokenizer', message: "must be 'byte' or 'gpt2'" });
   const vocab = c.data.tokenizer === 'gpt2' ? 50257 : 256;
   if ((c.data.source === 'brown' || c.data.source === 'upload') && c.model.vocabSize < vocab)
     errs.push({ field: 'model.vocabSize', message: `must be ≥ ${vocab} for the ${c.data.tokenizer} tokenizer (got ${c.model.vocabSize})` });
+  errs.push(...validateRecallData(c));
+  return errs;
+}
+
+/** data.recall: required by the recall source (and only there), valid, fitting model.seqLen and the vocabulary. */
+function validateRecallData(c: RunConfig): ConfigError[] {
+  const task = c.data.recall;
+  if (c.data.source !== 'recall') {
+    return task === undefined ? [] : [{ field: 'data.recall', message: `is only used with data.source 'recall' (source is '${c.data.source}'): remove it` }];
+  }
+  if (typeof task !== 'object' || task === null) return [{ field: 'data.recall', message: "is required when data.source is 'recall' (the task: keys, values, fillers, pairs, queries, minDistance, minStart)" }];
+  const errs: ConfigError[] = validateRecallTask(task, c.model.seqLen).map((i) => ({ field: `data.recall.${i.field}`, message: i.message }));
+  // The vocabulary check needs the three token counts (their own errors are reported above).
+  const countsOk = (['fillers', 'keys', 'values'] as const).every((f) => Number.isInteger(task[f]));
+  const size = recallVocab(task).size;
+  if (countsOk && c.model.vocabSize < size)
+    errs.push({ field: 'model.vocabSize', message: `must be ≥ ${size} for the recall task (fillers + keys + values; got ${c.model.vocabSize})` });
   return errs;
 }

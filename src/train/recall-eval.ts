@@ -13,7 +13,7 @@ import { buildTokenIndex, tokenIndexLength } from '../kernels/embedding-index';
 import { act } from '../model/activations';
 import type { RunConfig } from './config';
 import type { Batch } from './datasets';
-import { createRecallDataset, recallAnswerPositions, type RecallTask } from './data/recall';
+import { createRecallDataset, recallAnswerPositions } from './data/recall';
 import { Trainer } from './trainer';
 import type { StepMetrics } from './types';
 
@@ -145,8 +145,10 @@ export interface RecallRunResult {
   score: RecallScore;
 }
 
-/** Trains `config` from its seed on the recall task for config.train.steps, then scores held-out queries. */
-export async function trainAndScoreRecall(gpu: GpuContext, config: RunConfig, task: RecallTask, opts: RecallRunOptions): Promise<RecallRunResult> {
+/** Trains `config` from its seed on its recall task (config.data.recall) for config.train.steps, then scores held-out queries. */
+export async function trainAndScoreRecall(gpu: GpuContext, config: RunConfig, opts: RecallRunOptions): Promise<RecallRunResult> {
+  const task = config.data.recall;
+  if (config.data.source !== 'recall' || !task) throw new Error(`recall eval: the run config must have data.source 'recall' and a data.recall task (source is '${config.data.source}')`);
   const T = config.model.seqLen;
   const dataset = createRecallDataset({ kind: 'recall', ...task }, { batchSize: config.train.batchSize, seqLen: T, seed: config.train.seed });
   const tBuild = performance.now();

@@ -1,9 +1,7 @@
 // Connects the page to the trainer worker: every GPU call happens there, the page only renders.
 // Each action checks the store's epoch after awaiting, so answers from a run that was reset or
 // restarted meanwhile are dropped.
-import { closestPreset } from './config/presets';
 import { runConfigErrors } from './config/parse';
-import { recallPreset } from '../model/recall-preset';
 import type { RunConfig } from '../train/config';
 import type { SelectionSnapshot } from '../nsa/snapshot';
 import { TrainerClient } from '../worker/client';
@@ -31,10 +29,7 @@ export function snapshotEvery(c: RunConfig): number {
   return c.model.attention === 'nsa' ? Math.max(1, Math.round(c.train.steps / 64)) : 0;
 }
 
-/**
- * The worker's data for a config. The recall preset trains under a placeholder source ('random'):
- * a config based on it with that source trains the recall task.
- */
+/** The worker's data for a config (the recall task travels in the config: data.recall). */
 export function dataSpecFor(c: RunConfig, upload: UploadedText | null): DataSpec | null {
   switch (c.data.source) {
     case 'brown':
@@ -44,7 +39,9 @@ export function dataSpecFor(c: RunConfig, upload: UploadedText | null): DataSpec
     case 'copy':
       return { kind: 'copy' };
     case 'random':
-      return closestPreset(c) === 'recall' ? { kind: 'recall', task: recallPreset().task } : { kind: 'random' };
+      return { kind: 'random' };
+    case 'recall':
+      return { kind: 'recall' };
   }
 }
 

@@ -1,11 +1,12 @@
 // The run config in the URL hash, so a link reproduces a run:
 //   #v=1&preset=tiny&model.attention=nsa&train.steps=500&model.nsa.gates={"kind":"force","branch":"sel"}
 // i.e. the format version, the preset, and each setting that differs from it (its dotted path =
-// its value: numbers and booleans as JSON, enum words bare, objects as JSON; null = absent).
+// its value: numbers and booleans as JSON, enum words bare, objects as JSON; null = absent, for
+// model.nsa and data.recall).
 // Parameters that are not config settings are left alone, for other page state.
 import type { RunConfig } from '../train/config';
 import { applyDiff, diffConfig, type ConfigDiff } from './config/diff';
-import { ALL_FIELDS } from './config/fields';
+import { ALL_FIELDS, OPTIONAL_OBJECTS } from './config/fields';
 import { parseRunConfig } from './config/parse';
 import { closestPreset, DEFAULT_PRESET, isUiPresetName, uiPreset, UI_PRESET_NAMES, type UiPresetName } from './config/presets';
 
@@ -20,7 +21,7 @@ export interface HashConfig {
 }
 
 const SETTING_PREFIXES = ['model.', 'train.', 'data.'];
-/** Paths a hash may set: every field, plus model.nsa (only to null: a dense config without NSA). */
+/** Paths a hash may set: every field, plus model.nsa and data.recall (only to null: the config has none). */
 const SETTABLE = new Set(ALL_FIELDS.map((f) => f.path));
 const NON_FINITE: Record<string, number> = { NaN: NaN, Infinity: Infinity, '-Infinity': -Infinity };
 
@@ -109,7 +110,7 @@ export function decodeConfigHash(hash: string): HashConfig {
   const problems: string[] = [];
   for (const [path, text] of settings) {
     const value = decodeValue(text);
-    if (path === 'model.nsa' ? value !== null : !SETTABLE.has(path)) problems.push(`${path}: is not a known setting`);
+    if (OPTIONAL_OBJECTS.includes(path) ? value !== null : !SETTABLE.has(path)) problems.push(`${path}: is not a known setting`);
     else if (Object.hasOwn(diff, path)) problems.push(`${path}: is set twice`);
     else diff[path] = value;
   }

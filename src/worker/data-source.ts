@@ -5,20 +5,21 @@ import { createRecallDataset } from '../train/data/recall';
 import { createDataset, type Dataset } from '../train/datasets';
 import type { DataSpec, DatasetInfo } from './protocol';
 
-/** Which config.data.source each data kind trains under; recall runs carry a placeholder source. */
-const SOURCE_OF: Record<Exclude<DataSpec['kind'], 'recall'>, RunConfig['data']['source']> = {
+/** Which config.data.source each data kind trains under. */
+const SOURCE_OF: Record<DataSpec['kind'], RunConfig['data']['source']> = {
   brown: 'brown',
   upload: 'upload',
   random: 'random',
   copy: 'copy',
+  recall: 'recall',
 };
 
 /** Why `data` cannot feed `config`, or null. */
 export function dataMismatch(config: RunConfig, data: DataSpec): string | null {
-  if (data.kind === 'recall') return null;
   const want = SOURCE_OF[data.kind];
   if (config.data.source !== want) return `the data is '${data.kind}' but config.data.source is '${config.data.source}'`;
   if (data.kind === 'upload' && data.text.length === 0) return `the uploaded file '${data.name}' is empty`;
+  if (data.kind === 'recall' && !config.data.recall) return "config.data.recall (the recall task) is missing";
   return null;
 }
 
@@ -38,7 +39,7 @@ export async function buildDataset(config: RunConfig, data: DataSpec, brownText:
     case 'copy':
       return createDataset({ kind: 'copy', vocabSize: config.model.vocabSize }, opts);
     case 'recall':
-      return createRecallDataset({ kind: 'recall', ...data.task }, opts);
+      return createRecallDataset({ kind: 'recall', ...config.data.recall! }, opts); // present: dataMismatch checked it
   }
 }
 

@@ -2,22 +2,22 @@
 import type { AdapterSummary } from '../gpu/context';
 import type { GroupReads } from '../model/generate';
 import type { RunConfig } from '../train/config';
-import type { RecallTask } from '../train/data/recall';
 import type { TokenizerName } from '../train/tokenizer';
 import type { EvalMetrics, Heartbeat, StepMetrics } from '../train/types';
 
 export type AdapterProbe = { ok: true; adapter: AdapterSummary } | { ok: false; message: string };
 
 /**
- * Where the training tokens come from. `brown` is fetched by the worker (data/brown.txt next to the
- * page); `upload` carries the text of a file the page has already validated.
+ * Where the training tokens come from, one kind per config.data.source. `brown` is fetched by the
+ * worker (data/brown.txt next to the page); `upload` carries the text of a file the page has
+ * already validated; `recall` generates the task in config.data.recall.
  */
 export type DataSpec =
   | { kind: 'brown' }
   | { kind: 'upload'; name: string; text: string }
   | { kind: 'random' }
   | { kind: 'copy' }
-  | { kind: 'recall'; task: RecallTask };
+  | { kind: 'recall' };
 
 export interface InitRequest {
   config: RunConfig;

@@ -14,7 +14,7 @@ import {
   createRecallDataset,
   generateRecallSequence,
   recallAnswerPositions,
-  recallTaskIssues,
+  validateRecallTask,
   recallUnigramEntropy,
   recallVocab,
   type RecallTask,
@@ -65,7 +65,7 @@ describe('recall sequences', () => {
         check(starts.has(kp) && s.valuePositions[i] === kp + 1, `#${n} query ${i} points at no pair`);
         check(s.raw[t] === s.raw[kp], `#${n} query ${i} is not the stored key`);
         check(s.raw[t + 1] === s.raw[kp + 1], `#${n} answer ${i} is not the stored value`);
-        check(kp >= (task.minStart ?? 0), `#${n} queried key before minStart`);
+        check(kp >= task.minStart, `#${n} queried key before minStart`);
         queried.add(kp);
       });
       check(queried.size === task.queries, `#${n} a pair is queried twice`);
@@ -93,7 +93,7 @@ describe('recall sequences', () => {
   });
 
   it('queried keys cover their whole allowed range (no off-by-one in the placement)', () => {
-    const lo = task.minStart ?? 0;
+    const lo = task.minStart;
     const hi = T + 1 - 2 * task.queries - task.minDistance - 1;
     const seen = new Set(samples.flatMap((s) => s.keyPositions));
     expect(Math.min(...seen)).toBe(lo);
@@ -109,17 +109,19 @@ describe('recall sequences', () => {
   });
 
   it('rejects infeasible tasks before generating, naming the field', () => {
-    const bad = (patch: Partial<RecallTask>, seqLen = T) => recallTaskIssues({ ...task, ...patch }, seqLen).join('; ');
+    const bad = (patch: Partial<RecallTask>, seqLen = T) => validateRecallTask({ ...task, ...patch }, seqLen).map((i) => `${i.field}: ${i.message}`).join('; ');
     expect(bad({})).toBe('');
-    expect(bad({ pairs: 17 })).toMatch(/pairs \(17\) must not exceed keys/);
-    expect(bad({ queries: 11 })).toMatch(/queries \(11\) must not exceed pairs/);
-    expect(bad({ values: 1 })).toMatch(/values must be an integer ≥ 2/);
-    expect(bad({ minDistance: 27 })).toMatch(/minStart 8 and minDistance 27/);
-    expect(bad({}, 20)).toMatch(/pair region/);
-    expect(() => createRecallDataset({ kind: 'recall', ...task, minDistance: 60 }, { batchSize: 2, seqLen: T, seed: 1 })).toThrow(/minDistance 60/);
+    expect(bad({ pairs: 17 })).toMatch(/^pairs: must not exceed keys \(17 > 16\)/);
+    expect(bad({ queries: 11 })).toMatch(/^queries: must not exceed pairs \(11 > 10\)/);
+    expect(bad({ values: 1 })).toBe('values: must be an integer ≥ 2 (got 1)');
+    expect(bad({ minStart: -1 })).toBe('minStart: must be an integer ≥ 0 (got -1)');
+    expect(bad({ minDistance: 27 })).toMatch(/^minDistance: minStart 8 and minDistance 27/);
+    expect(bad({}, 20)).toMatch(/^pairs: 10 pairs need a pair region of at least 30 tokens; seqLen 20/);
+    expect(() => createRecallDataset({ kind: 'recall', ...task, minDistance: 60 }, { batchSize: 2, seqLen: T, seed: 1 })).toThrow(/minDistance: .*minDistance 60/);
     // The tightest feasible placement still generates.
-    const tight: RecallTask = { ...task, minDistance: T + 1 - 2 * task.queries - (task.minStart ?? 0) - 2 * task.queries + 1 };
-    expect(recallTaskIssues(tight, T)).toEqual([]);
+    const tight: RecallTask = { ...task, minDistance: T + 1 - 2 * task.queries - task.minStart - 2 * task.queries + 1 };
+    expect(validateRecallTask(tight, T)).toEqual([]);
+    expect(validateRecallTask({ ...tight, minDistance: tight.minDistance + 1 }, T).map((i) => i.field)).toEqual(['minDistance']);
     const s = generateRecallSequence(tight, T, rng(5));
     expect(Math.min(...s.keyPositions)).toBe(task.minStart);
   });

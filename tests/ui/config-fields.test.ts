@@ -1,12 +1,13 @@
 // The panel's schema covers every setting, every validation error lands on an input, number text
 // parses strictly, and Start's predicate agrees with the engine's validation.
 import { describe, expect, it } from 'vitest';
-import { validateRunConfig } from '../../src/train/config';
+import { RECALL_TASK } from '../../src/model/recall-preset';
+import { validateRunConfig, type RunConfig } from '../../src/train/config';
 import { mulberry32 } from '../../src/util/random';
 import { flattenConfig } from '../../src/ui/config/diff';
 import { editConfig } from '../../src/ui/config/edit';
 import { errorFieldPath, groupErrors } from '../../src/ui/config/errors';
-import { ALL_FIELDS, fieldDomId, errorDomId } from '../../src/ui/config/fields';
+import { ALL_FIELDS, fieldDomId, errorDomId, RECALL_FIELDS } from '../../src/ui/config/fields';
 import { setPath } from '../../src/ui/config/paths';
 import { formatNumberText, parseNumberText } from '../../src/ui/config/number-text';
 import { isRunConfigValid, runConfigErrors } from '../../src/ui/config/parse';
@@ -20,6 +21,7 @@ describe('config fields', () => {
     for (const name of UI_PRESET_NAMES) {
       const c = uiPreset(name);
       c.model.attention = 'nsa'; // all presets carry an nsa block
+      c.data.recall ??= { ...RECALL_TASK }; // only the recall preset has a recall task
       expect([...flattenConfig(c).keys()].sort(), name).toEqual([...paths].sort());
     }
   });
@@ -48,9 +50,12 @@ describe('config fields', () => {
   });
 
   it('a bad value in any field is reported at that field', () => {
+    // Every field applies: NSA attention and the recall source with its task.
+    const base: RunConfig = editConfig(setPath(uiPreset('tiny'), 'model.attention', 'nsa'), 'data.source', 'recall');
+    expect(validateRunConfig(base)).toEqual([]);
     for (const f of ALL_FIELDS) {
       const bad = f.kind.type === 'int' || f.kind.type === 'number' ? NaN : f.kind.type === 'checkbox' ? 'yes' : f.kind.type === 'gates' ? { kind: 'boost' } : 'bogus';
-      const c = setPath(setPath(uiPreset('tiny'), 'model.attention', 'nsa'), f.path, bad);
+      const c = setPath(base, f.path, bad);
       const g = groupErrors(runConfigErrors(c));
       expect(g.byField.get(f.path), f.path).toBeDefined();
       expect(g.other).toEqual([]);
@@ -60,6 +65,8 @@ describe('config fields', () => {
   it('maps the engine’s aliases to inputs; keeps unknown fields for the summary', () => {
     expect(errorFieldPath('model.H')).toBe('model.nHeads');
     expect(errorFieldPath('model.nsa')).toBe('model.attention');
+    expect(errorFieldPath('data.recall')).toBe('data.source');
+    expect(errorFieldPath('data.recall.minStart')).toBe('data.recall.minStart');
     expect(errorFieldPath('model.nsa.d')).toBe('model.nsa.d');
     expect(errorFieldPath('config')).toBeNull();
     const g = groupErrors([
@@ -91,5 +98,26 @@ describe('config fields', () => {
     expect(isRunConfigValid(next)).toBe(true);
     expect(c.model.attention).toBe('dense'); // the input is not mutated
     expect(editConfig(uiPreset('tiny'), 'train.steps', 7).train.steps).toBe(7);
+  });
+
+  it('the recall source: its task fields, added and dropped with the source, errors at each field', () => {
+    expect(RECALL_FIELDS.map((f) => f.path)).toEqual(['keys', 'values', 'fillers', 'pairs', 'queries', 'minDistance', 'minStart'].map((k) => `data.recall.${k}`));
+    const tiny = uiPreset('tiny');
+    const recall = editConfig(tiny, 'data.source', 'recall');
+    expect(recall.data.recall).toEqual(RECALL_TASK);
+    expect(isRunConfigValid(recall)).toBe(true);
+    const edited = editConfig(recall, 'data.recall.pairs', 12);
+    expect(editConfig(edited, 'data.source', 'recall').data.recall!.pairs).toBe(12);
+    const back = editConfig(edited, 'data.source', 'copy');
+    expect('recall' in back.data).toBe(false);
+    expect(isRunConfigValid(back)).toBe(true);
+    // Each infeasible setting is shown at the field that names it; none goes to the summary.
+    const g = groupErrors(runConfigErrors(editConfig(editConfig(recall, 'data.recall.keys', 8), 'data.recall.minStart', 40)));
+    expect(g.other).toEqual([]);
+    expect([...g.byField.keys()].sort()).toEqual(['data.recall.minDistance', 'data.recall.pairs']);
+    expect(g.byField.get('data.recall.pairs')!.join()).toMatch(/must not exceed keys \(10 > 8\)/);
+    // The recall source without a task (a hand-made config) is shown at the source.
+    const bare = setPath(tiny, 'data.source', 'recall');
+    expect(groupErrors(runConfigErrors(bare)).byField.get('data.source')!.join()).toMatch(/is required when data.source is 'recall'/);
   });
 });

@@ -44,7 +44,7 @@ describe('config JSON files', () => {
 
   it('names every missing field', () => {
     for (const f of ALL_FIELDS) {
-      const c = f.path.startsWith('model.nsa.') ? setPath(uiPreset('tiny'), 'model.attention', 'nsa') : uiPreset('tiny');
+      const c = f.path.startsWith('model.nsa.') ? setPath(uiPreset('tiny'), 'model.attention', 'nsa') : f.path.startsWith('data.recall.') ? uiPreset('recall') : uiPreset('tiny');
       const errs = errorsOf(configToJson(deletePath(c, f.path)));
       expect(errs).toContainEqual({ field: f.path, message: 'is missing' });
     }
@@ -60,6 +60,10 @@ describe('config JSON files', () => {
     ]);
     expect(errorsOf(wrap({ model: uiPreset('tiny').model, train: uiPreset('tiny').train }))).toEqual([{ field: 'data', message: 'is missing' }]);
     expect(errorsOf(wrap(setPath(uiPreset('tiny'), 'model.nsa.gates', { kind: 'freeze', value: 2 })))[0].field).toBe('model.nsa.gates');
+    expect(errorsOf(wrap(setPath(uiPreset('recall'), 'data.recall.pairs', '4')))).toEqual([{ field: 'data.recall.pairs', message: 'must be a number (got "4")' }]);
+    expect(errorsOf(wrap(setPath(uiPreset('recall'), 'data.recall.depth', 3)))).toEqual([{ field: 'data.recall.depth', message: 'is not a known setting' }]);
+    expect(errorsOf(wrap(setPath(uiPreset('recall'), 'data.recall', 5)))).toEqual([{ field: 'data.recall', message: 'must be an object' }]);
+    expect(errorsOf(wrap(setPath(uiPreset('recall'), 'data.recall.queries', 11)))[0]).toEqual({ field: 'data.recall.queries', message: 'must not exceed pairs (11 > 10)' });
   });
 
   it('rejects non-JSON, the wrong format and the wrong version', async () => {

@@ -2,6 +2,7 @@
 // bad hashes fall back to the preset with a message naming the problem.
 import { describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../src/util/random';
+import { editConfig } from '../../src/ui/config/edit';
 import { isRunConfigValid } from '../../src/ui/config/parse';
 import { closestPreset, uiPreset, UI_PRESET_NAMES } from '../../src/ui/config/presets';
 import { decodeConfigHash, decodeValue, encodeConfigHash, encodeValue, foreignParams } from '../../src/ui/url-state';
@@ -56,6 +57,28 @@ describe('URL hash config', () => {
     expect(back.error).toBeUndefined();
     expect(back.config).toEqual(c);
     expect('nsa' in back.config.model).toBe(false);
+  });
+
+  it('round-trips the recall source and its task, against the recall preset or another', () => {
+    const r = uiPreset('recall');
+    r.data.recall!.pairs = 12;
+    r.data.recall!.minStart = 0;
+    expect(encodeConfigHash(r, 'recall')).toBe('v=1&preset=recall&data.recall.pairs=12&data.recall.minStart=0');
+    // On the tiny preset, the recall source brings every task field.
+    const t = editConfig(uiPreset('tiny'), 'data.source', 'recall');
+    const body = encodeConfigHash(t, 'tiny');
+    expect(body).toBe(
+      'v=1&preset=tiny&data.source=recall&data.recall.keys=16&data.recall.values=16&data.recall.fillers=1&data.recall.pairs=10&data.recall.queries=8&data.recall.minDistance=15&data.recall.minStart=8',
+    );
+    // The recall preset on another source drops the task: data.recall=null.
+    const b = editConfig(uiPreset('recall'), 'data.source', 'copy');
+    expect(encodeConfigHash(b, 'recall')).toBe('v=1&preset=recall&data.source=copy&data.recall=null');
+    for (const [c, preset] of [[r, 'recall'], [r, 'tiny'], [t, 'tiny'], [t, 'recall'], [b, 'recall'], [b, 'small']] as const) {
+      const back = decodeConfigHash(throughUrl(encodeConfigHash(c, preset)));
+      expect(back.error).toBeUndefined();
+      expect(back.config).toEqual(c);
+    }
+    expect('recall' in decodeConfigHash(encodeConfigHash(b, 'recall')).config.data).toBe(false);
   });
 
   it('is readable: each changed setting as path=value', () => {
@@ -117,6 +140,11 @@ describe('URL hash config', () => {
     ['#v=1&preset=tiny&model.attention=nsa&model.nsa.d=3', 'model.nsa.d: d (3) must divide l (8)'],
     ['#v=1&preset=tiny&model.nsa.gates={"kind":"force"}', "model.nsa.gates: must be {kind:'none'}"],
     ['#v=1&preset=tiny&train.steps=%E0%A4%A', 'it is not valid URL encoding (a stray %?)'],
+    ['#v=1&preset=tiny&data.source=recall', "data.recall: is required when data.source is 'recall'"],
+    ['#v=1&preset=recall&data.source=brown', "data.recall: is only used with data.source 'recall' (source is 'brown')"],
+    ['#v=1&preset=recall&data.recall={}', 'data.recall: is not a known setting'],
+    ['#v=1&preset=recall&data.recall.pairs=17', 'data.recall.pairs: must not exceed keys (17 > 16)'],
+    ['#v=1&preset=recall&model.vocabSize=20', 'model.vocabSize: must be ≥ 33 for the recall task'],
   ])('hash %s → %s', (hash, error) => {
     const back = decodeConfigHash(hash);
     if (error === undefined) {

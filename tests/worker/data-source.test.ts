@@ -36,11 +36,26 @@ describe('worker datasets', () => {
     expect(dataMismatch(c, { kind: 'upload', name: 'e.txt', text: '' })).toMatch(/empty/);
   });
 
-  it('recall builds the recall task whatever the placeholder source', async () => {
-    const { run, task } = recallPreset();
-    const d = await buildDataset(run, { kind: 'recall', task }, async () => '');
-    expect(d.vocabSize).toBe(task.fillers + task.keys + task.values);
-    expect(d.name).toMatch(/^recall-/);
+  it('recall builds the task in config.data.recall', async () => {
+    const run = recallPreset();
+    run.data.recall = { ...run.data.recall!, values: 20, pairs: 6, queries: 4 };
+    run.model.vocabSize = 37;
+    const d = await buildDataset(run, { kind: 'recall' }, async () => '');
+    expect(d.vocabSize).toBe(1 + 16 + 20);
+    expect(d.name).toBe('recall-k16-v20-f1-p6-q4-d15');
+    const [batch] = d.validationBatches(1);
+    expect(Math.max(...batch.tokens, ...batch.targets)).toBeLessThan(37);
+    // The last target of every sequence is an answer: a value token.
+    for (let b = 0; b < run.train.batchSize; b++) expect(batch.targets[(b + 1) * run.model.seqLen - 1]).toBeGreaterThanOrEqual(17);
+  });
+
+  it('recall needs the recall source and its task; other sources never train it', async () => {
+    const run = recallPreset();
+    expect(dataMismatch(run, { kind: 'random' })).toBe("the data is 'random' but config.data.source is 'recall'");
+    const tiny = preset('tiny');
+    expect(dataMismatch(tiny, { kind: 'recall' })).toBe("the data is 'recall' but config.data.source is 'brown'");
+    tiny.data.source = 'recall';
+    await expect(buildDataset(tiny, { kind: 'recall' }, async () => '')).rejects.toThrow('config.data.recall (the recall task) is missing');
   });
 
   it('a data kind that does not match config.data.source fails, naming both', async () => {

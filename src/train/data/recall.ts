@@ -26,8 +26,8 @@ export interface RecallTask {
   queries: number;
   /** Every queried value lies at least this many positions before its query (t − p ≥ minDistance). */
   minDistance: number;
-  /** Queried keys lie at positions ≥ this (e.g. lSel, to keep them out of NSA's forced block 0). Default 0. */
-  minStart?: number;
+  /** Queried keys lie at positions ≥ this (e.g. lSel, to keep them out of NSA's forced block 0); 0 = anywhere. */
+  minStart: number;
 }
 
 export type RecallDatasetSpec = { kind: 'recall' } & RecallTask;
@@ -64,32 +64,43 @@ export function recallAnswerPositions(seqLen: number, queries: number): number[]
   return Array.from({ length: queries }, (_, i) => q0 + 2 * i);
 }
 
-/** Every reason the task cannot be generated at this sequence length, naming the field. */
-export function recallTaskIssues(task: RecallTask, seqLen: number): string[] {
-  const bad: string[] = [];
-  const int = (name: keyof RecallTask, min: number) => {
-    const v = task[name];
-    if (v !== undefined && !(Number.isInteger(v) && (v as number) >= min)) bad.push(`${name} must be an integer ≥ ${min}, got ${String(v)}`);
-  };
-  int('keys', 1);
-  int('values', 2);
-  int('fillers', 1);
-  int('pairs', 1);
-  int('queries', 1);
-  int('minDistance', 1);
-  int('minStart', 0);
+export const RECALL_TASK_FIELDS = ['keys', 'values', 'fillers', 'pairs', 'queries', 'minDistance', 'minStart'] as const;
+
+/** One problem of a recall task: the task field it concerns and why. */
+export interface RecallTaskIssue {
+  field: keyof RecallTask;
+  message: string;
+}
+
+const MIN: Record<keyof RecallTask, number> = { keys: 1, values: 2, fillers: 1, pairs: 1, queries: 1, minDistance: 1, minStart: 0 };
+
+/**
+ * Every reason the task cannot be generated at this sequence length, each with its field (the one
+ * validator of a recall task: the run config and the dataset both use it). The fit checks are
+ * skipped while a field or `seqLen` is not a valid integer (the run config reports a bad seqLen).
+ */
+export function validateRecallTask(task: RecallTask, seqLen: number): RecallTaskIssue[] {
+  const bad: RecallTaskIssue[] = [];
+  for (const f of RECALL_TASK_FIELDS) {
+    const v: unknown = task[f];
+    if (!(typeof v === 'number' && Number.isInteger(v) && v >= MIN[f])) bad.push({ field: f, message: `must be an integer ≥ ${MIN[f]} (got ${String(v)})` });
+  }
   if (bad.length) return bad;
-  const { keys, pairs, queries, minDistance } = task;
-  const minStart = task.minStart ?? 0;
-  if (pairs > keys) bad.push(`pairs (${pairs}) must not exceed keys (${keys}): keys in a sequence are distinct`);
-  if (queries > pairs) bad.push(`queries (${queries}) must not exceed pairs (${pairs})`);
+  const { keys, pairs, queries, minDistance, minStart } = task;
+  if (pairs > keys) bad.push({ field: 'pairs', message: `must not exceed keys (${pairs} > ${keys}): the keys of a sequence are distinct` });
+  if (queries > pairs) bad.push({ field: 'queries', message: `must not exceed pairs (${queries} > ${pairs})` });
+  if (!(Number.isInteger(seqLen) && seqLen >= 1)) return bad;
   const R = seqLen + 1 - 2 * queries;
   // Each placed pair blocks at most 3 of the R−1 pair starts, so P pairs always fit when R ≥ 3P.
-  if (R < 3 * pairs) bad.push(`seqLen ${seqLen} leaves a pair region of ${R} tokens; ${pairs} pairs need at least ${3 * pairs}`);
+  if (R < 3 * pairs)
+    bad.push({ field: 'pairs', message: `${pairs} pairs need a pair region of at least ${3 * pairs} tokens; seqLen ${seqLen} with ${queries} queries leaves ${R}` });
   // Queried keys sit at p ∈ [minStart, R − minDistance − 1] (value p+1 ≤ t_0 − minDistance, t_0 = R).
   const hi = R - minDistance - 1;
   if (hi - minStart + 1 < 2 * queries - 1)
-    bad.push(`minStart ${minStart} and minDistance ${minDistance} leave key positions [${minStart}, ${hi}]: too few for ${queries} non-overlapping pairs`);
+    bad.push({
+      field: 'minDistance',
+      message: `minStart ${minStart} and minDistance ${minDistance} leave key positions [${minStart}, ${hi}] at seqLen ${seqLen}: too few for ${queries} non-overlapping pairs`,
+    });
   return bad;
 }
 
@@ -111,10 +122,9 @@ function choose(rand: () => number, n: number, k: number): number[] {
   return pool.slice(0, k).sort((a, b) => a - b);
 }
 
-/** Draws one sequence. Assumes recallTaskIssues(task, seqLen) is empty. */
+/** Draws one sequence. Assumes validateRecallTask(task, seqLen) is empty. */
 export function generateRecallSequence(task: RecallTask, seqLen: number, rand: () => number): RecallSequence {
-  const { keys, values, fillers, pairs, queries, minDistance } = task;
-  const minStart = task.minStart ?? 0;
+  const { keys, values, fillers, pairs, queries, minDistance, minStart } = task;
   const v = recallVocab(task);
   const raw = new Int32Array(seqLen + 1);
   const R = seqLen + 1 - 2 * queries;
@@ -131,7 +141,7 @@ export function generateRecallSequence(task: RecallTask, seqLen: number, rand: (
   for (let n = queries; n < pairs; n++) {
     const free: number[] = [];
     for (let p = 0; p + 1 < R; p++) if (!used[p] && !used[p + 1]) free.push(p);
-    if (free.length === 0) throw new Error('recall: no room left for a distractor pair (recallTaskIssues should have caught this)');
+    if (free.length === 0) throw new Error('recall: no room left for a distractor pair (validateRecallTask should have caught this)');
     const p = free[Math.floor(rand() * free.length)];
     used[p] = used[p + 1] = 1;
     starts.push(p);
@@ -175,8 +185,8 @@ export function recallUnigramEntropy(task: RecallTask, seqLen: number): number {
 
 export function createRecallDataset(spec: RecallDatasetSpec, opts: DatasetOptions): Dataset {
   const { batchSize, seqLen, seed } = opts;
-  const issues = recallTaskIssues(spec, seqLen);
-  if (issues.length) throw new Error(`recall dataset: ${issues.join('; ')}`);
+  const issues = validateRecallTask(spec, seqLen);
+  if (issues.length) throw new Error(`recall dataset: ${issues.map((i) => `${i.field}: ${i.message}`).join('; ')}`);
   const name = `recall-k${spec.keys}-v${spec.values}-f${spec.fillers}-p${spec.pairs}-q${spec.queries}-d${spec.minDistance}`;
   const fill = (out: Batch, rand: () => number) => {
     checkBatchShape(out, batchSize, seqLen);

@@ -1,11 +1,12 @@
 // Validation errors → the input they belong to. The engine names some fields by the NSA spec's
-// shape names (model.H for nHeads…) or a whole object (model.nsa); those map to the input a user
-// would change.
+// shape names (model.H for nHeads…) or a whole object (model.nsa, data.recall); those map to the
+// input a user would change.
 import type { ConfigError } from '../../model/config';
 import { fieldSpec } from './fields';
 
 const ALIASES: Record<string, string> = {
   'model.nsa': 'model.attention',
+  'data.recall': 'data.source',
   'model.H': 'model.nHeads',
   'model.G': 'model.nKvGroups',
   'model.T': 'model.seqLen',

@@ -113,14 +113,26 @@ export const SECTIONS: readonly SectionSpec[] = [
         { value: 'random', label: 'random tokens' },
         { value: 'copy', label: 'copy task' },
         { value: 'upload', label: 'uploaded .txt file' },
+        { value: 'recall', label: 'associative recall task' },
       ]),
       select('data.tokenizer', 'Tokenizer', [
         { value: 'byte', label: 'bytes (vocab 256)' },
         { value: 'gpt2', label: 'GPT-2 BPE (vocab 50257)' },
       ]),
+      // The recall task (data source 'recall' only); token ids: fillers, then keys, then values.
+      int('data.recall.keys', 'Recall keys', 'Distinct key tokens K; ≥ pairs.'),
+      int('data.recall.values', 'Recall values', 'Value tokens V; chance accuracy is 1/V.'),
+      int('data.recall.fillers', 'Filler tokens', 'Between the pairs; 1 = a constant filler.'),
+      int('data.recall.pairs', 'Pairs per sequence', 'Key→value pairs: the queried ones plus distractors.'),
+      int('data.recall.queries', 'Queries per sequence', 'At the end of the sequence; ≤ pairs.'),
+      int('data.recall.minDistance', 'Minimum answer distance', 'Each queried value lies at least this far before its query.'),
+      int('data.recall.minStart', 'First key position', 'Queried keys lie at this position or later (0 = anywhere).', 0),
     ],
   },
 ];
+
+/** Objects a config may leave out: model.nsa (dense models) and data.recall (sources other than recall). */
+export const OPTIONAL_OBJECTS: readonly string[] = ['model.nsa', 'data.recall'];
 
 export const ALL_FIELDS: readonly FieldSpec[] = SECTIONS.flatMap((s) => s.fields);
 
@@ -134,6 +146,9 @@ export function fieldSpec(path: string): FieldSpec | undefined {
 export function sectionApplies(id: SectionId, c: RunConfig): boolean {
   return id !== 'nsa' || c.model.attention === 'nsa';
 }
+
+/** The recall task's fields (shown with the data source when it is 'recall'). */
+export const RECALL_FIELDS: readonly FieldSpec[] = ALL_FIELDS.filter((f) => f.path.startsWith('data.recall.'));
 
 /** The DOM id of a field's input and of its error message. */
 export function fieldDomId(path: string): string {

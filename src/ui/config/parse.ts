@@ -2,12 +2,12 @@
 // the right type, no unknown keys, then the engine's own validation. Errors name the field.
 import type { ConfigError } from '../../model/config';
 import { validateRunConfig, type RunConfig } from '../../train/config';
-import { ALL_FIELDS, type FieldSpec } from './fields';
+import { ALL_FIELDS, OPTIONAL_OBJECTS, type FieldSpec } from './fields';
 import { getPath, isRecord } from './paths';
 
 export type ParseResult = { ok: true; config: RunConfig } | { ok: false; errors: ConfigError[] };
 
-const OBJECTS = ['model', 'train', 'data', 'model.nsa'] as const;
+const OBJECTS = ['model', 'train', 'data', ...OPTIONAL_OBJECTS];
 const BRANCHES = ['cmp', 'sel', 'win'];
 
 const inUnit = (v: unknown): boolean => typeof v === 'number' && v >= 0 && v <= 1;
@@ -41,8 +41,8 @@ function typeProblem(spec: FieldSpec, v: unknown): string | null {
 }
 
 /**
- * Shape errors of a would-be RunConfig. `model.nsa` may be absent (dense models); when present
- * every NSA field is required. Unknown keys inside model/train/data are errors; extra top-level
+ * Shape errors of a would-be RunConfig. `model.nsa` (dense models) and `data.recall` (sources
+ * other than recall) may be absent; when present every field in them is required. Unknown keys inside model/train/data are errors; extra top-level
  * keys are too unless `allowExtraTopLevel` (the CLI's config.json carries e.g. stepsDone).
  */
 export function configShapeErrors(x: unknown, allowExtraTopLevel = false): ConfigError[] {
@@ -50,7 +50,7 @@ export function configShapeErrors(x: unknown, allowExtraTopLevel = false): Confi
   const errs: ConfigError[] = [];
   for (const path of OBJECTS) {
     const v = getPath(x, path);
-    if (path === 'model.nsa' && v === undefined) continue;
+    if (OPTIONAL_OBJECTS.includes(path) && v === undefined) continue;
     if (!isRecord(v)) {
       errs.push({ field: path, message: v === undefined ? 'is missing' : 'must be an object' });
       continue;
@@ -61,10 +61,10 @@ export function configShapeErrors(x: unknown, allowExtraTopLevel = false): Confi
   if (!allowExtraTopLevel) {
     for (const k of Object.keys(x)) if (!['model', 'train', 'data'].includes(k)) errs.push({ field: k, message: 'is not a known setting' });
   }
-  if (errs.some((e) => OBJECTS.includes(e.field as (typeof OBJECTS)[number]))) return errs;
-  const hasNsa = getPath(x, 'model.nsa') !== undefined;
+  if (errs.some((e) => OBJECTS.includes(e.field))) return errs;
+  const absent = OPTIONAL_OBJECTS.filter((p) => getPath(x, p) === undefined);
   for (const spec of ALL_FIELDS) {
-    if (spec.path.startsWith('model.nsa.') && !hasNsa) continue;
+    if (absent.some((p) => spec.path.startsWith(`${p}.`))) continue;
     const v = getPath(x, spec.path);
     if (v === undefined) errs.push({ field: spec.path, message: 'is missing' });
     else {

@@ -21,7 +21,7 @@ export function isUiPresetName(s: string): s is UiPresetName {
 
 /** A fresh copy of the preset, safe to edit. */
 export function uiPreset(name: UiPresetName): RunConfig {
-  return name === 'recall' ? recallPreset().run : preset(name satisfies PresetName);
+  return name === 'recall' ? recallPreset() : preset(name satisfies PresetName);
 }
 
 /** The preset `c` equals, if any. */

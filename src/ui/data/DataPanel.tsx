@@ -1,9 +1,12 @@
-// The training data: Brown corpus, a synthetic task, or an uploaded .txt file. A refused upload
-// shows why and changes nothing else (the source, the previous file, the config).
+// The training data: Brown corpus, a synthetic task (with the recall task's settings), or an
+// uploaded .txt file. A refused upload shows why and changes nothing else (the source, the
+// previous file, the config).
 import { useId, useRef, useState } from 'react';
 import type { DataConfig, DataSource } from '../../train/config';
+import { withDataSource } from '../../model/recall-preset';
 import { FieldInput } from '../config/FieldInput';
 import { fieldSpec } from '../config/fields';
+import { RecallTaskFields } from '../config/RecallTaskFields';
 import { formatSize, MAX_UPLOAD_LABEL, validateUploadedText, type UploadedText } from './upload';
 
 export interface DataPanelProps {
@@ -13,7 +16,7 @@ export interface DataPanelProps {
   upload: UploadedText | null;
   onUpload(u: UploadedText): void;
   disabled?: boolean;
-  /** Validation messages by field path ('data.source', 'data.tokenizer'). */
+  /** Validation messages by field path ('data.source', 'data.tokenizer', 'data.recall.pairs', …). */
   errors?: ReadonlyMap<string, readonly string[]>;
 }
 
@@ -22,6 +25,8 @@ export const SOURCE_NOTES: Record<DataSource, string> = {
   random: 'Uniform random tokens: there is nothing to learn, so the loss must stay at ln(vocabulary). A leakage control.',
   copy: "Each sequence's second half repeats its first half: a model that attends back predicts it exactly.",
   upload: `Your own UTF-8 .txt file, up to ${MAX_UPLOAD_LABEL}. It stays in this browser.`,
+  recall:
+    'Associative recall: key→value pairs among fillers, then queries of earlier keys; each answer lies at least the minimum distance back, beyond a short sliding window.',
 };
 
 /** Why the data choice cannot start a run yet, or null. */
@@ -63,11 +68,14 @@ export function DataPanel({ data, onChange, upload, onUpload, disabled, errors }
         value={data.source}
         errors={errors?.get('data.source') ?? NO_ERRORS}
         disabled={disabled}
-        onChange={(v) => onChange({ ...data, source: v as DataSource })}
+        onChange={(v) => onChange(withDataSource(data, v as DataSource))}
       />
       <p className="cfg-note muted" data-testid="data-source-note">
         {SOURCE_NOTES[data.source] ?? ''}
       </p>
+      {data.source === 'recall' && data.recall && (
+        <RecallTaskFields task={data.recall} onChange={(recall) => onChange({ ...data, recall })} disabled={disabled} errors={errors} />
+      )}
       {data.source === 'upload' && (
         <div className="cfg-field cfg-upload">
           <label htmlFor={fileId}>Text file</label>
