@@ -24,9 +24,9 @@ import {
   nsaCoreScratchEntries,
   nsaCoreScratchSlices,
   nsaCoreSizes,
-  type NsaCoreShape,
 } from '../nsa/core-plan';
 import { selectionRanges } from '../nsa/ranges';
+import type { AttentionShape } from '../reference/attention';
 import { gaussian, mulberry32 } from '../util/random';
 import { intFlag, parseArgs } from './args';
 import { runMain } from './main';
@@ -65,8 +65,8 @@ interface Lists {
   denseBwd: Dispatch[];
 }
 
-async function buildLists(gpu: GpuContext, T: number): Promise<{ arena: Arena; lists: Lists; s: NsaCoreShape }> {
-  const s: NsaCoreShape = { B: 1, T, H: M.nHeads, G: M.nKvGroups, dk: M.dk, dv: M.dv };
+async function buildLists(gpu: GpuContext, T: number): Promise<{ arena: Arena; lists: Lists; s: AttentionShape }> {
+  const s: AttentionShape = { B: 1, T, H: M.nHeads, G: M.nKvGroups, dk: M.dk, dv: M.dv };
   const z = nsaCoreSizes(s, CFG);
   const nq = T * s.H;
   const nk = T * s.G;

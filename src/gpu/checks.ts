@@ -1,10 +1,11 @@
 // Argument checks shared by kernel wrappers: every message names the wrapper and the field.
 import type { BufferSlice } from './arena';
 
-/** Each dimension is a positive integer. */
-export function checkDims(label: string, dims: Record<string, number>): void {
+/** Each dimension is an integer ≥ its minimum: min[k] where given (e.g. 0 for an empty batch), else 1. */
+export function checkDims(label: string, dims: Record<string, number>, min: Record<string, number> = {}): void {
   for (const [k, v] of Object.entries(dims)) {
-    if (!Number.isInteger(v) || v < 1) throw new Error(`${label}: ${k} must be a positive integer (got ${v})`);
+    const lo = min[k] ?? 1;
+    if (!Number.isInteger(v) || v < lo) throw new Error(`${label}: ${k} must be an integer ≥ ${lo} (got ${k} = ${v})`);
   }
 }
 

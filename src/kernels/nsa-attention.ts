@@ -20,18 +20,13 @@ import { ceilDiv, grid1d } from '../gpu/grid';
 import { f32, type UniformWord } from '../gpu/uniforms';
 import { numCmpBlocks, numSelBlocks } from '../nsa/blocks';
 import { assertNsaConfig, type NsaConfig } from '../nsa/config';
+import type { AttentionShape as NsaAttnShape } from '../reference/attention';
 import { nsaReverseIndexLengths, type NsaReverseIndexSlices } from './nsa-reverse-index';
 
 export type NsaBranch = 'cmp' | 'sel' | 'win';
 
-export interface NsaAttnShape {
-  B: number;
-  T: number;
-  H: number;
-  G: number;
-  dk: number;
-  dv: number;
-}
+/** The attention shape shared with dense attention and the NSA core (src/reference/attention.ts). */
+export type { NsaAttnShape };
 
 const FWD = commonCode + rowsCode + fwdCode;
 const DQ = commonCode + rowsCode + dqCode;

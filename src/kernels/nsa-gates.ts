@@ -5,9 +5,10 @@
 // branch outputs and their gradients [rows, H, dv]; rows = B·T.
 import code from '../../shaders/nsa_gates.wgsl?raw';
 import type { BufferSlice } from '../gpu/arena';
+import { checkDims, checkSlices } from '../gpu/checks';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
-import { f32 } from '../gpu/uniforms';
+import { f32, type UniformWord } from '../gpu/uniforms';
 import { BRANCHES, type GateAblation } from '../reference/nsa/gates';
 
 export type { GateAblation } from '../reference/nsa/gates';
@@ -39,7 +40,8 @@ export interface CombineForwardArgs {
   dv: number;
 }
 
-export interface CombineBackwardArgs {
+/** What both mix backwards read and write besides their gate gradient. */
+interface MixBackwardArgs {
   /** [rows, H, dv]. */
   dout: BufferSlice;
   gates: BufferSlice;
@@ -50,32 +52,22 @@ export interface CombineBackwardArgs {
   dCmp: BufferSlice;
   dSel: BufferSlice;
   dWin: BufferSlice;
+  rows: number;
+  H: number;
+  dv: number;
+}
+
+export interface CombineBackwardArgs extends MixBackwardArgs {
   /** [rows, 3H], overwritten: ⟨dO, O_c⟩·g(1 − g), or 0 under an ablation. */
   dlogits: BufferSlice;
   /** [3H], accumulated (+=) in a fixed order. */
   dbias: BufferSlice;
-  rows: number;
-  H: number;
-  dv: number;
   ablation: GateAblation;
 }
 
-export interface CombineBackwardGatesArgs {
-  /** [rows, H, dv]. */
-  dout: BufferSlice;
-  gates: BufferSlice;
-  oCmp: BufferSlice;
-  oSel: BufferSlice;
-  oWin: BufferSlice;
-  /** [rows, H, dv] each, overwritten with g_c·dO. */
-  dCmp: BufferSlice;
-  dSel: BufferSlice;
-  dWin: BufferSlice;
+export interface CombineBackwardGatesArgs extends MixBackwardArgs {
   /** [rows, 3H], overwritten: ⟨dO, O_c⟩, the gradient wrt the gate values (no sigmoid). */
   dgates: BufferSlice;
-  rows: number;
-  H: number;
-  dv: number;
 }
 
 /** mode word of combineBackwardDg that stops at the gate values (MODE_GATES in the shader). */
@@ -95,24 +87,10 @@ function ablationWords(label: string, ab: GateAblation) {
   return [1, f32(v[0]), f32(v[1]), f32(v[2])];
 }
 
+/** Dims (rows may be 0; H, dv ≥ 1), then slice sizes and no overlap (every binding is writable). */
 function checkArgs(label: string, dims: Record<string, number>, want: Record<string, [BufferSlice, number]>): void {
-  for (const [k, v] of Object.entries(dims)) {
-    const lo = k === 'rows' ? 0 : 1;
-    if (!Number.isInteger(v) || v < lo) throw new Error(`${label}: ${k} = ${v} must be an integer ≥ ${lo}`);
-  }
-  const list = Object.entries(want);
-  for (const [name, [s, n]] of list) {
-    if (s.size < n * 4) throw new Error(`${label}: ${name} holds ${s.size} bytes, needs ${n * 4}`);
-  }
-  // Every binding is writable: WebGPU rejects overlapping ranges of one buffer in a dispatch.
-  for (let i = 0; i < list.length; i++) {
-    for (let j = i + 1; j < list.length; j++) {
-      const x = list[i][1][0];
-      const y = list[j][1][0];
-      if (x.buffer === y.buffer && x.offset < y.offset + y.size && y.offset < x.offset + x.size)
-        throw new Error(`${label}: ${list[i][0]} and ${list[j][0]} overlap`);
-    }
-  }
+  checkDims(label, dims, { rows: 0 });
+  checkSlices(label, want);
 }
 
 const uniform = (gpu: GpuContext, rows: number, H: number, dv: number, total: number, ab: ReturnType<typeof ablationWords>) =>
@@ -147,27 +125,45 @@ export async function combineForwardDispatch(gpu: GpuContext, a: CombineForwardA
   );
 }
 
+/** The slices of a mix backward besides its gate gradient, with their element counts. */
+function mixBackwardSlices(a: MixBackwardArgs): Record<string, [BufferSlice, number]> {
+  const n = a.rows * a.H * a.dv;
+  return {
+    dout: [a.dout, n], gates: [a.gates, a.rows * 3 * a.H], oCmp: [a.oCmp, n], oSel: [a.oSel, n], oWin: [a.oWin, n],
+    dCmp: [a.dCmp, n], dSel: [a.dSel, n], dWin: [a.dWin, n],
+  };
+}
+
+/**
+ * The two passes both mix backwards share: dO_c = g_c·dO, and ⟨dO, O_c⟩ into the gate gradient `dg`
+ * [rows, 3H] (named `dgName` in the label), taken to the logits or stopped at the gate values by
+ * the mode words.
+ */
+function mixBackwardPasses(gpu: GpuContext, label: string, a: MixBackwardArgs, mode: UniformWord[], dgName: string, dg: BufferSlice): Promise<Dispatch>[] {
+  const { rows, H, dv } = a;
+  const n = rows * H * dv;
+  return [
+    gpu.dispatch(
+      { code, entryPoint: 'combineBackwardDo', label: `${label}.dO` },
+      [uniform(gpu, rows, H, dv, n, mode), a.gates, a.dout, a.dCmp, a.dSel, a.dWin],
+      grid1d(ceilDiv(n, WG)),
+    ),
+    gpu.dispatch(
+      { code, entryPoint: 'combineBackwardDg', label: `${label}.${dgName}` },
+      [uniform(gpu, rows, H, dv, rows * H, mode), a.gates, a.dout, a.oCmp, a.oSel, a.oWin, dg],
+      grid1d(ceilDiv(rows * H, WG)),
+    ),
+  ];
+}
+
 /** [dO_c = g_c·dO, dlogits = ⟨dO, O_c⟩·g(1 − g) (0 under an ablation), dbias += Σ_rows dlogits]. */
 export async function combineBackwardDispatches(gpu: GpuContext, a: CombineBackwardArgs): Promise<Dispatch[]> {
   const label = 'nsa_gates.combineBackward';
   const { rows, H, dv } = a;
   const ab = ablationWords(label, a.ablation);
-  const n = rows * H * dv;
-  checkArgs(label, { rows, H, dv }, {
-    dout: [a.dout, n], gates: [a.gates, rows * 3 * H], oCmp: [a.oCmp, n], oSel: [a.oSel, n], oWin: [a.oWin, n],
-    dCmp: [a.dCmp, n], dSel: [a.dSel, n], dWin: [a.dWin, n], dlogits: [a.dlogits, rows * 3 * H], dbias: [a.dbias, 3 * H],
-  });
+  checkArgs(label, { rows, H, dv }, { ...mixBackwardSlices(a), dlogits: [a.dlogits, rows * 3 * H], dbias: [a.dbias, 3 * H] });
   return Promise.all([
-    gpu.dispatch(
-      { code, entryPoint: 'combineBackwardDo', label: `${label}.dO` },
-      [uniform(gpu, rows, H, dv, n, ab), a.gates, a.dout, a.dCmp, a.dSel, a.dWin],
-      grid1d(ceilDiv(n, WG)),
-    ),
-    gpu.dispatch(
-      { code, entryPoint: 'combineBackwardDg', label: `${label}.dlogits` },
-      [uniform(gpu, rows, H, dv, rows * H, ab), a.gates, a.dout, a.oCmp, a.oSel, a.oWin, a.dlogits],
-      grid1d(ceilDiv(rows * H, WG)),
-    ),
+    ...mixBackwardPasses(gpu, label, a, ab, 'dlogits', a.dlogits),
     gpu.dispatch(
       { code, entryPoint: 'colSum', label: `${label}.dbias` },
       [uniform(gpu, rows, H, dv, 0, ab), a.dlogits, a.dbias],
@@ -179,23 +175,6 @@ export async function combineBackwardDispatches(gpu: GpuContext, a: CombineBackw
 /** [dO_c = g_c·dO, dgates = ⟨dO, O_c⟩] (both overwrite): the mix backward for gates given as values. */
 export async function combineBackwardGatesDispatches(gpu: GpuContext, a: CombineBackwardGatesArgs): Promise<Dispatch[]> {
   const label = 'nsa_gates.combineBackwardGates';
-  const { rows, H, dv } = a;
-  const n = rows * H * dv;
-  checkArgs(label, { rows, H, dv }, {
-    dout: [a.dout, n], gates: [a.gates, rows * 3 * H], oCmp: [a.oCmp, n], oSel: [a.oSel, n], oWin: [a.oWin, n],
-    dCmp: [a.dCmp, n], dSel: [a.dSel, n], dWin: [a.dWin, n], dgates: [a.dgates, rows * 3 * H],
-  });
-  const mode = [MODE_GATES, f32(0), f32(0), f32(0)];
-  return Promise.all([
-    gpu.dispatch(
-      { code, entryPoint: 'combineBackwardDo', label: `${label}.dO` },
-      [uniform(gpu, rows, H, dv, n, mode), a.gates, a.dout, a.dCmp, a.dSel, a.dWin],
-      grid1d(ceilDiv(n, WG)),
-    ),
-    gpu.dispatch(
-      { code, entryPoint: 'combineBackwardDg', label: `${label}.dgates` },
-      [uniform(gpu, rows, H, dv, rows * H, mode), a.gates, a.dout, a.oCmp, a.oSel, a.oWin, a.dgates],
-      grid1d(ceilDiv(rows * H, WG)),
-    ),
-  ]);
+  checkArgs(label, { rows: a.rows, H: a.H, dv: a.dv }, { ...mixBackwardSlices(a), dgates: [a.dgates, a.rows * 3 * a.H] });
+  return Promise.all(mixBackwardPasses(gpu, label, a, [MODE_GATES, f32(0), f32(0), f32(0)], 'dgates', a.dgates));
 }

@@ -6,7 +6,7 @@ import type { BufferSlice } from '../gpu/arena';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { numSelBlocks } from '../nsa/blocks';
 import { assertNsaConfig, type NsaConfig } from '../nsa/config';
-import type { NsaAttnShape } from './nsa-attention';
+import type { AttentionShape } from '../reference/attention';
 
 /**
  * int32 slices; r = (b·G + g)·nB + j with nB = numSelBlocks(T).
@@ -24,7 +24,7 @@ export interface NsaReverseIndexSlices {
 }
 
 /** Element counts (int32) of the reverse-index slices; queries is sized for the fullest selection. */
-export function nsaReverseIndexLengths(s: NsaAttnShape, cfg: NsaConfig): { counts: number; offsets: number; queries: number } {
+export function nsaReverseIndexLengths(s: AttentionShape, cfg: NsaConfig): { counts: number; offsets: number; queries: number } {
   const nB = numSelBlocks(s.T, cfg);
   const R = s.B * s.G * nB;
   return { counts: R, offsets: R + 1, queries: R + 1 + s.B * s.T * s.G * Math.min(cfg.nSel, nB) };
@@ -33,7 +33,7 @@ export function nsaReverseIndexLengths(s: NsaAttnShape, cfg: NsaConfig): { count
 /** Three dispatches (count, scan, fill) that rebuild `reverse` from `sel` [B,T,G,nSel]. */
 export async function nsaReverseIndexDispatches(
   gpu: GpuContext,
-  a: NsaAttnShape & { cfg: NsaConfig; sel: BufferSlice; reverse: NsaReverseIndexSlices },
+  a: AttentionShape & { cfg: NsaConfig; sel: BufferSlice; reverse: NsaReverseIndexSlices },
 ): Promise<Dispatch[]> {
   const { B, T, G, cfg } = a;
   const label = 'nsa.reverseIndex';

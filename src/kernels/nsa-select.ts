@@ -3,6 +3,7 @@
 // nBlocks = ceil(T / lSel), selection int32 [B,T,G,nSel] ascending, −1 padded.
 import code from '../../shaders/nsa_select.wgsl?raw';
 import type { BufferSlice } from '../gpu/arena';
+import { checkDims, checkSlices } from '../gpu/checks';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
 import { f32 } from '../gpu/uniforms';
@@ -39,29 +40,6 @@ export interface TopNSelectionArgs {
   cfg: NsaConfig;
 }
 
-function checkInts(label: string, dims: Record<string, number>, min: Record<string, number>): void {
-  for (const [k, v] of Object.entries(dims)) {
-    const lo = min[k] ?? 1;
-    if (!Number.isInteger(v) || v < lo) throw new Error(`${label}: ${k} = ${v} must be an integer ≥ ${lo}`);
-  }
-}
-
-function checkSlices(label: string, want: Record<string, [BufferSlice, number]>): void {
-  const list = Object.entries(want);
-  for (const [name, [s, n]] of list) {
-    if (s.size < n * 4) throw new Error(`${label}: ${name} holds ${s.size} bytes, needs ${n * 4}`);
-  }
-  // Every binding is writable: WebGPU rejects overlapping ranges of one buffer in a dispatch.
-  for (let i = 0; i < list.length; i++) {
-    for (let j = i + 1; j < list.length; j++) {
-      const x = list[i][1][0];
-      const y = list[j][1][0];
-      if (x.buffer === y.buffer && x.offset < y.offset + y.size && y.offset < x.offset + x.size)
-        throw new Error(`${label}: ${list[i][0]} and ${list[j][0]} overlap`);
-    }
-  }
-}
-
 function params(c: NsaConfig, d: { B: number; T: number; H: number; G: number; dk: number }, total: number) {
   return [
     d.B, d.T, d.H, d.G, d.dk, numCmpBlocks(d.T, c), numSelBlocks(d.T, c), c.l, c.d, c.lSel, c.nSel,
@@ -73,7 +51,7 @@ function params(c: NsaConfig, d: { B: number; T: number; H: number; G: number; d
 export async function selectionScoresDispatch(gpu: GpuContext, a: SelectionScoresArgs): Promise<Dispatch> {
   const label = 'nsa_select.scores';
   const { B, T, H, G, dk, cfg } = a;
-  checkInts(label, { B, T, H, G, dk }, { B: 0, T: 0 });
+  checkDims(label, { B, T, H, G, dk }, { B: 0, T: 0 });
   assertNsaConfig(cfg, { T, H, G, dk });
   const N = numCmpBlocks(T, cfg);
   const nB = numSelBlocks(T, cfg);
@@ -95,7 +73,7 @@ export async function selectionScoresDispatch(gpu: GpuContext, a: SelectionScore
 export async function topNSelectionDispatch(gpu: GpuContext, a: TopNSelectionArgs): Promise<Dispatch> {
   const label = 'nsa_select.topN';
   const { B, T, G, cfg } = a;
-  checkInts(label, { B, T, G }, { B: 0, T: 0 });
+  checkDims(label, { B, T, G }, { B: 0, T: 0 });
   assertNsaConfig(cfg, { T, G });
   const nB = numSelBlocks(T, cfg);
   checkSlices(label, { scores: [a.scores, B * T * G * nB], sel: [a.sel, B * T * G * cfg.nSel] });

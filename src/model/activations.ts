@@ -6,7 +6,8 @@ import type { ArenaEntry } from '../gpu/arena';
 import { tokenIndexLength } from '../kernels/embedding-index';
 import { NSA_STATS_MAX_DISTANCE, nsaStatsLength } from '../kernels/nsa-stats';
 import { numSelBlocks } from '../nsa/blocks';
-import { nsaCoreSavedEntries, nsaCoreScratchEntries, type NsaCoreShape } from '../nsa/core-plan';
+import { nsaCoreSavedEntries, nsaCoreScratchEntries } from '../nsa/core-plan';
+import type { AttentionShape } from '../reference/attention';
 import type { ModelConfig } from './config';
 
 export interface PlanShape {
@@ -31,7 +32,7 @@ export function kvNames(c: ModelConfig): Array<[string, string]> {
     : [['k', 'v']];
 }
 
-export function nsaShape(c: ModelConfig, s: PlanShape): NsaCoreShape {
+export function nsaShape(c: ModelConfig, s: PlanShape): AttentionShape {
   return { B: s.B, T: s.T, H: c.nHeads, G: c.nKvGroups, dk: c.dk, dv: c.dv };
 }
 

@@ -340,11 +340,7 @@ class StepBuilder {
 
   forward(m: number, mode: 'train' | 'eval'): Promise<Dispatch[]> {
     const { c, N } = this;
-    const { B, T } = this.s;
-    const C = c.dim;
-    const F = c.ffnHidden;
-    const H = c.nHeads;
-    const G = c.nKvGroups;
+    const { dim: C, ffnHidden: F, nHeads: H, vocabSize: V } = c;
     const out: PendingDispatches = [];
     const gpu = this.gpu;
     out.push(embeddingForwardDispatch(gpu, { tokens: this.a(act.tokens(m)), table: this.p(EMBEDDING), out: this.a(act.x(0)), N, C }));
@@ -367,7 +363,6 @@ class StepBuilder {
         addDispatch(gpu, L('x_mid'), this.a('proj'), this.a(act.x(l + 1)), N * C),
       );
     }
-    const V = c.vocabSize;
     const scale = 1 / (N * (mode === 'train' ? this.s.gradAccum : 1));
     out.push(
       rmsnormForwardDispatch(gpu, { x: this.a(act.x(c.nLayers)), weight: this.p(FINAL_NORM), out: this.a('final_normed'), rstd: this.a('final_rstd'), rows: N, C, eps: c.normEps }),
@@ -384,12 +379,7 @@ class StepBuilder {
 
   backward(m: number): Promise<Dispatch[]> {
     const { c, N } = this;
-    const { B, T } = this.s;
-    const C = c.dim;
-    const F = c.ffnHidden;
-    const H = c.nHeads;
-    const G = c.nKvGroups;
-    const V = c.vocabSize;
+    const { dim: C, ffnHidden: F, nHeads: H, vocabSize: V } = c;
     const gpu = this.gpu;
     const out: PendingDispatches = [];
     const dx = this.a('dx');

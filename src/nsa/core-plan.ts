@@ -18,17 +18,9 @@ import {
 import { combineBackwardDispatches, combineBackwardGatesDispatches, combineForwardDispatch, type GateAblation } from '../kernels/nsa-gates';
 import { nsaReverseIndexDispatches, nsaReverseIndexLengths, type NsaReverseIndexSlices } from '../kernels/nsa-reverse-index';
 import { selectionScoresDispatch, topNSelectionDispatch } from '../kernels/nsa-select';
+import type { AttentionShape } from '../reference/attention';
 import { numCmpBlocks, numSelBlocks } from './blocks';
 import type { NsaConfig } from './config';
-
-export interface NsaCoreShape {
-  B: number;
-  T: number;
-  H: number;
-  G: number;
-  dk: number;
-  dv: number;
-}
 
 /** Hidden width of the φ = mlp compression MLP for vectors of width D. */
 export const cmpMlpHidden = (D: number): number => 2 * D;
@@ -99,7 +91,7 @@ export interface NsaCoreGrads {
 
 const f32 = (name: string, n: number): ArenaEntry => ({ name, bytes: 4 * n });
 
-export function nsaCoreSizes(s: NsaCoreShape, cfg: NsaConfig) {
+export function nsaCoreSizes(s: AttentionShape, cfg: NsaConfig) {
   const N = s.B * s.T;
   const nCmp = numCmpBlocks(s.T, cfg);
   const nBlocks = numSelBlocks(s.T, cfg);
@@ -107,7 +99,7 @@ export function nsaCoreSizes(s: NsaCoreShape, cfg: NsaConfig) {
 }
 
 /** Arena entries of one core's saved tensors, named `${prefix}${field}`. */
-export function nsaCoreSavedEntries(prefix: string, s: NsaCoreShape, cfg: NsaConfig): ArenaEntry[] {
+export function nsaCoreSavedEntries(prefix: string, s: AttentionShape, cfg: NsaConfig): ArenaEntry[] {
   const z = nsaCoreSizes(s, cfg);
   const e = [
     f32(`${prefix}kc`, z.kc),
@@ -145,7 +137,7 @@ export function nsaCoreSavedSlices(prefix: string, get: (name: string) => Buffer
   return saved;
 }
 
-export function nsaCoreScratchEntries(prefix: string, s: NsaCoreShape, cfg: NsaConfig): ArenaEntry[] {
+export function nsaCoreScratchEntries(prefix: string, s: AttentionShape, cfg: NsaConfig): ArenaEntry[] {
   const z = nsaCoreSizes(s, cfg);
   const r = nsaReverseIndexLengths(s, cfg);
   const e = [
@@ -189,7 +181,7 @@ function mlpScratch(saved: NsaCoreSaved, scratch: NsaCoreScratch | undefined, kv
  * Forward dispatches. φ = mlp needs `scratch` too (the gathered block inputs live there).
  * Order: compress K and V → cmp attention → scores → top-n → sel attention → win attention → mix.
  */
-export async function nsaCoreForward(gpu: GpuContext, s: NsaCoreShape, cfg: NsaConfig, io: NsaCoreIO, scratch?: NsaCoreScratch): Promise<Dispatch[]> {
+export async function nsaCoreForward(gpu: GpuContext, s: AttentionShape, cfg: NsaConfig, io: NsaCoreIO, scratch?: NsaCoreScratch): Promise<Dispatch[]> {
   const { B, T, H, G, dk, dv } = s;
   const sv = io.saved;
   const list: Array<Promise<Dispatch | Dispatch[]>> = [];
@@ -219,7 +211,7 @@ export async function nsaCoreForward(gpu: GpuContext, s: NsaCoreShape, cfg: NsaC
 }
 
 /** Backward dispatches: gate mix → reverse index → three branches (dq summed) → compression. */
-export async function nsaCoreBackward(gpu: GpuContext, s: NsaCoreShape, cfg: NsaConfig, io: NsaCoreIO, scratch: NsaCoreScratch, gr: NsaCoreGrads): Promise<Dispatch[]> {
+export async function nsaCoreBackward(gpu: GpuContext, s: AttentionShape, cfg: NsaConfig, io: NsaCoreIO, scratch: NsaCoreScratch, gr: NsaCoreGrads): Promise<Dispatch[]> {
   const { B, T, H, G, dk, dv } = s;
   const sv = io.saved;
   const rows = B * T;

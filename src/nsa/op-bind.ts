@@ -7,10 +7,11 @@
 import { createArena, type Arena, type ArenaEntry, type BufferSlice } from '../gpu/arena';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { NSA_ATTN_MAX_HEAD_DIM, NSA_ATTN_MAX_HPG, nsaRowTiling } from '../kernels/nsa-attention';
+import type { AttentionShape } from '../reference/attention';
 import { validateNsaConfig, type ConfigIssue, type NsaConfig, type NsaShape } from './config';
 import {
   nsaCoreBackward, nsaCoreForward, nsaCoreSavedEntries, nsaCoreSavedSlices, nsaCoreScratchEntries, nsaCoreScratchSlices,
-  type NsaCoreSaved, type NsaCoreShape,
+  type NsaCoreSaved,
 } from './core-plan';
 
 export type NsaOpShape = NsaShape & { B: number };
@@ -147,7 +148,7 @@ function checkSlices(shape: NsaOpShape, cfg: NsaConfig, a: NsaOpBindArgs): void 
 export async function bindNsaOp(gpu: GpuContext, shape: NsaOpShape, cfg: NsaConfig, a: NsaOpBindArgs): Promise<NsaOpBinding> {
   assertNsaOp(shape, cfg);
   checkSlices(shape, cfg, a);
-  const s: NsaCoreShape = { B: shape.B, T: shape.T, H: shape.H, G: shape.G, dk: shape.dk, dv: shape.dv };
+  const s: AttentionShape = { B: shape.B, T: shape.T, H: shape.H, G: shape.G, dk: shape.dk, dv: shape.dv };
   const entries: ArenaEntry[] = nsaCoreSavedEntries('saved.', s, cfg);
   if (a.grads) entries.push(...nsaCoreScratchEntries('scratch.', s, cfg));
   const arena: Arena = createArena(gpu, 'nsa-op', entries);

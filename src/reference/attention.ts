@@ -2,6 +2,7 @@
 // Layout (row-major): q [B,T,H,dk], k [B,T,G,dk], v [B,T,G,dv], out [B,T,H,dv], lse [B,H,T].
 // Head i reads group floor(i / (H/G)); query t attends to keys s ≤ t; scale 1/sqrt(dk).
 
+/** Attention dims; the one shape type of the dense and NSA attention kernels and the NSA core. */
 export interface AttentionShape {
   B: number;
   T: number;

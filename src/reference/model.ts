@@ -26,6 +26,16 @@ const addInto = (a: Float64Array, b: ArrayLike<number>): void => {
   for (let i = 0; i < a.length; i++) a[i] += b[i];
 };
 
+/** The sizes the passes below share: B sequences of T tokens make N rows of width C. */
+const refDims = (c: ModelConfig, B: number) => ({ T: c.seqLen, N: B * c.seqLen, C: c.dim, H: c.nHeads, G: c.nKvGroups, F: c.ffnHidden });
+
+/** Looks parameters up by name; a missing one is an error naming it. */
+const paramGetter = (p: Params64) => (n: string): Float64Array => {
+  const v = p.get(n);
+  if (!v) throw new Error(`missing parameter ${n}`);
+  return v;
+};
+
 interface LayerCache {
   x: Float64Array;
   attnNormed: Float64Array;
@@ -57,17 +67,8 @@ export interface ModelForwardOptions {
 }
 
 export function modelForwardRef(c: ModelConfig, p: Params64, tokens: ArrayLike<number>, targets: ArrayLike<number>, B: number, opts: ModelForwardOptions = {}): ModelForward64 {
-  const T = c.seqLen;
-  const N = B * T;
-  const C = c.dim;
-  const H = c.nHeads;
-  const G = c.nKvGroups;
-  const F = c.ffnHidden;
-  const P = (n: string) => {
-    const v = p.get(n);
-    if (!v) throw new Error(`missing parameter ${n}`);
-    return v;
-  };
+  const { N, C, H, F } = refDims(c, B);
+  const P = paramGetter(p);
   let x = embeddingForwardRef(tokens, P(EMBEDDING), N, C);
   const layers: LayerCache[] = [];
   for (let l = 0; l < c.nLayers; l++) {
@@ -93,14 +94,9 @@ export function modelForwardRef(c: ModelConfig, p: Params64, tokens: ArrayLike<n
 
 /** Gradients of the mean loss with respect to every parameter. */
 export function modelBackwardRef(c: ModelConfig, p: Params64, tokens: ArrayLike<number>, targets: ArrayLike<number>, B: number, fwd: ModelForward64): Params64 {
-  const T = c.seqLen;
-  const N = B * T;
-  const C = c.dim;
-  const H = c.nHeads;
-  const G = c.nKvGroups;
-  const F = c.ffnHidden;
+  const { N, C, H, F } = refDims(c, B);
   const V = c.vocabSize;
-  const P = (n: string) => p.get(n)!;
+  const P = paramGetter(p);
   const grads: Params64 = new Map(paramSpecs(c).map((s) => [s.name, new Float64Array(numel(s.shape))]));
   const Gr = (n: string) => grads.get(n)!;
   const dlogits = crossEntropyRef(fwd.logits, targets, N, V).dlogits;
@@ -163,11 +159,7 @@ function cmpMlp64(P: (n: string) => Float64Array, l: number, c: ModelConfig): Cm
 }
 
 function attentionForward64(c: ModelConfig, P: (n: string) => Float64Array, l: number, normed: Float64Array, B: number, selection?: Int32Array): { out: Float64Array; cache: AttentionCache64 } {
-  const T = c.seqLen;
-  const N = B * T;
-  const C = c.dim;
-  const H = c.nHeads;
-  const G = c.nKvGroups;
+  const { T, N, C, H, G } = refDims(c, B);
   const w = layerParamNames(l);
   const q = ropeRef(matmulRef(normed, P(w.wq), N, H * c.dk, C), N, T, H, c.dk, c.ropeTheta, false);
   const kv = kvWeightNames(c, l).map(([wk, wv]) => ({
@@ -206,11 +198,7 @@ function attentionBackward64(
   c: ModelConfig, P: (n: string) => Float64Array, Gr: (n: string) => Float64Array, l: number,
   normed: Float64Array, cache: AttentionCache64, dattn: Float64Array, B: number,
 ): Float64Array {
-  const T = c.seqLen;
-  const N = B * T;
-  const C = c.dim;
-  const H = c.nHeads;
-  const G = c.nKvGroups;
+  const { T, N, C, H, G } = refDims(c, B);
   const w = layerParamNames(l);
   // Gradients of each branch's (RoPE'd) k and v; several map to one weight pair when KV is shared.
   let dq: Float64Array;

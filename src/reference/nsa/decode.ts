@@ -7,6 +7,7 @@ import { numCmpBlocks, numSelCandidates, visibleCmpBlocks } from '../../nsa/bloc
 import { selectionRanges } from '../../nsa/ranges';
 import { dot, softmaxInPlace } from './attention';
 import { checkMlpWeights, compressBlockAvg, compressBlockMlp, type CmpMlpPair } from './compression';
+import type { NsaBranchInputs } from './layer';
 import { groupSumRow, selectTopRow, selectionScoresRow } from './selection';
 
 export interface NsaDecodeDims {
@@ -19,16 +20,7 @@ export interface NsaDecodeDims {
 }
 
 /** One token's inputs: q [H,dk], per branch k [G,dk] / v [G,dv], gates [H,3]. */
-export interface NsaDecodeToken {
-  q: ArrayLike<number>;
-  kCmp: ArrayLike<number>;
-  vCmp: ArrayLike<number>;
-  kSel: ArrayLike<number>;
-  vSel: ArrayLike<number>;
-  kWin: ArrayLike<number>;
-  vWin: ArrayLike<number>;
-  gates: ArrayLike<number>;
-}
+export type NsaDecodeToken = NsaBranchInputs;
 
 /** Key rows (a K row with its V row) read by one group for one token. */
 export interface BranchReads {

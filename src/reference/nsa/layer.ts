@@ -11,18 +11,27 @@ import { selectBlocksRef, selectionScoresRef } from './selection';
 import { selectedBackwardRef, selectedForwardRef } from './selected';
 import { windowBackwardRef, windowForwardRef } from './window';
 
-export interface NsaInputs {
-  /** [T,H,dk]. */
+/**
+ * What NSA attention reads, for a sequence (NsaInputs) or one decode token (NsaDecodeToken): the
+ * queries, each branch's keys and values, and the gate values (after the sigmoid and any
+ * ablation) in order (cmp, sel, win).
+ */
+export interface NsaBranchInputs {
   q: ArrayLike<number>;
-  /** Per branch [T,G,dk] / [T,G,dv]. A shared-KV model passes one pair thrice and sums the grads. */
   kCmp: ArrayLike<number>;
   vCmp: ArrayLike<number>;
   kSel: ArrayLike<number>;
   vSel: ArrayLike<number>;
   kWin: ArrayLike<number>;
   vWin: ArrayLike<number>;
-  /** Gate values (after the sigmoid and any ablation), [T,H,3] in order (cmp, sel, win). */
   gates: ArrayLike<number>;
+}
+
+/**
+ * A sequence's inputs: q [T,H,dk], per branch k [T,G,dk] / v [T,G,dv] (a shared-KV model passes one
+ * pair thrice and sums the grads), gates [T,H,3].
+ */
+export interface NsaInputs extends NsaBranchInputs {
   /** Required for φ = mlp. */
   mlp?: CmpMlpPair;
 }
