@@ -5,7 +5,8 @@
 // merges the WG (max, sum) pairs. Pass 2 (strided): the gradient. Entry point `xent` writes
 // dlogits; `xent_inplace` overwrites logits with the gradient (WebGPU rejects two writable
 // bindings of overlapping ranges, so in place is a separate entry point without a dlogits binding).
-// A target outside [0, V), or a NaN / +Inf logit, makes that row's loss and whole gradient row NaN,
+// A target of -1 (IGNORE_TARGET: a position the loss does not count) gives loss 0 and a zero
+// gradient row. Any other target outside [0, V), or a NaN / +Inf logit, makes that row's loss and whole gradient row NaN,
 // so the step's NaN guard skips the step and the loss curve shows it. Checked on the bits: GPU exp()
 // need not propagate NaN (SwiftShader's returns Inf), and fast-math may fold x != x.
 // Every storage binding is read_write (see residual.wgsl).
@@ -31,6 +32,7 @@ struct Row {
   base: u32,     // index of logits[n, 0]
   tgt: u32,      // the target column, valid only when ok
   ok: bool,      // target in [0, V) and no NaN / +Inf logit
+  ignored: bool, // target -1: loss 0, gradient 0
   m: f32,        // row max
   invSum: f32,   // 1 / sum exp(x - m)
 }
@@ -83,13 +85,15 @@ fn row_stats(row: u32, t: u32) -> Row {
   let rm = wMax[0];
   let rs = wSum[0];
   let rowOk = ok && wBad[0] == 0u;
+  let ignored = tg == -1;
   if (t == 0u) {
-    losses[row] = select(nanF32(), rm + log(rs) - xt, rowOk);
+    losses[row] = select(select(nanF32(), rm + log(rs) - xt, rowOk), 0.0, ignored);
   }
-  return Row(base, u32(tg), rowOk, rm, 1.0 / rs);
+  return Row(base, u32(tg), rowOk, ignored, rm, 1.0 / rs);
 }
 
 fn grad_of(r: Row, j: u32, x: f32) -> f32 {
+  if (r.ignored) { return 0.0; }
   if (!r.ok) { return nanF32(); }
   let p = exp(x - r.m) * r.invSum;
   return (p - select(0.0, 1.0, j == r.tgt)) * P.gradScale;

@@ -10,7 +10,10 @@ import { f32 } from '../gpu/uniforms';
 export interface CrossEntropyArgs {
   /** f32 [N, V]. */
   logits: BufferSlice;
-  /** i32 [N], each in [0, V). A target outside, or a NaN / +Inf logit, makes that row's loss and gradient NaN. */
+  /**
+   * i32 [N], each in [0, V) or IGNORE_TARGET (-1: loss 0, gradient 0). Any other target, or a NaN /
+   * +Inf logit, makes that row's loss and gradient NaN.
+   */
   targets: BufferSlice;
   /** f32 [N]. */
   losses: BufferSlice;

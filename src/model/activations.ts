@@ -15,6 +15,8 @@ export interface PlanShape {
   T: number;
   N: number;
   gradAccum: number;
+  /** Targets per sequence the loss counts (the others are IGNORE_TARGET); T when all count. */
+  scoredPerSequence: number;
 }
 
 export const act = {

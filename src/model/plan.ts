@@ -35,6 +35,14 @@ export interface OptimizerSettings {
   weightDecay: number;
 }
 
+/**
+ * The factor turning per-row losses into the step's mean loss (and the cross-entropy's gradScale):
+ * one over the scored targets of a micro-batch, times the micro-batches of a training step.
+ */
+export function lossScale(s: PlanShape, mode: 'train' | 'eval'): number {
+  return 1 / (s.B * s.scoredPerSequence * (mode === 'train' ? s.gradAccum : 1));
+}
+
 export class ModelPlan {
   private constructor(
     readonly gpu: GpuContext,
@@ -56,10 +64,23 @@ export class ModelPlan {
     readonly hyper: UniformSlot,
   ) {}
 
-  static async build(gpu: GpuContext, config: ModelConfig, batchSize: number, gradAccum: number, opt: OptimizerSettings): Promise<ModelPlan> {
+  /**
+   * `scoredPerSequence`: how many targets of each sequence the loss counts (a dataset that scores
+   * only some positions writes IGNORE_TARGET at the others); the loss is the mean over those.
+   */
+  static async build(
+    gpu: GpuContext,
+    config: ModelConfig,
+    batchSize: number,
+    gradAccum: number,
+    opt: OptimizerSettings,
+    scoredPerSequence: number = config.seqLen,
+  ): Promise<ModelPlan> {
     assertValidModelConfig(config);
     const T = config.seqLen;
-    const shape: PlanShape = { B: batchSize, T, N: batchSize * T, gradAccum };
+    if (!(Number.isInteger(scoredPerSequence) && scoredPerSequence >= 1 && scoredPerSequence <= T))
+      throw new Error(`ModelPlan: scoredPerSequence must be an integer in [1, seqLen = ${T}] (got ${scoredPerSequence})`);
+    const shape: PlanShape = { B: batchSize, T, N: batchSize * T, gradAccum, scoredPerSequence };
     const specs = paramSpecs(config);
     const entries = specs.map((s) => ({ name: s.name, bytes: 4 * numel(s.shape) }));
     const params = createArena(gpu, 'params', entries);
@@ -363,7 +384,7 @@ class StepBuilder {
         addDispatch(gpu, L('x_mid'), this.a('proj'), this.a(act.x(l + 1)), N * C),
       );
     }
-    const scale = 1 / (N * (mode === 'train' ? this.s.gradAccum : 1));
+    const scale = lossScale(this.s, mode);
     out.push(
       rmsnormForwardDispatch(gpu, { x: this.a(act.x(c.nLayers)), weight: this.p(FINAL_NORM), out: this.a('final_normed'), rstd: this.a('final_rstd'), rows: N, C, eps: c.normEps }),
       // Tied embeddings: logits = final_normed · wteᵀ.

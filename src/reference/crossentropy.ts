@@ -1,6 +1,17 @@
 // Float64 twin of shaders/crossentropy.wgsl. dlogits are unscaled: softmax - onehot (the kernel
-// multiplies by gradScale). A target outside [0, V) gives a NaN loss and NaN gradient row, as on
+// multiplies by gradScale). A target of IGNORE_TARGET (-1) gives loss 0 and a zero gradient row (a
+// position the loss does not count). Any other target outside [0, V) gives a NaN loss and NaN gradient row, as on
 // the GPU; so does a NaN or +Inf logit (here by plain IEEE arithmetic: max → NaN or Inf − Inf).
+/** The target of a position the loss does not count (cross-entropy: loss 0, gradient 0). */
+export const IGNORE_TARGET = -1;
+
+/** How many targets the loss counts (every one but IGNORE_TARGET). */
+export function scoredTargets(targets: ArrayLike<number>): number {
+  let n = 0;
+  for (let i = 0; i < targets.length; i++) if (targets[i] !== IGNORE_TARGET) n++;
+  return n;
+}
+
 export function crossEntropyRef(
   logits: ArrayLike<number>,
   targets: ArrayLike<number>,
@@ -12,6 +23,7 @@ export function crossEntropyRef(
   for (let n = 0; n < N; n++) {
     const base = n * V;
     const t = targets[n];
+    if (t === IGNORE_TARGET) continue; // loss 0, gradient row 0 (already zero-filled)
     if (!(Number.isInteger(t) && t >= 0 && t < V)) {
       losses[n] = NaN;
       dlogits.fill(NaN, base, base + V);

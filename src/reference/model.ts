@@ -4,7 +4,7 @@
 import type { ModelConfig } from '../model/config';
 import { EMBEDDING, FINAL_NORM, layerParamNames, numel, paramSpecs } from '../model/params';
 import { attentionBackwardRef, attentionForwardRef } from './attention';
-import { crossEntropyRef } from './crossentropy';
+import { crossEntropyRef, scoredTargets } from './crossentropy';
 import { embeddingBackwardRef, embeddingForwardRef } from './embedding';
 import { matmulRef } from './matmul';
 import { rmsnormBackwardRef, rmsnormForwardRef } from './rmsnorm';
@@ -89,10 +89,10 @@ export function modelForwardRef(c: ModelConfig, p: Params64, tokens: ArrayLike<n
   const ce = crossEntropyRef(logits, targets, N, c.vocabSize);
   let loss = 0;
   for (let i = 0; i < N; i++) loss += ce.losses[i];
-  return { loss: loss / N, losses: ce.losses, logits, layers, xFinal: x, finalNormed: fin.out, finalRstd: fin.rstd };
+  return { loss: loss / scoredTargets(targets), losses: ce.losses, logits, layers, xFinal: x, finalNormed: fin.out, finalRstd: fin.rstd };
 }
 
-/** Gradients of the mean loss with respect to every parameter. */
+/** Gradients of the mean loss (over the scored targets: all but IGNORE_TARGET) with respect to every parameter. */
 export function modelBackwardRef(c: ModelConfig, p: Params64, tokens: ArrayLike<number>, targets: ArrayLike<number>, B: number, fwd: ModelForward64): Params64 {
   const { N, C, H, F } = refDims(c, B);
   const V = c.vocabSize;
@@ -100,7 +100,8 @@ export function modelBackwardRef(c: ModelConfig, p: Params64, tokens: ArrayLike<
   const grads: Params64 = new Map(paramSpecs(c).map((s) => [s.name, new Float64Array(numel(s.shape))]));
   const Gr = (n: string) => grads.get(n)!;
   const dlogits = crossEntropyRef(fwd.logits, targets, N, V).dlogits;
-  for (let i = 0; i < dlogits.length; i++) dlogits[i] /= N;
+  const scored = scoredTargets(targets);
+  for (let i = 0; i < dlogits.length; i++) dlogits[i] /= scored;
   const dFinalNormed = matmulRef(dlogits, P(EMBEDDING), N, C, V);
   addInto(Gr(EMBEDDING), matmulRef(dlogits, fwd.finalNormed, V, C, N, { transA: true }));
   const fb = rmsnormBackwardRef(dFinalNormed, fwd.xFinal, P(FINAL_NORM), fwd.finalRstd, N, C);

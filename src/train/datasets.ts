@@ -30,8 +30,13 @@ export interface Dataset {
   nextTrainBatch(out: Batch): void;
   /** A fixed set of validation batches (same every call). Empty when there is no validation split. */
   validationBatches(count: number): Batch[];
-  /** Unigram entropy (nats/token) of the training split: the loss a context-free model can reach. */
+  /** Unigram entropy (nats/token) of the scored targets: the loss a context-free model can reach. */
   unigramEntropy(): number;
+  /**
+   * When set, only this many targets of each sequence are scored (always the same positions); the
+   * others hold IGNORE_TARGET and the loss is the mean over the scored ones. Absent: all seqLen.
+   */
+  readonly scoredPerSequence?: number;
 }
 
 function checkOptions(opts: DatasetOptions): void {

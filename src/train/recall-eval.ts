@@ -3,7 +3,7 @@
 //
 // Reading predictions: the plan's eval forward runs the fused cross-entropy in place, so after it
 // the logits buffer holds dlogits[n,v] = scale·(softmax(logits[n])_v − [v = target_n]) with
-// scale = 1/N, and `losses[n]` = −ln p(target_n). Both are exact functions of the softmax, so
+// scale = lossScale(plan.shape, 'eval'), and `losses[n]` = −ln p(target_n). Both are exact functions of the softmax, so
 // p(correct) = exp(−loss) and p(v) = dlogits[n,v]/scale for every other v: the full distribution,
 // hence the true argmax (softmax is monotone in the logits). The mass of the other tokens is
 // checked against 1 − p(correct) on every row, so a change in the plan's scale cannot go unnoticed.
@@ -11,6 +11,7 @@ import type { GpuContext } from '../gpu/context';
 import { GpuContext as Gpu } from '../gpu/context';
 import { buildTokenIndex, tokenIndexLength } from '../kernels/embedding-index';
 import { act } from '../model/activations';
+import { lossScale } from '../model/plan';
 import type { RunConfig } from './config';
 import type { Batch } from './datasets';
 import { createRecallDataset, recallAnswerPositions } from './data/recall';
@@ -66,7 +67,7 @@ export async function scoreRecall(trainer: Trainer, batches: readonly Batch[], a
   const { gpu, plan } = trainer;
   const { B, T, N } = plan.shape;
   const V = plan.config.vocabSize;
-  const scale = 1 / N; // the eval forward's gradScale (ModelPlan: 1 / N in eval mode)
+  const scale = lossScale(plan.shape, 'eval'); // the eval forward's gradScale
   const index = new Int32Array(tokenIndexLength(N));
   let answers = 0;
   let correct = 0;
@@ -91,7 +92,7 @@ export async function scoreRecall(trainer: Trainer, batches: readonly Batch[], a
         const target = b.targets[n];
         const c = checkAnswerRow(dlogits.subarray(n * V, (n + 1) * V), losses[n], target, scale);
         if (!(Math.abs(c.otherMass - (1 - c.pCorrect)) <= MASS_TOLERANCE)) {
-          throw new Error(`scoreRecall: row ${n} decodes to other-token mass ${c.otherMass} but 1 − p(target) = ${1 - c.pCorrect}; the eval forward's loss scale is not 1/N`);
+          throw new Error(`scoreRecall: row ${n} decodes to other-token mass ${c.otherMass} but 1 − p(target) = ${1 - c.pCorrect}; the eval forward's loss scale is not ${scale}`);
         }
         answers++;
         if (c.correct) correct++;

@@ -78,7 +78,7 @@ export class Trainer {
       errs.push({ field: 'model.vocabSize', message: `must be ≥ the dataset's vocabulary (${dataset.vocabSize})` });
     if (errs.length) throw new Error(`invalid run config:\n${formatConfigErrors(errs)}`);
     const t = config.train;
-    const plan = await ModelPlan.build(gpu, config.model, t.batchSize, t.gradAccum, { gradClip: t.gradClip, weightDecay: t.weightDecay });
+    const plan = await ModelPlan.build(gpu, config.model, t.batchSize, t.gradAccum, { gradClip: t.gradClip, weightDecay: t.weightDecay }, dataset.scoredPerSequence);
     plan.uploadParams(initParams(plan.specs, t.seed));
     const trainer = new Trainer(gpu, config, plan, dataset, hooks);
     trainer.beat('init', `model ready: ${plan.specs.length} tensors, ${(plan.gpuBytes / 2 ** 20).toFixed(1)} MiB on ${gpu.adapter.architecture}`);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createArena } from '../../src/gpu/arena';
 import type { GpuContext } from '../../src/gpu/context';
 import { crossEntropyDispatch } from '../../src/kernels/crossentropy';
-import { crossEntropyRef } from '../../src/reference/crossentropy';
+import { crossEntropyRef, IGNORE_TARGET, scoredTargets } from '../../src/reference/crossentropy';
 import { expectClose, randn, relRms, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
 
@@ -102,10 +102,10 @@ describe('cross-entropy (GPU vs float64 reference)', () => {
     expect(new Uint32Array(dlogits.buffer)).toEqual(new Uint32Array(a.dlogits.buffer));
   });
 
-  it('a target outside [0, V) poisons only its row with NaN', async () => {
+  it('a target outside [0, V) other than -1 poisons only its row with NaN', async () => {
     const gpu = await getGpu();
     const c: Case = { N: 4, V: 10, seed: 10 };
-    const targets = new Int32Array([3, -1, 10, 0]);
+    const targets = new Int32Array([3, -2, 10, 0]);
     const { logits, losses, dlogits } = await runGpu(gpu, c, 1, false, targets);
     const ref = crossEntropyRef(logits, targets, c.N, c.V);
     expect(Number.isNaN(losses[1]) && Number.isNaN(losses[2])).toBe(true);
@@ -113,6 +113,30 @@ describe('cross-entropy (GPU vs float64 reference)', () => {
     expect(ref.dlogits.slice(10, 30).every(Number.isNaN)).toBe(true);
     expectClose('valid rows loss', [losses[0], losses[3]], [ref.losses[0], ref.losses[3]], 1e-6);
     expectClose('valid rows grad', [...dlogits.slice(0, 10), ...dlogits.slice(30)], [...ref.dlogits.slice(0, 10), ...ref.dlogits.slice(30)], 1e-6);
+    expect(gpu.reports).toEqual([]);
+  });
+
+  it('IGNORE_TARGET (-1) rows: loss 0 and gradient 0 exactly, on both sides; other rows unchanged', async () => {
+    const gpu = await getGpu();
+    const c: Case = { N: 6, V: 300, seed: 12 };
+    const targets = new Int32Array([IGNORE_TARGET, 5, IGNORE_TARGET, 299, 0, IGNORE_TARGET]);
+    const { logits, losses, dlogits } = await runGpu(gpu, c, 0.5, false, targets);
+    const ref = crossEntropyRef(logits, targets, c.N, c.V);
+    const ignored = [0, 2, 5];
+    for (const n of ignored) {
+      expect(losses[n]).toBe(0);
+      expect(ref.losses[n]).toBe(0);
+      expect(dlogits.slice(n * c.V, (n + 1) * c.V).every((x) => x === 0)).toBe(true);
+      expect(ref.dlogits.slice(n * c.V, (n + 1) * c.V).every((x) => x === 0)).toBe(true);
+    }
+    const rows = [1, 3, 4];
+    const pick = (a: ArrayLike<number>) => rows.flatMap((n) => Array.from({ length: c.V }, (_, j) => a[n * c.V + j]));
+    expectClose('scored rows loss', rows.map((n) => losses[n]), rows.map((n) => ref.losses[n]), 1e-6);
+    expectClose('scored rows grad', pick(dlogits), scaled(Float64Array.from(pick(ref.dlogits)), 0.5), 1e-6);
+    // The same rows with every target scored give the same scored-row results bit for bit.
+    const all = await runGpu(gpu, c, 0.5, false, targets.map((t) => (t === IGNORE_TARGET ? 1 : t)));
+    expect(new Uint32Array(Float32Array.from(pick(all.dlogits)).buffer)).toEqual(new Uint32Array(Float32Array.from(pick(dlogits)).buffer));
+    expect(scoredTargets(targets)).toBe(3);
     expect(gpu.reports).toEqual([]);
   });
 

@@ -7,6 +7,7 @@ import type { ModelConfig } from '../../src/model/config';
 import { initParams } from '../../src/model/init';
 import { numel, paramSpecs } from '../../src/model/params';
 import { ModelPlan } from '../../src/model/plan';
+import { IGNORE_TARGET, scoredTargets } from '../../src/reference/crossentropy';
 import { modelBackwardRef, modelForwardRef } from '../../src/reference/model';
 import { relRms, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
@@ -77,6 +78,43 @@ describe('dense model, one training step: GPU vs float64 reference', () => {
     expect(Math.abs(loss - expectedLoss) / expectedLoss).toBeLessThanOrEqual(1e-5);
     const grads = await plan.readArena(plan.grads);
     for (const s of specs) expect(relRms(grads.get(s.name)!, expected.get(s.name)!), s.name).toBeLessThanOrEqual(1e-4);
+  });
+
+  it('only some targets scored (IGNORE_TARGET elsewhere, 3 per sequence, 2 micro-batches): loss and gradients = reference mean over the scored ones', async () => {
+    const gpu = await getGpu();
+    const scored = 3;
+    const plan = await ModelPlan.build(gpu, cfg, B, 2, { gradClip: 0, weightDecay: 0 }, scored);
+    const specs = paramSpecs(cfg);
+    const params = initParams(specs, 9);
+    plan.uploadParams(params);
+    const p64 = new Map([...params].map(([k, v]) => [k, Float64Array.from(v)]));
+    const r = rng(6);
+    const N = B * cfg.seqLen;
+    const expected = new Map(specs.map((s) => [s.name, new Float64Array(numel(s.shape))]));
+    let expectedLoss = 0;
+    for (let m = 0; m < 2; m++) {
+      const tokens = Int32Array.from({ length: N }, () => Math.floor(r() * cfg.vocabSize));
+      // Scored positions differ per micro-batch and row; the plan only relies on their count.
+      const targets = new Int32Array(N).fill(IGNORE_TARGET);
+      for (let b = 0; b < B; b++)
+        for (let i = 0; i < scored; i++) targets[b * cfg.seqLen + ((b + m + 3 * i) % cfg.seqLen)] = Math.floor(r() * cfg.vocabSize);
+      expect(scoredTargets(targets)).toBe(B * scored);
+      plan.writeBatch(m, tokens, targets, new Int32Array(tokenIndexLength(N)));
+      const fwd = modelForwardRef(cfg, p64, tokens, targets, B);
+      expectedLoss += fwd.loss / 2;
+      const g = modelBackwardRef(cfg, p64, tokens, targets, B, fwd);
+      for (const [k, v] of g) {
+        const e = expected.get(k)!;
+        for (let i = 0; i < v.length; i++) e[i] += v[i] / 2;
+      }
+    }
+    plan.runForwardBackward();
+    const loss = (await gpu.readF32(plan.acts.get('loss_acc'), 1))[0];
+    expect(Math.abs(loss - expectedLoss) / expectedLoss).toBeLessThanOrEqual(1e-5);
+    const grads = await plan.readArena(plan.grads);
+    for (const s of specs) expect(relRms(grads.get(s.name)!, expected.get(s.name)!), s.name).toBeLessThanOrEqual(1e-4);
+    await expect(ModelPlan.build(gpu, cfg, B, 1, { gradClip: 0, weightDecay: 0 }, 0)).rejects.toThrow(/scoredPerSequence must be an integer in \[1, seqLen = 9\] \(got 0\)/);
+    expect(gpu.reports).toEqual([]);
   });
 
   it('the float64 reference gradient matches central finite differences (rel ≤ 1e-6)', () => {

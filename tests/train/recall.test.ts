@@ -15,13 +15,14 @@ import {
   generateRecallSequence,
   recallAnswerPositions,
   validateRecallTask,
-  recallUnigramEntropy,
   recallVocab,
   type RecallTask,
 } from '../../src/train/data/recall';
 import { createBatch, unigramEntropyOf } from '../../src/train/data/batch';
 import { checkAnswerRow, scoreRecall } from '../../src/train/recall-eval';
 import { Trainer } from '../../src/train/trainer';
+import { IGNORE_TARGET } from '../../src/reference/crossentropy';
+import { lossScale } from '../../src/model/plan';
 import { randn, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
 
@@ -101,11 +102,9 @@ describe('recall sequences', () => {
     expect(seen.size).toBe(hi - lo + 1);
   });
 
-  it('unigram entropy formula matches the empirical token frequencies (±0.01 nats)', () => {
-    const all = new Int32Array(samples.length * (T + 1));
-    samples.forEach((s, i) => all.set(s.raw, i * (T + 1)));
-    const emp = unigramEntropyOf(all, v.size);
-    expect(Math.abs(emp - recallUnigramEntropy(task, T))).toBeLessThan(0.01);
+  it('answers are uniform over the values: their empirical entropy is ln(values) (±0.01 nats)', () => {
+    const answers = new Int32Array(samples.flatMap((s) => s.queryPositions.map((t) => s.raw[t + 1] - v.valueBase)));
+    expect(Math.abs(unigramEntropyOf(answers, task.values) - Math.log(task.values))).toBeLessThan(0.01);
   });
 
   it('rejects infeasible tasks before generating, naming the field', () => {
@@ -142,7 +141,17 @@ describe('recall dataset', () => {
     c.nextTrainBatch(z);
     expect(y).toEqual(x);
     expect(z).not.toEqual(x);
-    for (let r = 0; r < B; r++) for (let t = 0; t + 1 < T; t++) expect(x.targets[r * T + t]).toBe(x.tokens[r * T + t + 1]);
+    // Only the answers are scored: their targets are the next inputs, every other target is ignored.
+    const answers = new Set(recallAnswerPositions(T, RECALL_TASK.queries));
+    for (let r = 0; r < B; r++)
+      for (let t = 0; t < T; t++) {
+        const target = x.targets[r * T + t];
+        if (!answers.has(t)) expect(target).toBe(IGNORE_TARGET);
+        else if (t + 1 < T) expect(target).toBe(x.tokens[r * T + t + 1]);
+        else expect(target).toBeGreaterThanOrEqual(recallVocab(RECALL_TASK).valueBase);
+      }
+    expect(a.scoredPerSequence).toBe(RECALL_TASK.queries);
+    expect(a.unigramEntropy()).toBeCloseTo(Math.log(RECALL_TASK.values), 12);
     expect(a.vocabSize).toBe(recallVocab(RECALL_TASK).size);
     const v1 = a.validationBatches(2);
     expect(a.validationBatches(2)).toEqual(v1);
@@ -232,6 +241,12 @@ describe('scoreRecall', () => {
       expect(Math.abs(s.answerLoss - Math.log(V))).toBeLessThan(0.3);
       // Row indexing: the per-position losses the plan left behind give the same mean p(value).
       const losses = await gpu.readF32(trainer.plan.acts.get('losses'), B * T);
+      // Unscored positions contribute nothing, and the loss is the mean over the answers alone.
+      const ignored = Array.from({ length: B * T }, (_, n) => n).filter((n) => batch.targets[n] === IGNORE_TARGET);
+      expect(ignored.length).toBe(B * (T - task.queries));
+      expect(ignored.every((n) => losses[n] === 0)).toBe(true);
+      expect(trainer.plan.shape.scoredPerSequence).toBe(task.queries);
+      expect(lossScale(trainer.plan.shape, 'eval')).toBe(1 / (B * task.queries));
       const rows = Array.from({ length: B }, (_, r) => answers.map((t) => r * T + t)).flat();
       const meanP = rows.reduce((a, n) => a + Math.exp(-losses[n]), 0) / rows.length;
       expect(Math.abs(meanP - s.meanPCorrect)).toBeLessThan(1e-12);
@@ -239,7 +254,7 @@ describe('scoreRecall', () => {
       // accuracy must be exactly 1; to any other token, exactly 0.
       const dl = await gpu.readF32(trainer.plan.acts.get('logits'), B * T * V);
       const argmax = rows.map((n) => {
-        const c = checkAnswerRow(dl.subarray(n * V, (n + 1) * V), losses[n], batch.targets[n], 1 / (B * T));
+        const c = checkAnswerRow(dl.subarray(n * V, (n + 1) * V), losses[n], batch.targets[n], lossScale(trainer.plan.shape, 'eval'));
         return c.correct ? batch.targets[n] : c.bestOther;
       });
       const retarget = (f: (a: number) => number) => {

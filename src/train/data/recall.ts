@@ -11,6 +11,7 @@
 // an answer) are the same in every sequence: recallAnswerPositions.
 import { mulberry32, subSeed } from '../../util/random';
 import type { Dataset, DatasetOptions } from '../datasets';
+import { IGNORE_TARGET } from '../../reference/crossentropy';
 import { type Batch, checkBatchShape, createBatch, writeWindow } from './batch';
 
 export interface RecallTask {
@@ -171,26 +172,23 @@ export function generateRecallSequence(task: RecallTask, seqLen: number, rand: (
   return { raw, queryPositions, keyPositions, valuePositions, pairStarts: starts.sort((a, b) => a - b) };
 }
 
-/**
- * Exact unigram entropy (nats) of the raw tokens: per sequence P+m keys and P+m values, each
- * uniform over its range, and R−2P fillers uniform over F.
- */
-export function recallUnigramEntropy(task: RecallTask, seqLen: number): number {
-  const n = seqLen + 1;
-  const kv = (task.pairs + task.queries) / n;
-  const fill = (n - 2 * task.queries - 2 * task.pairs) / n;
-  const part = (frac: number, size: number) => (frac > 0 ? -frac * Math.log(frac / size) : 0);
-  return part(kv, task.keys) + part(kv, task.values) + part(fill, task.fillers);
-}
-
 export function createRecallDataset(spec: RecallDatasetSpec, opts: DatasetOptions): Dataset {
   const { batchSize, seqLen, seed } = opts;
   const issues = validateRecallTask(spec, seqLen);
   if (issues.length) throw new Error(`recall dataset: ${issues.map((i) => `${i.field}: ${i.message}`).join('; ')}`);
   const name = `recall-k${spec.keys}-v${spec.values}-f${spec.fillers}-p${spec.pairs}-q${spec.queries}-d${spec.minDistance}`;
+  // Only the answers are scored (as in MQAR): every other target is unpredictable by design (random
+  // keys, values, fillers), so scoring it would bury the recall signal in noise.
+  const answers = recallAnswerPositions(seqLen, spec.queries);
   const fill = (out: Batch, rand: () => number) => {
     checkBatchShape(out, batchSize, seqLen);
-    for (let b = 0; b < batchSize; b++) writeWindow(out, b, seqLen, generateRecallSequence(spec, seqLen, rand).raw, 0);
+    for (let b = 0; b < batchSize; b++) {
+      writeWindow(out, b, seqLen, generateRecallSequence(spec, seqLen, rand).raw, 0);
+      const row = out.targets.subarray(b * seqLen, (b + 1) * seqLen);
+      const saved = answers.map((t) => row[t]);
+      row.fill(IGNORE_TARGET);
+      answers.forEach((t, i) => (row[t] = saved[i]));
+    }
   };
   const trainRand = mulberry32(subSeed(seed, `${name}:train`));
   return {
@@ -209,6 +207,8 @@ export function createRecallDataset(spec: RecallDatasetSpec, opts: DatasetOption
         return batch;
       });
     },
-    unigramEntropy: () => recallUnigramEntropy(spec, seqLen),
+    // The scored targets are the answers: values drawn uniformly.
+    unigramEntropy: () => Math.log(spec.values),
+    scoredPerSequence: spec.queries,
   };
 }
