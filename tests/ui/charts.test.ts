@@ -1,10 +1,12 @@
-// Chart helpers: TensorBoard's debiased EMA, min/max decimation, and the series built from metrics.
+// Chart helpers: TensorBoard's debiased EMA, append-only min/max decimation, the incremental
+// series built from metrics, redraw pacing and the one-redraw-per-slot queue.
 import { describe, expect, it } from 'vitest';
-import { decimateMinMax, MAX_CHART_POINTS, pointBudget } from '../../src/ui/charts/decimate';
-import { MAX_REFRESH_MS, MIN_REFRESH_MS, refreshInterval } from '../../src/ui/charts/throttle';
-import { lossSeries, rateSeries } from '../../src/ui/charts/series';
-import { debiasedEma } from '../../src/ui/charts/smoothing';
-import type { StepMetrics } from '../../src/train/types';
+import { MAX_CHART_POINTS, MAX_DRAWN_POINTS, MinMaxBuckets, pointBudget, type Point } from '../../src/ui/charts/decimate';
+import { MAX_REFRESH_MS, MIN_REFRESH_MS, nextCost, PACE, refreshInterval } from '../../src/ui/charts/pacing';
+import { RedrawQueue } from '../../src/ui/charts/redraw-queue';
+import { ChartSeries, type SeriesId } from '../../src/ui/charts/series';
+import { debiasedEma, DebiasedEma } from '../../src/ui/charts/smoothing';
+import type { EvalMetrics, StepMetrics } from '../../src/train/types';
 
 describe('debiasedEma', () => {
   it('matches the TensorBoard formula (last = w·last + (1−w)·v, divided by 1 − wⁿ)', () => {
@@ -31,72 +33,215 @@ describe('debiasedEma', () => {
     expect(got[3]).toBe(Infinity);
     for (const i of [0, 2, 4]) expect(got[i]).toBeCloseTo(1, 12);
     expect(() => debiasedEma([1], 1)).toThrow(RangeError);
+    expect(() => new DebiasedEma(-0.1)).toThrow(/smoothing weight must be in \[0, 1\)/);
   });
 });
 
-describe('decimateMinMax', () => {
-  const series = (n: number, f: (i: number) => number) => Array.from({ length: n }, (_, i) => ({ x: i, y: f(i) }));
+const series = (n: number, f: (i: number) => number): Point[] => Array.from({ length: n }, (_, i) => ({ x: i, y: f(i) }));
+const fill = (pts: readonly Point[], max: number = MAX_CHART_POINTS) => {
+  const b = new MinMaxBuckets(max);
+  for (const p of pts) b.push(p);
+  return b;
+};
+/** The reference: each aligned block of `width` points contributes its min and max. */
+function blockExtremes(pts: readonly Point[], width: number): Point[] {
+  const out: Point[] = [];
+  for (let s = 0; s < pts.length; s += width) {
+    const block = pts.slice(s, s + width).filter((p) => Number.isFinite(p.y));
+    if (!block.length) continue;
+    const lo = block.reduce((a, p) => (p.y < a.y ? p : a));
+    const hi = block.reduce((a, p) => (p.y > a.y ? p : a));
+    out.push(...(lo === hi ? [lo] : lo.x < hi.x ? [lo, hi] : [hi, lo]));
+  }
+  return out;
+}
 
-  it('returns short series unchanged', () => {
+describe('MinMaxBuckets (append-only min/max decimation)', () => {
+  it('keeps short series unchanged', () => {
     const s = series(10, (i) => i);
-    expect(decimateMinMax(s, 20)).toEqual(s);
+    expect(fill(s, 22).points()).toEqual(s);
   });
 
-  it('keeps at most max points, in order, with the first and last, and every spike', () => {
+  it('keeps at most max points, in order, with the first and last, and every spike, at every length', () => {
     const spikes = new Set([1234, 5555, 9876]);
     const s = series(10_000, (i) => (spikes.has(i) ? 100 : i === 7777 ? -100 : Math.sin(i / 50)));
-    const d = decimateMinMax(s);
-    expect(d.length).toBeLessThanOrEqual(MAX_CHART_POINTS);
-    expect(d.length).toBeGreaterThan(MAX_CHART_POINTS - 10);
-    expect(d[0]).toBe(s[0]);
-    expect(d.at(-1)).toBe(s.at(-1));
-    for (let i = 1; i < d.length; i++) expect(d[i].x).toBeGreaterThan(d[i - 1].x);
-    for (const i of [...spikes, 7777]) expect(d).toContain(s[i]);
-    // Each bucket's extremes survive: the decimated range equals the full range.
+    const b = new MinMaxBuckets(MAX_CHART_POINTS);
+    for (let n = 1; n <= s.length; n++) {
+      b.push(s[n - 1]);
+      if (n % 997 !== 0 && n !== s.length) continue;
+      const d = b.points();
+      expect(d.length).toBeLessThanOrEqual(MAX_CHART_POINTS);
+      expect(d[0]).toBe(s[0]);
+      expect(d.at(-1)).toBe(s[n - 1]);
+      for (let i = 1; i < d.length; i++) expect(d[i].x).toBeGreaterThan(d[i - 1].x);
+      for (const i of [...spikes, 7777]) if (i < n) expect(d).toContain(s[i]);
+    }
+    const d = b.points();
+    expect(d.length).toBeGreaterThan(MAX_CHART_POINTS / 2); // at least half the budget is used
     expect(Math.max(...d.map((p) => p.y))).toBe(100);
     expect(Math.min(...d.map((p) => p.y))).toBe(-100);
   });
 
-  it('skips non-finite values and rejects a tiny max', () => {
+  it('equals the min and max of aligned power-of-two blocks (stable boundaries as the run grows)', () => {
+    const s = series(5000, (i) => Math.sin(i * 1.7) + i / 1000);
+    const b = fill(s, 102); // 50 buckets
+    const width = 128; // 5000 / 64 > 50 buckets, 5000 / 128 ≤ 50
+    const want = blockExtremes(s, width);
+    const got = b.points();
+    expect(got.slice(1, -1)).toEqual(want.filter((p) => p !== s[0] && p !== s.at(-1)));
+    // Appending only changes the last bucket: every earlier drawn point stays.
+    const before = got.slice(0, -3);
+    b.push({ x: 5000, y: 0.5 });
+    expect(b.points().slice(0, before.length)).toEqual(before);
+  });
+
+  it('narrower views merge aligned buckets, are cached until the next push, and stay within their size', () => {
+    const s = series(3000, (i) => Math.cos(i / 7) * (i % 13));
+    const b = fill(s);
+    for (const n of [64, 100, 333, 600, 1499]) {
+      const v = b.points(n);
+      expect(v.length).toBeLessThanOrEqual(n);
+      expect(v.length).toBeGreaterThan(n / 4);
+      if (n < 700) expect(v.length).toBeGreaterThan(n / 2); // groups of ≥ 2 buckets: at least half the budget used
+      expect(b.points(n)).toBe(v); // same array: memoised charts do not redraw
+      expect(Math.max(...v.map((p) => p.y))).toBe(Math.max(...s.map((p) => p.y)));
+    }
+    const v = b.points(600);
+    b.push({ x: 3000, y: 1 });
+    expect(b.points(600)).not.toBe(v);
+  });
+
+  it('skips non-finite values inside, clears, and rejects a tiny budget', () => {
     const s = series(100, (i) => (i % 3 === 0 ? NaN : i));
-    const d = decimateMinMax(s, 10);
+    const d = fill(s, 10).points();
     expect(d.slice(1, -1).every((p) => Number.isFinite(p.y))).toBe(true);
-    expect(() => decimateMinMax(s, 3)).toThrow(RangeError);
+    expect(() => new MinMaxBuckets(3)).toThrow(RangeError);
+    expect(() => fill(s).points(2)).toThrow(/maxPoints must be an integer ≥ 4/);
+    const b = fill(s);
+    b.clear();
+    expect(b.points()).toEqual([]);
+    expect(b.length).toBe(0);
   });
 });
 
-describe('chart series', () => {
+describe('chart series (incremental)', () => {
   const m = (step: number, nsa = false): StepMetrics => ({
-    step, loss: 5 - step / 100, lr: 1e-3, gradNorm: 1, tokensPerSecond: 1000 + step, stepMs: 10, elapsedMs: step * 10,
+    step, loss: 5 - step / 100 + Math.sin(step), lr: 1e-3, gradNorm: 1 + (step % 7), tokensPerSecond: 1000 + step, stepMs: 10, elapsedMs: step * 10,
     ...(nsa ? { nsa: { gateMean: [0.1, 0.2, 0.3] as [number, number, number], histogram: [], invalid: 0, perLayer: [] } } : {}),
   });
+  const ids: SeriesId[] = ['lossRaw', 'lossSmooth', 'val', 'tokensPerSecond', 'lr', 'gradNorm', 'gateCmp', 'gateSel', 'gateWin'];
+  const all = (c: ChartSeries) => Object.fromEntries(ids.map((id) => [id, c.get(id).points()]));
 
-  it('a 10,000-step run: full series, each drawn with at most 1500 points at any chart width', () => {
+  it('a 10,000-step run streamed in 100 updates equals the same run built at once; each series ≤ 1500 points', () => {
     const metrics = Array.from({ length: 10_000 }, (_, i) => m(i, true));
-    const evals = Array.from({ length: 200 }, (_, i) => ({ step: 50 * (i + 1), valLoss: 4 }));
-    const l = lossSeries(metrics, evals, 0.9);
-    const r = rateSeries(metrics);
-    const all = [l.lossRaw, l.lossSmooth, l.val, r.tokensPerSecond, r.lr, r.gradNorm, ...r.gates];
-    expect(all.map((s) => s.length)).toEqual([10_000, 10_000, 200, 10_000, 10_000, 10_000, 10_000, 10_000, 10_000]);
-    for (const width of [100, 280, 900, 4000]) for (const s of all) expect(decimateMinMax(s, pointBudget(width)).length).toBeLessThanOrEqual(Math.min(MAX_CHART_POINTS, pointBudget(width)));
-    expect(l.val.map((p) => p.x).slice(0, 2)).toEqual([50, 100]); // at the step count: weights after n updates
+    const evals: EvalMetrics[] = Array.from({ length: 200 }, (_, i) => ({ step: 50 * (i + 1), valLoss: 4 }));
+    const live = new ChartSeries(0.9);
+    let revision = live.revision;
+    for (let n = 100; n <= 10_000; n += 100) {
+      live.sync(metrics.slice(0, n), evals.slice(0, n / 50), 0.9);
+      expect(live.revision).toBeGreaterThan(revision);
+      revision = live.revision;
+    }
+    const once = new ChartSeries(0.9);
+    once.sync(metrics, evals, 0.9);
+    expect(all(live)).toEqual(all(once));
+    for (const id of ids) expect(live.get(id).length).toBe(id === 'val' ? 200 : 10_000);
+    for (const id of ids) expect(live.get(id).points().length).toBeLessThanOrEqual(MAX_CHART_POINTS);
+    expect(live.get('val').points().map((p) => p.x).slice(0, 2)).toEqual([50, 100]); // at the step count: weights after n updates
+    // The smoothed series is the debiased EMA of the loss.
+    const smooth = debiasedEma(metrics.map((x) => x.loss), 0.9);
+    const small = new ChartSeries(0.9);
+    small.sync(metrics.slice(0, 500), [], 0.9);
+    expect(small.get('lossSmooth').points().map((p) => p.y)).toEqual(smooth.slice(0, 500));
   });
 
-  it('point budget: two per pixel column, between 64 and 1500', () => {
-    expect(pointBudget(300)).toBe(600);
-    expect(pointBudget(10)).toBe(64);
-    expect(pointBudget(5000)).toBe(MAX_CHART_POINTS);
-  });
+  it('the same inputs change nothing; a new smoothing weight re-smooths; a new run rebuilds', () => {
+    const metrics = Array.from({ length: 300 }, (_, i) => m(i));
+    const c = new ChartSeries(0.6);
+    c.sync(metrics, [], 0.6);
+    const r = c.revision;
+    const raw = c.get('lossRaw').points();
+    c.sync(metrics, [], 0.6);
+    expect(c.revision).toBe(r);
+    expect(c.get('lossRaw').points()).toBe(raw);
 
-  it('chart refresh: 10 per second for short runs, slower as the drawn points grow, capped at 2 s', () => {
-    expect(refreshInterval(0)).toBe(MIN_REFRESH_MS);
-    expect(refreshInterval(50)).toBe(MIN_REFRESH_MS);
-    expect(refreshInterval(500)).toBe(675);
-    expect(refreshInterval(10_000)).toBe(refreshInterval(900));
-    expect(refreshInterval(900)).toBeLessThanOrEqual(MAX_REFRESH_MS);
+    c.sync(metrics, [], 0);
+    expect(c.revision).toBeGreaterThan(r);
+    expect(c.get('lossSmooth').points()).toEqual(c.get('lossRaw').points()); // no smoothing: the raw curve
+
+    const next = Array.from({ length: 20 }, (_, i) => ({ ...m(i), loss: 1 }));
+    c.sync(next, [], 0);
+    expect(c.get('lossRaw').length).toBe(20);
+    expect(c.get('lossRaw').points().every((p) => p.y === 1)).toBe(true);
+    c.sync([], [], 0);
+    expect(c.get('lossRaw').length).toBe(0);
   });
 
   it('dense runs have no gate series', () => {
-    expect(rateSeries([m(0), m(1)]).gates).toEqual([[], [], []]);
+    const c = new ChartSeries(0.6);
+    c.sync([m(0), m(1)], [], 0.6);
+    expect([c.get('gateCmp').length, c.get('gateSel').length, c.get('gateWin').length]).toEqual([0, 0, 0]);
+  });
+
+  it('point budget: one per pixel column, between 64 and 600 (within the 1500 kept)', () => {
+    expect(pointBudget(300)).toBe(300);
+    expect(pointBudget(10)).toBe(64);
+    expect(pointBudget(5000)).toBe(MAX_DRAWN_POINTS);
+    expect(MAX_DRAWN_POINTS).toBeLessThanOrEqual(MAX_CHART_POINTS);
+  });
+});
+
+describe('redraw pacing', () => {
+  it('at most 4 redraws per second; a chart waits PACE times its redraw cost; capped at 2 s', () => {
+    expect(MIN_REFRESH_MS).toBe(250);
+    expect(refreshInterval(0)).toBe(MIN_REFRESH_MS);
+    expect(refreshInterval(5)).toBe(MIN_REFRESH_MS);
+    expect(refreshInterval(20)).toBe(20 * PACE);
+    expect(refreshInterval(40)).toBe(40 * PACE);
+    expect(refreshInterval(1000)).toBe(MAX_REFRESH_MS);
+    // Five charts each waiting PACE × their cost spend at most a fifth of the main thread drawing.
+    expect(5 / PACE).toBeLessThanOrEqual(0.2);
+  });
+
+  it('the cost estimate starts at the first redraw and follows the newer ones', () => {
+    expect(nextCost(null, 40)).toBe(40);
+    const c = nextCost(40, 10);
+    expect(c).toBeLessThan(40);
+    expect(c).toBeGreaterThan(10);
+    let x = 40;
+    for (let i = 0; i < 30; i++) x = nextCost(x, 10);
+    expect(x).toBeCloseTo(10, 2);
+  });
+
+  it('the queue runs one redraw per slot, in request order; a waiting key keeps its place and takes the newest job', () => {
+    const slots: Array<() => void> = [];
+    const q = new RedrawQueue((run) => slots.push(run));
+    const ran: string[] = [];
+    q.request('a', () => ran.push('a1'));
+    q.request('b', () => ran.push('b'));
+    q.request('a', () => ran.push('a2'));
+    q.request('c', () => ran.push('c'));
+    q.cancel('c');
+    expect(slots.length).toBe(1); // one slot at a time
+    slots.shift()!();
+    expect(ran).toEqual(['a2']);
+    expect(slots.length).toBe(1);
+    slots.shift()!();
+    expect(ran).toEqual(['a2', 'b']);
+    expect(slots.length).toBe(0);
+    expect(q.waiting).toBe(0);
+  });
+
+  it('a failing redraw does not stop the queue', () => {
+    const slots: Array<() => void> = [];
+    const q = new RedrawQueue((run) => slots.push(run));
+    const ran: string[] = [];
+    q.request('a', () => {
+      throw new Error('boom');
+    });
+    q.request('b', () => ran.push('b'));
+    expect(() => slots.shift()!()).toThrow('boom');
+    slots.shift()!();
+    expect(ran).toEqual(['b']);
   });
 });

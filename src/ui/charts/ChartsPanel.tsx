@@ -1,10 +1,9 @@
 // The run's charts: training and validation loss (TensorBoard-style smoothing, log scale),
 // tokens/s, learning rate, gradient norm and, for NSA models, the gate mean of each branch.
-import { useDeferredValue, useId, useMemo, useState } from 'react';
+import { useId, useMemo, useRef, useState } from 'react';
 import { useStore } from '../store';
 import { MetricChart, type LineSpec } from './MetricChart';
-import { lossSeries, rateSeries } from './series';
-import { refreshInterval, useThrottled } from './throttle';
+import { ChartSeries } from './series';
 
 export const COLORS = { train: '#3b82f6', val: '#f97316', rate: '#10b981', lr: '#a855f7', grad: '#ef4444', cmp: '#0ea5e9', sel: '#f59e0b', win: '#22c55e' };
 
@@ -12,38 +11,42 @@ const DEFAULT_SMOOTHING = 0.6;
 const twoDecimals = (v: number) => v.toFixed(2);
 
 export function ChartsPanel() {
-  // Paced by the drawing cost (see throttle.ts), then deferred: renders run at low priority and
-  // yield to input and animation frames.
-  const live = useStore((s) => s.metrics);
-  const interval = refreshInterval(live.length);
-  const metrics = useDeferredValue(useThrottled(live, interval));
-  const evals = useDeferredValue(useThrottled(useStore((s) => s.evals), interval));
+  const metrics = useStore((s) => s.metrics);
+  const evals = useStore((s) => s.evals);
   const [smoothing, setSmoothing] = useState(DEFAULT_SMOOTHING);
   const [log, setLog] = useState(false);
   const ids = { smooth: useId(), log: useId() };
-  // Stable line lists: a memoised chart re-renders only when its own data changes.
-  const lossLines = useMemo((): LineSpec[] => {
-    const l = lossSeries(metrics, evals, smoothing);
-    return [
-      { id: 'train-raw', name: 'train (raw)', points: l.lossRaw, color: COLORS.train, faint: true },
-      { id: 'train', name: 'train', points: l.lossSmooth, color: COLORS.train },
-      { id: 'val', name: 'validation', points: l.val, color: COLORS.val, dots: true },
-    ];
-  }, [metrics, evals, smoothing]);
-  const other = useMemo(() => {
-    const r = rateSeries(metrics);
-    return {
-      tokens: [{ id: 'tokens', name: 'tokens/s', points: r.tokensPerSecond, color: COLORS.rate }],
-      lr: [{ id: 'lr', name: 'lr', points: r.lr, color: COLORS.lr }],
-      grad: [{ id: 'grad', name: 'grad norm', points: r.gradNorm, color: COLORS.grad }],
-      gates: [
-        { id: 'gate-cmp', name: 'compressed', points: r.gates[0], color: COLORS.cmp },
-        { id: 'gate-sel', name: 'selected', points: r.gates[1], color: COLORS.sel },
-        { id: 'gate-win', name: 'window', points: r.gates[2], color: COLORS.win },
-      ],
-    } satisfies Record<string, LineSpec[]>;
-  }, [metrics]);
-  const hasGates = other.gates[0].points.length > 0;
+  const series = useRef<ChartSeries | null>(null);
+  series.current ??= new ChartSeries(DEFAULT_SMOOTHING);
+  const s = series.current;
+  // Appends only the new steps (sync is idempotent, so a repeated render does no harm); each
+  // chart then redraws at its own pace (see MetricChart).
+  const revision = useMemo(() => {
+    s.sync(metrics, evals, smoothing);
+    return s.revision;
+  }, [s, metrics, evals, smoothing]);
+  // Line lists change identity only with the smoothing weight: the loss chart redraws at once.
+  const lines = useMemo(
+    () =>
+      ({
+        loss: [
+          { id: 'train-raw', name: 'train (raw)', series: s.get('lossRaw'), color: COLORS.train, faint: true },
+          { id: 'train', name: 'train', series: s.get('lossSmooth'), color: COLORS.train },
+          { id: 'val', name: 'validation', series: s.get('val'), color: COLORS.val, dots: true },
+        ],
+        tokens: [{ id: 'tokens', name: 'tokens/s', series: s.get('tokensPerSecond'), color: COLORS.rate }],
+        lr: [{ id: 'lr', name: 'lr', series: s.get('lr'), color: COLORS.lr }],
+        grad: [{ id: 'grad', name: 'grad norm', series: s.get('gradNorm'), color: COLORS.grad }],
+        gates: [
+          { id: 'gate-cmp', name: 'compressed', series: s.get('gateCmp'), color: COLORS.cmp },
+          { id: 'gate-sel', name: 'selected', series: s.get('gateSel'), color: COLORS.sel },
+          { id: 'gate-win', name: 'window', series: s.get('gateWin'), color: COLORS.win },
+        ],
+      }) satisfies Record<string, LineSpec[]>,
+    [s],
+  );
+  const lossLines = useMemo(() => [...lines.loss], [lines, smoothing]);
+  const hasGates = s.get('gateCmp').length > 0;
   return (
     <section className="panel charts-panel" aria-labelledby="charts-heading" data-testid="charts-panel">
       <div className="charts-head">
@@ -67,12 +70,12 @@ export function ChartsPanel() {
           <label htmlFor={ids.log}>Log-scale loss</label>
         </div>
       </div>
-      <MetricChart testId="loss-chart" title="Loss (nats/token)" log={log} height={260} format={twoDecimals} lines={lossLines} />
+      <MetricChart testId="loss-chart" title="Loss (nats/token)" log={log} height={260} format={twoDecimals} lines={lossLines} revision={revision} />
       <div className="chart-grid">
-        <MetricChart testId="tokens-chart" title="Tokens per second" lines={other.tokens} />
-        <MetricChart testId="lr-chart" title="Learning rate" lines={other.lr} />
-        <MetricChart testId="gradnorm-chart" title="Gradient norm (before clipping)" lines={other.grad} />
-        {hasGates && <MetricChart testId="gates-chart" title="Gate mean per branch" format={twoDecimals} lines={other.gates} />}
+        <MetricChart testId="tokens-chart" title="Tokens per second" lines={lines.tokens} revision={revision} />
+        <MetricChart testId="lr-chart" title="Learning rate" lines={lines.lr} revision={revision} />
+        <MetricChart testId="gradnorm-chart" title="Gradient norm (before clipping)" lines={lines.grad} revision={revision} />
+        {hasGates && <MetricChart testId="gates-chart" title="Gate mean per branch" format={twoDecimals} lines={lines.gates} revision={revision} />}
       </div>
     </section>
   );

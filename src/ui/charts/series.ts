@@ -1,46 +1,97 @@
-// Chart series from the run's metrics: raw and smoothed training loss, validation loss, tokens/s,
-// learning rate, gradient norm and the NSA gate means (full length: each chart decimates for its
-// width, see MetricChart).
+// Chart series from the run's metrics, kept incrementally: the store appends metrics (a new array
+// whose prefix is the old one), so each update decimates and smooths only the new steps. A series
+// that is not an extension of the last one seen (a new run, a reset) is rebuilt from scratch, and
+// so is the smoothed loss when the smoothing weight changes.
 import type { EvalMetrics, StepMetrics } from '../../train/types';
-import type { Point } from './decimate';
-import { debiasedEma } from './smoothing';
+import { MAX_CHART_POINTS, MinMaxBuckets } from './decimate';
+import { DebiasedEma } from './smoothing';
 
-export interface ChartSeries {
-  lossRaw: Point[];
-  lossSmooth: Point[];
-  val: Point[];
-  tokensPerSecond: Point[];
-  lr: Point[];
-  gradNorm: Point[];
-  /** cmp, sel, win; empty for dense models. */
-  gates: [Point[], Point[], Point[]];
+type StepSeries = 'lossRaw' | 'lossSmooth' | 'tokensPerSecond' | 'lr' | 'gradNorm' | 'gateCmp' | 'gateSel' | 'gateWin';
+export type SeriesId = StepSeries | 'val';
+
+const STEP_VALUES: Record<Exclude<StepSeries, 'lossSmooth'>, (m: StepMetrics) => number | undefined> = {
+  lossRaw: (m) => m.loss,
+  tokensPerSecond: (m) => m.tokensPerSecond,
+  lr: (m) => m.lr,
+  gradNorm: (m) => m.gradNorm,
+  // Dense models have no gates: those series stay empty.
+  gateCmp: (m) => m.nsa?.gateMean[0],
+  gateSel: (m) => m.nsa?.gateMean[1],
+  gateWin: (m) => m.nsa?.gateMean[2],
+};
+
+const STEP_IDS = Object.keys(STEP_VALUES) as Array<keyof typeof STEP_VALUES>;
+
+/** True when `next` is `prev` with items appended (the store's updates). */
+function extends_<T>(prev: readonly T[], next: readonly T[]): boolean {
+  return next.length >= prev.length && (prev.length === 0 || next[prev.length - 1] === prev[prev.length - 1]);
 }
 
-const pts = (metrics: readonly StepMetrics[], y: (m: StepMetrics) => number): Point[] => metrics.map((m) => ({ x: m.step, y: y(m) }));
+export class ChartSeries {
+  /** Bumped by every change: the charts' memo key (the series themselves are mutated in place). */
+  revision = 0;
+  private readonly series: Record<SeriesId, MinMaxBuckets>;
+  private metrics: readonly StepMetrics[] = [];
+  private evals: readonly EvalMetrics[] = [];
+  private ema: DebiasedEma;
 
-/** The loss curves (they depend on the smoothing weight). */
-export function lossSeries(metrics: readonly StepMetrics[], evals: readonly EvalMetrics[], smoothing: number): Pick<ChartSeries, 'lossRaw' | 'lossSmooth' | 'val'> {
-  const smooth = debiasedEma(
-    metrics.map((m) => m.loss),
-    smoothing,
-  );
-  return {
-    lossRaw: pts(metrics, (m) => m.loss),
-    lossSmooth: metrics.map((m, i) => ({ x: m.step, y: smooth[i] })),
+  constructor(
+    smoothing: number,
+    readonly maxPoints: number = MAX_CHART_POINTS,
+  ) {
+    this.ema = new DebiasedEma(smoothing);
+    const ids: SeriesId[] = [...STEP_IDS, 'lossSmooth', 'val'];
+    this.series = Object.fromEntries(ids.map((id) => [id, new MinMaxBuckets(maxPoints)])) as Record<SeriesId, MinMaxBuckets>;
+  }
+
+  /** A series (decimated to `maxPoints`; narrower views with `.points(n)`). */
+  get(id: SeriesId): MinMaxBuckets {
+    return this.series[id];
+  }
+
+  /** Brings the series up to `metrics` and `evals` with `smoothing`; idempotent for the same inputs. */
+  sync(metrics: readonly StepMetrics[], evals: readonly EvalMetrics[], smoothing: number): void {
+    let changed = false;
+    if (!extends_(this.metrics, metrics)) {
+      for (const id of STEP_IDS) this.get(id).clear();
+      this.get('lossSmooth').clear();
+      this.ema = new DebiasedEma(smoothing);
+      this.metrics = [];
+      changed = true;
+    } else if (smoothing !== this.ema.weight) {
+      this.resmooth(smoothing);
+      changed = true;
+    }
+    for (let i = this.metrics.length; i < metrics.length; i++) this.appendStep(metrics[i]);
+    changed ||= metrics.length !== this.metrics.length;
+    this.metrics = metrics;
+
+    const val = this.get('val');
+    if (!extends_(this.evals, evals)) {
+      val.clear();
+      this.evals = [];
+      changed = true;
+    }
     // Both describe weights after x updates: train loss of step x is computed before update x,
     // an evaluation after n steps (e.step = n) uses the weights after n updates.
-    val: evals.map((e) => ({ x: e.step, y: e.valLoss })),
-  };
-}
+    for (let i = this.evals.length; i < evals.length; i++) val.push({ x: evals[i].step, y: evals[i].valLoss });
+    changed ||= evals.length !== this.evals.length;
+    this.evals = evals;
+    if (changed) this.revision++;
+  }
 
-/** The other curves (independent of the smoothing weight). */
-export function rateSeries(metrics: readonly StepMetrics[]): Omit<ChartSeries, 'lossRaw' | 'lossSmooth' | 'val'> {
-  const nsa = metrics.filter((m) => m.nsa);
-  const gate = (c: 0 | 1 | 2) => nsa.map((m) => ({ x: m.step, y: m.nsa!.gateMean[c] }));
-  return {
-    tokensPerSecond: pts(metrics, (m) => m.tokensPerSecond),
-    lr: pts(metrics, (m) => m.lr),
-    gradNorm: pts(metrics, (m) => m.gradNorm),
-    gates: nsa.length ? [gate(0), gate(1), gate(2)] : [[], [], []],
-  };
+  private appendStep(m: StepMetrics): void {
+    for (const id of STEP_IDS) {
+      const y = STEP_VALUES[id](m);
+      if (y !== undefined) this.get(id).push({ x: m.step, y });
+    }
+    this.get('lossSmooth').push({ x: m.step, y: this.ema.push(m.loss) });
+  }
+
+  private resmooth(weight: number): void {
+    this.ema = new DebiasedEma(weight);
+    const s = this.get('lossSmooth');
+    s.clear();
+    for (const m of this.metrics) s.push({ x: m.step, y: this.ema.push(m.loss) });
+  }
 }

@@ -1,0 +1,76 @@
+// How often a chart redraws during a run. A recharts redraw costs a fixed ~10 ms plus per point
+// on a slow machine (headless Chromium on two busy cores: 15 ms for one line of 300 points, 40 ms
+// for the loss chart's 1,400), and the browser's style/layout/paint comes on top. So each chart
+// measures its own redraws and waits PACE times their cost before the next: drawing stays a
+// small share of the main thread on any machine and at any run length, and a fast machine still
+// redraws at MAX_REDRAWS_PER_S. Redraws go through the redraw queue (one per frame, one task each).
+import { useEffect, useRef, useState } from 'react';
+import { flushSync } from 'react-dom';
+import { nextFrameTask, RedrawQueue } from './redraw-queue';
+
+/** 4 redraws per second at most: the worker sends 10 updates per second. */
+export const MIN_REFRESH_MS = 250;
+export const MAX_REFRESH_MS = 2000;
+/** A chart waits this many times its drawing cost: five charts take ≤ 5/PACE of the JS time. */
+export const PACE = 25;
+/** Weight of the newest redraw in the cost estimate. */
+const COST_WEIGHT = 0.3;
+
+/** Milliseconds between redraws of a chart whose redraws take `costMs`. */
+export function refreshInterval(costMs: number): number {
+  return Math.min(MAX_REFRESH_MS, Math.max(MIN_REFRESH_MS, Math.round(PACE * costMs)));
+}
+
+/** The running estimate of a redraw's cost after one that took `ms` (the first sets it). */
+export function nextCost(prev: number | null, ms: number): number {
+  return prev === null ? ms : (1 - COST_WEIGHT) * prev + COST_WEIGHT * ms;
+}
+
+const queue = new RedrawQueue(nextFrameTask);
+
+/** The revision shown before a chart's first redraw: nothing drawn yet. */
+export const NOT_DRAWN = -1;
+
+/**
+ * The `revision` a chart shows (NOT_DRAWN at first): it follows `revision` through the redraw queue, at most every
+ * refreshInterval(cost of its redraws), and not while the chart is off screen. The redraw renders
+ * synchronously in its queue slot (flushSync), so each chart's drawing is a task of its own; it
+ * is measured (`chart-redraw <key>` performance entries) and paces the next one.
+ */
+export function usePacedRevision(key: string, revision: number, visible: boolean): number {
+  // Even the first drawing (recharts' mount is the costliest) waits for its queue slot.
+  const [shown, setShown] = useState(NOT_DRAWN);
+  const latest = useRef(revision);
+  latest.current = revision;
+  const lastAt = useRef(-Infinity);
+  const cost = useRef<number | null>(null);
+  const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
+  useEffect(() => {
+    if (shown === revision || !visible || timer.current !== null) return;
+    const wait = lastAt.current + refreshInterval(cost.current ?? 0) - performance.now();
+    timer.current = setTimeout(
+      () =>
+        queue.request(key, () => {
+          timer.current = null;
+          const start = performance.now();
+          lastAt.current = start;
+          flushSync(() => setShown(latest.current));
+          // Recharts finishes in a microtask (its store re-renders the chart): measure up to there.
+          queueMicrotask(() => {
+            const m = performance.measure(`chart-redraw ${key}`, { start });
+            cost.current = nextCost(cost.current, m.duration);
+          });
+        }),
+      Math.max(0, wait),
+    );
+  }, [key, revision, shown, visible]);
+  useEffect(
+    () => () => {
+      if (timer.current !== null) clearTimeout(timer.current);
+      timer.current = null;
+      queue.cancel(key);
+    },
+    [key],
+  );
+  return shown;
+}
