@@ -46,7 +46,9 @@ export function ChartsPanel() {
     [s],
   );
   const lossLines = useMemo(() => [...lines.loss], [lines, smoothing]);
-  const hasGates = s.get('gateCmp').length > 0;
+  // Gates: for NSA runs (mounted before the run, like every chart), or whatever run reported them.
+  const nsa = useStore((st) => (st.runConfig ?? st.config).model.attention === 'nsa');
+  const hasGates = nsa || s.get('gateCmp').length > 0;
   return (
     <section className="panel charts-panel" aria-labelledby="charts-heading" data-testid="charts-panel">
       <div className="charts-head">

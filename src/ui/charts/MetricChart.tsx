@@ -31,6 +31,8 @@ interface Props {
 }
 
 const FIGURE_STYLE = { minWidth: 0, overflow: 'hidden' } as const;
+const BODY_STYLE = { position: 'relative' } as const;
+const OVERLAY_STYLE = { position: 'absolute', inset: 0, background: 'var(--panel)' } as const;
 
 /** Above this many points a line's dots would hide it (and each dot is an SVG element per redraw). */
 const MAX_DOTS = 40;
@@ -52,7 +54,7 @@ export const MetricChart = memo(function MetricChart({ testId, title, lines, rev
     // min-width 0: in a grid cell the figure may shrink below the drawn SVG, so it can be re-measured.
     <figure className="chart" style={FIGURE_STYLE} ref={ref} data-testid={testId} data-points={count} data-budget={budget} data-revision={shown} data-current={shown === revision} aria-label={title}>
       <figcaption>{title}</figcaption>
-      <ChartBody drawn={drawn} width={width} log={log} height={height} format={format} />
+      {shown === NOT_DRAWN ? <Empty height={height} /> : <ChartBody drawn={drawn} width={width} log={log} height={height} format={format} />}
     </figure>
   );
 });
@@ -72,36 +74,43 @@ interface BodyProps {
 
 /** The drawing: re-rendered only when what is drawn changes (not on every run update). */
 const ChartBody = memo(function ChartBody({ drawn, width, log, height, format }: BodyProps) {
-  if (drawn.length === 0)
-    return (
-      <p className="muted chart-empty" style={{ height }}>
-        No data yet.
-      </p>
-    );
+  // The chart stays mounted while empty (mounting is recharts' costliest render): a new run or a
+  // reset only changes its lines.
   return (
-    <LineChart width={width} height={height} margin={{ top: 4, right: 12, bottom: 0, left: 0 }}>
-      <CartesianGrid strokeDasharray="3 3" />
-      {/* interval 0: every computed tick (≤ 6, never overlapping), no label text measured per redraw. */}
-      <XAxis dataKey="x" type="number" domain={['dataMin', 'dataMax']} allowDecimals={false} tickCount={6} interval={0} />
-      <YAxis dataKey="y" type="number" scale={log ? 'log' : 'auto'} domain={['auto', 'auto']} allowDataOverflow={log} width={56} interval={0} tickFormatter={format} />
-      <Tooltip formatter={(v) => (typeof v === 'number' ? format(v) : String(v))} labelFormatter={(s) => `step ${String(s)}`} />
-      {drawn.length > 1 && <Legend verticalAlign="top" height={22} iconSize={10} />}
-      {drawn.map((l) => (
-        <Line
-          key={l.id}
-          className={`series-${l.id}`}
-          data={l.points}
-          dataKey="y"
-          name={l.name}
-          stroke={l.color}
-          strokeOpacity={l.faint ? 0.3 : 1}
-          strokeWidth={l.faint ? 1 : 2}
-          dot={l.dots && l.points.length <= MAX_DOTS ? { r: 3, fill: l.color } : false}
-          activeDot={l.faint ? false : { r: 4 }}
-          isAnimationActive={false}
-          connectNulls
-        />
-      ))}
-    </LineChart>
+    <div style={BODY_STYLE}>
+      <LineChart width={width} height={height} margin={{ top: 4, right: 12, bottom: 0, left: 0 }}>
+        <CartesianGrid strokeDasharray="3 3" />
+        {/* interval 0: every computed tick (≤ 6, never overlapping), no label text measured per redraw. */}
+        <XAxis dataKey="x" type="number" domain={['dataMin', 'dataMax']} allowDecimals={false} tickCount={6} interval={0} />
+        <YAxis dataKey="y" type="number" scale={log ? 'log' : 'auto'} domain={['auto', 'auto']} allowDataOverflow={log} width={56} interval={0} tickFormatter={format} />
+        <Tooltip formatter={(v) => (typeof v === 'number' ? format(v) : String(v))} labelFormatter={(s) => `step ${String(s)}`} />
+        {drawn.length > 1 && <Legend verticalAlign="top" height={22} iconSize={10} />}
+        {drawn.map((l) => (
+          <Line
+            key={l.id}
+            className={`series-${l.id}`}
+            data={l.points}
+            dataKey="y"
+            name={l.name}
+            stroke={l.color}
+            strokeOpacity={l.faint ? 0.3 : 1}
+            strokeWidth={l.faint ? 1 : 2}
+            dot={l.dots && l.points.length <= MAX_DOTS ? { r: 3, fill: l.color } : false}
+            activeDot={l.faint ? false : { r: 4 }}
+            isAnimationActive={false}
+            connectNulls
+          />
+        ))}
+      </LineChart>
+      {drawn.length === 0 && <Empty height={height} overlay />}
+    </div>
   );
 });
+
+function Empty({ height, overlay = false }: { height: number; overlay?: boolean }) {
+  return (
+    <p className="muted chart-empty" style={overlay ? OVERLAY_STYLE : { height }}>
+      No data yet.
+    </p>
+  );
+}

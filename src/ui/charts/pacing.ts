@@ -33,7 +33,7 @@ export const NOT_DRAWN = -1;
 
 /**
  * The `revision` a chart shows (NOT_DRAWN at first): it follows `revision` through the redraw queue, at most every
- * refreshInterval(cost of its redraws), and not while the chart is off screen. The redraw renders
+ * refreshInterval(cost of its redraws), and not while the chart is off screen (after its first). The redraw renders
  * synchronously in its queue slot (flushSync), so each chart's drawing is a task of its own; it
  * is measured (`chart-redraw <key>` performance entries) and paces the next one.
  */
@@ -46,7 +46,9 @@ export function usePacedRevision(key: string, revision: number, visible: boolean
   const cost = useRef<number | null>(null);
   const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
   useEffect(() => {
-    if (shown === revision || !visible || timer.current !== null) return;
+    // The first drawing mounts the chart (recharts' costliest render): done at once, on screen
+    // or not, so that it happens when the page loads rather than during a run.
+    if (shown === revision || (!visible && shown !== NOT_DRAWN) || timer.current !== null) return;
     const wait = lastAt.current + refreshInterval(cost.current ?? 0) - performance.now();
     timer.current = setTimeout(
       () =>
