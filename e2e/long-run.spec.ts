@@ -1,8 +1,9 @@
 // A 10,000-step run's worth of metrics streamed into the page at the worker's rate (10 updates per
-// second, 100 steps each), without GPU time: the charts stay within their point budget and the
-// main thread keeps drawing frames. The numbers go to test-results/nsa-e2e-long-run.json.
+// second, 100 steps each), without GPU time, with the charts on screen: every series stays within
+// its point budget, every chart keeps redrawing, and the main thread keeps drawing frames. The
+// numbers go to test-results/nsa-e2e-long-run.json.
 import { join } from 'node:path';
-import { expect, test } from '@playwright/test';
+import { expect, test, type Page } from '@playwright/test';
 import { writeArtifact } from './artifact';
 import { GPU_MODE } from './gpu-mode';
 import { collectErrors, expectAdapter, saveScreenshot } from './page-helpers';
@@ -10,36 +11,91 @@ import { startResponsivenessProbe, stopResponsivenessProbe } from './responsiven
 
 const STEPS = 10_000;
 const PER_UPDATE = 100;
-/** Decimation bound per series (src/ui/charts/decimate.ts). */
-const MAX_POINTS = 1500;
+/** Most points a chart draws per series at any width (src/ui/charts/decimate.ts MAX_DRAWN_POINTS). */
+const MAX_POINTS = 600;
+/** Chart test id → lines drawn (the validation line of the loss chart is sparse). */
+const CHARTS = { 'loss-chart': 3, 'tokens-chart': 1, 'lr-chart': 1, 'gradnorm-chart': 1, 'gates-chart': 3 } as const;
+type ChartId = keyof typeof CHARTS;
 
-test('a 10,000-step run keeps every series within 1500 points and the page drawing frames', async ({ page }, testInfo) => {
+/**
+ * Bounds for headless Chromium on a loaded two-core machine. Measured there (load average 10–12:
+ * other test suites running) over ten runs: frame p95 33–50 ms, p99 67–167 ms, long tasks 6–18%
+ * of the run, each chart's median redraw 13–30 ms. The charts before incremental series and
+ * paced, one-per-frame redraws (same spec): p99 133–250 ms, long tasks 15–25%. The longest task
+ * (125–535 ms) is reported, not bounded: on an oversubscribed CPU a 15 ms redraw can be
+ * descheduled for half a second.
+ */
+const LIMITS = { p95Ms: 67, p99Ms: 250, longTaskShare: 0.25, redrawP50Ms: 60 };
+
+/** Counts each chart's redraws (changes of its data-revision) from now on. */
+async function countRedraws(page: Page): Promise<void> {
+  await page.evaluate((ids) => {
+    const counts: Record<string, number> = {};
+    (window as unknown as { __nsaRedraws: Record<string, number> }).__nsaRedraws = counts;
+    new MutationObserver((records) => {
+      for (const r of records) {
+        const id = (r.target as Element).getAttribute('data-testid') ?? '';
+        counts[id] = (counts[id] ?? 0) + 1;
+      }
+    }).observe(document.body, { subtree: true, attributeFilter: ['data-revision'] });
+    for (const id of ids) counts[id] = 0;
+  }, Object.keys(CHARTS));
+}
+
+test('a 10,000-step run keeps every series within its point budget, every chart redrawing, and the page drawing frames', async ({ page }, testInfo) => {
   const errors = collectErrors(page);
   await page.goto('./?testHooks=1#v=1&preset=tiny&model.attention=nsa');
   await expectAdapter(page);
+  // Watch the charts, as a user would: off-screen charts skip their redraws.
+  await page.getByTestId('charts-panel').scrollIntoViewIfNeeded();
+  // The page has settled: every chart mounted (each does so once, when the page loads).
+  for (const id of Object.keys(CHARTS)) await expect(page.getByTestId(id)).not.toHaveAttribute('data-revision', '-1');
+  await countRedraws(page);
   await startResponsivenessProbe(page);
   await page.evaluate(([n, k]) => (window as unknown as { __nsaTest: { simulateRun(n: number, k: number): Promise<void> } }).__nsaTest.simulateRun(n, k), [STEPS, PER_UPDATE]);
-  await expect(page.getByTestId('gates-chart')).toBeVisible();
-  await page.waitForTimeout(500); // the deferred chart render of the last update
+  await expect(page.getByTestId('steps-done')).toHaveText(String(STEPS));
+  for (const id of Object.keys(CHARTS)) await expect(page.getByTestId(id)).toHaveAttribute('data-current', 'true'); // the last update drawn
   const r = await stopResponsivenessProbe(page);
+  const redraws = await page.evaluate(() => (window as unknown as { __nsaRedraws: Record<string, number> }).__nsaRedraws);
+  // Each redraw's main-thread time, as the charts measure it (performance entries 'chart-redraw <id>').
+  const redrawMs = await page.evaluate(() => {
+    const by: Record<string, number[]> = {};
+    for (const e of performance.getEntriesByType('measure')) if (e.name.startsWith('chart-redraw ')) (by[e.name.slice(13)] ??= []).push(e.duration);
+    const q = (xs: number[], p: number) => Math.round([...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))]);
+    return Object.fromEntries(Object.entries(by).map(([id, xs]) => [id, { p50: q(xs, 0.5), max: q(xs, 1) }]));
+  });
+  const attr = async (id: ChartId, name: string) => Number(await page.getByTestId(id).getAttribute(name));
+  const drawn = Object.fromEntries(await Promise.all((Object.keys(CHARTS) as ChartId[]).map(async (id) => [id, { points: await attr(id, 'data-points'), budget: await attr(id, 'data-budget') }])));
   writeArtifact(join(testInfo.project.outputDir, 'nsa-e2e-long-run.json'), {
     date: new Date().toISOString(),
     gpuMode: GPU_MODE,
     profile: `synthetic ${STEPS} steps, ${PER_UPDATE} per update at 10 updates/s`,
     configHash: '',
     responsiveness: r,
+    charts: { redraws, redrawMs, drawn },
   });
-  console.log(`[e2e] long run: frames p50/p95/p99/max ${JSON.stringify(r.frameMs)} ms, ${r.frames} frames in ${r.seconds} s, long tasks ${JSON.stringify(r.longTasks)}`);
+  console.log(
+    `[e2e] long run: frames p50/p95/p99/max ${JSON.stringify(r.frameMs)} ms, ${r.frames} frames in ${r.seconds} s, long tasks ${JSON.stringify(r.longTasks)}; redraws ${JSON.stringify(redraws)}, ms ${JSON.stringify(redrawMs)}; points ${JSON.stringify(drawn)}`,
+  );
 
-  // Decimated: raw + smoothed + validation ≤ 3 × 1500 on the loss chart, ≤ 1500 per other series.
-  const points = async (id: string) => Number(await page.getByTestId(id).getAttribute('data-points'));
-  expect(await points('loss-chart')).toBeLessThanOrEqual(3 * MAX_POINTS);
-  expect(await points('loss-chart')).toBeGreaterThan(2 * MAX_POINTS - 20);
-  for (const id of ['tokens-chart', 'lr-chart', 'gradnorm-chart']) expect(await points(id)).toBeLessThanOrEqual(MAX_POINTS);
-  expect(await points('gates-chart')).toBeLessThanOrEqual(3 * MAX_POINTS);
+  // Decimated to the chart's width (one point per pixel column, ≤ 600 per series), and not to nothing.
+  for (const id of Object.keys(CHARTS) as ChartId[]) {
+    const { points, budget } = drawn[id];
+    expect(budget, id).toBeLessThanOrEqual(MAX_POINTS);
+    expect(points, id).toBeLessThanOrEqual(CHARTS[id] * budget);
+    // A full series fills at least half its budget's buckets, with one or two points each.
+    expect(points, id).toBeGreaterThanOrEqual(Math.min(CHARTS[id], 2) * Math.floor(budget / 4));
+    // Live charts: at least one redraw every three seconds (pacing caps the wait at 2 s).
+    expect(redraws[id], id).toBeGreaterThanOrEqual(r.seconds / 3);
+    // Cheap redraws (points and recharts' work per redraw): the median, robust to preemption.
+    expect(redrawMs[id]?.p50, id).toBeLessThanOrEqual(LIMITS.redrawP50Ms);
+  }
   await expect(page.getByTestId('steps-done')).toHaveText(String(STEPS));
-  // The page kept animating: at least half the frames a 60 Hz display would show over the run.
+  // Smooth: hitches are rare and short, and long tasks take a small share of the run.
   expect(r.frames).toBeGreaterThan(r.seconds * 30);
+  expect(r.frameMs.p95).toBeLessThanOrEqual(LIMITS.p95Ms);
+  expect(r.frameMs.p99).toBeLessThanOrEqual(LIMITS.p99Ms);
+  expect(r.longTasks.totalMs / 1000 / r.seconds).toBeLessThanOrEqual(LIMITS.longTaskShare);
   await saveScreenshot(page, testInfo, 'long-run');
   expect(errors).toEqual([]);
 });

@@ -2,7 +2,7 @@
 // series built from metrics, redraw pacing and the one-redraw-per-slot queue.
 import { describe, expect, it } from 'vitest';
 import { MAX_CHART_POINTS, MAX_DRAWN_POINTS, MinMaxBuckets, pointBudget, type Point } from '../../src/ui/charts/decimate';
-import { MAX_REFRESH_MS, MIN_REFRESH_MS, nextCost, PACE, refreshInterval } from '../../src/ui/charts/pacing';
+import { DEFAULT_SHARE, LOSS_SHARE, MAX_REFRESH_MS, MIN_REFRESH_MS, nextCost, refreshInterval } from '../../src/ui/charts/pacing';
 import { RedrawQueue } from '../../src/ui/charts/redraw-queue';
 import { ChartSeries, type SeriesId } from '../../src/ui/charts/series';
 import { debiasedEma, DebiasedEma } from '../../src/ui/charts/smoothing';
@@ -192,15 +192,17 @@ describe('chart series (incremental)', () => {
 });
 
 describe('redraw pacing', () => {
-  it('at most 4 redraws per second; a chart waits PACE times its redraw cost; capped at 2 s', () => {
+  it('at most 4 redraws per second; a chart waits until its redraws fit its share of the main thread; capped at 2 s', () => {
     expect(MIN_REFRESH_MS).toBe(250);
     expect(refreshInterval(0)).toBe(MIN_REFRESH_MS);
     expect(refreshInterval(5)).toBe(MIN_REFRESH_MS);
-    expect(refreshInterval(20)).toBe(20 * PACE);
-    expect(refreshInterval(40)).toBe(40 * PACE);
+    expect(refreshInterval(15)).toBe(Math.round(15 / DEFAULT_SHARE));
+    expect(refreshInterval(40, LOSS_SHARE)).toBe(Math.round(40 / LOSS_SHARE));
+    expect(refreshInterval(40, LOSS_SHARE)).toBeLessThan(refreshInterval(40));
     expect(refreshInterval(1000)).toBe(MAX_REFRESH_MS);
-    // Five charts each waiting PACE × their cost spend at most a fifth of the main thread drawing.
-    expect(5 / PACE).toBeLessThanOrEqual(0.2);
+    // The loss chart and four others take at most a fifth of the main thread drawing.
+    expect(LOSS_SHARE + 4 * DEFAULT_SHARE).toBeLessThanOrEqual(0.2);
+    expect(() => refreshInterval(10, 0)).toThrow(/share must be in \(0, 1\]/);
   });
 
   it('the cost estimate starts at the first redraw and follows the newer ones', () => {

@@ -3,6 +3,7 @@
 import { useId, useMemo, useRef, useState } from 'react';
 import { useStore } from '../store';
 import { MetricChart, type LineSpec } from './MetricChart';
+import { LOSS_SHARE } from './pacing';
 import { ChartSeries } from './series';
 
 export const COLORS = { train: '#3b82f6', val: '#f97316', rate: '#10b981', lr: '#a855f7', grad: '#ef4444', cmp: '#0ea5e9', sel: '#f59e0b', win: '#22c55e' };
@@ -72,7 +73,7 @@ export function ChartsPanel() {
           <label htmlFor={ids.log}>Log-scale loss</label>
         </div>
       </div>
-      <MetricChart testId="loss-chart" title="Loss (nats/token)" log={log} height={260} format={twoDecimals} lines={lossLines} revision={revision} />
+      <MetricChart testId="loss-chart" title="Loss (nats/token)" log={log} height={260} format={twoDecimals} lines={lossLines} revision={revision} share={LOSS_SHARE} />
       <div className="chart-grid">
         <MetricChart testId="tokens-chart" title="Tokens per second" lines={lines.tokens} revision={revision} />
         <MetricChart testId="lr-chart" title="Learning rate" lines={lines.lr} revision={revision} />

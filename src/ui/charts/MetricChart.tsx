@@ -28,6 +28,8 @@ interface Props {
   log?: boolean;
   height?: number;
   format?: (v: number) => string;
+  /** Share of the main thread its redraws may take during a run (see pacing.ts). */
+  share?: number;
 }
 
 const FIGURE_STYLE = { minWidth: 0, overflow: 'hidden' } as const;
@@ -39,10 +41,10 @@ const MAX_DOTS = 40;
 
 const defaultFormat = (v: number) => (Math.abs(v) >= 1000 ? v.toExponential(1) : Math.abs(v) < 0.01 && v !== 0 ? v.toExponential(1) : v.toPrecision(3));
 
-export const MetricChart = memo(function MetricChart({ testId, title, lines, revision, log = false, height = 200, format = defaultFormat }: Props) {
+export const MetricChart = memo(function MetricChart({ testId, title, lines, revision, log = false, height = 200, format = defaultFormat, share }: Props) {
   const [ref, width, visible] = useBox<HTMLElement>(600);
   const budget = pointBudget(width);
-  const shown = usePacedRevision(testId, revision, visible);
+  const shown = usePacedRevision(testId, revision, visible, share);
   // `shown` is the key of the series' contents (they are mutated in place): new arrays only when
   // the chart redraws, the width changes or the lines do (e.g. another smoothing weight).
   const drawn = useMemo(

@@ -1,9 +1,10 @@
 // How often a chart redraws during a run. A recharts redraw costs a fixed ~10 ms plus per point
 // on a slow machine (headless Chromium on two busy cores: 15 ms for one line of 300 points, 40 ms
-// for the loss chart's 1,400), and the browser's style/layout/paint comes on top. So each chart
-// measures its own redraws and waits PACE times their cost before the next: drawing stays a
-// small share of the main thread on any machine and at any run length, and a fast machine still
-// redraws at MAX_REDRAWS_PER_S. Redraws go through the redraw queue (one per frame, one task each).
+// for the loss chart's 900), and the browser's style/layout/paint comes on top. So each chart
+// measures its own redraws and waits until they fit its share of the main thread (the loss chart,
+// the one watched, gets more): drawing stays a small part of the main thread on any machine and at
+// any run length, and a fast machine still redraws each chart 4 times per second. Redraws go through the
+// redraw queue (one per frame, one task each).
 import { useEffect, useRef, useState } from 'react';
 import { flushSync } from 'react-dom';
 import { nextFrameTask, RedrawQueue } from './redraw-queue';
@@ -11,14 +12,16 @@ import { nextFrameTask, RedrawQueue } from './redraw-queue';
 /** 4 redraws per second at most: the worker sends 10 updates per second. */
 export const MIN_REFRESH_MS = 250;
 export const MAX_REFRESH_MS = 2000;
-/** A chart waits this many times its drawing cost: five charts take ≤ 5/PACE of the JS time. */
-export const PACE = 25;
+/** Main-thread shares: the loss chart and each other chart (four): 8% + 4 × 3% = 20% at most. */
+export const LOSS_SHARE = 0.08;
+export const DEFAULT_SHARE = 0.03;
 /** Weight of the newest redraw in the cost estimate. */
 const COST_WEIGHT = 0.3;
 
-/** Milliseconds between redraws of a chart whose redraws take `costMs`. */
-export function refreshInterval(costMs: number): number {
-  return Math.min(MAX_REFRESH_MS, Math.max(MIN_REFRESH_MS, Math.round(PACE * costMs)));
+/** Milliseconds between redraws of a chart whose redraws take `costMs`, to use `share` of the time. */
+export function refreshInterval(costMs: number, share: number = DEFAULT_SHARE): number {
+  if (!(share > 0 && share <= 1)) throw new RangeError(`share must be in (0, 1] (got ${share})`);
+  return Math.min(MAX_REFRESH_MS, Math.max(MIN_REFRESH_MS, Math.round(costMs / share)));
 }
 
 /** The running estimate of a redraw's cost after one that took `ms` (the first sets it). */
@@ -33,11 +36,11 @@ export const NOT_DRAWN = -1;
 
 /**
  * The `revision` a chart shows (NOT_DRAWN at first): it follows `revision` through the redraw queue, at most every
- * refreshInterval(cost of its redraws), and not while the chart is off screen (after its first). The redraw renders
+ * refreshInterval(cost of its redraws, share), and not while the chart is off screen (after its first). The redraw renders
  * synchronously in its queue slot (flushSync), so each chart's drawing is a task of its own; it
  * is measured (`chart-redraw <key>` performance entries) and paces the next one.
  */
-export function usePacedRevision(key: string, revision: number, visible: boolean): number {
+export function usePacedRevision(key: string, revision: number, visible: boolean, share: number = DEFAULT_SHARE): number {
   // Even the first drawing (recharts' mount is the costliest) waits for its queue slot.
   const [shown, setShown] = useState(NOT_DRAWN);
   const latest = useRef(revision);
@@ -49,7 +52,7 @@ export function usePacedRevision(key: string, revision: number, visible: boolean
     // The first drawing mounts the chart (recharts' costliest render): done at once, on screen
     // or not, so that it happens when the page loads rather than during a run.
     if (shown === revision || (!visible && shown !== NOT_DRAWN) || timer.current !== null) return;
-    const wait = lastAt.current + refreshInterval(cost.current ?? 0) - performance.now();
+    const wait = lastAt.current + refreshInterval(cost.current ?? 0, share) - performance.now();
     timer.current = setTimeout(
       () =>
         queue.request(key, () => {
@@ -65,7 +68,7 @@ export function usePacedRevision(key: string, revision: number, visible: boolean
         }),
       Math.max(0, wait),
     );
-  }, [key, revision, shown, visible]);
+  }, [key, revision, shown, visible, share]);
   useEffect(
     () => () => {
       if (timer.current !== null) clearTimeout(timer.current);
