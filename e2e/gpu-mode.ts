@@ -35,7 +35,7 @@ export const EXPECTED_ADAPTER: RegExp = GPU_MODE === 'swiftshader' ? /swiftshade
  * 300 steps (long enough for the pause to land mid-run and the charts to fill).
  */
 export interface E2eProfile {
-  /** Key of the golden loss in e2e/golden.json. */
+  /** The golden loss's key in e2e/golden.json is `name@vendor/architecture` (see golden.ts). */
   name: string;
   /** The preset the hash starts from (the stepper checks use its NSA settings). */
   preset: 'tiny' | 'small';

@@ -9,7 +9,7 @@ import { preset } from '../src/model/presets';
 import { forcedBlocks } from '../src/nsa/blocks';
 import { METRICS_HEADER } from '../src/train/metrics-csv';
 import { writeArtifact, type RunArtifact } from './artifact';
-import { DEFAULT_TOLERANCE, goldenFor, RECORD_GOLDEN, recordGolden } from './golden';
+import { goldenFor, goldenKey, missingGoldenMessage, RECORD_GOLDEN, recordGolden } from './golden';
 import { E2E_PROFILE, EXPECTED_ADAPTER, GPU_MODE } from './gpu-mode';
 import { collectErrors, expectAdapter, saveScreenshot } from './page-helpers';
 import { startResponsivenessProbe, stopResponsivenessProbe } from './responsiveness';
@@ -19,6 +19,8 @@ test.describe.configure({ mode: 'serial' });
 const P = E2E_PROFILE;
 /** The fields of the CLI's heartbeat.jsonl lines (src/train/types.ts Heartbeat), in order. */
 const HEARTBEAT_FIELDS = ['ts', 'iso', 'step', 'msg', 'phase', 'loss', 'toks_per_s', 'lr', 'grad_norm', 'gpu_mem_bytes'];
+
+const ARTIFACT_FILE = 'nsa-e2e-run.json';
 
 let page: Page;
 let errors: string[];
@@ -45,7 +47,7 @@ test.beforeAll(async ({ browser }) => {
 });
 
 test.afterAll(async ({}, testInfo) => {
-  writeArtifact(join(testInfo.project.outputDir, 'nsa-e2e-run.json'), artifact);
+  writeArtifact(join(testInfo.project.outputDir, ARTIFACT_FILE), artifact);
   console.log(`[e2e] run artifact: ${JSON.stringify({ ...artifact, losses: artifact.losses?.length })}`);
   await page.close();
 });
@@ -55,9 +57,14 @@ test('names the WebGPU adapter the worker trains on, and loads the config from t
   if (GPU_MODE === 'swiftshader') {
     await expect(page.getByTestId('adapter-architecture')).toHaveText('swiftshader');
     await expect(page.getByTestId('adapter-kind')).toHaveText('software');
+  } else {
+    // A system-GPU run that fell back to software would record misleading numbers.
+    const kind = await page.getByTestId('adapter-kind').innerText();
+    expect(kind, `NSA_E2E_GPU=system, but Chromium gave a software adapter (${await page.getByTestId('adapter-name').innerText()}): check the GPU driver and Vulkan`).toBe('hardware');
   }
   artifact.adapter = {
     name: await page.getByTestId('adapter-name').innerText(),
+    vendor: await page.getByTestId('adapter-vendor').innerText(),
     architecture: await page.getByTestId('adapter-architecture').innerText(),
     kind: await page.getByTestId('adapter-kind').innerText(),
   };
@@ -123,7 +130,7 @@ test('trains with heartbeats and tokens/s; pause keeps the step count, resume fi
   await page.emulateMedia({ colorScheme: 'light' });
 });
 
-test('downloads use the CLI formats, and the loss at the last step matches the golden value', async () => {
+test('downloads use the CLI formats, and the loss at the last step matches the golden value of this adapter', async ({}, testInfo) => {
   const csv = (await download('download-metrics.csv')).trim().split('\n');
   expect(csv[0]).toBe(METRICS_HEADER);
   const rows = csv.slice(1).map((l) => l.split(',').map((x) => (x === '' ? null : Number(x))));
@@ -155,32 +162,28 @@ test('downloads use the CLI formats, and the loss at the last step matches the g
   expect(config.train.steps).toBe(P.steps);
   expect(config.stepsDone).toBe(P.steps);
 
-  // The golden loss: same seed, same kernels, same loss (within the stated tolerance).
+  // The golden loss: same seed, same kernels, same adapter, same loss (within the stated tolerance).
   const at = train.at(-1)!;
-  const golden = goldenFor(P.name);
+  const adapter = artifact.adapter!;
+  const key = goldenKey(P.name, adapter);
+  const golden = goldenFor(key);
+  artifact.golden = { key, step: at.step, loss: at.loss, expected: golden?.loss ?? null, tolerance: golden?.tolerance ?? null, recorded: false };
   if (RECORD_GOLDEN) {
-    const tolerance = golden?.tolerance ?? DEFAULT_TOLERANCE[GPU_MODE];
-    recordGolden(P.name, {
-      hash: P.hash,
-      step: at.step,
-      loss: at.loss,
-      tolerance,
-      why: golden?.why ?? 'float32 rounding differs across CPUs (SwiftShader JIT) and GPU drivers; a real regression moves the loss by >= 0.01',
-      recorded: `${new Date().toISOString()} on ${artifact.adapter?.name ?? '?'}`,
-    });
-    artifact.golden = { step: at.step, loss: at.loss, expected: null, tolerance, recorded: true };
-    console.log(`[e2e] recorded golden ${P.name}: step ${at.step} loss ${at.loss}`);
+    const entry = recordGolden(key, GPU_MODE, { hash: P.hash, step: at.step, loss: at.loss, adapterName: adapter.name });
+    artifact.golden = { ...artifact.golden, tolerance: entry.tolerance, recorded: true };
+    console.log(`[e2e] recorded golden ${key}: step ${at.step} loss ${at.loss} (tolerance ${entry.tolerance}); commit e2e/golden.json`);
     return;
   }
-  if (!golden) throw new Error(`No golden loss for profile '${P.name}' in e2e/golden.json: record one with NSA_E2E_RECORD_GOLDEN=1.`);
+  // No golden for this adapter: fail (the loss is in the artifact), never pass unchecked.
+  if (!golden) throw new Error(missingGoldenMessage(key, GPU_MODE, at, join(testInfo.project.outputDir, ARTIFACT_FILE)));
   expect(golden.hash, 'the golden was recorded for another config').toBe(P.hash);
-  artifact.golden = { step: at.step, loss: at.loss, expected: golden.loss, tolerance: golden.tolerance, recorded: false };
   expect(at.step).toBe(golden.step);
-  expect(Math.abs(at.loss - golden.loss), `loss ${at.loss} vs golden ${golden.loss} at step ${at.step}`).toBeLessThanOrEqual(golden.tolerance);
+  expect(Math.abs(at.loss - golden.loss), `loss ${at.loss} vs golden ${golden.loss} (${key}) at step ${at.step}`).toBeLessThanOrEqual(golden.tolerance);
 });
 
 test('charts: every series drawn, smoothing changes the smoothed curve, log scale changes the axis', async ({}, testInfo) => {
   const loss = page.getByTestId('loss-chart');
+  await page.getByTestId('charts-panel').scrollIntoViewIfNeeded(); // charts off screen skip their redraws
   for (const id of ['loss-chart', 'tokens-chart', 'lr-chart', 'gradnorm-chart', 'gates-chart'])
     await expect(page.getByTestId(id).locator('.recharts-line-curve').first()).toBeVisible();
   await expect(loss.locator('.recharts-line-curve')).toHaveCount(3); // raw, smoothed, validation
@@ -285,6 +288,7 @@ test('reset clears the run and unlocks the config', async ({}, testInfo) => {
   await expect(status()).toHaveAttribute('data-status', 'idle');
   await expect(page.getByTestId('steps-done')).toHaveText('0');
   await expect(page.getByTestId('loss-latest')).toHaveText('–');
+  await page.getByTestId('loss-chart').scrollIntoViewIfNeeded(); // charts off screen skip their redraws
   await expect(page.getByTestId('loss-chart')).toHaveAttribute('data-points', '0');
   await expect(page.getByTestId('stepper-empty')).toBeVisible();
   await expect(page.getByTestId('download-metrics.csv')).toBeDisabled();
