@@ -81,7 +81,7 @@ export function missingGoldenMessage(key: string, mode: GpuMode, run: { step: nu
   return [
     `No golden loss for '${key}' in e2e/golden.json, so this run's loss cannot be checked (known: ${known.join(', ') || 'none'}).`,
     `This run: loss ${run.loss} at step ${run.step} (also in ${artifactPath}).`,
-    `If this commit is known to train correctly (e.g. its SwiftShader golden passes), record the value on this machine and commit e2e/golden.json:`,
+    `If this commit is known to train correctly (the default SwiftShader suite passes on it), record the value on this machine and commit e2e/golden.json:`,
     `  ${recordCommand(mode)}`,
   ].join('\n');
 }
