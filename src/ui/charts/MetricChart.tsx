@@ -32,7 +32,7 @@ interface Props {
   share?: number;
 }
 
-const FIGURE_STYLE = { minWidth: 0, overflow: 'hidden' } as const;
+const FIGURE_STYLE = { minWidth: 0 } as const;
 const BODY_STYLE = { position: 'relative' } as const;
 const OVERLAY_STYLE = { position: 'absolute', inset: 0, background: 'var(--panel)' } as const;
 
@@ -53,7 +53,7 @@ export const MetricChart = memo(function MetricChart({ testId, title, lines, rev
   );
   const count = drawn.reduce((a, l) => a + l.points.length, 0);
   return (
-    // min-width 0: in a grid cell the figure may shrink below the drawn SVG, so it can be re-measured.
+    // min-width 0: in a grid cell the figure may shrink below the drawn SVG, so it is re-measured.
     <figure className="chart" style={FIGURE_STYLE} ref={ref} data-testid={testId} data-points={count} data-budget={budget} data-revision={shown} data-current={shown === revision} aria-label={title}>
       <figcaption>{title}</figcaption>
       {shown === NOT_DRAWN ? <Empty height={height} /> : <ChartBody drawn={drawn} width={width} log={log} height={height} format={format} />}
@@ -80,11 +80,11 @@ const ChartBody = memo(function ChartBody({ drawn, width, log, height, format }:
   // reset only changes its lines.
   return (
     <div style={BODY_STYLE}>
-      <LineChart width={width} height={height} margin={{ top: 4, right: 12, bottom: 0, left: 0 }}>
+      <LineChart width={width} height={height} margin={{ top: 8, right: 24, bottom: 0, left: 0 }}>
         <CartesianGrid strokeDasharray="3 3" />
         {/* interval 0: every computed tick (≤ 6, never overlapping), no label text measured per redraw. */}
         <XAxis dataKey="x" type="number" domain={['dataMin', 'dataMax']} allowDecimals={false} tickCount={6} interval={0} />
-        <YAxis dataKey="y" type="number" scale={log ? 'log' : 'auto'} domain={['auto', 'auto']} allowDataOverflow={log} width={56} interval={0} tickFormatter={format} />
+        <YAxis dataKey="y" type="number" scale={log ? 'log' : 'auto'} domain={['auto', 'auto']} allowDataOverflow={log} width={64} interval={0} tickFormatter={format} />
         <Tooltip formatter={(v) => (typeof v === 'number' ? format(v) : String(v))} labelFormatter={(s) => `step ${String(s)}`} />
         {drawn.length > 1 && <Legend verticalAlign="top" height={22} iconSize={10} />}
         {drawn.map((l) => (
