@@ -1,96 +1,30 @@
-// Dense causal attention with grouped-query heads, forward, flash style (online softmax).
-// q [B,T,H,DK], k [B,T,G,DK], v [B,T,G,DV], out [B,T,H,DV], lse [B,H,T] (natural log).
-// A workgroup owns WG rows of one (batch b, group g): row r = t·hpg + j is query t of head
-// g·hpg + j, so the h heads of a group share every staged K/V tile. One thread per row keeps its
-// q row and output accumulator in registers; K/V tiles of BK keys are staged in workgroup memory
-// as vec4 (zero-padded past DK / DV). Scores are kept in log2 units (scale folded with log2 e).
+// Dense causal attention with grouped-query heads, forward, flash style (online softmax), after
+// attention_common.wgsl, attention_dense.wgsl and attention_dense_rows.wgsl (row mapping, K/V
+// tiles). q [B,T,H,DK], k [B,T,G,DK], v [B,T,G,DV], out [B,T,H,DV], lse [B,H,T] (natural log).
+// One thread per query row keeps its q row and output accumulator in registers. Scores are kept in
+// log2 units (scale folded with log2 e) and the running state is rescaled once per CH keys.
 
-struct Params {
-  T: u32,
-  H: u32,
-  G: u32,
-  hpg: u32,          // heads per group, H / G
-  scaleLog2e: f32,   // log2(e) / sqrt(DK)
-}
-
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> q: array<f32>;
-@group(0) @binding(2) var<storage, read_write> k: array<f32>;
-@group(0) @binding(3) var<storage, read_write> v: array<f32>;
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;
 @group(0) @binding(5) var<storage, read_write> lse: array<f32>;
 
-override DK: u32;
-override DV: u32;
-override DK4: u32;   // ceil(DK / 4)
-override DV4: u32;   // ceil(DV / 4)
-override BK: u32;    // keys per staged tile, a multiple of CH; BK·(DK4+DV4)·16 bytes ≤ 16 KiB
-
-const WG: u32 = 64u;     // rows per workgroup
-const CH: u32 = 8u;      // keys per online-softmax rescale
-const MAX4: u32 = 32u;   // DK, DV ≤ 128
-const LN2: f32 = 0.6931471805599453;
-// Finite "minus infinity": WGSL does not promise IEEE infinities.
-const NEG: f32 = -1e30;
-
-var<workgroup> ks: array<vec4<f32>, BK * DK4>;
-var<workgroup> vs: array<vec4<f32>, BK * DV4>;
-
-fn loadQ4(base: u32, d: u32) -> vec4<f32> {
-  var r = vec4<f32>(0.0);
-  for (var c = 0u; c < 4u; c++) { if (d + c < DK) { r[c] = q[base + d + c]; } }
-  return r;
-}
-
-fn loadK4(base: u32, d: u32) -> vec4<f32> {
-  var r = vec4<f32>(0.0);
-  for (var c = 0u; c < 4u; c++) { if (d + c < DK) { r[c] = k[base + d + c]; } }
-  return r;
-}
-
-fn loadV4(base: u32, d: u32) -> vec4<f32> {
-  var r = vec4<f32>(0.0);
-  for (var c = 0u; c < 4u; c++) { if (d + c < DV) { r[c] = v[base + d + c]; } }
-  return r;
-}
+const CH: u32 = 8u;   // keys per online-softmax rescale (BK is a multiple)
 
 @compute @workgroup_size(WG)
 fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let T = P.T;
-  let hpg = P.hpg;
-  let g = wid.y;
-  let b = wid.z;
-  let row = wid.x * WG + lid;
-  let live = row < T * hpg;
-  let t = min(row / hpg, T - 1u);                       // dead rows shadow the last query, never write
-  let head = g * hpg + row % hpg;
-  let tLast = min((wid.x * WG + WG - 1u) / hpg, T - 1u);  // last query of the workgroup (uniform)
+  let r = queryRow(wid, lid);
+  let t = r.t;
+  let tLast = lastQuery(wid.x);
 
   var qr: array<vec4<f32>, MAX4>;
   var o: array<vec4<f32>, MAX4>;
-  let qBase = ((b * T + t) * P.H + head) * DK;
-  for (var i = 0u; i < DK4; i++) { qr[i] = loadQ4(qBase, i * 4u); }
+  for (var i = 0u; i < DK4; i++) { qr[i] = loadQ4(r.x * DK, i * 4u); }
   var m = NEG;   // running max of the scores (log2 units)
   var l = 0.0;   // running Σ exp2(score − m)
 
   let nTiles = tLast / BK + 1u;
   for (var tile = 0u; tile < nTiles; tile++) {
     let s0 = tile * BK;
-    workgroupBarrier();   // the previous tile is consumed
-    for (var i = lid; i < BK * DK4; i += WG) {
-      let key = s0 + i / DK4;
-      var x = vec4<f32>(0.0);
-      if (key < T) { x = loadK4(((b * T + key) * P.G + g) * DK, (i % DK4) * 4u); }
-      ks[i] = x;
-    }
-    for (var i = lid; i < BK * DV4; i += WG) {
-      let key = s0 + i / DV4;
-      var x = vec4<f32>(0.0);
-      if (key < T) { x = loadV4(((b * T + key) * P.G + g) * DV, (i % DV4) * 4u); }
-      vs[i] = x;
-    }
-    workgroupBarrier();
-
+    stageKeys(r.b, r.g, s0, lid);
     let nKeys = min(BK, tLast + 1u - s0);
     for (var c0 = 0u; c0 < nKeys; c0 += CH) {
       if (s0 + c0 > t) { break; }   // the rest of the tile is in this row's future
@@ -117,14 +51,13 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
     }
   }
 
-  if (!live) { return; }
+  if (!r.live) { return; }
   let inv = 1.0 / l;
-  let oBase = ((b * T + t) * P.H + head) * DV;
   for (var i = 0u; i < DV4; i++) {
     for (var c = 0u; c < 4u; c++) {
       let d = i * 4u + c;
-      if (d < DV) { out[oBase + d] = o[i][c] * inv; }
+      if (d < DV) { out[r.x * DV + d] = o[i][c] * inv; }
     }
   }
-  lse[(b * P.H + head) * T + t] = (m + log2(l)) * LN2;
+  lse[r.lrow] = lseOf(m, l);
 }

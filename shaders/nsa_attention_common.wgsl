@@ -1,6 +1,7 @@
-// NSA branch attention, shared part (src/kernels/nsa-attention.ts prepends it to
-// nsa_attention_fwd.wgsl, nsa_attention_dq.wgsl and nsa_attention_dkdv.wgsl): the uniform, the
-// branch codes and the block arithmetic of NSA_SPEC.md. Index conventions:
+// NSA branch attention, shared part of the forward, dQ and dK/dV kernels of
+// both variants (src/kernels/nsa-attention.ts prepends it,
+// after attention_common.wgsl): the uniform, the branch codes and the block
+// arithmetic of NSA_SPEC.md. Index conventions:
 //   q [B,T,H,DK], k/v [B,S,G,DK|DV] with S = T (sel, win) or S = Ncmp(T) (cmp: compressed rows),
 //   out [B,T,H,DV], lse [B,H,T]; head i belongs to group floor(i / hpg).
 
@@ -33,11 +34,6 @@ struct Params {
 const CMP: u32 = 0u;
 const SEL: u32 = 1u;
 const WIN: u32 = 2u;
-const LOG2E: f32 = 1.4426950408889634;
-const LN2: f32 = 0.6931471805599453;
-// Finite "minus infinity" for running maxima: WGSL does not promise IEEE infinities in arithmetic.
-const NEG: f32 = -1e30;
-const MAX4: u32 = 32u;   // DK, DV ≤ 128 (vec4 registers per row)
 
 // ncmp(t): compressed blocks visible to query t (block k ends at k·d + l − 1 ≤ t).
 fn ncmp(t: u32) -> u32 {

@@ -1,49 +1,35 @@
-// NSA branch attention, backward part 2: dQ per query row (after nsa_attention_common.wgsl and
-// nsa_attention_rows.wgsl; part 1, nsa_attention_delta.wgsl, wrote delta = rowsum(dO ∘ O)).
+// NSA branch attention, backward part 2: dQ per query row (after attention_common.wgsl,
+// attention_bwd_common.wgsl, nsa_attention_common.wgsl and nsa_attention_rows.wgsl; part 1,
+// nsa_attention_delta.wgsl, wrote delta = rowsum(dO ∘ O)).
 // Same workgroup, key enumeration and tiles as the forward; each lane recomputes
 //   P = exp(q·k/√DK − lse),  dS = P (dO·v − delta),  dQ += dS k / √DK
 // over its keys, and the lanes of a row are summed in lane order. gradQ is overwritten, or added
 // to when P.accumulate = 1 (the three branches share one dQ). Each element has one writer.
 // Bindings: 4 lse, 5 dout, 6 delta, 7 gradQ; backwardDqSel adds 8 sel.
 
-@group(0) @binding(4) var<storage, read_write> lse: array<f32>;
-@group(0) @binding(5) var<storage, read_write> dout: array<f32>;
-@group(0) @binding(6) var<storage, read_write> delta: array<f32>;
 @group(0) @binding(7) var<storage, read_write> gradQ: array<f32>;
 @group(0) @binding(8) var<storage, read_write> sel: array<i32>;
 
-fn loadDout4(base: u32, d: u32) -> vec4<f32> {
-  var r = vec4<f32>(0.0);
-  for (var c = 0u; c < 4u; c++) { if (d + c < DV) { r[c] = dout[base + d + c]; } }
-  return r;
-}
-
 fn gradRow(b: u32, t: u32, g: u32, lid: u32, nk: u32) {
   let h = P.hpg;
-  let i = lid / NL;
-  let lane = lid % NL;
-  let live = i < h;
-  let ir = min(i, h - 1u);   // dead threads shadow the last row and never write
-  let head = g * h + ir;
+  let me = laneOf(g, lid);
 
   var qr: array<vec4<f32>, MAX4>;
   var dor: array<vec4<f32>, MAX4>;
   var dq: array<vec4<f32>, MAX4>;
-  let qBase = ((b * P.T + t) * P.H + head) * DK;
-  let oBase = ((b * P.T + t) * P.H + head) * DV;
+  let qBase = ((b * P.T + t) * P.H + me.head) * DK;
+  let oBase = ((b * P.T + t) * P.H + me.head) * DV;
   for (var c = 0u; c < DK4; c++) { qr[c] = loadQ4(qBase, c * 4u); }
   for (var c = 0u; c < DV4; c++) { dor[c] = loadDout4(oBase, c * 4u); }
-  let lrow = (b * P.H + head) * P.T + t;
+  let lrow = (b * P.H + me.head) * P.T + t;
   let lse2 = lse[lrow] * LOG2E;   // −inf only for a query without keys, which has no tile
   let dl = delta[lrow];
 
   for (var n0 = 0u; n0 < nk; n0 += BK) {
-    workgroupBarrier();   // the previous tile is consumed
     loadTile(b, t, g, nk, n0, lid);
-    workgroupBarrier();
-    if (live) {
+    if (me.live) {
       let nValid = min(BK, nk - n0);
-      for (var kk = lane; kk < nValid; kk += NL) {
+      for (var kk = me.lane; kk < nValid; kk += NL) {
         var a = vec4<f32>(0.0);
         for (var c = 0u; c < DK4; c++) { a = fma(qr[c], kv[kk * KS + c], a); }
         var e = vec4<f32>(0.0);
@@ -58,7 +44,7 @@ fn gradRow(b: u32, t: u32, g: u32, lid: u32, nk: u32) {
   // Sum the lanes of each row (in lane order) through the tile memory, CW columns per round.
   for (var c0 = 0u; c0 < DK4; c0 += CW) {
     workgroupBarrier();
-    if (live) {
+    if (me.live) {
       for (var c = 0u; c < CW; c++) { if (c0 + c < DK4) { kv[lid * CW + c] = dq[c0 + c]; } }
     }
     workgroupBarrier();
@@ -89,7 +75,6 @@ fn backwardDq(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
 
 @compute @workgroup_size(WG)
 fn backwardDqSel(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  for (var m = lid; m < P.nSel; m += WG) { selRow[m] = sel[((wid.z * P.T + wid.x) * P.G + wid.y) * P.nSel + m]; }
-  workgroupBarrier();
+  stageSel(wid.z, wid.x, wid.y, lid);
   gradRow(wid.z, wid.x, wid.y, lid, uniformKeyCount(wid.x, lid));
 }

@@ -1,7 +1,7 @@
-// NSA branch attention, forward (after nsa_attention_common.wgsl and nsa_attention_rows.wgsl).
-// Per row: online softmax over the lane's keys (scores in log2 units, rescaled when the max grows),
-// then
-// the lanes merge: M = max m, L = Σ l·2^(m−M), O = Σ o·2^(m−M) / L, in lane order.
+// NSA branch attention, forward (after attention_common.wgsl, nsa_attention_common.wgsl and
+// nsa_attention_rows.wgsl). Per row: online softmax over the lane's keys (scores in log2 units,
+// rescaled when the max grows), then the lanes merge: M = max m, L = Σ l·2^(m−M),
+// O = Σ o·2^(m−M) / L, in lane order.
 // A query with no keys (cmp with ncmp(t) = 0) writes out = 0 exactly and lse = −inf.
 // Bindings: 4 out, 5 lse, then per entry point —
 //   forward (cmp, win): nothing more      forwardCount: 6 keysRead
@@ -26,28 +26,22 @@ fn rowTotals(ri: u32) -> vec2<f32> {
 
 fn attend(b: u32, t: u32, g: u32, lid: u32, nk: u32) {
   let h = P.hpg;
-  let i = lid / NL;
-  let lane = lid % NL;
-  let live = i < h;
-  let ir = min(i, h - 1u);   // dead threads shadow the last row and never write
-  let head = g * h + ir;
+  let me = laneOf(g, lid);
 
   var qr: array<vec4<f32>, MAX4>;
   var o: array<vec4<f32>, MAX4>;
-  let qBase = ((b * P.T + t) * P.H + head) * DK;
+  let qBase = ((b * P.T + t) * P.H + me.head) * DK;
   for (var c = 0u; c < DK4; c++) { qr[c] = loadQ4(qBase, c * 4u); }
   var m = NEG;   // running max (log2 units)
   var l = 0.0;   // running Σ 2^(score − m)
   var seen = 0u;
 
   for (var n0 = 0u; n0 < nk; n0 += BK) {
-    workgroupBarrier();   // the previous tile is consumed
     loadTile(b, t, g, nk, n0, lid);
-    workgroupBarrier();
-    if (live) {
+    if (me.live) {
       // Keys kk ≡ lane (mod NL) of the tile, one at a time; rescale only when the max grows.
       let nValid = min(BK, nk - n0);
-      for (var kk = lane; kk < nValid; kk += NL) {
+      for (var kk = me.lane; kk < nValid; kk += NL) {
         var a = vec4<f32>(0.0);
         for (var c = 0u; c < DK4; c++) { a = fma(qr[c], kv[kk * KS + c], a); }
         let s = (a.x + a.y + a.z + a.w) * P.scaleLog2e;
@@ -70,14 +64,14 @@ fn attend(b: u32, t: u32, g: u32, lid: u32, nk: u32) {
   workgroupBarrier();
   kv[lid] = vec4<f32>(m, l, f32(seen), 0.0);
   workgroupBarrier();
-  let own = rowTotals(ir);
+  let own = rowTotals(me.ir);
   let f = exp2(m - own.x);
-  if (live && lane == 0u) {
-    lse[(b * P.H + head) * P.T + t] = select(bitcast<f32>(P.negInf), (own.x + log2(own.y)) * LN2, nk > 0u);
+  if (me.live && me.lane == 0u) {
+    lse[(b * P.H + me.head) * P.T + t] = select(bitcast<f32>(P.negInf), lseOf(own.x, own.y), nk > 0u);
   }
   for (var c0 = 0u; c0 < DV4; c0 += CW) {
     workgroupBarrier();
-    if (live) {
+    if (me.live) {
       for (var c = 0u; c < CW; c++) { if (c0 + c < DV4) { kv[WG + lid * CW + c] = o[c0 + c] * f; } }
     }
     workgroupBarrier();
@@ -100,11 +94,6 @@ fn keysScored() -> u32 {
   var n = 0.0;
   for (var y = 0u; y < NL; y++) { n += kv[y].z; }
   return u32(n);
-}
-
-fn stageSel(b: u32, t: u32, g: u32, lid: u32) {
-  for (var m = lid; m < P.nSel; m += WG) { selRow[m] = sel[((b * P.T + t) * P.G + g) * P.nSel + m]; }
-  workgroupBarrier();
 }
 
 @compute @workgroup_size(WG)

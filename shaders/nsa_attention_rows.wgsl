@@ -1,20 +1,12 @@
 // NSA branch attention, query-centric part shared by the forward and the dQ pass (prepended after
-// nsa_attention_common.wgsl). One workgroup owns one (batch b, query t, group g) — wid = (t, g, b)
-// — and all h = hpg heads of the group, so every key of the branch is read once for the whole
-// group (the paper's group-centric design). The key list of (b, t, g) is enumerated in ascending
-// order, n = 0 .. nk−1, and staged BK keys at a time into workgroup memory; thread (row i, lane)
-// = (lid / NL, lid % NL) handles the keys kk ≡ lane (mod NL) of each tile with its own running
-// state in registers, and the NL lanes of a row are merged at the end in lane order (same bits on
-// every run).
+// attention_common.wgsl and nsa_attention_common.wgsl). One workgroup owns one (batch b, query t,
+// group g) — wid = (t, g, b) — and all h = hpg heads of the group, so every key of the branch is
+// read once for the whole group (the paper's group-centric design). The key list of (b, t, g) is
+// enumerated in ascending order, n = 0 .. nk−1, and staged BK keys at a time into workgroup
+// memory; thread (row i, lane) = (lid / NL, lid % NL) handles the keys kk ≡ lane (mod NL) of each
+// tile with its own running state in registers, and the NL lanes of a row are merged at the end in
+// lane order (same bits on every run). The pass declares `sel` (the selection, for stageSel).
 
-@group(0) @binding(1) var<storage, read_write> q: array<f32>;
-@group(0) @binding(2) var<storage, read_write> k: array<f32>;
-@group(0) @binding(3) var<storage, read_write> v: array<f32>;
-
-override DK: u32;
-override DV: u32;
-override DK4: u32;    // ceil(DK / 4)
-override DV4: u32;    // ceil(DV / 4)
 override KS: u32;     // odd ≥ DK4: vec4 stride of a staged key (lanes read distinct banks)
 override VS: u32;     // odd ≥ DV4: vec4 stride of a staged value
 override NL: u32;     // lanes per head row, hpg · NL ≤ WG
@@ -29,22 +21,24 @@ var<workgroup> kv: array<vec4<f32>, BK * (KS + VS)>;
 var<workgroup> selRow: array<i32, NSEL>;   // sel entry points stage the selection of (b, t, g) here
 var<workgroup> nKeys: u32;
 
-fn loadQ4(base: u32, d: u32) -> vec4<f32> {
-  var r = vec4<f32>(0.0);
-  for (var c = 0u; c < 4u; c++) { if (d + c < DK) { r[c] = q[base + d + c]; } }
-  return r;
+struct Lane {
+  ir: u32,     // head row within the group; threads past the hpg rows shadow the last one
+  lane: u32,
+  live: bool,  // a real row: only live threads write
+  head: u32,   // g·hpg + ir
 }
 
-fn loadK4(base: u32, d: u32) -> vec4<f32> {
-  var r = vec4<f32>(0.0);
-  for (var c = 0u; c < 4u; c++) { if (d + c < DK) { r[c] = k[base + d + c]; } }
-  return r;
+// The row and lane of thread lid in group g.
+fn laneOf(g: u32, lid: u32) -> Lane {
+  let i = lid / NL;
+  let ir = min(i, P.hpg - 1u);
+  return Lane(ir, lid % NL, i < P.hpg, g * P.hpg + ir);
 }
 
-fn loadV4(base: u32, d: u32) -> vec4<f32> {
-  var r = vec4<f32>(0.0);
-  for (var c = 0u; c < 4u; c++) { if (d + c < DV) { r[c] = v[base + d + c]; } }
-  return r;
+// Stages the selection row of (b, t, g) in selRow (sel entry points, before uniformKeyCount).
+fn stageSel(b: u32, t: u32, g: u32, lid: u32) {
+  for (var m = lid; m < P.nSel; m += WG) { selRow[m] = sel[((b * P.T + t) * P.G + g) * P.nSel + m]; }
+  workgroupBarrier();
 }
 
 // Number of keys of query t: ncmp(t), |selected positions ≤ t| or min(w, t + 1).
@@ -74,8 +68,10 @@ fn uniformKeyCount(t: u32, lid: u32) -> u32 {
   return workgroupUniformLoad(&nKeys);
 }
 
-// Stages keys n0 .. n0+BK−1 of query t (zeros past nk).
+// Stages keys n0 .. n0+BK−1 of query t (zeros past nk), once the previous tile is consumed; all of
+// the workgroup calls it.
 fn loadTile(b: u32, t: u32, g: u32, nk: u32, n0: u32, lid: u32) {
+  workgroupBarrier();
   for (var x = lid; x < BK * DK4; x += WG) {
     let kk = x / DK4;
     var r = vec4<f32>(0.0);
@@ -88,4 +84,5 @@ fn loadTile(b: u32, t: u32, g: u32, nk: u32, n0: u32, lid: u32) {
     if (n0 + kk < nk) { r = loadV4(((b * P.S + keyAt(t, nk, n0 + kk)) * P.G + g) * DV, (x % DV4) * 4u); }
     kv[BK * KS + kk * VS + x % DV4] = r;
   }
+  workgroupBarrier();
 }

@@ -1,5 +1,6 @@
 // NSA branch attention, shared part of the software-oriented ("simple") variant: its forward, dQ
-// and dK/dV (nsa_attention_simple_*.wgsl) follow it, after nsa_attention_common.wgsl. Forward and
+// and dK/dV (nsa_attention_simple_*.wgsl) follow it, after attention_common.wgsl and
+// nsa_attention_common.wgsl. Forward and
 // dQ run one invocation per query row x = (b·T + t)·H + head — the row of q — reading its keys
 // straight from storage in ascending order, all state in private memory: no workgroup memory and
 // no barriers. On a CPU driver (SwiftShader) a barrier switches between emulated invocations and
@@ -8,13 +9,6 @@
 // a group on a GPU. Consecutive invocations are the heads of one query: same keys, same loop trips.
 // The key rows of query t: cmp [0, ncmp(t)), win [t + 1 − min(w, t + 1), t + 1), sel the selected
 // blocks in ascending order, each cut at t (a −1 padding entry or a block after t is empty).
-
-@group(0) @binding(1) var<storage, read_write> q: array<f32>;
-@group(0) @binding(2) var<storage, read_write> k: array<f32>;
-@group(0) @binding(3) var<storage, read_write> v: array<f32>;
-
-override DK: u32;
-override DV: u32;
 
 const WG: u32 = 64u;
 const MAXD: u32 = 128u;   // DK, DV ≤ 128

@@ -1,8 +1,8 @@
-// NSA branch attention, dK/dV of the simple variant (after nsa_attention_common.wgsl and
-// nsa_attention_simple.wgsl; delta and lse come from the earlier passes). One invocation per key
-// row s of (b, g), x = (b·G + g)·S + s — consecutive invocations hold consecutive keys of one group,
-// which share most of their readers — loops over exactly the queries that read it, ascending t and
-// then the heads of group g:
+// NSA branch attention, dK/dV of the simple variant (after attention_common.wgsl,
+// attention_bwd_common.wgsl, nsa_attention_common.wgsl and nsa_attention_simple.wgsl; delta and
+// lse come from the earlier passes). One invocation per key row s of (b, g), x = (b·G + g)·S + s —
+// consecutive invocations hold consecutive keys of one group, which share most of their readers —
+// loops over exactly the queries that read it, ascending t and then the heads of group g:
 //   win: t ∈ [s, s + w − 1];  cmp: t ≥ s·d + l − 1;  sel: the reverse index of (b, g, s / lSel), t ≥ s,
 // recomputing  P = exp(q·k/√DK − lse),  dV += P dO,  dS = P (dO·v − delta),  dK += dS q / √DK.
 // No workgroup memory, no barriers; one writer per element and a fixed order: same bits each run.
@@ -11,9 +11,6 @@
 //   keyGradsSel:         7 gradOut (gradK when P.want = 1, gradV when P.want = 2), 8 rev: the
 //                        offsets [B·G·nB + 1], then the ascending query lists from P.revBase.
 
-@group(0) @binding(4) var<storage, read_write> lse: array<f32>;
-@group(0) @binding(5) var<storage, read_write> dout: array<f32>;
-@group(0) @binding(6) var<storage, read_write> delta: array<f32>;
 @group(0) @binding(7) var<storage, read_write> gradK: array<f32>;
 @group(0) @binding(8) var<storage, read_write> gradV: array<f32>;
 @group(0) @binding(7) var<storage, read_write> gradOut: array<f32>;

@@ -1,13 +1,11 @@
-// NSA branch attention, dQ of the simple variant (after nsa_attention_common.wgsl and
-// nsa_attention_simple.wgsl; nsa_attention_delta.wgsl wrote delta = rowsum(dO ∘ O)). Each
-// invocation recomputes, over its row's keys in ascending order,
+// NSA branch attention, dQ of the simple variant (after attention_common.wgsl,
+// attention_bwd_common.wgsl, nsa_attention_common.wgsl and nsa_attention_simple.wgsl;
+// nsa_attention_delta.wgsl wrote delta = rowsum(dO ∘ O)). Each invocation recomputes, over its
+// row's keys in ascending order,
 //   P = exp(q·k/√DK − lse),  dS = P (dO·v − delta),  dQ += dS k / √DK,
 // and overwrites gradQ, or adds to it when P.accumulate = 1 (the branches share one dQ).
 // Bindings as nsa_attention_dq.wgsl: 4 lse, 5 dout, 6 delta, 7 gradQ; backwardDqSel adds 8 sel.
 
-@group(0) @binding(4) var<storage, read_write> lse: array<f32>;
-@group(0) @binding(5) var<storage, read_write> dout: array<f32>;
-@group(0) @binding(6) var<storage, read_write> delta: array<f32>;
 @group(0) @binding(7) var<storage, read_write> gradQ: array<f32>;
 @group(0) @binding(8) var<storage, read_write> sel: array<i32>;
 

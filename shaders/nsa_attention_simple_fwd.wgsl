@@ -1,5 +1,5 @@
-// NSA branch attention, forward of the simple variant (after nsa_attention_common.wgsl and
-// nsa_attention_simple.wgsl): each invocation runs an online softmax over its row's keys in
+// NSA branch attention, forward of the simple variant (after attention_common.wgsl,
+// nsa_attention_common.wgsl and nsa_attention_simple.wgsl): each invocation runs an online softmax over its row's keys in
 // ascending order, scores in log2 units, rescaling only when the running max grows. A query with no
 // keys (cmp with ncmp(t) = 0) writes out = 0 exactly and lse = −inf.
 // Bindings as nsa_attention_fwd.wgsl: 4 out, 5 lse, then per entry point —
@@ -53,7 +53,7 @@ fn finish(r: Row) {
   let x = (r.b * P.T + r.t) * P.H + r.head;
   let inv = select(0.0, 1.0 / sum, seen > 0u);
   for (var d = 0u; d < DV; d++) { out[x * DV + d] = o[d] * inv; }
-  lse[(r.b * P.H + r.head) * P.T + r.t] = select(bitcast<f32>(P.negInf), (mx + log2(sum)) * LN2, seen > 0u);
+  lse[(r.b * P.H + r.head) * P.T + r.t] = select(bitcast<f32>(P.negInf), lseOf(mx, sum), seen > 0u);
 }
 
 fn visitSel(r: Row) {

@@ -1,8 +1,16 @@
 // Wrapper for shaders/attention_fwd.wgsl, attention_bwd_dq.wgsl and attention_bwd_dkdv.wgsl:
-// dense causal attention with grouped-query heads (flash style, deterministic backward).
-import fwdCode from '../../shaders/attention_fwd.wgsl?raw';
-import dqCode from '../../shaders/attention_bwd_dq.wgsl?raw';
+// dense causal attention with grouped-query heads (flash style, deterministic backward). WGSL has
+// no #include: each kernel is its shared parts (attention_common.wgsl with the NSA kernels, the
+// dense uniform, the query-row tiles of forward and dQ, the key-outer dK/dV of
+// attention_keys.wgsl) concatenated here in front of the kernel's own file.
+import bwdCommonCode from '../../shaders/attention_bwd_common.wgsl?raw';
 import dkdvCode from '../../shaders/attention_bwd_dkdv.wgsl?raw';
+import dqCode from '../../shaders/attention_bwd_dq.wgsl?raw';
+import commonCode from '../../shaders/attention_common.wgsl?raw';
+import denseCode from '../../shaders/attention_dense.wgsl?raw';
+import denseRowsCode from '../../shaders/attention_dense_rows.wgsl?raw';
+import fwdCode from '../../shaders/attention_fwd.wgsl?raw';
+import keysCode from '../../shaders/attention_keys.wgsl?raw';
 import type { BufferSlice } from '../gpu/arena';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv } from '../gpu/grid';
@@ -11,7 +19,11 @@ import type { AttentionShape } from '../reference/attention';
 
 export type { AttentionShape } from '../reference/attention';
 
-/** Rows (forward, dQ) or key slices (dK/dV) per workgroup; must match WG in the shaders. */
+const FWD = commonCode + denseCode + denseRowsCode + fwdCode;
+const DQ = commonCode + bwdCommonCode + denseCode + denseRowsCode + dqCode;
+const DKDV = commonCode + bwdCommonCode + denseCode + keysCode + dkdvCode;
+
+/** Rows (forward, dQ; WG in attention_dense_rows.wgsl) or key slices (dK/dV: NS·KB) per workgroup. */
 const WG = 64;
 /** Workgroup memory budget per kernel (the portable WebGPU minimum). */
 const SHARED_FLOATS = 16384 / 4;
@@ -40,9 +52,10 @@ export function attentionTiling(dk: number, dv: number): AttentionTiling {
   const NS = [1, 2, 4].find((n) => Math.ceil(DK4 / n) <= 8 && Math.ceil(DV4 / n) <= 8) ?? 4;
   const KC4 = Math.ceil(DK4 / NS);
   const VC4 = Math.ceil(DV4 / NS);
-  // qs + dos: BQ·NS·(KC4 + VC4) vec4; rowLse, rowDelta: 2·BQ; partS, partD: 2·BQ·WG floats.
-  // At most 16: the row loops unroll, and longer ones mostly cost compile time.
-  const BQ = Math.min(16, Math.floor(SHARED_FLOATS / (4 * NS * (KC4 + VC4) + 2 + 2 * WG)));
+  // qs + dos: BQ·NS·(KC4 + VC4) vec4; rowT, rowLse, rowDelta: 3·BQ; partS, partD: 2·BQ·WG floats
+  // (allocated only when NS > 1; counted always). At most 16: the row loops unroll, and longer ones
+  // mostly cost compile time.
+  const BQ = Math.min(16, Math.floor(SHARED_FLOATS / (4 * NS * (KC4 + VC4) + 3 + 2 * WG)));
   return { DK4, DV4, BK, NS, KC4, VC4, BQ };
 }
 
@@ -86,7 +99,7 @@ export async function attentionForwardDispatch(
   });
   const t = attentionTiling(dk, dv);
   return gpu.dispatch(
-    { code: fwdCode, entryPoint: 'forward', constants: { DK: dk, DV: dv, DK4: t.DK4, DV4: t.DV4, BK: t.BK }, label: 'attention.forward' },
+    { code: FWD, entryPoint: 'forward', constants: { DK: dk, DV: dv, DK4: t.DK4, DV4: t.DV4, BK: t.BK }, label: 'attention.forward' },
     [gpu.uniform(uniformWords(a)), a.q, a.k, a.v, a.out, a.lse],
     [ceilDiv(T * (H / G), WG), G, B],
   );
@@ -111,16 +124,16 @@ export async function attentionBackwardDispatches(
   const t = attentionTiling(dk, dv);
   const u = gpu.uniform(uniformWords(a));
   const dq = await gpu.dispatch(
-    { code: dqCode, entryPoint: 'backwardDq', constants: { DK: dk, DV: dv, DK4: t.DK4, DV4: t.DV4, BK: t.BK }, label: 'attention.backward.dq' },
-    [u, a.q, a.k, a.v, a.out, a.lse, a.dout, a.delta, a.gradQ],
+    { code: DQ, entryPoint: 'backwardDq', constants: { DK: dk, DV: dv, DK4: t.DK4, DV4: t.DV4, BK: t.BK }, label: 'attention.backward.dq' },
+    [u, a.q, a.k, a.v, a.lse, a.dout, a.delta, a.gradQ, a.out],
     [ceilDiv(T * (H / G), WG), G, B],
   );
   const keysPerWg = WG / t.NS;
   const dkdv = await gpu.dispatch(
     {
-      code: dkdvCode,
+      code: DKDV,
       entryPoint: 'backwardDkDv',
-      constants: { DK: dk, DV: dv, DK4: t.DK4, DV4: t.DV4, NS: t.NS, KC4: t.KC4, VC4: t.VC4, BQ: t.BQ },
+      constants: { DK: dk, DV: dv, DK4: t.DK4, DV4: t.DV4, NS: t.NS, KB: keysPerWg, KC4: t.KC4, VC4: t.VC4, BQ: t.BQ },
       label: 'attention.backward.dkdv',
     },
     [u, a.q, a.k, a.v, a.lse, a.dout, a.delta, a.gradK, a.gradV],

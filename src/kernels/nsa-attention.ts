@@ -2,8 +2,13 @@
 // sliding-window attention, forward and deterministic backward (NSA_SPEC.md), in two variants:
 // 'group' for GPUs (group-centric: one workgroup per (b, t, g) with all heads of the group sharing
 // staged key tiles; dK/dV per key chunk over staged query tiles) and 'simple' for software adapters
-// (one invocation per query row, resp. key row, reading straight from storage). The shared WGSL
-// parts are concatenated here.
+// (one invocation per query row, resp. key row, reading straight from storage). WGSL has no
+// #include: the shared parts (attention_common.wgsl and, for the backward, attention_bwd_common.wgsl
+// with dense attention; the dK/dV machinery of attention_keys.wgsl with its dK/dV kernel; the NSA
+// uniform and per-variant parts) are concatenated here in front of each kernel's own file.
+import attnBwdCode from '../../shaders/attention_bwd_common.wgsl?raw';
+import attnCode from '../../shaders/attention_common.wgsl?raw';
+import attnKeysCode from '../../shaders/attention_keys.wgsl?raw';
 import commonCode from '../../shaders/nsa_attention_common.wgsl?raw';
 import deltaCode from '../../shaders/nsa_attention_delta.wgsl?raw';
 import dkdvCode from '../../shaders/nsa_attention_dkdv.wgsl?raw';
@@ -28,12 +33,12 @@ export type NsaBranch = 'cmp' | 'sel' | 'win';
 /** The attention shape shared with dense attention and the NSA core (src/reference/attention.ts). */
 export type { NsaAttnShape };
 
-const FWD = commonCode + rowsCode + fwdCode;
-const DQ = commonCode + rowsCode + dqCode;
-const DKDV = commonCode + dkdvCode;
-const FWD_SIMPLE = commonCode + simpleCode + simpleFwdCode;
-const DQ_SIMPLE = commonCode + simpleCode + simpleDqCode;
-const DKDV_SIMPLE = commonCode + simpleCode + simpleDkdvCode;
+const FWD = attnCode + commonCode + rowsCode + fwdCode;
+const DQ = attnCode + attnBwdCode + commonCode + rowsCode + dqCode;
+const DKDV = attnCode + attnBwdCode + commonCode + attnKeysCode + dkdvCode;
+const FWD_SIMPLE = attnCode + commonCode + simpleCode + simpleFwdCode;
+const DQ_SIMPLE = attnCode + attnBwdCode + commonCode + simpleCode + simpleDqCode;
+const DKDV_SIMPLE = attnCode + attnBwdCode + commonCode + simpleCode + simpleDkdvCode;
 
 /**
  * Kernel variant: 'group' (GPU-oriented: forward and dQ per (b, t, g) workgroup sharing staged key

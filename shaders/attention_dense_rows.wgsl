@@ -1,0 +1,57 @@
+// Dense causal attention, the query-row part of the forward and the dQ pass (after
+// attention_common.wgsl and attention_dense.wgsl). A workgroup owns WG rows of one (batch b,
+// group g): row r = t·hpg + j is query t of head g·hpg + j, so the h heads of a group share every
+// staged K/V tile. One thread per row keeps its row state in registers and loops over the keys
+// s ≤ t in ascending order; K/V tiles of BK keys are staged in workgroup memory as vec4
+// (zero-padded past DK / DV).
+
+override BK: u32;   // keys per staged tile, a multiple of 8; BK·(DK4+DV4)·16 bytes ≤ 16 KiB
+
+const WG: u32 = 64u;   // rows per workgroup
+
+var<workgroup> ks: array<vec4<f32>, BK * DK4>;
+var<workgroup> vs: array<vec4<f32>, BK * DV4>;
+
+struct QueryRow {
+  b: u32,
+  g: u32,
+  t: u32,      // query position; dead rows (past T·hpg) shadow the last query and never write
+  head: u32,
+  live: bool,
+  x: u32,      // (b·T + t)·H + head: the row of q, out and dout
+  lrow: u32,   // (b·H + head)·T + t: the entry of lse and delta
+}
+
+// Row lid of workgroup wid = (row block, g, b).
+fn queryRow(wid: vec3<u32>, lid: u32) -> QueryRow {
+  let row = wid.x * WG + lid;
+  let b = wid.z;
+  let g = wid.y;
+  let t = min(row / P.hpg, P.T - 1u);
+  let head = g * P.hpg + row % P.hpg;
+  return QueryRow(b, g, t, head, row < P.T * P.hpg, (b * P.T + t) * P.H + head, (b * P.H + head) * P.T + t);
+}
+
+// The last query of workgroup wx: its key loop bound (uniform, unlike the row's own).
+fn lastQuery(wx: u32) -> u32 {
+  return min((wx * WG + WG - 1u) / P.hpg, P.T - 1u);
+}
+
+// Stages keys s0 .. s0 + BK − 1 of (b, g) into ks, vs (zeros past T), once the previous tile is
+// consumed; all of the workgroup calls it.
+fn stageKeys(b: u32, g: u32, s0: u32, lid: u32) {
+  workgroupBarrier();
+  for (var i = lid; i < BK * DK4; i += WG) {
+    let key = s0 + i / DK4;
+    var x = vec4<f32>(0.0);
+    if (key < P.T) { x = loadK4(((b * P.T + key) * P.G + g) * DK, (i % DK4) * 4u); }
+    ks[i] = x;
+  }
+  for (var i = lid; i < BK * DV4; i += WG) {
+    let key = s0 + i / DV4;
+    var x = vec4<f32>(0.0);
+    if (key < P.T) { x = loadV4(((b * P.T + key) * P.G + g) * DV, (i % DV4) * 4u); }
+    vs[i] = x;
+  }
+  workgroupBarrier();
+}
