@@ -19,6 +19,44 @@ const cfg: ModelConfig = {
 };
 const B = 2;
 
+interface MicroBatch {
+  tokens: Int32Array;
+  targets: Int32Array;
+}
+
+/**
+ * Builds a plan with one micro-batch per entry, runs one forward+backward and checks the loss
+ * (rel ≤ 1e-5) and every gradient (rel RMS ≤ 1e-4) against the mean of the f64 reference's.
+ */
+async function expectAccumulatedStep(micro: MicroBatch[], paramSeed: number, scoredPerSequence?: number): Promise<void> {
+  const gpu = await getGpu();
+  const plan = await ModelPlan.build(gpu, cfg, B, micro.length, { gradClip: 0, weightDecay: 0 }, scoredPerSequence);
+  const specs = paramSpecs(cfg);
+  const params = initParams(specs, paramSeed);
+  plan.uploadParams(params);
+  const p64 = new Map([...params].map(([k, v]) => [k, Float64Array.from(v)]));
+  const N = B * cfg.seqLen;
+  const expected = new Map(specs.map((s) => [s.name, new Float64Array(numel(s.shape))]));
+  let expectedLoss = 0;
+  micro.forEach(({ tokens, targets }, m) => {
+    plan.writeBatch(m, tokens, targets, new Int32Array(tokenIndexLength(N)));
+    const fwd = modelForwardRef(cfg, p64, tokens, targets, B);
+    expectedLoss += fwd.loss / micro.length;
+    for (const [k, v] of modelBackwardRef(cfg, p64, tokens, targets, B, fwd)) {
+      const e = expected.get(k)!;
+      for (let i = 0; i < v.length; i++) e[i] += v[i] / micro.length;
+    }
+  });
+  plan.runForwardBackward();
+  const loss = (await gpu.readF32(plan.acts.get('loss_acc'), 1))[0];
+  expect(Math.abs(loss - expectedLoss) / expectedLoss).toBeLessThanOrEqual(1e-5);
+  const grads = await plan.readArena(plan.grads);
+  for (const s of specs) expect(relRms(grads.get(s.name)!, expected.get(s.name)!), s.name).toBeLessThanOrEqual(1e-4);
+  expect(gpu.reports).toEqual([]);
+}
+
+const randomTokens = (r: () => number) => Int32Array.from({ length: B * cfg.seqLen }, () => Math.floor(r() * cfg.vocabSize));
+
 describe('dense model, one training step: GPU vs float64 reference', () => {
   it('loss (rel ≤ 1e-5) and every parameter gradient (rel RMS ≤ 1e-4)', async () => {
     const gpu = await getGpu();
@@ -51,70 +89,24 @@ describe('dense model, one training step: GPU vs float64 reference', () => {
   });
 
   it('gradient accumulation over 2 micro-batches = mean of their reference gradients (rel RMS ≤ 1e-4)', async () => {
-    const gpu = await getGpu();
-    const plan = await ModelPlan.build(gpu, cfg, B, 2, { gradClip: 0, weightDecay: 0 });
-    const specs = paramSpecs(cfg);
-    const params = initParams(specs, 8);
-    plan.uploadParams(params);
-    const p64 = new Map([...params].map(([k, v]) => [k, Float64Array.from(v)]));
     const r = rng(4);
-    const N = B * cfg.seqLen;
-    const expected = new Map(specs.map((s) => [s.name, new Float64Array(numel(s.shape))]));
-    let expectedLoss = 0;
-    for (let m = 0; m < 2; m++) {
-      const tokens = Int32Array.from({ length: N }, () => Math.floor(r() * cfg.vocabSize));
-      const targets = Int32Array.from({ length: N }, () => Math.floor(r() * cfg.vocabSize));
-      plan.writeBatch(m, tokens, targets, new Int32Array(tokenIndexLength(N)));
-      const fwd = modelForwardRef(cfg, p64, tokens, targets, B);
-      expectedLoss += fwd.loss / 2;
-      const g = modelBackwardRef(cfg, p64, tokens, targets, B, fwd);
-      for (const [k, v] of g) {
-        const e = expected.get(k)!;
-        for (let i = 0; i < v.length; i++) e[i] += v[i] / 2;
-      }
-    }
-    plan.runForwardBackward();
-    const loss = (await gpu.readF32(plan.acts.get('loss_acc'), 1))[0];
-    expect(Math.abs(loss - expectedLoss) / expectedLoss).toBeLessThanOrEqual(1e-5);
-    const grads = await plan.readArena(plan.grads);
-    for (const s of specs) expect(relRms(grads.get(s.name)!, expected.get(s.name)!), s.name).toBeLessThanOrEqual(1e-4);
+    await expectAccumulatedStep([0, 1].map(() => ({ tokens: randomTokens(r), targets: randomTokens(r) })), 8);
   });
 
   it('only some targets scored (IGNORE_TARGET elsewhere, 3 per sequence, 2 micro-batches): loss and gradients = reference mean over the scored ones', async () => {
-    const gpu = await getGpu();
     const scored = 3;
-    const plan = await ModelPlan.build(gpu, cfg, B, 2, { gradClip: 0, weightDecay: 0 }, scored);
-    const specs = paramSpecs(cfg);
-    const params = initParams(specs, 9);
-    plan.uploadParams(params);
-    const p64 = new Map([...params].map(([k, v]) => [k, Float64Array.from(v)]));
     const r = rng(6);
-    const N = B * cfg.seqLen;
-    const expected = new Map(specs.map((s) => [s.name, new Float64Array(numel(s.shape))]));
-    let expectedLoss = 0;
-    for (let m = 0; m < 2; m++) {
-      const tokens = Int32Array.from({ length: N }, () => Math.floor(r() * cfg.vocabSize));
+    const micro = [0, 1].map((m) => {
       // Scored positions differ per micro-batch and row; the plan only relies on their count.
-      const targets = new Int32Array(N).fill(IGNORE_TARGET);
+      const targets = new Int32Array(B * cfg.seqLen).fill(IGNORE_TARGET);
       for (let b = 0; b < B; b++)
         for (let i = 0; i < scored; i++) targets[b * cfg.seqLen + ((b + m + 3 * i) % cfg.seqLen)] = Math.floor(r() * cfg.vocabSize);
       expect(scoredTargets(targets)).toBe(B * scored);
-      plan.writeBatch(m, tokens, targets, new Int32Array(tokenIndexLength(N)));
-      const fwd = modelForwardRef(cfg, p64, tokens, targets, B);
-      expectedLoss += fwd.loss / 2;
-      const g = modelBackwardRef(cfg, p64, tokens, targets, B, fwd);
-      for (const [k, v] of g) {
-        const e = expected.get(k)!;
-        for (let i = 0; i < v.length; i++) e[i] += v[i] / 2;
-      }
-    }
-    plan.runForwardBackward();
-    const loss = (await gpu.readF32(plan.acts.get('loss_acc'), 1))[0];
-    expect(Math.abs(loss - expectedLoss) / expectedLoss).toBeLessThanOrEqual(1e-5);
-    const grads = await plan.readArena(plan.grads);
-    for (const s of specs) expect(relRms(grads.get(s.name)!, expected.get(s.name)!), s.name).toBeLessThanOrEqual(1e-4);
+      return { tokens: randomTokens(r), targets };
+    });
+    await expectAccumulatedStep(micro, 9, scored);
+    const gpu = await getGpu();
     await expect(ModelPlan.build(gpu, cfg, B, 1, { gradClip: 0, weightDecay: 0 }, 0)).rejects.toThrow(/scoredPerSequence must be an integer in \[1, seqLen = 9\] \(got 0\)/);
-    expect(gpu.reports).toEqual([]);
   });
 
   it('the float64 reference gradient matches central finite differences (rel ≤ 1e-6)', () => {
