@@ -1,4 +1,4 @@
-// npm run eval:recall [-- --modes nsa,win --steps 300 --seed 1 --eval-batches 8 --set task.pairs=8 --set model.nsa.w=8]
+// npm run eval:recall [-- --modes nsa,win --steps 1500 --seed 1 --eval-batches 8 --set task.pairs=8 --set model.nsa.w=8]
 // Trains the recall preset once per mode from the same seed (nsa = NSA with learned gates; win,
 // cmp, sel = NSA forced to that branch; nosel = NSA without the selected branch; dense = dense
 // attention) and scores held-out queries.

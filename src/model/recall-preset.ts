@@ -28,7 +28,9 @@ export const RECALL_TASK: RecallTask = {
 /** The run config: the vocabulary holds exactly the task's tokens (the tokenizer is unused). */
 export const RECALL_PRESET: RunConfig = {
   model: { ...PRESETS.tiny.model, vocabSize: recallVocab(RECALL_TASK).size, attention: 'nsa', nsa: { ...NSA } },
-  train: { ...PRESETS.tiny.train, steps: 300, batchSize: 4, evalBatches: 16 },
+  // 1500 steps: measured on SwiftShader, NSA reaches 18 % held-out accuracy (chance 6.25 %) while
+  // window-only stays at chance; at 300 steps every mode is still at chance.
+  train: { ...PRESETS.tiny.train, steps: 1500, batchSize: 4, evalBatches: 16 },
   data: { source: 'recall', tokenizer: 'byte', recall: { ...RECALL_TASK } },
 };
 
