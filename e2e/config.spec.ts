@@ -87,3 +87,28 @@ test('the URL carries the config: a reload and a fresh tab restore it', async ({
   await saveScreenshot(other, testInfo, 'restored');
   expect(errors).toEqual([]);
 });
+
+test('the recall preset trains its own task: task fields with messages at the field, one step from the config alone', async ({ page }, testInfo) => {
+  const errors = collectErrors(page);
+  await page.goto('./#v=1&preset=recall');
+  await expectAdapter(page);
+  await expect(page.getByTestId('recall-task-fields')).toBeVisible();
+  await expect(field(page, 'data.recall.pairs')).toHaveValue('10');
+  // More pairs than distinct keys cannot be generated: the message sits at the field, Start is off.
+  await field(page, 'data.recall.pairs').fill('17');
+  await expect(page.getByTestId('config-error-data.recall.pairs')).toContainText('keys');
+  await expect(page.getByTestId('run-button')).toBeDisabled();
+  await expect(page.getByTestId('start-blocked')).toContainText('data.recall.pairs');
+  await field(page, 'data.recall.pairs').fill('10');
+  await expect(page.getByTestId('config-error-data.recall.pairs')).toHaveCount(0);
+  // The worker builds the recall data from the config (no other hint): one step trains, with a finite
+  // loss at the answer positions near ln(16 values) for an untrained model.
+  await page.getByTestId('step-button').click();
+  await expect(page.getByTestId('steps-done')).toHaveText('1', { timeout: 300_000 });
+  await expect(page.getByTestId('run-status')).not.toHaveAttribute('data-status', 'error');
+  // Untrained (init std 0.02): near-uniform over the 33-token vocabulary, ln 33 = 3.50.
+  await expect.poll(async () => Number(await page.getByTestId('loss-latest').innerText()), { timeout: 60_000 }).toBeGreaterThan(3.0);
+  expect(Number(await page.getByTestId('loss-latest').innerText())).toBeLessThan(4.0);
+  await saveScreenshot(page, testInfo, 'recall-step');
+  expect(errors).toEqual([]);
+});
