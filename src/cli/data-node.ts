@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { loadBrownText } from '../train/brown-node';
 import type { RunConfig } from '../train/config';
-import { createRecallDataset } from '../train/data/recall';
+import { recallDatasetForRun } from '../train/data/recall';
 import { createDataset, type Dataset } from '../train/datasets';
 
 export function datasetForRun(cfg: RunConfig, uploadPath?: string): Dataset {
@@ -22,7 +22,6 @@ export function datasetForRun(cfg: RunConfig, uploadPath?: string): Dataset {
     case 'copy':
       return createDataset({ kind: 'copy', vocabSize: cfg.model.vocabSize }, opts);
     case 'recall':
-      if (!cfg.data.recall) throw new Error("data.source 'recall' needs the task in data.recall");
-      return createRecallDataset({ kind: 'recall', ...cfg.data.recall }, opts);
+      return recallDatasetForRun(cfg);
   }
 }

@@ -14,7 +14,7 @@ import { act } from '../model/activations';
 import { lossScale } from '../model/plan';
 import type { RunConfig } from './config';
 import type { Batch } from './datasets';
-import { createRecallDataset, recallAnswerPositions } from './data/recall';
+import { recallAnswerPositions, recallDatasetForRun } from './data/recall';
 import { Trainer } from './trainer';
 import type { StepMetrics } from './types';
 
@@ -141,22 +141,21 @@ export interface RecallRunResult {
   buildMs: number;
   /** Wall-clock training time (model build and every scoring excluded). */
   trainMs: number;
-  /** Training loss of the last step (all positions, fillers included). */
+  /** Training loss of the last step (the mean over its answers: the recall task scores only those). */
   finalLoss: number;
   score: RecallScore;
 }
 
 /** Trains `config` from its seed on its recall task (config.data.recall) for config.train.steps, then scores held-out queries. */
 export async function trainAndScoreRecall(gpu: GpuContext, config: RunConfig, opts: RecallRunOptions): Promise<RecallRunResult> {
-  const task = config.data.recall;
-  if (config.data.source !== 'recall' || !task) throw new Error(`recall eval: the run config must have data.source 'recall' and a data.recall task (source is '${config.data.source}')`);
+  const dataset = recallDatasetForRun(config); // checks data.source and data.recall
   const T = config.model.seqLen;
-  const dataset = createRecallDataset({ kind: 'recall', ...task }, { batchSize: config.train.batchSize, seqLen: T, seed: config.train.seed });
+  const queries = config.data.recall!.queries;
   const tBuild = performance.now();
   const trainer = await Trainer.create(gpu, config, dataset);
   const buildMs = performance.now() - tBuild;
   try {
-    const answers = recallAnswerPositions(T, task.queries);
+    const answers = recallAnswerPositions(T, queries);
     const held = dataset.validationBatches(opts.evalBatches);
     const every = opts.evalEvery ?? 0;
     let evalMs = 0;

@@ -1,7 +1,7 @@
 // Builds the dataset a run asks for inside the worker: the Brown corpus (fetched next to the page),
 // the text of an uploaded file, or a synthetic task (random tokens, copy, associative recall).
 import type { RunConfig } from '../train/config';
-import { createRecallDataset } from '../train/data/recall';
+import { recallDatasetForRun } from '../train/data/recall';
 import { createDataset, type Dataset } from '../train/datasets';
 import type { DataSpec, DatasetInfo } from './protocol';
 
@@ -39,7 +39,7 @@ export async function buildDataset(config: RunConfig, data: DataSpec, brownText:
     case 'copy':
       return createDataset({ kind: 'copy', vocabSize: config.model.vocabSize }, opts);
     case 'recall':
-      return createRecallDataset({ kind: 'recall', ...config.data.recall! }, opts); // present: dataMismatch checked it
+      return recallDatasetForRun(config);
   }
 }
 

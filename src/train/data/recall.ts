@@ -10,6 +10,7 @@
 // so the answer of the last query is the last target. The answer positions (inputs whose target is
 // an answer) are the same in every sequence: recallAnswerPositions.
 import { mulberry32, subSeed } from '../../util/random';
+import type { RunConfig } from '../config';
 import type { Dataset, DatasetOptions } from '../datasets';
 import { IGNORE_TARGET } from '../../reference/crossentropy';
 import { type Batch, checkBatchShape, createBatch, writeWindow } from './batch';
@@ -172,6 +173,14 @@ export function generateRecallSequence(task: RecallTask, seqLen: number, rand: (
   return { raw, queryPositions, keyPositions, valuePositions, pairStarts: starts.sort((a, b) => a - b) };
 }
 
+/** The recall dataset a run config asks for: its data.recall task at its batch size, seqLen and seed. */
+export function recallDatasetForRun(config: RunConfig): Dataset {
+  const task = config.data.recall;
+  if (config.data.source !== 'recall' || !task)
+    throw new Error(`recall dataset: the run config needs data.source 'recall' and its task in data.recall (source is '${config.data.source}')`);
+  return createRecallDataset({ kind: 'recall', ...task }, { batchSize: config.train.batchSize, seqLen: config.model.seqLen, seed: config.train.seed });
+}
+
 export function createRecallDataset(spec: RecallDatasetSpec, opts: DatasetOptions): Dataset {
   const { batchSize, seqLen, seed } = opts;
   const issues = validateRecallTask(spec, seqLen);
@@ -179,15 +188,13 @@ export function createRecallDataset(spec: RecallDatasetSpec, opts: DatasetOption
   const name = `recall-k${spec.keys}-v${spec.values}-f${spec.fillers}-p${spec.pairs}-q${spec.queries}-d${spec.minDistance}`;
   // Only the answers are scored (as in MQAR): every other target is unpredictable by design (random
   // keys, values, fillers), so scoring it would bury the recall signal in noise.
-  const answers = recallAnswerPositions(seqLen, spec.queries);
+  const scored = new Uint8Array(seqLen);
+  for (const t of recallAnswerPositions(seqLen, spec.queries)) scored[t] = 1;
   const fill = (out: Batch, rand: () => number) => {
     checkBatchShape(out, batchSize, seqLen);
     for (let b = 0; b < batchSize; b++) {
       writeWindow(out, b, seqLen, generateRecallSequence(spec, seqLen, rand).raw, 0);
-      const row = out.targets.subarray(b * seqLen, (b + 1) * seqLen);
-      const saved = answers.map((t) => row[t]);
-      row.fill(IGNORE_TARGET);
-      answers.forEach((t, i) => (row[t] = saved[i]));
+      for (let t = 0; t < seqLen; t++) if (!scored[t]) out.targets[b * seqLen + t] = IGNORE_TARGET;
     }
   };
   const trainRand = mulberry32(subSeed(seed, `${name}:train`));
