@@ -1,13 +1,14 @@
 // Public API of nsa-playground for bundlers targeting the browser: everything in src/index.ts
 // except the Node device (which imports node:fs and the Dawn `webgpu` package).
-export { NsaOp } from './nsa/op';
-export type { NsaOpForward, NsaOpGrads, NsaOpInputs, NsaOpTensors } from './nsa/op';
-export { NsaOpConfigError, assertNsaOp, bindNsaOp, nsaOpTensorSizes, validateNsaOp } from './nsa/op-bind';
-export type { NsaOpBindArgs, NsaOpBinding, NsaOpGradSlices, NsaOpInputSlices, NsaOpShape } from './nsa/op-bind';
-export { PAPER_NSA_CONFIG, validateNsaConfig } from './nsa/config';
-export type { ConfigIssue, NsaConfig, NsaPhi, NsaShape } from './nsa/config';
-export { forcedBlocks, numCmpBlocks, numSelBlocks, numSelCandidates, visibleCmpBlocks } from './nsa/blocks';
-export { selectionRanges } from './nsa/ranges';
+export { NsaOp } from './model/nsa/op';
+export type { NsaOpForward, NsaOpGrads, NsaOpInputs, NsaOpTensors } from './model/nsa/op';
+export { NsaOpConfigError, assertNsaOp, bindNsaOp, nsaOpTensorSizes, validateNsaOp } from './model/nsa/op-bind';
+export type { NsaOpBindArgs, NsaOpBinding, NsaOpGradSlices, NsaOpInputSlices } from './model/nsa/op-bind';
+export type { AttentionShape } from './spec/shapes';
+export { PAPER_NSA_CONFIG, validateNsaConfig } from './spec/nsa-config';
+export type { ConfigIssue, NsaConfig, NsaPhi, NsaShape } from './spec/nsa-config';
+export { forcedBlocks, numCmpBlocks, numSelBlocks, numSelCandidates, visibleCmpBlocks } from './spec/nsa-blocks';
+export { selectionRanges } from './spec/nsa-ranges';
 export { GpuContext, describeAdapter } from './gpu/context';
 export type { AdapterSummary, Dispatch, GpuReport } from './gpu/context';
 export { createArena } from './gpu/arena';

@@ -13,9 +13,9 @@ import { describeAdapter, GpuContext, type Dispatch } from '../gpu/context';
 import { acquireNodeGpu } from '../gpu/node-device';
 import { profileDispatches, timingsByKernel, type DispatchTiming } from '../gpu/profiler';
 import { attentionBackwardDispatches, attentionForwardDispatch } from '../kernels/attention';
-import { PRESETS } from '../model/presets';
-import { visibleCmpBlocks } from '../nsa/blocks';
-import { assertNsaConfig, type NsaConfig } from '../nsa/config';
+import { PRESETS } from '../train/presets';
+import { visibleCmpBlocks } from '../spec/nsa-blocks';
+import { assertNsaConfig, type NsaConfig } from '../spec/nsa-config';
 import {
   nsaCoreBackward,
   nsaCoreForward,
@@ -24,9 +24,9 @@ import {
   nsaCoreScratchEntries,
   nsaCoreScratchSlices,
   nsaCoreSizes,
-} from '../nsa/core-plan';
-import { selectionRanges } from '../nsa/ranges';
-import type { AttentionShape } from '../reference/attention';
+} from '../model/nsa/core';
+import { selectionRanges } from '../spec/nsa-ranges';
+import type { AttentionShape } from '../spec/shapes';
 import { gaussian, mulberry32 } from '../util/random';
 import { intFlag, parseArgs } from './args';
 import { runMain } from './main';

@@ -5,8 +5,8 @@
 // Prints JSON lines: the adapter, the task, training progress, one result per mode, a summary.
 import { describeAdapter } from '../gpu/context';
 import { acquireNodeGpu } from '../gpu/node-device';
-import { formatConfigErrors } from '../model/config';
-import { recallPreset } from '../model/recall-preset';
+import { formatConfigErrors } from '../spec/model-config';
+import { recallPreset } from '../train/recall-preset';
 import { validateRunConfig } from '../train/config';
 import { recallVocab } from '../train/data/recall';
 import { configForMode, RECALL_MODES, trainAndScoreRecall, type RecallMode } from '../train/recall-eval';

@@ -2,8 +2,8 @@
 // src/cli/generate.ts wires it to the process; tests call it in-process). CPU only: no GPU needed.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { formatConfigErrors, validateModelConfig } from '../model/config';
-import { generate, type GenerateResult } from '../model/generate';
+import { formatConfigErrors, validateModelConfig } from '../spec/model-config';
+import { generate, type GenerateResult } from '../train/generate';
 import type { RunConfig } from '../train/config';
 import { loadCheckpoint } from '../train/run-files';
 import { createTokenizer, type Tokenizer } from '../train/tokenizer';

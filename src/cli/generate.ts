@@ -1,5 +1,5 @@
 // npm run generate -- --run <run> --prompt "text" [--tokens N --temperature X --top-k K --seed S]
-// Loads runs/<run>'s checkpoint and continues the prompt on the CPU decoder (src/model/decode.ts).
+// Loads runs/<run>'s checkpoint and continues the prompt on the CPU decoder (src/reference/decoder.ts).
 import { runGenerateCli } from './generate-cli';
 import { runMain } from './main';
 

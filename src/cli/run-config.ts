@@ -1,7 +1,7 @@
 // Builds a run config from CLI flags: a preset, shortcut flags, then --set overrides.
-import type { AttentionKind } from '../model/config';
-import { PRESET_NAMES, preset, type PresetName } from '../model/presets';
-import { recallPreset, withDataSource } from '../model/recall-preset';
+import type { AttentionKind } from '../spec/model-config';
+import { PRESET_NAMES, preset, type PresetName } from '../train/presets';
+import { recallPreset, withDataSource } from '../train/recall-preset';
 import type { DataSource, RunConfig } from '../train/config';
 import { applySet, intFlag, numFlag, type ParsedArgs } from './args';
 

@@ -3,8 +3,8 @@
 import { join } from 'node:path';
 import { describeAdapter } from '../gpu/context';
 import { acquireNodeGpu } from '../gpu/node-device';
-import { formatConfigErrors } from '../model/config';
-import { countParams, paramSpecs } from '../model/params';
+import { formatConfigErrors } from '../spec/model-config';
+import { countParams, paramSpecs } from '../spec/params';
 import { validateRunConfig } from '../train/config';
 import { RunFolder, saveCheckpoint } from '../train/run-files';
 import { Trainer } from '../train/trainer';

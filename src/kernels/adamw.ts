@@ -4,18 +4,10 @@ import type { BufferSlice } from '../gpu/arena';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
 import { f32, type UniformSlot, type UniformWord } from '../gpu/uniforms';
+import type { AdamwHyper } from '../spec/optimizer';
 
 const WG = 256;
 
-export interface AdamwHyper {
-  lr: number;
-  beta1: number;
-  beta2: number;
-  eps: number;
-  weightDecay: number;
-  /** Optimizer step t ≥ 1 (bias corrections use βᵗ). */
-  step: number;
-}
 
 /**
  * The words the trainer writes into the shared per-step AdamW uniform before each submit

@@ -15,9 +15,8 @@ import type { BufferSlice } from '../gpu/arena';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv } from '../gpu/grid';
 import { f32, type UniformWord } from '../gpu/uniforms';
-import type { AttentionShape } from '../reference/attention';
+import type { AttentionShape } from '../spec/shapes';
 
-export type { AttentionShape } from '../reference/attention';
 
 const FWD = commonCode + denseCode + denseRowsCode + fwdCode;
 const DQ = commonCode + bwdCommonCode + denseCode + denseRowsCode + dqCode;

@@ -23,9 +23,9 @@ import type { BufferSlice } from '../gpu/arena';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
 import { f32, type UniformWord } from '../gpu/uniforms';
-import { numCmpBlocks, numSelBlocks } from '../nsa/blocks';
-import { assertNsaConfig, type NsaConfig } from '../nsa/config';
-import type { AttentionShape as NsaAttnShape } from '../reference/attention';
+import { numCmpBlocks, numSelBlocks } from '../spec/nsa-blocks';
+import { assertNsaConfig, type NsaConfig } from '../spec/nsa-config';
+import type { AttentionShape as NsaAttnShape } from '../spec/shapes';
 import { nsaReverseIndexLengths, type NsaReverseIndexSlices } from './nsa-reverse-index';
 
 export type NsaBranch = 'cmp' | 'sel' | 'win';

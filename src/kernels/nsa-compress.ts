@@ -4,8 +4,8 @@ import code from '../../shaders/nsa_compress.wgsl?raw';
 import type { BufferSlice } from '../gpu/arena';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
-import { assertNsaConfig, type NsaConfig } from '../nsa/config';
-import { numCmpBlocks } from '../nsa/blocks';
+import { assertNsaConfig, type NsaConfig } from '../spec/nsa-config';
+import { numCmpBlocks } from '../spec/nsa-blocks';
 import { matmulDispatch } from './matmul';
 
 const WG = 256; // elementwise entry points

@@ -9,9 +9,9 @@ import { checkDims, checkSlices } from '../gpu/checks';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
 import { f32, type UniformWord } from '../gpu/uniforms';
-import { BRANCHES, type GateAblation } from '../reference/nsa/gates';
+import { type GateAblation } from '../spec/gates';
+import { BRANCHES } from '../spec/gates';
 
-export type { GateAblation } from '../reference/nsa/gates';
 
 const WG = 256;
 const TC = 16; // colSum columns per workgroup

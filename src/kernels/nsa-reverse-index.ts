@@ -4,9 +4,9 @@
 import code from '../../shaders/nsa_reverse_index.wgsl?raw';
 import type { BufferSlice } from '../gpu/arena';
 import type { Dispatch, GpuContext } from '../gpu/context';
-import { numSelBlocks } from '../nsa/blocks';
-import { assertNsaConfig, type NsaConfig } from '../nsa/config';
-import type { AttentionShape } from '../reference/attention';
+import { numSelBlocks } from '../spec/nsa-blocks';
+import { assertNsaConfig, type NsaConfig } from '../spec/nsa-config';
+import type { AttentionShape } from '../spec/shapes';
 
 /**
  * int32 slices; r = (b·G + g)·nB + j with nB = numSelBlocks(T).

@@ -7,8 +7,8 @@ import { checkDims, checkSlices } from '../gpu/checks';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
 import { f32 } from '../gpu/uniforms';
-import { assertNsaConfig, type NsaConfig } from '../nsa/config';
-import { numCmpBlocks, numSelBlocks } from '../nsa/blocks';
+import { assertNsaConfig, type NsaConfig } from '../spec/nsa-config';
+import { numCmpBlocks, numSelBlocks } from '../spec/nsa-blocks';
 
 const WG = 64;
 

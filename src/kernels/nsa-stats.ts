@@ -4,7 +4,7 @@ import code from '../../shaders/nsa_stats.wgsl?raw';
 import type { BufferSlice } from '../gpu/arena';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
-import { assertNsaConfig, type NsaConfig } from '../nsa/config';
+import { assertNsaConfig, type NsaConfig } from '../spec/nsa-config';
 
 const WG = 256;
 const HEAD = 4; // gate means (3), invalid count (1)

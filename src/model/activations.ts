@@ -5,10 +5,10 @@
 import type { ArenaEntry } from '../gpu/arena';
 import { tokenIndexLength } from '../kernels/embedding-index';
 import { NSA_STATS_MAX_DISTANCE, nsaStatsLength } from '../kernels/nsa-stats';
-import { numSelBlocks } from '../nsa/blocks';
-import { nsaCoreSavedEntries, nsaCoreScratchEntries } from '../nsa/core-plan';
-import type { AttentionShape } from '../reference/attention';
-import type { ModelConfig } from './config';
+import { numSelBlocks } from '../spec/nsa-blocks';
+import { nsaCoreSavedEntries, nsaCoreScratchEntries } from './nsa/core';
+import type { AttentionShape } from '../spec/shapes';
+import type { ModelConfig } from '../spec/model-config';
 
 export interface PlanShape {
   B: number;

@@ -25,10 +25,10 @@ import {
   nsaCoreScratchSlices,
   type NsaCoreIO,
   type NsaCoreScratch,
-} from '../nsa/core-plan';
+} from './nsa/core';
 import { act, activationEntries, kvNames, nsaShape, nsaStatsMaxDistance, type PlanShape } from './activations';
-import { assertValidModelConfig, type ModelConfig } from './config';
-import { EMBEDDING, FINAL_NORM, layerParamNames, numel, paramSpecs, type ParamSpec } from './params';
+import { assertValidModelConfig, type ModelConfig } from '../spec/model-config';
+import { EMBEDDING, FINAL_NORM, layerParamNames, numel, paramSpecs, type ParamSpec } from '../spec/params';
 
 export interface OptimizerSettings {
   gradClip: number;

@@ -2,15 +2,7 @@
 // multiplies by gradScale). A target of IGNORE_TARGET (-1) gives loss 0 and a zero gradient row (a
 // position the loss does not count). Any other target outside [0, V) gives a NaN loss and NaN gradient row, as on
 // the GPU; so does a NaN or +Inf logit (here by plain IEEE arithmetic: max → NaN or Inf − Inf).
-/** The target of a position the loss does not count (cross-entropy: loss 0, gradient 0). */
-export const IGNORE_TARGET = -1;
-
-/** How many targets the loss counts (every one but IGNORE_TARGET). */
-export function scoredTargets(targets: ArrayLike<number>): number {
-  let n = 0;
-  for (let i = 0; i < targets.length; i++) if (targets[i] !== IGNORE_TARGET) n++;
-  return n;
-}
+import { IGNORE_TARGET } from '../spec/targets';
 
 export function crossEntropyRef(
   logits: ArrayLike<number>,

@@ -1,16 +1,17 @@
 // Float64 twin of the whole model (dense or NSA attention): forward, loss and every parameter gradient, composed
 // from the per-kernel references in the same order as src/model/plan.ts. The one-step GPU test
 // and finite-difference checks of the full model compare against this.
-import type { ModelConfig } from '../model/config';
-import { EMBEDDING, FINAL_NORM, layerParamNames, numel, paramSpecs } from '../model/params';
+import type { ModelConfig } from '../spec/model-config';
+import { EMBEDDING, FINAL_NORM, layerParamNames, numel, paramSpecs } from '../spec/params';
 import { attentionBackwardRef, attentionForwardRef } from './attention';
-import { crossEntropyRef, scoredTargets } from './crossentropy';
+import { crossEntropyRef } from './crossentropy';
+import { scoredTargets } from '../spec/targets';
 import { embeddingBackwardRef, embeddingForwardRef } from './embedding';
 import { matmulRef } from './matmul';
 import { rmsnormBackwardRef, rmsnormForwardRef } from './rmsnorm';
 import { ropeRef } from './rope';
 import { swigluBackwardRef, swigluForwardRef } from './swiglu';
-import { cmpMlpHidden } from '../nsa/core-plan';
+import { cmpMlpHidden } from '../spec/nsa-config';
 import type { CmpMlpPair } from './nsa/compression';
 import { applyGateAblation, gateAblationBackward, gateBackwardRef, gateForwardRef } from './nsa/gates';
 import { nsaBackwardRef, nsaForwardRef, type NsaForward, type NsaInputs } from './nsa/layer';

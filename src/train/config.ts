@@ -1,6 +1,6 @@
 // Training and run configuration (what a URL hash or a CLI flag set describes), with validation.
-import type { ConfigError, ModelConfig } from '../model/config';
-import { validateModelConfig } from '../model/config';
+import type { ConfigError, ModelConfig } from '../spec/model-config';
+import { validateModelConfig } from '../spec/model-config';
 import { recallVocab, validateRecallTask, type RecallTask } from './data/recall';
 
 export type DataSource = 'brown' | 'random' | 'copy' | 'upload' | 'recall';

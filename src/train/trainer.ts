@@ -5,7 +5,7 @@ import type { GpuContext } from '../gpu/context';
 import { GpuContext as Gpu } from '../gpu/context';
 import { adamwHyperWords } from '../kernels/adamw';
 import { tokenIndexLength } from '../kernels/embedding-index';
-import { formatConfigErrors } from '../model/config';
+import { formatConfigErrors } from '../spec/model-config';
 import { initParams } from '../model/init';
 import { ModelPlan } from '../model/plan';
 import { act, nsaStatsMaxDistance } from '../model/activations';

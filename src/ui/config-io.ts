@@ -1,6 +1,6 @@
 // Run config as a JSON file: export (download) and import (validated; errors name the field).
 // Imports accept this page's files and the CLI's runs/<run>/config.json (a bare RunConfig).
-import type { ConfigError } from '../model/config';
+import type { ConfigError } from '../spec/model-config';
 import type { RunConfig } from '../train/config';
 import { parseRunConfig, type ParseResult } from './config/parse';
 import { isRecord } from './config/paths';

@@ -3,7 +3,7 @@
 // restarted meanwhile are dropped.
 import { runConfigErrors } from './config/parse';
 import type { RunConfig } from '../train/config';
-import type { SelectionSnapshot } from '../nsa/snapshot';
+import type { SelectionSnapshot } from '../spec/selection-snapshot';
 import { TrainerClient } from '../worker/client';
 import type { DataSpec, ExportFiles, GenerateRequest, GenerateResult, GenerateStart, StreamedToken } from '../worker/protocol';
 import { dataProblem } from './data/DataPanel';

@@ -2,8 +2,8 @@
 // synthetic data), streams tokens from generateStream in batches of at most 10 per second,
 // yields to the worker's event loop between tokens (so training and cancel messages interleave),
 // and stops early on cancel(). A new generation cancels the one running.
-import type { ModelConfig } from '../model/config';
-import { generateStream } from '../model/generate';
+import type { ModelConfig } from '../spec/model-config';
+import { generateStream } from '../train/generate';
 import type { Dataset } from '../train/datasets';
 import { MAX_UPDATES_PER_SECOND, type GenerateRequest, type GenerateResult, type GenerateStart, type StreamedToken } from './protocol';
 

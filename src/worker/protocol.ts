@@ -1,6 +1,6 @@
 // Types exchanged between the page and the trainer worker (all structured-cloneable).
 import type { AdapterSummary } from '../gpu/context';
-import type { GroupReads } from '../model/generate';
+import type { GroupReads } from '../train/generate';
 import type { RunConfig } from '../train/config';
 import type { TokenizerName } from '../train/tokenizer';
 import type { EvalMetrics, Heartbeat, StepMetrics } from '../train/types';

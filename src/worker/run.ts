@@ -3,10 +3,10 @@
 // by the worker, so probing the adapter does not wait for the model code and tokenizers to load.
 import type { GpuContext } from '../gpu/context';
 import { act } from '../model/activations';
-import { countParams } from '../model/params';
-import { numSelBlocks } from '../nsa/blocks';
-import type { SelectionSnapshot } from '../nsa/snapshot';
-import { readSelectionSnapshots } from '../nsa/snapshot-read';
+import { countParams } from '../spec/params';
+import { numSelBlocks } from '../spec/nsa-blocks';
+import type { SelectionSnapshot } from '../spec/selection-snapshot';
+import { readSelectionSnapshots } from '../model/nsa/snapshot-read';
 import type { Dataset } from '../train/datasets';
 import { Trainer } from '../train/trainer';
 import type { EvalMetrics, Heartbeat } from '../train/types';

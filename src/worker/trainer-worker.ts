@@ -3,8 +3,8 @@
 import * as Comlink from 'comlink';
 import { acquireBrowserGpu, WebGpuUnavailableError } from '../gpu/browser-device';
 import type { GpuContext } from '../gpu/context';
-import { formatConfigErrors } from '../model/config';
-import type { SelectionSnapshot } from '../nsa/snapshot';
+import { formatConfigErrors } from '../spec/model-config';
+import type { SelectionSnapshot } from '../spec/selection-snapshot';
 import { loadBrownText } from '../train/brown-browser';
 import { validateRunConfig } from '../train/config';
 import type {

@@ -2,8 +2,8 @@
 // equal argmax, top-k restricts the support, draws follow softmax(logits / temperature), the stop
 // rules (token count, context length), the reads of NSA generation equal the formula, and errors.
 import { describe, expect, it } from 'vitest';
-import { ModelDecoder } from '../../src/model/decode';
-import { argmax, generate, sampleToken } from '../../src/model/generate';
+import { ModelDecoder } from '../../src/reference/decoder';
+import { argmax, generate, sampleToken } from '../../src/train/generate';
 import { mulberry32 } from '../../src/util/random';
 import { DENSE, nsaModel, randomParams, randomTokens } from './helpers';
 

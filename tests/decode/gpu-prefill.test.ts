@@ -7,10 +7,10 @@
 import { describe, expect, it } from 'vitest';
 import { GpuContext } from '../../src/gpu/context';
 import { act } from '../../src/model/activations';
-import type { ModelConfig } from '../../src/model/config';
-import { ModelDecoder } from '../../src/model/decode';
+import type { ModelConfig } from '../../src/spec/model-config';
+import { ModelDecoder } from '../../src/reference/decoder';
 import { initParams } from '../../src/model/init';
-import { paramSpecs } from '../../src/model/params';
+import { paramSpecs } from '../../src/spec/params';
 import { ModelPlan } from '../../src/model/plan';
 import { crossEntropyRef } from '../../src/reference/crossentropy';
 import { getGpu } from '../helpers/gpu';

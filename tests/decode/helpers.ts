@@ -1,8 +1,8 @@
 // Shared fixtures for the decoder tests: small dense and NSA model configs with odd sizes, seeded
 // float64 parameters, random tokens.
-import type { ModelConfig, ModelNsaConfig } from '../../src/model/config';
+import type { ModelConfig, ModelNsaConfig } from '../../src/spec/model-config';
 import { initParams } from '../../src/model/init';
-import { paramSpecs } from '../../src/model/params';
+import { paramSpecs } from '../../src/spec/params';
 import type { Params64 } from '../../src/reference/model';
 import { randn, rng } from '../helpers/compare';
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createArena, type Arena } from '../../src/gpu/arena';
 import type { GpuContext } from '../../src/gpu/context';
-import { adamwDispatch, adamwHyperWords, type AdamwHyper } from '../../src/kernels/adamw';
+import { adamwDispatch, adamwHyperWords } from '../../src/kernels/adamw';
+import { type AdamwHyper } from '../../src/spec/optimizer';
 import { gradNormDispatches, gradNormPartialsLength } from '../../src/kernels/gradnorm';
 import { adamwRef } from '../../src/reference/adamw';
 import { gradNormRef } from '../../src/reference/gradnorm';

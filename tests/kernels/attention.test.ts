@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createArena, type BufferSlice } from '../../src/gpu/arena';
 import type { GpuContext } from '../../src/gpu/context';
-import { attentionBackwardDispatches, attentionForwardDispatch, attentionTiling, type AttentionShape } from '../../src/kernels/attention';
+import { attentionBackwardDispatches, attentionForwardDispatch, attentionTiling } from '../../src/kernels/attention';
+import { type AttentionShape } from '../../src/spec/shapes';
 import { attentionBackwardRef, attentionForwardRef } from '../../src/reference/attention';
 import { expectClose, randn, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';

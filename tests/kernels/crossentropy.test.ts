@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { createArena } from '../../src/gpu/arena';
 import type { GpuContext } from '../../src/gpu/context';
 import { crossEntropyDispatch } from '../../src/kernels/crossentropy';
-import { crossEntropyRef, IGNORE_TARGET, scoredTargets } from '../../src/reference/crossentropy';
+import { crossEntropyRef } from '../../src/reference/crossentropy';
+import { scoredTargets } from '../../src/spec/targets';
+import { IGNORE_TARGET } from '../../src/spec/targets';
 import { expectClose, randn, relRms, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
 

@@ -6,9 +6,9 @@
 import { describe, expect, it } from 'vitest';
 import { tokenIndexLength } from '../../src/kernels/embedding-index';
 import { act } from '../../src/model/activations';
-import type { ModelConfig, ModelNsaConfig } from '../../src/model/config';
+import type { ModelConfig, ModelNsaConfig } from '../../src/spec/model-config';
 import { initParams } from '../../src/model/init';
-import { paramSpecs } from '../../src/model/params';
+import { paramSpecs } from '../../src/spec/params';
 import { ModelPlan } from '../../src/model/plan';
 import { modelBackwardRef, modelForwardRef } from '../../src/reference/model';
 import { relRms, rng } from '../helpers/compare';

@@ -3,11 +3,12 @@
 import { describe, expect, it } from 'vitest';
 import { tokenIndexLength } from '../../src/kernels/embedding-index';
 import { act } from '../../src/model/activations';
-import type { ModelConfig } from '../../src/model/config';
+import type { ModelConfig } from '../../src/spec/model-config';
 import { initParams } from '../../src/model/init';
-import { numel, paramSpecs } from '../../src/model/params';
+import { numel, paramSpecs } from '../../src/spec/params';
 import { ModelPlan } from '../../src/model/plan';
-import { IGNORE_TARGET, scoredTargets } from '../../src/reference/crossentropy';
+import { scoredTargets } from '../../src/spec/targets';
+import { IGNORE_TARGET } from '../../src/spec/targets';
 import { modelBackwardRef, modelForwardRef } from '../../src/reference/model';
 import { relRms, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';

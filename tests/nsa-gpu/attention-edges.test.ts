@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { BufferSlice } from '../../src/gpu/arena';
 import { nsaBranchBackwardDispatches, nsaBranchForwardDispatch, type NsaAttnShape, type NsaBranch } from '../../src/kernels/nsa-attention';
-import type { NsaConfig } from '../../src/nsa/config';
+import type { NsaConfig } from '../../src/spec/nsa-config';
 import { attentionBackwardRef, attentionForwardRef } from '../../src/reference/attention';
 import { expectClose, randn, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';

@@ -7,8 +7,8 @@ import {
   type NsaAttnShape, type NsaAttnVariant, type NsaBranch,
 } from '../../src/kernels/nsa-attention';
 import { nsaReverseIndexDispatches, nsaReverseIndexLengths } from '../../src/kernels/nsa-reverse-index';
-import { numSelBlocks } from '../../src/nsa/blocks';
-import type { NsaConfig, NsaShape } from '../../src/nsa/config';
+import { numSelBlocks } from '../../src/spec/nsa-blocks';
+import type { NsaConfig, NsaShape } from '../../src/spec/nsa-config';
 import type { AttentionForward, AttentionGrads } from '../../src/reference/nsa/attention';
 import { compressedBackwardRef, compressedForwardRef } from '../../src/reference/nsa/compressed';
 import { selectedBackwardRef, selectedForwardRef } from '../../src/reference/nsa/selected';

@@ -4,8 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import type { GpuContext } from '../../src/gpu/context';
 import { nsaAttnVariant, nsaKeyRows, type NsaAttnShape } from '../../src/kernels/nsa-attention';
-import { visibleCmpBlocks } from '../../src/nsa/blocks';
-import type { NsaConfig } from '../../src/nsa/config';
+import { visibleCmpBlocks } from '../../src/spec/nsa-blocks';
+import type { NsaConfig } from '../../src/spec/nsa-config';
 import { rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
 import {

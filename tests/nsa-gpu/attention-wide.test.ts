@@ -7,7 +7,7 @@
 // Tolerances (f32 vs f64 relative RMS): forward ≤ 1e-5, backward ≤ 1e-4.
 import { describe, expect, it } from 'vitest';
 import { NSA_ATTN_MAX_HEAD_DIM, nsaKeyTiling, nsaRowTiling, type NsaAttnShape, type NsaAttnVariant, type NsaBranch } from '../../src/kernels/nsa-attention';
-import type { NsaConfig } from '../../src/nsa/config';
+import type { NsaConfig } from '../../src/spec/nsa-config';
 import { getGpu } from '../helpers/gpu';
 import { expectMatches, randomBranchInputs, referenceBranch, runBranch } from './attention-harness';
 

@@ -7,8 +7,8 @@ import {
   compressAvgBackwardDispatch, compressAvgForwardDispatch, compressMlpBackwardDispatches, compressMlpForwardDispatches,
   compressMlpScratchLengths, type CmpMlpSlices,
 } from '../../src/kernels/nsa-compress';
-import type { NsaConfig } from '../../src/nsa/config';
-import { numCmpBlocks } from '../../src/nsa/blocks';
+import type { NsaConfig } from '../../src/spec/nsa-config';
+import { numCmpBlocks } from '../../src/spec/nsa-blocks';
 import { compressBackwardRef, compressRef, type CmpMlpWeights } from '../../src/reference/nsa/compression';
 import { expectClose, randn, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';

@@ -3,7 +3,8 @@
 // (C = 3H) it is sigmoid(logits + bias), and its dx is exactly dlogits.
 import { describe, expect, it } from 'vitest';
 import { createArena } from '../../src/gpu/arena';
-import { combineBackwardDispatches, combineForwardDispatch, gateForwardDispatch, type GateAblation } from '../../src/kernels/nsa-gates';
+import { combineBackwardDispatches, combineForwardDispatch, gateForwardDispatch } from '../../src/kernels/nsa-gates';
+import { type GateAblation } from '../../src/spec/gates';
 import {
   applyGateAblation, combineBackwardRef, combineRef, gateAblationBackward, gateBackwardRef, gateForwardRef,
 } from '../../src/reference/nsa/gates';

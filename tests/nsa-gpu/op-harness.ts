@@ -1,23 +1,23 @@
 // Shared fixtures of the NSA op tests: random inputs without selection near-ties, the float64
 // layer reference per sequence, and one end-to-end check of forward and backward.
 import { expect } from 'vitest';
-import { forcedBlocks, numSelBlocks } from '../../src/nsa/blocks';
-import type { NsaConfig, NsaShape } from '../../src/nsa/config';
-import { NsaOp, type NsaOpInputs } from '../../src/nsa/op';
-import type { NsaOpShape } from '../../src/nsa/op-bind';
+import { forcedBlocks, numSelBlocks } from '../../src/spec/nsa-blocks';
+import type { NsaConfig, NsaShape } from '../../src/spec/nsa-config';
+import { NsaOp, type NsaOpInputs } from '../../src/model/nsa/op';
+import type { AttentionShape } from '../../src/spec/shapes';
 import { nsaBackwardRef, nsaForwardRef, type NsaForward, type NsaGrads } from '../../src/reference/nsa/layer';
 import { expectClose, randn, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
 
 export interface Case {
   name: string;
-  shape: NsaOpShape;
+  shape: AttentionShape;
   cfg: NsaConfig;
 }
 
 export const f32 = (a: ArrayLike<number>) => new Float32Array(a);
 
-export function randomInputs(s: NsaOpShape, seed: number): NsaOpInputs {
+export function randomInputs(s: AttentionShape, seed: number): NsaOpInputs {
   const r = rng(seed);
   const N = s.B * s.T;
   return {
@@ -55,7 +55,7 @@ interface RefRun {
 }
 
 /** The float64 reference, sequence by sequence. */
-function reference(s: NsaOpShape, cfg: NsaConfig, x: NsaOpInputs, dout?: Float32Array): RefRun {
+function reference(s: AttentionShape, cfg: NsaConfig, x: NsaOpInputs, dout?: Float32Array): RefRun {
   const seq: NsaShape = { T: s.T, H: s.H, G: s.G, dk: s.dk, dv: s.dv };
   const part = (a: Float32Array, b: number) => {
     const n = a.length / s.B;
@@ -75,7 +75,7 @@ function reference(s: NsaOpShape, cfg: NsaConfig, x: NsaOpInputs, dout?: Float32
 }
 
 /** Inputs whose float64 selection has no boundary within `minGap` (next seed otherwise). */
-function inputsWithoutNearTies(s: NsaOpShape, cfg: NsaConfig, seed: number, minGap = 1e-4): { x: NsaOpInputs; ref: RefRun } {
+function inputsWithoutNearTies(s: AttentionShape, cfg: NsaConfig, seed: number, minGap = 1e-4): { x: NsaOpInputs; ref: RefRun } {
   for (let k = 0; k < 50; k++) {
     const x = randomInputs(s, seed + 1000 * k);
     const ref = reference(s, cfg, x);

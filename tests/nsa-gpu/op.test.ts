@@ -1,4 +1,4 @@
-// The standalone NSA op (src/nsa/op.ts) end to end vs the float64 layer reference
+// The standalone NSA op (src/model/nsa/op.ts) end to end vs the float64 layer reference
 // (nsaForwardRef / nsaBackwardRef per sequence): forward out and per-branch outputs rel RMS ≤ 1e-5,
 // every input gradient ≤ 1e-4, selection exactly equal. Inputs are drawn (seed after seed, in a
 // fixed order) until no selection boundary is a near-tie in the float64 scores, so f32 rounding
@@ -6,9 +6,10 @@
 // and the GPU-resident binding.
 import { describe, expect, it } from 'vitest';
 import { createArena } from '../../src/gpu/arena';
-import type { NsaConfig } from '../../src/nsa/config';
-import { NsaOp } from '../../src/nsa/op';
-import { NsaOpConfigError, nsaOpTensorSizes, type NsaOpShape } from '../../src/nsa/op-bind';
+import type { NsaConfig } from '../../src/spec/nsa-config';
+import { NsaOp } from '../../src/model/nsa/op';
+import { NsaOpConfigError, nsaOpTensorSizes } from '../../src/model/nsa/op-bind';
+import type { AttentionShape } from '../../src/spec/shapes';
 import { randn, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
 import { checkCase, f32, randomInputs, type Case } from './op-harness';
@@ -19,7 +20,7 @@ const BASE: NsaConfig = { l: 4, d: 2, lSel: 8, nSel: 3, w: 6, phi: 'avg', forceI
 // lSel = 8, as tests/nsa-gpu/attention.test.ts): pipelines compile once (seconds each on
 // SwiftShader). Everything else varies through uniforms. Other head layouts: op-heads.test.ts.
 const [DK, DV] = [5, 3];
-const sh = (B: number, T: number, G: number): NsaOpShape => ({ B, T, H: 2 * G, G, dk: DK, dv: DV });
+const sh = (B: number, T: number, G: number): AttentionShape => ({ B, T, H: 2 * G, G, dk: DK, dv: DV });
 
 const EDGE_CASES: Case[] = [
   { name: 'base, B = 2, G = 2, T = 37 (not a multiple of d or lSel)', shape: sh(2, 37, 2), cfg: BASE },
@@ -65,7 +66,7 @@ describe('NSA op API', () => {
 
   it('rejects invalid configs naming the field, before creating any GPU buffer', async () => {
     const gpu = await getGpu();
-    const bad: Array<[Partial<NsaConfig>, Partial<NsaOpShape>, RegExp]> = [
+    const bad: Array<[Partial<NsaConfig>, Partial<AttentionShape>, RegExp]> = [
       [{ d: 3 }, {}, /nsa\.d: d \(3\) must divide l/],
       [{ l: 16 }, {}, /nsa\.lSel: lSel \(8\) must be ≥ l/],
       [{ nSel: 1 }, {}, /nsa\.nSel: nSel \(1\) must be ≥ forceInit \+ forceLocal/],

@@ -3,8 +3,8 @@
 // gradient with respect to every input at positions < s (and every MLP weight) must keep its bits,
 // and its gradient at positions ≥ s must be exactly 0.
 import { describe, expect, it } from 'vitest';
-import { numCmpBlocks } from '../../src/nsa/blocks';
-import type { NsaShape } from '../../src/nsa/config';
+import { numCmpBlocks } from '../../src/spec/nsa-blocks';
+import type { NsaShape } from '../../src/spec/nsa-config';
 import { nsaBackwardRef, nsaForwardRef } from '../../src/reference/nsa/layer';
 import { randn, rng } from '../helpers/compare';
 import { CASES, headRows, randomInputs, sameBits, type TestInputs } from './helpers';

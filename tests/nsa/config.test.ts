@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   forcedBlocks, numCmpBlocks, numSelBlocks, numSelCandidates, overlapFraction, overlappedSelBlocks, visibleCmpBlocks,
-} from '../../src/nsa/blocks';
-import { assertNsaConfig, PAPER_NSA_CONFIG, validateNsaConfig, type NsaConfig, type NsaShape } from '../../src/nsa/config';
-import { selectionRanges } from '../../src/nsa/ranges';
+} from '../../src/spec/nsa-blocks';
+import { assertNsaConfig, PAPER_NSA_CONFIG, validateNsaConfig, type NsaConfig, type NsaShape } from '../../src/spec/nsa-config';
+import { selectionRanges } from '../../src/spec/nsa-ranges';
 import { nsaForwardRef } from '../../src/reference/nsa/layer';
 import { BASE, randomInputs } from './helpers';
 

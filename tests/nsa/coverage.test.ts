@@ -2,8 +2,8 @@
 // with w ≥ T the window branch is dense causal attention on K_win/V_win. Both sides are float64 and
 // sum keys in the same ascending order, so they agree to rounding: rel RMS ≤ 1e-13.
 import { describe, expect, it } from 'vitest';
-import { numSelBlocks } from '../../src/nsa/blocks';
-import type { NsaConfig, NsaShape } from '../../src/nsa/config';
+import { numSelBlocks } from '../../src/spec/nsa-blocks';
+import type { NsaConfig, NsaShape } from '../../src/spec/nsa-config';
 import { nsaForwardRef } from '../../src/reference/nsa/layer';
 import { expectClose, relRms } from '../helpers/compare';
 import { BASE, randomInputs } from './helpers';

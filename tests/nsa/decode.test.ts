@@ -5,7 +5,7 @@
 // Property 7: the key rows decode reads for token t, per group, are
 // ncmp(t) + |selected positions ≤ t| + min(w, t + 1).
 import { describe, expect, it } from 'vitest';
-import { numCmpBlocks, numSelCandidates, visibleCmpBlocks } from '../../src/nsa/blocks';
+import { numCmpBlocks, numSelCandidates, visibleCmpBlocks } from '../../src/spec/nsa-blocks';
 import { NsaDecodeRef } from '../../src/reference/nsa/decode';
 import { nsaForwardRef } from '../../src/reference/nsa/layer';
 import { BASE, CASES, decodeAll, randomInputs, sameBits } from './helpers';

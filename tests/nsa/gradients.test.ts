@@ -3,8 +3,8 @@
 // a wide margin while any wrong term (a missed key, a wrong scale) shows up as O(1e-1) or more.
 // The layer is differentiated with its selection frozen (selection is not differentiable).
 import { describe, expect, it } from 'vitest';
-import { numCmpBlocks, numSelCandidates } from '../../src/nsa/blocks';
-import type { NsaConfig, NsaShape } from '../../src/nsa/config';
+import { numCmpBlocks, numSelCandidates } from '../../src/spec/nsa-blocks';
+import type { NsaConfig, NsaShape } from '../../src/spec/nsa-config';
 import { compressedBackwardRef, compressedForwardRef } from '../../src/reference/nsa/compressed';
 import { compressBackwardRef, compressRef, gelu, geluGrad } from '../../src/reference/nsa/compression';
 import { gateBackwardRef, gateForwardRef } from '../../src/reference/nsa/gates';

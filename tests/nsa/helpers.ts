@@ -1,5 +1,5 @@
 // Shared fixtures for the NSA reference tests: edge-case configs, random inputs, finite differences.
-import type { NsaConfig, NsaShape } from '../../src/nsa/config';
+import type { NsaConfig, NsaShape } from '../../src/spec/nsa-config';
 import type { CmpMlpPair, CmpMlpWeights } from '../../src/reference/nsa/compression';
 import { NsaDecodeRef, type NsaDecodeStep } from '../../src/reference/nsa/decode';
 import type { NsaInputs } from '../../src/reference/nsa/layer';

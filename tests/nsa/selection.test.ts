@@ -1,10 +1,9 @@
 // Top-n selection rules, the reverse index, and the gate helpers (mix and ablations).
 import { describe, expect, it } from 'vitest';
-import { forcedBlocks, numSelBlocks, numSelCandidates } from '../../src/nsa/blocks';
-import type { NsaConfig } from '../../src/nsa/config';
-import {
-  applyGateAblation, combineBackwardRef, combineRef, gateAblationBackward, type GateAblation,
-} from '../../src/reference/nsa/gates';
+import { forcedBlocks, numSelBlocks, numSelCandidates } from '../../src/spec/nsa-blocks';
+import type { NsaConfig } from '../../src/spec/nsa-config';
+import { applyGateAblation, combineBackwardRef, combineRef, gateAblationBackward } from '../../src/reference/nsa/gates';
+import { type GateAblation } from '../../src/spec/gates';
 import { nsaForwardRef } from '../../src/reference/nsa/layer';
 import { selectionReverseIndex, selectTopRow } from '../../src/reference/nsa/selection';
 import { randn, rng } from '../helpers/compare';

@@ -6,7 +6,7 @@
 // - Uniform random tokens: the training loss never falls more than a small margin below ln(256);
 //   NSA's compressed branch is where the predecessor leaked the future — this catches it.
 import { describe, expect, it } from 'vitest';
-import { preset } from '../../src/model/presets';
+import { preset } from '../../src/train/presets';
 import { loadBrownText } from '../../src/train/brown-node';
 import { createDataset } from '../../src/train/datasets';
 import { Trainer } from '../../src/train/trainer';

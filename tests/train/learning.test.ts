@@ -6,7 +6,7 @@
 // - Uniform random tokens: training loss never falls more than a small margin below ln(vocab);
 //   a model that could see the next token would (this is the test that catches future leakage).
 import { describe, expect, it } from 'vitest';
-import { preset } from '../../src/model/presets';
+import { preset } from '../../src/train/presets';
 import { loadBrownText } from '../../src/train/brown-node';
 import { createDataset } from '../../src/train/datasets';
 import { Trainer } from '../../src/train/trainer';

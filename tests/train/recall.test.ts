@@ -8,8 +8,8 @@
 import { describe, expect, it } from 'vitest';
 import { createArena } from '../../src/gpu/arena';
 import { crossEntropyDispatch } from '../../src/kernels/crossentropy';
-import { preset } from '../../src/model/presets';
-import { RECALL_PRESET, RECALL_TASK } from '../../src/model/recall-preset';
+import { preset } from '../../src/train/presets';
+import { RECALL_PRESET, RECALL_TASK } from '../../src/train/recall-preset';
 import {
   createRecallDataset,
   generateRecallSequence,
@@ -21,7 +21,7 @@ import {
 import { createBatch, unigramEntropyOf } from '../../src/train/data/batch';
 import { checkAnswerRow, scoreRecall } from '../../src/train/recall-eval';
 import { Trainer } from '../../src/train/trainer';
-import { IGNORE_TARGET } from '../../src/reference/crossentropy';
+import { IGNORE_TARGET } from '../../src/spec/targets';
 import { lossScale } from '../../src/model/plan';
 import { randn, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';

@@ -2,8 +2,8 @@
 // data.recall field, checks the vocabulary and that the task fits model.seqLen; the recall preset
 // is valid; the CLI's flags reach it (--preset recall, --data recall, --set data.source=recall).
 import { describe, expect, it } from 'vitest';
-import { preset } from '../../src/model/presets';
-import { RECALL_TASK, recallPreset, withDataSource } from '../../src/model/recall-preset';
+import { preset } from '../../src/train/presets';
+import { RECALL_TASK, recallPreset, withDataSource } from '../../src/train/recall-preset';
 import { validateRunConfig, type RunConfig } from '../../src/train/config';
 import { recallVocab, RECALL_TASK_FIELDS, type RecallTask } from '../../src/train/data/recall';
 import { parseArgs } from '../../src/cli/args';

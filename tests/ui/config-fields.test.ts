@@ -1,7 +1,7 @@
 // The panel's schema covers every setting, every validation error lands on an input, number text
 // parses strictly, and Start's predicate agrees with the engine's validation.
 import { describe, expect, it } from 'vitest';
-import { RECALL_TASK } from '../../src/model/recall-preset';
+import { RECALL_TASK } from '../../src/train/recall-preset';
 import { validateRunConfig, type RunConfig } from '../../src/train/config';
 import { mulberry32 } from '../../src/util/random';
 import { flattenConfig } from '../../src/ui/config/diff';

@@ -1,9 +1,9 @@
 // Facts derived from a config: keys read per query against a brute force over every selection,
 // block counts, parameters and tokens per step.
 import { describe, expect, it } from 'vitest';
-import { countParams } from '../../src/model/params';
-import { forcedBlocks, numSelCandidates } from '../../src/nsa/blocks';
-import type { NsaConfig } from '../../src/nsa/config';
+import { countParams } from '../../src/spec/params';
+import { forcedBlocks, numSelCandidates } from '../../src/spec/nsa-blocks';
+import type { NsaConfig } from '../../src/spec/nsa-config';
 import { configFacts, keyReads, meanKeyReads, nsaFacts, selectedPositions } from '../../src/ui/config/derived';
 import { runConfigErrors } from '../../src/ui/config/parse';
 import { uiPreset } from '../../src/ui/config/presets';

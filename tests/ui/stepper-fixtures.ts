@@ -1,6 +1,6 @@
 // Snapshots built from the float64 NSA reference on random inputs: real selections and scores.
-import type { NsaConfig, NsaShape } from '../../src/nsa/config';
-import type { SelectionSnapshot } from '../../src/nsa/snapshot';
+import type { NsaConfig, NsaShape } from '../../src/spec/nsa-config';
+import type { SelectionSnapshot } from '../../src/spec/selection-snapshot';
 import { nsaForwardRef, type NsaForward } from '../../src/reference/nsa/layer';
 import { randomInputs, type TestInputs } from '../nsa/helpers';
 

@@ -2,12 +2,12 @@
 // ranges shown for a generated token — checked against the model's own prefill (decode = prefill)
 // on a small NSA model decoded in float64 on the CPU.
 import { describe, expect, it } from 'vitest';
-import type { ModelConfig, ModelNsaConfig } from '../../src/model/config';
-import { ModelDecoder } from '../../src/model/decode';
-import { sampleToken } from '../../src/model/generate';
+import type { ModelConfig, ModelNsaConfig } from '../../src/spec/model-config';
+import { ModelDecoder } from '../../src/reference/decoder';
+import { sampleToken } from '../../src/train/generate';
 import { initParams } from '../../src/model/init';
-import { paramSpecs } from '../../src/model/params';
-import { snapshotIssues, snapshotRanges, type SelectionSnapshot } from '../../src/nsa/snapshot';
+import { paramSpecs } from '../../src/spec/params';
+import { snapshotIssues, snapshotRanges, type SelectionSnapshot } from '../../src/spec/selection-snapshot';
 import { modelForwardRef } from '../../src/reference/model';
 import { DEFAULT_FORM, parseGenerationForm } from '../../src/ui/generate/form';
 import { generationSnapshots, generationTrace, pieceRanges } from '../../src/ui/generate/trace';

@@ -1,7 +1,7 @@
 // Heatmap pixels: each cell's colour from its kind and score, area-averaged when rows are binned;
 // forced runs match the cell kinds; unrecorded rows draw as non-candidates.
 import { describe, expect, it } from 'vitest';
-import { snapshotBlocks } from '../../src/nsa/snapshot';
+import { snapshotBlocks } from '../../src/spec/selection-snapshot';
 import { cellKind } from '../../src/ui/stepper/geometry';
 import { DARK, LIGHT, scoreColour, type StepperPalette } from '../../src/ui/stepper/palette';
 import { CELL, forcedRuns, rasterize, rowKinds } from '../../src/ui/stepper/raster';

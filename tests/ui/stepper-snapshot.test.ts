@@ -1,7 +1,7 @@
 // Snapshot ranges on real selections (float64 reference), their validation, and decode traces
 // (decode = prefill: a trace's snapshot equals the prefill snapshot row for row).
 import { describe, expect, it } from 'vitest';
-import { forcedBlocks, numSelBlocks } from '../../src/nsa/blocks';
+import { forcedBlocks, numSelBlocks } from '../../src/spec/nsa-blocks';
 import {
   checkSnapshot,
   decodeSelectionRanges,
@@ -12,7 +12,7 @@ import {
   snapshotRanges,
   type DecodeSelection,
   type SelectionSnapshot,
-} from '../../src/nsa/snapshot';
+} from '../../src/spec/selection-snapshot';
 import { CASES, decodeAll } from '../nsa/helpers';
 import { refSnapshots } from './stepper-fixtures';
 

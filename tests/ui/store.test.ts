@@ -1,7 +1,7 @@
 // Page state transitions and the controller's pure choices (data source, snapshot rate, start).
 import { describe, expect, it } from 'vitest';
-import { preset } from '../../src/model/presets';
-import { recallPreset } from '../../src/model/recall-preset';
+import { preset } from '../../src/train/presets';
+import { recallPreset } from '../../src/train/recall-preset';
 import { dataSpecFor, snapshotEvery, startProblems } from '../../src/ui/controller';
 import { createPlaygroundStore, elapsedMs } from '../../src/ui/store';
 import type { InitInfo } from '../../src/worker/protocol';

@@ -1,8 +1,8 @@
 // The worker's datasets: each data kind builds the dataset the config asks for, mismatches fail
 // before any GPU work, and the page's description of it is finite and cloneable.
 import { describe, expect, it } from 'vitest';
-import { preset } from '../../src/model/presets';
-import { recallPreset } from '../../src/model/recall-preset';
+import { preset } from '../../src/train/presets';
+import { recallPreset } from '../../src/train/recall-preset';
 import { buildDataset, dataMismatch, describeDataset } from '../../src/worker/data-source';
 
 const TEXT = Array.from({ length: 30 }, (_, i) => `Document ${i}. ${'Some words to learn from. '.repeat(20)}`).join('\n\n');

@@ -2,8 +2,8 @@
 // token, with selections that stay the rows each token's reads were counted from; the page-side
 // streamer tokenizes, batches, decodes and cancels, and bad prompts fail readably.
 import { describe, expect, it } from 'vitest';
-import { readsFormula } from '../../src/model/decode';
-import { generate, generateStream } from '../../src/model/generate';
+import { readsFormula } from '../../src/reference/decoder';
+import { generate, generateStream } from '../../src/train/generate';
 import { createDataset } from '../../src/train/datasets';
 import { parseTokenIds, TokenStreamer } from '../../src/worker/generation';
 import type { StreamedToken } from '../../src/worker/protocol';

@@ -2,11 +2,11 @@
 // checkpoints (snapshots taken before the evaluation overwrites the activations), the CLI-format
 // exports, generation from the trained weights, the test hook's gate, and stop.
 import { describe, expect, it } from 'vitest';
-import type { ModelConfig } from '../../src/model/config';
-import { snapshotIssues } from '../../src/nsa/snapshot';
+import type { ModelConfig } from '../../src/spec/model-config';
+import { snapshotIssues } from '../../src/spec/selection-snapshot';
 import type { RunConfig } from '../../src/train/config';
 import { createDataset } from '../../src/train/datasets';
-import { preset } from '../../src/model/presets';
+import { preset } from '../../src/train/presets';
 import type { StreamedToken, TrainUpdate } from '../../src/worker/protocol';
 import { PlaygroundRun } from '../../src/worker/run';
 import { getGpu } from '../helpers/gpu';

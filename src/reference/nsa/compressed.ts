@@ -1,7 +1,7 @@
 // Compressed branch: query t attends over the compressed keys Kc/Vc [Ncmp,G,·] of the blocks it
 // may see, k < ncmp(t). A query that sees none outputs exactly 0 (lse −Infinity, p all 0).
-import type { NsaConfig, NsaShape } from '../../nsa/config';
-import { numCmpBlocks, visibleCmpBlocks } from '../../nsa/blocks';
+import type { NsaConfig, NsaShape } from '../../spec/nsa-config';
+import { numCmpBlocks, visibleCmpBlocks } from '../../spec/nsa-blocks';
 import {
   range, sparseAttentionBackward, sparseAttentionForward,
   type AttentionForward, type AttentionGrads, type KeyPattern,

@@ -1,8 +1,7 @@
 // Gates g[t,i,c] = sigmoid(x_t·Wg[:, 3i+c] + bg[3i+c]), c ∈ (cmp, sel, win), the branch mix
 // O = Σ_c g_c·O_c, and the ablations (force one branch, freeze the gates).
 
-export type Branch = 'cmp' | 'sel' | 'win';
-export const BRANCHES: readonly Branch[] = ['cmp', 'sel', 'win'];
+import { BRANCHES, type GateAblation } from '../../spec/gates';
 
 const sigmoid = (z: number) => 1 / (1 + Math.exp(-z));
 
@@ -104,11 +103,6 @@ export function combineBackwardRef(
   return { dOCmp, dOSel, dOWin, dGates };
 }
 
-/** Ablations: gates replaced by constants (force: that branch 1, the others 0). */
-export type GateAblation =
-  | { kind: 'none' }
-  | { kind: 'force'; branch: Branch }
-  | { kind: 'freeze'; value: number | readonly [number, number, number] };
 
 /** Gates [T,H,3] after the ablation (a copy). */
 export function applyGateAblation(g: ArrayLike<number>, ab: GateAblation): Float64Array {

@@ -1,8 +1,8 @@
 // Selected branch: query t of group g attends over the positions s ≤ t of its group's selected
 // blocks (K_sel, V_sel). dK/dV loop over the reverse index, as the kernel does.
-import type { NsaConfig, NsaShape } from '../../nsa/config';
-import { numSelBlocks } from '../../nsa/blocks';
-import { selectionRanges } from '../../nsa/ranges';
+import type { NsaConfig, NsaShape } from '../../spec/nsa-config';
+import { numSelBlocks } from '../../spec/nsa-blocks';
+import { selectionRanges } from '../../spec/nsa-ranges';
 import {
   sparseAttentionBackward, sparseAttentionForward,
   type AttentionForward, type AttentionGrads, type KeyPattern,

@@ -1,9 +1,9 @@
 // Selection scores (spec eq. 9 by overlap, eq. 10 group sums), top-n selection, and the reverse
 // index (for each (g, j) the queries that selected j) that the atomic-free backward loops over.
-import type { NsaConfig, NsaShape } from '../../nsa/config';
+import type { NsaConfig, NsaShape } from '../../spec/nsa-config';
 import {
   forcedBlocks, numCmpBlocks, numSelBlocks, numSelCandidates, overlapFraction, overlappedSelBlocks, visibleCmpBlocks,
-} from '../../nsa/blocks';
+} from '../../spec/nsa-blocks';
 
 /** Adds p_slc[t,i,·] = Σ_{k<ncmp(t)} p[k]·overlap(k,·) into out[outOff..]; p[pOff + k] is p_cmp. */
 export function selectionScoresRow(

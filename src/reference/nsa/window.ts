@@ -1,5 +1,5 @@
 // Sliding-window branch: query t attends over s ∈ [max(0, t − w + 1), t] (K_win, V_win).
-import type { NsaConfig, NsaShape } from '../../nsa/config';
+import type { NsaConfig, NsaShape } from '../../spec/nsa-config';
 import {
   range, sparseAttentionBackward, sparseAttentionForward,
   type AttentionForward, type AttentionGrads, type KeyPattern,

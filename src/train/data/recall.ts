@@ -12,7 +12,7 @@
 import { mulberry32, subSeed } from '../../util/random';
 import type { RunConfig } from '../config';
 import type { Dataset, DatasetOptions } from '../datasets';
-import { IGNORE_TARGET } from '../../reference/crossentropy';
+import { IGNORE_TARGET } from '../../spec/targets';
 import { type Batch, checkBatchShape, createBatch, writeWindow } from './batch';
 
 export interface RecallTask {

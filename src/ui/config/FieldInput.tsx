@@ -1,5 +1,5 @@
 // One config field: its label, input, hint and validation messages (linked by aria-describedby).
-import type { GateAblation } from '../../reference/nsa/gates';
+import type { GateAblation } from '../../spec/gates';
 import { errorDomId, fieldDomId, type FieldSpec } from './fields';
 import { GatesInput } from './GatesInput';
 import { NumberInput } from './NumberInput';

@@ -1,7 +1,9 @@
 // The NSA gate ablation: none, force one branch (others' gates 0), or freeze the gates at a value
 // (one for all branches, or one per branch).
 import { useId } from 'react';
-import { BRANCHES, type Branch, type GateAblation } from '../../reference/nsa/gates';
+import { type GateAblation } from '../../spec/gates';
+import { BRANCHES } from '../../spec/gates';
+import { type Branch } from '../../spec/gates';
 import { NumberInput } from './NumberInput';
 
 export interface GatesInputProps {

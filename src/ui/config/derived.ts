@@ -1,10 +1,10 @@
 // Facts the config implies, shown next to it: parameters, tokens per step, NSA block counts and
 // the keys a query reads (NSA_SPEC property 7: ncmp(t) + |selected positions ≤ t| + min(w, t+1))
 // against dense attention's t + 1 — the paper's work bound (Table 4).
-import type { ConfigError } from '../../model/config';
-import { countParams } from '../../model/params';
-import { numCmpBlocks, numSelBlocks, numSelCandidates, visibleCmpBlocks } from '../../nsa/blocks';
-import type { NsaConfig } from '../../nsa/config';
+import type { ConfigError } from '../../spec/model-config';
+import { countParams } from '../../spec/params';
+import { numCmpBlocks, numSelBlocks, numSelCandidates, visibleCmpBlocks } from '../../spec/nsa-blocks';
+import type { NsaConfig } from '../../spec/nsa-config';
 import type { RunConfig } from '../../train/config';
 
 export interface KeyReads {

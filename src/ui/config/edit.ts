@@ -1,5 +1,5 @@
 // One edit of the config from the panel.
-import { withDataSource } from '../../model/recall-preset';
+import { withDataSource } from '../../train/recall-preset';
 import type { DataSource, RunConfig } from '../../train/config';
 import { setPath } from './paths';
 import { closestPreset, uiPreset } from './presets';

@@ -1,6 +1,6 @@
 // Turns untrusted JSON (a URL hash, an imported file) into a RunConfig: every field present with
 // the right type, no unknown keys, then the engine's own validation. Errors name the field.
-import type { ConfigError } from '../../model/config';
+import type { ConfigError } from '../../spec/model-config';
 import { validateRunConfig, type RunConfig } from '../../train/config';
 import { ALL_FIELDS, OPTIONAL_OBJECTS, type FieldSpec } from './fields';
 import { getPath, isRecord } from './paths';

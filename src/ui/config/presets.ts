@@ -1,6 +1,6 @@
 // The presets the page offers: the engine's named presets plus the associative-recall task.
-import { recallPreset } from '../../model/recall-preset';
-import { preset, type PresetName } from '../../model/presets';
+import { recallPreset } from '../../train/recall-preset';
+import { preset, type PresetName } from '../../train/presets';
 import type { RunConfig } from '../../train/config';
 import { diffSize } from './diff';
 

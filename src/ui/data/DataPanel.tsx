@@ -3,7 +3,7 @@
 // previous file, the config).
 import { useId, useRef, useState } from 'react';
 import type { DataConfig, DataSource } from '../../train/config';
-import { withDataSource } from '../../model/recall-preset';
+import { withDataSource } from '../../train/recall-preset';
 import { FieldInput } from '../config/FieldInput';
 import { fieldSpec } from '../config/fields';
 import { RecallTaskFields } from '../config/RecallTaskFields';

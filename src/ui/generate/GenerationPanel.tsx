@@ -2,7 +2,7 @@
 // token the key ranges its query selected in every layer and group (and, through onSelectToken,
 // the decode snapshots for the selection stepper).
 import { useEffect, useId, useRef, useState, type ComponentProps, type KeyboardEvent } from 'react';
-import type { SelectionSnapshot } from '../../nsa/snapshot';
+import type { SelectionSnapshot } from '../../spec/selection-snapshot';
 import type { StepperFocus } from '../stepper';
 import { DEFAULT_FORM, MAX_TEMPERATURE, parseGenerationForm, type GenerationField, type GenerationForm } from './form';
 import { TokenDetails } from './TokenDetails';

@@ -7,8 +7,8 @@ import {
   type DecodeTrace,
   type SelectionSnapshot,
   type SnapshotRange,
-} from '../../nsa/snapshot';
-import type { NsaConfig } from '../../nsa/config';
+} from '../../spec/selection-snapshot';
+import type { NsaConfig } from '../../spec/nsa-config';
 import type { GeneratedPiece, GenerationModel, GenerationStart } from './types';
 
 /**

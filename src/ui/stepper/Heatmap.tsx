@@ -2,7 +2,7 @@
 // window band, the causal limit, the compressed frontier, the current row and the hovered cell.
 // Clicking a row picks that query position.
 import { useEffect, useMemo, useRef, useState } from 'react';
-import { snapshotBlocks, type SelectionSnapshot } from '../../nsa/snapshot';
+import { snapshotBlocks, type SelectionSnapshot } from '../../spec/selection-snapshot';
 import { cmpFrontier, windowSpan } from './geometry';
 import { blockX, heatmapLayout, hitCell, posX, rowY, ticks, type HeatmapLayout } from './heatmap-layout';
 import { css, type StepperPalette } from './palette';

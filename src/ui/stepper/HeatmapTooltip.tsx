@@ -1,5 +1,5 @@
 // Hover card of one heatmap cell.
-import type { SelectionSnapshot } from '../../nsa/snapshot';
+import type { SelectionSnapshot } from '../../spec/selection-snapshot';
 import { cellFacts, KIND_LABEL } from './cell-facts';
 
 interface Props {

@@ -1,7 +1,7 @@
 // Group score P over the key blocks for the current query, coloured by what happened to each
 // block (selected, forced, candidate left out, not a candidate).
 import { Bar, BarChart, CartesianGrid, Cell, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
-import { rowRecorded, scoreRow, selectionRow, snapshotBlocks, type SelectionSnapshot } from '../../nsa/snapshot';
+import { rowRecorded, scoreRow, selectionRow, snapshotBlocks, type SelectionSnapshot } from '../../spec/selection-snapshot';
 import { KIND_LABEL } from './cell-facts';
 import { cellKind, type CellKind } from './geometry';
 import { css, scoreColour, type StepperPalette } from './palette';

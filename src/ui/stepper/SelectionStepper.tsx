@@ -3,7 +3,7 @@
 // Keyboard (when the stepper has focus): ←/→ or ↑/↓ step t, PageUp/PageDown ±16, Home/End,
 // [ and ] the previous / next snapshot.
 import { useEffect, useId, useMemo, useState, type KeyboardEvent } from 'react';
-import { rowRecorded, snapshotIssues, snapshotRanges, type SnapshotRange } from '../../nsa/snapshot';
+import { rowRecorded, snapshotIssues, snapshotRanges, type SnapshotRange } from '../../spec/selection-snapshot';
 import { gateMeans } from './cell-facts';
 import { frameKey, sourceOf, type SnapshotSource } from './frames';
 import { clampT, stepKey } from './geometry';

@@ -1,5 +1,5 @@
 // What the tooltip says about one heatmap cell (query t, block j). Pure, tested in Node.
-import { rowRecorded, scoreRow, selectionRow, type SelectionSnapshot } from '../../nsa/snapshot';
+import { rowRecorded, scoreRow, selectionRow, type SelectionSnapshot } from '../../spec/selection-snapshot';
 import { cellKind, cmpFrontier, windowBlocks, type CellKind } from './geometry';
 
 export interface CellFacts {

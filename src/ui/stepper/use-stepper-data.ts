@@ -2,7 +2,7 @@
 // loaded training snapshots (the worker keeps them; the page fetches the one in view). Loaded
 // snapshots are cached (a few, least recently used first out) so stepping back and forth is instant.
 import { useEffect, useMemo, useRef, useState } from 'react';
-import type { SelectionSnapshot } from '../../nsa/snapshot';
+import type { SelectionSnapshot } from '../../spec/selection-snapshot';
 import { frameKey, listFrames, pick, type Frame } from './frames';
 
 export type SnapshotLoader = (step: number, layer: number, group: number) => Promise<SelectionSnapshot | null>;

@@ -4,8 +4,8 @@
 // and the worker's token streaming. For NSA models every generated token carries, per layer
 // and group, the keys each branch read for the query that produced it, beside the paper's formula.
 import { mulberry32 } from '../util/random';
-import type { ModelConfig } from './config';
-import { ModelDecoder, readsFormula, type BranchReads, type DecodeStep, type ReadsFormula } from './decode';
+import type { ModelConfig } from '../spec/model-config';
+import { ModelDecoder, readsFormula, type BranchReads, type DecodeStep, type ReadsFormula } from '../reference/decoder';
 
 export interface SamplingOptions {
   /** 0 = greedy (argmax); otherwise logits are divided by it before the softmax. */

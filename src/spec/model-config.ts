@@ -1,7 +1,7 @@
 // Model configuration: the schema, its validation (every message names the bad field, and runs
 // before any GPU work), and the presets.
-import { validateNsaConfig, type NsaConfig } from '../nsa/config';
-import type { GateAblation } from '../reference/nsa/gates';
+import { validateNsaConfig, type NsaConfig } from './nsa-config';
+import type { GateAblation } from './gates';
 
 export type AttentionKind = 'dense' | 'nsa';
 

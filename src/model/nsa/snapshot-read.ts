@@ -3,11 +3,11 @@
 // and `l{l}.gates` [B,T,H,3] is one contiguous prefix of each tensor: only that prefix is copied.
 // The activations hold the last forward that ran (the step's last micro-batch, or an eval forward
 // if one ran after it): the caller passes that forward's row-0 tokens.
-import type { GpuContext } from '../gpu/context';
-import { act } from '../model/activations';
-import type { ModelPlan } from '../model/plan';
-import { numSelBlocks } from './blocks';
-import type { SelectionSnapshot } from './snapshot';
+import type { GpuContext } from '../../gpu/context';
+import { act } from '../activations';
+import type { ModelPlan } from '../plan';
+import { numSelBlocks } from '../../spec/nsa-blocks';
+import type { SelectionSnapshot } from '../../spec/selection-snapshot';
 
 export interface SnapshotReadOptions {
   step: number;

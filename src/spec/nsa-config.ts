@@ -1,6 +1,8 @@
 // NSA configuration and its validation (NSA_SPEC.md "Shapes and config"). Validation runs before
 // any GPU work; every issue names the offending field so the UI can point at it.
 
+import type { AttentionShape } from './shapes';
+
 export type NsaPhi = 'avg' | 'mlp';
 
 export interface NsaConfig {
@@ -22,18 +24,16 @@ export interface NsaConfig {
   forceLocal: number;
 }
 
-export interface NsaShape {
-  T: number;
-  H: number;
-  G: number;
-  dk: number;
-  dv: number;
-}
+/** One sequence's attention dims (the NSA reference works per sequence). */
+export type NsaShape = Omit<AttentionShape, 'B'>;
 
 export interface ConfigIssue {
   field: string;
   message: string;
 }
+
+/** Hidden width of the φ = mlp compression MLP for vectors of width D. */
+export const cmpMlpHidden = (D: number): number => 2 * D;
 
 /** The paper's settings (Yuan et al. 2025, §4.1). */
 export const PAPER_NSA_CONFIG: NsaConfig = {

@@ -1,7 +1,7 @@
 // Parameter layout: every tensor's name, shape and optimizer treatment, in arena order. The
 // parameter, gradient and both Adam-moment arenas use this same list, so they chunk identically.
-import { cmpMlpHidden } from '../nsa/core-plan';
-import type { ModelConfig } from './config';
+import { cmpMlpHidden } from './nsa-config';
+import type { ModelConfig } from './model-config';
 
 export interface ParamSpec {
   name: string;

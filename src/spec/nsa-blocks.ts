@@ -1,5 +1,5 @@
 // Integer block arithmetic of NSA_SPEC.md. Every kernel, the decode path and the UI use these.
-import type { NsaConfig } from './config';
+import type { NsaConfig } from './nsa-config';
 
 /** Ncmp(T): compressed blocks of a T-token sequence; block k covers [k·d, k·d + l). */
 export function numCmpBlocks(T: number, c: NsaConfig): number {

@@ -5,19 +5,20 @@
 // src/reference/model.ts), so decode = prefill (NSA_SPEC property 5) holds to rounding — in
 // practice bit for bit. Float64 throughout: this is the oracle the GPU path is checked against,
 // and it is fast enough for the tiny and small presets.
-import { numCmpBlocks, visibleCmpBlocks } from '../nsa/blocks';
-import type { NsaConfig } from '../nsa/config';
-import { cmpMlpHidden } from '../nsa/core-plan';
-import type { Params64 } from '../reference/model';
-import type { CmpMlpPair } from '../reference/nsa/compression';
-import { NsaDecodeRef, type BranchReads } from '../reference/nsa/decode';
-import { applyGateAblation, gateForwardRef, type Branch } from '../reference/nsa/gates';
-import { rmsnormForwardRef } from '../reference/rmsnorm';
-import { swigluForwardRef } from '../reference/swiglu';
-import { assertValidModelConfig, type ModelConfig, type ModelNsaConfig } from './config';
-import { EMBEDDING, FINAL_NORM, layerParamNames, numel, paramSpecs } from './params';
+import { numCmpBlocks, visibleCmpBlocks } from '../spec/nsa-blocks';
+import type { NsaConfig } from '../spec/nsa-config';
+import { cmpMlpHidden } from '../spec/nsa-config';
+import type { Params64 } from './model';
+import type { CmpMlpPair } from './nsa/compression';
+import { NsaDecodeRef, type BranchReads } from './nsa/decode';
+import { applyGateAblation, gateForwardRef } from './nsa/gates';
+import { type Branch } from '../spec/gates';
+import { rmsnormForwardRef } from './rmsnorm';
+import { swigluForwardRef } from './swiglu';
+import { assertValidModelConfig, type ModelConfig, type ModelNsaConfig } from '../spec/model-config';
+import { EMBEDDING, FINAL_NORM, layerParamNames, numel, paramSpecs } from '../spec/params';
 
-export type { BranchReads } from '../reference/nsa/decode';
+export type { BranchReads } from './nsa/decode';
 
 /** What one NSA layer did for the token just decoded. */
 export interface NsaLayerStep {

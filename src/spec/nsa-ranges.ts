@@ -1,6 +1,6 @@
 // Selected blocks → half-open token ranges, for the selected branch and for display. An invalid
 // selection is a bug upstream (the predecessor hung on one), so it throws instead of clamping.
-import type { NsaConfig } from './config';
+import type { NsaConfig } from './nsa-config';
 
 /**
  * Merges ascending selected blocks (−1 padded at the end) into ranges [start, end) with end

@@ -1,10 +1,10 @@
 // What the selection stepper shows: one (layer, group) of one sequence, the blocks each query
 // position selected and the group scores P behind the choice — captured from a training step
-// (src/nsa/snapshot-read.ts reads it from the GPU) or from CPU decoding (decodeTraceSnapshots).
+// (src/model/nsa/snapshot-read.ts reads it from the GPU) or from CPU decoding (decodeTraceSnapshots).
 // Pure data and arithmetic: the page imports this file, the worker the reader.
-import { forcedBlocks, numSelBlocks } from './blocks';
-import type { NsaConfig } from './config';
-import { selectionRanges } from './ranges';
+import { forcedBlocks, numSelBlocks } from './nsa-blocks';
+import type { NsaConfig } from './nsa-config';
+import { selectionRanges } from './nsa-ranges';
 
 export interface SelectionSnapshot {
   /** Training step the activations belong to (for a decode snapshot: the step of the weights). */
@@ -137,7 +137,7 @@ export interface DecodeSelection {
   gates?: number[];
 }
 
-/** Structural view of one decoder step (src/model/decode.ts DecodeStep). */
+/** Structural view of one decoder step (src/reference/decoder.ts DecodeStep). */
 export interface DecodeStepLike {
   t: number;
   nsa: ReadonlyArray<{ layer: number; selection: ArrayLike<number>; scores?: ArrayLike<number>; gates?: ArrayLike<number> }>;

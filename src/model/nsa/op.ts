@@ -4,12 +4,13 @@
 // each write their inputs, submit once and map once, creating no GPU object.
 // For data that stays on the GPU, use `op.tensors` + `op.binding` (write the slices, encode the
 // dispatch lists yourself) or `NsaOp.bind` on your own slices.
-import { createArena, type Arena, type BufferSlice } from '../gpu/arena';
-import { GpuContext, type Dispatch } from '../gpu/context';
-import type { NsaConfig } from './config';
+import { createArena, type Arena, type BufferSlice } from '../../gpu/arena';
+import { GpuContext, type Dispatch } from '../../gpu/context';
+import type { NsaConfig } from '../../spec/nsa-config';
+import type { AttentionShape } from '../../spec/shapes';
 import {
   assertNsaOp, bindNsaOp, nsaOpTensorSizes,
-  type NsaOpBindArgs, type NsaOpBinding, type NsaOpGradSlices, type NsaOpInputSlices, type NsaOpShape,
+  type NsaOpBindArgs, type NsaOpBinding, type NsaOpGradSlices, type NsaOpInputSlices,
 } from './op-bind';
 
 export interface NsaOpInputs {
@@ -66,7 +67,7 @@ export class NsaOp {
 
   private constructor(
     readonly gpu: GpuContext,
-    readonly shape: Readonly<NsaOpShape>,
+    readonly shape: Readonly<AttentionShape>,
     readonly cfg: Readonly<NsaConfig>,
     /** The op's device tensors: write inputs / dout here when driving `binding` yourself. */
     readonly tensors: NsaOpTensors,
@@ -77,7 +78,7 @@ export class NsaOp {
   ) {}
 
   /** Lower-level form: the op on caller-owned device tensors (see op-bind.ts). */
-  static bind(gpu: GpuContext, shape: NsaOpShape, cfg: NsaConfig, args: NsaOpBindArgs): Promise<NsaOpBinding> {
+  static bind(gpu: GpuContext, shape: AttentionShape, cfg: NsaConfig, args: NsaOpBindArgs): Promise<NsaOpBinding> {
     return bindNsaOp(gpu, shape, cfg, args);
   }
 
@@ -85,9 +86,9 @@ export class NsaOp {
    * Validates shape and config (NsaOpConfigError naming the fields, before any GPU work), then
    * allocates everything once and compiles the pipelines.
    */
-  static async create(gpu: GpuContext, shape: NsaOpShape, cfg: NsaConfig): Promise<NsaOp> {
+  static async create(gpu: GpuContext, shape: AttentionShape, cfg: NsaConfig): Promise<NsaOp> {
     assertNsaOp(shape, cfg);
-    const s: NsaOpShape = { B: shape.B, T: shape.T, H: shape.H, G: shape.G, dk: shape.dk, dv: shape.dv };
+    const s: AttentionShape = { B: shape.B, T: shape.T, H: shape.H, G: shape.G, dk: shape.dk, dv: shape.dv };
     const c: NsaConfig = { ...cfg };
     const z = nsaOpTensorSizes(s, c);
     const sizes: Record<string, number> = { ...z.inputs, out: z.out, ...z.grads };

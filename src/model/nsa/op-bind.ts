@@ -4,17 +4,16 @@
 // encodes into its own passes (no buffer, pipeline or bind group is created per call).
 // Layouts as NSA_SPEC.md with a batch dim: q [B,T,H,dk], k*/v* [B,T,G,dk|dv], gates [B,T,H,3]
 // (cmp, sel, win), out and per-branch outputs [B,T,H,dv], selection int32 [B,T,G,nSel].
-import { createArena, type Arena, type ArenaEntry, type BufferSlice } from '../gpu/arena';
-import type { Dispatch, GpuContext } from '../gpu/context';
-import { NSA_ATTN_MAX_HEAD_DIM, NSA_ATTN_MAX_HPG, nsaRowTiling } from '../kernels/nsa-attention';
-import type { AttentionShape } from '../reference/attention';
-import { validateNsaConfig, type ConfigIssue, type NsaConfig, type NsaShape } from './config';
+import { createArena, type Arena, type ArenaEntry, type BufferSlice } from '../../gpu/arena';
+import type { Dispatch, GpuContext } from '../../gpu/context';
+import { NSA_ATTN_MAX_HEAD_DIM, NSA_ATTN_MAX_HPG, nsaRowTiling } from '../../kernels/nsa-attention';
+import type { AttentionShape } from '../../spec/shapes';
+import { validateNsaConfig, type ConfigIssue, type NsaConfig, type NsaShape } from '../../spec/nsa-config';
 import {
   nsaCoreBackward, nsaCoreForward, nsaCoreSavedEntries, nsaCoreSavedSlices, nsaCoreScratchEntries, nsaCoreScratchSlices,
   type NsaCoreSaved,
-} from './core-plan';
+} from './core';
 
-export type NsaOpShape = NsaShape & { B: number };
 
 /** Device tensors the op reads in the forward. */
 export interface NsaOpInputSlices {
@@ -61,7 +60,7 @@ export interface NsaOpBinding {
 }
 
 /** Every input/output tensor of the op with its element count. */
-export function nsaOpTensorSizes(s: NsaOpShape, cfg: NsaConfig) {
+export function nsaOpTensorSizes(s: AttentionShape, cfg: NsaConfig) {
   const N = s.B * s.T;
   const qk = N * s.H * s.dk;
   const kk = N * s.G * s.dk;
@@ -81,7 +80,7 @@ const isInt = (x: unknown): x is number => typeof x === 'number' && Number.isInt
  * (validateNsaConfig, fields `nsa.*` and `shape.*`), φ = avg only, B, T ≥ 1, and the kernels'
  * limits (head dims ≤ 128, heads per group ≤ 64, the selection row fitting workgroup memory).
  */
-export function validateNsaOp(shape: NsaOpShape, cfg: NsaConfig): ConfigIssue[] {
+export function validateNsaOp(shape: AttentionShape, cfg: NsaConfig): ConfigIssue[] {
   const out = validateNsaConfig(cfg, shape);
   const bad = (field: string, message: string) => out.push({ field, message });
   if (cfg.phi === 'mlp') bad('nsa.phi', `the NSA op supports phi = 'avg' only (φ = mlp needs learned weights; use the model)`);
@@ -112,13 +111,13 @@ export class NsaOpConfigError extends Error {
   }
 }
 
-export function assertNsaOp(shape: NsaOpShape, cfg: NsaConfig): void {
+export function assertNsaOp(shape: AttentionShape, cfg: NsaConfig): void {
   const issues = validateNsaOp(shape, cfg);
   if (issues.length > 0) throw new NsaOpConfigError(issues);
 }
 
 /** Sizes, and pairwise disjointness (WebGPU rejects overlapping writable bindings). */
-function checkSlices(shape: NsaOpShape, cfg: NsaConfig, a: NsaOpBindArgs): void {
+function checkSlices(shape: AttentionShape, cfg: NsaConfig, a: NsaOpBindArgs): void {
   const z = nsaOpTensorSizes(shape, cfg);
   type Row = [string, BufferSlice | undefined, number];
   const list: Row[] = [
@@ -145,7 +144,7 @@ function checkSlices(shape: NsaOpShape, cfg: NsaConfig, a: NsaOpBindArgs): void 
  * (saved tensors, and backward scratch when grads are given) and builds both dispatch lists.
  * The gradient wrt the gates is wrt their values (no sigmoid).
  */
-export async function bindNsaOp(gpu: GpuContext, shape: NsaOpShape, cfg: NsaConfig, a: NsaOpBindArgs): Promise<NsaOpBinding> {
+export async function bindNsaOp(gpu: GpuContext, shape: AttentionShape, cfg: NsaConfig, a: NsaOpBindArgs): Promise<NsaOpBinding> {
   assertNsaOp(shape, cfg);
   checkSlices(shape, cfg, a);
   const s: AttentionShape = { B: shape.B, T: shape.T, H: shape.H, G: shape.G, dk: shape.dk, dv: shape.dv };

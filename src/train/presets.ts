@@ -1,6 +1,6 @@
 // Named run presets. `tiny` is sized for tests and CI on SwiftShader; `m7c-125m` is the
 // configuration the PyTorch predecessor could not train.
-import type { RunConfig, TrainConfig } from '../train/config';
+import type { RunConfig, TrainConfig } from './config';
 
 const baseTrain: TrainConfig = {
   steps: 300,

@@ -2,11 +2,11 @@
 // given Q (RoPE'd), per-branch K/V (K RoPE'd) and the gates, it compresses, runs the compressed
 // branch, scores and selects blocks, runs the selected and window branches and mixes them by the
 // gates; the backward returns every input gradient. Used by the model plan (one core per layer)
-// and by the standalone op (src/nsa/op.ts). Layout follows NSA_SPEC.md with a batch dim:
+// and by the standalone op (src/model/nsa/op.ts). Layout follows NSA_SPEC.md with a batch dim:
 // q [B,T,H,dk], k*/v* [B,T,G,dk|dv], gates [B,T,H,3], outputs [B,T,H,dv], lse [B,H,T].
-import type { ArenaEntry, BufferSlice } from '../gpu/arena';
-import type { Dispatch, GpuContext } from '../gpu/context';
-import { nsaBranchBackwardDispatches, nsaBranchForwardDispatch, type NsaBranch } from '../kernels/nsa-attention';
+import type { ArenaEntry, BufferSlice } from '../../gpu/arena';
+import type { Dispatch, GpuContext } from '../../gpu/context';
+import { nsaBranchBackwardDispatches, nsaBranchForwardDispatch, type NsaBranch } from '../../kernels/nsa-attention';
 import {
   compressAvgBackwardDispatch,
   compressAvgForwardDispatch,
@@ -14,16 +14,15 @@ import {
   compressMlpForwardDispatches,
   compressMlpScratchLengths,
   type CmpMlpSlices,
-} from '../kernels/nsa-compress';
-import { combineBackwardDispatches, combineBackwardGatesDispatches, combineForwardDispatch, type GateAblation } from '../kernels/nsa-gates';
-import { nsaReverseIndexDispatches, nsaReverseIndexLengths, type NsaReverseIndexSlices } from '../kernels/nsa-reverse-index';
-import { selectionScoresDispatch, topNSelectionDispatch } from '../kernels/nsa-select';
-import type { AttentionShape } from '../reference/attention';
-import { numCmpBlocks, numSelBlocks } from './blocks';
-import type { NsaConfig } from './config';
+} from '../../kernels/nsa-compress';
+import { combineBackwardDispatches, combineBackwardGatesDispatches, combineForwardDispatch } from '../../kernels/nsa-gates';
+import { type GateAblation } from '../../spec/gates';
+import { nsaReverseIndexDispatches, nsaReverseIndexLengths, type NsaReverseIndexSlices } from '../../kernels/nsa-reverse-index';
+import { selectionScoresDispatch, topNSelectionDispatch } from '../../kernels/nsa-select';
+import type { AttentionShape } from '../../spec/shapes';
+import { numCmpBlocks, numSelBlocks } from '../../spec/nsa-blocks';
+import { cmpMlpHidden, type NsaConfig } from '../../spec/nsa-config';
 
-/** Hidden width of the φ = mlp compression MLP for vectors of width D. */
-export const cmpMlpHidden = (D: number): number => 2 * D;
 
 export interface NsaBranchKV {
   k: BufferSlice;
