@@ -5,8 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Download, type Page } from '@playwright/test';
-import { preset } from '../src/model/presets';
-import { forcedBlocks } from '../src/nsa/blocks';
+import { preset } from '../src/train/presets';
+import { forcedBlocks } from '../src/spec/nsa-blocks';
 import { METRICS_HEADER } from '../src/train/metrics-csv';
 import { writeArtifact, type RunArtifact } from './artifact';
 import { goldenFor, goldenKey, missingGoldenMessage, RECORD_GOLDEN, recordGolden } from './golden';
