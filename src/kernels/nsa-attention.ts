@@ -1,5 +1,5 @@
 // Wrapper for the NSA branch attention shaders (nsa_attention_*.wgsl): compressed, selected and
-// sliding-window attention, forward and deterministic backward (NSA_SPEC.md), in two variants:
+// sliding-window attention, forward and deterministic backward (docs/nsa-spec.md), in two variants:
 // 'group' for GPUs (group-centric: one workgroup per (b, t, g) with all heads of the group sharing
 // staged key tiles; dK/dV per key chunk over staged query tiles) and 'simple' for software adapters
 // (one invocation per query row, resp. key row, reading straight from storage). WGSL has no
@@ -253,7 +253,7 @@ export function nsaBranchForwardDispatch(gpu: GpuContext, a: NsaBranchForwardArg
 
 /**
  * The forward with a debug counter: also writes keysRead u32 [B,T,G], the number of keys whose
- * score the group's first head computed (NSA_SPEC.md property 7: per branch ncmp(t),
+ * score the group's first head computed (docs/nsa-spec.md property 7: per branch ncmp(t),
  * |selected positions ≤ t| and min(w, t + 1)).
  */
 export function nsaBranchForwardCountingDispatch(gpu: GpuContext, a: NsaBranchForwardArgs & { keysRead: BufferSlice }): Promise<Dispatch> {

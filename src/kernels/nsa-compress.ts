@@ -34,7 +34,7 @@ export interface CompressAvgBackwardArgs extends CompressDims {
   dx: BufferSlice;
 }
 
-/** Weights of one compression MLP (NSA_SPEC φ = mlp; shapes as src/reference/nsa/compression.ts). */
+/** Weights of one compression MLP (docs/nsa-spec.md φ = mlp; shapes as src/reference/nsa/compression.ts). */
 export interface CmpMlpSlices {
   /** [l, D]. */
   pos: BufferSlice;

@@ -32,7 +32,7 @@ export interface NsaStats {
   gateMean: [number, number, number];
   /** histogram[k]: selected blocks at distance bt − j = k (the last bucket: ≥ maxDistance). */
   histogram: number[];
-  /** Selection rows (b, t, g) that break a rule of NSA_SPEC's top-n; must be 0. */
+  /** Selection rows (b, t, g) that break a rule of docs/nsa-spec.md's top-n; must be 0. */
   invalid: number;
 }
 

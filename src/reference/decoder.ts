@@ -2,7 +2,7 @@
 // Dense layers cache RoPE'd keys and values; NSA layers drive one NsaDecodeRef each (a cache per
 // branch, the spec's compressed-block emission rule, per-branch read counters). Every per-row
 // operation runs in the same order as the full-sequence reference (modelForwardRef in
-// src/reference/model.ts), so decode = prefill (NSA_SPEC property 5) holds to rounding — in
+// src/reference/model.ts), so decode = prefill (docs/nsa-spec.md property 5) holds to rounding — in
 // practice bit for bit. Float64 throughout: this is the oracle the GPU path is checked against,
 // and it is fast enough for the tiny and small presets.
 import { numCmpBlocks, visibleCmpBlocks } from '../spec/nsa-blocks';

@@ -1,4 +1,4 @@
-// Integer block arithmetic of NSA_SPEC.md. Every kernel, the decode path and the UI use these.
+// Integer block arithmetic of docs/nsa-spec.md. Every kernel, the decode path and the UI use these.
 import type { NsaConfig } from './nsa-config';
 
 /** Ncmp(T): compressed blocks of a T-token sequence; block k covers [k·d, k·d + l). */

@@ -1,4 +1,4 @@
-// NSA configuration and its validation (NSA_SPEC.md "Shapes and config"). Validation runs before
+// NSA configuration and its validation (docs/nsa-spec.md "Shapes and config"). Validation runs before
 // any GPU work; every issue names the offending field so the UI can point at it.
 
 import type { AttentionShape } from './shapes';

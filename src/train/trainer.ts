@@ -22,7 +22,7 @@ export interface TrainerHooks {
 /** A step produced a non-finite loss or gradient norm. The AdamW kernel skipped that update. */
 export class NonFiniteError extends Error {}
 
-/** The GPU produced a selection that breaks NSA_SPEC's rules (counted by the stats kernel). */
+/** The GPU produced a selection that breaks docs/nsa-spec.md's rules (counted by the stats kernel). */
 export class InvalidSelectionError extends Error {}
 
 const STAGING_SLOTS = 3;

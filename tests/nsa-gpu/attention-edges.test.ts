@@ -1,4 +1,4 @@
-// NSA branch attention on the GPU, edge cases of NSA_SPEC.md: T < l (cmp exactly 0, lse −inf, no
+// NSA branch attention on the GPU, edge cases of docs/nsa-spec.md: T < l (cmp exactly 0, lse −inf, no
 // NaN), w = 1, w ≥ T and nSel ≥ blocks (full coverage: equal to dense causal attention),
 // nSel = forceInit + forceLocal, gradQ accumulation (each for both kernel variants), and input
 // validation.

@@ -1,4 +1,4 @@
-// NSA branch attention on the GPU vs the float64 reference for the group shapes of NSA_SPEC.md:
+// NSA branch attention on the GPU vs the float64 reference for the group shapes of docs/nsa-spec.md:
 // one group (all heads share one K/V, h = H), one head per group (h = 1), and dk = dv; both
 // kernel variants (group, simple).
 // Tolerances (f32 vs f64 relative RMS): forward ≤ 1e-5, backward ≤ 1e-4.

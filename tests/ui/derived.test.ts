@@ -42,7 +42,7 @@ describe('derived config facts', () => {
     }
   });
 
-  it('keys read follow NSA_SPEC property 7 and never exceed cmp + dense + window', () => {
+  it('keys read follow docs/nsa-spec.md property 7 and never exceed cmp + dense + window', () => {
     const c = { ...base };
     expect(keyReads(0, c)).toEqual({ cmp: 0, sel: 1, win: 1, total: 2, dense: 1 });
     // t = 3: first compressed block visible (k·d + l − 1 = 3), block 0 partial = whole prefix.

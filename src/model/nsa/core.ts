@@ -2,7 +2,7 @@
 // given Q (RoPE'd), per-branch K/V (K RoPE'd) and the gates, it compresses, runs the compressed
 // branch, scores and selects blocks, runs the selected and window branches and mixes them by the
 // gates; the backward returns every input gradient. Used by the model plan (one core per layer)
-// and by the standalone op (src/model/nsa/op.ts). Layout follows NSA_SPEC.md with a batch dim:
+// and by the standalone op (src/model/nsa/op.ts). Layout follows docs/nsa-spec.md with a batch dim:
 // q [B,T,H,dk], k*/v* [B,T,G,dk|dv], gates [B,T,H,3], outputs [B,T,H,dv], lse [B,H,T].
 import type { ArenaEntry, BufferSlice } from '../../gpu/arena';
 import type { Dispatch, GpuContext } from '../../gpu/context';

@@ -2,7 +2,7 @@
 // the NSA attention core (core-plan.ts) to caller-owned device tensors. Binding allocates the op's
 // own saved/scratch arena once; its forward and backward are prebuilt dispatch lists the caller
 // encodes into its own passes (no buffer, pipeline or bind group is created per call).
-// Layouts as NSA_SPEC.md with a batch dim: q [B,T,H,dk], k*/v* [B,T,G,dk|dv], gates [B,T,H,3]
+// Layouts as docs/nsa-spec.md with a batch dim: q [B,T,H,dk], k*/v* [B,T,G,dk|dv], gates [B,T,H,3]
 // (cmp, sel, win), out and per-branch outputs [B,T,H,dv], selection int32 [B,T,G,nSel].
 import { createArena, type Arena, type ArenaEntry, type BufferSlice } from '../../gpu/arena';
 import type { Dispatch, GpuContext } from '../../gpu/context';

@@ -1,5 +1,5 @@
 // Float64 sparse attention shared by the three NSA branches: each branch is a key pattern (which
-// key rows query t of group g reads, and its transpose). The backward follows NSA_SPEC.md's
+// key rows query t of group g reads, and its transpose). The backward follows docs/nsa-spec.md's
 // atomic-free scheme: dQ per query row, dK/dV per key row by looping over the queries reading it.
 
 /** Which keys each query reads, and its exact transpose. Both lists ascending. */

@@ -1,4 +1,4 @@
-// Token-by-token decode with a KV cache per branch (NSA_SPEC.md "Decode"). Each step appends
+// Token-by-token decode with a KV cache per branch (docs/nsa-spec.md "Decode"). Each step appends
 // token t, emits compressed block k = (t+1−l)/d when (t+1−l) % d == 0, then processes t exactly as
 // one prefill row — group-centric: each key row of a group is read once for all its heads, and
 // those reads are counted per branch (property 7).

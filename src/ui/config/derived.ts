@@ -1,5 +1,5 @@
 // Facts the config implies, shown next to it: parameters, tokens per step, NSA block counts and
-// the keys a query reads (NSA_SPEC property 7: ncmp(t) + |selected positions ≤ t| + min(w, t+1))
+// the keys a query reads (docs/nsa-spec.md property 7: ncmp(t) + |selected positions ≤ t| + min(w, t+1))
 // against dense attention's t + 1 — the paper's work bound (Table 4).
 import type { ConfigError } from '../../spec/model-config';
 import { countParams } from '../../spec/params';

@@ -1,4 +1,4 @@
-// Per-query arithmetic the stepper draws (NSA_SPEC.md): candidates, the window band and the
+// Per-query arithmetic the stepper draws (docs/nsa-spec.md): candidates, the window band and the
 // compressed-visibility frontier, all from src/spec/nsa-blocks.ts so the picture follows the kernels.
 import { forcedBlocks, numSelCandidates, visibleCmpBlocks } from '../../spec/nsa-blocks';
 import type { NsaConfig } from '../../spec/nsa-config';
