@@ -3,4 +3,4 @@
 // Browser bundles should import src/browser.ts (the same without the Node device).
 export * from './browser';
 export { acquireNodeGpu, NoAdapterError } from './gpu/node-device';
-export type { NodeGpuOptions } from './gpu/node-device';
+export type { AdapterAttempt, NoAdapterDetails, NodeGpuOptions } from './gpu/node-device';

@@ -1,7 +1,8 @@
 // The entry-point wrapper every CLI shares: runs its main, exits with the code it returns. A
-// UsageError it throws prints its message and exits 2; any other error prints (with its stack
-// unless told otherwise) and exits 1. process.exit, so an open GPU device or a watchdog timer
-// cannot keep the process alive.
+// UsageError or InvalidConfigError it throws (the user's flags or config) prints its message and
+// exits 2; any other error prints (with its stack unless told otherwise) and exits 1. process.exit,
+// so an open GPU device or a watchdog timer cannot keep the process alive.
+import { InvalidConfigError } from '../spec/config-issue';
 import { UsageError } from './usage';
 
 export interface RunMainOptions {
@@ -16,9 +17,14 @@ export function runMain(main: () => Promise<number> | number, opts: RunMainOptio
     .then(
       (code) => process.exit(code),
       (e: unknown) => {
-        const usage = e instanceof UsageError;
+        const usage = isUserError(e);
         console.error(e instanceof Error ? (stack && !usage ? (e.stack ?? e.message) : e.message) : String(e));
         process.exit(usage ? 2 : 1);
       },
     );
+}
+
+/** The user's own mistake (a bad flag or config): exit code 2, message only. */
+export function isUserError(e: unknown): e is UsageError | InvalidConfigError {
+  return e instanceof UsageError || e instanceof InvalidConfigError;
 }

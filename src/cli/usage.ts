@@ -2,14 +2,36 @@
 // ./main, runGenerateCli), unlike a failure, which exits 1.
 import type { ParsedArgs } from './args';
 
-export class UsageError extends Error {}
+export interface UsageErrorFields {
+  /** The flag at fault, without its dashes ('steps', 'set', 'preset'); absent when no single flag is. */
+  flag?: string;
+  /** The value given to it, when it had one. */
+  value?: string;
+  /** What the error was made from (asUsage). */
+  cause?: unknown;
+}
 
-/** Runs a flag parser, turning its errors into usage errors. */
+export class UsageError extends Error {
+  override readonly name: string = 'UsageError';
+  /** The flag at fault, without its dashes; undefined when no single flag is (e.g. a stray argument). */
+  readonly flag: string | undefined;
+  /** The value the flag was given, when it had one. */
+  readonly value: string | undefined;
+
+  constructor(message: string, fields: UsageErrorFields = {}) {
+    super(message, fields.cause === undefined ? undefined : { cause: fields.cause });
+    this.flag = fields.flag;
+    this.value = fields.value;
+  }
+}
+
+/** Runs a flag parser, turning its errors into usage errors (a UsageError passes through unchanged). */
 export function asUsage<T>(f: () => T): T {
   try {
     return f();
   } catch (e) {
-    throw new UsageError(e instanceof Error ? e.message : String(e));
+    if (e instanceof UsageError) throw e;
+    throw new UsageError(e instanceof Error ? e.message : String(e), { cause: e });
   }
 }
 
@@ -17,5 +39,8 @@ export function asUsage<T>(f: () => T): T {
 export function rejectUnknownFlags(args: ParsedArgs, known: readonly string[], usage: string): void {
   const unknown = [...args.flags.keys()].filter((k) => !known.includes(k));
   if (args.sets.length && !known.includes('set')) unknown.push('set');
-  if (unknown.length) throw new UsageError(`unknown flag${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `--${u}`).join(', ')}\n${usage}`);
+  if (unknown.length)
+    throw new UsageError(`unknown flag${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `--${u}`).join(', ')}\n${usage}`, {
+      flag: unknown[0],
+    });
 }

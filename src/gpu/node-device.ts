@@ -37,7 +37,35 @@ export interface NodeGpuOptions {
   announce?: boolean;
 }
 
-export class NoAdapterError extends Error {}
+/** One adapter request acquireNodeGpu made: the system's Vulkan drivers, or SwiftShader's. */
+export type AdapterAttempt = 'system-vulkan' | 'swiftshader';
+
+export interface NoAdapterDetails {
+  /** The preference in force ('auto' tries the system GPU first). */
+  prefer: 'auto' | 'software';
+  /** Adapter requests made, in order, each of which returned null (empty: none could be made). */
+  tried: AdapterAttempt[];
+  /** Whether SwiftShader's Vulkan driver manifest (SWIFTSHADER_ICD) exists. */
+  swiftShaderInstalled: boolean;
+  /** Whether LD_LIBRARY_PATH holds /usr/lib/chromium (its libvulkan.so.1). */
+  vulkanLoaderOnPath: boolean;
+}
+
+export class NoAdapterError extends Error implements NoAdapterDetails {
+  override readonly name: string = 'NoAdapterError';
+  readonly prefer: 'auto' | 'software';
+  readonly tried: AdapterAttempt[];
+  readonly swiftShaderInstalled: boolean;
+  readonly vulkanLoaderOnPath: boolean;
+
+  constructor(message: string, details: NoAdapterDetails) {
+    super(message);
+    this.prefer = details.prefer;
+    this.tried = [...details.tried];
+    this.swiftShaderInstalled = details.swiftShaderInstalled;
+    this.vulkanLoaderOnPath = details.vulkanLoaderOnPath;
+  }
+}
 
 // Where the Vulkan loader looks for driver manifests (plus the NVIDIA container location).
 const ICD_DIRS = ['/usr/share/vulkan/icd.d', '/etc/vulkan/icd.d', '/usr/local/share/vulkan/icd.d', '/usr/local/nvidia/share/vulkan/icd.d'];
@@ -52,23 +80,28 @@ export async function acquireNodeGpu(opts: NodeGpuOptions = {}): Promise<GpuCont
   const prefer = opts.prefer ?? (process.env.NSA_GPU === 'software' ? 'software' : 'auto');
   const { create } = await loadDawn();
   let adapter: GPUAdapter | null = null;
+  const tried: AdapterAttempt[] = [];
   if (prefer === 'auto' && !process.env.VK_ICD_FILENAMES && systemVulkanDriversListed()) {
+    tried.push('system-vulkan');
     adapter = await instance(create).requestAdapter({ powerPreference: 'high-performance' });
   }
-  if (!adapter && existsSync(SWIFTSHADER_ICD)) {
+  const swiftShaderInstalled = existsSync(SWIFTSHADER_ICD);
+  if (!adapter && swiftShaderInstalled) {
     // The Vulkan loader reads this when Dawn creates its instance, so setting it now works.
     process.env.VK_ICD_FILENAMES ??= SWIFTSHADER_ICD;
+    tried.push('swiftshader');
     adapter = await instance(create).requestAdapter();
   }
   if (!adapter) {
-    const hasLoader = (process.env.LD_LIBRARY_PATH ?? '').includes('/usr/lib/chromium');
+    const vulkanLoaderOnPath = (process.env.LD_LIBRARY_PATH ?? '').includes('/usr/lib/chromium');
     throw new NoAdapterError(
       'No WebGPU adapter found in Node (Dawn). ' +
-        (existsSync(SWIFTSHADER_ICD)
-          ? hasLoader
+        (swiftShaderInstalled
+          ? vulkanLoaderOnPath
             ? 'SwiftShader was tried and refused.'
             : 'Run through the npm scripts (they put /usr/lib/chromium, which holds libvulkan.so.1, on LD_LIBRARY_PATH) or install libvulkan1.'
           : 'Install a Vulkan driver, or Debian\'s chromium package for SwiftShader (apt-get install chromium).'),
+      { prefer, tried, swiftShaderInstalled, vulkanLoaderOnPath },
     );
   }
   const ctx = await contextFromAdapter(adapter, 'node (dawn)');

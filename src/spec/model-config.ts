@@ -1,5 +1,6 @@
 // Model configuration: the schema, its validation (every message names the bad field, and runs
 // before any GPU work), and the presets.
+import { formatConfigIssues, InvalidConfigError, type ConfigIssue } from './config-issue';
 import { validateNsaConfig, type NsaConfig } from './nsa-config';
 import type { GateAblation } from './gates';
 
@@ -35,15 +36,11 @@ export interface ModelConfig {
   initStd: number;
 }
 
-export interface ConfigError {
-  field: string;
-  message: string;
-}
-
 const isPosInt = (x: unknown): x is number => typeof x === 'number' && Number.isInteger(x) && x >= 1;
 
-export function validateModelConfig(c: ModelConfig): ConfigError[] {
-  const errs: ConfigError[] = [];
+/** Every problem of a model config, each naming its field (`model.*`); empty: valid. */
+export function validateModelConfig(c: ModelConfig): ConfigIssue[] {
+  const errs: ConfigIssue[] = [];
   const posInt = (field: keyof ModelConfig, max?: number) => {
     const v = c[field];
     if (!isPosInt(v)) errs.push({ field: `model.${field}`, message: `must be a positive integer (got ${String(v)})` });
@@ -85,12 +82,11 @@ export function validateModelConfig(c: ModelConfig): ConfigError[] {
   return errs;
 }
 
-export function formatConfigErrors(errs: readonly ConfigError[]): string {
-  return errs.map((e) => `${e.field}: ${e.message}`).join('\n');
-}
+/** @deprecated Use formatConfigIssues (src/spec/config-issue.ts); kept for the CLIs, trainer and worker that still import it. */
+export const formatConfigErrors: (issues: readonly ConfigIssue[]) => string = formatConfigIssues;
 
-/** Throws one error listing every bad field. */
+/** Throws an InvalidConfigError listing every bad field. */
 export function assertValidModelConfig(c: ModelConfig): void {
   const errs = validateModelConfig(c);
-  if (errs.length) throw new Error(`invalid model config:\n${formatConfigErrors(errs)}`);
+  if (errs.length) throw new InvalidConfigError('invalid model config', errs);
 }

@@ -1,6 +1,7 @@
 // NSA configuration and its validation (docs/nsa-spec.md "Shapes and config"). Validation runs before
 // any GPU work; every issue names the offending field so the UI can point at it.
 
+import { InvalidConfigError, type ConfigIssue } from './config-issue';
 import type { AttentionShape } from './shapes';
 
 export type NsaPhi = 'avg' | 'mlp';
@@ -26,11 +27,6 @@ export interface NsaConfig {
 
 /** One sequence's attention dims (the NSA reference works per sequence). */
 export type NsaShape = Omit<AttentionShape, 'B'>;
-
-export interface ConfigIssue {
-  field: string;
-  message: string;
-}
 
 /** Hidden width of the φ = mlp compression MLP for vectors of width D. */
 export const cmpMlpHidden = (D: number): number => 2 * D;
@@ -89,10 +85,8 @@ export function validateNsaConfig(c: NsaConfig, shape?: Partial<NsaShape>): Conf
   return out;
 }
 
-/** Throws one error listing every issue (for the references and kernel wrappers). */
+/** Throws an InvalidConfigError listing every issue (for the references and kernel wrappers). */
 export function assertNsaConfig(c: NsaConfig, shape?: Partial<NsaShape>): void {
   const issues = validateNsaConfig(c, shape);
-  if (issues.length > 0) {
-    throw new Error(`invalid NSA config: ${issues.map((i) => `${i.field}: ${i.message}`).join('; ')}`);
-  }
+  if (issues.length > 0) throw new InvalidConfigError('invalid NSA config', issues);
 }

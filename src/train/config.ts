@@ -1,5 +1,6 @@
 // Training and run configuration (what a URL hash or a CLI flag set describes), with validation.
-import type { ConfigError, ModelConfig } from '../spec/model-config';
+import { InvalidConfigError, prefixIssues, type ConfigIssue } from '../spec/config-issue';
+import type { ModelConfig } from '../spec/model-config';
 import { validateModelConfig } from '../spec/model-config';
 import { recallVocab, validateRecallTask, type RecallTask } from './data/recall';
 
@@ -43,8 +44,9 @@ export interface RunConfig {
   data: DataConfig;
 }
 
-export function validateTrainConfig(t: TrainConfig): ConfigError[] {
-  const errs: ConfigError[] = [];
+/** Every problem of the training settings, each naming its field (`train.*`); empty: valid. */
+export function validateTrainConfig(t: TrainConfig): ConfigIssue[] {
+  const errs: ConfigIssue[] = [];
   const int = (f: keyof TrainConfig, min: number) => {
     const v = t[f];
     if (!(typeof v === 'number' && Number.isInteger(v) && v >= min))
@@ -76,7 +78,8 @@ export function validateTrainConfig(t: TrainConfig): ConfigError[] {
   return errs;
 }
 
-export function validateRunConfig(c: RunConfig): ConfigError[] {
+/** Every problem of a run config (model, train and data), each naming its field; empty: valid. */
+export function validateRunConfig(c: RunConfig): ConfigIssue[] {
   const errs = [...validateModelConfig(c.model), ...validateTrainConfig(c.train)];
   if (!DATA_SOURCES.includes(c.data.source)) errs.push({ field: 'data.source', message: `must be one of ${DATA_SOURCES.join(', ')}` });
   if (c.data.tokenizer !== 'byte' && c.data.tokenizer !== 'gpt2')
@@ -89,17 +92,23 @@ export function validateRunConfig(c: RunConfig): ConfigError[] {
 }
 
 /** data.recall: required by the recall source (and only there), valid, fitting model.seqLen and the vocabulary. */
-function validateRecallData(c: RunConfig): ConfigError[] {
+function validateRecallData(c: RunConfig): ConfigIssue[] {
   const task = c.data.recall;
   if (c.data.source !== 'recall') {
     return task === undefined ? [] : [{ field: 'data.recall', message: `is only used with data.source 'recall' (source is '${c.data.source}'): remove it` }];
   }
   if (typeof task !== 'object' || task === null) return [{ field: 'data.recall', message: "is required when data.source is 'recall' (the task: keys, values, fillers, pairs, queries, minDistance, minStart)" }];
-  const errs: ConfigError[] = validateRecallTask(task, c.model.seqLen).map((i) => ({ field: `data.recall.${i.field}`, message: i.message }));
+  const errs = prefixIssues('data.recall', validateRecallTask(task, c.model.seqLen));
   // The vocabulary check needs the three token counts (their own errors are reported above).
   const countsOk = (['fillers', 'keys', 'values'] as const).every((f) => Number.isInteger(task[f]));
   const size = recallVocab(task).size;
   if (countsOk && c.model.vocabSize < size)
     errs.push({ field: 'model.vocabSize', message: `must be ≥ ${size} for the recall task (fillers + keys + values; got ${c.model.vocabSize})` });
   return errs;
+}
+
+/** Throws an InvalidConfigError naming every bad field of the run config (`context` is its first line). */
+export function assertValidRunConfig(c: RunConfig, context = 'invalid run config'): void {
+  const issues = validateRunConfig(c);
+  if (issues.length) throw new InvalidConfigError(context, issues);
 }

@@ -1,5 +1,6 @@
 // Named run presets. `tiny` is sized for tests and CI on SwiftShader; `m7c-125m` is the
 // configuration the PyTorch predecessor could not train.
+import { InvalidConfigError } from '../spec/config-issue';
 import type { RunConfig, TrainConfig } from './config';
 
 const baseTrain: TrainConfig = {
@@ -59,6 +60,6 @@ export const PRESET_NAMES = Object.keys(PRESETS) as PresetName[];
 /** A deep copy of a preset, safe to edit. */
 export function preset(name: PresetName): RunConfig {
   const p = PRESETS[name] as RunConfig | undefined;
-  if (!p) throw new Error(`unknown preset '${String(name)}'; known: ${PRESET_NAMES.join(', ')}`);
+  if (!p) throw new InvalidConfigError('unknown preset', [{ field: 'preset', message: `'${String(name)}' is not a preset (known: ${PRESET_NAMES.join(', ')})` }]);
   return structuredClone(p);
 }

@@ -1,6 +1,6 @@
 // Run config as a JSON file: export (download) and import (validated; errors name the field).
 // Imports accept this page's files and the CLI's runs/<run>/config.json (a bare RunConfig).
-import type { ConfigError } from '../spec/model-config';
+import type { ConfigIssue } from '../spec/config-issue';
 import type { RunConfig } from '../train/config';
 import { parseRunConfig, type ParseResult } from './config/parse';
 import { isRecord } from './config/paths';
@@ -68,6 +68,6 @@ export function downloadConfig(config: RunConfig, preset?: UiPresetName): void {
   setTimeout(() => URL.revokeObjectURL(url), 0);
 }
 
-export function formatParseErrors(errors: readonly ConfigError[]): string[] {
+export function formatParseErrors(errors: readonly ConfigIssue[]): string[] {
   return errors.map((e) => `${e.field}: ${e.message}`);
 }

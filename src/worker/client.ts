@@ -16,7 +16,25 @@ import type {
 } from './protocol';
 import type { TrainerWorkerApi } from './trainer-worker';
 
-export class WorkerCrashedError extends Error {}
+/** Why the worker is gone: it failed to load or threw at top level, or the page terminated it. */
+export type WorkerCrashReason = 'failed' | 'terminated';
+
+export class WorkerCrashedError extends Error {
+  override readonly name: string = 'WorkerCrashedError';
+  readonly reason: WorkerCrashReason;
+  /** The worker's error event message ('failed' only; may be empty when the browser gives none). */
+  readonly workerMessage: string | undefined;
+
+  constructor(reason: WorkerCrashReason, workerMessage?: string) {
+    super(
+      reason === 'terminated'
+        ? 'The trainer worker was terminated.'
+        : `The trainer worker failed: ${workerMessage || 'it could not be loaded or threw at top level'}`,
+    );
+    this.reason = reason;
+    this.workerMessage = workerMessage;
+  }
+}
 
 export class TrainerClient {
   private readonly worker: Worker;
@@ -32,14 +50,14 @@ export class TrainerClient {
       this.fail = reject;
       this.worker.addEventListener('error', (ev) => {
         ev.preventDefault();
-        reject(new WorkerCrashedError(`The trainer worker failed: ${ev.message || 'it could not be loaded or threw at top level'}`));
+        reject(new WorkerCrashedError('failed', ev.message));
       });
     });
     this.crashed.catch(() => {});
   }
 
   private call<T>(p: Promise<T>): Promise<T> {
-    if (this.terminated) return Promise.reject(new WorkerCrashedError('The trainer worker was terminated.'));
+    if (this.terminated) return Promise.reject(new WorkerCrashedError('terminated'));
     return Promise.race([p, this.crashed]);
   }
 
@@ -93,7 +111,7 @@ export class TrainerClient {
   terminate(): void {
     if (this.terminated) return;
     this.terminated = true;
-    this.fail(new WorkerCrashedError('The trainer worker was terminated.'));
+    this.fail(new WorkerCrashedError('terminated'));
     this.remote[Comlink.releaseProxy]();
     this.worker.terminate();
   }

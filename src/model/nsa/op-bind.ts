@@ -8,7 +8,8 @@ import { createArena, type Arena, type ArenaEntry, type BufferSlice } from '../.
 import type { Dispatch, GpuContext } from '../../gpu/context';
 import { NSA_ATTN_MAX_HEAD_DIM, NSA_ATTN_MAX_HPG, nsaRowTiling } from '../../kernels/nsa-attention';
 import type { AttentionShape } from '../../spec/shapes';
-import { validateNsaConfig, type ConfigIssue, type NsaConfig, type NsaShape } from '../../spec/nsa-config';
+import { InvalidConfigError, type ConfigIssue } from '../../spec/config-issue';
+import { validateNsaConfig, type NsaConfig } from '../../spec/nsa-config';
 import {
   nsaCoreBackward, nsaCoreForward, nsaCoreSavedEntries, nsaCoreSavedSlices, nsaCoreScratchEntries, nsaCoreScratchSlices,
   type NsaCoreSaved,
@@ -103,11 +104,15 @@ export function validateNsaOp(shape: AttentionShape, cfg: NsaConfig): ConfigIssu
   return out;
 }
 
-/** An invalid op shape or config; `issues` name the fields. */
-export class NsaOpConfigError extends Error {
-  constructor(readonly issues: ConfigIssue[]) {
-    super(`invalid NSA op: ${issues.map((i) => `${i.field}: ${i.message}`).join('; ')}`);
-    this.name = 'NsaOpConfigError';
+/**
+ * An invalid op shape or config (public API, thrown by assertNsaOp, bindNsaOp and NsaOp): an
+ * InvalidConfigError whose `issues` name the fields (`nsa.*`, `shape.*`).
+ */
+export class NsaOpConfigError extends InvalidConfigError {
+  override readonly name: string = 'NsaOpConfigError';
+
+  constructor(issues: readonly ConfigIssue[], options?: ErrorOptions) {
+    super('invalid NSA op', issues, options);
   }
 }
 

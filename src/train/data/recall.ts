@@ -12,6 +12,7 @@
 import { mulberry32, subSeed } from '../../util/random';
 import type { RunConfig } from '../config';
 import type { Dataset, DatasetOptions } from '../datasets';
+import { InvalidConfigError, prefixIssues, type ConfigIssue } from '../../spec/config-issue';
 import { IGNORE_TARGET } from '../../spec/targets';
 import { type Batch, checkBatchShape, createBatch, writeWindow } from './batch';
 
@@ -68,21 +69,16 @@ export function recallAnswerPositions(seqLen: number, queries: number): number[]
 
 export const RECALL_TASK_FIELDS = ['keys', 'values', 'fillers', 'pairs', 'queries', 'minDistance', 'minStart'] as const;
 
-/** One problem of a recall task: the task field it concerns and why. */
-export interface RecallTaskIssue {
-  field: keyof RecallTask;
-  message: string;
-}
-
 const MIN: Record<keyof RecallTask, number> = { keys: 1, values: 2, fillers: 1, pairs: 1, queries: 1, minDistance: 1, minStart: 0 };
 
 /**
- * Every reason the task cannot be generated at this sequence length, each with its field (the one
- * validator of a recall task: the run config and the dataset both use it). The fit checks are
+ * Every reason the task cannot be generated at this sequence length, each naming its task field
+ * (`pairs`, `minDistance`…; the run config prefixes `data.recall.`), the one validator of a recall
+ * task: the run config and the dataset both use it. The fit checks are
  * skipped while a field or `seqLen` is not a valid integer (the run config reports a bad seqLen).
  */
-export function validateRecallTask(task: RecallTask, seqLen: number): RecallTaskIssue[] {
-  const bad: RecallTaskIssue[] = [];
+export function validateRecallTask(task: RecallTask, seqLen: number): ConfigIssue[] {
+  const bad: ConfigIssue[] = [];
   for (const f of RECALL_TASK_FIELDS) {
     const v: unknown = task[f];
     if (!(typeof v === 'number' && Number.isInteger(v) && v >= MIN[f])) bad.push({ field: f, message: `must be an integer ≥ ${MIN[f]} (got ${String(v)})` });
@@ -176,15 +172,18 @@ export function generateRecallSequence(task: RecallTask, seqLen: number, rand: (
 /** The recall dataset a run config asks for: its data.recall task at its batch size, seqLen and seed. */
 export function recallDatasetForRun(config: RunConfig): Dataset {
   const task = config.data.recall;
-  if (config.data.source !== 'recall' || !task)
-    throw new Error(`recall dataset: the run config needs data.source 'recall' and its task in data.recall (source is '${config.data.source}')`);
+  if (config.data.source !== 'recall')
+    throw new InvalidConfigError('recall dataset', [{ field: 'data.source', message: `must be 'recall' for the recall dataset (got '${config.data.source}')` }]);
+  if (!task) throw new InvalidConfigError('recall dataset', [{ field: 'data.recall', message: "is required when data.source is 'recall' (the task)" }]);
+  const issues = validateRecallTask(task, config.model.seqLen);
+  if (issues.length) throw new InvalidConfigError('recall dataset', prefixIssues('data.recall', issues));
   return createRecallDataset({ kind: 'recall', ...task }, { batchSize: config.train.batchSize, seqLen: config.model.seqLen, seed: config.train.seed });
 }
 
 export function createRecallDataset(spec: RecallDatasetSpec, opts: DatasetOptions): Dataset {
   const { batchSize, seqLen, seed } = opts;
   const issues = validateRecallTask(spec, seqLen);
-  if (issues.length) throw new Error(`recall dataset: ${issues.map((i) => `${i.field}: ${i.message}`).join('; ')}`);
+  if (issues.length) throw new InvalidConfigError('recall dataset', issues);
   const name = `recall-k${spec.keys}-v${spec.values}-f${spec.fillers}-p${spec.pairs}-q${spec.queries}-d${spec.minDistance}`;
   // Only the answers are scored (as in MQAR): every other target is unpredictable by design (random
   // keys, values, fillers), so scoring it would bury the recall signal in noise.

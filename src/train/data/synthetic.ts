@@ -1,4 +1,5 @@
 // Synthetic token datasets: uniform random tokens (leakage control) and the copy task.
+import { InvalidConfigError } from '../../spec/config-issue';
 import { mulberry32, subSeed } from '../../util/random';
 import type { Dataset, DatasetOptions } from '../datasets';
 import { type Batch, checkBatchShape, createBatch, writeWindow } from './batch';
@@ -11,7 +12,8 @@ function uniformToken(rand: () => number, vocabSize: number): () => number {
 }
 
 function checkVocab(kind: string, vocabSize: number): void {
-  if (!Number.isInteger(vocabSize) || vocabSize < 2) throw new Error(`${kind} dataset: vocabSize must be an integer ≥ 2, got ${vocabSize}`);
+  if (!Number.isInteger(vocabSize) || vocabSize < 2)
+    throw new InvalidConfigError(`${kind} dataset`, [{ field: 'vocabSize', message: `must be an integer ≥ 2 (got ${vocabSize})` }]);
 }
 
 /**
@@ -65,7 +67,8 @@ export function createCopyDataset(vocabSize: number, segment: number | undefined
   checkVocab('copy', vocabSize);
   const seg = segment ?? Math.floor((opts.seqLen + 1) / 2);
   if (!Number.isInteger(seg) || seg < 1 || 2 * seg > opts.seqLen + 1) {
-    throw new Error(`copy dataset: segment must be an integer in [1, ${Math.floor((opts.seqLen + 1) / 2)}] (⌊(seqLen+1)/2⌋), got ${seg}`);
+    const max = Math.floor((opts.seqLen + 1) / 2);
+    throw new InvalidConfigError('copy dataset', [{ field: 'segment', message: `must be an integer in [1, ${max}] (⌊(seqLen+1)/2⌋; got ${seg})` }]);
   }
   return generatedDataset(`copy-v${vocabSize}-s${seg}`, vocabSize, (row, next) => {
     for (let i = 0; i < row.length; i++) {

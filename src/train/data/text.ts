@@ -1,4 +1,5 @@
 // Text datasets: split held out by document, tokenize once, sample random windows of T+1 tokens.
+import { InvalidConfigError } from '../../spec/config-issue';
 import { mulberry32, subSeed } from '../../util/random';
 import { encodeBytes } from '../byte-tokenizer';
 import type { Dataset, DatasetOptions } from '../datasets';
@@ -39,7 +40,8 @@ export function splitDocuments(text: string): string[] {
  * last valFraction of it.
  */
 export function splitTextForValidation(text: string, valFraction: number): TextSplit {
-  if (!(valFraction >= 0 && valFraction < 1)) throw new Error(`valFraction must be in [0, 1), got ${valFraction}`);
+  if (!(valFraction >= 0 && valFraction < 1))
+    throw new InvalidConfigError('text split', [{ field: 'valFraction', message: `must be in [0, 1) (got ${valFraction})` }]);
   const docs = splitDocuments(text);
   const nVal = Math.round(docs.length * valFraction);
   if (valFraction === 0 || (nVal >= 1 && nVal < docs.length)) {
@@ -83,13 +85,19 @@ export function createTextDataset(spec: TextDatasetSpec, opts: DatasetOptions): 
   const val = tokenize(tokenizer, split.val);
   const window = seqLen + 1;
   if (train.length < window) {
-    throw new Error(`text '${spec.name}': training split has ${train.length} ${tokenizer.name} tokens, needs at least seqLen+1 = ${window}`);
+    throw new InvalidConfigError(`text '${spec.name}'`, [
+      { field: 'text', message: `the training split has ${train.length} ${tokenizer.name} tokens, needs at least seqLen+1 = ${window}` },
+    ]);
   }
   if (val.length > 0 && val.length < window) {
-    throw new Error(
-      `text '${spec.name}': validation split has ${val.length} ${tokenizer.name} tokens, needs at least seqLen+1 = ${window} ` +
-        '(use a longer text, a shorter sequence, or valFraction 0)',
-    );
+    throw new InvalidConfigError(`text '${spec.name}'`, [
+      {
+        field: 'text',
+        message:
+          `the validation split has ${val.length} ${tokenizer.name} tokens, needs at least seqLen+1 = ${window} ` +
+          '(use a longer text, a shorter sequence, or valFraction 0)',
+      },
+    ]);
   }
   const rand = mulberry32(subSeed(seed, `text:${spec.name}:train`));
   const starts = train.length - window + 1; // window start positions in [0, starts)

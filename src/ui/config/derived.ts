@@ -1,7 +1,7 @@
 // Facts the config implies, shown next to it: parameters, tokens per step, NSA block counts and
 // the keys a query reads (docs/nsa-spec.md property 7: ncmp(t) + |selected positions ≤ t| + min(w, t+1))
 // against dense attention's t + 1 — the paper's work bound (Table 4).
-import type { ConfigError } from '../../spec/model-config';
+import type { ConfigIssue } from '../../spec/config-issue';
 import { countParams } from '../../spec/params';
 import { numCmpBlocks, numSelBlocks, numSelCandidates, visibleCmpBlocks } from '../../spec/nsa-blocks';
 import type { NsaConfig } from '../../spec/nsa-config';
@@ -89,7 +89,7 @@ export function nsaFacts(T: number, c: NsaConfig): NsaFacts {
 const okInt = (x: unknown): x is number => typeof x === 'number' && Number.isInteger(x) && x >= 1;
 
 /** `errors` are the config's validation errors (facts that depend on a bad field are null). */
-export function configFacts(c: RunConfig, errors: readonly ConfigError[]): ConfigFacts {
+export function configFacts(c: RunConfig, errors: readonly ConfigIssue[]): ConfigFacts {
   const modelOk = !errors.some((e) => e.field.startsWith('model.'));
   const { batchSize, gradAccum, steps } = c.train;
   const T = c.model.seqLen;

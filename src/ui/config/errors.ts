@@ -1,7 +1,7 @@
 // Validation errors → the input they belong to. The engine names some fields by the NSA spec's
 // shape names (model.H for nHeads…) or a whole object (model.nsa, data.recall); those map to the
 // input a user would change.
-import type { ConfigError } from '../../spec/model-config';
+import type { ConfigIssue } from '../../spec/config-issue';
 import { fieldSpec } from './fields';
 
 const ALIASES: Record<string, string> = {
@@ -22,12 +22,12 @@ export interface GroupedErrors {
   /** Field path → its messages, in validation order. */
   byField: Map<string, string[]>;
   /** Errors that belong to no input (shown in the panel's summary). */
-  other: ConfigError[];
+  other: ConfigIssue[];
 }
 
-export function groupErrors(errors: readonly ConfigError[]): GroupedErrors {
+export function groupErrors(errors: readonly ConfigIssue[]): GroupedErrors {
   const byField = new Map<string, string[]>();
-  const other: ConfigError[] = [];
+  const other: ConfigIssue[] = [];
   for (const e of errors) {
     const path = errorFieldPath(e.field);
     if (path === null) other.push(e);

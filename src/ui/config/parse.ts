@@ -1,11 +1,11 @@
 // Turns untrusted JSON (a URL hash, an imported file) into a RunConfig: every field present with
 // the right type, no unknown keys, then the engine's own validation. Errors name the field.
-import type { ConfigError } from '../../spec/model-config';
+import { InvalidConfigError, type ConfigIssue } from '../../spec/config-issue';
 import { validateRunConfig, type RunConfig } from '../../train/config';
 import { ALL_FIELDS, OPTIONAL_OBJECTS, type FieldSpec } from './fields';
 import { getPath, isRecord } from './paths';
 
-export type ParseResult = { ok: true; config: RunConfig } | { ok: false; errors: ConfigError[] };
+export type ParseResult = { ok: true; config: RunConfig } | { ok: false; errors: ConfigIssue[] };
 
 const OBJECTS = ['model', 'train', 'data', ...OPTIONAL_OBJECTS];
 const BRANCHES = ['cmp', 'sel', 'win'];
@@ -45,9 +45,9 @@ function typeProblem(spec: FieldSpec, v: unknown): string | null {
  * other than recall) may be absent; when present every field in them is required. Unknown keys inside model/train/data are errors; extra top-level
  * keys are too unless `allowExtraTopLevel` (the CLI's config.json carries e.g. stepsDone).
  */
-export function configShapeErrors(x: unknown, allowExtraTopLevel = false): ConfigError[] {
+export function configShapeErrors(x: unknown, allowExtraTopLevel = false): ConfigIssue[] {
   if (!isRecord(x)) return [{ field: 'config', message: 'must be a JSON object with model, train and data' }];
-  const errs: ConfigError[] = [];
+  const errs: ConfigIssue[] = [];
   for (const path of OBJECTS) {
     const v = getPath(x, path);
     if (OPTIONAL_OBJECTS.includes(path) && v === undefined) continue;
@@ -86,10 +86,11 @@ export function parseRunConfig(x: unknown, allowExtraTopLevel = false): ParseRes
 }
 
 /** The errors of a config the panel holds (always well-shaped); never throws. */
-export function runConfigErrors(c: RunConfig): ConfigError[] {
+export function runConfigErrors(c: RunConfig): ConfigIssue[] {
   try {
     return validateRunConfig(c);
   } catch (e) {
+    if (e instanceof InvalidConfigError) return e.issues;
     return [{ field: 'config', message: e instanceof Error ? e.message : String(e) }];
   }
 }
