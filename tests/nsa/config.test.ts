@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   forcedBlocks, numCmpBlocks, numSelBlocks, numSelCandidates, overlapFraction, overlappedSelBlocks, visibleCmpBlocks,
 } from '../../src/spec/nsa-blocks';
+import { InvalidConfigError } from '../../src/spec/config-issue';
 import { assertNsaConfig, PAPER_NSA_CONFIG, validateNsaConfig, type NsaConfig, type NsaShape } from '../../src/spec/nsa-config';
 import { selectionRanges } from '../../src/spec/nsa-ranges';
 import { nsaForwardRef } from '../../src/reference/nsa/layer';
@@ -39,6 +40,13 @@ describe('validateNsaConfig', () => {
     expect(issues.map((i) => i.field)).toEqual([field]);
     expect(issues[0].message.length).toBeGreaterThan(0);
     expect(() => assertNsaConfig({ ...BASE, ...patch }, shape)).toThrow(field);
+    try {
+      assertNsaConfig({ ...BASE, ...patch }, shape);
+    } catch (e) {
+      expect(e).toBeInstanceOf(InvalidConfigError);
+      expect((e as InvalidConfigError).name).toBe('InvalidConfigError');
+      expect((e as InvalidConfigError).issues).toEqual(issues);
+    }
   });
 
   it('the reference refuses an invalid config before any work', () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { InvalidConfigError } from '../../src/spec/config-issue';
 import { unigramEntropyOf } from '../../src/train/data/batch';
 import { type Batch, createBatch, createDataset, type DatasetSpec, splitTextForValidation } from '../../src/train/datasets';
 
@@ -171,6 +172,25 @@ describe('text dataset', () => {
     expect(() => createDataset(textSpec(MULTI_DOC), { batchSize: 1, seqLen: 600, seed: 1 })).toThrow(/validation split/);
     expect(() => createDataset(textSpec(MULTI_DOC, 'byte', 1), opts(1))).toThrow(/valFraction/);
     expect(() => createDataset(textSpec(MULTI_DOC), { batchSize: 0, seqLen: 8, seed: 1 })).toThrow(/batchSize/);
+  });
+
+  it('a bad dataset setting is an InvalidConfigError naming the field', () => {
+    const fieldsOf = (f: () => unknown): string[] => {
+      try {
+        f();
+      } catch (e) {
+        expect(e).toBeInstanceOf(InvalidConfigError);
+        expect((e as Error).name).toBe('InvalidConfigError');
+        return (e as InvalidConfigError).issues.map((i) => i.field);
+      }
+      throw new Error('expected a throw');
+    };
+    expect(fieldsOf(() => createDataset({ kind: 'random', vocabSize: 1 }, opts(1)))).toEqual(['vocabSize']);
+    expect(fieldsOf(() => createDataset({ kind: 'copy', vocabSize: 1.5 }, opts(1)))).toEqual(['vocabSize']);
+    expect(fieldsOf(() => createDataset({ kind: 'copy', vocabSize: 50, segment: T }, opts(1)))).toEqual(['segment']);
+    expect(fieldsOf(() => createDataset(textSpec('tiny text'), opts(1)))).toEqual(['text']);
+    expect(fieldsOf(() => createDataset(textSpec(MULTI_DOC), { batchSize: 1, seqLen: 600, seed: 1 }))).toEqual(['text']);
+    expect(fieldsOf(() => splitTextForValidation(MULTI_DOC, -0.5))).toEqual(['valFraction']);
   });
 
   it('unigram entropy matches a direct count over the training bytes', () => {

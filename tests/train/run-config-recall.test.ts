@@ -8,6 +8,7 @@ import { validateRunConfig, type RunConfig } from '../../src/train/config';
 import { recallVocab, RECALL_TASK_FIELDS, type RecallTask } from '../../src/train/data/recall';
 import { parseArgs } from '../../src/cli/args';
 import { runConfigFromArgs } from '../../src/cli/run-config';
+import { UsageError } from '../../src/cli/usage';
 
 const errorsOf = (c: RunConfig) => validateRunConfig(c).map((e) => `${e.field}: ${e.message}`);
 const withTask = (patch: Partial<RecallTask>): RunConfig => {
@@ -102,6 +103,18 @@ describe('CLI run config with the recall source', () => {
     const c = fromArgs('--preset', 'recall', '--data', 'brown', '--set', 'model.vocabSize=256');
     expect(c.data).toEqual({ source: 'brown', tokenizer: 'byte' });
     expect(validateRunConfig(c)).toEqual([]);
+  });
+
+  it('a bad --set of a task field is a UsageError naming --set', () => {
+    let err: unknown;
+    try {
+      fromArgs('--data', 'recall', '--set', 'data.recall.pairz=3');
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(UsageError);
+    expect(err).toMatchObject({ name: 'UsageError', flag: 'set', value: 'data.recall.pairz=3' });
+    expect((err as Error).message).toMatch(/unknown field 'pairz'/);
   });
 
   it('an invalid task is reported with its field before any GPU work', () => {
