@@ -7,26 +7,6 @@
 // step leaves parameters and moments as they were.
 // Every storage binding is read_write (see residual.wgsl).
 
-struct Params { n: u32, decay: u32 }
-struct Hyper {
-  decayMul: f32,      // 1 − lr·wd
-  beta1: f32,
-  oneMinusBeta1: f32,
-  beta2: f32,
-  oneMinusBeta2: f32,
-  stepSize: f32,      // lr / (1 − β1ᵗ)
-  invSqrtBc2: f32,    // 1 / sqrt(1 − β2ᵗ)
-  eps: f32,
-}
-
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<uniform> H: Hyper;
-@group(0) @binding(2) var<storage, read_write> param: array<f32>;
-@group(0) @binding(3) var<storage, read_write> grad: array<f32>;
-@group(0) @binding(4) var<storage, read_write> m: array<f32>;
-@group(0) @binding(5) var<storage, read_write> v: array<f32>;
-@group(0) @binding(6) var<storage, read_write> stats: array<f32>;
-
 override WG: u32 = 256;
 
 @compute @workgroup_size(WG)

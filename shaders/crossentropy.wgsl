@@ -11,14 +11,6 @@
 // need not propagate NaN (SwiftShader's returns Inf), and fast-math may fold x != x.
 // Every storage binding is read_write (see residual.wgsl).
 
-struct Params { N: u32, V: u32, gradScale: f32 }
-
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> logits: array<f32>;
-@group(0) @binding(2) var<storage, read_write> targets: array<i32>;
-@group(0) @binding(3) var<storage, read_write> losses: array<f32>;
-@group(0) @binding(4) var<storage, read_write> dlogits: array<f32>;
-
 override WG: u32 = 256; // a power of two
 
 // Start value of a running max: finite, so merging two empty lanes gives exp(0) * 0 = 0, never NaN.

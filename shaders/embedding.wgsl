@@ -6,22 +6,6 @@
 //   forward:  ids = tokens [N], src = table [V, C], dst = out [N, C]
 //   backward: ids = index [3N + 2], src = dout [N, C], dst = dtable [V, C]
 
-struct Params {
-  N: u32,
-  C: u32,
-  // Rows in the table (from its slice size): a token outside [0, V) is a bug upstream.
-  V: u32,
-  // Channel tiles per token (backward).
-  tiles: u32,
-  // 0x7fc00000: the forward writes this NaN for an out-of-range token, so the loss shows it.
-  nanBits: u32,
-}
-
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> ids: array<i32>;
-@group(0) @binding(2) var<storage, read_write> src: array<f32>;
-@group(0) @binding(3) var<storage, read_write> dst: array<f32>;
-
 override WG: u32 = 64;
 
 @compute @workgroup_size(WG)

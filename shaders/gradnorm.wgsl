@@ -6,12 +6,6 @@
 // Both are a fixed-order per-thread sum followed by a fixed tree: same inputs, same bits.
 // Every storage binding is read_write (see residual.wgsl).
 
-struct Params { n: u32, base: u32, maxNorm: f32 }
-
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> src: array<f32>;
-@group(0) @binding(2) var<storage, read_write> dst: array<f32>;
-
 override WG: u32 = 256; // a power of two
 override ITEMS: u32 = 32;
 const BLOCK: u32 = 32u;

@@ -26,25 +26,11 @@
 // CPU emulators (SwiftShader) execute both sides of every branch under lane masks, so staging picks
 // orientations with select() and clamps indices instead of branching.
 
-struct Params {
-  M: u32,
-  N: u32,
-  K: u32,
-  tilesN: u32, // tiles along N
-  tiles: u32,  // tiles along M × tiles along N
-  flags: u32,  // FLAG_* bits
-}
-
 const FLAG_TRANS_A = 1u;
 const FLAG_TRANS_B = 2u;
 const FLAG_VEC_A = 4u;   // A's stored row length (K, or M when transposed) is a multiple of 4
 const FLAG_VEC_B = 8u;   // B's stored row length (N, or K when transposed) is a multiple of 4
 const FLAG_ACCUMULATE = 16u;
-
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> A: array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read_write> B: array<vec4<f32>>;
-@group(0) @binding(3) var<storage, read_write> C: array<f32>;
 
 override WGX: u32 = 8;  // invocations along N
 override WGY: u32 = 8;  // invocations along M

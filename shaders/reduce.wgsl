@@ -5,12 +5,6 @@
 // Same inputs give the same bits on every run.
 // Every storage binding is read_write (see residual.wgsl).
 
-struct Params { n: u32, outIndex: u32, scale: f32, accumulate: u32 }
-
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> x: array<f32>;
-@group(0) @binding(2) var<storage, read_write> out: array<f32>;
-
 override WG: u32 = 256; // a power of two
 const BLOCK: u32 = 32u;
 

@@ -3,13 +3,6 @@
 // Every storage binding is read_write: WebGPU forbids one buffer bound read-only and writable in
 // the same dispatch, and our arenas put inputs and outputs in the same buffer.
 
-struct Params { n: u32 }
-
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> a: array<f32>;
-@group(0) @binding(2) var<storage, read_write> b: array<f32>;
-@group(0) @binding(3) var<storage, read_write> out: array<f32>;
-
 override WG: u32 = 256;
 
 @compute @workgroup_size(WG)

@@ -9,21 +9,6 @@
 //   backwardDx:      x, w = weight, rstd, y = dout, dx
 //   backwardDweight: x, w = dweight (+=), rstd, y = dout
 
-struct Params {
-  rows: u32,
-  C: u32,
-  eps: f32,
-  // backwardDx: 1 → dx += (residual stream), 0 → dx =.
-  accumulate: u32,
-}
-
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> x: array<f32>;
-@group(0) @binding(2) var<storage, read_write> w: array<f32>;
-@group(0) @binding(3) var<storage, read_write> rstd: array<f32>;
-@group(0) @binding(4) var<storage, read_write> y: array<f32>;
-@group(0) @binding(5) var<storage, read_write> dx: array<f32>;
-
 override L: u32 = 32; // row kernels: lanes per row, a power of two ≤ 256
 const TC: u32 = 8u; // dweight: columns per workgroup (8 floats: one 32-byte sector per row)
 const TL: u32 = 32u; // dweight: row lanes per column; a power of two (TC · TL = 256)

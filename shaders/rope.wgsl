@@ -6,20 +6,6 @@
 // One invocation per (row, head, j): it reads both elements of its pair before writing them,
 // so `applyInPlace` (out = x, a single binding: WebGPU forbids aliased writable bindings) is safe.
 
-struct Params {
-  // rows · heads · half: the number of pairs.
-  pairs: u32,
-  T: u32,
-  heads: u32,
-  half: u32,
-  inverse: u32,
-}
-
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> table: array<vec2<f32>>; // [T, half] (cos, sin)
-@group(0) @binding(2) var<storage, read_write> x: array<f32>;
-@group(0) @binding(3) var<storage, read_write> out: array<f32>;
-
 override WG: u32 = 256;
 
 struct Pair {

@@ -3,15 +3,6 @@
 // 1-D grid folded into 2-D for large n. Bindings are shared by both entry points:
 //   forward: a, b, y = out        backward: a, b, y = dout, da, db
 
-struct Params { n: u32 }
-
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> a: array<f32>;
-@group(0) @binding(2) var<storage, read_write> b: array<f32>;
-@group(0) @binding(3) var<storage, read_write> y: array<f32>;
-@group(0) @binding(4) var<storage, read_write> da: array<f32>;
-@group(0) @binding(5) var<storage, read_write> db: array<f32>;
-
 override WG: u32 = 256;
 
 // exp of −|v| only: never overflows, and σ of a very negative v keeps its relative accuracy.

@@ -2,7 +2,13 @@
 // buffer creations and queue submits (the tests assert a training step creates no buffer and
 // submits once), caches pipelines, and turns device loss / uncaptured errors into reports.
 import type { BufferSlice } from './arena';
-import { UniformPool, type UniformSlot, type UniformWord } from './uniforms';
+import { sourceLocation, type SourceRange } from './kernel-interface';
+import { packWords, UniformPool, type UniformSlot, type UniformWord } from './uniforms';
+
+// TEMP dispatch log (bit-identity check of the kernel-interface refactor).
+declare const Buffer: { from(b: ArrayBuffer): { toString(e: string): string } };
+const DISPATCH_LOG: string | undefined = (globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env.DISPATCH_LOG;
+const UNIFORM_HEX = new WeakMap<object, string>();
 
 export interface AdapterSummary {
   vendor: string;
@@ -24,6 +30,8 @@ export interface PipelineDesc {
   /** Override constants, e.g. workgroup sizes. */
   constants?: Record<string, number>;
   label?: string;
+  /** Where each line range of `code` came from (defineKernel): compile errors name file and line. */
+  sourceMap?: readonly SourceRange[];
 }
 
 /** One recorded compute dispatch: built at init, encoded every step. */
@@ -46,13 +54,30 @@ export interface GpuCounters {
   submits: number;
 }
 
+/** A WGSL compile error; `messages` are located in the source files where a source map was given. */
+export class ShaderCompileError extends Error {
+  override name = 'ShaderCompileError';
+  constructor(
+    readonly label: string,
+    readonly messages: readonly string[],
+  ) {
+    super(`pipeline ${label}: shader compilation failed:\n${messages.join('\n')}`);
+  }
+}
+
+/** `shaders/x.wgsl:12:5: error: ...` (or `line 12:5` without a source map). */
+export function formatCompilationMessage(m: GPUCompilationMessage, sourceMap?: readonly SourceRange[]): string {
+  const where = sourceMap ? sourceLocation(sourceMap, m.lineNum) : `line ${m.lineNum}`;
+  return `${where}:${m.linePos}: ${m.type}: ${m.message}`;
+}
+
 export class GpuContext {
   readonly counters: GpuCounters = { buffersCreated: 0, submits: 0 };
   readonly reports: GpuReport[] = [];
   /** Resolves when the device is lost (destroy() included), with the reason. */
   readonly lost: Promise<GpuReport>;
   readonly hasTimestamps: boolean;
-  private readonly modules = new Map<string, GPUShaderModule>();
+  private readonly modules = new Map<string, Promise<GPUShaderModule>>();
   private readonly pipelines = new Map<string, Promise<GPUComputePipeline>>();
   private readonly uniforms: UniformPool;
   private readonly listeners = new Set<(r: GpuReport) => void>();
@@ -103,13 +128,34 @@ export class GpuContext {
   }
 
   uniform(words: readonly UniformWord[]): UniformSlot {
-    return this.uniforms.alloc(words);
+    const slot = this.uniforms.alloc(words);
+    if (DISPATCH_LOG) UNIFORM_HEX.set(slot, Buffer.from(packWords(words)).toString('hex'));
+    return slot;
   }
 
-  private module(code: string, label: string): GPUShaderModule {
+  /**
+   * The shader module of `code`, compiled once. A compile error (caught in an error scope, not
+   * reported as an uncaptured error) rejects with the compiler's messages, each located as
+   * `shaders/<file>.wgsl:<line>:<column>` through the source map when there is one.
+   */
+  private module(code: string, label: string, sourceMap?: readonly SourceRange[]): Promise<GPUShaderModule> {
     let m = this.modules.get(code);
     if (!m) {
-      m = this.device.createShaderModule({ code, label });
+      this.device.pushErrorScope('validation');
+      const module = this.device.createShaderModule({ code, label });
+      const scope = this.device.popErrorScope();
+      m = scope.then(async (err) => {
+        if (!err) return module;
+        let info: GPUCompilationInfo | undefined;
+        try {
+          info = await module.getCompilationInfo();
+        } catch {
+          info = undefined;
+        }
+        const msgs = (info?.messages ?? []).filter((x) => x.type === 'error');
+        throw new ShaderCompileError(label, msgs.length ? msgs.map((x) => formatCompilationMessage(x, sourceMap)) : [err.message]);
+      });
+      m.catch(() => undefined); // the pipeline promise carries the rejection
       this.modules.set(code, m);
     }
     return m;
@@ -122,13 +168,12 @@ export class GpuContext {
     let p = this.pipelines.get(key);
     if (!p) {
       const label = desc.label ?? desc.entryPoint;
-      p = this.device
-        .createComputePipelineAsync({
-          label,
-          layout: 'auto',
-          compute: { module: this.module(desc.code, label), entryPoint: desc.entryPoint, constants },
-        })
+      p = this.module(desc.code, label, desc.sourceMap)
+        .then((module) =>
+          this.device.createComputePipelineAsync({ label, layout: 'auto', compute: { module, entryPoint: desc.entryPoint, constants } }),
+        )
         .catch((e: unknown) => {
+          if (e instanceof ShaderCompileError) throw new ShaderCompileError(label, e.messages);
           throw new Error(`pipeline ${label}: ${e instanceof Error ? e.message : String(e)}`);
         });
       this.pipelines.set(key, p);
@@ -157,6 +202,10 @@ export class GpuContext {
     for (const n of wg) {
       if (!Number.isInteger(n) || n < 0 || n > max)
         throw new Error(`${desc.label ?? desc.entryPoint}: workgroup count ${n} outside [0, ${max}]`);
+    }
+    if (DISPATCH_LOG) {
+      const b = bindings.map((x) => UNIFORM_HEX.get(x as UniformSlot) ?? `${x.buffer.label}@${x.offset}+${x.size}`);
+      (globalThis as any).process.getBuiltinModule('node:fs').appendFileSync(DISPATCH_LOG, JSON.stringify([desc.label, desc.entryPoint, Object.entries(desc.constants ?? {}).sort(), wg, b]) + '\n');
     }
     return { label: desc.label ?? desc.entryPoint, pipeline, bindGroup: this.bindGroup(pipeline, bindings, desc.label), workgroups: wg };
   }

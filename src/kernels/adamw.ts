@@ -3,11 +3,36 @@ import code from '../../shaders/adamw.wgsl?raw';
 import type { BufferSlice } from '../gpu/arena';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
-import { f32, type UniformSlot, type UniformWord } from '../gpu/uniforms';
+import { checkDims, checkSlices } from '../gpu/checks';
+import { defineKernel, kernelDispatch, uniformWords, type KernelVariant } from '../gpu/kernel-interface';
+import type { UniformSlot, UniformWord } from '../gpu/uniforms';
 import type { AdamwHyper } from '../spec/optimizer';
 
 const WG = 256;
 
+export const ADAMW_KERNEL = defineKernel({
+  name: 'adamw',
+  files: [['adamw.wgsl', code]],
+  uniforms: {
+    P: { struct: 'Params', fields: [['n', 'u32'], ['decay', 'u32']] },
+    H: {
+      struct: 'Hyper',
+      fields: [
+        ['decayMul', 'f32', '1 − lr·wd'],
+        ['beta1', 'f32'],
+        ['oneMinusBeta1', 'f32'],
+        ['beta2', 'f32'],
+        ['oneMinusBeta2', 'f32'],
+        ['stepSize', 'f32', 'lr / (1 − β1ᵗ)'],
+        ['invSqrtBc2', 'f32', '1 / sqrt(1 − β2ᵗ)'],
+        ['eps', 'f32'],
+      ],
+    },
+  },
+  entries: { adamw: [['param', 'array<f32>'], ['grad', 'array<f32>'], ['m', 'array<f32>'], ['v', 'array<f32>'], ['stats', 'array<f32>']] },
+});
+
+export const ADAMW_VARIANTS: readonly KernelVariant[] = [{ kernel: ADAMW_KERNEL, entryPoint: 'adamw', constants: { WG } }];
 
 /**
  * The words the trainer writes into the shared per-step AdamW uniform before each submit
@@ -18,16 +43,16 @@ export function adamwHyperWords(h: AdamwHyper): UniformWord[] {
   if (!Number.isInteger(h.step) || h.step < 1) throw new Error(`adamw: step = ${h.step} must be an integer ≥ 1`);
   const bc1 = 1 - h.beta1 ** h.step;
   const bc2 = 1 - h.beta2 ** h.step;
-  return [
-    f32(1 - h.lr * h.weightDecay),
-    f32(h.beta1),
-    f32(1 - h.beta1),
-    f32(h.beta2),
-    f32(1 - h.beta2),
-    f32(h.lr / bc1),
-    f32(1 / Math.sqrt(bc2)),
-    f32(h.eps),
-  ];
+  return uniformWords(ADAMW_KERNEL.spec.uniforms.H, {
+    decayMul: 1 - h.lr * h.weightDecay,
+    beta1: h.beta1,
+    oneMinusBeta1: 1 - h.beta1,
+    beta2: h.beta2,
+    oneMinusBeta2: 1 - h.beta2,
+    stepSize: h.lr / bc1,
+    invSqrtBc2: 1 / Math.sqrt(bc2),
+    eps: h.eps,
+  });
 }
 
 export interface AdamwArgs {
@@ -46,10 +71,13 @@ export interface AdamwArgs {
 
 /** One AdamW step on n floats; p, m, v untouched when stats[0] is NaN/Inf. */
 export async function adamwDispatch(gpu: GpuContext, a: AdamwArgs): Promise<Dispatch> {
-  if (!Number.isInteger(a.n) || a.n < 0) throw new Error(`adamw: n = ${a.n} must be a non-negative integer`);
-  for (const [name, s] of [['param', a.param], ['grad', a.grad], ['m', a.m], ['v', a.v]] as const)
-    if (s.size < a.n * 4) throw new Error(`adamw: ${name} holds ${s.size} bytes, n = ${a.n} needs ${a.n * 4}`);
-  if (a.stats.size < 8) throw new Error(`adamw: stats holds ${a.stats.size} bytes, needs 8`);
-  const bindings = [gpu.uniform([a.n, a.decay ? 1 : 0]), a.hyper, a.param, a.grad, a.m, a.v, a.stats];
-  return gpu.dispatch({ code, entryPoint: 'adamw', constants: { WG }, label: 'adamw' }, bindings, grid1d(ceilDiv(a.n, WG)));
+  const label = 'adamw';
+  const { n } = a;
+  checkDims(label, { n }, { n: 0 });
+  checkSlices(label, { param: [a.param, n], grad: [a.grad, n], m: [a.m, n], v: [a.v, n], stats: [a.stats, 2] });
+  return kernelDispatch(
+    gpu, ADAMW_KERNEL, 'adamw',
+    { uniforms: { P: { n, decay: a.decay ? 1 : 0 }, H: a.hyper }, storage: { param: a.param, grad: a.grad, m: a.m, v: a.v, stats: a.stats }, constants: { WG }, label },
+    grid1d(ceilDiv(n, WG)),
+  );
 }

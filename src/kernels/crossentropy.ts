@@ -4,7 +4,24 @@ import { rowLanes } from '../gpu/lanes';
 import type { BufferSlice } from '../gpu/arena';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { grid1d } from '../gpu/grid';
-import { f32 } from '../gpu/uniforms';
+import { argumentError, checkDims, checkSlices } from '../gpu/checks';
+import { defineKernel, kernelDispatch, type KernelVariant } from '../gpu/kernel-interface';
+
+export const CROSSENTROPY_KERNEL = defineKernel({
+  name: 'crossentropy',
+  files: [['crossentropy.wgsl', code]],
+  uniforms: { P: { struct: 'Params', fields: [['N', 'u32'], ['V', 'u32'], ['gradScale', 'f32']] } },
+  entries: {
+    xent: [['logits', 'array<f32>'], ['targets', 'array<i32>'], ['losses', 'array<f32>'], ['dlogits', 'array<f32>']],
+    xent_inplace: [['logits', 'array<f32>'], ['targets', 'array<i32>'], ['losses', 'array<f32>']],
+  },
+});
+
+/** Both entry points at both lane counts rowLanes picks (hardware 256, software 8). */
+export const CROSSENTROPY_VARIANTS: readonly KernelVariant[] = [256, 8].flatMap((WG) => [
+  { kernel: CROSSENTROPY_KERNEL, entryPoint: 'xent', constants: { WG } },
+  { kernel: CROSSENTROPY_KERNEL, entryPoint: 'xent_inplace', constants: { WG } },
+]);
 
 
 export interface CrossEntropyArgs {
@@ -24,29 +41,22 @@ export interface CrossEntropyArgs {
   gradScale: number;
 }
 
-const sameRange = (a: BufferSlice, b: BufferSlice) => a.buffer === b.buffer && a.offset === b.offset;
-const overlap = (a: BufferSlice, b: BufferSlice) =>
-  a.buffer === b.buffer && a.offset < b.offset + b.size && b.offset < a.offset + a.size;
-
 /**
  * Per row n: loss[n] = logsumexp(logits[n,:]) - logits[n, target[n]];
  * dlogits[n,:] = (softmax(logits[n,:]) - onehot(target[n])) * gradScale. One workgroup per row.
  */
 export async function crossEntropyDispatch(gpu: GpuContext, a: CrossEntropyArgs): Promise<Dispatch> {
   const { N, V } = a;
-  if (!Number.isInteger(N) || N < 1 || !Number.isInteger(V) || V < 1) throw new Error(`crossEntropy: N = ${N}, V = ${V} must be positive integers`);
-  if (N * V > 2 ** 32 - 1) throw new Error(`crossEntropy: N·V = ${N * V} overflows u32 indexing`);
-  const need = (s: BufferSlice, bytes: number, name: string) => {
-    if (s.size < bytes) throw new Error(`crossEntropy: ${name} holds ${s.size} bytes, needs ${bytes}`);
-  };
-  need(a.logits, N * V * 4, 'logits');
-  need(a.dlogits, N * V * 4, 'dlogits');
-  need(a.targets, N * 4, 'targets');
-  need(a.losses, N * 4, 'losses');
-  const inPlace = sameRange(a.logits, a.dlogits);
-  if (!inPlace && overlap(a.logits, a.dlogits)) throw new Error('crossEntropy: dlogits partly overlaps logits (same slice or disjoint only)');
-  const uniform = gpu.uniform([N, V, f32(a.gradScale)]);
-  const bindings = inPlace ? [uniform, a.logits, a.targets, a.losses] : [uniform, a.logits, a.targets, a.losses, a.dlogits];
-  const entryPoint = inPlace ? 'xent_inplace' : 'xent';
-  return gpu.dispatch({ code, entryPoint, constants: { WG: rowLanes(gpu, 256, 8) }, label: `crossentropy.${entryPoint}` }, bindings, grid1d(N));
+  const kernel = 'crossEntropy';
+  checkDims(kernel, { N, V });
+  if (N * V > 2 ** 32 - 1) argumentError(kernel, 'V', `N·V = ${N * V} overflows u32 indexing`);
+  // dlogits may be the very same slice as logits (in place: a separate entry point without it).
+  checkSlices(kernel, { logits: [a.logits, N * V], targets: [a.targets, N], losses: [a.losses, N], dlogits: [a.dlogits, N * V] }, { inPlace: [['logits', 'dlogits']] });
+  const inPlace = a.logits.buffer === a.dlogits.buffer && a.logits.offset === a.dlogits.offset;
+  const uniforms = { P: { N, V, gradScale: a.gradScale } };
+  const constants = { WG: rowLanes(gpu, 256, 8) };
+  const common = { logits: a.logits, targets: a.targets, losses: a.losses };
+  return inPlace
+    ? kernelDispatch(gpu, CROSSENTROPY_KERNEL, 'xent_inplace', { uniforms, storage: common, constants, label: 'crossentropy.xent_inplace' }, grid1d(N))
+    : kernelDispatch(gpu, CROSSENTROPY_KERNEL, 'xent', { uniforms, storage: { ...common, dlogits: a.dlogits }, constants, label: 'crossentropy.xent' }, grid1d(N));
 }

@@ -4,12 +4,41 @@ import { checkDims, checkSlices } from '../gpu/checks';
 import type { BufferSlice } from '../gpu/arena';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
+import { argumentError } from '../gpu/checks';
+import { defineKernel, kernelDispatch, type KernelVariant } from '../gpu/kernel-interface';
 import { tokenIndexLength } from './embedding-index';
 
 // Forward: one thread per output float. Backward: a workgroup per (token, tile of WG_BWD channels).
 const WG_FWD = 256;
 const WG_BWD = 64;
 const NAN_BITS = 0x7fc00000;
+
+export const EMBEDDING_KERNEL = defineKernel({
+  name: 'embedding',
+  files: [['embedding.wgsl', code]],
+  uniforms: {
+    P: {
+      struct: 'Params',
+      fields: [
+        ['N', 'u32'],
+        ['C', 'u32'],
+        ['V', 'u32', 'rows in the table (from its slice size): a token outside [0, V) is a bug upstream'],
+        ['tiles', 'u32', 'channel tiles per token (backward)'],
+        ['nanBits', 'u32', '0x7fc00000: the forward writes this NaN for an out-of-range token'],
+      ],
+    },
+  },
+  // forward: ids = tokens, src = table, dst = out; backward: ids = index, src = dout, dst = dtable.
+  entries: {
+    forward: [['ids', 'array<i32>'], ['src', 'array<f32>'], ['dst', 'array<f32>']],
+    backward: [['ids', 'array<i32>'], ['src', 'array<f32>'], ['dst', 'array<f32>']],
+  },
+});
+
+export const EMBEDDING_VARIANTS: readonly KernelVariant[] = [
+  { kernel: EMBEDDING_KERNEL, entryPoint: 'forward', constants: { WG: WG_FWD } },
+  { kernel: EMBEDDING_KERNEL, entryPoint: 'backward', constants: { WG: WG_BWD } },
+];
 
 export interface EmbeddingForwardArgs {
   /** i32 [N] */
@@ -39,9 +68,9 @@ export async function embeddingForwardDispatch(gpu: GpuContext, a: EmbeddingForw
   checkDims(label, { N: a.N, C: a.C });
   const V = tableRows(label, 'table', a.table, a.C);
   checkSlices(label, { tokens: [a.tokens, a.N], table: [a.table, V * a.C], out: [a.out, a.N * a.C] });
-  return gpu.dispatch(
-    { code, entryPoint: 'forward', constants: { WG: WG_FWD }, label },
-    [gpu.uniform([a.N, a.C, V, 0, NAN_BITS]), a.tokens, a.table, a.out],
+  return kernelDispatch(
+    gpu, EMBEDDING_KERNEL, 'forward',
+    { uniforms: { P: { N: a.N, C: a.C, V, tiles: 0, nanBits: NAN_BITS } }, storage: { ids: a.tokens, src: a.table, dst: a.out }, constants: { WG: WG_FWD }, label },
     grid1d(ceilDiv(a.N * a.C, WG_FWD)),
   );
 }
@@ -56,16 +85,16 @@ export async function embeddingBackwardDispatch(gpu: GpuContext, a: EmbeddingBac
   const V = tableRows(label, 'dtable', a.dtable, a.C);
   checkSlices(label, { index: [a.index, tokenIndexLength(a.N)], dout: [a.dout, a.N * a.C], dtable: [a.dtable, V * a.C] });
   const tiles = ceilDiv(a.C, WG_BWD);
-  return gpu.dispatch(
-    { code, entryPoint: 'backward', constants: { WG: WG_BWD }, label },
-    [gpu.uniform([a.N, a.C, V, tiles, NAN_BITS]), a.index, a.dout, a.dtable],
+  return kernelDispatch(
+    gpu, EMBEDDING_KERNEL, 'backward',
+    { uniforms: { P: { N: a.N, C: a.C, V, tiles, nanBits: NAN_BITS } }, storage: { ids: a.index, src: a.dout, dst: a.dtable }, constants: { WG: WG_BWD }, label },
     grid1d(a.N * tiles),
   );
 }
 
 function tableRows(label: string, name: string, s: BufferSlice, C: number): number {
   const V = Math.floor(s.size / (4 * C));
-  if (V < 1) throw new Error(`${label}: ${name} holds ${s.size} bytes, less than one row of C=${C} floats`);
+  if (V < 1) argumentError(label, name, `${name} holds ${s.size} bytes, less than one row of C=${C} floats`);
   return V;
 }
 

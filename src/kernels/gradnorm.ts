@@ -4,7 +4,8 @@ import code from '../../shaders/gradnorm.wgsl?raw';
 import type { BufferSlice } from '../gpu/arena';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
-import { f32 } from '../gpu/uniforms';
+import { argumentError, checkSlices } from '../gpu/checks';
+import { defineKernel, kernelDispatch, type KernelVariant } from '../gpu/kernel-interface';
 
 const WG = 256;
 const ITEMS = 32;
@@ -16,6 +17,21 @@ export interface GradRange {
   /** Floats of the range, from the start of `slice`. */
   n: number;
 }
+
+export const GRADNORM_KERNEL = defineKernel({
+  name: 'gradnorm',
+  files: [['gradnorm.wgsl', code]],
+  uniforms: { P: { struct: 'Params', fields: [['n', 'u32'], ['base', 'u32'], ['maxNorm', 'f32']] } },
+  entries: {
+    partial: [['src', 'array<f32>'], ['dst', 'array<f32>']],
+    finalize: [['src', 'array<f32>'], ['dst', 'array<f32>']],
+  },
+});
+
+export const GRADNORM_VARIANTS: readonly KernelVariant[] = [
+  { kernel: GRADNORM_KERNEL, entryPoint: 'partial', constants: { WG, ITEMS } },
+  { kernel: GRADNORM_KERNEL, entryPoint: 'finalize', constants: { WG } },
+];
 
 const partialsOf = (r: GradRange) => ceilDiv(r.n, GRADNORM_CHUNK);
 
@@ -34,34 +50,42 @@ export interface GradNormArgs {
   maxNorm: number;
 }
 
-const overlap = (a: BufferSlice, b: BufferSlice) =>
-  a.buffer === b.buffer && a.offset < b.offset + b.size && b.offset < a.offset + a.size;
-
 /**
  * One partial dispatch per non-empty range, then one finalize dispatch; encode them in order.
  * stats[1] = (maxNorm > 0 && norm > maxNorm) ? maxNorm / (norm + 1e-6) : 1, or 0 if not finite.
  * The sum of squares is f32: a norm above ~1.8e19 overflows to Inf and counts as not finite.
  */
 export async function gradNormDispatches(gpu: GpuContext, a: GradNormArgs): Promise<Dispatch[]> {
+  const kernel = 'gradNorm';
   const total = gradNormPartialsLength(a.ranges);
-  if (a.partials.size < total * 4) throw new Error(`gradNorm: partials holds ${a.partials.size} bytes, needs ${total * 4}`);
-  if (a.stats.size < 8) throw new Error(`gradNorm: stats holds ${a.stats.size} bytes, needs 8`);
-  if (overlap(a.partials, a.stats)) throw new Error('gradNorm: partials and stats overlap');
+  checkSlices(kernel, { partials: [a.partials, total], stats: [a.stats, 2] });
+  for (const [i, r] of a.ranges.entries()) {
+    const name = `range ${i}`;
+    if (!Number.isInteger(r.n) || r.n < 0 || r.n >= 2 ** 32 - GRADNORM_CHUNK) argumentError(kernel, name, `${name} has n = ${r.n}`);
+    // A range is bound with partials only (ranges may share a buffer with each other).
+    checkSlices(kernel, { [name]: [r.slice, r.n], partials: [a.partials, total] });
+  }
   const out: Dispatch[] = [];
   let base = 0;
   for (const [i, r] of a.ranges.entries()) {
-    if (!Number.isInteger(r.n) || r.n < 0 || r.n >= 2 ** 32 - GRADNORM_CHUNK) throw new Error(`gradNorm: range ${i} has n = ${r.n}`);
-    if (r.slice.size < r.n * 4) throw new Error(`gradNorm: range ${i} holds ${r.slice.size} bytes, n = ${r.n} needs ${r.n * 4}`);
-    if (overlap(r.slice, a.partials)) throw new Error(`gradNorm: range ${i} overlaps partials`);
     const groups = partialsOf(r);
     if (groups === 0) continue;
     const label = `gradnorm.partial[${i}]`;
     out.push(
-      await gpu.dispatch({ code, entryPoint: 'partial', constants: { WG, ITEMS }, label }, [gpu.uniform([r.n, base, f32(0)]), r.slice, a.partials], grid1d(groups)),
+      await kernelDispatch(
+        gpu, GRADNORM_KERNEL, 'partial',
+        { uniforms: { P: { n: r.n, base, maxNorm: 0 } }, storage: { src: r.slice, dst: a.partials }, constants: { WG, ITEMS }, label },
+        grid1d(groups),
+      ),
     );
     base += groups;
   }
-  const uniform = gpu.uniform([base, 0, f32(a.maxNorm)]);
-  out.push(await gpu.dispatch({ code, entryPoint: 'finalize', constants: { WG }, label: 'gradnorm.finalize' }, [uniform, a.partials, a.stats], [1]));
+  out.push(
+    await kernelDispatch(
+      gpu, GRADNORM_KERNEL, 'finalize',
+      { uniforms: { P: { n: base, base: 0, maxNorm: a.maxNorm } }, storage: { src: a.partials, dst: a.stats }, constants: { WG }, label: 'gradnorm.finalize' },
+      [1],
+    ),
+  );
   return out;
 }

@@ -2,7 +2,9 @@
 import code from '../../shaders/matmul.wgsl?raw';
 import type { BufferSlice } from '../gpu/arena';
 import type { Dispatch, GpuContext } from '../gpu/context';
+import { argumentError, checkDims, checkSlices } from '../gpu/checks';
 import { ceilDiv, grid1d } from '../gpu/grid';
+import { defineKernel, kernelDispatch, type KernelVariant } from '../gpu/kernel-interface';
 
 export interface MatmulArgs {
   a: BufferSlice;
@@ -66,6 +68,27 @@ export function workgroupBytes(t: MatmulTiling): number {
   return 4 * (BM * (t.TK + 4) + t.TK * BN);
 }
 
+export const MATMUL_KERNEL = defineKernel({
+  name: 'matmul',
+  files: [['matmul.wgsl', code]],
+  uniforms: {
+    P: {
+      struct: 'Params',
+      fields: [['M', 'u32'], ['N', 'u32'], ['K', 'u32'], ['tilesN', 'u32', 'tiles along N'], ['tiles', 'u32', 'tiles along M × tiles along N'], ['flags', 'u32', 'FLAG_* bits']],
+    },
+  },
+  entries: { matmul: [['A', 'array<vec4<f32>>'], ['B', 'array<vec4<f32>>'], ['C', 'array<f32>']] },
+});
+
+const tilingConstants = (t: MatmulTiling) => ({ WGX: t.WGX, WGY: t.WGY, R: t.R, TK: t.TK, VEC4_LOADS: t.vec4Loads ? 1 : 0 });
+
+/** The pipelines matmulDispatch builds: one per tiling. */
+export const MATMUL_VARIANTS: readonly KernelVariant[] = [TILING_GPU_LARGE, TILING_GPU_SMALL, TILING_CPU, TILING_CPU_SMALL].map((t) => ({
+  kernel: MATMUL_KERNEL,
+  entryPoint: 'matmul',
+  constants: tilingConstants(t),
+}));
+
 // Params.flags bits (shaders/matmul.wgsl).
 const FLAG_TRANS_A = 1;
 const FLAG_TRANS_B = 2;
@@ -75,23 +98,18 @@ const FLAG_ACCUMULATE = 16;
 
 const roundUp16 = (x: number) => Math.ceil(x / 16) * 16;
 
-/** A and B are read as vec4 arrays: bind `floats` floats rounded up to whole vec4s. */
+/**
+ * A and B are read as vec4 arrays: bind `floats` floats rounded up to whole vec4s (the offset is
+ * checked 16-byte aligned by checkSlices). Arena slices start 256-aligned in 16-byte-rounded
+ * buffers, so rounding up stays in the buffer and never reaches the next slice. The shader only
+ * uses floats inside the matrix.
+ */
 function vec4Binding(label: string, name: string, s: BufferSlice, floats: number): BufferSlice {
   const size = roundUp16(floats * 4);
-  if (s.offset % 16 !== 0) throw new Error(`${label}: ${name} offset ${s.offset} is not 16-byte aligned`);
-  // Arena slices start 256-aligned in 16-byte-rounded buffers, so rounding up stays in the buffer
-  // and never reaches the next slice. The shader only uses floats inside the matrix.
   if (s.offset + size > s.buffer.size)
-    throw new Error(`${label}: ${name} needs ${size} bytes at offset ${s.offset}; its buffer has ${s.buffer.size}`);
+    argumentError(label, name, `${name} needs ${size} bytes at offset ${s.offset}; its buffer has ${s.buffer.size}`);
   return { buffer: s.buffer, offset: s.offset, size };
 }
-
-function checkSize(label: string, name: string, s: BufferSlice, floats: number): void {
-  if (s.size < floats * 4) throw new Error(`${label}: ${name} holds ${s.size} bytes, needs ${floats * 4}`);
-}
-
-const overlaps = (x: BufferSlice, xBytes: number, y: BufferSlice, yBytes: number) =>
-  x.buffer === y.buffer && x.offset < y.offset + yBytes && y.offset < x.offset + xBytes;
 
 export interface MatmulOptions {
   /** Defaults to defaultTiling(gpu, M, N, K). */
@@ -110,19 +128,20 @@ export async function matmulDispatch(gpu: GpuContext, args: MatmulArgs, opts: Ma
   const transA = args.transA ?? false;
   const transB = args.transB ?? false;
   const label = args.label ?? 'matmul';
-  for (const [k, v] of Object.entries({ M, N, K }))
-    if (!Number.isInteger(v) || v < 1) throw new Error(`${label}: ${k} = ${v} must be an integer ≥ 1`);
+  checkDims(label, { M, N, K });
   const t = opts.tiling ?? defaultTiling(gpu, M, N, K);
   const { WGX, WGY, R, TK } = t;
   if (WGX * WGY > gpu.limits.maxComputeInvocationsPerWorkgroup || TK < 4 || TK % 4 !== 0 || (R !== 2 && R !== 4))
-    throw new Error(`${label}: bad tiling ${JSON.stringify(t)}`);
+    argumentError(label, 'tiling', `bad tiling ${JSON.stringify(t)}`);
   if (workgroupBytes(t) > Math.min(16384, gpu.limits.maxComputeWorkgroupStorageSize))
-    throw new Error(`${label}: tiling ${JSON.stringify(t)} needs ${workgroupBytes(t)} bytes of workgroup memory`);
-  checkSize(label, 'a', a, M * K);
-  checkSize(label, 'b', b, K * N);
-  checkSize(label, 'c', c, M * N);
-  if (overlaps(c, M * N * 4, a, M * K * 4) || overlaps(c, M * N * 4, b, K * N * 4))
-    throw new Error(`${label}: c overlaps an input`);
+    argumentError(label, 'tiling', `tiling ${JSON.stringify(t)} needs ${workgroupBytes(t)} bytes of workgroup memory`);
+  // Sizes and alignment of the slices given; overlaps of the ranges bound (a and b rounded up to
+  // whole vec4s, c whole).
+  const all = [['a', 'b'], ['a', 'c'], ['b', 'c']] as const;
+  checkSlices(label, { a: [a, M * K], b: [b, K * N], c: [c, M * N] }, { vec4: ['a', 'b'], mayOverlap: all });
+  const A = vec4Binding(label, 'a', a, M * K);
+  const B = vec4Binding(label, 'b', b, K * N);
+  checkSlices(label, { a: [A, 0], b: [B, 0], c: [c, 0] });
   const tilesN = ceilDiv(N, 4 * R * WGX);
   const tiles = ceilDiv(M, 4 * R * WGY) * tilesN;
   const flags =
@@ -131,12 +150,9 @@ export async function matmulDispatch(gpu: GpuContext, args: MatmulArgs, opts: Ma
     ((transA ? M : K) % 4 === 0 ? FLAG_VEC_A : 0) |
     ((transB ? K : N) % 4 === 0 ? FLAG_VEC_B : 0) |
     (args.accumulate ? FLAG_ACCUMULATE : 0);
-  const bindings = [
-    gpu.uniform([M, N, K, tilesN, tiles, flags]),
-    vec4Binding(label, 'a', a, M * K),
-    vec4Binding(label, 'b', b, K * N),
-    c,
-  ];
-  const constants = { WGX, WGY, R, TK, VEC4_LOADS: t.vec4Loads ? 1 : 0 };
-  return gpu.dispatch({ code, entryPoint: 'matmul', constants, label }, bindings, grid1d(tiles, opts.maxWorkgroupsPerDim));
+  return kernelDispatch(
+    gpu, MATMUL_KERNEL, 'matmul',
+    { uniforms: { P: { M, N, K, tilesN, tiles, flags } }, storage: { A, B, C: c }, constants: tilingConstants(t), label },
+    grid1d(tiles, opts.maxWorkgroupsPerDim),
+  );
 }

@@ -5,9 +5,19 @@
 import code from '../../shaders/reduce.wgsl?raw';
 import type { BufferSlice } from '../gpu/arena';
 import type { Dispatch, GpuContext } from '../gpu/context';
-import { f32 } from '../gpu/uniforms';
+import { checkDims, checkSlices } from '../gpu/checks';
+import { defineKernel, kernelDispatch, type KernelVariant } from '../gpu/kernel-interface';
 
 const WG = 256;
+
+export const REDUCE_KERNEL = defineKernel({
+  name: 'reduce',
+  files: [['reduce.wgsl', code]],
+  uniforms: { P: { struct: 'Params', fields: [['n', 'u32'], ['outIndex', 'u32'], ['scale', 'f32'], ['accumulate', 'u32']] } },
+  entries: { sum: [['x', 'array<f32>'], ['out', 'array<f32>']] },
+});
+
+export const REDUCE_VARIANTS: readonly KernelVariant[] = [{ kernel: REDUCE_KERNEL, entryPoint: 'sum', constants: { WG } }];
 
 export interface SumArgs {
   x: BufferSlice;
@@ -22,14 +32,13 @@ export interface SumArgs {
 
 /** out[outIndex] (=|+=) scale * Σ_{i<n} x[i], in a fixed order (same bits every run). */
 export async function sumDispatch(gpu: GpuContext, a: SumArgs): Promise<Dispatch> {
+  const label = 'reduce.sum';
   const outIndex = a.outIndex ?? 0;
-  if (!Number.isInteger(a.n) || a.n < 0) throw new Error(`sum: n = ${a.n} must be a non-negative integer`);
-  if (!Number.isInteger(outIndex) || outIndex < 0) throw new Error(`sum: outIndex = ${outIndex} must be a non-negative integer`);
-  if (a.n * 4 > a.x.size) throw new Error(`sum: x holds ${a.x.size} bytes, n = ${a.n} needs ${a.n * 4}`);
-  if ((outIndex + 1) * 4 > a.out.size) throw new Error(`sum: outIndex ${outIndex} is outside a ${a.out.size}-byte out`);
-  // Both bindings are writable: WebGPU rejects overlapping ranges of one buffer.
-  if (a.x.buffer === a.out.buffer && a.out.offset < a.x.offset + a.x.size && a.x.offset < a.out.offset + a.out.size)
-    throw new Error('sum: x and out overlap');
-  const words = [a.n, outIndex, f32(a.scale), a.accumulate ? 1 : 0];
-  return gpu.dispatch({ code, entryPoint: 'sum', constants: { WG }, label: 'reduce.sum' }, [gpu.uniform(words), a.x, a.out], [1]);
+  checkDims(label, { n: a.n, outIndex }, { n: 0, outIndex: 0 });
+  checkSlices(label, { x: [a.x, a.n], out: [a.out, outIndex + 1] });
+  return kernelDispatch(
+    gpu, REDUCE_KERNEL, 'sum',
+    { uniforms: { P: { n: a.n, outIndex, scale: a.scale, accumulate: a.accumulate ? 1 : 0 } }, storage: { x: a.x, out: a.out }, constants: { WG }, label },
+    [1],
+  );
 }

@@ -5,9 +5,33 @@ import { rowLanes } from '../gpu/lanes';
 import type { BufferSlice } from '../gpu/arena';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
-import { f32 } from '../gpu/uniforms';
+import { argumentError } from '../gpu/checks';
+import { defineKernel, kernelDispatch, type KernelVariant } from '../gpu/kernel-interface';
 
 const TC = 8; // dweight columns per workgroup (shaders/rmsnorm.wgsl)
+
+export const RMSNORM_KERNEL = defineKernel({
+  name: 'rmsnorm',
+  files: [['rmsnorm.wgsl', code]],
+  uniforms: {
+    P: { struct: 'Params', fields: [['rows', 'u32'], ['C', 'u32'], ['eps', 'f32'], ['accumulate', 'u32', 'backwardDx: 1 → dx += (residual stream), 0 → dx =']] },
+  },
+  // forward: w = weight, y = out; backwardDweight: w = dweight, y = dout; backwardDx: w = weight, y = dout.
+  entries: {
+    forward: [['x', 'array<f32>'], ['w', 'array<f32>'], ['rstd', 'array<f32>'], ['y', 'array<f32>']],
+    backwardDweight: [['x', 'array<f32>'], ['w', 'array<f32>'], ['rstd', 'array<f32>'], ['y', 'array<f32>']],
+    backwardDx: [['x', 'array<f32>'], ['w', 'array<f32>'], ['rstd', 'array<f32>'], ['y', 'array<f32>'], ['dx', 'array<f32>']],
+  },
+});
+
+/** Every entry point; the row kernels at both lane counts rmsnormLanes picks (hardware 32, software 4). */
+export const RMSNORM_VARIANTS: readonly KernelVariant[] = [
+  { kernel: RMSNORM_KERNEL, entryPoint: 'backwardDweight' },
+  ...[32, 4].flatMap((L) => [
+    { kernel: RMSNORM_KERNEL, entryPoint: 'forward', constants: { L } },
+    { kernel: RMSNORM_KERNEL, entryPoint: 'backwardDx', constants: { L } },
+  ]),
+];
 
 /**
  * Lanes per row of the row kernels (a power of two ≤ 256; a workgroup holds 256 / lanes rows).
@@ -55,13 +79,13 @@ export interface RmsnormBackwardArgs {
 export async function rmsnormForwardDispatch(gpu: GpuContext, a: RmsnormForwardArgs): Promise<Dispatch> {
   const label = 'rmsnorm.forward';
   checkDims(label, { rows: a.rows, C: a.C });
-  if (!(Number.isFinite(a.eps) && a.eps >= 0)) throw new Error(`${label}: eps must be a finite number ≥ 0 (got ${a.eps})`);
+  if (!(Number.isFinite(a.eps) && a.eps >= 0)) argumentError(label, 'eps', `eps must be a finite number ≥ 0 (got ${a.eps})`);
   const n = a.rows * a.C;
   checkSlices(label, { x: [a.x, n], weight: [a.weight, a.C], rstd: [a.rstd, a.rows], out: [a.out, n] });
   const L = lanes(label, gpu, a.lanes);
-  return gpu.dispatch(
-    { code, entryPoint: 'forward', constants: { L }, label },
-    [gpu.uniform([a.rows, a.C, f32(a.eps), 0]), a.x, a.weight, a.rstd, a.out],
+  return kernelDispatch(
+    gpu, RMSNORM_KERNEL, 'forward',
+    { uniforms: { P: { rows: a.rows, C: a.C, eps: a.eps, accumulate: 0 } }, storage: { x: a.x, w: a.weight, rstd: a.rstd, y: a.out }, constants: { L }, label },
     grid1d(ceilDiv(a.rows, 256 / L)),
   );
 }
@@ -84,14 +108,19 @@ export async function rmsnormBackwardDispatches(gpu: GpuContext, a: RmsnormBackw
   });
   const L = lanes(label, gpu, a.lanes);
   return Promise.all([
-    gpu.dispatch(
-      { code, entryPoint: 'backwardDweight', label: `${label}.dweight` },
-      [gpu.uniform([a.rows, a.C, f32(0), 0]), a.x, a.dweight, a.rstd, a.dout],
+    kernelDispatch(
+      gpu, RMSNORM_KERNEL, 'backwardDweight',
+      { uniforms: { P: { rows: a.rows, C: a.C, eps: 0, accumulate: 0 } }, storage: { x: a.x, w: a.dweight, rstd: a.rstd, y: a.dout }, label: `${label}.dweight` },
       [ceilDiv(a.C, TC)],
     ),
-    gpu.dispatch(
-      { code, entryPoint: 'backwardDx', constants: { L }, label: `${label}.dx` },
-      [gpu.uniform([a.rows, a.C, f32(0), a.accumulateDx ? 1 : 0]), a.x, a.weight, a.rstd, a.dout, a.dx],
+    kernelDispatch(
+      gpu, RMSNORM_KERNEL, 'backwardDx',
+      {
+        uniforms: { P: { rows: a.rows, C: a.C, eps: 0, accumulate: a.accumulateDx ? 1 : 0 } },
+        storage: { x: a.x, w: a.weight, rstd: a.rstd, y: a.dout, dx: a.dx },
+        constants: { L },
+        label: `${label}.dx`,
+      },
       grid1d(ceilDiv(a.rows, 256 / L)),
     ),
   ]);
@@ -100,7 +129,7 @@ export async function rmsnormBackwardDispatches(gpu: GpuContext, a: RmsnormBackw
 function lanes(label: string, gpu: GpuContext, given: number | undefined): number {
   const L = given ?? rmsnormLanes(gpu);
   if (!(Number.isInteger(L) && L >= 1 && L <= 256 && (L & (L - 1)) === 0))
-    throw new Error(`${label}: lanes must be a power of two in [1, 256] (got ${L})`);
+    argumentError(label, 'lanes', `lanes must be a power of two in [1, 256] (got ${L})`);
   return L;
 }
 

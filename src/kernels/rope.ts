@@ -2,9 +2,31 @@
 import code from '../../shaders/rope.wgsl?raw';
 import { createArena, type BufferSlice } from '../gpu/arena';
 import type { Dispatch, GpuContext } from '../gpu/context';
+import { argumentError, checkDims, checkSlices } from '../gpu/checks';
 import { ceilDiv, grid1d } from '../gpu/grid';
+import { defineKernel, kernelDispatch, type KernelVariant } from '../gpu/kernel-interface';
 
 const WG = 256;
+
+export const ROPE_KERNEL = defineKernel({
+  name: 'rope',
+  files: [['rope.wgsl', code]],
+  uniforms: {
+    P: {
+      struct: 'Params',
+      fields: [['pairs', 'u32', 'rows · heads · half: the number of pairs'], ['T', 'u32'], ['heads', 'u32'], ['half', 'u32'], ['inverse', 'u32']],
+    },
+  },
+  entries: {
+    apply: [['table', 'array<vec2<f32>>'], ['x', 'array<f32>'], ['out', 'array<f32>']],
+    applyInPlace: [['table', 'array<vec2<f32>>'], ['x', 'array<f32>']],
+  },
+});
+
+export const ROPE_VARIANTS: readonly KernelVariant[] = [
+  { kernel: ROPE_KERNEL, entryPoint: 'apply', constants: { WG } },
+  { kernel: ROPE_KERNEL, entryPoint: 'applyInPlace', constants: { WG } },
+];
 
 export interface RopeArgs {
   /** [rows, heads, headDim] */
@@ -56,25 +78,17 @@ function tableSlice(gpu: GpuContext, T: number, headDim: number, theta: number):
 /** Rotates (or, with inverse, un-rotates) every pair of x into out; in place when out is x. */
 export async function ropeDispatch(gpu: GpuContext, a: RopeArgs): Promise<Dispatch> {
   const label = `rope${a.inverse ? '.inverse' : ''}`;
-  for (const [k, v] of Object.entries({ rows: a.rows, T: a.T, heads: a.heads, headDim: a.headDim })) {
-    if (!Number.isInteger(v) || v < 1) throw new Error(`${label}: ${k} must be a positive integer (got ${v})`);
-  }
-  if (a.headDim % 2 !== 0) throw new Error(`${label}: headDim must be even (got ${a.headDim})`);
-  if (!(Number.isFinite(a.theta) && a.theta > 0)) throw new Error(`${label}: theta must be a finite number > 0 (got ${a.theta})`);
+  checkDims(label, { rows: a.rows, T: a.T, heads: a.heads, headDim: a.headDim });
+  if (a.headDim % 2 !== 0) argumentError(label, 'headDim', `headDim must be even (got ${a.headDim})`);
+  if (!(Number.isFinite(a.theta) && a.theta > 0)) argumentError(label, 'theta', `theta must be a finite number > 0 (got ${a.theta})`);
   const n = a.rows * a.heads * a.headDim;
-  for (const [k, s] of [['x', a.x], ['out', a.out]] as const) {
-    if (s.size < n * 4) throw new Error(`${label}: ${k} holds ${s.size} bytes; needs ${n * 4} (${n} elements)`);
-  }
+  checkSlices(label, { x: [a.x, n], out: [a.out, n] }, { inPlace: [['x', 'out']] });
   const inPlace = a.x.buffer === a.out.buffer && a.x.offset === a.out.offset;
-  if (!inPlace && a.x.buffer === a.out.buffer && a.x.offset < a.out.offset + a.out.size && a.out.offset < a.x.offset + a.x.size)
-    throw new Error(`${label}: x and out overlap without being the same slice`);
   const half = a.headDim / 2;
   const pairs = a.rows * a.heads * half;
   const table = tableSlice(gpu, a.T, a.headDim, a.theta);
-  const uniform = gpu.uniform([pairs, a.T, a.heads, half, a.inverse ? 1 : 0]);
-  return gpu.dispatch(
-    { code, entryPoint: inPlace ? 'applyInPlace' : 'apply', constants: { WG }, label },
-    inPlace ? [uniform, table, a.x] : [uniform, table, a.x, a.out],
-    grid1d(ceilDiv(pairs, WG)),
-  );
+  const uniforms = { P: { pairs, T: a.T, heads: a.heads, half, inverse: a.inverse ? 1 : 0 } };
+  return inPlace
+    ? kernelDispatch(gpu, ROPE_KERNEL, 'applyInPlace', { uniforms, storage: { table, x: a.x }, constants: { WG }, label }, grid1d(ceilDiv(pairs, WG)))
+    : kernelDispatch(gpu, ROPE_KERNEL, 'apply', { uniforms, storage: { table, x: a.x, out: a.out }, constants: { WG }, label }, grid1d(ceilDiv(pairs, WG)));
 }

@@ -1,10 +1,27 @@
 // Wrapper for shaders/swiglu.wgsl.
 import code from '../../shaders/swiglu.wgsl?raw';
 import type { BufferSlice } from '../gpu/arena';
+import { checkDims, checkSlices } from '../gpu/checks';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
+import { defineKernel, kernelDispatch, type KernelVariant } from '../gpu/kernel-interface';
 
 const WG = 256;
+
+export const SWIGLU_KERNEL = defineKernel({
+  name: 'swiglu',
+  files: [['swiglu.wgsl', code]],
+  uniforms: { P: { struct: 'Params', fields: [['n', 'u32']] } },
+  entries: {
+    forward: [['a', 'array<f32>'], ['b', 'array<f32>'], ['y', 'array<f32>']],
+    backward: [['a', 'array<f32>'], ['b', 'array<f32>'], ['y', 'array<f32>'], ['da', 'array<f32>'], ['db', 'array<f32>']],
+  },
+});
+
+export const SWIGLU_VARIANTS: readonly KernelVariant[] = [
+  { kernel: SWIGLU_KERNEL, entryPoint: 'forward', constants: { WG } },
+  { kernel: SWIGLU_KERNEL, entryPoint: 'backward', constants: { WG } },
+];
 
 export interface SwigluForwardArgs {
   a: BufferSlice;
@@ -27,39 +44,21 @@ export interface SwigluBackwardArgs {
 /** out = silu(a) · b over n floats. No two slices may overlap (WebGPU forbids aliased writable bindings). */
 export async function swigluForwardDispatch(gpu: GpuContext, a: SwigluForwardArgs): Promise<Dispatch> {
   const label = 'swiglu.forward';
-  checkN(label, a.n);
-  checkSlices(label, { a: a.a, b: a.b, out: a.out }, a.n);
-  return gpu.dispatch({ code, entryPoint: 'forward', constants: { WG }, label }, [gpu.uniform([a.n]), a.a, a.b, a.out], grid1d(ceilDiv(a.n, WG)));
+  const { n } = a;
+  checkDims(label, { n });
+  checkSlices(label, { a: [a.a, n], b: [a.b, n], out: [a.out, n] });
+  return kernelDispatch(gpu, SWIGLU_KERNEL, 'forward', { uniforms: { P: { n } }, storage: { a: a.a, b: a.b, y: a.out }, constants: { WG }, label }, grid1d(ceilDiv(n, WG)));
 }
 
 /** da = dout · b · silu'(a), db = dout · silu(a). */
 export async function swigluBackwardDispatch(gpu: GpuContext, a: SwigluBackwardArgs): Promise<Dispatch> {
   const label = 'swiglu.backward';
-  checkN(label, a.n);
-  checkSlices(label, { a: a.a, b: a.b, dout: a.dout, da: a.da, db: a.db }, a.n);
-  return gpu.dispatch(
-    { code, entryPoint: 'backward', constants: { WG }, label },
-    [gpu.uniform([a.n]), a.a, a.b, a.dout, a.da, a.db],
-    grid1d(ceilDiv(a.n, WG)),
+  const { n } = a;
+  checkDims(label, { n });
+  checkSlices(label, { a: [a.a, n], b: [a.b, n], dout: [a.dout, n], da: [a.da, n], db: [a.db, n] });
+  return kernelDispatch(
+    gpu, SWIGLU_KERNEL, 'backward',
+    { uniforms: { P: { n } }, storage: { a: a.a, b: a.b, y: a.dout, da: a.da, db: a.db }, constants: { WG }, label },
+    grid1d(ceilDiv(n, WG)),
   );
-}
-
-function checkN(label: string, n: number): void {
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${label}: n must be a positive integer (got ${n})`);
-}
-
-/** Each slice holds n floats; no two overlap. */
-function checkSlices(label: string, slices: Record<string, BufferSlice>, n: number): void {
-  const list = Object.entries(slices);
-  for (const [k, s] of list) {
-    if (s.size < n * 4) throw new Error(`${label}: ${k} holds ${s.size} bytes; needs ${n * 4} (${n} elements)`);
-  }
-  for (let i = 0; i < list.length; i++) {
-    for (let j = i + 1; j < list.length; j++) {
-      const [ka, sa] = list[i];
-      const [kb, sb] = list[j];
-      if (sa.buffer === sb.buffer && sa.offset < sb.offset + sb.size && sb.offset < sa.offset + sa.size)
-        throw new Error(`${label}: ${ka} and ${kb} overlap (WebGPU forbids aliased writable bindings)`);
-    }
-  }
 }
