@@ -1,25 +1,61 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 // @ts-expect-error plain .mjs helper without types
 import { envWithVulkan } from './scripts/vulkan-env.mjs';
+import { TIERS } from './tests/helpers/tiers.mjs';
 
 // Forked test workers inherit this environment at spawn, so Dawn can dlopen libvulkan.so.1.
 Object.assign(process.env, envWithVulkan());
 
+// Three tiers (tests/helpers/tiers.mjs lists their files; tests/tiers.test.ts checks that every
+// test file is in exactly one): `vitest run --project fast|gpu|learning`, or all three in order
+// with `vitest run`. sequence.groupOrder runs them one after another (fast, gpu, learning), never
+// side by side: SwiftShader already spreads every dispatch over all cores.
+//
+// gpu and learning: one process for all files, modules shared: the GPU device and its pipeline
+// cache are built once per tier (SwiftShader compiles each pipeline for seconds), one file at a
+// time. tests/setup/gpu-errors.ts fails a file during which the GPU reported an error.
+function sharedGpuProcess(name: 'gpu' | 'learning', groupOrder: number) {
+  return {
+    extends: true as const,
+    test: {
+      name,
+      ...TIERS[name],
+      environment: 'node' as const,
+      pool: 'forks' as const,
+      fileParallelism: false,
+      maxWorkers: 1,
+      isolate: false,
+      setupFiles: ['tests/setup/gpu-errors.ts'],
+      sequence: { groupOrder },
+    },
+  };
+}
+
 export default defineConfig({
   test: {
-    include: ['tests/**/*.test.ts'],
     environment: 'node',
     pool: 'forks',
-    // One process for all files, modules shared: the GPU device and its pipeline cache are built
-    // once (SwiftShader compiles each pipeline for seconds), and SwiftShader already spreads every
-    // dispatch over all cores, so one file at a time is fastest.
-    fileParallelism: false,
-    maxWorkers: 1,
-    isolate: false,
     testTimeout: 120_000,
     hookTimeout: 120_000,
     teardownTimeout: 10_000,
     reporters: ['default'],
-    setupFiles: ['tests/setup/gpu-errors.ts'],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'fast',
+          ...TIERS.fast,
+          // CPU only, isolated files, in parallel; any GPU use fails. Vitest's default leaves a core
+          // to itself (one worker on a 2-core machine); the files are CPU-bound, so use them all.
+          isolate: true,
+          maxWorkers: Math.max(2, availableParallelism() - 1),
+          setupFiles: ['tests/setup/fast-tier.ts'],
+          sequence: { groupOrder: 0 },
+        },
+      },
+      sharedGpuProcess('gpu', 1),
+      sharedGpuProcess('learning', 2),
+    ],
   },
 });

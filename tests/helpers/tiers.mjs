@@ -1,0 +1,55 @@
+// The Vitest tiers (projects). vitest.config.ts builds its projects from these lists and
+// tests/tiers.test.ts checks them, so both read the same globs.
+//
+// - fast: CPU only (float64 references, configs, data, UI logic, the worker's pure parts). Runs
+//   files in parallel; tests/setup/fast-tier.ts makes any GPU use in it fail loudly.
+// - gpu: kernels, NSA kernels, the whole-model step, GPU prefill/decode, the snapshot reader and
+//   anything else that needs the WebGPU adapter (Dawn; SwiftShader without a GPU).
+// - learning: training runs of hundreds of steps to a loss target (900 s timeouts).
+//
+// gpu and learning run every file in one process with shared modules (one device, one pipeline
+// cache), one file at a time, as the whole suite did before the split.
+//
+// A file belongs to a tier by its directory glob, with the GPU/learning files of mixed directories
+// named one by one and excluded from fast. A new test file under a new top-level tests/ folder
+// lands in no tier and tests/tiers.test.ts fails, naming it; a new file in a fast folder that uses
+// the GPU fails at its first getGpu() (or import of Dawn) with 'fast tier must not use the GPU':
+// name it in GPU_FILES below.
+//
+// Plain .mjs (types in tiers.d.mts) so the Vite config loader imports it with its extension.
+// Globs are picomatch-style, relative to the repository root; use only `*`, `**` and literal
+// paths (tests/tiers.test.ts matches them with its own small matcher).
+
+/** Training to a loss over hundreds of steps. */
+export const LEARNING_FILES = ['tests/train/learning*.test.ts'];
+
+/** Whole folders that need the GPU. */
+const GPU_FOLDERS = ['tests/kernels/**/*.test.ts', 'tests/nsa-gpu/**/*.test.ts', 'tests/model/**/*.test.ts'];
+
+/** GPU files in otherwise CPU-only folders (each acquires the shared test device). */
+export const GPU_FILES = [
+  'tests/decode/gpu-prefill.test.ts',
+  'tests/train/recall.test.ts',
+  'tests/ui/stepper-read.test.ts',
+  'tests/worker/run.test.ts',
+];
+
+/** Folders whose files are CPU-only unless named in GPU_FILES or LEARNING_FILES. */
+const FAST_FOLDERS = [
+  'tests/*.test.ts',
+  'tests/architecture/**/*.test.ts',
+  'tests/decode/**/*.test.ts',
+  'tests/nsa/**/*.test.ts',
+  'tests/train/**/*.test.ts',
+  'tests/ui/**/*.test.ts',
+  'tests/worker/**/*.test.ts',
+];
+
+/** @type {Record<'fast' | 'gpu' | 'learning', { include: string[]; exclude: string[] }>} */
+export const TIERS = {
+  fast: { include: FAST_FOLDERS, exclude: [...GPU_FILES, ...LEARNING_FILES] },
+  gpu: { include: [...GPU_FOLDERS, ...GPU_FILES], exclude: [] },
+  learning: { include: LEARNING_FILES, exclude: [] },
+};
+
+export const FAST_TIER_GPU_ERROR = 'fast tier must not use the GPU';
