@@ -1,4 +1,5 @@
-// Shared fixtures for the NSA reference tests: edge-case configs, random inputs, finite differences.
+// Shared fixtures for the NSA reference tests: edge-case configs, random inputs. (Finite
+// differences: tests/helpers/finite-diff.ts.)
 import type { NsaConfig, NsaShape } from '../../src/spec/nsa-config';
 import type { CmpMlpPair, CmpMlpWeights } from '../../src/reference/nsa/compression';
 import { NsaDecodeRef, type NsaDecodeStep } from '../../src/reference/nsa/decode';
@@ -78,21 +79,6 @@ export function randomInputs(shape: NsaShape, c: NsaConfig, seed: number): TestI
   };
   if (c.phi === 'mlp') inp.mlp = { k: randomMlp(dk, MLP_HIDDEN, c.l, r), v: randomMlp(dv, MLP_HIDDEN, c.l, r) } satisfies CmpMlpPair;
   return inp;
-}
-
-/** Central differences of f with respect to every element of x (x is restored). */
-export function fdGrad(f: () => number, x: Float64Array, h = 1e-5): Float64Array {
-  const g = new Float64Array(x.length);
-  for (let i = 0; i < x.length; i++) {
-    const x0 = x[i];
-    x[i] = x0 + h;
-    const fp = f();
-    x[i] = x0 - h;
-    const fm = f();
-    x[i] = x0;
-    g[i] = (fp - fm) / (2 * h);
-  }
-  return g;
 }
 
 export function dotAll(a: ArrayLike<number>, b: ArrayLike<number>): number {
