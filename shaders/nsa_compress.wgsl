@@ -18,24 +18,6 @@
 //   colSum: s1 = x, s2 = out
 // Every storage binding is read_write (see residual.wgsl).
 
-struct Params {
-  B: u32,
-  T: u32,
-  G: u32,
-  D: u32,
-  N: u32,     // Ncmp(T)
-  l: u32,
-  d: u32,
-  total: u32, // elements of an elementwise launch
-  rows: u32,
-  cols: u32,
-}
-
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> s1: array<f32>;
-@group(0) @binding(2) var<storage, read_write> s2: array<f32>;
-@group(0) @binding(3) var<storage, read_write> s3: array<f32>;
-
 const WG: u32 = 256u;
 const TC: u32 = 16u; // colSum: columns per workgroup
 const TL: u32 = 16u; // colSum: row lanes per column; a power of two

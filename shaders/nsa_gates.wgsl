@@ -15,25 +15,6 @@
 //   colSum:            s1 = dlogits, s2 = dbias
 // Every storage binding is read_write (see residual.wgsl).
 
-struct Params {
-  rows: u32,
-  H: u32,
-  dv: u32,
-  total: u32, // elements of the launch
-  mode: u32,  // 0: learned gates; 1: constants c0, c1, c2 (force / freeze ablation); 2: see MODE_GATES
-  c0: f32,
-  c1: f32,
-  c2: f32,
-}
-
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> s1: array<f32>;
-@group(0) @binding(2) var<storage, read_write> s2: array<f32>;
-@group(0) @binding(3) var<storage, read_write> s3: array<f32>;
-@group(0) @binding(4) var<storage, read_write> s4: array<f32>;
-@group(0) @binding(5) var<storage, read_write> s5: array<f32>;
-@group(0) @binding(6) var<storage, read_write> s6: array<f32>;
-
 const WG: u32 = 256u;
 const MODE_CONST: u32 = 1u;
 const MODE_GATES: u32 = 2u; // combineBackwardDg stops at the gate values (no sigmoid): the op API

@@ -12,23 +12,6 @@
 // Bindings (0 is the uniform) per entry point —
 //   countQueries: 1 sel, 2 counts    scanCounts: 1 countsIn, 2 offsets, 3 head    fillQueries: 1 sel, 2 queries
 
-struct Params {
-  T: u32,
-  G: u32,
-  nSel: u32,
-  lSel: u32,
-  nB: u32,   // selection blocks per sequence
-  R: u32,    // B·G·nB
-}
-
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> sel: array<i32>;
-@group(0) @binding(2) var<storage, read_write> counts: array<i32>;
-@group(0) @binding(1) var<storage, read_write> countsIn: array<i32>;
-@group(0) @binding(2) var<storage, read_write> offsets: array<i32>;
-@group(0) @binding(3) var<storage, read_write> head: array<i32>;
-@group(0) @binding(2) var<storage, read_write> queries: array<i32>;
-
 const WG: u32 = 64u;
 var<workgroup> scan: array<u32, WG>;
 

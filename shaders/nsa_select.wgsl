@@ -14,31 +14,6 @@
 //           topN:   s1 = P, i1 = selection (written)
 // Every storage binding is read_write (see residual.wgsl).
 
-struct Params {
-  B: u32,
-  T: u32,
-  H: u32,
-  G: u32,
-  dk: u32,
-  N: u32,      // Ncmp(T)
-  nB: u32,     // selection blocks ceil(T / lSel)
-  l: u32,
-  d: u32,
-  lSel: u32,
-  nSel: u32,
-  forceInit: u32,
-  forceLocal: u32,
-  total: u32,  // invocations that do work
-  scale: f32,  // 1/√dk
-}
-
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> s1: array<f32>;
-@group(0) @binding(2) var<storage, read_write> s2: array<f32>;
-@group(0) @binding(3) var<storage, read_write> s3: array<f32>;
-@group(0) @binding(4) var<storage, read_write> s4: array<f32>;
-@group(0) @binding(2) var<storage, read_write> i1: array<i32>;
-
 const WG: u32 = 64u;
 
 fn linear(gid: vec3<u32>, nwg: vec3<u32>) -> u32 { return gid.x + gid.y * nwg.x * WG; }

@@ -14,24 +14,6 @@
 // Bindings: resetAndGates: stats, gates;  checkSelection: stats, sel.
 // Every storage binding is read_write (see residual.wgsl).
 
-struct Params {
-  T: u32,
-  G: u32,
-  lSel: u32,
-  nSel: u32,
-  forceInit: u32,
-  forceLocal: u32,
-  maxDistance: u32,
-  rows: u32,   // B·T·G selection rows
-  nGates: u32, // B·T·H gate triples
-  words: u32,  // stats length in u32
-}
-
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> stats: array<atomic<u32>>;
-@group(0) @binding(2) var<storage, read_write> gates: array<f32>;
-@group(0) @binding(2) var<storage, read_write> sel: array<i32>;
-
 const WG: u32 = 256u; // a power of two
 const HEAD: u32 = 4u; // words before the histogram
 const INVALID: u32 = 3u;

@@ -3,13 +3,46 @@
 import code from '../../shaders/nsa_compress.wgsl?raw';
 import type { BufferSlice } from '../gpu/arena';
 import type { Dispatch, GpuContext } from '../gpu/context';
+import { checkDims, checkSlices, type SliceArg } from '../gpu/checks';
 import { ceilDiv, grid1d } from '../gpu/grid';
+import { defineKernel, kernelDispatch, type KernelVariant } from '../gpu/kernel-interface';
 import { assertNsaConfig, type NsaConfig } from '../spec/nsa-config';
 import { numCmpBlocks } from '../spec/nsa-blocks';
 import { matmulDispatch } from './matmul';
 
 const WG = 256; // elementwise entry points
 const TC = 16; // colSum columns per workgroup
+
+const F = 'array<f32>';
+/** Bindings s1.. per entry point (meaning per entry point: see shaders/nsa_compress.wgsl). */
+export const NSA_COMPRESS_KERNEL = defineKernel({
+  name: 'nsa_compress',
+  files: [['nsa_compress.wgsl', code]],
+  uniforms: {
+    P: {
+      struct: 'Params',
+      fields: [
+        ['B', 'u32'], ['T', 'u32'], ['G', 'u32'], ['D', 'u32'], ['N', 'u32', 'Ncmp(T)'], ['l', 'u32'], ['d', 'u32'],
+        ['total', 'u32', 'elements of an elementwise launch'], ['rows', 'u32'], ['cols', 'u32'],
+      ],
+    },
+  },
+  entries: {
+    avgForward: [['s1', F], ['s2', F]],
+    avgBackward: [['s1', F], ['s2', F]],
+    gather: [['s1', F], ['s2', F], ['s3', F]],
+    biasGelu: [['s1', F], ['s2', F], ['s3', F]],
+    addBias: [['s1', F], ['s2', F]],
+    geluBackward: [['s1', F], ['s2', F]],
+    colSum: [['s1', F], ['s2', F]],
+    gatherBackward: [['s1', F], ['s2', F]],
+  },
+});
+
+export const NSA_COMPRESS_VARIANTS: readonly KernelVariant[] = Object.keys(NSA_COMPRESS_KERNEL.spec.entries).map((entryPoint) => ({
+  kernel: NSA_COMPRESS_KERNEL,
+  entryPoint,
+}));
 
 export interface CompressDims {
   B: number;
@@ -87,42 +120,20 @@ interface Words {
   cols?: number;
 }
 
-function checkDims(label: string, a: CompressDims & { dHidden?: number }): void {
+function checkCompressDims(label: string, a: CompressDims & { dHidden?: number }): void {
   assertNsaConfig(a.cfg, { T: a.T });
   const dims: Record<string, number> = { B: a.B, T: a.T, G: a.G, D: a.D };
   if (a.dHidden !== undefined) dims.dHidden = a.dHidden;
-  for (const [k, v] of Object.entries(dims)) {
-    const min = k === 'T' || k === 'B' ? 0 : 1;
-    if (!Number.isInteger(v) || v < min) throw new Error(`${label}: ${k} = ${v} must be an integer ≥ ${min}`);
-  }
-}
-
-function checkSlices(label: string, want: Record<string, [BufferSlice | undefined, number]>): void {
-  for (const [name, [s, floats]] of Object.entries(want)) {
-    if (!s) throw new Error(`${label}: missing slice ${name}`);
-    if (s.size < floats * 4) throw new Error(`${label}: ${name} holds ${s.size} bytes, needs ${floats * 4}`);
-  }
-}
-
-/** WebGPU rejects two writable bindings of overlapping ranges in one dispatch. */
-function checkDisjoint(label: string, slices: Record<string, BufferSlice>): void {
-  const list = Object.entries(slices);
-  for (let i = 0; i < list.length; i++) {
-    for (let j = i + 1; j < list.length; j++) {
-      const [na, x] = list[i];
-      const [nb, y] = list[j];
-      if (x.buffer === y.buffer && x.offset < y.offset + y.size && y.offset < x.offset + x.size)
-        throw new Error(`${label}: ${na} and ${nb} overlap`);
-    }
-  }
+  checkDims(label, dims, { B: 0, T: 0 });
 }
 
 function dispatch(
   gpu: GpuContext, entry: Entry, a: CompressDims, w: Words, slices: BufferSlice[], workgroups: readonly [number, number?],
 ): Promise<Dispatch> {
   const N = numCmpBlocks(a.T, a.cfg);
-  const words = [a.B, a.T, a.G, a.D, N, a.cfg.l, a.cfg.d, w.total ?? 0, w.rows ?? 0, w.cols ?? 0];
-  return gpu.dispatch({ code, entryPoint: entry, label: `nsa_compress.${entry}` }, [gpu.uniform(words), ...slices], workgroups);
+  const P = { B: a.B, T: a.T, G: a.G, D: a.D, N, l: a.cfg.l, d: a.cfg.d, total: w.total ?? 0, rows: w.rows ?? 0, cols: w.cols ?? 0 };
+  const storage = { s1: slices[0], s2: slices[1], ...(slices.length > 2 ? { s3: slices[2] } : {}) };
+  return kernelDispatch(gpu, NSA_COMPRESS_KERNEL, entry, { uniforms: { P }, storage: storage as never, label: `nsa_compress.${entry}` }, workgroups);
 }
 
 const elementwise = (gpu: GpuContext, entry: Entry, a: CompressDims, total: number, slices: BufferSlice[], cols = 0) =>
@@ -134,20 +145,18 @@ const colSum = (gpu: GpuContext, a: CompressDims, x: BufferSlice, out: BufferSli
 /** φ = avg: out[b,k,g] = mean_{i<l} x[b, k·d+i, g]. Zero workgroups (a no-op) when Ncmp = 0. */
 export async function compressAvgForwardDispatch(gpu: GpuContext, a: CompressAvgForwardArgs): Promise<Dispatch> {
   const label = 'nsa_compress.avgForward';
-  checkDims(label, a);
+  checkCompressDims(label, a);
   const N = numCmpBlocks(a.T, a.cfg);
   checkSlices(label, { x: [a.x, a.B * a.T * a.G * a.D], out: [a.out, a.B * N * a.G * a.D] });
-  checkDisjoint(label, { x: a.x, out: a.out });
   return elementwise(gpu, 'avgForward', a, a.B * N * a.G * a.D, [a.x, a.out]);
 }
 
 /** φ = avg backward: dx[b,s,g] = Σ_{blocks k ∋ s} dout[b,k,g]/l, k ascending; overwrites dx. */
 export async function compressAvgBackwardDispatch(gpu: GpuContext, a: CompressAvgBackwardArgs): Promise<Dispatch> {
   const label = 'nsa_compress.avgBackward';
-  checkDims(label, a);
+  checkCompressDims(label, a);
   const N = numCmpBlocks(a.T, a.cfg);
   checkSlices(label, { dout: [a.dout, a.B * N * a.G * a.D], dx: [a.dx, a.B * a.T * a.G * a.D] });
-  checkDisjoint(label, { dout: a.dout, dx: a.dx });
   return elementwise(gpu, 'avgBackward', a, a.B * a.T * a.G * a.D, [a.dout, a.dx]);
 }
 
@@ -157,19 +166,20 @@ export function compressMlpScratchLengths(a: CompressMlpDims): Record<string, nu
   return { z: R * a.cfg.l * a.D, hPre: R * a.dHidden, act: R * a.dHidden, dh: R * a.dHidden };
 }
 
-function checkMlp(label: string, a: CompressMlpDims, weights: CmpMlpSlices, scratch: CmpMlpScratch, names: string[]): void {
-  checkDims(label, a);
+/** The MLP weights (or their gradients, names prefixed `d`) and the named scratch slices, with their lengths. */
+function mlpSlices(a: CompressMlpDims, weights: CmpMlpSlices, prefix: '' | 'd', scratch?: CmpMlpScratch, names: string[] = []): Record<string, SliceArg> {
   const { l } = a.cfg;
   const Dh = a.dHidden;
-  checkSlices(label, {
-    pos: [weights.pos, l * a.D],
-    w1: [weights.w1, l * a.D * Dh],
-    b1: [weights.b1, Dh],
-    w2: [weights.w2, Dh * a.D],
-    b2: [weights.b2, a.D],
-  });
+  const out: Record<string, SliceArg> = {
+    [`${prefix}pos`]: [weights.pos, l * a.D],
+    [`${prefix}w1`]: [weights.w1, l * a.D * Dh],
+    [`${prefix}b1`]: [weights.b1, Dh],
+    [`${prefix}w2`]: [weights.w2, Dh * a.D],
+    [`${prefix}b2`]: [weights.b2, a.D],
+  };
   const lengths = compressMlpScratchLengths(a);
-  for (const n of names) checkSlices(label, { [`scratch.${n}`]: [scratch[n], lengths[n]] });
+  for (const n of names) out[`scratch.${n}`] = [scratch?.[n], lengths[n]];
+  return out;
 }
 
 /**
@@ -178,11 +188,14 @@ function checkMlp(label: string, a: CompressMlpDims, weights: CmpMlpSlices, scra
  */
 export async function compressMlpForwardDispatches(gpu: GpuContext, a: CompressMlpForwardArgs): Promise<Dispatch[]> {
   const label = 'nsa_compress.mlpForward';
-  checkMlp(label, a, a.weights, a.scratch, ['z', 'hPre', 'act']);
+  checkCompressDims(label, a);
   const N = numCmpBlocks(a.T, a.cfg);
   const R = a.B * N * a.G;
-  checkSlices(label, { x: [a.x, a.B * a.T * a.G * a.D], out: [a.out, R * a.D] });
-  checkDisjoint(label, { x: a.x, out: a.out, ...a.weights, z: a.scratch.z, hPre: a.scratch.hPre, act: a.scratch.act });
+  checkSlices(label, {
+    ...mlpSlices(a, a.weights, '', a.scratch, ['z', 'hPre', 'act']),
+    x: [a.x, a.B * a.T * a.G * a.D],
+    out: [a.out, R * a.D],
+  });
   if (R === 0) return [];
   const lD = a.cfg.l * a.D;
   const Dh = a.dHidden;
@@ -205,16 +218,16 @@ export async function compressMlpForwardDispatches(gpu: GpuContext, a: CompressM
  */
 export async function compressMlpBackwardDispatches(gpu: GpuContext, a: CompressMlpBackwardArgs): Promise<Dispatch[]> {
   const label = 'nsa_compress.mlpBackward';
-  checkMlp(label, a, a.weights, a.scratch, ['z', 'hPre', 'act', 'dh']);
-  checkMlp(label, a, a.grads, a.scratch, []);
+  checkCompressDims(label, a);
   const N = numCmpBlocks(a.T, a.cfg);
   const R = a.B * N * a.G;
   const nx = a.B * a.T * a.G * a.D;
-  checkSlices(label, { x: [a.x, nx], dx: [a.dx, nx], dout: [a.dout, R * a.D] });
-  const { pos, w1, b1, w2, b2 } = a.grads;
-  checkDisjoint(label, {
-    dout: a.dout, x: a.x, dx: a.dx, ...a.weights, dpos: pos, dw1: w1, db1: b1, dw2: w2, db2: b2,
-    z: a.scratch.z, hPre: a.scratch.hPre, act: a.scratch.act, dh: a.scratch.dh,
+  checkSlices(label, {
+    ...mlpSlices(a, a.weights, '', a.scratch, ['z', 'hPre', 'act', 'dh']),
+    ...mlpSlices(a, a.grads, 'd'),
+    x: [a.x, nx],
+    dx: [a.dx, nx],
+    dout: [a.dout, R * a.D],
   });
   const dx = elementwise(gpu, 'gatherBackward', a, nx, [a.scratch.z, a.dx]);
   if (R === 0) return Promise.all([dx]); // no blocks: dx = 0, parameter gradients unchanged

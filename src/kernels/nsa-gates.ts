@@ -5,16 +5,47 @@
 // branch outputs and their gradients [rows, H, dv]; rows = B·T.
 import code from '../../shaders/nsa_gates.wgsl?raw';
 import type { BufferSlice } from '../gpu/arena';
-import { checkDims, checkSlices } from '../gpu/checks';
+import { argumentError, checkDims, checkSlices, type SliceArg } from '../gpu/checks';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
-import { f32, type UniformWord } from '../gpu/uniforms';
+import { defineKernel, kernelDispatch, type KernelVariant } from '../gpu/kernel-interface';
 import { type GateAblation } from '../spec/gates';
 import { BRANCHES } from '../spec/gates';
 
 
 const WG = 256;
 const TC = 16; // colSum columns per workgroup
+
+const F = 'array<f32>';
+/** Bindings s1.. per entry point (meaning per entry point: see shaders/nsa_gates.wgsl). */
+export const NSA_GATES_KERNEL = defineKernel({
+  name: 'nsa_gates',
+  files: [['nsa_gates.wgsl', code]],
+  uniforms: {
+    P: {
+      struct: 'Params',
+      fields: [
+        ['rows', 'u32'], ['H', 'u32'], ['dv', 'u32'], ['total', 'u32', 'elements of the launch'],
+        ['mode', 'u32', '0: learned gates; 1: constants c0, c1, c2 (force / freeze ablation); 2: see MODE_GATES'],
+        ['c0', 'f32'], ['c1', 'f32'], ['c2', 'f32'],
+      ],
+    },
+  },
+  entries: {
+    gateForward: [['s1', F], ['s2', F], ['s3', F]],
+    combineForward: [['s1', F], ['s2', F], ['s3', F], ['s4', F], ['s5', F]],
+    combineBackwardDo: [['s1', F], ['s2', F], ['s3', F], ['s4', F], ['s5', F]],
+    combineBackwardDg: [['s1', F], ['s2', F], ['s3', F], ['s4', F], ['s5', F], ['s6', F]],
+    colSum: [['s1', F], ['s2', F]],
+  },
+});
+
+export const NSA_GATES_VARIANTS: readonly KernelVariant[] = Object.keys(NSA_GATES_KERNEL.spec.entries).map((entryPoint) => ({
+  kernel: NSA_GATES_KERNEL,
+  entryPoint,
+}));
+
+type Ablation = { mode: number; c0: number; c1: number; c2: number };
 
 export interface GateForwardArgs {
   /** [rows, 3H] = x·Wg (bias not included). */
@@ -73,28 +104,27 @@ export interface CombineBackwardGatesArgs extends MixBackwardArgs {
 /** mode word of combineBackwardDg that stops at the gate values (MODE_GATES in the shader). */
 const MODE_GATES = 2;
 
-/** Uniform words [mode, c0, c1, c2] of an ablation (reference semantics: applyGateAblation). */
-function ablationWords(label: string, ab: GateAblation) {
-  if (ab.kind === 'none') return [0, f32(0), f32(0), f32(0)];
+/** Uniform fields mode, c0, c1, c2 of an ablation (reference semantics: applyGateAblation). */
+function ablationWords(label: string, ab: GateAblation): Ablation {
+  if (ab.kind === 'none') return { mode: 0, c0: 0, c1: 0, c2: 0 };
   let v: readonly number[];
   if (ab.kind === 'force') {
-    if (!BRANCHES.includes(ab.branch)) throw new Error(`${label}: unknown branch ${String(ab.branch)}`);
+    if (!BRANCHES.includes(ab.branch)) argumentError(label, 'ablation', `unknown branch ${String(ab.branch)}`);
     v = BRANCHES.map((b) => (b === ab.branch ? 1 : 0));
   } else {
     v = typeof ab.value === 'number' ? [ab.value, ab.value, ab.value] : ab.value;
-    if (v.length !== 3 || !v.every(Number.isFinite)) throw new Error(`${label}: freeze value must be finite (one or three numbers)`);
+    if (v.length !== 3 || !v.every(Number.isFinite)) argumentError(label, 'ablation', `freeze value must be finite (one or three numbers)`);
   }
-  return [1, f32(v[0]), f32(v[1]), f32(v[2])];
+  return { mode: 1, c0: v[0], c1: v[1], c2: v[2] };
 }
 
 /** Dims (rows may be 0; H, dv ≥ 1), then slice sizes and no overlap (every binding is writable). */
-function checkArgs(label: string, dims: Record<string, number>, want: Record<string, [BufferSlice, number]>): void {
+function checkArgs(label: string, dims: Record<string, number>, want: Record<string, SliceArg>): void {
   checkDims(label, dims, { rows: 0 });
   checkSlices(label, want);
 }
 
-const uniform = (gpu: GpuContext, rows: number, H: number, dv: number, total: number, ab: ReturnType<typeof ablationWords>) =>
-  gpu.uniform([rows, H, dv, total, ...ab]);
+const uniform = (rows: number, H: number, dv: number, total: number, ab: Ablation) => ({ P: { rows, H, dv, total, ...ab } });
 
 /** gates = sigmoid(logits + bias), replaced by constants under a force / freeze ablation. */
 export async function gateForwardDispatch(gpu: GpuContext, a: GateForwardArgs): Promise<Dispatch> {
@@ -103,9 +133,9 @@ export async function gateForwardDispatch(gpu: GpuContext, a: GateForwardArgs): 
   const ab = ablationWords(label, a.ablation);
   checkArgs(label, { rows, H }, { logits: [a.logits, rows * 3 * H], bias: [a.bias, 3 * H], gates: [a.gates, rows * 3 * H] });
   const total = rows * 3 * H;
-  return gpu.dispatch(
-    { code, entryPoint: 'gateForward', label },
-    [uniform(gpu, rows, H, 0, total, ab), a.logits, a.bias, a.gates],
+  return kernelDispatch(
+    gpu, NSA_GATES_KERNEL, 'gateForward',
+    { uniforms: uniform(rows, H, 0, total, ab), storage: { s1: a.logits, s2: a.bias, s3: a.gates }, label },
     grid1d(ceilDiv(total, WG)),
   );
 }
@@ -118,15 +148,15 @@ export async function combineForwardDispatch(gpu: GpuContext, a: CombineForwardA
   checkArgs(label, { rows, H, dv }, {
     gates: [a.gates, rows * 3 * H], oCmp: [a.oCmp, n], oSel: [a.oSel, n], oWin: [a.oWin, n], out: [a.out, n],
   });
-  return gpu.dispatch(
-    { code, entryPoint: 'combineForward', label },
-    [uniform(gpu, rows, H, dv, n, ablationWords(label, { kind: 'none' })), a.gates, a.oCmp, a.oSel, a.oWin, a.out],
+  return kernelDispatch(
+    gpu, NSA_GATES_KERNEL, 'combineForward',
+    { uniforms: uniform(rows, H, dv, n, ablationWords(label, { kind: 'none' })), storage: { s1: a.gates, s2: a.oCmp, s3: a.oSel, s4: a.oWin, s5: a.out }, label },
     grid1d(ceilDiv(n, WG)),
   );
 }
 
 /** The slices of a mix backward besides its gate gradient, with their element counts. */
-function mixBackwardSlices(a: MixBackwardArgs): Record<string, [BufferSlice, number]> {
+function mixBackwardSlices(a: MixBackwardArgs): Record<string, SliceArg> {
   const n = a.rows * a.H * a.dv;
   return {
     dout: [a.dout, n], gates: [a.gates, a.rows * 3 * a.H], oCmp: [a.oCmp, n], oSel: [a.oSel, n], oWin: [a.oWin, n],
@@ -139,18 +169,22 @@ function mixBackwardSlices(a: MixBackwardArgs): Record<string, [BufferSlice, num
  * [rows, 3H] (named `dgName` in the label), taken to the logits or stopped at the gate values by
  * the mode words.
  */
-function mixBackwardPasses(gpu: GpuContext, label: string, a: MixBackwardArgs, mode: UniformWord[], dgName: string, dg: BufferSlice): Promise<Dispatch>[] {
+function mixBackwardPasses(gpu: GpuContext, label: string, a: MixBackwardArgs, mode: Ablation, dgName: string, dg: BufferSlice): Promise<Dispatch>[] {
   const { rows, H, dv } = a;
   const n = rows * H * dv;
   return [
-    gpu.dispatch(
-      { code, entryPoint: 'combineBackwardDo', label: `${label}.dO` },
-      [uniform(gpu, rows, H, dv, n, mode), a.gates, a.dout, a.dCmp, a.dSel, a.dWin],
+    kernelDispatch(
+      gpu, NSA_GATES_KERNEL, 'combineBackwardDo',
+      { uniforms: uniform(rows, H, dv, n, mode), storage: { s1: a.gates, s2: a.dout, s3: a.dCmp, s4: a.dSel, s5: a.dWin }, label: `${label}.dO` },
       grid1d(ceilDiv(n, WG)),
     ),
-    gpu.dispatch(
-      { code, entryPoint: 'combineBackwardDg', label: `${label}.${dgName}` },
-      [uniform(gpu, rows, H, dv, rows * H, mode), a.gates, a.dout, a.oCmp, a.oSel, a.oWin, dg],
+    kernelDispatch(
+      gpu, NSA_GATES_KERNEL, 'combineBackwardDg',
+      {
+        uniforms: uniform(rows, H, dv, rows * H, mode),
+        storage: { s1: a.gates, s2: a.dout, s3: a.oCmp, s4: a.oSel, s5: a.oWin, s6: dg },
+        label: `${label}.${dgName}`,
+      },
       grid1d(ceilDiv(rows * H, WG)),
     ),
   ];
@@ -164,9 +198,9 @@ export async function combineBackwardDispatches(gpu: GpuContext, a: CombineBackw
   checkArgs(label, { rows, H, dv }, { ...mixBackwardSlices(a), dlogits: [a.dlogits, rows * 3 * H], dbias: [a.dbias, 3 * H] });
   return Promise.all([
     ...mixBackwardPasses(gpu, label, a, ab, 'dlogits', a.dlogits),
-    gpu.dispatch(
-      { code, entryPoint: 'colSum', label: `${label}.dbias` },
-      [uniform(gpu, rows, H, dv, 0, ab), a.dlogits, a.dbias],
+    kernelDispatch(
+      gpu, NSA_GATES_KERNEL, 'colSum',
+      { uniforms: uniform(rows, H, dv, 0, ab), storage: { s1: a.dlogits, s2: a.dbias }, label: `${label}.dbias` },
       [ceilDiv(3 * H, TC)],
     ),
   ]);
@@ -176,5 +210,5 @@ export async function combineBackwardDispatches(gpu: GpuContext, a: CombineBackw
 export async function combineBackwardGatesDispatches(gpu: GpuContext, a: CombineBackwardGatesArgs): Promise<Dispatch[]> {
   const label = 'nsa_gates.combineBackwardGates';
   checkArgs(label, { rows: a.rows, H: a.H, dv: a.dv }, { ...mixBackwardSlices(a), dgates: [a.dgates, a.rows * 3 * a.H] });
-  return Promise.all(mixBackwardPasses(gpu, label, a, [MODE_GATES, f32(0), f32(0), f32(0)], 'dgates', a.dgates));
+  return Promise.all(mixBackwardPasses(gpu, label, a, { mode: MODE_GATES, c0: 0, c1: 0, c2: 0 }, 'dgates', a.dgates));
 }

@@ -3,10 +3,34 @@
 // and fill. The selected branch's dK/dV pass loops over it (src/kernels/nsa-attention.ts).
 import code from '../../shaders/nsa_reverse_index.wgsl?raw';
 import type { BufferSlice } from '../gpu/arena';
+import { argumentError, checkDims, checkSlices } from '../gpu/checks';
 import type { Dispatch, GpuContext } from '../gpu/context';
+import { defineKernel, kernelDispatch, kernelUniform, type KernelVariant } from '../gpu/kernel-interface';
 import { numSelBlocks } from '../spec/nsa-blocks';
 import { assertNsaConfig, type NsaConfig } from '../spec/nsa-config';
 import type { AttentionShape } from '../spec/shapes';
+
+const I = 'array<i32>';
+export const NSA_REVERSE_INDEX_KERNEL = defineKernel({
+  name: 'nsa_reverse_index',
+  files: [['nsa_reverse_index.wgsl', code]],
+  uniforms: {
+    P: {
+      struct: 'Params',
+      fields: [['T', 'u32'], ['G', 'u32'], ['nSel', 'u32'], ['lSel', 'u32'], ['nB', 'u32', 'selection blocks per sequence'], ['R', 'u32', 'B·G·nB']],
+    },
+  },
+  entries: {
+    countQueries: [['sel', I], ['counts', I]],
+    scanCounts: [['countsIn', I], ['offsets', I], ['head', I]],
+    fillQueries: [['sel', I], ['queries', I]],
+  },
+});
+
+export const NSA_REVERSE_INDEX_VARIANTS: readonly KernelVariant[] = Object.keys(NSA_REVERSE_INDEX_KERNEL.spec.entries).map((entryPoint) => ({
+  kernel: NSA_REVERSE_INDEX_KERNEL,
+  entryPoint,
+}));
 
 /**
  * int32 slices; r = (b·G + g)·nB + j with nB = numSelBlocks(T).
@@ -37,28 +61,24 @@ export async function nsaReverseIndexDispatches(
 ): Promise<Dispatch[]> {
   const { B, T, G, cfg } = a;
   const label = 'nsa.reverseIndex';
-  for (const f of ['B', 'T', 'H', 'G', 'dk', 'dv'] as const) {
-    if (!Number.isInteger(a[f]) || a[f] < 1) throw new Error(`${label}: ${f} = ${a[f]} must be an integer ≥ 1`);
-  }
+  checkDims(label, { B, T, H: a.H, G, dk: a.dk, dv: a.dv });
   assertNsaConfig(cfg, { T, H: a.H, G, dk: a.dk, dv: a.dv });
   const nB = numSelBlocks(T, cfg);
   const n = nsaReverseIndexLengths(a, cfg);
-  const need: [string, BufferSlice, number][] = [
-    ['sel', a.sel, B * T * G * cfg.nSel],
-    ['reverse.counts', a.reverse.counts, n.counts],
-    ['reverse.offsets', a.reverse.offsets, n.offsets],
-    ['reverse.queries', a.reverse.queries, n.queries],
-  ];
-  for (const [name, slice, elems] of need) {
-    if (slice.size < elems * 4) throw new Error(`${label}: ${name} holds ${slice.size} bytes; needs ${elems * 4}`);
-  }
+  checkSlices(label, {
+    sel: [a.sel, B * T * G * cfg.nSel],
+    'reverse.counts': [a.reverse.counts, n.counts],
+    'reverse.offsets': [a.reverse.offsets, n.offsets],
+    'reverse.queries': [a.reverse.queries, n.queries],
+  });
   const max = gpu.limits.maxComputeWorkgroupsPerDimension;
-  if (nB > max || G > max || B > max) throw new Error(`${label}: grid (${nB}, ${G}, ${B}) exceeds ${max} workgroups per dimension`);
-  const u = gpu.uniform([T, G, cfg.nSel, cfg.lSel, nB, n.counts]);
+  if (nB > max || G > max || B > max) argumentError(label, 'T', `grid (${nB}, ${G}, ${B}) exceeds ${max} workgroups per dimension`);
+  const K = NSA_REVERSE_INDEX_KERNEL;
+  const u = kernelUniform(gpu, K, 'P', { T, G, nSel: cfg.nSel, lSel: cfg.lSel, nB, R: n.counts });
   const { counts, offsets, queries } = a.reverse;
   return [
-    await gpu.dispatch({ code, entryPoint: 'countQueries', label: `${label}.count` }, [u, a.sel, counts], [nB, G, B]),
-    await gpu.dispatch({ code, entryPoint: 'scanCounts', label: `${label}.scan` }, [u, counts, offsets, queries], [1]),
-    await gpu.dispatch({ code, entryPoint: 'fillQueries', label: `${label}.fill` }, [u, a.sel, queries], [nB, G, B]),
+    await kernelDispatch(gpu, K, 'countQueries', { uniforms: { P: u }, storage: { sel: a.sel, counts }, label: `${label}.count` }, [nB, G, B]),
+    await kernelDispatch(gpu, K, 'scanCounts', { uniforms: { P: u }, storage: { countsIn: counts, offsets, head: queries }, label: `${label}.scan` }, [1]),
+    await kernelDispatch(gpu, K, 'fillQueries', { uniforms: { P: u }, storage: { sel: a.sel, queries }, label: `${label}.fill` }, [nB, G, B]),
   ];
 }

@@ -6,11 +6,37 @@ import type { BufferSlice } from '../gpu/arena';
 import { checkDims, checkSlices } from '../gpu/checks';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
-import { f32 } from '../gpu/uniforms';
+import { defineKernel, kernelDispatch, type KernelVariant } from '../gpu/kernel-interface';
 import { assertNsaConfig, type NsaConfig } from '../spec/nsa-config';
 import { numCmpBlocks, numSelBlocks } from '../spec/nsa-blocks';
 
 const WG = 64;
+
+const F = 'array<f32>';
+/** scores: s1 = q, s2 = kc, s3 = lseCmp, s4 = scores; topN: s1 = scores, i1 = sel. */
+export const NSA_SELECT_KERNEL = defineKernel({
+  name: 'nsa_select',
+  files: [['nsa_select.wgsl', code]],
+  uniforms: {
+    P: {
+      struct: 'Params',
+      fields: [
+        ['B', 'u32'], ['T', 'u32'], ['H', 'u32'], ['G', 'u32'], ['dk', 'u32'], ['N', 'u32', 'Ncmp(T)'],
+        ['nB', 'u32', 'selection blocks ceil(T / lSel)'], ['l', 'u32'], ['d', 'u32'], ['lSel', 'u32'], ['nSel', 'u32'],
+        ['forceInit', 'u32'], ['forceLocal', 'u32'], ['total', 'u32', 'invocations that do work'], ['scale', 'f32', '1/√dk'],
+      ],
+    },
+  },
+  entries: {
+    scores: [['s1', F], ['s2', F], ['s3', F], ['s4', F]],
+    topN: [['s1', F], ['i1', 'array<i32>']],
+  },
+});
+
+export const NSA_SELECT_VARIANTS: readonly KernelVariant[] = [
+  { kernel: NSA_SELECT_KERNEL, entryPoint: 'scores' },
+  { kernel: NSA_SELECT_KERNEL, entryPoint: 'topN' },
+];
 
 export interface SelectionScoresArgs {
   /** [B,T,H,dk], after RoPE. */
@@ -41,10 +67,12 @@ export interface TopNSelectionArgs {
 }
 
 function params(c: NsaConfig, d: { B: number; T: number; H: number; G: number; dk: number }, total: number) {
-  return [
-    d.B, d.T, d.H, d.G, d.dk, numCmpBlocks(d.T, c), numSelBlocks(d.T, c), c.l, c.d, c.lSel, c.nSel,
-    c.forceInit ? 1 : 0, c.forceLocal, total, f32(1 / Math.sqrt(d.dk)),
-  ];
+  return {
+    P: {
+      B: d.B, T: d.T, H: d.H, G: d.G, dk: d.dk, N: numCmpBlocks(d.T, c), nB: numSelBlocks(d.T, c), l: c.l, d: c.d, lSel: c.lSel, nSel: c.nSel,
+      forceInit: c.forceInit ? 1 : 0, forceLocal: c.forceLocal, total, scale: 1 / Math.sqrt(d.dk),
+    },
+  };
 }
 
 /** Group scores P (spec eq. 9 by overlap, eq. 10): one invocation per (b, t, g, j). */
@@ -62,9 +90,9 @@ export async function selectionScoresDispatch(gpu: GpuContext, a: SelectionScore
     scores: [a.scores, B * T * G * nB],
   });
   const total = B * T * G * nB;
-  return gpu.dispatch(
-    { code, entryPoint: 'scores', label },
-    [gpu.uniform(params(cfg, { B, T, H, G, dk }, total)), a.q, a.kc, a.lseCmp, a.scores],
+  return kernelDispatch(
+    gpu, NSA_SELECT_KERNEL, 'scores',
+    { uniforms: params(cfg, { B, T, H, G, dk }, total), storage: { s1: a.q, s2: a.kc, s3: a.lseCmp, s4: a.scores }, label },
     grid1d(ceilDiv(total, WG)),
   );
 }
@@ -78,9 +106,9 @@ export async function topNSelectionDispatch(gpu: GpuContext, a: TopNSelectionArg
   const nB = numSelBlocks(T, cfg);
   checkSlices(label, { scores: [a.scores, B * T * G * nB], sel: [a.sel, B * T * G * cfg.nSel] });
   const rows = B * T * G;
-  return gpu.dispatch(
-    { code, entryPoint: 'topN', label },
-    [gpu.uniform(params(cfg, { B, T, H: G, G, dk: 1 }, rows)), a.scores, a.sel],
+  return kernelDispatch(
+    gpu, NSA_SELECT_KERNEL, 'topN',
+    { uniforms: params(cfg, { B, T, H: G, G, dk: 1 }, rows), storage: { s1: a.scores, i1: a.sel }, label },
     grid1d(ceilDiv(rows, WG)),
   );
 }

@@ -3,13 +3,39 @@
 import code from '../../shaders/nsa_stats.wgsl?raw';
 import type { BufferSlice } from '../gpu/arena';
 import type { Dispatch, GpuContext } from '../gpu/context';
+import { argumentError, checkDims, checkSlices } from '../gpu/checks';
 import { ceilDiv, grid1d } from '../gpu/grid';
+import { defineKernel, kernelDispatch, kernelUniform, type KernelVariant } from '../gpu/kernel-interface';
 import { assertNsaConfig, type NsaConfig } from '../spec/nsa-config';
 
 const WG = 256;
 const HEAD = 4; // gate means (3), invalid count (1)
 /** Workgroup histogram of (maxDistance + 1) u32 must fit the portable 16 KiB. */
 export const NSA_STATS_MAX_DISTANCE = 4000;
+
+export const NSA_STATS_KERNEL = defineKernel({
+  name: 'nsa_stats',
+  files: [['nsa_stats.wgsl', code]],
+  uniforms: {
+    P: {
+      struct: 'Params',
+      fields: [
+        ['T', 'u32'], ['G', 'u32'], ['lSel', 'u32'], ['nSel', 'u32'], ['forceInit', 'u32'], ['forceLocal', 'u32'], ['maxDistance', 'u32'],
+        ['rows', 'u32', 'B·T·G selection rows'], ['nGates', 'u32', 'B·T·H gate triples'], ['words', 'u32', 'stats length in u32'],
+      ],
+    },
+  },
+  entries: {
+    resetAndGates: [['stats', 'array<atomic<u32>>'], ['gates', 'array<f32>']],
+    checkSelection: [['stats', 'array<atomic<u32>>'], ['sel', 'array<i32>']],
+  },
+});
+
+/** Both entry points at a small and the largest histogram. */
+export const NSA_STATS_VARIANTS: readonly KernelVariant[] = [64, NSA_STATS_MAX_DISTANCE].flatMap((d) => [
+  { kernel: NSA_STATS_KERNEL, entryPoint: 'resetAndGates', constants: { HIST: d + 1 } },
+  { kernel: NSA_STATS_KERNEL, entryPoint: 'checkSelection', constants: { HIST: d + 1 } },
+]);
 
 export interface NsaStatsArgs {
   /** [B,T,H,3] after the sigmoid and any ablation. */
@@ -57,30 +83,21 @@ export function decodeNsaStats(data: ArrayBuffer | Uint32Array, maxDistance: num
 export async function nsaStatsDispatches(gpu: GpuContext, a: NsaStatsArgs): Promise<Dispatch[]> {
   const label = 'nsa_stats';
   const { B, T, H, G, cfg, maxDistance } = a;
-  for (const [k, v] of Object.entries({ B, T, H, G, maxDistance })) {
-    const lo = k === 'H' || k === 'G' ? 1 : 0;
-    if (!Number.isInteger(v) || v < lo) throw new Error(`${label}: ${k} = ${v} must be an integer ≥ ${lo}`);
-  }
-  if (maxDistance > NSA_STATS_MAX_DISTANCE) throw new Error(`${label}: maxDistance = ${maxDistance} exceeds ${NSA_STATS_MAX_DISTANCE}`);
+  checkDims(label, { B, T, H, G, maxDistance }, { B: 0, T: 0, maxDistance: 0 });
+  if (maxDistance > NSA_STATS_MAX_DISTANCE) argumentError(label, 'maxDistance', `maxDistance = ${maxDistance} exceeds ${NSA_STATS_MAX_DISTANCE}`);
   assertNsaConfig(cfg, { T, H, G });
   const words = nsaStatsLength(maxDistance);
   const rows = B * T * G;
   const nGates = B * T * H;
-  const want: Array<[string, BufferSlice, number]> = [
-    ['gates', a.gates, nGates * 3],
-    ['sel', a.sel, rows * cfg.nSel],
-    ['stats', a.stats, words],
-  ];
-  for (const [name, s, n] of want) if (s.size < n * 4) throw new Error(`${label}: ${name} holds ${s.size} bytes, needs ${n * 4}`);
-  for (const [name, s] of [['gates', a.gates], ['sel', a.sel]] as const) {
-    const t = a.stats;
-    if (s.buffer === t.buffer && s.offset < t.offset + t.size && t.offset < s.offset + s.size)
-      throw new Error(`${label}: ${name} and stats overlap`);
-  }
-  const uniform = gpu.uniform([T, G, cfg.lSel, cfg.nSel, cfg.forceInit ? 1 : 0, cfg.forceLocal, maxDistance, rows, nGates, words]);
+  // gates and sel are never bound together: they may overlap each other, not stats.
+  checkSlices(label, { gates: [a.gates, nGates * 3], sel: [a.sel, rows * cfg.nSel], stats: [a.stats, words] }, { mayOverlap: [['gates', 'sel']] });
+  const K = NSA_STATS_KERNEL;
+  const P = kernelUniform(gpu, K, 'P', {
+    T, G, lSel: cfg.lSel, nSel: cfg.nSel, forceInit: cfg.forceInit ? 1 : 0, forceLocal: cfg.forceLocal, maxDistance, rows, nGates, words,
+  });
   const constants = { HIST: maxDistance + 1 };
   return Promise.all([
-    gpu.dispatch({ code, entryPoint: 'resetAndGates', constants, label: `${label}.gates` }, [uniform, a.stats, a.gates], [3]),
-    gpu.dispatch({ code, entryPoint: 'checkSelection', constants, label: `${label}.selection` }, [uniform, a.stats, a.sel], grid1d(ceilDiv(rows, WG))),
+    kernelDispatch(gpu, K, 'resetAndGates', { uniforms: { P }, storage: { stats: a.stats, gates: a.gates }, constants, label: `${label}.gates` }, [3]),
+    kernelDispatch(gpu, K, 'checkSelection', { uniforms: { P }, storage: { stats: a.stats, sel: a.sel }, constants, label: `${label}.selection` }, grid1d(ceilDiv(rows, WG))),
   ]);
 }
