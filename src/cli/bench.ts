@@ -11,6 +11,7 @@ import { PRESET_NAMES, preset, type PresetName } from '../train/presets';
 import { countParams } from '../spec/params';
 import { validateRunConfig, type RunConfig } from '../train/config';
 import { createDataset } from '../train/datasets';
+import { trainSteps } from '../train/loop';
 import { Trainer } from '../train/trainer';
 import { intFlag, parseArgs } from './args';
 import { runMain } from './main';
@@ -36,11 +37,9 @@ async function benchPreset(gpu: GpuContext, name: PresetName, cfg: RunConfig, st
   cfg.train.steps = steps + 3;
   const dataset = createDataset({ kind: 'random', vocabSize: cfg.model.vocabSize }, { batchSize: cfg.train.batchSize, seqLen: cfg.model.seqLen, seed: 1 });
   const trainer = await Trainer.create(gpu, cfg, dataset);
-  for (let i = 0; i < 3; i++) await trainer.step(); // warm-up: pipelines, caches
-  await trainer.flush();
+  await trainSteps(trainer, 3); // warm-up: pipelines, caches
   const t0 = performance.now();
-  for (let i = 0; i < steps; i++) await trainer.step();
-  await trainer.flush();
+  await trainSteps(trainer, 3 + steps);
   const ms = (performance.now() - t0) / steps;
   const tokensPerS = trainer.tokensPerStep / (ms / 1000);
   const attention = cfg.model.attention;
@@ -56,7 +55,7 @@ async function benchPreset(gpu: GpuContext, name: PresetName, cfg: RunConfig, st
   });
   if (gpu.hasTimestamps) {
     const plan = trainer.plan;
-    const timings = await profileDispatches(gpu, [...plan.microSteps[0], ...plan.optimizer]);
+    const timings = await profileDispatches(gpu, plan.stepDispatches());
     const total = timings.reduce((a, t) => a + t.ms, 0);
     out({ kind: 'kernels', preset: name, attention, total_gpu_ms: total, kernels: timingsByKernel(timings).map((k) => ({ ...k, share: k.ms / total })) });
   }

@@ -7,6 +7,7 @@ import { formatConfigErrors } from '../spec/model-config';
 import { countParams, paramSpecs } from '../spec/params';
 import { validateRunConfig } from '../train/config';
 import { RunFolder, saveCheckpoint } from '../train/run-files';
+import { trainingLoop } from '../train/loop';
 import { Trainer } from '../train/trainer';
 import type { EvalMetrics, Heartbeat, StepMetrics } from '../train/types';
 import { numFlag, parseArgs } from './args';
@@ -90,18 +91,18 @@ async function main(): Promise<number> {
     console.log(`eval  ${String(lastEval.step).padStart(5)} | val loss ${fmt(lastEval.valLoss)}`);
   };
   const hasVal = dataset.valTokens > 0;
-  for (let s = 0; s < t.steps; s++) {
-    if (fatal) break;
-    const res = await trainer.step();
-    if (res) logStep(res);
-    if (hasVal && t.evalEvery > 0 && (s + 1) % t.evalEvery === 0 && s + 1 < t.steps) {
-      const last = await trainer.flush();
-      if (last && last.step !== res?.step) logStep(last);
-      await evaluate();
-    }
+  let last: StepMetrics | null = null;
+  const loop = trainingLoop(trainer, {
+    until: t.steps,
+    checkpointAfter: (n) => hasVal && t.evalEvery > 0 && n % t.evalEvery === 0 && n < t.steps,
+    shouldStop: () => fatal !== null,
+  });
+  for await (const e of loop) {
+    if (e.kind === 'step') {
+      last = e.metrics;
+      logStep(e.metrics);
+    } else await evaluate();
   }
-  const last = await trainer.flush();
-  if (last) logStep(last);
   if (fatal) {
     console.error(fatal);
     return 4;

@@ -1,14 +1,23 @@
-// Activation arena layout for one model plan. Forward activations are kept per layer (the
-// backward needs them); gradient temporaries are shared by all layers (the backward walks the
-// layers one at a time). Token inputs get one slot per micro-batch so a whole optimizer step,
-// gradient accumulation included, is one submit.
-import type { ArenaEntry } from '../gpu/arena';
+// The activation tensors of one model plan, as a typed table (llm.c's ActivationTensors): forward
+// activations kept per layer (the backward needs them), gradient temporaries shared by all layers
+// (the backward walks the layers one at a time), and token inputs with one slot per micro-batch so
+// a whole optimizer step, gradient accumulation included, is one submit. The arena names live in
+// this file only: one function lays the table out, once to size the arena and once to resolve it.
+import type { Arena, ArenaEntry, BufferSlice } from '../gpu/arena';
 import { tokenIndexLength } from '../kernels/embedding-index';
 import { NSA_STATS_MAX_DISTANCE, nsaStatsLength } from '../kernels/nsa-stats';
-import { numSelBlocks } from '../spec/nsa-blocks';
-import { nsaCoreSavedEntries, nsaCoreScratchEntries } from './nsa/core';
-import type { AttentionShape } from '../spec/shapes';
 import type { ModelConfig } from '../spec/model-config';
+import { numSelBlocks } from '../spec/nsa-blocks';
+import type { AttentionShape } from '../spec/shapes';
+import {
+  nsaCoreSavedEntries,
+  nsaCoreSavedSlices,
+  nsaCoreScratchEntries,
+  nsaCoreScratchSlices,
+  type NsaBranchKV,
+  type NsaCoreSaved,
+  type NsaCoreScratch,
+} from './nsa/core';
 
 export interface PlanShape {
   B: number;
@@ -19,19 +28,68 @@ export interface PlanShape {
   scoredPerSequence: number;
 }
 
-export const act = {
-  tokens: (m: number) => `tokens.${m}`,
-  targets: (m: number) => `targets.${m}`,
-  tokenIndex: (m: number) => `tokidx.${m}`,
-  x: (l: number) => `x.${l}`,
-  layer: (l: number, what: string) => `l${l}.${what}`,
-};
+/** One micro-batch's inputs: token ids [N], targets [N] and the embedding backward's token index. */
+export interface BatchSlots {
+  tokens: BufferSlice;
+  targets: BufferSlice;
+  tokenIndex: BufferSlice;
+}
 
-/** Activation names of each layer's K/V projections: one pair, or one per NSA branch. */
-export function kvNames(c: ModelConfig): Array<[string, string]> {
-  return c.attention === 'nsa' && c.nsa && !c.nsa.sharedKV
-    ? [['k_cmp', 'v_cmp'], ['k_sel', 'v_sel'], ['k_win', 'v_win']]
-    : [['k', 'v']];
+export interface LayerActivations {
+  attnNormed: BufferSlice;
+  attnRstd: BufferSlice;
+  /** [N, H·dk], RoPE'd in place. */
+  q: BufferSlice;
+  /** K/V projections [N, G·dk|dv] (K RoPE'd): one pair (dense, shared KV) or cmp, sel, win. */
+  kv: NsaBranchKV[];
+  /** Attention output [N, H·dv]. */
+  attn: BufferSlice;
+  xMid: BufferSlice;
+  mlpNormed: BufferSlice;
+  mlpRstd: BufferSlice;
+  /** SwiGLU: a = normed·w1, b = normed·w3, h = silu(a)·b, each [N, F]. */
+  a: BufferSlice;
+  b: BufferSlice;
+  h: BufferSlice;
+  /** Dense attention: log-sum-exp [B, H, T]. */
+  lse?: BufferSlice;
+  /** NSA: gates [N, H, 3], step statistics, and the core's saved tensors. */
+  nsa?: { gates: BufferSlice; stats: BufferSlice; core: NsaCoreSaved };
+}
+
+/** Gradient temporaries, shared across layers. */
+export interface GradientScratch {
+  dx: BufferSlice;
+  dnormed: BufferSlice;
+  dh: BufferSlice;
+  da: BufferSlice;
+  db: BufferSlice;
+  dattn: BufferSlice;
+  dq: BufferSlice;
+  /** Gradients of the RoPE'd K/V per branch: one pair (dense) or cmp, sel, win (NSA). */
+  dkv: NsaBranchKV[];
+  delta: BufferSlice;
+  nsa?: { gateLogits: BufferSlice; dgateLogits: BufferSlice; core: NsaCoreScratch };
+}
+
+export interface Activations {
+  batches: BatchSlots[];
+  /** Residual stream x_0 … x_L, each [N, C]. */
+  x: BufferSlice[];
+  layers: LayerActivations[];
+  finalNormed: BufferSlice;
+  finalRstd: BufferSlice;
+  /** [N, V]; the cross-entropy overwrites them in place with dlogits. */
+  logits: BufferSlice;
+  /** Per-row losses [N] of the last forward. */
+  losses: BufferSlice;
+  /** Output projection scratch [N, C]. */
+  proj: BufferSlice;
+  grads: GradientScratch;
+  /** Scalars read back: the step's mean loss, [grad norm, clip scale], the eval forward's mean loss. */
+  lossAcc: BufferSlice;
+  gradStats: BufferSlice;
+  valLoss: BufferSlice;
 }
 
 export function nsaShape(c: ModelConfig, s: PlanShape): AttentionShape {
@@ -43,71 +101,147 @@ export function nsaStatsMaxDistance(c: ModelConfig): number {
   return c.nsa ? Math.min(NSA_STATS_MAX_DISTANCE, Math.max(1, numSelBlocks(c.seqLen, c.nsa) - 1)) : 1;
 }
 
-export function activationEntries(c: ModelConfig, s: PlanShape): ArenaEntry[] {
+/** K/V projection pairs per layer: 3 for NSA with per-branch K/V, else 1. */
+export function kvPairs(c: ModelConfig): number {
+  return c.attention === 'nsa' && c.nsa && !c.nsa.sharedKV ? 3 : 1;
+}
+
+/** Names of the K/V pairs in kvPairs order (labels of their projections). */
+const KV_NAMES: ReadonlyArray<readonly [string, string]> = [
+  ['k_cmp', 'v_cmp'],
+  ['k_sel', 'v_sel'],
+  ['k_win', 'v_win'],
+];
+const DKV_NAMES: ReadonlyArray<readonly [string, string]> = [
+  ['dk', 'dv'],
+  ['dk_sel', 'dv_sel'],
+  ['dk_win', 'dv_win'],
+];
+
+/** Label of layer l's K/V pair i in dispatch labels ('k' for a single pair). */
+export function kvLabel(c: ModelConfig, i: number, which: 0 | 1): string {
+  return kvPairs(c) === 1 ? (which === 0 ? 'k' : 'v') : KV_NAMES[i][which];
+}
+
+/** Label of the i-th K/V gradient pair ('dk', 'dk_sel', …). */
+export function dkvLabel(i: number, which: 0 | 1): string {
+  return DKV_NAMES[i][which];
+}
+
+/** Places one tensor: the sizing pass records an entry, the resolving pass returns its slice. */
+type Place = (name: string, floats: number) => BufferSlice;
+
+interface Placer {
+  f32: Place;
+  nsaSaved(prefix: string, s: AttentionShape, c: ModelConfig): NsaCoreSaved;
+  nsaScratch(prefix: string, s: AttentionShape, c: ModelConfig): NsaCoreScratch;
+}
+
+/** The one layout: every name and size of the activation arena. */
+function layout(c: ModelConfig, s: PlanShape, p: Placer): Activations {
   const { N, B, T } = s;
   const C = c.dim;
   const F = c.ffnHidden;
   const H = c.nHeads;
   const G = c.nKvGroups;
-  const f32 = (name: string, n: number): ArenaEntry => ({ name, bytes: 4 * n });
+  const { f32 } = p;
   const nsa = c.attention === 'nsa' ? c.nsa : undefined;
-  const e: ArenaEntry[] = [];
-  for (let m = 0; m < s.gradAccum; m++) {
-    e.push(f32(act.tokens(m), N), f32(act.targets(m), N), f32(act.tokenIndex(m), tokenIndexLength(N)));
-  }
-  for (let l = 0; l <= c.nLayers; l++) e.push(f32(act.x(l), N * C));
-  for (let l = 0; l < c.nLayers; l++) {
-    const L = (w: string) => act.layer(l, w);
-    e.push(
-      f32(L('attn_normed'), N * C),
-      f32(L('attn_rstd'), N),
-      f32(L('q'), N * H * c.dk),
-      ...kvNames(c).flatMap(([k, v]) => [f32(L(k), N * G * c.dk), f32(L(v), N * G * c.dv)]),
-      f32(L('attn'), N * H * c.dv),
-      f32(L('x_mid'), N * C),
-      f32(L('mlp_normed'), N * C),
-      f32(L('mlp_rstd'), N),
-      f32(L('a'), N * F),
-      f32(L('b'), N * F),
-      f32(L('h'), N * F),
-    );
+  const shape = nsaShape(c, s);
+  const batches = Array.from({ length: s.gradAccum }, (_, m) => ({
+    tokens: f32(`tokens.${m}`, N),
+    targets: f32(`targets.${m}`, N),
+    tokenIndex: f32(`tokidx.${m}`, tokenIndexLength(N)),
+  }));
+  const x = Array.from({ length: c.nLayers + 1 }, (_, l) => f32(`x.${l}`, N * C));
+  const layers = Array.from({ length: c.nLayers }, (_, l): LayerActivations => {
+    const L = (what: string, n: number) => f32(`l${l}.${what}`, n);
+    const kvNames = kvPairs(c) === 1 ? [['k', 'v']] : KV_NAMES;
+    const la: LayerActivations = {
+      attnNormed: L('attn_normed', N * C),
+      attnRstd: L('attn_rstd', N),
+      q: L('q', N * H * c.dk),
+      kv: kvNames.map(([k, v]) => ({ k: L(k, N * G * c.dk), v: L(v, N * G * c.dv) })),
+      attn: L('attn', N * H * c.dv),
+      xMid: L('x_mid', N * C),
+      mlpNormed: L('mlp_normed', N * C),
+      mlpRstd: L('mlp_rstd', N),
+      a: L('a', N * F),
+      b: L('b', N * F),
+      h: L('h', N * F),
+    };
     if (nsa) {
-      e.push(f32(L('gates'), N * 3 * H), f32(L('nsa_stats'), nsaStatsLength(nsaStatsMaxDistance(c))));
-      e.push(...nsaCoreSavedEntries(L('nsa.'), nsaShape(c, s), nsa));
-    } else e.push(f32(L('lse'), B * H * T));
+      la.nsa = {
+        gates: L('gates', N * 3 * H),
+        stats: L('nsa_stats', nsaStatsLength(nsaStatsMaxDistance(c))),
+        core: p.nsaSaved(`l${l}.nsa.`, shape, c),
+      };
+    } else la.lse = L('lse', B * H * T);
+    return la;
+  });
+  const finalNormed = f32('final_normed', N * C);
+  const finalRstd = f32('final_rstd', N);
+  const logits = f32('logits', N * c.vocabSize);
+  const losses = f32('losses', N);
+  const proj = f32('proj', N * C);
+  const grads: GradientScratch = {
+    dx: f32('dx', N * C),
+    dnormed: f32('dnormed', N * C),
+    dh: f32('dh', N * F),
+    da: f32('da', N * F),
+    db: f32('db', N * F),
+    dattn: f32('dattn', N * H * c.dv),
+    dq: f32('dq', N * H * c.dk),
+    dkv: [{ k: f32('dk', N * G * c.dk), v: f32('dv', N * G * c.dv) }],
+    delta: f32('delta', B * H * T),
+  };
+  if (nsa) {
+    grads.nsa = { gateLogits: f32('gate_logits', N * 3 * H), dgateLogits: f32('dgate_logits', N * 3 * H), core: undefined as never };
+    for (const i of [1, 2]) grads.dkv.push({ k: f32(DKV_NAMES[i][0], N * G * c.dk), v: f32(DKV_NAMES[i][1], N * G * c.dv) });
+    grads.nsa.core = p.nsaScratch('nsa.', shape, c);
   }
-  e.push(
-    f32('final_normed', N * C),
-    f32('final_rstd', N),
-    f32('logits', N * c.vocabSize),
-    f32('losses', N),
-    f32('proj', N * C),
-    // Gradient temporaries, shared across layers.
-    f32('dx', N * C),
-    f32('dnormed', N * C),
-    f32('dh', N * F),
-    f32('da', N * F),
-    f32('db', N * F),
-    f32('dattn', N * H * c.dv),
-    f32('dq', N * H * c.dk),
-    f32('dk', N * G * c.dk),
-    f32('dv', N * G * c.dv),
-    f32('delta', B * H * T),
-    ...(nsa
-      ? [
-          f32('gate_logits', N * 3 * H),
-          f32('dgate_logits', N * 3 * H),
-          f32('dk_sel', N * G * c.dk),
-          f32('dv_sel', N * G * c.dv),
-          f32('dk_win', N * G * c.dk),
-          f32('dv_win', N * G * c.dv),
-          ...nsaCoreScratchEntries('nsa.', nsaShape(c, s), nsa),
-        ]
-      : []),
-    // Scalars read back (one step late).
-    f32('loss_acc', 1),
-    f32('grad_stats', 2),
-    f32('val_loss', 1),
-  );
-  return e;
+  return {
+    batches,
+    x,
+    layers,
+    finalNormed,
+    finalRstd,
+    logits,
+    losses,
+    proj,
+    grads,
+    lossAcc: f32('loss_acc', 1),
+    gradStats: f32('grad_stats', 2),
+    valLoss: f32('val_loss', 1),
+  };
+}
+
+/** The arena entries of the activations (the sizing pass of the layout). */
+export function activationEntries(c: ModelConfig, s: PlanShape): ArenaEntry[] {
+  const entries: ArenaEntry[] = [];
+  const none = { buffer: undefined as unknown as GPUBuffer, offset: 0, size: 0 };
+  layout(c, s, {
+    f32: (name, n) => {
+      entries.push({ name, bytes: 4 * n });
+      return none;
+    },
+    nsaSaved: (prefix, sh, cc) => {
+      entries.push(...nsaCoreSavedEntries(prefix, sh, cc.nsa!));
+      return nsaCoreSavedSlices(prefix, () => none, cc.nsa!);
+    },
+    nsaScratch: (prefix, sh, cc) => {
+      entries.push(...nsaCoreScratchEntries(prefix, sh, cc.nsa!));
+      return nsaCoreScratchSlices(prefix, () => none, cc.nsa!);
+    },
+  });
+  return entries;
+}
+
+/** The typed table over an arena made from activationEntries (the resolving pass). */
+export function activationTable(c: ModelConfig, s: PlanShape, arena: Arena): Activations {
+  const get = (name: string) => arena.get(name);
+  return layout(c, s, {
+    f32: (name) => get(name),
+    nsaSaved: (prefix, _sh, cc) => nsaCoreSavedSlices(prefix, get, cc.nsa!),
+    nsaScratch: (prefix, _sh, cc) => nsaCoreScratchSlices(prefix, get, cc.nsa!),
+  });
 }

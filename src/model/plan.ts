@@ -1,39 +1,35 @@
-// The model plan: arenas sized from the config at init, and every dispatch of a training step
-// prebuilt (forward and backward per micro-batch, then grad-norm and AdamW). The step itself only
-// encodes these lists; it creates nothing.
+// The model plan: arenas sized from the config at init, typed tables over them (parameters,
+// gradients, Adam moments, activations), and every dispatch of a training step prebuilt (forward
+// and backward per micro-batch, then grad-norm and AdamW). Callers use its narrow API — write a
+// batch, encode a training step / an eval forward / a logits forward, copy the step's scalars out,
+// read probabilities or the selection, export and import named parameters and optimizer state —
+// and never see an arena name. A step only encodes prebuilt lists; it creates nothing.
 import { createArena, type Arena, type BufferSlice } from '../gpu/arena';
 import { GpuContext, type Dispatch } from '../gpu/context';
-import { buildTokenIndex } from '../kernels/embedding-index';
 import type { UniformSlot } from '../gpu/uniforms';
 import { adamwDispatch, adamwHyperWords } from '../kernels/adamw';
 import { attentionBackwardDispatches, attentionForwardDispatch } from '../kernels/attention';
 import { crossEntropyDispatch } from '../kernels/crossentropy';
 import { embeddingBackwardDispatch, embeddingForwardDispatch } from '../kernels/embedding';
+import { buildTokenIndex } from '../kernels/embedding-index';
 import { gradNormDispatches, gradNormPartialsLength, type GradRange } from '../kernels/gradnorm';
 import { matmulDispatch, type MatmulArgs } from '../kernels/matmul';
+import { gateForwardDispatch } from '../kernels/nsa-gates';
+import { decodeNsaStats, nsaStatsDispatches, nsaStatsLength, type NsaStats } from '../kernels/nsa-stats';
 import { sumDispatch } from '../kernels/reduce';
 import { addDispatch } from '../kernels/residual';
 import { rmsnormBackwardDispatches, rmsnormForwardDispatch } from '../kernels/rmsnorm';
 import { ropeDispatch } from '../kernels/rope';
 import { swigluBackwardDispatch, swigluForwardDispatch } from '../kernels/swiglu';
-import { gateForwardDispatch } from '../kernels/nsa-gates';
-import { nsaStatsDispatches } from '../kernels/nsa-stats';
-import {
-  nsaCoreBackward,
-  nsaCoreForward,
-  nsaCoreSavedSlices,
-  nsaCoreScratchSlices,
-  type NsaCoreIO,
-  type NsaCoreScratch,
-} from './nsa/core';
-import { act, activationEntries, kvNames, nsaShape, nsaStatsMaxDistance, type PlanShape } from './activations';
 import { assertValidModelConfig, type ModelConfig } from '../spec/model-config';
-import { EMBEDDING, FINAL_NORM, layerParamNames, numel, paramSpecs, type ParamSpec } from '../spec/params';
+import { numSelBlocks } from '../spec/nsa-blocks';
+import { adamwHyper, type OptimizerSettings } from '../spec/optimizer';
+import { numel, paramSpecs, type ParamSpec } from '../spec/params';
+import { activationEntries, activationTable, dkvLabel, kvLabel, nsaShape, nsaStatsMaxDistance, type Activations, type PlanShape } from './activations';
+import { nsaCoreBackward, nsaCoreForward, type NsaCoreIO } from './nsa/core';
+import { paramTable, type ParamTensors } from './param-tensors';
 
-export interface OptimizerSettings {
-  gradClip: number;
-  weightDecay: number;
-}
+export type { PlanShape } from './activations';
 
 /**
  * The factor turning per-row losses into the step's mean loss (and the cross-entropy's gradScale):
@@ -43,44 +39,80 @@ export function lossScale(s: PlanShape, mode: 'train' | 'eval'): number {
   return 1 / (s.B * s.scoredPerSequence * (mode === 'train' ? s.gradAccum : 1));
 }
 
+export interface PlanOptions {
+  batchSize: number;
+  gradAccum: number;
+  optimizer: OptimizerSettings;
+  /**
+   * How many targets of each sequence the loss counts (a dataset that scores only some positions
+   * writes IGNORE_TARGET at the others); the loss is the mean over those. Default: all (seqLen).
+   */
+  scoredPerSequence?: number;
+}
+
+/** The scalars of one training step, decoded from the bytes encodeStepReadback copied. */
+export interface StepScalars {
+  /** Mean loss over the step's scored targets. */
+  loss: number;
+  gradNorm: number;
+  /** Factor the clip applied to the gradients (1 = not clipped). */
+  clipScale: number;
+  /** NSA: each layer's statistics of the step's last micro-batch. */
+  nsa?: NsaStats[];
+}
+
+/** Row 0's selection tensors of one NSA layer, as the last forward left them. */
+export interface LayerSelection {
+  /** [T, G, nSel] selected block indices (−1 = none). */
+  sel: Int32Array;
+  /** [T, G, nBlocks] selection scores. */
+  scores: Float32Array;
+  /** [T, H, 3] gates. */
+  gates: Float32Array;
+}
+
+/** Named tensors: parameters, gradients or one Adam moment, keyed by src/spec/params.ts names. */
+export type NamedTensors = Map<string, Float32Array>;
+
+/** What a step's scalar readback holds, in bytes: loss, grad norm, clip scale, pad; then NSA stats per layer. */
+const SCALAR_BYTES = 16;
+
 export class ModelPlan {
+  /** Bytes of one training step's readback (encodeStepReadback). */
+  readonly readbackBytes: number;
+  private readonly nsaStatsWords: number;
+  private logitsForward: Promise<Dispatch[]> | null = null;
+
   private constructor(
     readonly gpu: GpuContext,
     readonly config: ModelConfig,
     readonly shape: PlanShape,
     readonly specs: readonly ParamSpec[],
-    readonly params: Arena,
-    readonly grads: Arena,
-    readonly adamM: Arena,
-    readonly adamV: Arena,
-    readonly acts: Arena,
+    private readonly arenas: { params: Arena; grads: Arena; adamM: Arena; adamV: Arena; acts: Arena },
+    private readonly params: ParamTensors,
+    private readonly acts: Activations,
+    private readonly builder: StepBuilder,
     /** Per micro-batch: forward then backward. */
-    readonly microSteps: readonly Dispatch[][],
+    private readonly microSteps: readonly Dispatch[][],
     /** Grad-norm, clip scale and AdamW over every tensor. */
-    readonly optimizer: readonly Dispatch[],
-    /** Forward only on micro-batch 0's tokens, mean loss into `val_loss`. */
-    readonly evalForward: readonly Dispatch[],
+    private readonly optimizer: readonly Dispatch[],
+    /** Forward only on micro-batch 0's tokens, mean loss into the eval scalar. */
+    private readonly evalForward: readonly Dispatch[],
     /** Per-step AdamW hyperparameters (learning rate, step), rewritten before each submit. */
-    readonly hyper: UniformSlot,
-  ) {}
+    private readonly hyper: UniformSlot,
+    readonly optimizerSettings: Readonly<OptimizerSettings>,
+  ) {
+    this.nsaStatsWords = config.attention === 'nsa' ? nsaStatsLength(nsaStatsMaxDistance(config)) : 0;
+    this.readbackBytes = SCALAR_BYTES + 4 * this.nsaStatsWords * config.nLayers;
+  }
 
-  /**
-   * `scoredPerSequence`: how many targets of each sequence the loss counts (a dataset that scores
-   * only some positions writes IGNORE_TARGET at the others); the loss is the mean over those.
-   */
-  static async build(
-    gpu: GpuContext,
-    config: ModelConfig,
-    batchSize: number,
-    gradAccum: number,
-    opt: OptimizerSettings,
-    scoredPerSequence: number = config.seqLen,
-  ): Promise<ModelPlan> {
+  static async build(gpu: GpuContext, config: ModelConfig, o: PlanOptions): Promise<ModelPlan> {
     assertValidModelConfig(config);
     const T = config.seqLen;
+    const scoredPerSequence = o.scoredPerSequence ?? T;
     if (!(Number.isInteger(scoredPerSequence) && scoredPerSequence >= 1 && scoredPerSequence <= T))
-      throw new Error(`ModelPlan: scoredPerSequence must be an integer in [1, seqLen = ${T}] (got ${scoredPerSequence})`);
-    const shape: PlanShape = { B: batchSize, T, N: batchSize * T, gradAccum, scoredPerSequence };
+      throw new RangeError(`ModelPlan: scoredPerSequence must be an integer in [1, seqLen = ${T}] (got ${scoredPerSequence})`);
+    const shape: PlanShape = { B: o.batchSize, T, N: o.batchSize * T, gradAccum: o.gradAccum, scoredPerSequence };
     const specs = paramSpecs(config);
     const entries = specs.map((s) => ({ name: s.name, bytes: 4 * numel(s.shape) }));
     const params = createArena(gpu, 'params', entries);
@@ -88,17 +120,17 @@ export class ModelPlan {
     const adamM = createArena(gpu, 'adam_m', entries);
     const adamV = createArena(gpu, 'adam_v', entries);
     const ranges: GradRange[] = specs.map((s) => ({ slice: grads.get(s.name), n: numel(s.shape) }));
-    const acts = createArena(gpu, 'activations', [
-      ...activationEntries(config, shape),
-      { name: 'gradnorm_partials', bytes: 4 * gradNormPartialsLength(ranges) },
-    ]);
-    const builder = new StepBuilder(gpu, config, shape, params, grads, acts);
-    const micro = Array.from({ length: gradAccum }, (_, m) => settle([builder.forward(m, 'train'), builder.backward(m)]));
+    const PARTIALS = 'gradnorm_partials';
+    const acts = createArena(gpu, 'activations', [...activationEntries(config, shape), { name: PARTIALS, bytes: 4 * gradNormPartialsLength(ranges) }]);
+    const a = activationTable(config, shape, acts);
+    const p = paramTable(config, params);
+    const builder = new StepBuilder(gpu, config, shape, p, paramTable(config, grads), a);
+    const micro = Array.from({ length: o.gradAccum }, (_, m) => settle([builder.forward(m, 'train'), builder.backward(m)]));
     const evalList = builder.forward(0, 'eval');
-    const hyper = gpu.uniform(adamwHyperWords({ lr: 0, beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: opt.weightDecay, step: 1 }));
-    const stats = acts.get('grad_stats');
+    const opt = { ...o.optimizer };
+    const hyper = gpu.uniform(adamwHyperWords(adamwHyper(opt, 0, 1)));
     const optimizerList: PendingDispatches = [
-      gradNormDispatches(gpu, { ranges, partials: acts.get('gradnorm_partials'), stats, maxNorm: opt.gradClip }),
+      gradNormDispatches(gpu, { ranges, partials: acts.get(PARTIALS), stats: a.gradStats, maxNorm: opt.gradClip }),
     ];
     for (const s of specs) {
       optimizerList.push(
@@ -110,58 +142,203 @@ export class ModelPlan {
           n: numel(s.shape),
           decay: s.decay,
           hyper,
-          stats,
+          stats: a.gradStats,
         }),
       );
     }
     const [microSteps, evalForward, optimizer] = await Promise.all([Promise.all(micro), evalList, settle(optimizerList)]);
-    return new ModelPlan(gpu, config, shape, specs, params, grads, adamM, adamV, acts, microSteps, optimizer, evalForward, hyper);
+    return new ModelPlan(gpu, config, shape, specs, { params, grads, adamM, adamV, acts }, p, a, builder, microSteps, optimizer, evalForward, hyper, opt);
   }
 
   /** Total bytes of all arenas (constant after init). */
   get gpuBytes(): number {
-    return [this.params, this.grads, this.adamM, this.adamV, this.acts].reduce((a, r) => a + r.totalBytes, 0);
+    const r = this.arenas;
+    return [r.params, r.grads, r.adamM, r.adamV, r.acts].reduce((a, x) => a + x.totalBytes, 0);
   }
 
-  uploadParams(values: ReadonlyMap<string, Float32Array>): void {
-    for (const s of this.specs) {
-      const v = values.get(s.name);
-      if (!v) throw new Error(`no initial value for parameter ${s.name}`);
-      if (v.length !== numel(s.shape)) throw new Error(`parameter ${s.name}: ${v.length} values for shape [${s.shape}]`);
-      this.gpu.write(this.params.get(s.name), v);
-    }
-  }
-
-  async readArena(arena: Arena): Promise<Map<string, Float32Array>> {
-    const out = new Map<string, Float32Array>();
-    for (const s of this.specs) out.set(s.name, await this.gpu.readF32(arena.get(s.name), numel(s.shape)));
-    return out;
-  }
-
-  /** Clears the gradient arena (encoder-level: no pass may be open). */
-  encodeZeroGrads(enc: GPUCommandEncoder): void {
-    for (const b of this.grads.buffers) enc.clearBuffer(b);
-  }
+  // ---- Inputs
 
   /**
    * Uploads micro-batch m's tokens, targets and the embedding backward's token index (built into
    * `indexScratch`, tokenIndexLength(N) ints, so the step allocates nothing).
    */
   writeBatch(m: number, tokens: Int32Array, targets: Int32Array, indexScratch: Int32Array): void {
+    const slots = this.acts.batches[m];
+    if (!slots) throw new RangeError(`writeBatch: micro-batch ${m} outside [0, ${this.shape.gradAccum})`);
     buildTokenIndex(tokens, indexScratch);
-    this.gpu.write(this.acts.get(act.tokens(m)), tokens);
-    this.gpu.write(this.acts.get(act.targets(m)), targets);
-    this.gpu.write(this.acts.get(act.tokenIndex(m)), indexScratch);
+    this.gpu.write(slots.tokens, tokens);
+    this.gpu.write(slots.targets, targets);
+    this.gpu.write(slots.tokenIndex, indexScratch);
   }
 
-  /** Zeroes the gradients and runs forward + backward of every micro-batch (no optimizer): tests, probes. */
-  runForwardBackward(): void {
-    const enc = this.gpu.device.createCommandEncoder({ label: 'forward+backward' });
+  /** Row 0's first `count` tokens of micro-batch m as the GPU holds them. */
+  readBatchTokens(m: number, count = this.shape.T): Promise<Int32Array> {
+    return this.gpu.readI32(this.acts.batches[m].tokens, count);
+  }
+
+  // ---- Encoding (no pass may be open on `enc`)
+
+  /**
+   * One optimizer step at learning rate `lr`, optimizer step number `step` (≥ 1): zero the
+   * gradients, forward + backward of every micro-batch, grad-norm, clip and AdamW.
+   */
+  encodeTrainStep(enc: GPUCommandEncoder, lr: number, step: number): void {
+    this.hyper.write(adamwHyperWords(adamwHyper(this.optimizerSettings, lr, step)));
     this.encodeZeroGrads(enc);
-    const pass = enc.beginComputePass();
+    const pass = enc.beginComputePass({ label: `step ${step}` });
+    for (const micro of this.microSteps) GpuContext.encode(pass, micro);
+    GpuContext.encode(pass, this.optimizer);
+    pass.end();
+  }
+
+  /** Forward + backward of every micro-batch with the gradients zeroed first (no optimizer): tests, probes. */
+  encodeForwardBackward(enc: GPUCommandEncoder): void {
+    this.encodeZeroGrads(enc);
+    const pass = enc.beginComputePass({ label: 'forward+backward' });
     for (const micro of this.microSteps) GpuContext.encode(pass, micro);
     pass.end();
+  }
+
+  /** Forward of micro-batch 0's inputs; its mean loss over the scored targets goes to the eval scalar. */
+  encodeEval(enc: GPUCommandEncoder): void {
+    const pass = enc.beginComputePass({ label: 'eval' });
+    GpuContext.encode(pass, this.evalForward);
+    pass.end();
+  }
+
+  /** Copies the step's scalars (and NSA statistics) into `dst` at `offset` (readbackBytes bytes). */
+  encodeStepReadback(enc: GPUCommandEncoder, dst: GPUBuffer, offset = 0): void {
+    const copy = (src: BufferSlice, at: number, bytes: number) => enc.copyBufferToBuffer(src.buffer, src.offset, dst, offset + at, bytes);
+    copy(this.acts.lossAcc, 0, 4);
+    copy(this.acts.gradStats, 4, 8);
+    if (this.nsaStatsWords > 0) this.acts.layers.forEach((l, i) => copy(l.nsa!.stats, SCALAR_BYTES + 4 * this.nsaStatsWords * i, 4 * this.nsaStatsWords));
+  }
+
+  /** Decodes readbackBytes bytes written by encodeStepReadback. */
+  decodeStepReadback(raw: ArrayBuffer): StepScalars {
+    const v = new Float32Array(raw, 0, 3);
+    const out: StepScalars = { loss: v[0], gradNorm: v[1], clipScale: v[2] };
+    if (this.nsaStatsWords > 0) {
+      const maxD = nsaStatsMaxDistance(this.config);
+      out.nsa = this.acts.layers.map((_, l) => decodeNsaStats(new Uint32Array(raw, SCALAR_BYTES + 4 * this.nsaStatsWords * l, this.nsaStatsWords), maxD));
+    }
+    return out;
+  }
+
+  /** Copies the eval forward's mean loss (4 bytes) into `dst` at `offset`. */
+  encodeEvalReadback(enc: GPUCommandEncoder, dst: GPUBuffer, offset = 0): void {
+    enc.copyBufferToBuffer(this.acts.valLoss.buffer, this.acts.valLoss.offset, dst, offset, 4);
+  }
+
+  /** The dispatches of one micro-batch's forward + backward and the optimizer (profiling). */
+  stepDispatches(): Dispatch[] {
+    return [...this.microSteps[0], ...this.optimizer];
+  }
+
+  // ---- Reads (tests, probes, the page; never on a training step's hot path)
+
+  /** Submits one training step's work without the optimizer and returns the mean loss (tests). */
+  async forwardBackward(): Promise<number> {
+    const enc = this.gpu.device.createCommandEncoder({ label: 'forward+backward' });
+    this.encodeForwardBackward(enc);
     this.gpu.submit([enc.finish()]);
+    return (await this.gpu.readF32(this.acts.lossAcc, 1))[0];
+  }
+
+  /** Per-row losses [N] of the last forward (micro-batch m's rows for a step: the last micro-batch). */
+  readLosses(): Promise<Float32Array> {
+    return this.gpu.readF32(this.acts.losses, this.shape.N);
+  }
+
+  /**
+   * Next-token probabilities [N, V] of micro-batch 0's inputs: a forward to the logits (no loss,
+   * nothing overwritten in place), then a float64 softmax per row on the CPU.
+   */
+  async readProbabilities(): Promise<Float32Array> {
+    this.logitsForward ??= this.builder.forward(0, 'logits');
+    const list = await this.logitsForward;
+    const enc = this.gpu.device.createCommandEncoder({ label: 'logits' });
+    const pass = enc.beginComputePass({ label: 'logits' });
+    GpuContext.encode(pass, list);
+    pass.end();
+    this.gpu.submit([enc.finish()]);
+    const V = this.config.vocabSize;
+    const logits = await this.gpu.readF32(this.acts.logits, this.shape.N * V);
+    for (let n = 0; n < this.shape.N; n++) {
+      const row = logits.subarray(n * V, (n + 1) * V);
+      let max = -Infinity;
+      for (let v = 0; v < V; v++) max = Math.max(max, row[v]);
+      let sum = 0;
+      for (let v = 0; v < V; v++) sum += Math.exp(row[v] - max);
+      for (let v = 0; v < V; v++) row[v] = Math.exp(row[v] - max) / sum;
+    }
+    return logits;
+  }
+
+  /** Row 0's first `rows` positions of layer l's selection, scores and gates (NSA models). */
+  async readSelection(l: number, rows = this.shape.T): Promise<LayerSelection> {
+    const c = this.config;
+    const nsa = c.nsa;
+    const la = this.acts.layers[l]?.nsa;
+    if (c.attention !== 'nsa' || !nsa || !la) throw new RangeError(`readSelection: layer ${l} is not an NSA layer of this ${c.attention} model with ${c.nLayers} layers`);
+    if (!(Number.isInteger(rows) && rows >= 1 && rows <= this.shape.N)) throw new RangeError(`readSelection: rows ${rows} outside [1, ${this.shape.N}]`);
+    const G = c.nKvGroups;
+    const [sel, scores, gates] = await Promise.all([
+      this.gpu.readI32(la.core.sel, rows * G * nsa.nSel),
+      this.gpu.readF32(la.core.scores, rows * G * numSelBlocks(this.shape.T, nsa)),
+      this.gpu.readF32(la.gates, rows * c.nHeads * 3),
+    ]);
+    return { sel, scores, gates };
+  }
+
+  // ---- Named parameters and optimizer state (checkpoints, export, tests)
+
+  private async readNamed(arena: Arena): Promise<NamedTensors> {
+    const out: NamedTensors = new Map();
+    for (const s of this.specs) out.set(s.name, await this.gpu.readF32(arena.get(s.name), numel(s.shape)));
+    return out;
+  }
+
+  private writeNamed(arena: Arena, what: string, values: ReadonlyMap<string, Float32Array>): void {
+    for (const s of this.specs) {
+      const v = values.get(s.name);
+      if (!v) throw new RangeError(`${what}: no value for parameter ${s.name}`);
+      if (v.length !== numel(s.shape)) throw new RangeError(`${what}: parameter ${s.name} has ${v.length} values for shape [${s.shape}]`);
+    }
+    for (const s of this.specs) this.gpu.write(arena.get(s.name), values.get(s.name)!);
+  }
+
+  exportParams(): Promise<NamedTensors> {
+    return this.readNamed(this.arenas.params);
+  }
+
+  /** Every parameter by name; all are checked before any is written. */
+  importParams(values: ReadonlyMap<string, Float32Array>): void {
+    this.writeNamed(this.arenas.params, 'importParams', values);
+  }
+
+  /** The gradients of the last forward + backward (accumulated over its micro-batches). */
+  exportGrads(): Promise<NamedTensors> {
+    return this.readNamed(this.arenas.grads);
+  }
+
+  /** AdamW's first and second moments by parameter name. */
+  async exportOptimizerState(): Promise<{ m: NamedTensors; v: NamedTensors }> {
+    return { m: await this.readNamed(this.arenas.adamM), v: await this.readNamed(this.arenas.adamV) };
+  }
+
+  importOptimizerState(state: { m: ReadonlyMap<string, Float32Array>; v: ReadonlyMap<string, Float32Array> }): void {
+    this.writeNamed(this.arenas.adamM, 'importOptimizerState (m)', state.m);
+    this.writeNamed(this.arenas.adamV, 'importOptimizerState (v)', state.v);
+  }
+
+  destroy(): void {
+    const r = this.arenas;
+    for (const a of [r.params, r.grads, r.adamM, r.adamV, r.acts]) for (const b of a.buffers) b.destroy();
+  }
+
+  private encodeZeroGrads(enc: GPUCommandEncoder): void {
+    for (const b of this.arenas.grads.buffers) enc.clearBuffer(b);
   }
 }
 
@@ -175,10 +352,6 @@ async function settle(list: PendingDispatches): Promise<Dispatch[]> {
   return (await Promise.all(list)).flat();
 }
 
-function zip<A, B>(a: readonly A[], b: readonly B[]): Array<[A, B]> {
-  return a.map((x, i) => [x, b[i]]);
-}
-
 /** Builds the layer-by-layer dispatch lists (llm.c style: every step written out). */
 class StepBuilder {
   private readonly N: number;
@@ -187,260 +360,239 @@ class StepBuilder {
     private readonly gpu: GpuContext,
     private readonly c: ModelConfig,
     private readonly s: PlanShape,
-    private readonly params: Arena,
-    private readonly grads: Arena,
-    private readonly acts: Arena,
+    /** Parameters and their gradients: the same table over two arenas. */
+    private readonly p: ParamTensors,
+    private readonly g: ParamTensors,
+    private readonly a: Activations,
   ) {
     this.N = s.N;
   }
-
-  private p = (name: string): BufferSlice => this.params.get(name);
-  private g = (name: string): BufferSlice => this.grads.get(name);
-  private a = (name: string): BufferSlice => this.acts.get(name);
 
   private mm(args: Omit<MatmulArgs, 'label'> & { label: string }): Promise<Dispatch> {
     return matmulDispatch(this.gpu, args);
   }
 
+  private rope(x: BufferSlice, heads: number, inverse: boolean): Promise<Dispatch> {
+    const { c, N } = this;
+    return ropeDispatch(this.gpu, { x, out: x, rows: N, T: this.s.T, heads, headDim: c.dk, theta: c.ropeTheta, inverse });
+  }
+
   /** q, k, v projections with RoPE on q and k (dense: one K/V pair; NSA: one per branch or shared). */
   private projections(l: number): PendingDispatches {
     const { c, N } = this;
-    const { T } = this.s;
     const C = c.dim;
-    const w = layerParamNames(l);
-    const L = (x: string) => this.a(act.layer(l, x));
-    const normed = L('attn_normed');
-    const rope = (x: BufferSlice, heads: number) =>
-      ropeDispatch(this.gpu, { x, out: x, rows: N, T, heads, headDim: c.dk, theta: c.ropeTheta, inverse: false });
+    const w = this.p.layers[l];
+    const L = this.a.layers[l];
+    const normed = L.attnNormed;
     const out: PendingDispatches = [
-      this.mm({ a: normed, b: this.p(w.wq), c: L('q'), M: N, K: C, N: c.nHeads * c.dk, label: `l${l}.q` }),
-      rope(L('q'), c.nHeads),
+      this.mm({ a: normed, b: w.wq, c: L.q, M: N, K: C, N: c.nHeads * c.dk, label: `l${l}.q` }),
+      this.rope(L.q, c.nHeads, false),
     ];
-    for (const [[kName, vName], [wk, wv]] of zip(kvNames(c), this.kvWeights(l))) {
+    L.kv.forEach((kv, i) => {
       out.push(
-        this.mm({ a: normed, b: this.p(wk), c: L(kName), M: N, K: C, N: c.nKvGroups * c.dk, label: `l${l}.${kName}` }),
-        this.mm({ a: normed, b: this.p(wv), c: L(vName), M: N, K: C, N: c.nKvGroups * c.dv, label: `l${l}.${vName}` }),
-        rope(L(kName), c.nKvGroups),
+        this.mm({ a: normed, b: w.kv[i].wk, c: kv.k, M: N, K: C, N: c.nKvGroups * c.dk, label: `l${l}.${kvLabel(c, i, 0)}` }),
+        this.mm({ a: normed, b: w.kv[i].wv, c: kv.v, M: N, K: C, N: c.nKvGroups * c.dv, label: `l${l}.${kvLabel(c, i, 1)}` }),
+        this.rope(kv.k, c.nKvGroups, false),
       );
-    }
+    });
     return out;
   }
 
-  /** Weight names of the K/V projections, in kvNames order. */
-  private kvWeights(l: number): Array<[string, string]> {
-    const w = layerParamNames(l);
-    return kvNames(this.c).length === 1 ? [[w.wk, w.wv]] : (['cmp', 'sel', 'win'] as const).map((b) => [w.branchKV[b].wk, w.branchKV[b].wv]);
-  }
-
-  /** The K/V slices each NSA branch reads (shared KV: the same pair thrice). */
-  private branchKV(l: number, names: Array<[string, string]>) {
-    const L = (x: string) => this.a(act.layer(l, x));
-    const pick = (i: number) => ({ k: L(names[Math.min(i, names.length - 1)][0]), v: L(names[Math.min(i, names.length - 1)][1]) });
-    return { cmp: pick(0), sel: pick(1), win: pick(2) };
-  }
-
   private nsaIO(l: number): NsaCoreIO {
-    const nsa = this.c.nsa!;
-    const L = (x: string) => this.a(act.layer(l, x));
-    const w = layerParamNames(l);
-    const mlpSlices = (which: 'k' | 'v', get: (n: string) => BufferSlice) => {
-      const m = w.cmpMlp[which];
-      return { pos: get(m.pos), w1: get(m.w1), b1: get(m.b1), w2: get(m.w2), b2: get(m.b2) };
-    };
-    return {
-      q: L('q'),
-      ...this.branchKV(l, kvNames(this.c)),
-      gates: L('gates'),
-      out: L('attn'),
-      saved: nsaCoreSavedSlices(act.layer(l, 'nsa.'), this.a, nsa),
-      mlp: nsa.phi === 'mlp' ? { k: mlpSlices('k', this.p), v: mlpSlices('v', this.p) } : undefined,
-    };
+    const L = this.a.layers[l];
+    const kv = L.kv;
+    // Shared K/V: the same pair for all three branches.
+    const pick = (i: number) => kv[Math.min(i, kv.length - 1)];
+    const mlp = this.p.layers[l].cmpMlp;
+    return { q: L.q, cmp: pick(0), sel: pick(1), win: pick(2), gates: L.nsa!.gates, out: L.attn, saved: L.nsa!.core, mlp };
   }
 
-  /** Attention forward of layer l after its input norm: writes `l.attn` [N, H·dv]. */
-  private attentionForward(l: number, m: number, mode: 'train' | 'eval'): PendingDispatches {
+  /** Attention forward of layer l after its input norm: writes the layer's attn [N, H·dv]. */
+  private attentionForward(l: number, m: number, mode: Mode): PendingDispatches {
     const { c, N, gpu } = this;
     const { B, T } = this.s;
     const H = c.nHeads;
     const G = c.nKvGroups;
-    const L = (x: string) => this.a(act.layer(l, x));
+    const L = this.a.layers[l];
     const out = this.projections(l);
     if (c.attention === 'dense') {
-      out.push(attentionForwardDispatch(gpu, { q: L('q'), k: L('k'), v: L('v'), out: L('attn'), lse: L('lse'), B, T, H, G, dk: c.dk, dv: c.dv }));
+      out.push(attentionForwardDispatch(gpu, { q: L.q, k: L.kv[0].k, v: L.kv[0].v, out: L.attn, lse: L.lse!, B, T, H, G, dk: c.dk, dv: c.dv }));
       return out;
     }
     const nsa = c.nsa!;
-    const w = layerParamNames(l);
-    const shape = nsaShape(c, this.s);
+    const gates = this.p.layers[l].gates!;
+    const scratch = this.a.grads.nsa!;
     out.push(
-      this.mm({ a: L('attn_normed'), b: this.p(w.wg), c: this.a('gate_logits'), M: N, K: c.dim, N: 3 * H, label: `l${l}.gate` }),
-      gateForwardDispatch(gpu, { logits: this.a('gate_logits'), bias: this.p(w.bg), gates: L('gates'), rows: N, H, ablation: nsa.gates }),
-      nsaCoreForward(gpu, shape, nsa, this.nsaIO(l), this.nsaScratch()),
+      this.mm({ a: L.attnNormed, b: gates.wg, c: scratch.gateLogits, M: N, K: c.dim, N: 3 * H, label: `l${l}.gate` }),
+      gateForwardDispatch(gpu, { logits: scratch.gateLogits, bias: gates.bg, gates: L.nsa!.gates, rows: N, H, ablation: nsa.gates }),
+      nsaCoreForward(gpu, nsaShape(c, this.s), nsa, this.nsaIO(l), scratch.core),
     );
     // Statistics of the step's last micro-batch (gate means, selection histogram, invalid count).
     if (mode === 'train' && m === this.s.gradAccum - 1) {
       out.push(
-        nsaStatsDispatches(gpu, { gates: L('gates'), sel: this.nsaIO(l).saved.sel, stats: L('nsa_stats'), B, T, H, G, cfg: nsa, maxDistance: nsaStatsMaxDistance(c) }),
+        nsaStatsDispatches(gpu, { gates: L.nsa!.gates, sel: L.nsa!.core.sel, stats: L.nsa!.stats, B, T, H, G, cfg: nsa, maxDistance: nsaStatsMaxDistance(c) }),
       );
     }
     return out;
   }
 
-  private nsaScratch(): NsaCoreScratch {
-    return nsaCoreScratchSlices('nsa.', this.a, this.c.nsa!);
-  }
-
-  /** Attention backward of layer l: from `dattn` to `dnormed` (overwritten) and the weight grads. */
+  /** Attention backward of layer l: from grads.dattn to grads.dnormed (overwritten) and the weight grads. */
   private attentionBackward(l: number): PendingDispatches {
     const { c, N, gpu } = this;
     const { B, T } = this.s;
     const C = c.dim;
     const H = c.nHeads;
     const G = c.nKvGroups;
-    const w = layerParamNames(l);
-    const L = (x: string) => this.a(act.layer(l, x));
-    const dn = this.a('dnormed');
+    const w = this.p.layers[l];
+    const gw = this.g.layers[l];
+    const L = this.a.layers[l];
+    const d = this.a.grads;
+    const dn = d.dnormed;
     const out: PendingDispatches = [];
-    // Gradients of the (RoPE'd) k/v of each projection pair, in kvNames order.
-    const gradNames: Array<[string, string]> = c.attention === 'dense' ? [['dk', 'dv']] : [['dk', 'dv'], ['dk_sel', 'dv_sel'], ['dk_win', 'dv_win']];
+    // Gradients of the (RoPE'd) k/v of each branch: dense one pair, NSA one per branch.
+    const dkv = c.attention === 'dense' ? d.dkv.slice(0, 1) : d.dkv;
     if (c.attention === 'dense') {
       out.push(
         attentionBackwardDispatches(gpu, {
-          q: L('q'), k: L('k'), v: L('v'), out: L('attn'), lse: L('lse'), dout: this.a('dattn'), delta: this.a('delta'),
-          gradQ: this.a('dq'), gradK: this.a('dk'), gradV: this.a('dv'), B, T, H, G, dk: c.dk, dv: c.dv,
+          q: L.q, k: L.kv[0].k, v: L.kv[0].v, out: L.attn, lse: L.lse!, dout: d.dattn, delta: d.delta,
+          gradQ: d.dq, gradK: dkv[0].k, gradV: dkv[0].v, B, T, H, G, dk: c.dk, dv: c.dv,
         }),
       );
     } else {
       const nsa = c.nsa!;
-      const grads = (i: number) => ({ k: this.a(gradNames[i][0]), v: this.a(gradNames[i][1]) });
-      const mlpSlices = (which: 'k' | 'v') => {
-        const m = w.cmpMlp[which];
-        return { pos: this.g(m.pos), w1: this.g(m.w1), b1: this.g(m.b1), w2: this.g(m.w2), b2: this.g(m.b2) };
-      };
       out.push(
-        nsaCoreBackward(gpu, nsaShape(c, this.s), nsa, this.nsaIO(l), this.nsaScratch(), {
-          dout: this.a('dattn'),
-          dq: this.a('dq'),
-          cmp: grads(0),
-          sel: grads(1),
-          win: grads(2),
-          gates: { kind: 'logits', dlogits: this.a('dgate_logits'), dbias: this.g(w.bg), ablation: nsa.gates },
-          mlp: nsa.phi === 'mlp' ? { k: mlpSlices('k'), v: mlpSlices('v') } : undefined,
+        nsaCoreBackward(gpu, nsaShape(c, this.s), nsa, this.nsaIO(l), d.nsa!.core, {
+          dout: d.dattn,
+          dq: d.dq,
+          cmp: dkv[0],
+          sel: dkv[1],
+          win: dkv[2],
+          gates: { kind: 'logits', dlogits: d.nsa!.dgateLogits, dbias: gw.gates!.bg, ablation: nsa.gates },
+          mlp: gw.cmpMlp,
         }),
       );
     }
-    const ropeInv = (x: BufferSlice, heads: number) =>
-      ropeDispatch(gpu, { x, out: x, rows: N, T, heads, headDim: c.dk, theta: c.ropeTheta, inverse: true });
-    const normed = L('attn_normed');
+    const normed = L.attnNormed;
     out.push(
-      ropeInv(this.a('dq'), H),
-      this.mm({ a: this.a('dq'), b: this.p(w.wq), c: dn, M: N, K: H * c.dk, N: C, transB: true, label: `l${l}.q.dx` }),
-      this.mm({ a: normed, b: this.a('dq'), c: this.g(w.wq), M: C, K: N, N: H * c.dk, transA: true, accumulate: true, label: `l${l}.q.dw` }),
+      this.rope(d.dq, H, true),
+      this.mm({ a: d.dq, b: w.wq, c: dn, M: N, K: H * c.dk, N: C, transB: true, label: `l${l}.q.dx` }),
+      this.mm({ a: normed, b: d.dq, c: gw.wq, M: C, K: N, N: H * c.dk, transA: true, accumulate: true, label: `l${l}.q.dw` }),
     );
     // Each branch's k/v gradient flows into its projection; with one shared pair (dense or
     // sharedKV) the three branch gradients accumulate into the same weight gradient.
-    const weights = this.kvWeights(l);
-    gradNames.forEach(([dkName, dvName], i) => {
-      const [wk, wv] = weights[Math.min(i, weights.length - 1)];
+    dkv.forEach((g, i) => {
+      const j = Math.min(i, w.kv.length - 1);
+      const [dkName, dvName] = [dkvLabel(i, 0), dkvLabel(i, 1)];
       out.push(
-        ropeInv(this.a(dkName), G),
-        this.mm({ a: this.a(dkName), b: this.p(wk), c: dn, M: N, K: G * c.dk, N: C, transB: true, accumulate: true, label: `l${l}.${dkName}.dx` }),
-        this.mm({ a: this.a(dvName), b: this.p(wv), c: dn, M: N, K: G * c.dv, N: C, transB: true, accumulate: true, label: `l${l}.${dvName}.dx` }),
-        this.mm({ a: normed, b: this.a(dkName), c: this.g(wk), M: C, K: N, N: G * c.dk, transA: true, accumulate: true, label: `l${l}.${dkName}.dw` }),
-        this.mm({ a: normed, b: this.a(dvName), c: this.g(wv), M: C, K: N, N: G * c.dv, transA: true, accumulate: true, label: `l${l}.${dvName}.dw` }),
+        this.rope(g.k, G, true),
+        this.mm({ a: g.k, b: w.kv[j].wk, c: dn, M: N, K: G * c.dk, N: C, transB: true, accumulate: true, label: `l${l}.${dkName}.dx` }),
+        this.mm({ a: g.v, b: w.kv[j].wv, c: dn, M: N, K: G * c.dv, N: C, transB: true, accumulate: true, label: `l${l}.${dvName}.dx` }),
+        this.mm({ a: normed, b: g.k, c: gw.kv[j].wk, M: C, K: N, N: G * c.dk, transA: true, accumulate: true, label: `l${l}.${dkName}.dw` }),
+        this.mm({ a: normed, b: g.v, c: gw.kv[j].wv, M: C, K: N, N: G * c.dv, transA: true, accumulate: true, label: `l${l}.${dvName}.dw` }),
       );
     });
     if (c.attention === 'nsa') {
+      const dgl = d.nsa!.dgateLogits;
       out.push(
-        this.mm({ a: this.a('dgate_logits'), b: this.p(w.wg), c: dn, M: N, K: 3 * H, N: C, transB: true, accumulate: true, label: `l${l}.gate.dx` }),
-        this.mm({ a: normed, b: this.a('dgate_logits'), c: this.g(w.wg), M: C, K: N, N: 3 * H, transA: true, accumulate: true, label: `l${l}.gate.dw` }),
+        this.mm({ a: dgl, b: w.gates!.wg, c: dn, M: N, K: 3 * H, N: C, transB: true, accumulate: true, label: `l${l}.gate.dx` }),
+        this.mm({ a: normed, b: dgl, c: gw.gates!.wg, M: C, K: N, N: 3 * H, transA: true, accumulate: true, label: `l${l}.gate.dw` }),
       );
     }
     return out;
   }
 
-  forward(m: number, mode: 'train' | 'eval'): Promise<Dispatch[]> {
-    const { c, N } = this;
+  /**
+   * Forward of micro-batch m. 'train' accumulates the step's mean loss; 'eval' writes the eval
+   * loss; both turn the logits into dlogits in place. 'logits' stops at the LM head.
+   */
+  forward(m: number, mode: Mode): Promise<Dispatch[]> {
+    const { c, N, gpu } = this;
     const { dim: C, ffnHidden: F, nHeads: H, vocabSize: V } = c;
+    const a = this.a;
     const out: PendingDispatches = [];
-    const gpu = this.gpu;
-    out.push(embeddingForwardDispatch(gpu, { tokens: this.a(act.tokens(m)), table: this.p(EMBEDDING), out: this.a(act.x(0)), N, C }));
+    out.push(embeddingForwardDispatch(gpu, { tokens: a.batches[m].tokens, table: this.p.wte, out: a.x[0], N, C }));
     for (let l = 0; l < c.nLayers; l++) {
-      const w = layerParamNames(l);
-      const L = (x: string) => this.a(act.layer(l, x));
-      const normed = L('attn_normed');
+      const w = this.p.layers[l];
+      const L = a.layers[l];
       out.push(
-        rmsnormForwardDispatch(gpu, { x: this.a(act.x(l)), weight: this.p(w.attnNorm), out: normed, rstd: L('attn_rstd'), rows: N, C, eps: c.normEps }),
+        rmsnormForwardDispatch(gpu, { x: a.x[l], weight: w.attnNorm, out: L.attnNormed, rstd: L.attnRstd, rows: N, C, eps: c.normEps }),
         ...this.attentionForward(l, m, mode),
       );
       out.push(
-        this.mm({ a: L('attn'), b: this.p(w.wo), c: this.a('proj'), M: N, K: H * c.dv, N: C, label: `l${l}.o` }),
-        addDispatch(gpu, this.a(act.x(l)), this.a('proj'), L('x_mid'), N * C),
-        rmsnormForwardDispatch(gpu, { x: L('x_mid'), weight: this.p(w.mlpNorm), out: L('mlp_normed'), rstd: L('mlp_rstd'), rows: N, C, eps: c.normEps }),
-        this.mm({ a: L('mlp_normed'), b: this.p(w.w1), c: L('a'), M: N, K: C, N: F, label: `l${l}.w1` }),
-        this.mm({ a: L('mlp_normed'), b: this.p(w.w3), c: L('b'), M: N, K: C, N: F, label: `l${l}.w3` }),
-        swigluForwardDispatch(gpu, { a: L('a'), b: L('b'), out: L('h'), n: N * F }),
-        this.mm({ a: L('h'), b: this.p(w.w2), c: this.a('proj'), M: N, K: F, N: C, label: `l${l}.w2` }),
-        addDispatch(gpu, L('x_mid'), this.a('proj'), this.a(act.x(l + 1)), N * C),
+        this.mm({ a: L.attn, b: w.wo, c: a.proj, M: N, K: H * c.dv, N: C, label: `l${l}.o` }),
+        addDispatch(gpu, a.x[l], a.proj, L.xMid, N * C),
+        rmsnormForwardDispatch(gpu, { x: L.xMid, weight: w.mlpNorm, out: L.mlpNormed, rstd: L.mlpRstd, rows: N, C, eps: c.normEps }),
+        this.mm({ a: L.mlpNormed, b: w.w1, c: L.a, M: N, K: C, N: F, label: `l${l}.w1` }),
+        this.mm({ a: L.mlpNormed, b: w.w3, c: L.b, M: N, K: C, N: F, label: `l${l}.w3` }),
+        swigluForwardDispatch(gpu, { a: L.a, b: L.b, out: L.h, n: N * F }),
+        this.mm({ a: L.h, b: w.w2, c: a.proj, M: N, K: F, N: C, label: `l${l}.w2` }),
+        addDispatch(gpu, L.xMid, a.proj, a.x[l + 1], N * C),
       );
     }
+    out.push(
+      rmsnormForwardDispatch(gpu, { x: a.x[c.nLayers], weight: this.p.finalNorm, out: a.finalNormed, rstd: a.finalRstd, rows: N, C, eps: c.normEps }),
+      // Tied embeddings: logits = final_normed · wteᵀ.
+      this.mm({ a: a.finalNormed, b: this.p.wte, c: a.logits, M: N, K: C, N: V, transB: true, label: 'lm_head' }),
+    );
+    if (mode === 'logits') return settle(out);
     const scale = lossScale(this.s, mode);
     out.push(
-      rmsnormForwardDispatch(gpu, { x: this.a(act.x(c.nLayers)), weight: this.p(FINAL_NORM), out: this.a('final_normed'), rstd: this.a('final_rstd'), rows: N, C, eps: c.normEps }),
-      // Tied embeddings: logits = final_normed · wteᵀ.
-      this.mm({ a: this.a('final_normed'), b: this.p(EMBEDDING), c: this.a('logits'), M: N, K: C, N: V, transB: true, label: 'lm_head' }),
       // Loss and dlogits in one pass; dlogits overwrite the logits in place.
-      crossEntropyDispatch(gpu, { logits: this.a('logits'), targets: this.a(act.targets(m)), losses: this.a('losses'), dlogits: this.a('logits'), N, V, gradScale: scale }),
+      crossEntropyDispatch(gpu, { logits: a.logits, targets: a.batches[m].targets, losses: a.losses, dlogits: a.logits, N, V, gradScale: scale }),
       mode === 'train'
-        ? sumDispatch(gpu, { x: this.a('losses'), n: N, out: this.a('loss_acc'), scale, accumulate: m > 0 })
-        : sumDispatch(gpu, { x: this.a('losses'), n: N, out: this.a('val_loss'), scale, accumulate: false }),
+        ? sumDispatch(gpu, { x: a.losses, n: N, out: a.lossAcc, scale, accumulate: m > 0 })
+        : sumDispatch(gpu, { x: a.losses, n: N, out: a.valLoss, scale, accumulate: false }),
     );
     return settle(out);
   }
 
   backward(m: number): Promise<Dispatch[]> {
-    const { c, N } = this;
+    const { c, N, gpu } = this;
     const { dim: C, ffnHidden: F, nHeads: H, vocabSize: V } = c;
-    const gpu = this.gpu;
+    const a = this.a;
+    const d = a.grads;
     const out: PendingDispatches = [];
-    const dx = this.a('dx');
-    const dn = this.a('dnormed');
+    const dx = d.dx;
+    const dn = d.dnormed;
     // LM head (tied): dnormed = dlogits · wte ; dwte += dlogitsᵀ · final_normed.
     out.push(
-      this.mm({ a: this.a('logits'), b: this.p(EMBEDDING), c: dn, M: N, K: V, N: C, label: 'lm_head.dx' }),
-      this.mm({ a: this.a('logits'), b: this.a('final_normed'), c: this.g(EMBEDDING), M: V, K: N, N: C, transA: true, accumulate: true, label: 'lm_head.dw' }),
+      this.mm({ a: a.logits, b: this.p.wte, c: dn, M: N, K: V, N: C, label: 'lm_head.dx' }),
+      this.mm({ a: a.logits, b: a.finalNormed, c: this.g.wte, M: V, K: N, N: C, transA: true, accumulate: true, label: 'lm_head.dw' }),
       rmsnormBackwardDispatches(gpu, {
-        dout: dn, x: this.a(act.x(c.nLayers)), weight: this.p(FINAL_NORM), rstd: this.a('final_rstd'),
-        dx, dweight: this.g(FINAL_NORM), rows: N, C, accumulateDx: false,
+        dout: dn, x: a.x[c.nLayers], weight: this.p.finalNorm, rstd: a.finalRstd,
+        dx, dweight: this.g.finalNorm, rows: N, C, accumulateDx: false,
       }),
     );
     for (let l = c.nLayers - 1; l >= 0; l--) {
-      const w = layerParamNames(l);
-      const L = (x: string) => this.a(act.layer(l, x));
+      const w = this.p.layers[l];
+      const gw = this.g.layers[l];
+      const L = a.layers[l];
       // MLP: x_{l+1} = x_mid + w2(silu(w1 n) * w3 n), n = norm(x_mid). dx holds d x_{l+1}.
       out.push(
-        this.mm({ a: dx, b: this.p(w.w2), c: this.a('dh'), M: N, K: C, N: F, transB: true, label: `l${l}.w2.dx` }),
-        this.mm({ a: L('h'), b: dx, c: this.g(w.w2), M: F, K: N, N: C, transA: true, accumulate: true, label: `l${l}.w2.dw` }),
-        swigluBackwardDispatch(gpu, { dout: this.a('dh'), a: L('a'), b: L('b'), da: this.a('da'), db: this.a('db'), n: N * F }),
-        this.mm({ a: this.a('da'), b: this.p(w.w1), c: dn, M: N, K: F, N: C, transB: true, label: `l${l}.w1.dx` }),
-        this.mm({ a: this.a('db'), b: this.p(w.w3), c: dn, M: N, K: F, N: C, transB: true, accumulate: true, label: `l${l}.w3.dx` }),
-        this.mm({ a: L('mlp_normed'), b: this.a('da'), c: this.g(w.w1), M: C, K: N, N: F, transA: true, accumulate: true, label: `l${l}.w1.dw` }),
-        this.mm({ a: L('mlp_normed'), b: this.a('db'), c: this.g(w.w3), M: C, K: N, N: F, transA: true, accumulate: true, label: `l${l}.w3.dw` }),
+        this.mm({ a: dx, b: w.w2, c: d.dh, M: N, K: C, N: F, transB: true, label: `l${l}.w2.dx` }),
+        this.mm({ a: L.h, b: dx, c: gw.w2, M: F, K: N, N: C, transA: true, accumulate: true, label: `l${l}.w2.dw` }),
+        swigluBackwardDispatch(gpu, { dout: d.dh, a: L.a, b: L.b, da: d.da, db: d.db, n: N * F }),
+        this.mm({ a: d.da, b: w.w1, c: dn, M: N, K: F, N: C, transB: true, label: `l${l}.w1.dx` }),
+        this.mm({ a: d.db, b: w.w3, c: dn, M: N, K: F, N: C, transB: true, accumulate: true, label: `l${l}.w3.dx` }),
+        this.mm({ a: L.mlpNormed, b: d.da, c: gw.w1, M: C, K: N, N: F, transA: true, accumulate: true, label: `l${l}.w1.dw` }),
+        this.mm({ a: L.mlpNormed, b: d.db, c: gw.w3, M: C, K: N, N: F, transA: true, accumulate: true, label: `l${l}.w3.dw` }),
         rmsnormBackwardDispatches(gpu, {
-          dout: dn, x: L('x_mid'), weight: this.p(w.mlpNorm), rstd: L('mlp_rstd'), dx, dweight: this.g(w.mlpNorm), rows: N, C, accumulateDx: true,
+          dout: dn, x: L.xMid, weight: w.mlpNorm, rstd: L.mlpRstd, dx, dweight: gw.mlpNorm, rows: N, C, accumulateDx: true,
         }),
       );
       // Attention: x_mid = x_l + wo(attention(n)), n = norm(x_l). dx holds d x_mid.
       out.push(
-        this.mm({ a: dx, b: this.p(w.wo), c: this.a('dattn'), M: N, K: C, N: H * c.dv, transB: true, label: `l${l}.o.dx` }),
-        this.mm({ a: L('attn'), b: dx, c: this.g(w.wo), M: H * c.dv, K: N, N: C, transA: true, accumulate: true, label: `l${l}.o.dw` }),
+        this.mm({ a: dx, b: w.wo, c: d.dattn, M: N, K: C, N: H * c.dv, transB: true, label: `l${l}.o.dx` }),
+        this.mm({ a: L.attn, b: dx, c: gw.wo, M: H * c.dv, K: N, N: C, transA: true, accumulate: true, label: `l${l}.o.dw` }),
         ...this.attentionBackward(l),
         rmsnormBackwardDispatches(gpu, {
-          dout: dn, x: this.a(act.x(l)), weight: this.p(w.attnNorm), rstd: L('attn_rstd'), dx, dweight: this.g(w.attnNorm), rows: N, C, accumulateDx: true,
+          dout: dn, x: a.x[l], weight: w.attnNorm, rstd: L.attnRstd, dx, dweight: gw.attnNorm, rows: N, C, accumulateDx: true,
         }),
       );
     }
-    out.push(embeddingBackwardDispatch(gpu, { index: this.a(act.tokenIndex(m)), dout: dx, dtable: this.g(EMBEDDING), N, C }));
+    out.push(embeddingBackwardDispatch(gpu, { index: a.batches[m].tokenIndex, dout: dx, dtable: this.g.wte, N, C }));
     return settle(out);
   }
 }
+
+type Mode = 'train' | 'eval' | 'logits';

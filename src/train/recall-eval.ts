@@ -1,52 +1,16 @@
 // Train a model on the associative-recall task and score it: accuracy = the fraction of held-out
 // queries whose most probable next token (argmax) at the answer position is the stored value.
 //
-// Reading predictions: the plan's eval forward runs the fused cross-entropy in place, so after it
-// the logits buffer holds dlogits[n,v] = scale·(softmax(logits[n])_v − [v = target_n]) with
-// scale = lossScale(plan.shape, 'eval'), and `losses[n]` = −ln p(target_n). Both are exact functions of the softmax, so
-// p(correct) = exp(−loss) and p(v) = dlogits[n,v]/scale for every other v: the full distribution,
-// hence the true argmax (softmax is monotone in the logits). The mass of the other tokens is
-// checked against 1 − p(correct) on every row, so a change in the plan's scale cannot go unnoticed.
+// Predictions come from the plan's probabilities (a forward to the logits, softmax per row): the
+// full distribution, so the argmax is the true one and p(value) is read directly.
 import type { GpuContext } from '../gpu/context';
-import { GpuContext as Gpu } from '../gpu/context';
-import { buildTokenIndex, tokenIndexLength } from '../kernels/embedding-index';
-import { act } from '../model/activations';
-import { lossScale } from '../model/plan';
+import { tokenIndexLength } from '../kernels/embedding-index';
 import type { RunConfig } from './config';
 import type { Batch } from './datasets';
 import { recallAnswerPositions, recallDatasetForRun } from './data/recall';
+import { trainingLoop } from './loop';
 import { Trainer } from './trainer';
 import type { StepMetrics } from './types';
-
-export interface AnswerCheck {
-  /** p(target) = exp(−loss). */
-  pCorrect: number;
-  /** The most probable other token and its probability (−1, 0 when V = 1). */
-  bestOther: number;
-  pBestOther: number;
-  /** Σ_{v ≠ target} p(v) recovered from the row. */
-  otherMass: number;
-  /** argmax is the target: p(target) > every other p(v) (a tie counts as wrong). */
-  correct: boolean;
-}
-
-/** Decodes one row of the in-place cross-entropy output (see the file comment). */
-export function checkAnswerRow(dlogits: ArrayLike<number>, loss: number, target: number, scale: number): AnswerCheck {
-  const pCorrect = Math.exp(-loss);
-  let bestOther = -1;
-  let pBestOther = 0;
-  let otherMass = 0;
-  for (let v = 0; v < dlogits.length; v++) {
-    if (v === target) continue;
-    const p = dlogits[v] / scale;
-    otherMass += p;
-    if (bestOther < 0 || p > pBestOther) {
-      bestOther = v;
-      pBestOther = p;
-    }
-  }
-  return { pCorrect, bestOther, pBestOther, otherMass, correct: pCorrect > pBestOther };
-}
 
 export interface RecallScore {
   answers: number;
@@ -58,16 +22,15 @@ export interface RecallScore {
   answerLoss: number;
 }
 
-/** Largest |Σ_{v≠t} p(v) − (1 − p(t))| accepted when decoding a row (f32 softmax, V ≤ a few hundred). */
-const MASS_TOLERANCE = 1e-4;
-
-/** Scores a trained model on the given batches at the given input positions (same in every row). */
+/**
+ * Scores a trained model on the given batches at the given input positions (same in every row).
+ * Call it with no step in flight (at a training loop's checkpoint, or after the loop ended).
+ */
 export async function scoreRecall(trainer: Trainer, batches: readonly Batch[], answerPositions: readonly number[]): Promise<RecallScore> {
-  await trainer.flush();
-  const { gpu, plan } = trainer;
+  if (trainer.stepsInFlight > 0) throw new Error(`scoreRecall: ${trainer.stepsInFlight} steps in flight; score at a checkpoint of the training loop`);
+  const plan = trainer.plan;
   const { B, T, N } = plan.shape;
   const V = plan.config.vocabSize;
-  const scale = lossScale(plan.shape, 'eval'); // the eval forward's gradScale
   const index = new Int32Array(tokenIndexLength(N));
   let answers = 0;
   let correct = 0;
@@ -75,29 +38,22 @@ export async function scoreRecall(trainer: Trainer, batches: readonly Batch[], a
   let lossSum = 0;
   for (const b of batches) {
     if (b.tokens.length !== N) throw new Error(`scoreRecall: batch holds ${b.tokens.length} tokens, the plan expects ${N}`);
-    buildTokenIndex(b.tokens, index);
-    gpu.write(plan.acts.get(act.tokens(0)), b.tokens);
-    gpu.write(plan.acts.get(act.targets(0)), b.targets);
-    gpu.write(plan.acts.get(act.tokenIndex(0)), index);
-    const enc = gpu.device.createCommandEncoder({ label: 'recall.eval' });
-    const pass = enc.beginComputePass();
-    Gpu.encode(pass, plan.evalForward);
-    pass.end();
-    gpu.submit([enc.finish()]);
-    const dlogits = await gpu.readF32(plan.acts.get('logits'), N * V);
-    const losses = await gpu.readF32(plan.acts.get('losses'), N);
+    plan.writeBatch(0, b.tokens, b.targets, index);
+    const probs = await plan.readProbabilities();
     for (let r = 0; r < B; r++) {
       for (const t of answerPositions) {
         const n = r * T + t;
         const target = b.targets[n];
-        const c = checkAnswerRow(dlogits.subarray(n * V, (n + 1) * V), losses[n], target, scale);
-        if (!(Math.abs(c.otherMass - (1 - c.pCorrect)) <= MASS_TOLERANCE)) {
-          throw new Error(`scoreRecall: row ${n} decodes to other-token mass ${c.otherMass} but 1 − p(target) = ${1 - c.pCorrect}; the eval forward's loss scale is not ${scale}`);
-        }
+        if (!(Number.isInteger(target) && target >= 0 && target < V)) throw new Error(`scoreRecall: row ${n} has target ${target}, not an answer`);
+        const row = probs.subarray(n * V, (n + 1) * V);
+        const p = row[target];
+        // argmax is the target: p(target) > every other p(v) (a tie counts as wrong).
+        let best = true;
+        for (let v = 0; v < V && best; v++) if (v !== target && row[v] >= p) best = false;
         answers++;
-        if (c.correct) correct++;
-        pSum += c.pCorrect;
-        lossSum += losses[n];
+        if (best) correct++;
+        pSum += p;
+        lossSum += -Math.log(p);
       }
     }
   }
@@ -158,27 +114,25 @@ export async function trainAndScoreRecall(gpu: GpuContext, config: RunConfig, op
     const answers = recallAnswerPositions(T, queries);
     const held = dataset.validationBatches(opts.evalBatches);
     const every = opts.evalEvery ?? 0;
+    const steps = config.train.steps;
     let evalMs = 0;
     const t0 = performance.now();
     let last: StepMetrics | null = null;
-    for (let i = 0; i < config.train.steps; i++) {
-      const m = await trainer.step();
-      if (m) {
-        last = m;
-        opts.onStep?.(m);
-      }
-      if (every > 0 && (i + 1) % every === 0 && i + 1 < config.train.steps) {
+    const loop = trainingLoop(trainer, { until: steps, checkpointAfter: (n) => every > 0 && n % every === 0 && n < steps });
+    for await (const e of loop) {
+      if (e.kind === 'step') {
+        last = e.metrics;
+        opts.onStep?.(e.metrics);
+      } else {
         const e0 = performance.now();
         const s = await scoreRecall(trainer, held, answers);
         evalMs += performance.now() - e0;
-        opts.onEval?.(i, s);
+        opts.onEval?.(e.stepsDone - 1, s);
       }
     }
-    const tail = await trainer.flush();
-    if (tail && tail !== last) opts.onStep?.(tail);
     const trainMs = performance.now() - t0 - evalMs;
     const score = await scoreRecall(trainer, held, answers);
-    return { steps: config.train.steps, buildMs, trainMs, finalLoss: tail?.loss ?? Number.NaN, score };
+    return { steps, buildMs, trainMs, finalLoss: last?.loss ?? Number.NaN, score };
   } finally {
     trainer.destroy();
   }

@@ -1,32 +1,53 @@
-// The training loop core shared by the Node CLI and the page's worker. One optimizer step is one
-// command buffer and one submit; the loss and gradient norm come back through a small staging
-// ring one step late, so the GPU always has the next step queued while JavaScript waits.
+// One training run on the GPU: the plan, its data, the learning-rate schedule and the pipelined
+// readback. One optimizer step is one command buffer and one submit; the loss, gradient norm and
+// NSA statistics come back through a small staging ring one step late, so the GPU always has the
+// next step queued while JavaScript waits. step() and flush() return each step's metrics exactly
+// once, in order; src/train/loop.ts is the loop every caller runs on top of them.
 import type { GpuContext } from '../gpu/context';
-import { GpuContext as Gpu } from '../gpu/context';
-import { adamwHyperWords } from '../kernels/adamw';
 import { tokenIndexLength } from '../kernels/embedding-index';
-import { formatConfigErrors } from '../spec/model-config';
 import { initParams } from '../model/init';
-import { ModelPlan } from '../model/plan';
-import { act, nsaStatsMaxDistance } from '../model/activations';
+import { ModelPlan, type NamedTensors } from '../model/plan';
+import { formatConfigErrors } from '../spec/model-config';
 import { validateRunConfig, type RunConfig } from './config';
 import type { Batch, Dataset } from './datasets';
 import { learningRate, type LrSchedule } from './lr-schedule';
 import type { EvalMetrics, Heartbeat, NsaStepStats, StepMetrics, TrainerPhase } from './types';
-import { decodeNsaStats, nsaStatsLength } from '../kernels/nsa-stats';
+import type { NsaStats } from '../kernels/nsa-stats';
 
 export interface TrainerHooks {
   onHeartbeat?(b: Heartbeat): void;
 }
 
-/** A step produced a non-finite loss or gradient norm. The AdamW kernel skipped that update. */
-export class NonFiniteError extends Error {}
+/**
+ * A step produced a non-finite loss or gradient norm (the one error for a diverged run). The AdamW
+ * kernel skipped that update, so the weights are those after the last finite step.
+ */
+export class NonFiniteError extends Error {
+  override readonly name = 'NonFiniteError';
+  constructor(
+    readonly step: number,
+    readonly loss: number,
+    readonly gradNorm: number,
+  ) {
+    super(
+      `step ${step}: loss ${loss}, grad norm ${gradNorm} — non-finite; the optimizer skipped this update, the weights are intact. ` +
+        'Lower the learning rate or enable gradient clipping, then start a new run.',
+    );
+  }
+}
 
-/** The GPU produced a selection that breaks docs/nsa-spec.md's rules (counted by the stats kernel). */
-export class InvalidSelectionError extends Error {}
+/** The GPU produced selections that break docs/nsa-spec.md's rules (counted by the stats kernel). */
+export class InvalidSelectionError extends Error {
+  override readonly name = 'InvalidSelectionError';
+  constructor(
+    readonly step: number,
+    readonly invalidRows: number,
+  ) {
+    super(`step ${step}: ${invalidRows} invalid NSA selection rows (a kernel bug: selections must satisfy the spec's top-n rules)`);
+  }
+}
 
 const STAGING_SLOTS = 3;
-const SCALAR_BYTES = 16; // loss, grad norm, clip scale, (pad); NSA stats per layer follow
 
 interface Pending {
   step: number;
@@ -47,7 +68,6 @@ export class Trainer {
   private lastResolvedAt = performance.now();
   private lastMetrics: StepMetrics | null = null;
   private phase: TrainerPhase = 'init';
-  private readonly nsaStatsWords: number;
   private readonly stagingBytes: number;
 
   private constructor(
@@ -58,9 +78,7 @@ export class Trainer {
     private readonly hooks: TrainerHooks,
   ) {
     const { N, gradAccum } = plan.shape;
-    const m = config.model;
-    this.nsaStatsWords = m.attention === 'nsa' ? nsaStatsLength(nsaStatsMaxDistance(m)) : 0;
-    this.stagingBytes = SCALAR_BYTES + 4 * this.nsaStatsWords * m.nLayers;
+    this.stagingBytes = plan.readbackBytes;
     this.staging = Array.from({ length: STAGING_SLOTS }, (_, i) =>
       gpu.createBuffer({ label: `staging#${i}`, size: this.stagingBytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST }),
     );
@@ -78,8 +96,13 @@ export class Trainer {
       errs.push({ field: 'model.vocabSize', message: `must be ≥ the dataset's vocabulary (${dataset.vocabSize})` });
     if (errs.length) throw new Error(`invalid run config:\n${formatConfigErrors(errs)}`);
     const t = config.train;
-    const plan = await ModelPlan.build(gpu, config.model, t.batchSize, t.gradAccum, { gradClip: t.gradClip, weightDecay: t.weightDecay }, dataset.scoredPerSequence);
-    plan.uploadParams(initParams(plan.specs, t.seed));
+    const plan = await ModelPlan.build(gpu, config.model, {
+      batchSize: t.batchSize,
+      gradAccum: t.gradAccum,
+      optimizer: { beta1: t.beta1, beta2: t.beta2, eps: t.eps, weightDecay: t.weightDecay, gradClip: t.gradClip },
+      scoredPerSequence: dataset.scoredPerSequence,
+    });
+    plan.importParams(initParams(plan.specs, t.seed));
     const trainer = new Trainer(gpu, config, plan, dataset, hooks);
     trainer.beat('init', `model ready: ${plan.specs.length} tensors, ${(plan.gpuBytes / 2 ** 20).toFixed(1)} MiB on ${gpu.adapter.architecture}`);
     trainer.phase = 'idle';
@@ -121,10 +144,9 @@ export class Trainer {
     return this.phase;
   }
 
-  /** Runs one optimizer step (one submit). Returns the previous step's metrics, or null on the first. */
-  async step(): Promise<StepMetrics | null> {
+  /** Runs one optimizer step (one submit). Resolves with the metrics that became ready: the previous step's, or none. */
+  async step(): Promise<StepMetrics[]> {
     const { gpu, plan } = this;
-    const t = this.config.train;
     const step = this.stepCount;
     this.phase = 'data';
     for (let m = 0; m < plan.shape.gradAccum; m++) {
@@ -134,25 +156,14 @@ export class Trainer {
     }
     this.phase = 'step';
     const lr = learningRate(this.schedule, step);
-    plan.hyper.write(adamwHyperWords({ lr, beta1: t.beta1, beta2: t.beta2, eps: t.eps, weightDecay: t.weightDecay, step: step + 1 }));
     const slot = step % STAGING_SLOTS;
     const enc = gpu.device.createCommandEncoder({ label: `step ${step}` });
-    plan.encodeZeroGrads(enc);
-    const pass = enc.beginComputePass({ label: `step ${step}` });
-    for (const micro of plan.microSteps) Gpu.encode(pass, micro);
-    Gpu.encode(pass, plan.optimizer);
-    pass.end();
-    const scalars = plan.acts;
-    enc.copyBufferToBuffer(scalars.get('loss_acc').buffer, scalars.get('loss_acc').offset, this.staging[slot], 0, 4);
-    enc.copyBufferToBuffer(scalars.get('grad_stats').buffer, scalars.get('grad_stats').offset, this.staging[slot], 4, 8);
-    for (let l = 0; this.nsaStatsWords > 0 && l < this.config.model.nLayers; l++) {
-      const st = scalars.get(act.layer(l, 'nsa_stats'));
-      enc.copyBufferToBuffer(st.buffer, st.offset, this.staging[slot], SCALAR_BYTES + 4 * this.nsaStatsWords * l, 4 * this.nsaStatsWords);
-    }
+    plan.encodeTrainStep(enc, lr, step + 1);
+    plan.encodeStepReadback(enc, this.staging[slot]);
     gpu.submit([enc.finish()]);
     this.pending.push({ step, lr, slot, mapped: this.staging[slot].mapAsync(GPUMapMode.READ) });
     this.stepCount++;
-    return this.pending.length > 1 ? this.resolve(this.pending.shift()!) : null;
+    return this.pending.length > 1 ? [await this.resolve(this.pending.shift()!)] : [];
   }
 
   private async resolve(p: Pending): Promise<StepMetrics> {
@@ -160,41 +171,38 @@ export class Trainer {
     const buf = this.staging[p.slot];
     const raw = buf.getMappedRange(0, this.stagingBytes).slice(0);
     buf.unmap();
-    const v = new Float32Array(raw, 0, 3);
+    const scalars = this.plan.decodeStepReadback(raw);
     const now = performance.now();
     const stepMs = now - this.lastResolvedAt;
     this.lastResolvedAt = now;
     const m: StepMetrics = {
       step: p.step,
-      loss: v[0],
+      loss: scalars.loss,
       lr: p.lr,
-      gradNorm: v[1],
+      gradNorm: scalars.gradNorm,
       tokensPerSecond: this.tokensPerStep / (stepMs / 1000),
       stepMs,
       elapsedMs: now - this.startedAt,
     };
-    if (this.nsaStatsWords > 0) m.nsa = this.decodeNsa(raw);
+    if (scalars.nsa) m.nsa = this.summariseNsa(scalars.nsa);
     this.lastMetrics = m;
     if (!Number.isFinite(m.loss) || !Number.isFinite(m.gradNorm)) {
-      const msg = `step ${p.step}: loss ${m.loss}, grad norm ${m.gradNorm} — non-finite; the optimizer skipped this update, weights are intact`;
-      this.beat('error', msg, m);
-      throw new NonFiniteError(msg);
+      const e = new NonFiniteError(p.step, m.loss, m.gradNorm);
+      this.beat('error', e.message, m);
+      throw e;
     }
     if (m.nsa && m.nsa.invalid > 0) {
-      const msg = `step ${p.step}: ${m.nsa.invalid} invalid NSA selection rows (a kernel bug: selections must satisfy the spec's top-n rules)`;
-      this.beat('error', msg, m);
-      throw new InvalidSelectionError(msg);
+      const e = new InvalidSelectionError(p.step, m.nsa.invalid);
+      this.beat('error', e.message, m);
+      throw e;
     }
     this.beat('step', `step ${p.step}`, m);
     return m;
   }
 
-  private decodeNsa(raw: ArrayBuffer): NsaStepStats {
-    const L = this.config.model.nLayers;
-    const maxD = nsaStatsMaxDistance(this.config.model);
-    const perLayer = Array.from({ length: L }, (_, l) =>
-      decodeNsaStats(new Uint32Array(raw, SCALAR_BYTES + 4 * this.nsaStatsWords * l, this.nsaStatsWords), maxD),
-    );
+  /** Layer statistics → the step's NSA summary (gate means averaged over layers, histograms summed). */
+  private summariseNsa(perLayer: NsaStats[]): NsaStepStats {
+    const L = perLayer.length;
     const gateMean = [0, 1, 2].map((c) => perLayer.reduce((a, s) => a + s.gateMean[c], 0) / L) as [number, number, number];
     const histogram = perLayer[0].histogram.map((_, k) => perLayer.reduce((a, s) => a + s.histogram[k], 0));
     return {
@@ -205,16 +213,30 @@ export class Trainer {
     };
   }
 
-  /** Waits for the GPU and returns the metrics of the last submitted step. */
-  async flush(): Promise<StepMetrics | null> {
-    let last: StepMetrics | null = null;
-    while (this.pending.length) last = await this.resolve(this.pending.shift()!);
-    return last ?? this.lastMetrics;
+  /** Waits for the GPU; resolves with the metrics of every step not yet returned (in order). */
+  async flush(): Promise<StepMetrics[]> {
+    const out: StepMetrics[] = [];
+    while (this.pending.length) out.push(await this.resolve(this.pending.shift()!));
+    return out;
   }
 
-  /** Mean loss over the dataset's fixed validation batches (micro-batch 0's input slots). */
+  /** Steps submitted whose metrics have not been returned yet. */
+  get stepsInFlight(): number {
+    return this.pending.length;
+  }
+
+  /** The metrics of the last step resolved (null before the first). */
+  get lastStepMetrics(): StepMetrics | null {
+    return this.lastMetrics;
+  }
+
+  /**
+   * Mean loss over the dataset's fixed validation batches (micro-batch 0's input slots). Call it
+   * with the GPU flushed (the loop's checkpoint events are): it throws if steps are in flight, so no
+   * step's metrics can be lost to it.
+   */
   async evaluate(): Promise<EvalMetrics> {
-    await this.flush();
+    if (this.pending.length) throw new Error(`evaluate: ${this.pending.length} steps in flight; flush() first so their metrics are not lost`);
     const { gpu, plan } = this;
     const batches = this.dataset.validationBatches(this.config.train.evalBatches);
     if (batches.length === 0) throw new Error(`dataset ${this.dataset.name} has no validation split`);
@@ -224,11 +246,8 @@ export class Trainer {
     for (const b of batches) {
       plan.writeBatch(0, b.tokens, b.targets, idx);
       const enc = gpu.device.createCommandEncoder({ label: 'eval' });
-      const pass = enc.beginComputePass();
-      Gpu.encode(pass, plan.evalForward);
-      pass.end();
-      const vl = plan.acts.get('val_loss');
-      enc.copyBufferToBuffer(vl.buffer, vl.offset, this.evalStaging, 0, 4);
+      plan.encodeEval(enc);
+      plan.encodeEvalReadback(enc, this.evalStaging);
       gpu.submit([enc.finish()]);
       await this.evalStaging.mapAsync(GPUMapMode.READ);
       total += new Float32Array(this.evalStaging.getMappedRange(0, 4))[0];
@@ -240,14 +259,14 @@ export class Trainer {
     return r;
   }
 
-  /** Current parameters (for checkpoints and tests). */
-  readParams(): Promise<Map<string, Float32Array>> {
-    return this.plan.readArena(this.plan.params);
+  /** Current parameters by name (checkpoints, generation, tests). */
+  readParams(): Promise<NamedTensors> {
+    return this.plan.exportParams();
   }
 
   destroy(): void {
     for (const b of this.staging) b.destroy();
     this.evalStaging.destroy();
-    for (const a of [this.plan.params, this.plan.grads, this.plan.adamM, this.plan.adamV, this.plan.acts]) for (const b of a.buffers) b.destroy();
+    this.plan.destroy();
   }
 }

@@ -2,7 +2,6 @@
 // metrics), the kept selection snapshots, and generation from the current weights. Imported lazily
 // by the worker, so probing the adapter does not wait for the model code and tokenizers to load.
 import type { GpuContext } from '../gpu/context';
-import { act } from '../model/activations';
 import { countParams } from '../spec/params';
 import { numSelBlocks } from '../spec/nsa-blocks';
 import type { SelectionSnapshot } from '../spec/selection-snapshot';
@@ -150,7 +149,7 @@ export class PlaygroundRun {
   private async takeSnapshot(step: number): Promise<number[]> {
     const plan = this.trainer.plan;
     // The activations hold the step's last micro-batch; its row 0 is the sequence shown.
-    const tokens = await this.gpu.readI32(plan.acts.get(act.tokens(plan.shape.gradAccum - 1)), plan.shape.T);
+    const tokens = await plan.readBatchTokens(plan.shape.gradAccum - 1);
     const snaps = await readSelectionSnapshots(this.gpu, plan, { step, tokens });
     this.snapshots ??= new SnapshotHistory<StepSnapshots>(this.snapshotCapacity());
     this.snapshots.add({ step, snaps });

@@ -1,19 +1,15 @@
 // One training run inside the worker: drives a Trainer step by step, honours pause/stop between
 // steps, takes checkpoints (validation loss, selection snapshots) when due, turns GPU reports
-// (device lost, validation errors) and non-finite losses into errors, and batches metrics for the
-// page. Independent of comlink and of the real Trainer, so it is testable.
+// (device lost, validation errors) into errors, passes the trainer's NonFiniteError on, and batches
+// metrics for the page. The steps run through the one training loop (src/train/loop.ts). Independent of comlink and of the real Trainer, so it is testable.
 import type { GpuReport } from '../gpu/context';
+import { trainingLoop, type StepSource } from '../train/loop';
 import type { EvalMetrics, Heartbeat, StepMetrics } from '../train/types';
 import { UpdateBatcher, type Clock, type Sleep } from './batcher';
 import { MAX_UPDATES_PER_SECOND, type TrainResult, type TrainUpdate } from './protocol';
 
 /** What the session needs from a Trainer (src/train/trainer.ts satisfies it). */
-export interface StepSource {
-  /** One optimizer step; resolves with the previous step's metrics (one step late) or null. */
-  step(): Promise<StepMetrics | null>;
-  /** Waits for the GPU; resolves with the last step's metrics. */
-  flush(): Promise<StepMetrics | null>;
-  readonly stepsDone: number;
+export interface SessionTrainer extends StepSource {
   destroy(): void;
 }
 
@@ -37,12 +33,11 @@ export interface CheckpointResult {
 }
 
 export class GpuFailureError extends Error {
+  override readonly name = 'GpuFailureError';
   constructor(readonly report: GpuReport) {
     super(report.kind === 'device-lost' ? report.message : `GPU ${report.kind} error: ${report.message}`);
   }
 }
-
-export class DivergedError extends Error {}
 
 export type SessionState = 'ready' | 'training' | 'closed';
 
@@ -65,13 +60,12 @@ export class TrainingSession {
   private readonly failed: Promise<never>;
   private readonly unsubscribe: () => void;
   private batcher: UpdateBatcher | null = null;
-  private lastStep = -Infinity;
   private last: StepMetrics | null = null;
   private stallMs = 0;
   private running$: Promise<unknown> = Promise.resolve();
 
   constructor(
-    private readonly trainer: StepSource,
+    private readonly trainer: SessionTrainer,
     gpu: GpuReporter,
     private readonly opts: SessionOptions = {},
   ) {
@@ -113,18 +107,23 @@ export class TrainingSession {
     const target = this.trainer.stepsDone + steps;
     try {
       const cp = this.opts.checkpoints;
-      while (this.trainer.stepsDone < target && !this.pauseRequested && !this.stopRequested) {
-        if (this.stallMs > 0) await this.stall();
-        if (this.pauseRequested || this.stopRequested) break;
-        this.accept(await this.guard(this.trainer.step()), batcher);
-        if (cp?.due(this.trainer.stepsDone)) {
-          this.accept(await this.guard(this.trainer.flush()), batcher);
-          const r = await this.guard(cp.take(this.trainer.stepsDone));
-          if (r.eval) batcher.addEval(r.eval);
-          if (r.snapshotSteps) batcher.setSnapshotSteps(r.snapshotSteps);
+      const loop = trainingLoop(this.trainer, {
+        until: target,
+        checkpointAfter: (n) => cp?.due(n) ?? false,
+        shouldStop: () => this.pauseRequested || this.stopRequested,
+        beforeStep: () => (this.stallMs > 0 ? this.stall() : Promise.resolve()),
+      });
+      for (let r = await this.guard(loop.next()); !r.done; r = await this.guard(loop.next())) {
+        const e = r.value;
+        if (e.kind === 'step') {
+          this.last = e.metrics;
+          batcher.addMetrics(e.metrics);
+        } else if (cp) {
+          const c = await this.guard(cp.take(e.stepsDone));
+          if (c.eval) batcher.addEval(c.eval);
+          if (c.snapshotSteps) batcher.setSnapshotSteps(c.snapshotSteps);
         }
       }
-      this.accept(await this.guard(this.trainer.flush()), batcher);
     } catch (e) {
       this.fail(e instanceof Error ? e : new Error(String(e)));
     } finally {
@@ -170,17 +169,6 @@ export class TrainingSession {
       await sleep(ms);
       left -= ms;
     }
-  }
-
-  private accept(m: StepMetrics | null, batcher: UpdateBatcher): void {
-    if (!m || m.step <= this.lastStep) return; // flush() may repeat the metrics step() returned
-    if (!Number.isFinite(m.loss))
-      throw new DivergedError(
-        `Training diverged: the loss is ${m.loss} at step ${m.step}. Lower the learning rate or enable gradient clipping, then start a new run.`,
-      );
-    this.lastStep = m.step;
-    this.last = m;
-    batcher.addMetrics(m);
   }
 
   private guard<T>(p: Promise<T>): Promise<T> {

@@ -5,16 +5,18 @@
 // The NSA case also requires the GPU's selections to equal the decoder's; with these seeds no
 // group score is near-tied (f32 and f64 could otherwise order a near-tie differently).
 import { describe, expect, it } from 'vitest';
-import { GpuContext } from '../../src/gpu/context';
-import { act } from '../../src/model/activations';
 import type { ModelConfig } from '../../src/spec/model-config';
 import { ModelDecoder } from '../../src/reference/decoder';
 import { initParams } from '../../src/model/init';
 import { paramSpecs } from '../../src/spec/params';
+import { tokenIndexLength } from '../../src/kernels/embedding-index';
 import { ModelPlan } from '../../src/model/plan';
 import { crossEntropyRef } from '../../src/reference/crossentropy';
 import { getGpu } from '../helpers/gpu';
 import { randomTokens } from './helpers';
+
+/** Plain gradients: these tests never run the optimizer. */
+const NO_OPTIMIZER = { beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0, gradClip: 0 };
 
 const TOL = 1e-4;
 // Small models with odd sizes (dk ≠ dv, vocab and dims not multiples of 4), the shapes of
@@ -36,22 +38,19 @@ describe('GPU prefill (ModelPlan eval forward) = CPU decode, per-position losses
     const B = 2;
     const T = c.seqLen;
     const N = B * T;
-    const plan = await ModelPlan.build(gpu, c, B, 1, { gradClip: 0, weightDecay: 0 });
+    const plan = await ModelPlan.build(gpu, c, { batchSize: B, gradAccum: 1, optimizer: NO_OPTIMIZER });
     const params = initParams(paramSpecs(c), 9);
-    plan.uploadParams(params);
+    plan.importParams(params);
     const tokens = randomTokens(N, c.vocabSize, 10);
     const targets = randomTokens(N, c.vocabSize, 11);
-    gpu.write(plan.acts.get(act.tokens(0)), Int32Array.from(tokens));
-    gpu.write(plan.acts.get(act.targets(0)), Int32Array.from(targets));
+    plan.writeBatch(0, Int32Array.from(tokens), Int32Array.from(targets), new Int32Array(tokenIndexLength(N)));
     const enc = gpu.device.createCommandEncoder();
-    const pass = enc.beginComputePass();
-    GpuContext.encode(pass, plan.evalForward);
-    pass.end();
+    plan.encodeEval(enc);
     gpu.submit([enc.finish()]);
-    const losses = await gpu.readF32(plan.acts.get('losses'), N);
+    const losses = await plan.readLosses();
     const gpuSel: Int32Array[] = [];
-    if (c.attention === 'nsa' && c.nsa) for (let l = 0; l < c.nLayers; l++) gpuSel.push(await gpu.readI32(plan.acts.get(act.layer(l, 'nsa.sel')), N * c.nKvGroups * c.nsa.nSel));
-    for (const b of plan.acts.buffers) b.destroy();
+    if (c.attention === 'nsa' && c.nsa) for (let l = 0; l < c.nLayers; l++) gpuSel.push((await plan.readSelection(l, N)).sel);
+    plan.destroy();
 
     let worst = 0;
     for (let b = 0; b < B; b++) {

@@ -5,7 +5,6 @@
 // agree wherever the reference's scores are not near-tied.
 import { describe, expect, it } from 'vitest';
 import { tokenIndexLength } from '../../src/kernels/embedding-index';
-import { act } from '../../src/model/activations';
 import type { ModelConfig, ModelNsaConfig } from '../../src/spec/model-config';
 import { initParams } from '../../src/model/init';
 import { paramSpecs } from '../../src/spec/params';
@@ -13,6 +12,9 @@ import { ModelPlan } from '../../src/model/plan';
 import { modelBackwardRef, modelForwardRef } from '../../src/reference/model';
 import { relRms, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
+
+/** Plain gradients: these tests never run the optimizer. */
+const NO_OPTIMIZER = { beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0, gradClip: 0 };
 
 const nsaBase: ModelNsaConfig = { l: 4, d: 2, lSel: 8, nSel: 2, w: 5, phi: 'avg', forceInit: true, forceLocal: 1, sharedKV: false, gates: { kind: 'none' } };
 const base: ModelConfig = {
@@ -23,25 +25,24 @@ const B = 2;
 
 async function oneStep(cfg: ModelConfig, seed: number) {
   const gpu = await getGpu();
-  const plan = await ModelPlan.build(gpu, cfg, B, 1, { gradClip: 0, weightDecay: 0 });
+  const plan = await ModelPlan.build(gpu, cfg, { batchSize: B, gradAccum: 1, optimizer: NO_OPTIMIZER });
   const specs = paramSpecs(cfg);
   const params = initParams(specs, seed);
-  plan.uploadParams(params);
+  plan.importParams(params);
   const r = rng(seed + 100);
   const N = B * cfg.seqLen;
   const tokens = Int32Array.from({ length: N }, () => Math.floor(r() * cfg.vocabSize));
   const targets = Int32Array.from({ length: N }, () => Math.floor(r() * cfg.vocabSize));
   plan.writeBatch(0, tokens, targets, new Int32Array(tokenIndexLength(N)));
-  plan.runForwardBackward();
-  const loss = (await gpu.readF32(plan.acts.get('loss_acc'), 1))[0];
-  const grads = await plan.readArena(plan.grads);
+  const loss = await plan.forwardBackward();
+  const grads = await plan.exportGrads();
   const selections: Int32Array[] = [];
-  for (let l = 0; l < cfg.nLayers; l++) selections.push(await gpu.readI32(plan.acts.get(act.layer(l, 'nsa.sel')), N * cfg.nKvGroups * cfg.nsa!.nSel));
+  for (let l = 0; l < cfg.nLayers; l++) selections.push((await plan.readSelection(l, N)).sel);
   const p64 = new Map([...params].map(([k, v]) => [k, Float64Array.from(v)]));
   const fwd = modelForwardRef(cfg, p64, tokens, targets, B, { selections });
   const g64 = modelBackwardRef(cfg, p64, tokens, targets, B, fwd);
   const free = modelForwardRef(cfg, p64, tokens, targets, B);
-  for (const s of plan.acts.buffers) s.destroy();
+  plan.destroy();
   return { loss, grads, fwd, g64, specs, selections, free };
 }
 

@@ -2,7 +2,6 @@
 // the loss and every parameter gradient.
 import { describe, expect, it } from 'vitest';
 import { tokenIndexLength } from '../../src/kernels/embedding-index';
-import { act } from '../../src/model/activations';
 import type { ModelConfig } from '../../src/spec/model-config';
 import { initParams } from '../../src/model/init';
 import { numel, paramSpecs } from '../../src/spec/params';
@@ -12,6 +11,9 @@ import { IGNORE_TARGET } from '../../src/spec/targets';
 import { modelBackwardRef, modelForwardRef } from '../../src/reference/model';
 import { relRms, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
+
+/** Plain gradients: these tests never run the optimizer. */
+const NO_OPTIMIZER = { beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0, gradClip: 0 };
 
 // Odd sizes on purpose: dk ≠ dv, T not a power of two, vocab not a multiple of any tile.
 const cfg: ModelConfig = {
@@ -31,10 +33,10 @@ interface MicroBatch {
  */
 async function expectAccumulatedStep(micro: MicroBatch[], paramSeed: number, scoredPerSequence?: number): Promise<void> {
   const gpu = await getGpu();
-  const plan = await ModelPlan.build(gpu, cfg, B, micro.length, { gradClip: 0, weightDecay: 0 }, scoredPerSequence);
+  const plan = await ModelPlan.build(gpu, cfg, { batchSize: B, gradAccum: micro.length, optimizer: NO_OPTIMIZER, scoredPerSequence: scoredPerSequence });
   const specs = paramSpecs(cfg);
   const params = initParams(specs, paramSeed);
-  plan.uploadParams(params);
+  plan.importParams(params);
   const p64 = new Map([...params].map(([k, v]) => [k, Float64Array.from(v)]));
   const N = B * cfg.seqLen;
   const expected = new Map(specs.map((s) => [s.name, new Float64Array(numel(s.shape))]));
@@ -48,10 +50,9 @@ async function expectAccumulatedStep(micro: MicroBatch[], paramSeed: number, sco
       for (let i = 0; i < v.length; i++) e[i] += v[i] / micro.length;
     }
   });
-  plan.runForwardBackward();
-  const loss = (await gpu.readF32(plan.acts.get('loss_acc'), 1))[0];
+  const loss = await plan.forwardBackward();
   expect(Math.abs(loss - expectedLoss) / expectedLoss).toBeLessThanOrEqual(1e-5);
-  const grads = await plan.readArena(plan.grads);
+  const grads = await plan.exportGrads();
   for (const s of specs) expect(relRms(grads.get(s.name)!, expected.get(s.name)!), s.name).toBeLessThanOrEqual(1e-4);
   expect(gpu.reports).toEqual([]);
 }
@@ -61,18 +62,17 @@ const randomTokens = (r: () => number) => Int32Array.from({ length: B * cfg.seqL
 describe('dense model, one training step: GPU vs float64 reference', () => {
   it('loss (rel ≤ 1e-5) and every parameter gradient (rel RMS ≤ 1e-4)', async () => {
     const gpu = await getGpu();
-    const plan = await ModelPlan.build(gpu, cfg, B, 1, { gradClip: 0, weightDecay: 0 });
+    const plan = await ModelPlan.build(gpu, cfg, { batchSize: B, gradAccum: 1, optimizer: NO_OPTIMIZER });
     const specs = paramSpecs(cfg);
     const params = initParams(specs, 7);
-    plan.uploadParams(params);
+    plan.importParams(params);
     const r = rng(3);
     const N = B * cfg.seqLen;
     const tokens = Int32Array.from({ length: N }, () => Math.floor(r() * cfg.vocabSize));
     const targets = Int32Array.from({ length: N }, () => Math.floor(r() * cfg.vocabSize));
     plan.writeBatch(0, tokens, targets, new Int32Array(tokenIndexLength(N)));
-    plan.runForwardBackward();
-    const loss = (await gpu.readF32(plan.acts.get('loss_acc'), 1))[0];
-    const grads = await plan.readArena(plan.grads);
+    const loss = await plan.forwardBackward();
+    const grads = await plan.exportGrads();
 
     const p64 = new Map([...params].map(([k, v]) => [k, Float64Array.from(v)]));
     const fwd = modelForwardRef(cfg, p64, tokens, targets, B);
@@ -107,7 +107,7 @@ describe('dense model, one training step: GPU vs float64 reference', () => {
     });
     await expectAccumulatedStep(micro, 9, scored);
     const gpu = await getGpu();
-    await expect(ModelPlan.build(gpu, cfg, B, 1, { gradClip: 0, weightDecay: 0 }, 0)).rejects.toThrow(/scoredPerSequence must be an integer in \[1, seqLen = 9\] \(got 0\)/);
+    await expect(ModelPlan.build(gpu, cfg, { batchSize: B, gradAccum: 1, optimizer: NO_OPTIMIZER, scoredPerSequence: 0 })).rejects.toThrow(/scoredPerSequence must be an integer in \[1, seqLen = 9\] \(got 0\)/);
   });
 
   it('the float64 reference gradient matches central finite differences (rel ≤ 1e-6)', () => {

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { preset } from '../../src/train/presets';
 import type { RunConfig } from '../../src/train/config';
 import { createDataset } from '../../src/train/datasets';
+import { trainSteps } from '../../src/train/loop';
 import { Trainer } from '../../src/train/trainer';
 import { getGpu } from '../helpers/gpu';
 
@@ -21,13 +22,7 @@ async function losses(seed: number, steps: number, gradAccum = 1): Promise<numbe
   const c0 = cfg;
   const ds = createDataset({ kind: 'random', vocabSize: 256 }, { batchSize: 2, seqLen: c0.model.seqLen, seed });
   const t = await Trainer.create(gpu, cfg, ds);
-  const out: number[] = [];
-  for (let i = 0; i < steps; i++) {
-    const m = await t.step();
-    if (m) out.push(m.loss);
-  }
-  const last = await t.flush();
-  if (last) out.push(last.loss);
+  const out = (await trainSteps(t, steps)).map((m) => m.loss);
   t.destroy();
   return out;
 }

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { preset } from '../../src/train/presets';
 import { loadBrownText } from '../../src/train/brown-node';
 import { createDataset } from '../../src/train/datasets';
+import { trainSteps } from '../../src/train/loop';
 import { Trainer } from '../../src/train/trainer';
 import { getGpu } from '../helpers/gpu';
 
@@ -26,20 +27,10 @@ describe('learning (tiny preset, NSA attention)', { timeout: 900_000 }, () => {
     const ds = createDataset({ kind: 'text', name: 'brown', text: loadBrownText(), tokenizer: 'byte' }, { batchSize: cfg.train.batchSize, seqLen: cfg.model.seqLen, seed: cfg.train.seed });
     const t = await Trainer.create(gpu, cfg, ds);
     const start = (await t.evaluate()).valLoss;
-    let invalid = 0;
-    let steps = 0;
-    for (let i = 0; i < cfg.train.steps; i++) {
-      const m = await t.step();
-      if (m) {
-        invalid += m.nsa!.invalid;
-        steps++;
-      }
-    }
-    const last = await t.flush();
-    if (last) {
-      invalid += last.nsa!.invalid;
-      steps++;
-    }
+    const metrics = await trainSteps(t, cfg.train.steps);
+    const invalid = metrics.reduce((a, m) => a + m.nsa!.invalid, 0);
+    const steps = metrics.length;
+    const last = metrics.at(-1);
     const end = await t.evaluate();
     const h1 = ds.unigramEntropy();
     console.log(`brown (nsa): val loss ${end.valLoss.toFixed(3)} after ${cfg.train.steps} steps; unigram entropy ${h1.toFixed(3)}; gates ${last?.nsa?.gateMean.map((g) => g.toFixed(3))}`);
@@ -57,13 +48,7 @@ describe('learning (tiny preset, NSA attention)', { timeout: 900_000 }, () => {
     cfg.data.source = 'random';
     const ds = createDataset({ kind: 'random', vocabSize: 256 }, { batchSize: cfg.train.batchSize, seqLen: cfg.model.seqLen, seed: 3 });
     const t = await Trainer.create(gpu, cfg, ds);
-    const losses: number[] = [];
-    for (let i = 0; i < cfg.train.steps; i++) {
-      const m = await t.step();
-      if (m) losses.push(m.loss);
-    }
-    const last = await t.flush();
-    if (last) losses.push(last.loss);
+    const losses = (await trainSteps(t, cfg.train.steps)).map((m) => m.loss);
     const min = Math.min(...losses);
     console.log(`random (nsa): min loss ${min.toFixed(4)}, ln(256) = ${Math.log(256).toFixed(4)}`);
     expect(losses).toHaveLength(cfg.train.steps);

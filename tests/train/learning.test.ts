@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { preset } from '../../src/train/presets';
 import { loadBrownText } from '../../src/train/brown-node';
 import { createDataset } from '../../src/train/datasets';
+import { trainSteps } from '../../src/train/loop';
 import { Trainer } from '../../src/train/trainer';
 import { getGpu } from '../helpers/gpu';
 
@@ -20,8 +21,7 @@ describe('learning (tiny preset)', { timeout: 900_000 }, () => {
     const ds = createDataset({ kind: 'text', name: 'brown', text: loadBrownText(), tokenizer: 'byte' }, { batchSize: cfg.train.batchSize, seqLen: cfg.model.seqLen, seed: cfg.train.seed });
     const t = await Trainer.create(gpu, cfg, ds);
     const start = await t.evaluate();
-    for (let i = 0; i < cfg.train.steps; i++) await t.step();
-    await t.flush();
+    await trainSteps(t, cfg.train.steps);
     const end = await t.evaluate();
     const h1 = ds.unigramEntropy();
     console.log(`brown: val loss ${start.valLoss.toFixed(3)} → ${end.valLoss.toFixed(3)} after ${cfg.train.steps} steps; unigram entropy ${h1.toFixed(3)} nats`);
@@ -38,13 +38,7 @@ describe('learning (tiny preset)', { timeout: 900_000 }, () => {
     cfg.train.steps = 120;
     const ds = createDataset({ kind: 'random', vocabSize: 256 }, { batchSize: cfg.train.batchSize, seqLen: cfg.model.seqLen, seed: 3 });
     const t = await Trainer.create(gpu, cfg, ds);
-    const losses: number[] = [];
-    for (let i = 0; i < cfg.train.steps; i++) {
-      const m = await t.step();
-      if (m) losses.push(m.loss);
-    }
-    const last = await t.flush();
-    if (last) losses.push(last.loss);
+    const losses = (await trainSteps(t, cfg.train.steps)).map((m) => m.loss);
     const min = Math.min(...losses);
     console.log(`random: min loss ${min.toFixed(4)}, last ${losses[losses.length - 1].toFixed(4)}, ln(256) = ${Math.log(256).toFixed(4)}`);
     expect(losses).toHaveLength(cfg.train.steps);

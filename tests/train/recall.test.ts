@@ -6,8 +6,6 @@
 // - the argmax decoding from the fused cross-entropy's in-place output, on the real kernel;
 // - scoreRecall on an untrained recall-preset model (counts and the mass check).
 import { describe, expect, it } from 'vitest';
-import { createArena } from '../../src/gpu/arena';
-import { crossEntropyDispatch } from '../../src/kernels/crossentropy';
 import { preset } from '../../src/train/presets';
 import { RECALL_PRESET, RECALL_TASK } from '../../src/train/recall-preset';
 import {
@@ -19,11 +17,12 @@ import {
   type RecallTask,
 } from '../../src/train/data/recall';
 import { createBatch, unigramEntropyOf } from '../../src/train/data/batch';
-import { checkAnswerRow, scoreRecall } from '../../src/train/recall-eval';
+import { scoreRecall } from '../../src/train/recall-eval';
 import { Trainer } from '../../src/train/trainer';
 import { IGNORE_TARGET } from '../../src/spec/targets';
 import { lossScale } from '../../src/model/plan';
-import { randn, rng } from '../helpers/compare';
+import { tokenIndexLength } from '../../src/kernels/embedding-index';
+import { rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
 
 const T = RECALL_PRESET.model.seqLen;
@@ -159,69 +158,11 @@ describe('recall dataset', () => {
   });
 });
 
-describe('argmax from the in-place cross-entropy', () => {
-  it('checkAnswerRow recovers p(v) and the argmax from dlogits = scale·(p − onehot)', () => {
-    const p = [0.1, 0.45, 0.4, 0.05];
-    const scale = 1 / 64;
-    const row = p.map((x, v) => scale * (x - (v === 2 ? 1 : 0)));
-    const c = checkAnswerRow(row, -Math.log(0.4), 2, scale);
-    expect(c.correct).toBe(false); // 0.45 beats the target's 0.4 although p(target) < 0.5 either way
-    expect(c.bestOther).toBe(1);
-    expect(c.pBestOther).toBeCloseTo(0.45, 12);
-    expect(c.otherMass).toBeCloseTo(0.6, 12);
-    const d = checkAnswerRow(row, -Math.log(0.4), 1, scale); // as if the target were 1: dl[1] now holds p − 1
-    // Decoding a row against the wrong target breaks the mass identity: scoreRecall's check flags it.
-    expect(Math.abs(d.otherMass - (1 - d.pCorrect))).toBeGreaterThan(0.5);
-  });
-
-  it('on the GPU kernel: decoded argmax equals argmax of the logits, p within 1e-6', async () => {
-    const gpu = await getGpu();
-    const N = 37;
-    const V = 48;
-    const scale = 1 / N;
-    const r = rng(21);
-    const logits = new Float32Array(randn(N * V, r, 3));
-    const targets = new Int32Array(N);
-    for (let n = 0; n < N; n++) targets[n] = Math.floor(r() * V);
-    // Half the rows: make the target the argmax, with p(target) < 0.5 in some (the case p > 0.5 would miss).
-    for (let n = 0; n < N; n += 2) {
-      const row = logits.subarray(n * V, (n + 1) * V);
-      row[targets[n]] = Math.max(...row) + (n % 4 === 0 ? 0.05 : 3);
-    }
-    const arena = createArena(gpu, 'recall.xent', [
-      { name: 'logits', bytes: N * V * 4 },
-      { name: 'targets', bytes: N * 4 },
-      { name: 'losses', bytes: N * 4 },
-    ]);
-    gpu.write(arena.get('logits'), logits);
-    gpu.write(arena.get('targets'), targets);
-    const d = await crossEntropyDispatch(gpu, { logits: arena.get('logits'), targets: arena.get('targets'), losses: arena.get('losses'), dlogits: arena.get('logits'), N, V, gradScale: scale });
-    gpu.run([d]);
-    const dl = await gpu.readF32(arena.get('logits'));
-    const losses = await gpu.readF32(arena.get('losses'));
-    let lowConfidenceCorrect = 0;
-    for (let n = 0; n < N; n++) {
-      const row = Array.from(logits.subarray(n * V, (n + 1) * V));
-      const m = Math.max(...row);
-      const z = row.reduce((a, x) => a + Math.exp(x - m), 0);
-      const argmax = row.indexOf(m);
-      const c = checkAnswerRow(dl.subarray(n * V, (n + 1) * V), losses[n], targets[n], scale);
-      expect(c.correct).toBe(argmax === targets[n]);
-      if (c.correct && c.pCorrect < 0.5) lowConfidenceCorrect++;
-      expect(Math.abs(c.pCorrect - Math.exp(row[targets[n]] - m) / z)).toBeLessThan(1e-6);
-      if (!c.correct) expect(Math.abs(c.pBestOther - Math.exp(m - m) / z)).toBeLessThan(1e-6);
-      expect(Math.abs(c.otherMass - (1 - c.pCorrect))).toBeLessThan(1e-5);
-    }
-    expect(lowConfidenceCorrect).toBeGreaterThan(0); // the cases "p > 0.5" would have scored wrong
-    for (const b of arena.buffers) b.destroy();
-  });
-});
-
 describe('scoreRecall', () => {
   // The tiny dense preset on recall data: the scorer only reads the plan's eval outputs, and these
   // are the pipelines other test files already build (the NSA ones take most of a minute to compile
   // on SwiftShader). The eval CLI scores NSA models through the same code.
-  it('untrained model: B·m answers, near-uniform p(value), mass check passes', async () => {
+  it('untrained model: B·m answers, near-uniform p(value), probabilities agree with the GPU losses', async () => {
     const gpu = await getGpu();
     const task = RECALL_TASK;
     const cfg = preset('tiny');
@@ -239,23 +180,29 @@ describe('scoreRecall', () => {
       expect(s.meanPCorrect).toBeGreaterThan(1 / V / 1.5);
       expect(s.meanPCorrect).toBeLessThan(1.5 / V);
       expect(Math.abs(s.answerLoss - Math.log(V))).toBeLessThan(0.3);
-      // Row indexing: the per-position losses the plan left behind give the same mean p(value).
-      const losses = await gpu.readF32(trainer.plan.acts.get('losses'), B * T);
+      // Row indexing: the eval forward's per-position losses give the same mean p(value).
+      const N = B * T;
+      trainer.plan.writeBatch(0, batch.tokens, batch.targets, new Int32Array(tokenIndexLength(N)));
+      const enc = gpu.device.createCommandEncoder();
+      trainer.plan.encodeEval(enc);
+      gpu.submit([enc.finish()]);
+      const losses = await trainer.plan.readLosses();
       // Unscored positions contribute nothing, and the loss is the mean over the answers alone.
-      const ignored = Array.from({ length: B * T }, (_, n) => n).filter((n) => batch.targets[n] === IGNORE_TARGET);
+      const ignored = Array.from({ length: N }, (_, n) => n).filter((n) => batch.targets[n] === IGNORE_TARGET);
       expect(ignored.length).toBe(B * (T - task.queries));
       expect(ignored.every((n) => losses[n] === 0)).toBe(true);
       expect(trainer.plan.shape.scoredPerSequence).toBe(task.queries);
       expect(lossScale(trainer.plan.shape, 'eval')).toBe(1 / (B * task.queries));
       const rows = Array.from({ length: B }, (_, r) => answers.map((t) => r * T + t)).flat();
       const meanP = rows.reduce((a, n) => a + Math.exp(-losses[n]), 0) / rows.length;
-      expect(Math.abs(meanP - s.meanPCorrect)).toBeLessThan(1e-12);
-      // The logits do not depend on the targets: retarget every answer to the decoded argmax and the
-      // accuracy must be exactly 1; to any other token, exactly 0.
-      const dl = await gpu.readF32(trainer.plan.acts.get('logits'), B * T * V);
+      expect(Math.abs(meanP - s.meanPCorrect)).toBeLessThan(1e-6); // GPU f32 loss vs f64 softmax of the f32 logits
+      // The probabilities are a distribution per row, and the logits do not depend on the targets:
+      // retarget every answer to the argmax and the accuracy must be exactly 1; to any other token, exactly 0.
+      const probs = await trainer.plan.readProbabilities();
+      for (const n of rows) expect(Math.abs(probs.subarray(n * V, (n + 1) * V).reduce((a, p) => a + p, 0) - 1)).toBeLessThan(1e-5);
       const argmax = rows.map((n) => {
-        const c = checkAnswerRow(dl.subarray(n * V, (n + 1) * V), losses[n], batch.targets[n], lossScale(trainer.plan.shape, 'eval'));
-        return c.correct ? batch.targets[n] : c.bestOther;
+        const row = Array.from(probs.subarray(n * V, (n + 1) * V));
+        return row.indexOf(Math.max(...row));
       });
       const retarget = (f: (a: number) => number) => {
         const b = { tokens: batch.tokens, targets: batch.targets.slice() };

@@ -2,9 +2,7 @@
 // picked out), compared with the activations read whole and indexed here, and with the float64
 // model reference: selections exact, scores and gates to f32 rounding (rel RMS ≤ 1e-5).
 import { afterAll, describe, expect, it } from 'vitest';
-import { GpuContext } from '../../src/gpu/context';
-import { buildTokenIndex, tokenIndexLength } from '../../src/kernels/embedding-index';
-import { act } from '../../src/model/activations';
+import { tokenIndexLength } from '../../src/kernels/embedding-index';
 import type { ModelConfig, ModelNsaConfig } from '../../src/spec/model-config';
 import { initParams } from '../../src/model/init';
 import { paramSpecs } from '../../src/spec/params';
@@ -15,6 +13,9 @@ import { checkSnapshot, snapshotIssues } from '../../src/spec/selection-snapshot
 import { modelForwardRef } from '../../src/reference/model';
 import { relRms, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
+
+/** Plain gradients: these tests never run the optimizer. */
+const NO_OPTIMIZER = { beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0, gradClip: 0 };
 
 // The model of tests/model/one-step-nsa.test.ts, so that in a full run (one process, shared
 // pipeline cache) building this plan compiles nothing new; on SwiftShader compiling dominates.
@@ -31,20 +32,16 @@ const nb = numSelBlocks(T, nsa);
 
 async function forward() {
   const gpu = await getGpu();
-  const plan = await ModelPlan.build(gpu, cfg, B, 1, { gradClip: 0, weightDecay: 0 });
+  const plan = await ModelPlan.build(gpu, cfg, { batchSize: B, gradAccum: 1, optimizer: NO_OPTIMIZER });
   const params = initParams(paramSpecs(cfg), 7);
-  plan.uploadParams(params);
+  plan.importParams(params);
   const r = rng(77);
   const N = B * T;
   const tokens = Int32Array.from({ length: N }, () => Math.floor(r() * cfg.vocabSize));
   const targets = Int32Array.from({ length: N }, () => Math.floor(r() * cfg.vocabSize));
-  gpu.write(plan.acts.get(act.tokens(0)), tokens);
-  gpu.write(plan.acts.get(act.targets(0)), targets);
-  gpu.write(plan.acts.get(act.tokenIndex(0)), buildTokenIndex(tokens, new Int32Array(tokenIndexLength(N))));
+  plan.writeBatch(0, tokens, targets, new Int32Array(tokenIndexLength(N)));
   const enc = gpu.device.createCommandEncoder();
-  const pass = enc.beginComputePass();
-  GpuContext.encode(pass, plan.evalForward);
-  pass.end();
+  plan.encodeEval(enc);
   gpu.submit([enc.finish()]);
   const ref = modelForwardRef(cfg, new Map([...params].map(([k, v]) => [k, Float64Array.from(v)])), tokens, targets, B);
   return { gpu, plan, tokens, ref };
@@ -52,7 +49,7 @@ async function forward() {
 
 const run = forward();
 afterAll(async () => {
-  for (const b of (await run).plan.acts.buffers) b.destroy();
+  (await run).plan.destroy();
 });
 
 describe('readSelectionSnapshots', () => {
@@ -67,11 +64,8 @@ describe('readSelectionSnapshots', () => {
       expect(snapshotIssues(s)).toEqual([]);
       expect([s.step, s.T, s.H, s.G, s.source]).toEqual([12, T, H, G, 'train']);
       expect([...s.tokens]).toEqual([...row0]);
-      const a = (what: string) => plan.acts.get(act.layer(s.layer, what));
       // Whole tensors [B,T,G,·] / [B,T,H,3], indexed here for b = 0.
-      const sel = await gpu.readI32(a('nsa.sel'), B * T * G * nsa.nSel);
-      const scores = await gpu.readF32(a('nsa.scores'), B * T * G * nb);
-      const gates = await gpu.readF32(a('gates'), B * T * H * 3);
+      const { sel, scores, gates } = await plan.readSelection(s.layer, B * T);
       const L = ref.layers[s.layer].attnCache;
       const f = L.nsa![0].fwd;
       const refGates = L.nsa![0].inp.gates;

@@ -1,39 +1,40 @@
 // TrainingSession: the worker's run loop, driven by a fake trainer with the real Trainer's
-// contract (metrics one step late, flush returns the last step's metrics again).
+// contract (metrics one step late, each returned once; a non-finite step throws NonFiniteError
+// when its metrics resolve, as src/train/trainer.ts does).
 import { describe, expect, it } from 'vitest';
 import type { GpuReport } from '../../src/gpu/context';
 import type { StepMetrics } from '../../src/train/types';
 import type { TrainUpdate } from '../../src/worker/protocol';
-import { DivergedError, GpuFailureError, TrainingSession, type Checkpoints, type GpuReporter, type StepSource } from '../../src/worker/session';
+import { NonFiniteError } from '../../src/train/trainer';
+import { GpuFailureError, TrainingSession, type Checkpoints, type GpuReporter, type SessionTrainer } from '../../src/worker/session';
 
-class FakeTrainer implements StepSource {
+class FakeTrainer implements SessionTrainer {
   stepsDone = 0;
   destroyed = 0;
   /** Called before each step resolves; may pause/stop the session or hang the step. */
   beforeStep: (step: number) => void | Promise<void> = () => {};
   private pending: number | null = null;
-  private last: StepMetrics | null = null;
 
   constructor(private readonly loss: (step: number) => number = (s) => 5 - 0.1 * s) {}
 
   private metrics(step: number): StepMetrics {
-    return { step, loss: this.loss(step), lr: 1e-3, gradNorm: 1, tokensPerSecond: 512, stepMs: 1, elapsedMs: step };
+    const loss = this.loss(step);
+    if (!Number.isFinite(loss)) throw new NonFiniteError(step, loss, 1);
+    return { step, loss, lr: 1e-3, gradNorm: 1, tokensPerSecond: 512, stepMs: 1, elapsedMs: step };
   }
 
-  async step(): Promise<StepMetrics | null> {
+  async step(): Promise<StepMetrics[]> {
     await this.beforeStep(this.stepsDone);
     await new Promise((r) => setTimeout(r, 0)); // let other messages (pause, stop) run, as a real GPU wait does
     const prev = this.pending;
     this.pending = this.stepsDone++;
-    if (prev === null) return null;
-    this.last = this.metrics(prev);
-    return this.last;
+    return prev === null ? [] : [this.metrics(prev)];
   }
 
-  async flush(): Promise<StepMetrics | null> {
-    if (this.pending !== null) this.last = this.metrics(this.pending);
+  async flush(): Promise<StepMetrics[]> {
+    const p = this.pending;
     this.pending = null;
-    return this.last;
+    return p === null ? [] : [this.metrics(p)];
   }
 
   destroy(): void {
@@ -119,11 +120,13 @@ describe('TrainingSession', () => {
   it('a non-finite loss fails the run with a readable message, after sending the good steps', async () => {
     const { trainer, session, emit, steps } = setup((s) => (s === 3 ? NaN : 5 - s));
     const err = await session.train(10, emit).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(DivergedError);
-    expect((err as Error).message).toMatch(/diverged: the loss is NaN at step 3/);
+    expect(err).toBeInstanceOf(NonFiniteError);
+    expect((err as NonFiniteError).name).toBe('NonFiniteError');
+    expect([(err as NonFiniteError).step, (err as NonFiniteError).loss]).toEqual([3, NaN]);
+    expect((err as Error).message).toMatch(/step 3: loss NaN.*Lower the learning rate/);
     expect(steps()).toEqual([0, 1, 2]);
     expect(trainer.destroyed).toBe(1);
-    await expect(session.train(1, emit)).rejects.toThrow(/NaN at step 3/);
+    await expect(session.train(1, emit)).rejects.toThrow(/step 3: loss NaN/);
   });
 
   it('a lost device fails the run even while a step never resolves', async () => {

@@ -1,10 +1,10 @@
 // Reads selection snapshots from a model plan's activations (worker side; never on a training
-// step's hot path). Batch row 0 of `l{l}.nsa.sel` [B,T,G,nSel], `l{l}.nsa.scores` [B,T,G,nBlocks]
-// and `l{l}.gates` [B,T,H,3] is one contiguous prefix of each tensor: only that prefix is copied.
+// step's hot path). Batch row 0 of a layer's selection [B,T,G,nSel], scores [B,T,G,nBlocks] and
+// gates [B,T,H,3] is one contiguous prefix of each tensor: only that prefix is copied
+// (ModelPlan.readSelection).
 // The activations hold the last forward that ran (the step's last micro-batch, or an eval forward
 // if one ran after it): the caller passes that forward's row-0 tokens.
 import type { GpuContext } from '../../gpu/context';
-import { act } from '../activations';
 import type { ModelPlan } from '../plan';
 import { numSelBlocks } from '../../spec/nsa-blocks';
 import type { SelectionSnapshot } from '../../spec/selection-snapshot';
@@ -33,12 +33,7 @@ export async function readSelectionSnapshots(gpu: GpuContext, plan: ModelPlan, o
   const out: SelectionSnapshot[] = [];
   for (const l of layers) {
     if (!(Number.isInteger(l) && l >= 0 && l < c.nLayers)) throw new Error(`layer ${l} outside [0, ${c.nLayers})`);
-    const a = (what: string) => plan.acts.get(act.layer(l, what));
-    const [sel, scores, gates] = await Promise.all([
-      gpu.readI32(a('nsa.sel'), T * G * nSel),
-      gpu.readF32(a('nsa.scores'), T * G * nb),
-      gpu.readF32(a('gates'), T * H * 3),
-    ]);
+    const { sel, scores, gates } = await plan.readSelection(l, T);
     for (let g = 0; g < G; g++) {
       const s: SelectionSnapshot = {
         step: o.step, layer: l, group: g, T, cfg: { ...cfg }, H, G,
