@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatConfigIssues, InvalidConfigError, prefixIssues, type ConfigIssue } from '../src/spec/config-issue';
 import { assertNsaConfig, validateNsaConfig, type NsaConfig } from '../src/spec/nsa-config';
-import { assertValidModelConfig, formatConfigErrors, validateModelConfig, type ModelConfig } from '../src/spec/model-config';
+import { assertValidModelConfig, validateModelConfig, type ModelConfig } from '../src/spec/model-config';
 import { assertValidRunConfig, validateRunConfig, validateTrainConfig, type RunConfig } from '../src/train/config';
 import { createRecallDataset, recallDatasetForRun, validateRecallTask } from '../src/train/data/recall';
 import { preset, type PresetName } from '../src/train/presets';
@@ -62,8 +62,6 @@ describe('ConfigIssue and InvalidConfigError', () => {
   it('formats one `field: message` line per issue', () => {
     expect(formatConfigIssues(issues)).toBe('model.dim: must be a positive integer (got 0)\ntrain.lrMax: must be in (0, 10] (got -1)');
     expect(formatConfigIssues([])).toBe('');
-    // The deprecated name the CLIs and the trainer still import is the same function.
-    expect(formatConfigErrors).toBe(formatConfigIssues);
   });
 
   it('is an Error named InvalidConfigError, with its context, issues and fields', () => {

@@ -6,7 +6,8 @@ import { describeAdapter, type GpuContext } from '../gpu/context';
 import { acquireNodeGpu } from '../gpu/node-device';
 import { profileDispatches, timingsByKernel } from '../gpu/profiler';
 import { benchMatmul } from '../kernels/matmul-bench';
-import { formatConfigErrors, type AttentionKind } from '../spec/model-config';
+import { type AttentionKind } from '../spec/model-config';
+import { formatConfigIssues } from '../spec/config-issue';
 import { PRESET_NAMES, preset, type PresetName } from '../train/presets';
 import { countParams } from '../spec/params';
 import { validateRunConfig, type RunConfig } from '../train/config';
@@ -106,7 +107,7 @@ async function main(): Promise<number> {
   // Every (preset, attention) config is checked before any GPU work.
   const errs = runs.flatMap((r) => r.configs.flatMap((c) => validateRunConfig(c).map((e) => ({ ...e, field: `${r.name} ${c.model.attention}: ${e.field}` }))));
   if (errs.length) {
-    console.error(`invalid configuration:\n${formatConfigErrors(errs)}`);
+    console.error(`invalid configuration:\n${formatConfigIssues(errs)}`);
     return 2;
   }
 

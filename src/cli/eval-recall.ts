@@ -5,7 +5,7 @@
 // Prints JSON lines: the adapter, the task, training progress, one result per mode, a summary.
 import { describeAdapter } from '../gpu/context';
 import { acquireNodeGpu } from '../gpu/node-device';
-import { formatConfigErrors } from '../spec/model-config';
+import { formatConfigIssues } from '../spec/config-issue';
 import { recallPreset } from '../train/recall-preset';
 import { validateRunConfig } from '../train/config';
 import { recallVocab } from '../train/data/recall';
@@ -43,7 +43,7 @@ async function main(): Promise<number> {
   // Everything is checked before any GPU work.
   const errs = modes.flatMap((m) => validateRunConfig(configForMode(run, m)));
   if (errs.length) {
-    console.error(`invalid configuration:\n${[...new Set(formatConfigErrors(errs).split('\n'))].join('\n')}`);
+    console.error(`invalid configuration:\n${[...new Set(formatConfigIssues(errs).split('\n'))].join('\n')}`);
     return 2;
   }
 

@@ -2,7 +2,8 @@
 // src/cli/generate.ts wires it to the process; tests call it in-process). CPU only: no GPU needed.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { formatConfigErrors, validateModelConfig } from '../spec/model-config';
+import { validateModelConfig } from '../spec/model-config';
+import { formatConfigIssues } from '../spec/config-issue';
 import { generate, type GenerateResult } from '../train/generate';
 import type { RunConfig } from '../train/config';
 import { loadCheckpoint } from '../train/run-files';
@@ -39,7 +40,7 @@ function loadRun(runsDir: string, run: string): { config: RunConfig; values: Map
   if (missing.length) throw new UsageError(`run '${run}' has no checkpoint in ${dir} (missing ${missing.join(', ')}); training writes one when it finishes`);
   const { config, values } = loadCheckpoint(dir);
   const errs = validateModelConfig(config.model);
-  if (errs.length) throw new UsageError(`run '${run}': invalid model config in ${dir}/config.json:\n${formatConfigErrors(errs)}`);
+  if (errs.length) throw new UsageError(`run '${run}': invalid model config in ${dir}/config.json:\n${formatConfigIssues(errs)}`);
   return { config, values, dir };
 }
 

@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import { describeAdapter } from '../gpu/context';
 import { acquireNodeGpu } from '../gpu/node-device';
-import { formatConfigErrors } from '../spec/model-config';
+import { formatConfigIssues } from '../spec/config-issue';
 import { countParams, paramSpecs } from '../spec/params';
 import { validateRunConfig } from '../train/config';
 import { RunFolder, saveCheckpoint } from '../train/run-files';
@@ -30,7 +30,7 @@ async function main(): Promise<number> {
   // Everything is checked before any GPU work.
   const errs = validateRunConfig(config);
   if (errs.length) {
-    console.error(`invalid configuration:\n${formatConfigErrors(errs)}`);
+    console.error(`invalid configuration:\n${formatConfigIssues(errs)}`);
     return 2;
   }
   const stallSeconds = numFlag(args, 'stall-timeout') ?? 300;

@@ -82,9 +82,6 @@ export function validateModelConfig(c: ModelConfig): ConfigIssue[] {
   return errs;
 }
 
-/** @deprecated Use formatConfigIssues (src/spec/config-issue.ts); kept for the CLIs, trainer and worker that still import it. */
-export const formatConfigErrors: (issues: readonly ConfigIssue[]) => string = formatConfigIssues;
-
 /** Throws an InvalidConfigError listing every bad field. */
 export function assertValidModelConfig(c: ModelConfig): void {
   const errs = validateModelConfig(c);

@@ -7,7 +7,7 @@ import type { GpuContext } from '../gpu/context';
 import { tokenIndexLength } from '../kernels/embedding-index';
 import { initParams } from '../model/init';
 import { ModelPlan, type NamedTensors } from '../model/plan';
-import { formatConfigErrors } from '../spec/model-config';
+import { InvalidConfigError } from '../spec/config-issue';
 import { validateRunConfig, type RunConfig } from './config';
 import type { Batch, Dataset } from './datasets';
 import { learningRate, type LrSchedule } from './lr-schedule';
@@ -94,7 +94,7 @@ export class Trainer {
     const errs = validateRunConfig(config);
     if (dataset.vocabSize > config.model.vocabSize)
       errs.push({ field: 'model.vocabSize', message: `must be ≥ the dataset's vocabulary (${dataset.vocabSize})` });
-    if (errs.length) throw new Error(`invalid run config:\n${formatConfigErrors(errs)}`);
+    if (errs.length) throw new InvalidConfigError('invalid run config', errs);
     const t = config.train;
     const plan = await ModelPlan.build(gpu, config.model, {
       batchSize: t.batchSize,

@@ -3,10 +3,9 @@
 import * as Comlink from 'comlink';
 import { acquireBrowserGpu, WebGpuUnavailableError } from '../gpu/browser-device';
 import type { GpuContext } from '../gpu/context';
-import { formatConfigErrors } from '../spec/model-config';
 import type { SelectionSnapshot } from '../spec/selection-snapshot';
 import { loadBrownText } from '../train/brown-browser';
-import { validateRunConfig } from '../train/config';
+import { assertValidRunConfig } from '../train/config';
 import type {
   AdapterProbe,
   ExportFiles,
@@ -93,8 +92,7 @@ const api = {
   async init(req: InitRequest): Promise<InitInfo> {
     const mine = ++epoch;
     await dropRun();
-    const errs = validateRunConfig(req.config);
-    if (errs.length) throw new Error(`Invalid run config:\n${formatConfigErrors(errs)}`);
+    assertValidRunConfig(req.config, 'Invalid run config');
     if (!(Number.isInteger(req.snapshotEvery) && req.snapshotEvery >= 0))
       throw new Error(`snapshotEvery must be an integer ≥ 0 (got ${req.snapshotEvery})`);
     const [ctx, { PlaygroundRun }] = await Promise.all([device(), import('./run')]);
