@@ -2,10 +2,6 @@
 // after attention_common.wgsl: lse [B,H,T] (natural log, from the forward), dout [B,T,H,DV] and
 // delta [B,H,T] = rowsum(dO ∘ O) at bindings 4–6; the gradients follow from 7.
 
-@group(0) @binding(4) var<storage, read_write> lse: array<f32>;
-@group(0) @binding(5) var<storage, read_write> dout: array<f32>;
-@group(0) @binding(6) var<storage, read_write> delta: array<f32>;
-
 fn loadDout4(base: u32, d: u32) -> vec4<f32> {
   var r = vec4<f32>(0.0);
   for (var c = 0u; c < 4u; c++) { if (d + c < DV) { r[c] = dout[base + d + c]; } }

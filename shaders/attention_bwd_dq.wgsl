@@ -6,9 +6,6 @@
 // Each output element is written by exactly one thread in a fixed order: no atomics, same bits.
 // Bindings: 1 q, 2 k, 3 v, 4 lse, 5 dout, 6 delta (written here), 7 gradQ, 8 out.
 
-@group(0) @binding(7) var<storage, read_write> gradQ: array<f32>;
-@group(0) @binding(8) var<storage, read_write> out: array<f32>;
-
 @compute @workgroup_size(WG)
 fn backwardDq(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let r = queryRow(wid, lid);

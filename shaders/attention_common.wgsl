@@ -3,10 +3,6 @@
 // as WGSL has no #include. q [B,T,H,DK], k [B,S,G,DK], v [B,S,G,DV] at bindings 1–3; binding 0
 // is the kernel family's uniform P; 4 and up are each pass's own.
 
-@group(0) @binding(1) var<storage, read_write> q: array<f32>;
-@group(0) @binding(2) var<storage, read_write> k: array<f32>;
-@group(0) @binding(3) var<storage, read_write> v: array<f32>;
-
 override DK: u32;
 override DV: u32;
 override DK4: u32;   // ceil(DK / 4)

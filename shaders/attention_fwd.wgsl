@@ -4,9 +4,6 @@
 // One thread per query row keeps its q row and output accumulator in registers. Scores are kept in
 // log2 units (scale folded with log2 e) and the running state is rescaled once per CH keys.
 
-@group(0) @binding(4) var<storage, read_write> out: array<f32>;
-@group(0) @binding(5) var<storage, read_write> lse: array<f32>;
-
 const CH: u32 = 8u;   // keys per online-softmax rescale (BK is a multiple)
 
 @compute @workgroup_size(WG)

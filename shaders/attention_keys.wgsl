@@ -13,9 +13,6 @@
 //   fn reads(key: u32, t: u32) -> bool   — does query t read key row `key`?
 // Outputs: gradK (binding 7) and gradV (binding 8), written by storeKeyGrads.
 
-@group(0) @binding(7) var<storage, read_write> gradK: array<f32>;
-@group(0) @binding(8) var<storage, read_write> gradV: array<f32>;
-
 override NS: u32;    // threads per key: 1, 2 or 4
 override KB: u32;    // keys per workgroup
 override KC4: u32;   // vec4 columns of k per thread, ceil(DK4 / NS) ≤ CMAX

@@ -2,17 +2,6 @@
 // (the softmax backward's row term), one thread per (b, head, t), summed in column order.
 // out, dout [B,T,H,DV]; delta [B,H,T]. 1-D grid folded into 2-D for large B·H·T.
 
-struct Params {
-  T: u32,
-  H: u32,
-  n: u32,   // B·H·T
-}
-
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read_write> out: array<f32>;
-@group(0) @binding(2) var<storage, read_write> dout: array<f32>;
-@group(0) @binding(3) var<storage, read_write> delta: array<f32>;
-
 override DV: u32;
 const WG: u32 = 64u;
 

@@ -10,9 +10,6 @@
 //                        P.want = 1 (gradOut = gradK) and P.want = 2 (gradOut = gradV). rev holds
 //                        the offsets [B·G·nB + 1] then the ascending query lists from P.revBase.
 
-@group(0) @binding(7) var<storage, read_write> gradOut: array<f32>;
-@group(0) @binding(8) var<storage, read_write> rev: array<i32>;
-
 var<workgroup> listStart: u32;
 var<workgroup> listLen: u32;
 

@@ -7,9 +7,6 @@
 // to when P.accumulate = 1 (the three branches share one dQ). Each element has one writer.
 // Bindings: 4 lse, 5 dout, 6 delta, 7 gradQ; backwardDqSel adds 8 sel.
 
-@group(0) @binding(7) var<storage, read_write> gradQ: array<f32>;
-@group(0) @binding(8) var<storage, read_write> sel: array<i32>;
-
 fn gradRow(b: u32, t: u32, g: u32, lid: u32, nk: u32) {
   let h = P.hpg;
   let me = laneOf(g, lid);

@@ -9,12 +9,6 @@
 // keysRead [B,T,G] (u32) is the number of keys whose score the group's first head computed: the
 // decode-reads property of NSA_SPEC.md counted in the kernel itself.
 
-@group(0) @binding(4) var<storage, read_write> out: array<f32>;
-@group(0) @binding(5) var<storage, read_write> lse: array<f32>;
-@group(0) @binding(6) var<storage, read_write> sel: array<i32>;
-@group(0) @binding(6) var<storage, read_write> keysRead: array<u32>;
-@group(0) @binding(7) var<storage, read_write> keysReadSel: array<u32>;
-
 // Running max and sum of row ri over its lanes, from the lane statistics at kv[0..WG).
 fn rowTotals(ri: u32) -> vec2<f32> {
   var M = NEG;

@@ -11,11 +11,6 @@
 //   keyGradsSel:         7 gradOut (gradK when P.want = 1, gradV when P.want = 2), 8 rev: the
 //                        offsets [B·G·nB + 1], then the ascending query lists from P.revBase.
 
-@group(0) @binding(7) var<storage, read_write> gradK: array<f32>;
-@group(0) @binding(8) var<storage, read_write> gradV: array<f32>;
-@group(0) @binding(7) var<storage, read_write> gradOut: array<f32>;
-@group(0) @binding(8) var<storage, read_write> rev: array<i32>;
-
 var<private> kr: array<f32, MAXD>;
 var<private> vr: array<f32, MAXD>;
 var<private> dk: array<f32, MAXD>;

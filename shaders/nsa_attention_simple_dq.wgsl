@@ -6,9 +6,6 @@
 // and overwrites gradQ, or adds to it when P.accumulate = 1 (the branches share one dQ).
 // Bindings as nsa_attention_dq.wgsl: 4 lse, 5 dout, 6 delta, 7 gradQ; backwardDqSel adds 8 sel.
 
-@group(0) @binding(7) var<storage, read_write> gradQ: array<f32>;
-@group(0) @binding(8) var<storage, read_write> sel: array<i32>;
-
 var<private> qr: array<f32, MAXD>;
 var<private> dor: array<f32, MAXD>;
 var<private> dq: array<f32, MAXD>;

@@ -8,12 +8,6 @@
 // keysRead [B,T,G] (u32): the keys whose score the group's first head computed (NSA_SPEC.md
 // property 7, counted in the kernel).
 
-@group(0) @binding(4) var<storage, read_write> out: array<f32>;
-@group(0) @binding(5) var<storage, read_write> lse: array<f32>;
-@group(0) @binding(6) var<storage, read_write> sel: array<i32>;
-@group(0) @binding(6) var<storage, read_write> keysRead: array<u32>;
-@group(0) @binding(7) var<storage, read_write> keysReadSel: array<u32>;
-
 var<private> qr: array<f32, MAXD>;
 var<private> o: array<f32, MAXD>;
 var<private> mx: f32;     // running max (log2 units)

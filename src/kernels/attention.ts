@@ -1,26 +1,67 @@
 // Wrapper for shaders/attention_fwd.wgsl, attention_bwd_dq.wgsl and attention_bwd_dkdv.wgsl:
 // dense causal attention with grouped-query heads (flash style, deterministic backward). WGSL has
 // no #include: each kernel is its shared parts (attention_common.wgsl with the NSA kernels, the
-// dense uniform, the query-row tiles of forward and dQ, the key-outer dK/dV of
-// attention_keys.wgsl) concatenated here in front of the kernel's own file.
+// query-row tiles of forward and dQ, the key-outer dK/dV of attention_keys.wgsl) concatenated
+// here in front of the kernel's own file, after the header generated from the declarations below
+// (the dense uniform and the bindings).
 import bwdCommonCode from '../../shaders/attention_bwd_common.wgsl?raw';
 import dkdvCode from '../../shaders/attention_bwd_dkdv.wgsl?raw';
 import dqCode from '../../shaders/attention_bwd_dq.wgsl?raw';
 import commonCode from '../../shaders/attention_common.wgsl?raw';
-import denseCode from '../../shaders/attention_dense.wgsl?raw';
 import denseRowsCode from '../../shaders/attention_dense_rows.wgsl?raw';
 import fwdCode from '../../shaders/attention_fwd.wgsl?raw';
 import keysCode from '../../shaders/attention_keys.wgsl?raw';
 import type { BufferSlice } from '../gpu/arena';
+import { argumentError, checkDims, checkMax, checkSlices, type SliceArg } from '../gpu/checks';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv } from '../gpu/grid';
-import { f32, type UniformWord } from '../gpu/uniforms';
+import { defineKernel, kernelDispatch, kernelUniform, type KernelVariant, type StorageDecl, type UniformValues } from '../gpu/kernel-interface';
 import type { AttentionShape } from '../spec/shapes';
 
+/** The uniform of the three dense kernels: S = T key rows per sequence; head i belongs to group floor(i / hpg). */
+const DENSE_PARAMS = {
+  struct: 'Params',
+  fields: [
+    ['T', 'u32'],
+    ['H', 'u32'],
+    ['G', 'u32'],
+    ['hpg', 'u32', 'heads per group, H / G'],
+    ['scaleLog2e', 'f32', 'log2(e) / sqrt(DK)'],
+    ['scale', 'f32', '1 / sqrt(DK)'],
+  ],
+} as const;
 
-const FWD = commonCode + denseCode + denseRowsCode + fwdCode;
-const DQ = commonCode + bwdCommonCode + denseCode + denseRowsCode + dqCode;
-const DKDV = commonCode + bwdCommonCode + denseCode + keysCode + dkdvCode;
+const F = 'array<f32>';
+/** q, k, v at bindings 1–3 (attention_common.wgsl); the backward's lse, dout, delta at 4–6 (attention_bwd_common.wgsl). */
+export const ATTENTION_QKV = [['q', F], ['k', F], ['v', F]] as const satisfies readonly StorageDecl[];
+export const ATTENTION_BWD = [...ATTENTION_QKV, ['lse', F], ['dout', F], ['delta', F]] as const satisfies readonly StorageDecl[];
+
+export const ATTENTION_FORWARD_KERNEL = defineKernel({
+  name: 'attention.forward',
+  files: [['attention_common.wgsl', commonCode], ['attention_dense_rows.wgsl', denseRowsCode], ['attention_fwd.wgsl', fwdCode]],
+  uniforms: { P: DENSE_PARAMS },
+  entries: { forward: [...ATTENTION_QKV, ['out', F], ['lse', F]] },
+});
+
+export const ATTENTION_DQ_KERNEL = defineKernel({
+  name: 'attention.backward.dq',
+  files: [
+    ['attention_common.wgsl', commonCode], ['attention_bwd_common.wgsl', bwdCommonCode],
+    ['attention_dense_rows.wgsl', denseRowsCode], ['attention_bwd_dq.wgsl', dqCode],
+  ],
+  uniforms: { P: DENSE_PARAMS },
+  entries: { backwardDq: [...ATTENTION_BWD, ['gradQ', F], ['out', F]] },
+});
+
+export const ATTENTION_DKDV_KERNEL = defineKernel({
+  name: 'attention.backward.dkdv',
+  files: [
+    ['attention_common.wgsl', commonCode], ['attention_bwd_common.wgsl', bwdCommonCode],
+    ['attention_keys.wgsl', keysCode], ['attention_bwd_dkdv.wgsl', dkdvCode],
+  ],
+  uniforms: { P: DENSE_PARAMS },
+  entries: { backwardDkDv: [...ATTENTION_BWD, ['gradK', F], ['gradV', F]] },
+});
 
 /** Rows (forward, dQ; WG in attention_dense_rows.wgsl) or key slices (dK/dV: NS·KB) per workgroup. */
 const WG = 64;
@@ -58,31 +99,44 @@ export function attentionTiling(dk: number, dv: number): AttentionTiling {
   return { DK4, DV4, BK, NS, KC4, VC4, BQ };
 }
 
-type Slices<N extends string> = { [K in N]: BufferSlice };
+/** Representative pipelines (head dims 16, 64, 128) for the compile-all test. */
+export const ATTENTION_VARIANTS: readonly KernelVariant[] = [16, 64, 128].flatMap((d) => {
+  const t = attentionTiling(d, d);
+  const rows = { DK: d, DV: d, DK4: t.DK4, DV4: t.DV4, BK: t.BK };
+  return [
+    { kernel: ATTENTION_FORWARD_KERNEL, entryPoint: 'forward', constants: rows },
+    { kernel: ATTENTION_DQ_KERNEL, entryPoint: 'backwardDq', constants: rows },
+    { kernel: ATTENTION_DKDV_KERNEL, entryPoint: 'backwardDkDv', constants: dkdvConstants(d, d, t) },
+  ];
+});
 
-/** Rejects bad shapes and short slices, naming the field, before any GPU work. */
-function validate(gpu: GpuContext, label: string, a: AttentionShape, need: Record<string, [BufferSlice, number]>): void {
-  for (const f of ['B', 'T', 'H', 'G', 'dk', 'dv'] as const) {
-    const x = a[f];
-    if (!Number.isInteger(x) || x < 1) throw new Error(`${label}: ${f} = ${x} must be an integer ≥ 1`);
-  }
-  if (a.H % a.G !== 0) throw new Error(`${label}: H = ${a.H} must be a multiple of G = ${a.G}`);
-  for (const f of ['dk', 'dv'] as const) {
-    if (a[f] > ATTENTION_MAX_HEAD_DIM) throw new Error(`${label}: ${f} = ${a[f]} exceeds ${ATTENTION_MAX_HEAD_DIM}`);
-  }
-  for (const [name, [slice, floats]] of Object.entries(need)) {
-    if (slice.size < floats * 4) throw new Error(`${label}: ${name} holds ${slice.size} bytes; needs ${floats * 4}`);
-  }
-  const max = gpu.limits.maxComputeWorkgroupsPerDimension;
-  const rows = a.T * (a.H / a.G);
-  if (ceilDiv(rows, WG) > max) throw new Error(`${label}: T·H/G = ${rows} needs more than ${max} workgroups`);
-  if (a.G > max) throw new Error(`${label}: G = ${a.G} exceeds ${max} workgroups`);
-  if (a.B > max) throw new Error(`${label}: B = ${a.B} exceeds ${max} workgroups`);
+function dkdvConstants(dk: number, dv: number, t: AttentionTiling): Record<string, number> {
+  return { DK: dk, DV: dv, DK4: t.DK4, DV4: t.DV4, NS: t.NS, KB: WG / t.NS, KC4: t.KC4, VC4: t.VC4, BQ: t.BQ };
 }
 
-function uniformWords(s: AttentionShape): UniformWord[] {
+type Slices<N extends string> = { [K in N]: BufferSlice };
+
+/**
+ * Rejects bad shapes, short or misaligned slices and overlapping slices (every binding is
+ * read_write and the kernels write out/lse, resp. delta and the gradients: no in-place use),
+ * naming the field, before any GPU work.
+ */
+function validate(gpu: GpuContext, label: string, a: AttentionShape, need: Record<string, SliceArg>): void {
+  checkDims(label, { B: a.B, T: a.T, H: a.H, G: a.G, dk: a.dk, dv: a.dv });
+  if (a.H % a.G !== 0) argumentError(label, 'G', `H = ${a.H} must be a multiple of G = ${a.G}`);
+  checkMax(label, 'dk', a.dk, ATTENTION_MAX_HEAD_DIM);
+  checkMax(label, 'dv', a.dv, ATTENTION_MAX_HEAD_DIM);
+  checkSlices(label, need);
+  const max = gpu.limits.maxComputeWorkgroupsPerDimension;
+  const rows = a.T * (a.H / a.G);
+  if (ceilDiv(rows, WG) > max) argumentError(label, 'T', `T·H/G = ${rows} needs more than ${max} workgroups`);
+  checkMax(label, 'G', a.G, max, 'workgroups');
+  checkMax(label, 'B', a.B, max, 'workgroups');
+}
+
+function uniformValues(s: AttentionShape): UniformValues<typeof DENSE_PARAMS> {
   const scale = 1 / Math.sqrt(s.dk);
-  return [s.T, s.H, s.G, s.H / s.G, f32(scale * Math.LOG2E), f32(scale)];
+  return { T: s.T, H: s.H, G: s.G, hpg: s.H / s.G, scaleLog2e: scale * Math.LOG2E, scale };
 }
 
 /** out [B,T,H,dv] and lse [B,H,T] (natural log) of causal softmax(q kᵀ / √dk) v. */
@@ -97,9 +151,14 @@ export async function attentionForwardDispatch(
     q: [a.q, nq * dk], k: [a.k, nk * dk], v: [a.v, nk * dv], out: [a.out, nq * dv], lse: [a.lse, B * H * T],
   });
   const t = attentionTiling(dk, dv);
-  return gpu.dispatch(
-    { code: FWD, entryPoint: 'forward', constants: { DK: dk, DV: dv, DK4: t.DK4, DV4: t.DV4, BK: t.BK }, label: 'attention.forward' },
-    [gpu.uniform(uniformWords(a)), a.q, a.k, a.v, a.out, a.lse],
+  return kernelDispatch(
+    gpu, ATTENTION_FORWARD_KERNEL, 'forward',
+    {
+      uniforms: { P: uniformValues(a) },
+      storage: { q: a.q, k: a.k, v: a.v, out: a.out, lse: a.lse },
+      constants: { DK: dk, DV: dv, DK4: t.DK4, DV4: t.DV4, BK: t.BK },
+      label: 'attention.forward',
+    },
     [ceilDiv(T * (H / G), WG), G, B],
   );
 }
@@ -121,21 +180,22 @@ export async function attentionBackwardDispatches(
     gradQ: [a.gradQ, nq * dk], gradK: [a.gradK, nk * dk], gradV: [a.gradV, nk * dv],
   });
   const t = attentionTiling(dk, dv);
-  const u = gpu.uniform(uniformWords(a));
-  const dq = await gpu.dispatch(
-    { code: DQ, entryPoint: 'backwardDq', constants: { DK: dk, DV: dv, DK4: t.DK4, DV4: t.DV4, BK: t.BK }, label: 'attention.backward.dq' },
-    [u, a.q, a.k, a.v, a.lse, a.dout, a.delta, a.gradQ, a.out],
+  const u = kernelUniform(gpu, ATTENTION_DQ_KERNEL, 'P', uniformValues(a));
+  const bwd = { q: a.q, k: a.k, v: a.v, lse: a.lse, dout: a.dout, delta: a.delta };
+  const dq = await kernelDispatch(
+    gpu, ATTENTION_DQ_KERNEL, 'backwardDq',
+    {
+      uniforms: { P: u },
+      storage: { ...bwd, gradQ: a.gradQ, out: a.out },
+      constants: { DK: dk, DV: dv, DK4: t.DK4, DV4: t.DV4, BK: t.BK },
+      label: 'attention.backward.dq',
+    },
     [ceilDiv(T * (H / G), WG), G, B],
   );
   const keysPerWg = WG / t.NS;
-  const dkdv = await gpu.dispatch(
-    {
-      code: DKDV,
-      entryPoint: 'backwardDkDv',
-      constants: { DK: dk, DV: dv, DK4: t.DK4, DV4: t.DV4, NS: t.NS, KB: keysPerWg, KC4: t.KC4, VC4: t.VC4, BQ: t.BQ },
-      label: 'attention.backward.dkdv',
-    },
-    [u, a.q, a.k, a.v, a.lse, a.dout, a.delta, a.gradK, a.gradV],
+  const dkdv = await kernelDispatch(
+    gpu, ATTENTION_DKDV_KERNEL, 'backwardDkDv',
+    { uniforms: { P: u }, storage: { ...bwd, gradK: a.gradK, gradV: a.gradV }, constants: dkdvConstants(dk, dv, t), label: 'attention.backward.dkdv' },
     [ceilDiv(T, keysPerWg), G, B],
   );
   return [dq, dkdv];

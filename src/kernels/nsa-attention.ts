@@ -5,7 +5,8 @@
 // (one invocation per query row, resp. key row, reading straight from storage). WGSL has no
 // #include: the shared parts (attention_common.wgsl and, for the backward, attention_bwd_common.wgsl
 // with dense attention; the dK/dV machinery of attention_keys.wgsl with its dK/dV kernel; the NSA
-// uniform and per-variant parts) are concatenated here in front of each kernel's own file.
+// per-variant parts) are concatenated here in front of each kernel's own file, after the header
+// generated from the declarations below (the NSA uniform and the bindings).
 import attnBwdCode from '../../shaders/attention_bwd_common.wgsl?raw';
 import attnCode from '../../shaders/attention_common.wgsl?raw';
 import attnKeysCode from '../../shaders/attention_keys.wgsl?raw';
@@ -20,12 +21,14 @@ import simpleDkdvCode from '../../shaders/nsa_attention_simple_dkdv.wgsl?raw';
 import simpleDqCode from '../../shaders/nsa_attention_simple_dq.wgsl?raw';
 import simpleFwdCode from '../../shaders/nsa_attention_simple_fwd.wgsl?raw';
 import type { BufferSlice } from '../gpu/arena';
+import { argumentError, checkDims, checkMax, checkSlices, type SliceArg } from '../gpu/checks';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
-import { f32, type UniformWord } from '../gpu/uniforms';
+import { defineKernel, kernelDispatch, kernelUniform, type Kernel, type KernelSpec, type KernelVariant, type ShaderFile, type UniformValues } from '../gpu/kernel-interface';
 import { numCmpBlocks, numSelBlocks } from '../spec/nsa-blocks';
 import { assertNsaConfig, type NsaConfig } from '../spec/nsa-config';
 import type { AttentionShape as NsaAttnShape } from '../spec/shapes';
+import { ATTENTION_BWD, ATTENTION_QKV } from './attention';
 import { nsaReverseIndexLengths, type NsaReverseIndexSlices } from './nsa-reverse-index';
 
 export type NsaBranch = 'cmp' | 'sel' | 'win';
@@ -33,12 +36,107 @@ export type NsaBranch = 'cmp' | 'sel' | 'win';
 /** The attention shape shared with dense attention and the NSA core (src/reference/attention.ts). */
 export type { NsaAttnShape };
 
-const FWD = attnCode + commonCode + rowsCode + fwdCode;
-const DQ = attnCode + attnBwdCode + commonCode + rowsCode + dqCode;
-const DKDV = attnCode + attnBwdCode + commonCode + attnKeysCode + dkdvCode;
-const FWD_SIMPLE = attnCode + commonCode + simpleCode + simpleFwdCode;
-const DQ_SIMPLE = attnCode + attnBwdCode + commonCode + simpleCode + simpleDqCode;
-const DKDV_SIMPLE = attnCode + attnBwdCode + commonCode + simpleCode + simpleDkdvCode;
+/** The uniform of every NSA branch attention kernel (index conventions: nsa_attention_common.wgsl). */
+const NSA_PARAMS = {
+  struct: 'Params',
+  fields: [
+    ['branch', 'u32', 'CMP, SEL or WIN'],
+    ['T', 'u32'],
+    ['H', 'u32'],
+    ['G', 'u32'],
+    ['hpg', 'u32', 'heads per group, H / G'],
+    ['S', 'u32', 'key rows per sequence: T, or Ncmp(T) for cmp'],
+    ['l', 'u32', 'compression block'],
+    ['d', 'u32', 'compression stride'],
+    ['lSel', 'u32', 'selection block'],
+    ['nSel', 'u32', 'selected blocks per (t, g)'],
+    ['w', 'u32', 'window'],
+    ['nB', 'u32', 'selection blocks per sequence, nb(T − 1)'],
+    ['cpb', 'u32', 'dK/dV of sel: key chunks per selection block'],
+    ['revBase', 'u32', "where the reverse index's query lists start in its buffer (B·G·nB + 1)"],
+    ['negInf', 'u32', 'bit pattern of −inf: the lse of a query with no keys'],
+    ['accumulate', 'u32', 'dQ: 1 adds into gradQ, 0 overwrites it'],
+    ['want', 'u32', 'dK/dV: bit 0 computes dK, bit 1 dV'],
+    ['scaleLog2e', 'f32', 'log2(e) / sqrt(DK)'],
+    ['scale', 'f32', '1 / sqrt(DK)'],
+    ['rows', 'u32', "query rows B·T·H (grid of the simple variant's forward and dQ)"],
+    ['keys', 'u32', "key rows B·S·G (grid of the simple variant's dK/dV)"],
+  ],
+} as const;
+
+const F = 'array<f32>';
+const I = 'array<i32>';
+const U = 'array<u32>';
+const FWD_OUT = [...ATTENTION_QKV, ['out', F], ['lse', F]] as const;
+/** Forward: 4 out, 5 lse, then sel (forwardSel), keysRead (forwardCount) or both (forwardSelCount). */
+const FWD_ENTRIES = {
+  forward: FWD_OUT,
+  forwardSel: [...FWD_OUT, ['sel', I]],
+  forwardCount: [...FWD_OUT, ['keysRead', U]],
+  forwardSelCount: [...FWD_OUT, ['sel', I], ['keysReadSel', U]],
+} as const;
+/** dQ: lse, dout, delta at 4–6, gradQ at 7, then sel (backwardDqSel). */
+const DQ_ENTRIES = {
+  backwardDq: [...ATTENTION_BWD, ['gradQ', F]],
+  backwardDqSel: [...ATTENTION_BWD, ['gradQ', F], ['sel', I]],
+} as const;
+/** dK/dV: gradK, gradV at 7, 8; sel runs one gradient per pass (gradOut at 7) with the reverse index at 8. */
+const DKDV_ENTRIES = {
+  keyGrads: [...ATTENTION_BWD, ['gradK', F], ['gradV', F]],
+  keyGradsSel: [...ATTENTION_BWD, ['gradOut', F], ['rev', I]],
+} as const;
+
+/** The variant-independent type of a composition (group and simple share uniform and entries). */
+type NsaKernel<E extends KernelSpec['entries']> = Kernel<{ readonly name: string; readonly files: readonly ShaderFile[]; readonly uniforms: { readonly P: typeof NSA_PARAMS }; readonly entries: E }>;
+
+const ATTN: ShaderFile = ['attention_common.wgsl', attnCode];
+const ATTN_BWD: ShaderFile = ['attention_bwd_common.wgsl', attnBwdCode];
+const NSA_COMMON: ShaderFile = ['nsa_attention_common.wgsl', commonCode];
+const ROWS: ShaderFile = ['nsa_attention_rows.wgsl', rowsCode];
+const SIMPLE: ShaderFile = ['nsa_attention_simple.wgsl', simpleCode];
+
+export const NSA_ATTN_FWD_KERNEL = defineKernel({
+  name: 'nsa.forward',
+  files: [ATTN, NSA_COMMON, ROWS, ['nsa_attention_fwd.wgsl', fwdCode]],
+  uniforms: { P: NSA_PARAMS },
+  entries: FWD_ENTRIES,
+});
+export const NSA_ATTN_DQ_KERNEL = defineKernel({
+  name: 'nsa.dq',
+  files: [ATTN, ATTN_BWD, NSA_COMMON, ROWS, ['nsa_attention_dq.wgsl', dqCode]],
+  uniforms: { P: NSA_PARAMS },
+  entries: DQ_ENTRIES,
+});
+export const NSA_ATTN_DKDV_KERNEL = defineKernel({
+  name: 'nsa.dkdv',
+  files: [ATTN, ATTN_BWD, NSA_COMMON, ['attention_keys.wgsl', attnKeysCode], ['nsa_attention_dkdv.wgsl', dkdvCode]],
+  uniforms: { P: NSA_PARAMS },
+  entries: DKDV_ENTRIES,
+});
+export const NSA_ATTN_FWD_SIMPLE_KERNEL = defineKernel({
+  name: 'nsa.simple.forward',
+  files: [ATTN, NSA_COMMON, SIMPLE, ['nsa_attention_simple_fwd.wgsl', simpleFwdCode]],
+  uniforms: { P: NSA_PARAMS },
+  entries: FWD_ENTRIES,
+});
+export const NSA_ATTN_DQ_SIMPLE_KERNEL = defineKernel({
+  name: 'nsa.simple.dq',
+  files: [ATTN, ATTN_BWD, NSA_COMMON, SIMPLE, ['nsa_attention_simple_dq.wgsl', simpleDqCode]],
+  uniforms: { P: NSA_PARAMS },
+  entries: DQ_ENTRIES,
+});
+export const NSA_ATTN_DKDV_SIMPLE_KERNEL = defineKernel({
+  name: 'nsa.simple.dkdv',
+  files: [ATTN, ATTN_BWD, NSA_COMMON, SIMPLE, ['nsa_attention_simple_dkdv.wgsl', simpleDkdvCode]],
+  uniforms: { P: NSA_PARAMS },
+  entries: DKDV_ENTRIES,
+});
+export const NSA_ATTN_DELTA_KERNEL = defineKernel({
+  name: 'nsa.delta',
+  files: [['nsa_attention_delta.wgsl', deltaCode]],
+  uniforms: { P: { struct: 'Params', fields: [['T', 'u32'], ['H', 'u32'], ['n', 'u32', 'B·H·T']] } },
+  entries: { rowDelta: [['out', F], ['dout', F], ['delta', F]] },
+});
 
 /**
  * Kernel variant: 'group' (GPU-oriented: forward and dQ per (b, t, g) workgroup sharing staged key
@@ -143,6 +241,33 @@ export function nsaKeyTiling(dk: number, dv: number, branch: NsaBranch, lSel: nu
   return { NS, KC4, VC4, KB, WG, BQ };
 }
 
+/**
+ * Representative pipelines for the compile-all test: every entry point of every composition, the
+ * group kernels at head dims 16 and 64 (hpg 2, nSel 4; key tilings of cmp/win and of sel, lSel 16).
+ */
+export const NSA_ATTENTION_VARIANTS: readonly KernelVariant[] = (() => {
+  const out: KernelVariant[] = [{ kernel: NSA_ATTN_DELTA_KERNEL, entryPoint: 'rowDelta', constants: { DV: 16 } }];
+  const add = (kernel: KernelVariant['kernel'], entries: object, constants: Record<string, number>) => {
+    for (const entryPoint of Object.keys(entries)) out.push({ kernel, entryPoint, constants });
+  };
+  for (const d of [16, 64]) {
+    const simple = { DK: d, DV: d };
+    add(NSA_ATTN_FWD_SIMPLE_KERNEL, FWD_ENTRIES, simple);
+    add(NSA_ATTN_DQ_SIMPLE_KERNEL, DQ_ENTRIES, simple);
+    add(NSA_ATTN_DKDV_SIMPLE_KERNEL, DKDV_ENTRIES, simple);
+    const t = nsaRowTiling(2, d, d, 4);
+    const rows = { DK: d, DV: d, DK4: t.DK4, DV4: t.DV4, KS: t.KS, VS: t.VS, NL: t.NL, BK: t.BK, NSEL: t.NSEL };
+    add(NSA_ATTN_FWD_KERNEL, FWD_ENTRIES, { ...rows, CW: t.CWo });
+    add(NSA_ATTN_DQ_KERNEL, DQ_ENTRIES, { ...rows, CW: t.CWq });
+    for (const branch of ['win', 'sel'] as const) {
+      const kt = nsaKeyTiling(d, d, branch, 16);
+      const kc = { DK: d, DV: d, DK4: Math.ceil(d / 4), DV4: Math.ceil(d / 4), NS: kt.NS, KB: kt.KB, KC4: kt.KC4, VC4: kt.VC4, BQ: kt.BQ };
+      out.push({ kernel: NSA_ATTN_DKDV_KERNEL, entryPoint: branch === 'sel' ? 'keyGradsSel' : 'keyGrads', constants: kc });
+    }
+  }
+  return out;
+})();
+
 type Slices<N extends string> = { [K in N]: BufferSlice };
 
 export type NsaBranchForwardArgs = NsaAttnShape & {
@@ -168,46 +293,42 @@ export function nsaKeyRows(branch: NsaBranch, T: number, cfg: NsaConfig): number
   return branch === 'cmp' ? numCmpBlocks(T, cfg) : T;
 }
 
-/** Rejects bad shapes, configs and short slices, naming the field, before any GPU work. */
-function validate(gpu: GpuContext, label: string, a: NsaAttnShape & { branch: NsaBranch; cfg: NsaConfig }, need: Record<string, [BufferSlice | undefined, number]>): void {
-  for (const f of ['B', 'T', 'H', 'G', 'dk', 'dv'] as const) {
-    const x = a[f];
-    if (!Number.isInteger(x) || x < 1) throw new Error(`${label}: ${f} = ${x} must be an integer ≥ 1`);
-  }
-  if (!(a.branch in BRANCH_CODE)) throw new Error(`${label}: branch = ${String(a.branch)} must be 'cmp', 'sel' or 'win'`);
+/**
+ * Rejects bad shapes, configs, missing, short or misaligned slices and overlapping slices (every
+ * binding is read_write and the kernels write out/lse, resp. delta and the gradients: no in-place
+ * use), naming the field, before any GPU work.
+ */
+function validate(gpu: GpuContext, label: string, a: NsaAttnShape & { branch: NsaBranch; cfg: NsaConfig }, need: Record<string, SliceArg>): void {
+  checkDims(label, { B: a.B, T: a.T, H: a.H, G: a.G, dk: a.dk, dv: a.dv });
+  if (!(a.branch in BRANCH_CODE)) argumentError(label, 'branch', `branch = ${String(a.branch)} must be 'cmp', 'sel' or 'win'`);
   assertNsaConfig(a.cfg, { T: a.T, H: a.H, G: a.G, dk: a.dk, dv: a.dv });
-  for (const f of ['dk', 'dv'] as const) {
-    if (a[f] > NSA_ATTN_MAX_HEAD_DIM) throw new Error(`${label}: ${f} = ${a[f]} exceeds ${NSA_ATTN_MAX_HEAD_DIM}`);
-  }
-  if (a.H / a.G > NSA_ATTN_MAX_HPG) throw new Error(`${label}: H/G = ${a.H / a.G} heads per group exceeds ${NSA_ATTN_MAX_HPG}`);
+  checkMax(label, 'dk', a.dk, NSA_ATTN_MAX_HEAD_DIM);
+  checkMax(label, 'dv', a.dv, NSA_ATTN_MAX_HEAD_DIM);
+  if (a.H / a.G > NSA_ATTN_MAX_HPG) argumentError(label, 'H', `H/G = ${a.H / a.G} heads per group exceeds ${NSA_ATTN_MAX_HPG}`);
   const max = gpu.limits.maxComputeWorkgroupsPerDimension;
-  for (const [f, x] of [['T', a.T], ['G', a.G], ['B', a.B]] as const) {
-    if (x > max) throw new Error(`${label}: ${f} = ${x} exceeds ${max} workgroups per dimension`);
-  }
-  for (const [name, [slice, floats]] of Object.entries(need)) {
-    if (!slice) throw new Error(`${label}: ${name} is required for branch ${a.branch}`);
-    if (slice.size < floats * 4) throw new Error(`${label}: ${name} holds ${slice.size} bytes; needs ${floats * 4}`);
-  }
+  for (const [f, x] of [['T', a.T], ['G', a.G], ['B', a.B]] as const) checkMax(label, f, x, max, 'workgroups per dimension');
+  checkSlices(label, need, { requiredFor: `for branch ${a.branch}` });
 }
 
 /** want (dK/dV): bit 0 dK, bit 1 dV. */
-function uniformWords(a: NsaAttnShape & { branch: NsaBranch; cfg: NsaConfig }, cpb: number, accumulate: boolean, want = 3): UniformWord[] {
+function uniformValues(a: NsaAttnShape & { branch: NsaBranch; cfg: NsaConfig }, cpb: number, accumulate: boolean, want = 3): UniformValues<typeof NSA_PARAMS> {
   const { B, T, H, G, dk, cfg } = a;
   const nB = numSelBlocks(T, cfg);
   const scale = 1 / Math.sqrt(dk);
-  return [
-    BRANCH_CODE[a.branch], T, H, G, H / G, nsaKeyRows(a.branch, T, cfg), cfg.l, cfg.d, cfg.lSel, cfg.nSel, cfg.w, nB, cpb,
-    B * G * nB + 1, NEG_INF_BITS, accumulate ? 1 : 0, want, f32(scale * Math.LOG2E), f32(scale), B * T * H,
-    B * nsaKeyRows(a.branch, T, cfg) * G,
-  ];
+  const S = nsaKeyRows(a.branch, T, cfg);
+  return {
+    branch: BRANCH_CODE[a.branch], T, H, G, hpg: H / G, S, l: cfg.l, d: cfg.d, lSel: cfg.lSel, nSel: cfg.nSel, w: cfg.w, nB, cpb,
+    revBase: B * G * nB + 1, negInf: NEG_INF_BITS, accumulate: accumulate ? 1 : 0, want, scaleLog2e: scale * Math.LOG2E, scale,
+    rows: B * T * H, keys: B * S * G,
+  };
 }
 
-/** Code, constants and grid of a query-row pass (forward or dQ) in the chosen variant. */
-function rowPass(gpu: GpuContext, a: NsaBranchForwardArgs | NsaBranchBackwardArgs, pass: 'fwd' | 'dq'): { code: string; constants: Record<string, number>; grid: readonly [number, number?, number?] } {
+/** Constants and grid of a query-row pass (forward or dQ) in the chosen variant. */
+function rowPass(gpu: GpuContext, a: NsaBranchForwardArgs | NsaBranchBackwardArgs, pass: 'fwd' | 'dq'): { simple: boolean; constants: Record<string, number>; grid: readonly [number, number?, number?] } {
   if (nsaAttnVariant(gpu, a.variant) === 'simple') {
-    return { code: pass === 'fwd' ? FWD_SIMPLE : DQ_SIMPLE, constants: { DK: a.dk, DV: a.dv }, grid: grid1d(ceilDiv(a.B * a.T * a.H, ROW_WG)) };
+    return { simple: true, constants: { DK: a.dk, DV: a.dv }, grid: grid1d(ceilDiv(a.B * a.T * a.H, ROW_WG)) };
   }
-  return { code: pass === 'fwd' ? FWD : DQ, constants: rowConstants(a, pass === 'fwd' ? 'CWo' : 'CWq'), grid: [a.T, a.G, a.B] };
+  return { simple: false, constants: rowConstants(a, pass === 'fwd' ? 'CWo' : 'CWq'), grid: [a.T, a.G, a.B] };
 }
 
 function rowConstants(a: NsaBranchForwardArgs | NsaBranchBackwardArgs, cw: 'CWo' | 'CWq'): Record<string, number> {
@@ -218,10 +339,10 @@ function rowConstants(a: NsaBranchForwardArgs | NsaBranchBackwardArgs, cw: 'CWo'
   };
 }
 
-function forwardNeeds(a: NsaBranchForwardArgs): Record<string, [BufferSlice | undefined, number]> {
+function forwardNeeds(a: NsaBranchForwardArgs): Record<string, SliceArg> {
   const { B, T, H, G, dk, dv } = a;
   const S = nsaKeyRows(a.branch, T, a.cfg);
-  const need: Record<string, [BufferSlice | undefined, number]> = {
+  const need: Record<string, SliceArg> = {
     q: [a.q, B * T * H * dk], k: [a.k, B * S * G * dk], v: [a.v, B * S * G * dv], out: [a.out, B * T * H * dv], lse: [a.lse, B * H * T],
   };
   if (a.branch === 'sel') need.sel = [a.sel, B * T * G * a.cfg.nSel];
@@ -233,13 +354,19 @@ async function forwardDispatch(gpu: GpuContext, a: NsaBranchForwardArgs, keysRea
   const need = forwardNeeds(a);
   if (keysRead) need.keysRead = [keysRead, a.B * a.T * a.G];
   validate(gpu, label, a, need);
-  const isSel = a.branch === 'sel';
-  const bindings = [gpu.uniform(uniformWords(a, 0, false)), a.q, a.k, a.v, a.out, a.lse];
-  if (isSel) bindings.push(a.sel!);
-  if (keysRead) bindings.push(keysRead);
-  const entryPoint = `${isSel ? 'forwardSel' : 'forward'}${keysRead ? 'Count' : ''}`;
-  const { code, constants, grid } = rowPass(gpu, a, 'fwd');
-  return gpu.dispatch({ code, entryPoint, constants, label }, bindings, grid);
+  const { simple, constants, grid } = rowPass(gpu, a, 'fwd');
+  const K: NsaKernel<typeof FWD_ENTRIES> = simple ? NSA_ATTN_FWD_SIMPLE_KERNEL : NSA_ATTN_FWD_KERNEL;
+  const uniforms = { P: uniformValues(a, 0, false) };
+  const base = { q: a.q, k: a.k, v: a.v, out: a.out, lse: a.lse };
+  if (a.branch === 'sel') {
+    const sel = a.sel!;
+    return keysRead
+      ? kernelDispatch(gpu, K, 'forwardSelCount', { uniforms, storage: { ...base, sel, keysReadSel: keysRead }, constants, label }, grid)
+      : kernelDispatch(gpu, K, 'forwardSel', { uniforms, storage: { ...base, sel }, constants, label }, grid);
+  }
+  return keysRead
+    ? kernelDispatch(gpu, K, 'forwardCount', { uniforms, storage: { ...base, keysRead }, constants, label }, grid)
+    : kernelDispatch(gpu, K, 'forward', { uniforms, storage: base, constants, label }, grid);
 }
 
 /**
@@ -283,38 +410,41 @@ export async function nsaBranchBackwardDispatches(gpu: GpuContext, a: NsaBranchB
   const kt = nsaKeyTiling(dk, dv, a.branch, cfg.lSel);
   const cpb = Math.ceil(cfg.lSel / kt.KB);
   const chunks = isSel ? numSelBlocks(T, cfg) * cpb : Math.ceil(S / kt.KB);
-  if (!simple && chunks > gpu.limits.maxComputeWorkgroupsPerDimension) throw new Error(`${label}: ${chunks} key chunks exceed the workgroup grid`);
-  const u = gpu.uniform(uniformWords(a, cpb, a.accumulateQ));
+  if (!simple && chunks > gpu.limits.maxComputeWorkgroupsPerDimension) argumentError(label, 'T', `${chunks} key chunks exceed the workgroup grid`);
+  const u = kernelUniform(gpu, NSA_ATTN_DQ_KERNEL, 'P', uniformValues(a, cpb, a.accumulateQ));
 
   // Pipelines compile concurrently; the dispatches run in this order.
-  const delta = gpu.dispatch(
-    { code: deltaCode, entryPoint: 'rowDelta', constants: { DV: dv }, label: `${label}.delta` },
-    [gpu.uniform([T, H, B * H * T]), a.out, a.dout, a.delta],
+  const delta = kernelDispatch(
+    gpu, NSA_ATTN_DELTA_KERNEL, 'rowDelta',
+    { uniforms: { P: { T, H, n: B * H * T } }, storage: { out: a.out, dout: a.dout, delta: a.delta }, constants: { DV: dv }, label: `${label}.delta` },
     grid1d(ceilDiv(B * H * T, ROW_WG)),
   );
-  const dqBindings = [u, a.q, a.k, a.v, a.lse, a.dout, a.delta, a.gradQ];
-  if (isSel) dqBindings.push(a.sel!);
+  const common = { q: a.q, k: a.k, v: a.v, lse: a.lse, dout: a.dout, delta: a.delta };
   const rp = rowPass(gpu, a, 'dq');
-  const dq = gpu.dispatch(
-    { code: rp.code, entryPoint: isSel ? 'backwardDqSel' : 'backwardDq', constants: rp.constants, label: `${label}.dq` },
-    dqBindings,
-    rp.grid,
-  );
+  const DQK: NsaKernel<typeof DQ_ENTRIES> = simple ? NSA_ATTN_DQ_SIMPLE_KERNEL : NSA_ATTN_DQ_KERNEL;
+  const dqArgs = { uniforms: { P: u }, constants: rp.constants, label: `${label}.dq` };
+  const dq = isSel
+    ? kernelDispatch(gpu, DQK, 'backwardDqSel', { ...dqArgs, storage: { ...common, gradQ: a.gradQ, sel: a.sel! } }, rp.grid)
+    : kernelDispatch(gpu, DQK, 'backwardDq', { ...dqArgs, storage: { ...common, gradQ: a.gradQ } }, rp.grid);
   const kc: Record<string, number> = simple
     ? { DK: dk, DV: dv }
     : { DK: dk, DV: dv, DK4: Math.ceil(dk / 4), DV4: Math.ceil(dv / 4), NS: kt.NS, KB: kt.KB, KC4: kt.KC4, VC4: kt.VC4, BQ: kt.BQ };
-  const keyCode = simple ? DKDV_SIMPLE : DKDV;
+  const KK: NsaKernel<typeof DKDV_ENTRIES> = simple ? NSA_ATTN_DKDV_SIMPLE_KERNEL : NSA_ATTN_DKDV_KERNEL;
   const keyGrid: readonly [number, number?, number?] = simple ? grid1d(ceilDiv(B * S * G, ROW_WG)) : [chunks, G, B];
-  const common = [u, a.q, a.k, a.v, a.lse, a.dout, a.delta];
   // The reverse index takes the binding gradV would: dK and dV of sel are two passes.
   const selPass = (want: number, grad: BufferSlice, name: string) =>
-    gpu.dispatch(
-      { code: keyCode, entryPoint: 'keyGradsSel', constants: kc, label: `${label}.${name}` },
-      [gpu.uniform(uniformWords(a, cpb, a.accumulateQ, want)), a.q, a.k, a.v, a.lse, a.dout, a.delta, grad, a.reverse!.queries],
+    kernelDispatch(
+      gpu, KK, 'keyGradsSel',
+      {
+        uniforms: { P: uniformValues(a, cpb, a.accumulateQ, want) },
+        storage: { ...common, gradOut: grad, rev: a.reverse!.queries },
+        constants: kc,
+        label: `${label}.${name}`,
+      },
       keyGrid,
     );
   const keyPasses = isSel
     ? [selPass(1, a.gradK, 'dk'), selPass(2, a.gradV, 'dv')]
-    : [gpu.dispatch({ code: keyCode, entryPoint: 'keyGrads', constants: kc, label: `${label}.dkdv` }, [...common, a.gradK, a.gradV], keyGrid)];
+    : [kernelDispatch(gpu, KK, 'keyGrads', { uniforms: { P: u }, storage: { ...common, gradK: a.gradK, gradV: a.gradV }, constants: kc, label: `${label}.dkdv` }, keyGrid)];
   return Promise.all([delta, dq, ...keyPasses]);
 }
