@@ -3,12 +3,7 @@
 // submits once), caches pipelines, and turns device loss / uncaptured errors into reports.
 import type { BufferSlice } from './arena';
 import { sourceLocation, type SourceRange } from './kernel-interface';
-import { packWords, UniformPool, type UniformSlot, type UniformWord } from './uniforms';
-
-// TEMP dispatch log (bit-identity check of the kernel-interface refactor).
-declare const Buffer: { from(b: ArrayBuffer): { toString(e: string): string } };
-const DISPATCH_LOG: string | undefined = (globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env.DISPATCH_LOG;
-const UNIFORM_HEX = new WeakMap<object, string>();
+import { UniformPool, type UniformSlot, type UniformWord } from './uniforms';
 
 export interface AdapterSummary {
   vendor: string;
@@ -128,9 +123,7 @@ export class GpuContext {
   }
 
   uniform(words: readonly UniformWord[]): UniformSlot {
-    const slot = this.uniforms.alloc(words);
-    if (DISPATCH_LOG) UNIFORM_HEX.set(slot, Buffer.from(packWords(words)).toString('hex'));
-    return slot;
+    return this.uniforms.alloc(words);
   }
 
   /**
@@ -202,10 +195,6 @@ export class GpuContext {
     for (const n of wg) {
       if (!Number.isInteger(n) || n < 0 || n > max)
         throw new Error(`${desc.label ?? desc.entryPoint}: workgroup count ${n} outside [0, ${max}]`);
-    }
-    if (DISPATCH_LOG) {
-      const b = bindings.map((x) => UNIFORM_HEX.get(x as UniformSlot) ?? `${x.buffer.label}@${x.offset}+${x.size}`);
-      (globalThis as any).process.getBuiltinModule('node:fs').appendFileSync(DISPATCH_LOG, JSON.stringify([desc.label, desc.entryPoint, Object.entries(desc.constants ?? {}).sort(), wg, b]) + '\n');
     }
     return { label: desc.label ?? desc.entryPoint, pipeline, bindGroup: this.bindGroup(pipeline, bindings, desc.label), workgroups: wg };
   }

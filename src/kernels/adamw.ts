@@ -3,7 +3,7 @@ import code from '../../shaders/adamw.wgsl?raw';
 import type { BufferSlice } from '../gpu/arena';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
-import { checkDims, checkSlices } from '../gpu/checks';
+import { argumentError, checkDims, checkSlices } from '../gpu/checks';
 import { defineKernel, kernelDispatch, uniformWords, type KernelVariant } from '../gpu/kernel-interface';
 import type { UniformSlot, UniformWord } from '../gpu/uniforms';
 import type { AdamwHyper } from '../spec/optimizer';
@@ -40,7 +40,7 @@ export const ADAMW_VARIANTS: readonly KernelVariant[] = [{ kernel: ADAMW_KERNEL,
  * once, so the GPU sees the same factors as the f64 reference up to one f32 rounding each.
  */
 export function adamwHyperWords(h: AdamwHyper): UniformWord[] {
-  if (!Number.isInteger(h.step) || h.step < 1) throw new Error(`adamw: step = ${h.step} must be an integer ≥ 1`);
+  if (!Number.isInteger(h.step) || h.step < 1) argumentError('adamw', 'step', `step = ${h.step} must be an integer ≥ 1`);
   const bc1 = 1 - h.beta1 ** h.step;
   const bc2 = 1 - h.beta2 ** h.step;
   return uniformWords(ADAMW_KERNEL.spec.uniforms.H, {

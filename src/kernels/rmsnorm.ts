@@ -1,11 +1,10 @@
 // Wrapper for shaders/rmsnorm.wgsl.
 import code from '../../shaders/rmsnorm.wgsl?raw';
-import { checkDims, checkSlices } from '../gpu/checks';
 import { rowLanes } from '../gpu/lanes';
 import type { BufferSlice } from '../gpu/arena';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
-import { argumentError } from '../gpu/checks';
+import { argumentError, checkDims, checkSlices } from '../gpu/checks';
 import { defineKernel, kernelDispatch, type KernelVariant } from '../gpu/kernel-interface';
 
 const TC = 8; // dweight columns per workgroup (shaders/rmsnorm.wgsl)
