@@ -161,7 +161,9 @@ export class Trainer {
     plan.encodeTrainStep(enc, lr, step + 1);
     plan.encodeStepReadback(enc, this.staging[slot]);
     gpu.submit([enc.finish()]);
-    this.pending.push({ step, lr, slot, mapped: this.staging[slot].mapAsync(GPUMapMode.READ) });
+    const mapped = this.staging[slot].mapAsync(GPUMapMode.READ);
+    mapped.catch(() => {}); // destroy() with a step in flight aborts the map: not an unhandled rejection
+    this.pending.push({ step, lr, slot, mapped });
     this.stepCount++;
     return this.pending.length > 1 ? [await this.resolve(this.pending.shift()!)] : [];
   }

@@ -29,6 +29,7 @@ const GPU_FOLDERS = ['tests/kernels/**/*.test.ts', 'tests/nsa-gpu/**/*.test.ts',
 /** GPU files in otherwise CPU-only folders (each acquires the shared test device). */
 export const GPU_FILES = [
   'tests/decode/gpu-prefill.test.ts',
+  'tests/train/loop-trainer.test.ts',
   'tests/train/recall.test.ts',
   'tests/ui/stepper-read.test.ts',
   'tests/worker/run.test.ts',
