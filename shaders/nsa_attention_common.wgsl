@@ -1,7 +1,7 @@
 // NSA branch attention, shared part of the forward, dQ and dK/dV kernels of
 // both variants (src/kernels/nsa-attention.ts prepends it,
 // after attention_common.wgsl): the uniform, the branch codes and the block
-// arithmetic of NSA_SPEC.md. Index conventions:
+// arithmetic of docs/nsa-spec.md. Index conventions:
 //   q [B,T,H,DK], k/v [B,S,G,DK|DV] with S = T (sel, win) or S = Ncmp(T) (cmp: compressed rows),
 //   out [B,T,H,DV], lse [B,H,T]; head i belongs to group floor(i / hpg).
 

@@ -7,7 +7,7 @@
 //   forward (cmp, win): nothing more      forwardCount: 6 keysRead
 //   forwardSel:          6 sel            forwardSelCount: 6 sel, 7 keysReadSel
 // keysRead [B,T,G] (u32) is the number of keys whose score the group's first head computed: the
-// decode-reads property of NSA_SPEC.md counted in the kernel itself.
+// decode-reads property of docs/nsa-spec.md counted in the kernel itself.
 
 // Running max and sum of row ri over its lanes, from the lane statistics at kv[0..WG).
 fn rowTotals(ri: u32) -> vec2<f32> {

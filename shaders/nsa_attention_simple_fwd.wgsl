@@ -5,7 +5,7 @@
 // Bindings as nsa_attention_fwd.wgsl: 4 out, 5 lse, then per entry point —
 //   forward (cmp, win): nothing more      forwardCount: 6 keysRead
 //   forwardSel:          6 sel            forwardSelCount: 6 sel, 7 keysReadSel
-// keysRead [B,T,G] (u32): the keys whose score the group's first head computed (NSA_SPEC.md
+// keysRead [B,T,G] (u32): the keys whose score the group's first head computed (docs/nsa-spec.md
 // property 7, counted in the kernel).
 
 var<private> qr: array<f32, MAXD>;

@@ -1,4 +1,4 @@
-// NSA compression φ (NSA_SPEC.md "Compressed branch"), batched over B sequences.
+// NSA compression φ (docs/nsa-spec.md "Compressed branch"), batched over B sequences.
 // x [B,T,G,D] (K_cmp after RoPE, or V_cmp); compressed out [B,N,G,D] with N = Ncmp(T); block k
 // covers positions [k·d, k·d + l). A compressed row r = (b·N + k)·G + g.
 //

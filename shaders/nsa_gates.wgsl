@@ -1,4 +1,4 @@
-// NSA gates and the gated mix of the three branches (NSA_SPEC.md "Gates and output").
+// NSA gates and the gated mix of the three branches (docs/nsa-spec.md "Gates and output").
 // Rows r = b·T + t; gates and logits are [rows, 3H] with column 3i + c, c ∈ (cmp, sel, win);
 // branch outputs and the mix are [rows, H, dv].
 //   gateForward        gates = sigmoid(logits + bias), or the ablation's constants (MODE_CONST)

@@ -8,7 +8,7 @@
 //                 of the "selected" flags gives each t its rank, so the list comes out ascending:
 //                 queries[R + 1 + offsets[r] + rank] = t.
 // Integer sums only; every list is written by one workgroup in t order: same bits on every run.
-// Selection rows are [B,T,G,nSel] int32, ascending, −1 padded (as NSA_SPEC.md).
+// Selection rows are [B,T,G,nSel] int32, ascending, −1 padded (as docs/nsa-spec.md).
 // Bindings (0 is the uniform) per entry point —
 //   countQueries: 1 sel, 2 counts    scanCounts: 1 countsIn, 2 offsets, 3 head    fillQueries: 1 sel, 2 queries
 

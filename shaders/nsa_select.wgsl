@@ -1,4 +1,4 @@
-// NSA selection (NSA_SPEC.md "Selection scores" and "Top-n selection"), batched over B sequences.
+// NSA selection (docs/nsa-spec.md "Selection scores" and "Top-n selection"), batched over B sequences.
 // scores: P[b,t,g,j] = Σ_{heads i of g} Σ_{k < ncmp(t)} exp(q[b,t,i]·kc[b,k,g]/√dk − lse[b,i,t]) ·
 //         overlap(k,j); one invocation per (b,t,g,j), looping only over the blocks k that overlap j
 //         (k·d < (j+1)·lSel and k·d + l > j·lSel). lse is never read when ncmp(t) = 0, so any

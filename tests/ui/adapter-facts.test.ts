@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { AdapterSummary } from '../../src/gpu/context';
 import { hasFeature, KEY_FEATURES, KEY_LIMITS, limitText } from '../../src/ui/components/adapter-facts';
 
-// SwiftShader's numbers (DESIGN.md): 1 GiB buffers and bindings, 32 KiB workgroup memory.
+// SwiftShader's numbers (measured on SwiftShader): 1 GiB buffers and bindings, 32 KiB workgroup memory.
 const swiftshader: AdapterSummary = {
   vendor: 'google', architecture: 'swiftshader', device: '', description: 'SwiftShader Device', software: true, runtime: 'browser',
   features: ['subgroups', 'timestamp-query'],
