@@ -5,6 +5,7 @@
 // sub-path (/nsa/), which checks the relative base and the worker/data URLs. NSA_E2E_SERVER=dev
 // uses the dev server instead (faster edit-test loop).
 import { defineConfig } from '@playwright/test';
+
 import { CHROMIUM_PATH, LAUNCH_ARGS } from './e2e/gpu-mode';
 
 const PORT = 4173;

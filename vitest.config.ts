@@ -1,5 +1,7 @@
 import { availableParallelism } from 'node:os';
+
 import { defineConfig } from 'vitest/config';
+
 // @ts-expect-error plain .mjs helper without types
 import { envWithVulkan } from './scripts/vulkan-env.mjs';
 import { TIERS } from './tests/helpers/tiers.mjs';

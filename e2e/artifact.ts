@@ -2,6 +2,7 @@
 // timings and main-thread responsiveness, written to test-results/nsa-e2e-run.json.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+
 import type { Responsiveness } from './responsiveness';
 
 export interface RunArtifact {

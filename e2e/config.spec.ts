@@ -1,6 +1,7 @@
 // The config side of the page, without training: an invalid field blocks the start, a bad upload is
 // refused without changing anything else, and the URL carries the config across a reload.
-import { expect, test, type Page } from '@playwright/test';
+import { expect, type Page, test } from '@playwright/test';
+
 import { collectErrors, expectAdapter, saveScreenshot } from './page-helpers';
 
 const field = (page: Page, path: string) => page.getByTestId(`config-field-${path}`);
@@ -49,7 +50,9 @@ test('a bad upload is refused with a message and nothing else changes', async ({
   expect(await page.evaluate(() => location.hash)).toBe(hashBefore);
 
   // A good file is taken; a bad one after it keeps the good one.
-  const text = Array.from({ length: 40 }, (_, i) => `Paragraph ${i}. ${'The quick brown fox jumps over the lazy dog. '.repeat(8)}`).join('\n\n');
+  const text = Array.from({ length: 40 }, (_, i) => `Paragraph ${i}. ${'The quick brown fox jumps over the lazy dog. '.repeat(8)}`).join(
+    '\n\n',
+  );
   await input.setInputFiles({ name: 'good.txt', mimeType: 'text/plain', buffer: Buffer.from(text) });
   await expect(page.getByTestId('upload-status')).toContainText('good.txt');
   await expect(page.getByTestId('run-button')).toBeEnabled();
@@ -88,7 +91,9 @@ test('the URL carries the config: a reload and a fresh tab restore it', async ({
   expect(errors).toEqual([]);
 });
 
-test('the recall preset trains its own task: task fields with messages at the field, one step from the config alone', async ({ page }, testInfo) => {
+test('the recall preset trains its own task: task fields with messages at the field, one step from the config alone', async ({
+  page,
+}, testInfo) => {
   const errors = collectErrors(page);
   await page.goto('./#v=1&preset=recall');
   await expectAdapter(page);

@@ -6,6 +6,7 @@
 // to the run artifact; NSA_E2E_RECORD_GOLDEN=1 records this run's value instead of comparing.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+
 import type { GpuMode } from './gpu-mode';
 
 export interface GoldenEntry {
@@ -54,7 +55,11 @@ export function goldenFor(key: string): GoldenEntry | null {
 }
 
 /** Writes (or replaces) the entry, keeping the tolerance and reason of the one it replaces. */
-export function recordGolden(key: string, mode: GpuMode, run: { hash: string; step: number; loss: number; adapterName: string }): GoldenEntry {
+export function recordGolden(
+  key: string,
+  mode: GpuMode,
+  run: { hash: string; step: number; loss: number; adapterName: string },
+): GoldenEntry {
   const all = readAll();
   const old = all[key];
   const entry: GoldenEntry = {

@@ -17,7 +17,13 @@ export const GPU_MODE: GpuMode = readMode();
 export const CHROMIUM_PATH = process.env.NSA_CHROMIUM ?? '/usr/bin/chromium';
 
 /** Quiet, reproducible headless Chromium. */
-export const BASE_ARGS = ['--headless=new', '--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+export const BASE_ARGS = [
+  '--headless=new',
+  '--no-sandbox',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 export const WEBGPU_ARGS: Record<GpuMode, string[]> = {
   swiftshader: ['--enable-unsafe-webgpu', '--enable-unsafe-swiftshader'],

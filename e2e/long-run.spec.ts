@@ -3,7 +3,9 @@
 // its point budget, every chart keeps redrawing, and the main thread keeps drawing frames. The
 // numbers go to test-results/nsa-e2e-long-run.json.
 import { join } from 'node:path';
-import { expect, test, type Page } from '@playwright/test';
+
+import { expect, type Page, test } from '@playwright/test';
+
 import { writeArtifact } from './artifact';
 import { GPU_MODE } from './gpu-mode';
 import { collectErrors, expectAdapter, saveScreenshot } from './page-helpers';
@@ -42,7 +44,9 @@ async function countRedraws(page: Page): Promise<void> {
   }, Object.keys(CHARTS));
 }
 
-test('a 10,000-step run keeps every series within its point budget, every chart redrawing, and the page drawing frames', async ({ page }, testInfo) => {
+test('a 10,000-step run keeps every series within its point budget, every chart redrawing, and the page drawing frames', async ({
+  page,
+}, testInfo) => {
   const errors = collectErrors(page);
   await page.goto('./?testHooks=1#v=1&preset=tiny&model.attention=nsa');
   await expectAdapter(page);
@@ -52,7 +56,10 @@ test('a 10,000-step run keeps every series within its point budget, every chart 
   for (const id of Object.keys(CHARTS)) await expect(page.getByTestId(id)).not.toHaveAttribute('data-revision', '-1');
   await countRedraws(page);
   await startResponsivenessProbe(page);
-  await page.evaluate(([n, k]) => (window as unknown as { __nsaTest: { simulateRun(n: number, k: number): Promise<void> } }).__nsaTest.simulateRun(n, k), [STEPS, PER_UPDATE]);
+  await page.evaluate(
+    ([n, k]) => (window as unknown as { __nsaTest: { simulateRun(n: number, k: number): Promise<void> } }).__nsaTest.simulateRun(n, k),
+    [STEPS, PER_UPDATE],
+  );
   await expect(page.getByTestId('steps-done')).toHaveText(String(STEPS));
   for (const id of Object.keys(CHARTS)) await expect(page.getByTestId(id)).toHaveAttribute('data-current', 'true'); // the last update drawn
   const r = await stopResponsivenessProbe(page);
@@ -60,12 +67,20 @@ test('a 10,000-step run keeps every series within its point budget, every chart 
   // Each redraw's main-thread time, as the charts measure it (performance entries 'chart-redraw <id>').
   const redrawMs = await page.evaluate(() => {
     const by: Record<string, number[]> = {};
-    for (const e of performance.getEntriesByType('measure')) if (e.name.startsWith('chart-redraw ')) (by[e.name.slice(13)] ??= []).push(e.duration);
+    for (const e of performance.getEntriesByType('measure'))
+      if (e.name.startsWith('chart-redraw ')) (by[e.name.slice(13)] ??= []).push(e.duration);
     const q = (xs: number[], p: number) => Math.round([...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))]);
     return Object.fromEntries(Object.entries(by).map(([id, xs]) => [id, { p50: q(xs, 0.5), max: q(xs, 1) }]));
   });
   const attr = async (id: ChartId, name: string) => Number(await page.getByTestId(id).getAttribute(name));
-  const drawn = Object.fromEntries(await Promise.all((Object.keys(CHARTS) as ChartId[]).map(async (id) => [id, { points: await attr(id, 'data-points'), budget: await attr(id, 'data-budget') }])));
+  const drawn = Object.fromEntries(
+    await Promise.all(
+      (Object.keys(CHARTS) as ChartId[]).map(async (id) => [
+        id,
+        { points: await attr(id, 'data-points'), budget: await attr(id, 'data-budget') },
+      ]),
+    ),
+  );
   writeArtifact(join(testInfo.project.outputDir, 'nsa-e2e-long-run.json'), {
     date: new Date().toISOString(),
     gpuMode: GPU_MODE,

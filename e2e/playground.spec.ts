@@ -4,11 +4,13 @@
 // run is built as few times as possible); a failure skips the rest.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { expect, test, type Download, type Page } from '@playwright/test';
-import { preset } from '../src/train/presets';
+
+import { type Download, expect, type Page, test } from '@playwright/test';
+
 import { forcedBlocks } from '../src/spec/nsa-blocks';
 import { METRICS_HEADER } from '../src/train/metrics-csv';
-import { writeArtifact, type RunArtifact } from './artifact';
+import { preset } from '../src/train/presets';
+import { type RunArtifact, writeArtifact } from './artifact';
 import { goldenFor, goldenKey, missingGoldenMessage, RECORD_GOLDEN, recordGolden } from './golden';
 import { E2E_PROFILE, EXPECTED_ADAPTER, GPU_MODE } from './gpu-mode';
 import { collectErrors, expectAdapter, saveScreenshot } from './page-helpers';
@@ -30,7 +32,8 @@ const status = () => page.getByTestId('run-status');
 const stepsDone = async () => Number(await page.getByTestId('steps-done').innerText());
 
 async function failIfError(): Promise<void> {
-  if ((await status().getAttribute('data-status')) === 'error') throw new Error(`training failed: ${await page.getByTestId('run-error').innerText()}`);
+  if ((await status().getAttribute('data-status')) === 'error')
+    throw new Error(`training failed: ${await page.getByTestId('run-error').innerText()}`);
 }
 
 async function download(testId: string): Promise<string> {
@@ -60,7 +63,10 @@ test('names the WebGPU adapter the worker trains on, and loads the config from t
   } else {
     // A system-GPU run that fell back to software would record misleading numbers.
     const kind = await page.getByTestId('adapter-kind').innerText();
-    expect(kind, `NSA_E2E_GPU=system, but Chromium gave a software adapter (${await page.getByTestId('adapter-name').innerText()}): check the GPU driver and Vulkan`).toBe('hardware');
+    expect(
+      kind,
+      `NSA_E2E_GPU=system, but Chromium gave a software adapter (${await page.getByTestId('adapter-name').innerText()}): check the GPU driver and Vulkan`,
+    ).toBe('hardware');
   }
   artifact.adapter = {
     name: await page.getByTestId('adapter-name').innerText(),
@@ -146,7 +152,10 @@ test('downloads use the CLI formats, and the loss at the last step matches the g
   const tps = rows.filter((r) => r[5] !== null).map((r) => r[5]!);
   artifact.tokensPerSecond = { last: tps.at(-1)!, mean: tps.reduce((a, b) => a + b, 0) / tps.length };
 
-  const beats = (await download('download-heartbeat.jsonl')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  const beats = (await download('download-heartbeat.jsonl'))
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   for (const b of beats) expect(Object.keys(b)).toEqual(HEARTBEAT_FIELDS);
   const phases = beats.map((b) => b.phase);
   expect(phases[0]).toBe('init');
@@ -157,7 +166,11 @@ test('downloads use the CLI formats, and the loss at the last step matches the g
   const steps = beats.filter((b) => b.phase === 'step').map((b) => b.step as number);
   expect(steps).toEqual([...steps].sort((a, b) => a - b));
 
-  const config = JSON.parse(await download('download-config.json')) as { model: { attention: string }; train: { steps: number; seed: number }; stepsDone: number };
+  const config = JSON.parse(await download('download-config.json')) as {
+    model: { attention: string };
+    train: { steps: number; seed: number };
+    stepsDone: number;
+  };
   expect(config.model.attention).toBe('nsa');
   expect(config.train.steps).toBe(P.steps);
   expect(config.stepsDone).toBe(P.steps);
@@ -167,7 +180,14 @@ test('downloads use the CLI formats, and the loss at the last step matches the g
   const adapter = artifact.adapter!;
   const key = goldenKey(P.name, adapter);
   const golden = goldenFor(key);
-  artifact.golden = { key, step: at.step, loss: at.loss, expected: golden?.loss ?? null, tolerance: golden?.tolerance ?? null, recorded: false };
+  artifact.golden = {
+    key,
+    step: at.step,
+    loss: at.loss,
+    expected: golden?.loss ?? null,
+    tolerance: golden?.tolerance ?? null,
+    recorded: false,
+  };
   if (RECORD_GOLDEN) {
     const entry = recordGolden(key, GPU_MODE, { hash: P.hash, step: at.step, loss: at.loss, adapterName: adapter.name });
     artifact.golden = { ...artifact.golden, tolerance: entry.tolerance, recorded: true };
@@ -178,7 +198,9 @@ test('downloads use the CLI formats, and the loss at the last step matches the g
   if (!golden) throw new Error(missingGoldenMessage(key, GPU_MODE, at, join(testInfo.project.outputDir, ARTIFACT_FILE)));
   expect(golden.hash, 'the golden was recorded for another config').toBe(P.hash);
   expect(at.step).toBe(golden.step);
-  expect(Math.abs(at.loss - golden.loss), `loss ${at.loss} vs golden ${golden.loss} (${key}) at step ${at.step}`).toBeLessThanOrEqual(golden.tolerance);
+  expect(Math.abs(at.loss - golden.loss), `loss ${at.loss} vs golden ${golden.loss} (${key}) at step ${at.step}`).toBeLessThanOrEqual(
+    golden.tolerance,
+  );
 });
 
 test('charts: every series drawn, smoothing changes the smoothed curve, log scale changes the axis', async ({}, testInfo) => {
@@ -198,7 +220,10 @@ test('charts: every series drawn, smoothing changes the smoothed curve, log scal
   await expect(page.getByTestId('smoothing-value')).toHaveText('0.90');
   await expect.poll(() => path('train')).not.toBe(rawPath);
   expect(await path('train-raw')).toBe(rawPath);
-  const ticks = () => loss.locator('.recharts-yAxis-tick-labels .recharts-cartesian-axis-tick-value').evaluateAll((els) => els.map((e) => e.textContent ?? ''));
+  const ticks = () =>
+    loss
+      .locator('.recharts-yAxis-tick-labels .recharts-cartesian-axis-tick-value')
+      .evaluateAll((els) => els.map((e) => e.textContent ?? ''));
   await expect.poll(async () => (await ticks()).length).toBeGreaterThan(2);
   const linear = await ticks();
   await page.getByTestId('log-scale').check();
@@ -233,9 +258,15 @@ test('selection stepper: every range valid, forced blocks present, keyboard step
   for (let t = 0; t < T; t++) {
     await expect(page.getByTestId('stepper-t')).toHaveAttribute('data-t', String(t));
     const ranges = await page.getByTestId('stepper-range').evaluateAll((els) =>
-      els.map((e) => ({ start: Number(e.getAttribute('data-start')), end: Number(e.getAttribute('data-end')), blocks: (e.getAttribute('data-blocks') ?? '').split(',').map(Number) })),
+      els.map((e) => ({
+        start: Number(e.getAttribute('data-start')),
+        end: Number(e.getAttribute('data-end')),
+        blocks: (e.getAttribute('data-blocks') ?? '').split(',').map(Number),
+      })),
     );
-    const forcedShown = (await page.getByTestId('stepper-forced').evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-block'))))).sort((a, b) => a - b);
+    const forcedShown = (
+      await page.getByTestId('stepper-forced').evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-block'))))
+    ).sort((a, b) => a - b);
     expect(ranges.length, `t=${t}`).toBeGreaterThan(0);
     for (const r of ranges) {
       expect(r.start, `t=${t} range [${r.start}, ${r.end})`).toBeGreaterThanOrEqual(0);

@@ -50,6 +50,10 @@ export async function stopResponsivenessProbe(page: Page): Promise<Responsivenes
     frames: sorted.length,
     frameMs: { p50: round(q(0.5)), p95: round(q(0.95)), p99: round(q(0.99)), max: round(sorted.at(-1) ?? NaN) },
     slowFrameFraction: sorted.length ? Math.round((sorted.filter((x) => x > 50).length / sorted.length) * 1000) / 1000 : NaN,
-    longTasks: { count: raw.longTasks.length, totalMs: round(raw.longTasks.reduce((a, b) => a + b, 0)), maxMs: round(Math.max(0, ...raw.longTasks)) },
+    longTasks: {
+      count: raw.longTasks.length,
+      totalMs: round(raw.longTasks.reduce((a, b) => a + b, 0)),
+      maxMs: round(Math.max(0, ...raw.longTasks)),
+    },
   };
 }

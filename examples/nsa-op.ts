@@ -1,7 +1,7 @@
 // The standalone NSA op from your own code: random inputs through forward and backward.
 // Run: node scripts/run-node.mjs examples/nsa-op.ts   (NSA_GPU=software forces SwiftShader)
 // 'nsa-playground' resolves to src/index.ts through package.json's exports (tsx, Vite, Vitest, tsc).
-import { acquireNodeGpu, NsaOp, type NsaConfig, type NsaOpShape } from 'nsa-playground';
+import { acquireNodeGpu, type NsaConfig, NsaOp, type NsaOpShape } from 'nsa-playground';
 
 /** A small seeded generator (mulberry32) and standard normals, so the run is reproducible. */
 function randn(n: number, seed: number, scale = 1): Float32Array {
@@ -27,7 +27,12 @@ async function main(): Promise<void> {
     const kv = (D: number, seed: number) => randn(B * T * G * D, seed);
     const x = {
       q: randn(B * T * H * dk, 1, 2),
-      kCmp: kv(dk, 2), vCmp: kv(dv, 3), kSel: kv(dk, 4), vSel: kv(dv, 5), kWin: kv(dk, 6), vWin: kv(dv, 7),
+      kCmp: kv(dk, 2),
+      vCmp: kv(dv, 3),
+      kSel: kv(dk, 4),
+      vSel: kv(dv, 5),
+      kWin: kv(dk, 6),
+      vWin: kv(dv, 7),
       gates: randn(B * T * H * 3, 8).map((z) => 1 / (1 + Math.exp(-z))), // sigmoids of random logits
     };
     const dout = randn(B * T * H * dv, 9); // dL/dout
@@ -40,13 +45,19 @@ async function main(): Promise<void> {
     const t2 = performance.now();
 
     console.log(`NSA op ${JSON.stringify(shape)} ${JSON.stringify(cfg)}`);
-    console.log(`forward ${(t1 - t0).toFixed(1)} ms, backward ${(t2 - t1).toFixed(1)} ms (each: upload, one submit, readback; ${gpu.adapter.software ? 'software adapter' : gpu.adapter.architecture})`);
-    console.log(`‖out‖ = ${norm(f.out).toFixed(6)}  (‖oCmp‖ = ${norm(f.oCmp).toFixed(4)}, ‖oSel‖ = ${norm(f.oSel).toFixed(4)}, ‖oWin‖ = ${norm(f.oWin).toFixed(4)})`);
+    console.log(
+      `forward ${(t1 - t0).toFixed(1)} ms, backward ${(t2 - t1).toFixed(1)} ms (each: upload, one submit, readback; ${gpu.adapter.software ? 'software adapter' : gpu.adapter.architecture})`,
+    );
+    console.log(
+      `‖out‖ = ${norm(f.out).toFixed(6)}  (‖oCmp‖ = ${norm(f.oCmp).toFixed(4)}, ‖oSel‖ = ${norm(f.oSel).toFixed(4)}, ‖oWin‖ = ${norm(f.oWin).toFixed(4)})`,
+    );
     for (let b = 0; b < B; b++) {
       for (let gr = 0; gr < G; gr++) {
         const row = ((b * T + T - 1) * G + gr) * cfg.nSel;
         const blocks = Array.from(f.selection.subarray(row, row + cfg.nSel)).filter((j) => j >= 0);
-        console.log(`selection b=${b} t=${T - 1} group ${gr}: blocks [${blocks.join(', ')}] → tokens ${blocks.map((j) => `[${j * cfg.lSel}, ${Math.min((j + 1) * cfg.lSel, T)})`).join(' ')}`);
+        console.log(
+          `selection b=${b} t=${T - 1} group ${gr}: blocks [${blocks.join(', ')}] → tokens ${blocks.map((j) => `[${j * cfg.lSel}, ${Math.min((j + 1) * cfg.lSel, T)})`).join(' ')}`,
+        );
       }
     }
     for (const [name, a] of Object.entries(g)) console.log(`‖${name}‖ = ${norm(a).toFixed(6)}`);

@@ -33,7 +33,9 @@ function ensureChromium() {
     fail([
       `${CHROMIUM} is missing. The e2e tests drive Debian's chromium (Playwright cannot download browsers here),`,
       `and Dawn in Node uses the Vulkan loader and SwiftShader driver that package ships in ${CHROMIUM_LIB}.`,
-      hasApt ? 'Install it as root: apt-get update && apt-get install -y chromium' : 'Install Chromium, or point NSA_CHROMIUM at a Chromium binary.',
+      hasApt
+        ? 'Install it as root: apt-get update && apt-get install -y chromium'
+        : 'Install Chromium, or point NSA_CHROMIUM at a Chromium binary.',
     ]);
   }
   const env = { DEBIAN_FRONTEND: 'noninteractive' };

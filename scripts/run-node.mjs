@@ -2,6 +2,7 @@
 // Runs a TypeScript entry point in Node with WGSL imports and a Vulkan loader on the library path.
 // Usage: node scripts/run-node.mjs src/cli/train.ts [args...]
 import { spawn } from 'node:child_process';
+
 import { envWithVulkan } from './vulkan-env.mjs';
 
 const [entry, ...args] = process.argv.slice(2);

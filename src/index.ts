@@ -2,5 +2,5 @@
 // config and validation, block arithmetic, and GPU acquisition in Node (Dawn) and the browser.
 // Browser bundles should import src/browser.ts (the same without the Node device).
 export * from './browser';
-export { acquireNodeGpu, NoAdapterError } from './gpu/node-device';
 export type { AdapterAttempt, NoAdapterDetails, NodeGpuOptions } from './gpu/node-device';
+export { acquireNodeGpu, NoAdapterError } from './gpu/node-device';

@@ -3,22 +3,23 @@
 // classes set their name and carry the fields a caller needs. (NoAdapterError lives in
 // src/gpu/node-device.ts, which the fast tier must not import: tests/tiers.test.ts.)
 import { describe, expect, it } from 'vitest';
-import { formatConfigIssues, InvalidConfigError, prefixIssues, type ConfigIssue } from '../src/spec/config-issue';
-import { assertNsaConfig, validateNsaConfig, type NsaConfig } from '../src/spec/nsa-config';
-import { assertValidModelConfig, validateModelConfig, type ModelConfig } from '../src/spec/model-config';
-import { assertValidRunConfig, validateRunConfig, validateTrainConfig, type RunConfig } from '../src/train/config';
+
+import * as publicApi from '../src/browser';
+import { applySet, intFlag, numFlag, parseArgs } from '../src/cli/args';
+import { isUserError } from '../src/cli/main';
+import { runConfigFromArgs, setAttention } from '../src/cli/run-config';
+import { asUsage, rejectUnknownFlags, UsageError } from '../src/cli/usage';
+import { acquireBrowserGpu, WebGpuUnavailableError } from '../src/gpu/browser-device';
+import { assertNsaOp, NsaOpConfigError, validateNsaOp } from '../src/model/nsa/op-bind';
+import { type ConfigIssue, formatConfigIssues, InvalidConfigError, prefixIssues } from '../src/spec/config-issue';
+import { assertValidModelConfig, type ModelConfig, validateModelConfig } from '../src/spec/model-config';
+import { assertNsaConfig, type NsaConfig, validateNsaConfig } from '../src/spec/nsa-config';
+import { assertValidRunConfig, type RunConfig, validateRunConfig, validateTrainConfig } from '../src/train/config';
 import { createRecallDataset, recallDatasetForRun, validateRecallTask } from '../src/train/data/recall';
 import { preset, type PresetName } from '../src/train/presets';
 import { RECALL_TASK, recallPreset } from '../src/train/recall-preset';
-import { assertNsaOp, NsaOpConfigError, validateNsaOp } from '../src/model/nsa/op-bind';
-import * as publicApi from '../src/browser';
 import { parseRunConfig, runConfigErrors } from '../src/ui/config/parse';
 import { configFromJson } from '../src/ui/config-io';
-import { applySet, intFlag, numFlag, parseArgs } from '../src/cli/args';
-import { runConfigFromArgs, setAttention } from '../src/cli/run-config';
-import { asUsage, rejectUnknownFlags, UsageError } from '../src/cli/usage';
-import { isUserError } from '../src/cli/main';
-import { acquireBrowserGpu, WebGpuUnavailableError } from '../src/gpu/browser-device';
 import { WorkerCrashedError } from '../src/worker/client';
 
 const NSA: NsaConfig = { l: 4, d: 2, lSel: 8, nSel: 3, w: 6, phi: 'avg', forceInit: true, forceLocal: 1 };
@@ -35,7 +36,11 @@ function thrown(f: () => unknown): unknown {
 }
 
 /** `f` throws an InvalidConfigError (exactly that class unless `cls` says) whose issues name `fields`. */
-function expectInvalid(f: () => unknown, fields: string[], cls: new (...a: never[]) => InvalidConfigError = InvalidConfigError): InvalidConfigError {
+function expectInvalid(
+  f: () => unknown,
+  fields: string[],
+  cls: new (...a: never[]) => InvalidConfigError = InvalidConfigError,
+): InvalidConfigError {
   const e = thrown(f);
   expect(e).toBeInstanceOf(Error);
   expect(e).toBeInstanceOf(InvalidConfigError);
@@ -117,12 +122,18 @@ describe('validators return ConfigIssue lists naming the field; assert* throw In
     expect(validateTrainConfig(c.train)).toEqual([]);
     expect(fieldsOf(validateTrainConfig({ ...c.train, steps: 0, lrMin: 1, lrMax: 0.5 }))).toEqual(['train.steps', 'train.lrMin']);
     expect(validateRunConfig(c)).toEqual([]);
-    const bad: RunConfig = { ...c, model: { ...c.model, seqLen: 0 }, data: { ...c.data, tokenizer: 'x' as RunConfig['data']['tokenizer'] } };
+    const bad: RunConfig = {
+      ...c,
+      model: { ...c.model, seqLen: 0 },
+      data: { ...c.data, tokenizer: 'x' as RunConfig['data']['tokenizer'] },
+    };
     expect(fieldsOf(validateRunConfig(bad))).toEqual(['model.seqLen', 'data.tokenizer']);
     expect(() => assertValidRunConfig(c)).not.toThrow();
     const e = expectInvalid(() => assertValidRunConfig({ ...c, train: { ...c.train, batchSize: 0 } }), ['train.batchSize']);
     expect(e.context).toBe('invalid run config');
-    expect(expectInvalid(() => assertValidRunConfig({ ...c, train: { ...c.train, seed: -1 } }, 'run tiny'), ['train.seed']).context).toBe('run tiny');
+    expect(expectInvalid(() => assertValidRunConfig({ ...c, train: { ...c.train, seed: -1 } }, 'run tiny'), ['train.seed']).context).toBe(
+      'run tiny',
+    );
   });
 
   it('recall task: task-relative fields; inside a run config under data.recall', () => {
@@ -202,14 +213,26 @@ describe('error classes set their name and carry fields', () => {
 
   it('asUsage wraps other errors (keeping the cause) and passes UsageErrors through', () => {
     const inner = new UsageError('--steps must be an integer', { flag: 'steps', value: 'x' });
-    expect(thrown(() => asUsage(() => { throw inner; }))).toBe(inner);
+    expect(
+      thrown(() =>
+        asUsage(() => {
+          throw inner;
+        }),
+      ),
+    ).toBe(inner);
     const cause = new Error('plain');
-    const e = expectUsage(() => asUsage(() => { throw cause; }), undefined);
+    const e = expectUsage(
+      () =>
+        asUsage(() => {
+          throw cause;
+        }),
+      undefined,
+    );
     expect(e.message).toBe('plain');
     expect(e.cause).toBe(cause);
   });
 
-  it('runMain treats UsageError and InvalidConfigError as the user\'s (exit 2), nothing else', () => {
+  it("runMain treats UsageError and InvalidConfigError as the user's (exit 2), nothing else", () => {
     expect(isUserError(new UsageError('x'))).toBe(true);
     expect(isUserError(new InvalidConfigError('c', [{ field: 'f', message: 'm' }]))).toBe(true);
     expect(isUserError(new NsaOpConfigError([{ field: 'f', message: 'm' }]))).toBe(true);
@@ -217,17 +240,23 @@ describe('error classes set their name and carry fields', () => {
   });
 
   it('WebGpuUnavailableError: why (Node has no navigator.gpu)', async () => {
-    const e = await acquireBrowserGpu().then(() => null, (x: unknown) => x);
+    const e = await acquireBrowserGpu().then(
+      () => null,
+      (x: unknown) => x,
+    );
     expect(e).toBeInstanceOf(WebGpuUnavailableError);
     expect((e as WebGpuUnavailableError).name).toBe('WebGpuUnavailableError');
     expect((e as WebGpuUnavailableError).reason).toBe('no-navigator-gpu');
     expect(new WebGpuUnavailableError('no-adapter', 'm').reason).toBe('no-adapter');
   });
 
-  it('WorkerCrashedError: why, and the worker\'s message', () => {
+  it("WorkerCrashedError: why, and the worker's message", () => {
     const failed = new WorkerCrashedError('failed', 'SyntaxError: x');
     expect([failed.name, failed.reason, failed.workerMessage, failed.message]).toEqual([
-      'WorkerCrashedError', 'failed', 'SyntaxError: x', 'The trainer worker failed: SyntaxError: x',
+      'WorkerCrashedError',
+      'failed',
+      'SyntaxError: x',
+      'The trainer worker failed: SyntaxError: x',
     ]);
     expect(new WorkerCrashedError('failed', '').message).toMatch(/could not be loaded/);
     const gone = new WorkerCrashedError('terminated');

@@ -1,5 +1,6 @@
 // tests/helpers/finite-diff.ts: central differences and the gradient assertions (CPU, fast tier).
 import { describe, expect, it } from 'vitest';
+
 import { expectGradient, expectGradientPointwise, fdDerivative, fdGradient, pick, spreadIndices } from './helpers/finite-diff';
 
 // f(x) = Σ c_i sin(x_i) + (Σ x_i)² / 2: ∂f/∂x_i = c_i cos(x_i) + Σ x.

@@ -1,11 +1,13 @@
 // The Vitest tiers (tests/helpers/tiers.mjs): every tests/**/*.test.ts file is in exactly one
 // project, the config builds its projects from those lists, and no file of the fast tier reaches
 // the GPU through its imports (tests/setup/fast-tier.ts also refuses the GPU while it runs).
-import { readdirSync, readFileSync, existsSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
+
 import { describe, expect, it } from 'vitest';
+
 import config from '../vitest.config';
-import { GPU_FILES, TIERS, type TierName } from './helpers/tiers.mjs';
+import { GPU_FILES, type TierName, TIERS } from './helpers/tiers.mjs';
 
 const TIER_NAMES = Object.keys(TIERS) as TierName[];
 
@@ -52,11 +54,17 @@ describe('test tiers', () => {
     const lines = wrong.map((x) => `${x.f}: ${x.in.length ? `in ${x.in.join(' and ')}` : 'in no tier'}`);
     expect(lines, `add each file to exactly one tier in tests/helpers/tiers.mjs:\n${lines.join('\n')}`).toEqual([]);
     expect(tiersOf('tests/tiers.test.ts')).toEqual(['fast']);
-    for (const t of TIER_NAMES) expect(files.some((f) => tiersOf(f)[0] === t), `tier ${t} has no files`).toBe(true);
+    for (const t of TIER_NAMES)
+      expect(
+        files.some((f) => tiersOf(f)[0] === t),
+        `tier ${t} has no files`,
+      ).toBe(true);
   });
 
   it('every file named one by one exists (no stale entries)', () => {
-    const literal = [...GPU_FILES, ...TIER_NAMES.flatMap((t) => [...TIERS[t].include, ...TIERS[t].exclude])].filter((g) => !g.includes('*'));
+    const literal = [...GPU_FILES, ...TIER_NAMES.flatMap((t) => [...TIERS[t].include, ...TIERS[t].exclude])].filter(
+      (g) => !g.includes('*'),
+    );
     expect(literal.filter((f) => !existsSync(f))).toEqual([]);
   });
 
@@ -82,9 +90,12 @@ const IMPORT_RE = /\b(?:import|export)\s+(type\s+)?(?:[^'";]*?\sfrom\s+)?['"]([^
 
 function resolveImport(from: string, spec: string): string | undefined {
   if (!spec.startsWith('.')) return spec; // a package: kept by name
-  const base = normalize(join(dirname(from), spec)).split('\\').join('/');
+  const base = normalize(join(dirname(from), spec))
+    .split('\\')
+    .join('/');
   const stem = base.replace(/\.(m?js)$/, '');
-  for (const c of [base, `${stem}.ts`, `${stem}.tsx`, `${stem}.mts`, `${base}/index.ts`]) if (existsSync(c) && statSync(c).isFile()) return c;
+  for (const c of [base, `${stem}.ts`, `${stem}.tsx`, `${stem}.mts`, `${base}/index.ts`])
+    if (existsSync(c) && statSync(c).isFile()) return c;
   return undefined;
 }
 

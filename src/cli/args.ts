@@ -57,18 +57,24 @@ export function applySet(target: object, path: string, raw: string): void {
   let obj = target as Record<string, unknown>;
   for (const k of keys.slice(0, -1)) {
     const next = obj[k];
-    if (typeof next !== 'object' || next === null) throw new UsageError(`--set ${path}: no such config section '${k}'`, { flag: 'set', value: `${path}=${raw}` });
+    if (typeof next !== 'object' || next === null)
+      throw new UsageError(`--set ${path}: no such config section '${k}'`, { flag: 'set', value: `${path}=${raw}` });
     obj = next as Record<string, unknown>;
   }
   const last = keys[keys.length - 1];
-  if (!(last in obj)) throw new UsageError(`--set ${path}: unknown field '${last}' (known: ${Object.keys(obj).join(', ')})`, { flag: 'set', value: `${path}=${raw}` });
+  if (!(last in obj))
+    throw new UsageError(`--set ${path}: unknown field '${last}' (known: ${Object.keys(obj).join(', ')})`, {
+      flag: 'set',
+      value: `${path}=${raw}`,
+    });
   const old = obj[last];
   if (typeof old === 'number') {
     const n = Number(raw);
     if (!Number.isFinite(n)) throw new UsageError(`--set ${path}: '${raw}' is not a number`, { flag: 'set', value: `${path}=${raw}` });
     obj[last] = n;
   } else if (typeof old === 'boolean') {
-    if (raw !== 'true' && raw !== 'false') throw new UsageError(`--set ${path}: expected true or false, got '${raw}'`, { flag: 'set', value: `${path}=${raw}` });
+    if (raw !== 'true' && raw !== 'false')
+      throw new UsageError(`--set ${path}: expected true or false, got '${raw}'`, { flag: 'set', value: `${path}=${raw}` });
     obj[last] = raw === 'true';
   } else obj[last] = raw;
 }

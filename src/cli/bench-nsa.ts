@@ -8,14 +8,11 @@
 // around one submit and onSubmittedWorkDone; the wall clock of the same runs is printed too), the time ratio and the ratio of keys
 // visited (dense T(T+1)/2 per head; NSA Σ_t ncmp(t) + |selected positions ≤ t| + min(w, t+1), from
 // the selection the GPU made).
-import { createArena, type Arena, type ArenaEntry } from '../gpu/arena';
-import { describeAdapter, GpuContext, type Dispatch } from '../gpu/context';
+import { type Arena, type ArenaEntry, createArena } from '../gpu/arena';
+import { describeAdapter, type Dispatch, GpuContext } from '../gpu/context';
 import { acquireNodeGpu } from '../gpu/node-device';
-import { profileDispatches, timingsByKernel, type DispatchTiming } from '../gpu/profiler';
+import { type DispatchTiming, profileDispatches, timingsByKernel } from '../gpu/profiler';
 import { attentionBackwardDispatches, attentionForwardDispatch } from '../kernels/attention';
-import { PRESETS } from '../train/presets';
-import { visibleCmpBlocks } from '../spec/nsa-blocks';
-import { assertNsaConfig, type NsaConfig } from '../spec/nsa-config';
 import {
   nsaCoreBackward,
   nsaCoreForward,
@@ -25,8 +22,11 @@ import {
   nsaCoreScratchSlices,
   nsaCoreSizes,
 } from '../model/nsa/core';
+import { visibleCmpBlocks } from '../spec/nsa-blocks';
+import { assertNsaConfig, type NsaConfig } from '../spec/nsa-config';
 import { selectionRanges } from '../spec/nsa-ranges';
 import type { AttentionShape } from '../spec/shapes';
+import { PRESETS } from '../train/presets';
 import { gaussian, mulberry32 } from '../util/random';
 import { intFlag, parseArgs } from './args';
 import { runMain } from './main';
@@ -34,7 +34,16 @@ import { runMain } from './main';
 const out = (o: Record<string, unknown>) => console.log(JSON.stringify(o));
 
 const M = PRESETS['m7c-125m'].model;
-const CFG: NsaConfig = { l: M.nsa.l, d: M.nsa.d, lSel: M.nsa.lSel, nSel: M.nsa.nSel, w: M.nsa.w, phi: M.nsa.phi, forceInit: M.nsa.forceInit, forceLocal: M.nsa.forceLocal };
+const CFG: NsaConfig = {
+  l: M.nsa.l,
+  d: M.nsa.d,
+  lSel: M.nsa.lSel,
+  nSel: M.nsa.nSel,
+  w: M.nsa.w,
+  phi: M.nsa.phi,
+  forceInit: M.nsa.forceInit,
+  forceLocal: M.nsa.forceLocal,
+};
 
 /** Keys one head visits over all queries, dense causal: Σ_t (t + 1). */
 const denseKeysVisited = (T: number): number => (T * (T + 1)) / 2;
@@ -71,12 +80,29 @@ async function buildLists(gpu: GpuContext, T: number): Promise<{ arena: Arena; l
   const nq = T * s.H;
   const nk = T * s.G;
   const f32 = (name: string, n: number): ArenaEntry => ({ name, bytes: 4 * n });
-  const kv = ['cmp', 'sel', 'win'].flatMap((b) => [f32(`k.${b}`, nk * s.dk), f32(`v.${b}`, nk * s.dv), f32(`dk.${b}`, nk * s.dk), f32(`dv.${b}`, nk * s.dv)]);
+  const kv = ['cmp', 'sel', 'win'].flatMap((b) => [
+    f32(`k.${b}`, nk * s.dk),
+    f32(`v.${b}`, nk * s.dv),
+    f32(`dk.${b}`, nk * s.dk),
+    f32(`dv.${b}`, nk * s.dv),
+  ]);
   const arena = createArena(gpu, 'bench.nsa', [
-    f32('q', nq * s.dk), ...kv, f32('gates', nq * 3), f32('out', z.o), f32('dout', z.o), f32('dq', nq * s.dk), f32('dgates', nq * 3),
-    ...nsaCoreSavedEntries('s.', s, CFG), ...nsaCoreScratchEntries('x.', s, CFG),
+    f32('q', nq * s.dk),
+    ...kv,
+    f32('gates', nq * 3),
+    f32('out', z.o),
+    f32('dout', z.o),
+    f32('dq', nq * s.dk),
+    f32('dgates', nq * 3),
+    ...nsaCoreSavedEntries('s.', s, CFG),
+    ...nsaCoreScratchEntries('x.', s, CFG),
     // Dense attention reads q and the sel branch's k, v; its own outputs and gradients:
-    f32('dense.out', z.o), f32('dense.lse', z.lse), f32('dense.delta', z.lse), f32('dense.dq', nq * s.dk), f32('dense.dk', nk * s.dk), f32('dense.dv', nk * s.dv),
+    f32('dense.out', z.o),
+    f32('dense.lse', z.lse),
+    f32('dense.delta', z.lse),
+    f32('dense.dq', nq * s.dk),
+    f32('dense.dk', nk * s.dk),
+    f32('dense.dv', nk * s.dv),
   ]);
   const a = (n: string) => arena.get(n);
   const r = gaussian(mulberry32(T));
@@ -87,20 +113,53 @@ async function buildLists(gpu: GpuContext, T: number): Promise<{ arena: Arena; l
     gpu.write(a(`v.${b}`), randn(nk * s.dv));
   }
   const rg = mulberry32(T + 1);
-  gpu.write(a('gates'), Float32Array.from({ length: nq * 3 }, () => 0.25 + 0.5 * rg()));
+  gpu.write(
+    a('gates'),
+    Float32Array.from({ length: nq * 3 }, () => 0.25 + 0.5 * rg()),
+  );
   const branch = (b: string) => ({ k: a(`k.${b}`), v: a(`v.${b}`) });
   const grad = (b: string) => ({ k: a(`dk.${b}`), v: a(`dv.${b}`) });
-  const io = { q: a('q'), cmp: branch('cmp'), sel: branch('sel'), win: branch('win'), gates: a('gates'), out: a('out'), saved: nsaCoreSavedSlices('s.', a, CFG) };
+  const io = {
+    q: a('q'),
+    cmp: branch('cmp'),
+    sel: branch('sel'),
+    win: branch('win'),
+    gates: a('gates'),
+    out: a('out'),
+    saved: nsaCoreSavedSlices('s.', a, CFG),
+  };
   const scratch = nsaCoreScratchSlices('x.', a, CFG);
-  const dense = { B: 1, T, H: s.H, G: s.G, dk: s.dk, dv: s.dv, q: a('q'), k: a('k.sel'), v: a('v.sel'), out: a('dense.out'), lse: a('dense.lse') };
+  const dense = {
+    B: 1,
+    T,
+    H: s.H,
+    G: s.G,
+    dk: s.dk,
+    dv: s.dv,
+    q: a('q'),
+    k: a('k.sel'),
+    v: a('v.sel'),
+    out: a('dense.out'),
+    lse: a('dense.lse'),
+  };
   const [nsaFwd, nsaBwd, denseFwd, denseBwd] = await Promise.all([
     nsaCoreForward(gpu, s, CFG, io, scratch),
     nsaCoreBackward(gpu, s, CFG, io, scratch, {
-      dout: a('dout'), dq: a('dq'), cmp: grad('cmp'), sel: grad('sel'), win: grad('win'), gates: { kind: 'gates', dgates: a('dgates') },
+      dout: a('dout'),
+      dq: a('dq'),
+      cmp: grad('cmp'),
+      sel: grad('sel'),
+      win: grad('win'),
+      gates: { kind: 'gates', dgates: a('dgates') },
     }),
     attentionForwardDispatch(gpu, dense).then((d) => [d]),
     attentionBackwardDispatches(gpu, {
-      ...dense, dout: a('dout'), delta: a('dense.delta'), gradQ: a('dense.dq'), gradK: a('dense.dk'), gradV: a('dense.dv'),
+      ...dense,
+      dout: a('dout'),
+      delta: a('dense.delta'),
+      gradQ: a('dense.dq'),
+      gradK: a('dense.dk'),
+      gradV: a('dense.dv'),
     }),
   ]);
   return { arena, lists: { nsaFwd, nsaBwd, denseFwd, denseBwd }, s };
@@ -110,7 +169,10 @@ async function buildLists(gpu: GpuContext, T: number): Promise<{ arena: Arena; l
  * One timed run of a list: GPU ms from timestamp queries (each dispatch in its own pass) when the
  * adapter has them, and the wall-clock ms of that same run (submit to completion).
  */
-async function timeList(gpu: GpuContext, list: readonly Dispatch[]): Promise<{ wall: number; gpu: number | null; perDispatch: DispatchTiming[] }> {
+async function timeList(
+  gpu: GpuContext,
+  list: readonly Dispatch[],
+): Promise<{ wall: number; gpu: number | null; perDispatch: DispatchTiming[] }> {
   await gpu.finish();
   const t0 = performance.now();
   if (gpu.hasTimestamps) {
@@ -161,12 +223,17 @@ async function main(): Promise<number> {
     const dense = { fwd: med(pick, 'denseFwd'), bwd: med(pick, 'denseBwd') };
     const nsa = { fwd: med(pick, 'nsaFwd'), bwd: med(pick, 'nsaBwd') };
     const sel = await gpu.readI32(arena.get('s.sel'), T * s.G * CFG.nSel);
-    const [outNsa, outDense] = [await gpu.readF32(arena.get('out'), T * s.H * s.dv), await gpu.readF32(arena.get('dense.out'), T * s.H * s.dv)];
+    const [outNsa, outDense] = [
+      await gpu.readF32(arena.get('out'), T * s.H * s.dv),
+      await gpu.readF32(arena.get('dense.out'), T * s.H * s.dv),
+    ];
     const finite = outNsa.every(Number.isFinite) && outDense.every(Number.isFinite);
     const denseKeys = denseKeysVisited(T);
     const nsaKeys = nsaKeysVisited(sel, T, s.G, CFG);
     // Per-kernel split of the last timed NSA forward + backward.
-    const kernels = gpu.hasTimestamps ? timingsByKernel(lastNsa).map((k) => ({ kernel: k.kernel, ms: +k.ms.toFixed(3), calls: k.calls })) : undefined;
+    const kernels = gpu.hasTimestamps
+      ? timingsByKernel(lastNsa).map((k) => ({ kernel: k.kernel, ms: +k.ms.toFixed(3), calls: k.calls }))
+      : undefined;
     out({
       kind: 'nsa_vs_dense',
       T,

@@ -6,18 +6,18 @@ import { describeAdapter, type GpuContext } from '../gpu/context';
 import { acquireNodeGpu } from '../gpu/node-device';
 import { profileDispatches, timingsByKernel } from '../gpu/profiler';
 import { benchMatmul } from '../kernels/matmul-bench';
-import { type AttentionKind } from '../spec/model-config';
 import { formatConfigIssues } from '../spec/config-issue';
-import { PRESET_NAMES, preset, type PresetName } from '../train/presets';
+import { type AttentionKind } from '../spec/model-config';
 import { countParams } from '../spec/params';
-import { validateRunConfig, type RunConfig } from '../train/config';
+import { type RunConfig, validateRunConfig } from '../train/config';
 import { createDataset } from '../train/datasets';
 import { trainSteps } from '../train/loop';
+import { preset, PRESET_NAMES, type PresetName } from '../train/presets';
 import { Trainer } from '../train/trainer';
 import { intFlag, parseArgs } from './args';
 import { runMain } from './main';
-import { asUsage, rejectUnknownFlags, UsageError } from './usage';
 import { ATTENTION_KINDS, setAttention } from './run-config';
+import { asUsage, rejectUnknownFlags, UsageError } from './usage';
 
 const USAGE = `usage: npm run bench -- [--presets ${PRESET_NAMES.join(',')}] [--steps N] [--matmul 256,512,1024]
   [--attention ${ATTENTION_KINDS.join(',')}]
@@ -36,7 +36,10 @@ const out = (o: Record<string, unknown>) => console.log(JSON.stringify(o));
 async function benchPreset(gpu: GpuContext, name: PresetName, cfg: RunConfig, steps: number): Promise<number> {
   cfg.data.source = 'random';
   cfg.train.steps = steps + 3;
-  const dataset = createDataset({ kind: 'random', vocabSize: cfg.model.vocabSize }, { batchSize: cfg.train.batchSize, seqLen: cfg.model.seqLen, seed: 1 });
+  const dataset = createDataset(
+    { kind: 'random', vocabSize: cfg.model.vocabSize },
+    { batchSize: cfg.train.batchSize, seqLen: cfg.model.seqLen, seed: 1 },
+  );
   const trainer = await Trainer.create(gpu, cfg, dataset);
   await trainSteps(trainer, 3); // warm-up: pipelines, caches
   const t0 = performance.now();
@@ -58,7 +61,13 @@ async function benchPreset(gpu: GpuContext, name: PresetName, cfg: RunConfig, st
     const plan = trainer.plan;
     const timings = await profileDispatches(gpu, plan.stepDispatches());
     const total = timings.reduce((a, t) => a + t.ms, 0);
-    out({ kind: 'kernels', preset: name, attention, total_gpu_ms: total, kernels: timingsByKernel(timings).map((k) => ({ ...k, share: k.ms / total })) });
+    out({
+      kind: 'kernels',
+      preset: name,
+      attention,
+      total_gpu_ms: total,
+      kernels: timingsByKernel(timings).map((k) => ({ ...k, share: k.ms / total })),
+    });
   }
   trainer.destroy();
   return tokensPerS;
@@ -78,13 +87,15 @@ function benchOptions(argv: readonly string[]): BenchOptions {
   if (args.positional.length) throw new UsageError(`unexpected argument '${args.positional[0]}'\n${USAGE}`);
   return asUsage(() => {
     const presets = (args.flags.get('presets') ?? 'tiny,small').split(',').filter(Boolean) as PresetName[];
-    for (const p of presets) if (!PRESET_NAMES.includes(p)) throw new Error(`--presets: unknown preset '${p}' (known: ${PRESET_NAMES.join(', ')})`);
+    for (const p of presets)
+      if (!PRESET_NAMES.includes(p)) throw new Error(`--presets: unknown preset '${p}' (known: ${PRESET_NAMES.join(', ')})`);
     const sizes = (args.flags.get('matmul') ?? '256,512,1024').split(',').filter(Boolean).map(Number);
     for (const n of sizes) if (!Number.isInteger(n) || n < 1) throw new Error(`--matmul: '${n}' is not a positive integer`);
     const steps = intFlag(args, 'steps') ?? 10;
     if (steps < 1) throw new Error(`--steps must be ≥ 1 (got ${steps})`);
     const attentions = args.flags.get('attention')?.split(',').filter(Boolean);
-    if (attentions && new Set(attentions).size !== attentions.length) throw new Error(`--attention: '${attentions.join(',')}' names a kind twice`);
+    if (attentions && new Set(attentions).size !== attentions.length)
+      throw new Error(`--attention: '${attentions.join(',')}' names a kind twice`);
     const runs = presets.map((name) => ({
       name,
       configs: (attentions ?? [preset(name).model.attention]).map((kind) => {
@@ -105,16 +116,28 @@ async function main(): Promise<number> {
   }
   const { sizes, steps, runs } = benchOptions(argv);
   // Every (preset, attention) config is checked before any GPU work.
-  const errs = runs.flatMap((r) => r.configs.flatMap((c) => validateRunConfig(c).map((e) => ({ ...e, field: `${r.name} ${c.model.attention}: ${e.field}` }))));
+  const errs = runs.flatMap((r) =>
+    r.configs.flatMap((c) => validateRunConfig(c).map((e) => ({ ...e, field: `${r.name} ${c.model.attention}: ${e.field}` }))),
+  );
   if (errs.length) {
     console.error(`invalid configuration:\n${formatConfigIssues(errs)}`);
     return 2;
   }
 
   const gpu = await acquireNodeGpu({ announce: false });
-  out({ kind: 'adapter', adapter: describeAdapter(gpu.adapter), architecture: gpu.adapter.architecture, software: gpu.adapter.software, timestamps: gpu.hasTimestamps });
+  out({
+    kind: 'adapter',
+    adapter: describeAdapter(gpu.adapter),
+    architecture: gpu.adapter.architecture,
+    software: gpu.adapter.software,
+    timestamps: gpu.hasTimestamps,
+  });
 
-  for (const r of await benchMatmul(gpu, sizes.map((n) => ({ M: n, N: n, K: n })))) out({ kind: 'matmul', ...r });
+  for (const r of await benchMatmul(
+    gpu,
+    sizes.map((n) => ({ M: n, N: n, K: n })),
+  ))
+    out({ kind: 'matmul', ...r });
 
   for (const { name, configs } of runs) {
     const measured: Array<[AttentionKind, number]> = [];

@@ -2,6 +2,7 @@
 // the synthetic tasks, associative recall from data.recall).
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
+
 import { loadBrownText } from '../train/brown-node';
 import type { RunConfig } from '../train/config';
 import { recallDatasetForRun } from '../train/data/recall';

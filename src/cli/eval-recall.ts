@@ -6,10 +6,10 @@
 import { describeAdapter } from '../gpu/context';
 import { acquireNodeGpu } from '../gpu/node-device';
 import { formatConfigIssues } from '../spec/config-issue';
-import { recallPreset } from '../train/recall-preset';
 import { validateRunConfig } from '../train/config';
 import { recallVocab } from '../train/data/recall';
-import { configForMode, RECALL_MODES, trainAndScoreRecall, type RecallMode } from '../train/recall-eval';
+import { configForMode, RECALL_MODES, type RecallMode, trainAndScoreRecall } from '../train/recall-eval';
+import { recallPreset } from '../train/recall-preset';
 import { applySet, intFlag, numFlag, parseArgs } from './args';
 import { runMain } from './main';
 
@@ -50,7 +50,14 @@ async function main(): Promise<number> {
   const gpu = await acquireNodeGpu({ announce: false });
   out({ kind: 'adapter', adapter: describeAdapter(gpu.adapter), architecture: gpu.adapter.architecture });
   const nsa = run.model.nsa;
-  out({ kind: 'task', ...task, seqLen: run.model.seqLen, vocab: recallVocab(task).size, chance: 1 / task.values, nsa: nsa ? { l: nsa.l, d: nsa.d, lSel: nsa.lSel, nSel: nsa.nSel, w: nsa.w } : null });
+  out({
+    kind: 'task',
+    ...task,
+    seqLen: run.model.seqLen,
+    vocab: recallVocab(task).size,
+    chance: 1 / task.values,
+    nsa: nsa ? { l: nsa.l, d: nsa.d, lSel: nsa.lSel, nSel: nsa.nSel, w: nsa.w } : null,
+  });
   const acc: Partial<Record<RecallMode, number>> = {};
   for (const mode of modes) {
     const cfg = configForMode(run, mode);
@@ -59,7 +66,8 @@ async function main(): Promise<number> {
       evalEvery,
       onEval: (step, s) => out({ kind: 'eval', mode, step, accuracy: s.accuracy, answer_loss: s.answerLoss }),
       onStep: (m) => {
-        if (m.step % t.logEvery === 0 || m.step === t.steps - 1) out({ kind: 'step', mode, step: m.step, loss: m.loss, grad_norm: m.gradNorm });
+        if (m.step % t.logEvery === 0 || m.step === t.steps - 1)
+          out({ kind: 'step', mode, step: m.step, loss: m.loss, grad_norm: m.gradNorm });
       },
     });
     acc[mode] = r.score.accuracy;

@@ -2,10 +2,11 @@
 // src/cli/generate.ts wires it to the process; tests call it in-process). CPU only: no GPU needed.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { validateModelConfig } from '../spec/model-config';
+
 import { formatConfigIssues } from '../spec/config-issue';
-import { generate, type GenerateResult } from '../train/generate';
+import { validateModelConfig } from '../spec/model-config';
 import type { RunConfig } from '../train/config';
+import { generate, type GenerateResult } from '../train/generate';
 import { loadCheckpoint } from '../train/run-files';
 import { createTokenizer, type Tokenizer } from '../train/tokenizer';
 import { intFlag, numFlag, parseArgs } from './args';
@@ -37,7 +38,8 @@ function loadRun(runsDir: string, run: string): { config: RunConfig; values: Map
   const dir = join(runsDir, run);
   if (!existsSync(dir)) throw new UsageError(`run '${run}' not found: no folder ${dir} (train one with npm run train -- --run ${run})`);
   const missing = ['config.json', 'weights.json', 'weights.bin'].filter((f) => !existsSync(join(dir, f)));
-  if (missing.length) throw new UsageError(`run '${run}' has no checkpoint in ${dir} (missing ${missing.join(', ')}); training writes one when it finishes`);
+  if (missing.length)
+    throw new UsageError(`run '${run}' has no checkpoint in ${dir} (missing ${missing.join(', ')}); training writes one when it finishes`);
   const { config, values } = loadCheckpoint(dir);
   const errs = validateModelConfig(config.model);
   if (errs.length) throw new UsageError(`run '${run}': invalid model config in ${dir}/config.json:\n${formatConfigIssues(errs)}`);
@@ -53,14 +55,18 @@ function printReads(io: CliIo, config: RunConfig, tok: Tokenizer, res: GenerateR
   for (const s of res.steps) dense += lg * (s.t + 1);
   const nsa = m.attention === 'nsa' ? m.nsa : undefined;
   if (!nsa) {
-    io.out(`[reads] dense attention: query t reads t+1 keys per layer and group; ${dense} keys in all (${m.nLayers} layers × ${m.nKvGroups} groups)`);
+    io.out(
+      `[reads] dense attention: query t reads t+1 keys per layer and group; ${dense} keys in all (${m.nLayers} layers × ${m.nKvGroups} groups)`,
+    );
     return true;
   }
   io.out(
     `[reads] keys read per branch for each generated token's query t, summed over ${m.nLayers} layers × ${m.nKvGroups} groups, ` +
       `beside the formula ncmp(t) + |selected positions ≤ t| + min(w, t+1) (l=${nsa.l}, d=${nsa.d}, l'=${nsa.lSel}, n=${nsa.nSel}, w=${nsa.w}) and dense ${lg}·(t+1)`,
   );
-  io.out(`${'t'.padStart(5)}  ${'token'.padEnd(8)} ${'cmp'.padStart(6)} ${'sel'.padStart(6)} ${'win'.padStart(6)} ${'read'.padStart(7)}  ${'formula'.padEnd(22)} ${'dense'.padStart(7)}  ok`);
+  io.out(
+    `${'t'.padStart(5)}  ${'token'.padEnd(8)} ${'cmp'.padStart(6)} ${'sel'.padStart(6)} ${'win'.padStart(6)} ${'read'.padStart(7)}  ${'formula'.padEnd(22)} ${'dense'.padStart(7)}  ok`,
+  );
   let read = 0;
   let bad = 0;
   for (const s of res.steps) {
@@ -95,7 +101,8 @@ export function runGenerateCli(argv: readonly string[], io: CliIo): number {
   try {
     const args = asUsage(() => parseArgs(argv, ['help']));
     rejectUnknownFlags(args, FLAGS, GENERATE_USAGE);
-    if (args.positional.length) throw new UsageError(`unexpected argument '${args.positional[0]}' (did you mean --prompt "…"?)\n${GENERATE_USAGE}`);
+    if (args.positional.length)
+      throw new UsageError(`unexpected argument '${args.positional[0]}' (did you mean --prompt "…"?)\n${GENERATE_USAGE}`);
     if (args.flags.has('help')) {
       io.out(GENERATE_USAGE);
       return 0;
@@ -117,7 +124,9 @@ export function runGenerateCli(argv: readonly string[], io: CliIo): number {
     const ids = tok.encode(prompt);
     if (ids.length === 0) throw new UsageError('--prompt is empty: give at least one character');
     if (ids.length >= m.seqLen)
-      throw new UsageError(`--prompt is ${ids.length} tokens (${tok.name} tokenizer) but run '${run}' has a context of ${m.seqLen}: at most ${m.seqLen - 1} leave room to generate`);
+      throw new UsageError(
+        `--prompt is ${ids.length} tokens (${tok.name} tokenizer) but run '${run}' has a context of ${m.seqLen}: at most ${m.seqLen - 1} leave room to generate`,
+      );
     const tooBig = ids.find((id) => id >= m.vocabSize);
     if (tooBig !== undefined) throw new UsageError(`--prompt has token ${tooBig}, outside run '${run}''s vocabulary of ${m.vocabSize}`);
     io.out(

@@ -1,8 +1,8 @@
 // Builds a run config from CLI flags: a preset, shortcut flags, then --set overrides.
 import type { AttentionKind } from '../spec/model-config';
-import { PRESET_NAMES, preset, type PresetName } from '../train/presets';
-import { recallPreset, withDataSource } from '../train/recall-preset';
 import type { DataSource, RunConfig } from '../train/config';
+import { preset, PRESET_NAMES, type PresetName } from '../train/presets';
+import { recallPreset, withDataSource } from '../train/recall-preset';
 import { applySet, intFlag, numFlag, type ParsedArgs } from './args';
 import { UsageError } from './usage';
 
@@ -15,7 +15,8 @@ export const USAGE = `usage: npm run train -- [--preset ${CLI_PRESETS.join('|')}
 
 export function runConfigFromArgs(args: ParsedArgs): { config: RunConfig; uploadPath?: string } {
   const name = args.flags.get('preset') ?? 'tiny';
-  if (!CLI_PRESETS.includes(name)) throw new UsageError(`--preset: unknown preset '${name}' (known: ${CLI_PRESETS.join(', ')})`, { flag: 'preset', value: name });
+  if (!CLI_PRESETS.includes(name))
+    throw new UsageError(`--preset: unknown preset '${name}' (known: ${CLI_PRESETS.join(', ')})`, { flag: 'preset', value: name });
   const config = name === 'recall' ? recallPreset() : preset(name as PresetName);
   let uploadPath: string | undefined;
   const data = args.flags.get('data');
@@ -53,6 +54,10 @@ export const ATTENTION_KINDS: readonly AttentionKind[] = ['dense', 'nsa'];
  * NSA shape; a config without them is reported by validateRunConfig, before any GPU work.
  */
 export function setAttention(config: RunConfig, kind: string): void {
-  if (!ATTENTION_KINDS.includes(kind as AttentionKind)) throw new UsageError(`--attention: unknown attention '${kind}' (known: ${ATTENTION_KINDS.join(', ')})`, { flag: 'attention', value: kind });
+  if (!ATTENTION_KINDS.includes(kind as AttentionKind))
+    throw new UsageError(`--attention: unknown attention '${kind}' (known: ${ATTENTION_KINDS.join(', ')})`, {
+      flag: 'attention',
+      value: kind,
+    });
   config.model.attention = kind as AttentionKind;
 }

@@ -1,20 +1,20 @@
 // npm run train -- --preset tiny --data brown --steps 300
 // Trains in Node on Dawn; writes runs/<run>/{heartbeat.jsonl,metrics.csv,config.json,weights.*}.
 import { join } from 'node:path';
+
 import { describeAdapter } from '../gpu/context';
 import { acquireNodeGpu } from '../gpu/node-device';
 import { formatConfigIssues } from '../spec/config-issue';
 import { countParams, paramSpecs } from '../spec/params';
 import { validateRunConfig } from '../train/config';
-import { RunFolder, saveCheckpoint } from '../train/run-files';
 import { trainingLoop } from '../train/loop';
+import { RunFolder, saveCheckpoint } from '../train/run-files';
 import { Trainer } from '../train/trainer';
 import type { EvalMetrics, Heartbeat, StepMetrics } from '../train/types';
 import { numFlag, parseArgs } from './args';
+import { datasetForRun } from './data-node';
 import { runMain } from './main';
 import { runConfigFromArgs, USAGE } from './run-config';
-import { datasetForRun } from './data-node';
-
 
 function fmt(x: number, d = 4): string {
   return Number.isFinite(x) ? x.toFixed(d) : String(x);
@@ -34,7 +34,9 @@ async function main(): Promise<number> {
     return 2;
   }
   const stallSeconds = numFlag(args, 'stall-timeout') ?? 300;
-  const runName = args.flags.get('run') ?? `${args.flags.get('preset') ?? 'tiny'}-${config.data.source}-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+  const runName =
+    args.flags.get('run') ??
+    `${args.flags.get('preset') ?? 'tiny'}-${config.data.source}-${new Date().toISOString().replace(/[:.]/g, '-')}`;
   const folder = new RunFolder(join(args.flags.get('out') ?? 'runs', runName));
   const dataset = datasetForRun(config, uploadPath);
   console.log(

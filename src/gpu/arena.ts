@@ -58,9 +58,7 @@ export function createArena(
     chunkSizes[chunk] = offset + size;
     layout.push({ name: e.name, chunk, offset, size });
   }
-  const buffers = chunkSizes.map((bytes, i) =>
-    gpu.createBuffer({ label: `${label}#${i}`, size: alignUp(Math.max(bytes, 16), 16), usage }),
-  );
+  const buffers = chunkSizes.map((bytes, i) => gpu.createBuffer({ label: `${label}#${i}`, size: alignUp(Math.max(bytes, 16), 16), usage }));
   const slices = new Map<string, BufferSlice>();
   for (const l of layout) slices.set(l.name, { buffer: buffers[l.chunk], offset: l.offset, size: l.size });
   return {

@@ -62,8 +62,7 @@ const samePair = (pairs: readonly (readonly [string, string])[] | undefined, a: 
 export const slicesOverlap = (a: BufferSlice, b: BufferSlice): boolean =>
   a.buffer === b.buffer && a.offset < b.offset + b.size && b.offset < a.offset + a.size;
 
-export const sameSlice = (a: BufferSlice, b: BufferSlice): boolean =>
-  a.buffer === b.buffer && a.offset === b.offset;
+export const sameSlice = (a: BufferSlice, b: BufferSlice): boolean => a.buffer === b.buffer && a.offset === b.offset;
 
 /**
  * Each slice is present, holds its element count and is aligned; no two overlap. Every storage

@@ -184,11 +184,7 @@ export class GpuContext {
   }
 
   /** Builds a dispatch record (pipeline from cache, bind group now). */
-  async dispatch(
-    desc: PipelineDesc,
-    bindings: readonly Binding[],
-    workgroups: readonly [number, number?, number?],
-  ): Promise<Dispatch> {
+  async dispatch(desc: PipelineDesc, bindings: readonly Binding[], workgroups: readonly [number, number?, number?]): Promise<Dispatch> {
     const pipeline = await this.pipeline(desc);
     const wg = [workgroups[0], workgroups[1] ?? 1, workgroups[2] ?? 1] as const;
     const max = this.device.limits.maxComputeWorkgroupsPerDimension;
@@ -219,7 +215,9 @@ export class GpuContext {
   }
 
   write(slice: BufferSlice, data: ArrayBufferView | ArrayBuffer, byteOffset = 0): void {
-    const view = (data instanceof ArrayBuffer ? new Uint8Array(data) : new Uint8Array(data.buffer, data.byteOffset, data.byteLength)) as Uint8Array<ArrayBuffer>;
+    const view = (
+      data instanceof ArrayBuffer ? new Uint8Array(data) : new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
+    ) as Uint8Array<ArrayBuffer>;
     if (byteOffset + view.byteLength > slice.size)
       throw new Error(`write of ${view.byteLength} bytes at ${byteOffset} overflows a ${slice.size}-byte slice`);
     this.device.queue.writeBuffer(slice.buffer, slice.offset + byteOffset, view);

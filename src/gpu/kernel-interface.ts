@@ -17,13 +17,7 @@ import type { Binding, Dispatch, GpuContext } from './context';
 import { f32, type UniformSlot, type UniformWord } from './uniforms';
 
 export type ScalarType = 'u32' | 'i32' | 'f32';
-export type StorageType =
-  | 'array<f32>'
-  | 'array<i32>'
-  | 'array<u32>'
-  | 'array<vec2<f32>>'
-  | 'array<vec4<f32>>'
-  | 'array<atomic<u32>>';
+export type StorageType = 'array<f32>' | 'array<i32>' | 'array<u32>' | 'array<vec2<f32>>' | 'array<vec4<f32>>' | 'array<atomic<u32>>';
 
 /** A uniform field: [name, type] or [name, type, comment]. */
 export type UniformField = readonly [string, ScalarType] | readonly [string, ScalarType, string];
@@ -99,7 +93,9 @@ export function kernelHeader(spec: KernelSpec): string {
       const prev = seen.get(name);
       if (prev) {
         if (prev[0] !== index || prev[1] !== type)
-          throw new Error(`kernel ${spec.name}: binding ${name} is @binding(${prev[0]}) ${prev[1]} in ${prev[2]} but @binding(${index}) ${type} in ${entry}`);
+          throw new Error(
+            `kernel ${spec.name}: binding ${name} is @binding(${prev[0]}) ${prev[1]} in ${prev[2]} but @binding(${index}) ${type} in ${entry}`,
+          );
         return;
       }
       if (uniformNames.includes(name)) throw new Error(`kernel ${spec.name}: ${name} is both a uniform and a storage binding`);

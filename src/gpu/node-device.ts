@@ -1,6 +1,7 @@
 // Device acquisition in Node through Dawn (npm `webgpu`). Uses the system's Vulkan GPU when there
 // is one; otherwise falls back to SwiftShader's Vulkan driver from Debian's chromium package.
 import { existsSync, readdirSync } from 'node:fs';
+
 import { contextFromAdapter, describeAdapter, type GpuContext } from './context';
 
 export const SWIFTSHADER_ICD = '/usr/lib/chromium/vk_swiftshader_icd.json';
@@ -100,7 +101,7 @@ export async function acquireNodeGpu(opts: NodeGpuOptions = {}): Promise<GpuCont
           ? vulkanLoaderOnPath
             ? 'SwiftShader was tried and refused.'
             : 'Run through the npm scripts (they put /usr/lib/chromium, which holds libvulkan.so.1, on LD_LIBRARY_PATH) or install libvulkan1.'
-          : 'Install a Vulkan driver, or Debian\'s chromium package for SwiftShader (apt-get install chromium).'),
+          : "Install a Vulkan driver, or Debian's chromium package for SwiftShader (apt-get install chromium)."),
       { prefer, tried, swiftShaderInstalled, vulkanLoaderOnPath },
     );
   }

@@ -1,10 +1,10 @@
 // Wrapper for shaders/adamw.wgsl: AdamW step over one flat parameter range.
 import code from '../../shaders/adamw.wgsl?raw';
 import type { BufferSlice } from '../gpu/arena';
+import { argumentError, checkDims, checkSlices } from '../gpu/checks';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
-import { argumentError, checkDims, checkSlices } from '../gpu/checks';
-import { defineKernel, kernelDispatch, uniformWords, type KernelVariant } from '../gpu/kernel-interface';
+import { defineKernel, kernelDispatch, type KernelVariant, uniformWords } from '../gpu/kernel-interface';
 import type { UniformSlot, UniformWord } from '../gpu/uniforms';
 import type { AdamwHyper } from '../spec/optimizer';
 
@@ -14,7 +14,13 @@ export const ADAMW_KERNEL = defineKernel({
   name: 'adamw',
   files: [['adamw.wgsl', code]],
   uniforms: {
-    P: { struct: 'Params', fields: [['n', 'u32'], ['decay', 'u32']] },
+    P: {
+      struct: 'Params',
+      fields: [
+        ['n', 'u32'],
+        ['decay', 'u32'],
+      ],
+    },
     H: {
       struct: 'Hyper',
       fields: [
@@ -29,7 +35,15 @@ export const ADAMW_KERNEL = defineKernel({
       ],
     },
   },
-  entries: { adamw: [['param', 'array<f32>'], ['grad', 'array<f32>'], ['m', 'array<f32>'], ['v', 'array<f32>'], ['stats', 'array<f32>']] },
+  entries: {
+    adamw: [
+      ['param', 'array<f32>'],
+      ['grad', 'array<f32>'],
+      ['m', 'array<f32>'],
+      ['v', 'array<f32>'],
+      ['stats', 'array<f32>'],
+    ],
+  },
 });
 
 export const ADAMW_VARIANTS: readonly KernelVariant[] = [{ kernel: ADAMW_KERNEL, entryPoint: 'adamw', constants: { WG } }];
@@ -76,8 +90,15 @@ export async function adamwDispatch(gpu: GpuContext, a: AdamwArgs): Promise<Disp
   checkDims(label, { n }, { n: 0 });
   checkSlices(label, { param: [a.param, n], grad: [a.grad, n], m: [a.m, n], v: [a.v, n], stats: [a.stats, 2] });
   return kernelDispatch(
-    gpu, ADAMW_KERNEL, 'adamw',
-    { uniforms: { P: { n, decay: a.decay ? 1 : 0 }, H: a.hyper }, storage: { param: a.param, grad: a.grad, m: a.m, v: a.v, stats: a.stats }, constants: { WG }, label },
+    gpu,
+    ADAMW_KERNEL,
+    'adamw',
+    {
+      uniforms: { P: { n, decay: a.decay ? 1 : 0 }, H: a.hyper },
+      storage: { param: a.param, grad: a.grad, m: a.m, v: a.v, stats: a.stats },
+      constants: { WG },
+      label,
+    },
     grid1d(ceilDiv(n, WG)),
   );
 }

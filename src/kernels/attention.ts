@@ -15,7 +15,14 @@ import type { BufferSlice } from '../gpu/arena';
 import { argumentError, checkDims, checkMax, checkSlices, type SliceArg } from '../gpu/checks';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv } from '../gpu/grid';
-import { defineKernel, kernelDispatch, kernelUniform, type KernelVariant, type StorageDecl, type UniformValues } from '../gpu/kernel-interface';
+import {
+  defineKernel,
+  kernelDispatch,
+  kernelUniform,
+  type KernelVariant,
+  type StorageDecl,
+  type UniformValues,
+} from '../gpu/kernel-interface';
 import type { AttentionShape } from '../spec/shapes';
 
 /** The uniform of the three dense kernels: S = T key rows per sequence; head i belongs to group floor(i / hpg). */
@@ -33,12 +40,20 @@ const DENSE_PARAMS = {
 
 const F = 'array<f32>';
 /** q, k, v at bindings 1–3 (attention_common.wgsl); the backward's lse, dout, delta at 4–6 (attention_bwd_common.wgsl). */
-export const ATTENTION_QKV = [['q', F], ['k', F], ['v', F]] as const satisfies readonly StorageDecl[];
+export const ATTENTION_QKV = [
+  ['q', F],
+  ['k', F],
+  ['v', F],
+] as const satisfies readonly StorageDecl[];
 export const ATTENTION_BWD = [...ATTENTION_QKV, ['lse', F], ['dout', F], ['delta', F]] as const satisfies readonly StorageDecl[];
 
 export const ATTENTION_FORWARD_KERNEL = defineKernel({
   name: 'attention.forward',
-  files: [['attention_common.wgsl', commonCode], ['attention_dense_rows.wgsl', denseRowsCode], ['attention_fwd.wgsl', fwdCode]],
+  files: [
+    ['attention_common.wgsl', commonCode],
+    ['attention_dense_rows.wgsl', denseRowsCode],
+    ['attention_fwd.wgsl', fwdCode],
+  ],
   uniforms: { P: DENSE_PARAMS },
   entries: { forward: [...ATTENTION_QKV, ['out', F], ['lse', F]] },
 });
@@ -46,8 +61,10 @@ export const ATTENTION_FORWARD_KERNEL = defineKernel({
 export const ATTENTION_DQ_KERNEL = defineKernel({
   name: 'attention.backward.dq',
   files: [
-    ['attention_common.wgsl', commonCode], ['attention_bwd_common.wgsl', bwdCommonCode],
-    ['attention_dense_rows.wgsl', denseRowsCode], ['attention_bwd_dq.wgsl', dqCode],
+    ['attention_common.wgsl', commonCode],
+    ['attention_bwd_common.wgsl', bwdCommonCode],
+    ['attention_dense_rows.wgsl', denseRowsCode],
+    ['attention_bwd_dq.wgsl', dqCode],
   ],
   uniforms: { P: DENSE_PARAMS },
   entries: { backwardDq: [...ATTENTION_BWD, ['gradQ', F], ['out', F]] },
@@ -56,8 +73,10 @@ export const ATTENTION_DQ_KERNEL = defineKernel({
 export const ATTENTION_DKDV_KERNEL = defineKernel({
   name: 'attention.backward.dkdv',
   files: [
-    ['attention_common.wgsl', commonCode], ['attention_bwd_common.wgsl', bwdCommonCode],
-    ['attention_keys.wgsl', keysCode], ['attention_bwd_dkdv.wgsl', dkdvCode],
+    ['attention_common.wgsl', commonCode],
+    ['attention_bwd_common.wgsl', bwdCommonCode],
+    ['attention_keys.wgsl', keysCode],
+    ['attention_bwd_dkdv.wgsl', dkdvCode],
   ],
   uniforms: { P: DENSE_PARAMS },
   entries: { backwardDkDv: [...ATTENTION_BWD, ['gradK', F], ['gradV', F]] },
@@ -148,11 +167,17 @@ export async function attentionForwardDispatch(
   const nq = B * T * H;
   const nk = B * T * G;
   validate(gpu, 'attention.forward', a, {
-    q: [a.q, nq * dk], k: [a.k, nk * dk], v: [a.v, nk * dv], out: [a.out, nq * dv], lse: [a.lse, B * H * T],
+    q: [a.q, nq * dk],
+    k: [a.k, nk * dk],
+    v: [a.v, nk * dv],
+    out: [a.out, nq * dv],
+    lse: [a.lse, B * H * T],
   });
   const t = attentionTiling(dk, dv);
   return kernelDispatch(
-    gpu, ATTENTION_FORWARD_KERNEL, 'forward',
+    gpu,
+    ATTENTION_FORWARD_KERNEL,
+    'forward',
     {
       uniforms: { P: uniformValues(a) },
       storage: { q: a.q, k: a.k, v: a.v, out: a.out, lse: a.lse },
@@ -175,15 +200,24 @@ export async function attentionBackwardDispatches(
   const nq = B * T * H;
   const nk = B * T * G;
   validate(gpu, 'attention.backward', a, {
-    q: [a.q, nq * dk], k: [a.k, nk * dk], v: [a.v, nk * dv], out: [a.out, nq * dv], lse: [a.lse, B * H * T],
-    dout: [a.dout, nq * dv], delta: [a.delta, B * H * T],
-    gradQ: [a.gradQ, nq * dk], gradK: [a.gradK, nk * dk], gradV: [a.gradV, nk * dv],
+    q: [a.q, nq * dk],
+    k: [a.k, nk * dk],
+    v: [a.v, nk * dv],
+    out: [a.out, nq * dv],
+    lse: [a.lse, B * H * T],
+    dout: [a.dout, nq * dv],
+    delta: [a.delta, B * H * T],
+    gradQ: [a.gradQ, nq * dk],
+    gradK: [a.gradK, nk * dk],
+    gradV: [a.gradV, nk * dv],
   });
   const t = attentionTiling(dk, dv);
   const u = kernelUniform(gpu, ATTENTION_DQ_KERNEL, 'P', uniformValues(a));
   const bwd = { q: a.q, k: a.k, v: a.v, lse: a.lse, dout: a.dout, delta: a.delta };
   const dq = await kernelDispatch(
-    gpu, ATTENTION_DQ_KERNEL, 'backwardDq',
+    gpu,
+    ATTENTION_DQ_KERNEL,
+    'backwardDq',
     {
       uniforms: { P: u },
       storage: { ...bwd, gradQ: a.gradQ, out: a.out },
@@ -194,8 +228,15 @@ export async function attentionBackwardDispatches(
   );
   const keysPerWg = WG / t.NS;
   const dkdv = await kernelDispatch(
-    gpu, ATTENTION_DKDV_KERNEL, 'backwardDkDv',
-    { uniforms: { P: u }, storage: { ...bwd, gradK: a.gradK, gradV: a.gradV }, constants: dkdvConstants(dk, dv, t), label: 'attention.backward.dkdv' },
+    gpu,
+    ATTENTION_DKDV_KERNEL,
+    'backwardDkDv',
+    {
+      uniforms: { P: u },
+      storage: { ...bwd, gradK: a.gradK, gradV: a.gradV },
+      constants: dkdvConstants(dk, dv, t),
+      label: 'attention.backward.dkdv',
+    },
     [ceilDiv(T, keysPerWg), G, B],
   );
   return [dq, dkdv];

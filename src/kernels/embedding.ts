@@ -1,10 +1,10 @@
 // Wrapper for shaders/embedding.wgsl.
 import code from '../../shaders/embedding.wgsl?raw';
-import { checkDims, checkSlices } from '../gpu/checks';
 import type { BufferSlice } from '../gpu/arena';
+import { checkDims, checkSlices } from '../gpu/checks';
+import { argumentError } from '../gpu/checks';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
-import { argumentError } from '../gpu/checks';
 import { defineKernel, kernelDispatch, type KernelVariant } from '../gpu/kernel-interface';
 import { tokenIndexLength } from './embedding-index';
 
@@ -30,8 +30,16 @@ export const EMBEDDING_KERNEL = defineKernel({
   },
   // forward: ids = tokens, src = table, dst = out; backward: ids = index, src = dout, dst = dtable.
   entries: {
-    forward: [['ids', 'array<i32>'], ['src', 'array<f32>'], ['dst', 'array<f32>']],
-    backward: [['ids', 'array<i32>'], ['src', 'array<f32>'], ['dst', 'array<f32>']],
+    forward: [
+      ['ids', 'array<i32>'],
+      ['src', 'array<f32>'],
+      ['dst', 'array<f32>'],
+    ],
+    backward: [
+      ['ids', 'array<i32>'],
+      ['src', 'array<f32>'],
+      ['dst', 'array<f32>'],
+    ],
   },
 });
 
@@ -69,8 +77,15 @@ export async function embeddingForwardDispatch(gpu: GpuContext, a: EmbeddingForw
   const V = tableRows(label, 'table', a.table, a.C);
   checkSlices(label, { tokens: [a.tokens, a.N], table: [a.table, V * a.C], out: [a.out, a.N * a.C] });
   return kernelDispatch(
-    gpu, EMBEDDING_KERNEL, 'forward',
-    { uniforms: { P: { N: a.N, C: a.C, V, tiles: 0, nanBits: NAN_BITS } }, storage: { ids: a.tokens, src: a.table, dst: a.out }, constants: { WG: WG_FWD }, label },
+    gpu,
+    EMBEDDING_KERNEL,
+    'forward',
+    {
+      uniforms: { P: { N: a.N, C: a.C, V, tiles: 0, nanBits: NAN_BITS } },
+      storage: { ids: a.tokens, src: a.table, dst: a.out },
+      constants: { WG: WG_FWD },
+      label,
+    },
     grid1d(ceilDiv(a.N * a.C, WG_FWD)),
   );
 }
@@ -86,8 +101,15 @@ export async function embeddingBackwardDispatch(gpu: GpuContext, a: EmbeddingBac
   checkSlices(label, { index: [a.index, tokenIndexLength(a.N)], dout: [a.dout, a.N * a.C], dtable: [a.dtable, V * a.C] });
   const tiles = ceilDiv(a.C, WG_BWD);
   return kernelDispatch(
-    gpu, EMBEDDING_KERNEL, 'backward',
-    { uniforms: { P: { N: a.N, C: a.C, V, tiles, nanBits: NAN_BITS } }, storage: { ids: a.index, src: a.dout, dst: a.dtable }, constants: { WG: WG_BWD }, label },
+    gpu,
+    EMBEDDING_KERNEL,
+    'backward',
+    {
+      uniforms: { P: { N: a.N, C: a.C, V, tiles, nanBits: NAN_BITS } },
+      storage: { ids: a.index, src: a.dout, dst: a.dtable },
+      constants: { WG: WG_BWD },
+      label,
+    },
     grid1d(a.N * tiles),
   );
 }
@@ -97,5 +119,3 @@ function tableRows(label: string, name: string, s: BufferSlice, C: number): numb
   if (V < 1) argumentError(label, name, `${name} holds ${s.size} bytes, less than one row of C=${C} floats`);
   return V;
 }
-
-

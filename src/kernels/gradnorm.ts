@@ -2,9 +2,9 @@
 // gradient arena may span several GPU buffers) and the clip scale AdamW multiplies gradients by.
 import code from '../../shaders/gradnorm.wgsl?raw';
 import type { BufferSlice } from '../gpu/arena';
+import { argumentError, checkSlices } from '../gpu/checks';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
-import { argumentError, checkSlices } from '../gpu/checks';
 import { defineKernel, kernelDispatch, type KernelVariant } from '../gpu/kernel-interface';
 
 const WG = 256;
@@ -21,10 +21,25 @@ export interface GradRange {
 export const GRADNORM_KERNEL = defineKernel({
   name: 'gradnorm',
   files: [['gradnorm.wgsl', code]],
-  uniforms: { P: { struct: 'Params', fields: [['n', 'u32'], ['base', 'u32'], ['maxNorm', 'f32']] } },
+  uniforms: {
+    P: {
+      struct: 'Params',
+      fields: [
+        ['n', 'u32'],
+        ['base', 'u32'],
+        ['maxNorm', 'f32'],
+      ],
+    },
+  },
   entries: {
-    partial: [['src', 'array<f32>'], ['dst', 'array<f32>']],
-    finalize: [['src', 'array<f32>'], ['dst', 'array<f32>']],
+    partial: [
+      ['src', 'array<f32>'],
+      ['dst', 'array<f32>'],
+    ],
+    finalize: [
+      ['src', 'array<f32>'],
+      ['dst', 'array<f32>'],
+    ],
   },
 });
 
@@ -37,7 +52,10 @@ const partialsOf = (r: GradRange) => ceilDiv(r.n, GRADNORM_CHUNK);
 
 /** Floats needed in `partials` (at least 1, so the slice can always be bound). */
 export function gradNormPartialsLength(ranges: readonly GradRange[]): number {
-  return Math.max(1, ranges.reduce((s, r) => s + partialsOf(r), 0));
+  return Math.max(
+    1,
+    ranges.reduce((s, r) => s + partialsOf(r), 0),
+  );
 }
 
 export interface GradNormArgs {
@@ -73,7 +91,9 @@ export async function gradNormDispatches(gpu: GpuContext, a: GradNormArgs): Prom
     const label = `gradnorm.partial[${i}]`;
     out.push(
       await kernelDispatch(
-        gpu, GRADNORM_KERNEL, 'partial',
+        gpu,
+        GRADNORM_KERNEL,
+        'partial',
         { uniforms: { P: { n: r.n, base, maxNorm: 0 } }, storage: { src: r.slice, dst: a.partials }, constants: { WG, ITEMS }, label },
         grid1d(groups),
       ),
@@ -82,8 +102,15 @@ export async function gradNormDispatches(gpu: GpuContext, a: GradNormArgs): Prom
   }
   out.push(
     await kernelDispatch(
-      gpu, GRADNORM_KERNEL, 'finalize',
-      { uniforms: { P: { n: base, base: 0, maxNorm: a.maxNorm } }, storage: { src: a.partials, dst: a.stats }, constants: { WG }, label: 'gradnorm.finalize' },
+      gpu,
+      GRADNORM_KERNEL,
+      'finalize',
+      {
+        uniforms: { P: { n: base, base: 0, maxNorm: a.maxNorm } },
+        storage: { src: a.partials, dst: a.stats },
+        constants: { WG },
+        label: 'gradnorm.finalize',
+      },
       [1],
     ),
   );

@@ -1,7 +1,7 @@
 // Matmul throughput on the given device (used by `npm run bench`). Timed with timestamp queries
 // (one compute pass per repetition) where the device has them, else wall clock around gpu.finish().
 import { createArena } from '../gpu/arena';
-import { GpuContext, type Dispatch } from '../gpu/context';
+import { type Dispatch, GpuContext } from '../gpu/context';
 import { mulberry32 } from '../util/random';
 import { matmulDispatch, type MatmulTiling } from './matmul';
 

@@ -1,8 +1,8 @@
 // Wrapper for shaders/matmul.wgsl: C[M,N] (+)= op(A) · op(B).
 import code from '../../shaders/matmul.wgsl?raw';
 import type { BufferSlice } from '../gpu/arena';
-import type { Dispatch, GpuContext } from '../gpu/context';
 import { argumentError, checkDims, checkSlices } from '../gpu/checks';
+import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
 import { defineKernel, kernelDispatch, type KernelVariant } from '../gpu/kernel-interface';
 
@@ -74,10 +74,23 @@ export const MATMUL_KERNEL = defineKernel({
   uniforms: {
     P: {
       struct: 'Params',
-      fields: [['M', 'u32'], ['N', 'u32'], ['K', 'u32'], ['tilesN', 'u32', 'tiles along N'], ['tiles', 'u32', 'tiles along M × tiles along N'], ['flags', 'u32', 'FLAG_* bits']],
+      fields: [
+        ['M', 'u32'],
+        ['N', 'u32'],
+        ['K', 'u32'],
+        ['tilesN', 'u32', 'tiles along N'],
+        ['tiles', 'u32', 'tiles along M × tiles along N'],
+        ['flags', 'u32', 'FLAG_* bits'],
+      ],
     },
   },
-  entries: { matmul: [['A', 'array<vec4<f32>>'], ['B', 'array<vec4<f32>>'], ['C', 'array<f32>']] },
+  entries: {
+    matmul: [
+      ['A', 'array<vec4<f32>>'],
+      ['B', 'array<vec4<f32>>'],
+      ['C', 'array<f32>'],
+    ],
+  },
 });
 
 const tilingConstants = (t: MatmulTiling) => ({ WGX: t.WGX, WGY: t.WGY, R: t.R, TK: t.TK, VEC4_LOADS: t.vec4Loads ? 1 : 0 });
@@ -137,7 +150,11 @@ export async function matmulDispatch(gpu: GpuContext, args: MatmulArgs, opts: Ma
     argumentError(label, 'tiling', `tiling ${JSON.stringify(t)} needs ${workgroupBytes(t)} bytes of workgroup memory`);
   // Sizes and alignment of the slices given; overlaps of the ranges bound (a and b rounded up to
   // whole vec4s, c whole).
-  const all = [['a', 'b'], ['a', 'c'], ['b', 'c']] as const;
+  const all = [
+    ['a', 'b'],
+    ['a', 'c'],
+    ['b', 'c'],
+  ] as const;
   checkSlices(label, { a: [a, M * K], b: [b, K * N], c: [c, M * N] }, { vec4: ['a', 'b'], mayOverlap: all });
   const A = vec4Binding(label, 'a', a, M * K);
   const B = vec4Binding(label, 'b', b, K * N);
@@ -151,7 +168,9 @@ export async function matmulDispatch(gpu: GpuContext, args: MatmulArgs, opts: Ma
     ((transB ? K : N) % 4 === 0 ? FLAG_VEC_B : 0) |
     (args.accumulate ? FLAG_ACCUMULATE : 0);
   return kernelDispatch(
-    gpu, MATMUL_KERNEL, 'matmul',
+    gpu,
+    MATMUL_KERNEL,
+    'matmul',
     { uniforms: { P: { M, N, K, tilesN, tiles, flags } }, storage: { A, B, C: c }, constants: tilingConstants(t), label },
     grid1d(tiles, opts.maxWorkgroupsPerDim),
   );

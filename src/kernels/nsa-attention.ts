@@ -24,7 +24,16 @@ import type { BufferSlice } from '../gpu/arena';
 import { argumentError, checkDims, checkMax, checkSlices, type SliceArg } from '../gpu/checks';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
-import { defineKernel, kernelDispatch, kernelUniform, type Kernel, type KernelSpec, type KernelVariant, type ShaderFile, type UniformValues } from '../gpu/kernel-interface';
+import {
+  defineKernel,
+  type Kernel,
+  kernelDispatch,
+  type KernelSpec,
+  kernelUniform,
+  type KernelVariant,
+  type ShaderFile,
+  type UniformValues,
+} from '../gpu/kernel-interface';
 import { numCmpBlocks, numSelBlocks } from '../spec/nsa-blocks';
 import { assertNsaConfig, type NsaConfig } from '../spec/nsa-config';
 import type { AttentionShape as NsaAttnShape } from '../spec/shapes';
@@ -87,7 +96,12 @@ const DKDV_ENTRIES = {
 } as const;
 
 /** The variant-independent type of a composition (group and simple share uniform and entries). */
-type NsaKernel<E extends KernelSpec['entries']> = Kernel<{ readonly name: string; readonly files: readonly ShaderFile[]; readonly uniforms: { readonly P: typeof NSA_PARAMS }; readonly entries: E }>;
+type NsaKernel<E extends KernelSpec['entries']> = Kernel<{
+  readonly name: string;
+  readonly files: readonly ShaderFile[];
+  readonly uniforms: { readonly P: typeof NSA_PARAMS };
+  readonly entries: E;
+}>;
 
 const ATTN: ShaderFile = ['attention_common.wgsl', attnCode];
 const ATTN_BWD: ShaderFile = ['attention_bwd_common.wgsl', attnBwdCode];
@@ -134,8 +148,23 @@ export const NSA_ATTN_DKDV_SIMPLE_KERNEL = defineKernel({
 export const NSA_ATTN_DELTA_KERNEL = defineKernel({
   name: 'nsa.delta',
   files: [['nsa_attention_delta.wgsl', deltaCode]],
-  uniforms: { P: { struct: 'Params', fields: [['T', 'u32'], ['H', 'u32'], ['n', 'u32', 'B·H·T']] } },
-  entries: { rowDelta: [['out', F], ['dout', F], ['delta', F]] },
+  uniforms: {
+    P: {
+      struct: 'Params',
+      fields: [
+        ['T', 'u32'],
+        ['H', 'u32'],
+        ['n', 'u32', 'B·H·T'],
+      ],
+    },
+  },
+  entries: {
+    rowDelta: [
+      ['out', F],
+      ['dout', F],
+      ['delta', F],
+    ],
+  },
 });
 
 /**
@@ -204,7 +233,13 @@ export function nsaRowTiling(hpg: number, dk: number, dv: number, nSel: number):
   const NL = Math.min(Math.floor(ROW_WG / hpg), BK);
   const tile = BK * (KS + VS);
   return {
-    DK4, DV4, KS, VS, NL, BK, NSEL,
+    DK4,
+    DV4,
+    KS,
+    VS,
+    NL,
+    BK,
+    NSEL,
     CWo: Math.min(DV4, Math.floor((tile - ROW_WG) / (hpg * NL))),
     CWq: Math.min(DK4, Math.floor(tile / (hpg * NL))),
   };
@@ -298,7 +333,12 @@ export function nsaKeyRows(branch: NsaBranch, T: number, cfg: NsaConfig): number
  * binding is read_write and the kernels write out/lse, resp. delta and the gradients: no in-place
  * use), naming the field, before any GPU work.
  */
-function validate(gpu: GpuContext, label: string, a: NsaAttnShape & { branch: NsaBranch; cfg: NsaConfig }, need: Record<string, SliceArg>): void {
+function validate(
+  gpu: GpuContext,
+  label: string,
+  a: NsaAttnShape & { branch: NsaBranch; cfg: NsaConfig },
+  need: Record<string, SliceArg>,
+): void {
   checkDims(label, { B: a.B, T: a.T, H: a.H, G: a.G, dk: a.dk, dv: a.dv });
   if (!(a.branch in BRANCH_CODE)) argumentError(label, 'branch', `branch = ${String(a.branch)} must be 'cmp', 'sel' or 'win'`);
   assertNsaConfig(a.cfg, { T: a.T, H: a.H, G: a.G, dk: a.dk, dv: a.dv });
@@ -306,25 +346,57 @@ function validate(gpu: GpuContext, label: string, a: NsaAttnShape & { branch: Ns
   checkMax(label, 'dv', a.dv, NSA_ATTN_MAX_HEAD_DIM);
   if (a.H / a.G > NSA_ATTN_MAX_HPG) argumentError(label, 'H', `H/G = ${a.H / a.G} heads per group exceeds ${NSA_ATTN_MAX_HPG}`);
   const max = gpu.limits.maxComputeWorkgroupsPerDimension;
-  for (const [f, x] of [['T', a.T], ['G', a.G], ['B', a.B]] as const) checkMax(label, f, x, max, 'workgroups per dimension');
+  for (const [f, x] of [
+    ['T', a.T],
+    ['G', a.G],
+    ['B', a.B],
+  ] as const)
+    checkMax(label, f, x, max, 'workgroups per dimension');
   checkSlices(label, need, { requiredFor: `for branch ${a.branch}` });
 }
 
 /** want (dK/dV): bit 0 dK, bit 1 dV. */
-function uniformValues(a: NsaAttnShape & { branch: NsaBranch; cfg: NsaConfig }, cpb: number, accumulate: boolean, want = 3): UniformValues<typeof NSA_PARAMS> {
+function uniformValues(
+  a: NsaAttnShape & { branch: NsaBranch; cfg: NsaConfig },
+  cpb: number,
+  accumulate: boolean,
+  want = 3,
+): UniformValues<typeof NSA_PARAMS> {
   const { B, T, H, G, dk, cfg } = a;
   const nB = numSelBlocks(T, cfg);
   const scale = 1 / Math.sqrt(dk);
   const S = nsaKeyRows(a.branch, T, cfg);
   return {
-    branch: BRANCH_CODE[a.branch], T, H, G, hpg: H / G, S, l: cfg.l, d: cfg.d, lSel: cfg.lSel, nSel: cfg.nSel, w: cfg.w, nB, cpb,
-    revBase: B * G * nB + 1, negInf: NEG_INF_BITS, accumulate: accumulate ? 1 : 0, want, scaleLog2e: scale * Math.LOG2E, scale,
-    rows: B * T * H, keys: B * S * G,
+    branch: BRANCH_CODE[a.branch],
+    T,
+    H,
+    G,
+    hpg: H / G,
+    S,
+    l: cfg.l,
+    d: cfg.d,
+    lSel: cfg.lSel,
+    nSel: cfg.nSel,
+    w: cfg.w,
+    nB,
+    cpb,
+    revBase: B * G * nB + 1,
+    negInf: NEG_INF_BITS,
+    accumulate: accumulate ? 1 : 0,
+    want,
+    scaleLog2e: scale * Math.LOG2E,
+    scale,
+    rows: B * T * H,
+    keys: B * S * G,
   };
 }
 
 /** Constants and grid of a query-row pass (forward or dQ) in the chosen variant. */
-function rowPass(gpu: GpuContext, a: NsaBranchForwardArgs | NsaBranchBackwardArgs, pass: 'fwd' | 'dq'): { simple: boolean; constants: Record<string, number>; grid: readonly [number, number?, number?] } {
+function rowPass(
+  gpu: GpuContext,
+  a: NsaBranchForwardArgs | NsaBranchBackwardArgs,
+  pass: 'fwd' | 'dq',
+): { simple: boolean; constants: Record<string, number>; grid: readonly [number, number?, number?] } {
   if (nsaAttnVariant(gpu, a.variant) === 'simple') {
     return { simple: true, constants: { DK: a.dk, DV: a.dv }, grid: grid1d(ceilDiv(a.B * a.T * a.H, ROW_WG)) };
   }
@@ -334,8 +406,16 @@ function rowPass(gpu: GpuContext, a: NsaBranchForwardArgs | NsaBranchBackwardArg
 function rowConstants(a: NsaBranchForwardArgs | NsaBranchBackwardArgs, cw: 'CWo' | 'CWq'): Record<string, number> {
   const t = nsaRowTiling(a.H / a.G, a.dk, a.dv, a.cfg.nSel);
   return {
-    DK: a.dk, DV: a.dv, DK4: t.DK4, DV4: t.DV4, KS: t.KS, VS: t.VS,
-    NL: t.NL, BK: t.BK, CW: t[cw], NSEL: t.NSEL,
+    DK: a.dk,
+    DV: a.dv,
+    DK4: t.DK4,
+    DV4: t.DV4,
+    KS: t.KS,
+    VS: t.VS,
+    NL: t.NL,
+    BK: t.BK,
+    CW: t[cw],
+    NSEL: t.NSEL,
   };
 }
 
@@ -343,7 +423,11 @@ function forwardNeeds(a: NsaBranchForwardArgs): Record<string, SliceArg> {
   const { B, T, H, G, dk, dv } = a;
   const S = nsaKeyRows(a.branch, T, a.cfg);
   const need: Record<string, SliceArg> = {
-    q: [a.q, B * T * H * dk], k: [a.k, B * S * G * dk], v: [a.v, B * S * G * dv], out: [a.out, B * T * H * dv], lse: [a.lse, B * H * T],
+    q: [a.q, B * T * H * dk],
+    k: [a.k, B * S * G * dk],
+    v: [a.v, B * S * G * dv],
+    out: [a.out, B * T * H * dv],
+    lse: [a.lse, B * H * T],
   };
   if (a.branch === 'sel') need.sel = [a.sel, B * T * G * a.cfg.nSel];
   return need;
@@ -400,8 +484,11 @@ export async function nsaBranchBackwardDispatches(gpu: GpuContext, a: NsaBranchB
   const isSel = a.branch === 'sel';
   const need = forwardNeeds(a);
   Object.assign(need, {
-    dout: [a.dout, B * T * H * dv], delta: [a.delta, B * H * T],
-    gradQ: [a.gradQ, B * T * H * dk], gradK: [a.gradK, B * S * G * dk], gradV: [a.gradV, B * S * G * dv],
+    dout: [a.dout, B * T * H * dv],
+    delta: [a.delta, B * H * T],
+    gradQ: [a.gradQ, B * T * H * dk],
+    gradK: [a.gradK, B * S * G * dk],
+    gradV: [a.gradV, B * S * G * dv],
   });
   if (isSel) need['reverse.queries'] = [a.reverse?.queries, nsaReverseIndexLengths(a, cfg).queries];
   validate(gpu, label, a, need);
@@ -410,13 +497,21 @@ export async function nsaBranchBackwardDispatches(gpu: GpuContext, a: NsaBranchB
   const kt = nsaKeyTiling(dk, dv, a.branch, cfg.lSel);
   const cpb = Math.ceil(cfg.lSel / kt.KB);
   const chunks = isSel ? numSelBlocks(T, cfg) * cpb : Math.ceil(S / kt.KB);
-  if (!simple && chunks > gpu.limits.maxComputeWorkgroupsPerDimension) argumentError(label, 'T', `${chunks} key chunks exceed the workgroup grid`);
+  if (!simple && chunks > gpu.limits.maxComputeWorkgroupsPerDimension)
+    argumentError(label, 'T', `${chunks} key chunks exceed the workgroup grid`);
   const u = kernelUniform(gpu, NSA_ATTN_DQ_KERNEL, 'P', uniformValues(a, cpb, a.accumulateQ));
 
   // Pipelines compile concurrently; the dispatches run in this order.
   const delta = kernelDispatch(
-    gpu, NSA_ATTN_DELTA_KERNEL, 'rowDelta',
-    { uniforms: { P: { T, H, n: B * H * T } }, storage: { out: a.out, dout: a.dout, delta: a.delta }, constants: { DV: dv }, label: `${label}.delta` },
+    gpu,
+    NSA_ATTN_DELTA_KERNEL,
+    'rowDelta',
+    {
+      uniforms: { P: { T, H, n: B * H * T } },
+      storage: { out: a.out, dout: a.dout, delta: a.delta },
+      constants: { DV: dv },
+      label: `${label}.delta`,
+    },
     grid1d(ceilDiv(B * H * T, ROW_WG)),
   );
   const common = { q: a.q, k: a.k, v: a.v, lse: a.lse, dout: a.dout, delta: a.delta };
@@ -434,7 +529,9 @@ export async function nsaBranchBackwardDispatches(gpu: GpuContext, a: NsaBranchB
   // The reverse index takes the binding gradV would: dK and dV of sel are two passes.
   const selPass = (want: number, grad: BufferSlice, name: string) =>
     kernelDispatch(
-      gpu, KK, 'keyGradsSel',
+      gpu,
+      KK,
+      'keyGradsSel',
       {
         uniforms: { P: uniformValues(a, cpb, a.accumulateQ, want) },
         storage: { ...common, gradOut: grad, rev: a.reverse!.queries },
@@ -445,6 +542,14 @@ export async function nsaBranchBackwardDispatches(gpu: GpuContext, a: NsaBranchB
     );
   const keyPasses = isSel
     ? [selPass(1, a.gradK, 'dk'), selPass(2, a.gradV, 'dv')]
-    : [kernelDispatch(gpu, KK, 'keyGrads', { uniforms: { P: u }, storage: { ...common, gradK: a.gradK, gradV: a.gradV }, constants: kc, label: `${label}.dkdv` }, keyGrid)];
+    : [
+        kernelDispatch(
+          gpu,
+          KK,
+          'keyGrads',
+          { uniforms: { P: u }, storage: { ...common, gradK: a.gradK, gradV: a.gradV }, constants: kc, label: `${label}.dkdv` },
+          keyGrid,
+        ),
+      ];
   return Promise.all([delta, dq, ...keyPasses]);
 }

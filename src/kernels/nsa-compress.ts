@@ -2,12 +2,12 @@
 // x [B,T,G,D] → out [B,Ncmp,G,D]. The MLP's dense layers go through matmul.ts.
 import code from '../../shaders/nsa_compress.wgsl?raw';
 import type { BufferSlice } from '../gpu/arena';
-import type { Dispatch, GpuContext } from '../gpu/context';
 import { checkDims, checkSlices, type SliceArg } from '../gpu/checks';
+import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
 import { defineKernel, kernelDispatch, type KernelVariant } from '../gpu/kernel-interface';
-import { assertNsaConfig, type NsaConfig } from '../spec/nsa-config';
 import { numCmpBlocks } from '../spec/nsa-blocks';
+import { assertNsaConfig, type NsaConfig } from '../spec/nsa-config';
 import { matmulDispatch } from './matmul';
 
 const WG = 256; // elementwise entry points
@@ -22,20 +22,54 @@ export const NSA_COMPRESS_KERNEL = defineKernel({
     P: {
       struct: 'Params',
       fields: [
-        ['B', 'u32'], ['T', 'u32'], ['G', 'u32'], ['D', 'u32'], ['N', 'u32', 'Ncmp(T)'], ['l', 'u32'], ['d', 'u32'],
-        ['total', 'u32', 'elements of an elementwise launch'], ['rows', 'u32'], ['cols', 'u32'],
+        ['B', 'u32'],
+        ['T', 'u32'],
+        ['G', 'u32'],
+        ['D', 'u32'],
+        ['N', 'u32', 'Ncmp(T)'],
+        ['l', 'u32'],
+        ['d', 'u32'],
+        ['total', 'u32', 'elements of an elementwise launch'],
+        ['rows', 'u32'],
+        ['cols', 'u32'],
       ],
     },
   },
   entries: {
-    avgForward: [['s1', F], ['s2', F]],
-    avgBackward: [['s1', F], ['s2', F]],
-    gather: [['s1', F], ['s2', F], ['s3', F]],
-    biasGelu: [['s1', F], ['s2', F], ['s3', F]],
-    addBias: [['s1', F], ['s2', F]],
-    geluBackward: [['s1', F], ['s2', F]],
-    colSum: [['s1', F], ['s2', F]],
-    gatherBackward: [['s1', F], ['s2', F]],
+    avgForward: [
+      ['s1', F],
+      ['s2', F],
+    ],
+    avgBackward: [
+      ['s1', F],
+      ['s2', F],
+    ],
+    gather: [
+      ['s1', F],
+      ['s2', F],
+      ['s3', F],
+    ],
+    biasGelu: [
+      ['s1', F],
+      ['s2', F],
+      ['s3', F],
+    ],
+    addBias: [
+      ['s1', F],
+      ['s2', F],
+    ],
+    geluBackward: [
+      ['s1', F],
+      ['s2', F],
+    ],
+    colSum: [
+      ['s1', F],
+      ['s2', F],
+    ],
+    gatherBackward: [
+      ['s1', F],
+      ['s2', F],
+    ],
   },
 });
 
@@ -128,12 +162,23 @@ function checkCompressDims(label: string, a: CompressDims & { dHidden?: number }
 }
 
 function dispatch(
-  gpu: GpuContext, entry: Entry, a: CompressDims, w: Words, slices: BufferSlice[], workgroups: readonly [number, number?],
+  gpu: GpuContext,
+  entry: Entry,
+  a: CompressDims,
+  w: Words,
+  slices: BufferSlice[],
+  workgroups: readonly [number, number?],
 ): Promise<Dispatch> {
   const N = numCmpBlocks(a.T, a.cfg);
   const P = { B: a.B, T: a.T, G: a.G, D: a.D, N, l: a.cfg.l, d: a.cfg.d, total: w.total ?? 0, rows: w.rows ?? 0, cols: w.cols ?? 0 };
   const storage = { s1: slices[0], s2: slices[1], ...(slices.length > 2 ? { s3: slices[2] } : {}) };
-  return kernelDispatch(gpu, NSA_COMPRESS_KERNEL, entry, { uniforms: { P }, storage: storage as never, label: `nsa_compress.${entry}` }, workgroups);
+  return kernelDispatch(
+    gpu,
+    NSA_COMPRESS_KERNEL,
+    entry,
+    { uniforms: { P }, storage: storage as never, label: `nsa_compress.${entry}` },
+    workgroups,
+  );
 }
 
 const elementwise = (gpu: GpuContext, entry: Entry, a: CompressDims, total: number, slices: BufferSlice[], cols = 0) =>
@@ -167,7 +212,13 @@ export function compressMlpScratchLengths(a: CompressMlpDims): Record<string, nu
 }
 
 /** The MLP weights (or their gradients, names prefixed `d`) and the named scratch slices, with their lengths. */
-function mlpSlices(a: CompressMlpDims, weights: CmpMlpSlices, prefix: '' | 'd', scratch?: CmpMlpScratch, names: string[] = []): Record<string, SliceArg> {
+function mlpSlices(
+  a: CompressMlpDims,
+  weights: CmpMlpSlices,
+  prefix: '' | 'd',
+  scratch?: CmpMlpScratch,
+  names: string[] = [],
+): Record<string, SliceArg> {
   const { l } = a.cfg;
   const Dh = a.dHidden;
   const out: Record<string, SliceArg> = {

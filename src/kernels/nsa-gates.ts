@@ -12,7 +12,6 @@ import { defineKernel, kernelDispatch, type KernelVariant } from '../gpu/kernel-
 import { type GateAblation } from '../spec/gates';
 import { BRANCHES } from '../spec/gates';
 
-
 const WG = 256;
 const TC = 16; // colSum columns per workgroup
 
@@ -25,18 +24,49 @@ export const NSA_GATES_KERNEL = defineKernel({
     P: {
       struct: 'Params',
       fields: [
-        ['rows', 'u32'], ['H', 'u32'], ['dv', 'u32'], ['total', 'u32', 'elements of the launch'],
+        ['rows', 'u32'],
+        ['H', 'u32'],
+        ['dv', 'u32'],
+        ['total', 'u32', 'elements of the launch'],
         ['mode', 'u32', '0: learned gates; 1: constants c0, c1, c2 (force / freeze ablation); 2: see MODE_GATES'],
-        ['c0', 'f32'], ['c1', 'f32'], ['c2', 'f32'],
+        ['c0', 'f32'],
+        ['c1', 'f32'],
+        ['c2', 'f32'],
       ],
     },
   },
   entries: {
-    gateForward: [['s1', F], ['s2', F], ['s3', F]],
-    combineForward: [['s1', F], ['s2', F], ['s3', F], ['s4', F], ['s5', F]],
-    combineBackwardDo: [['s1', F], ['s2', F], ['s3', F], ['s4', F], ['s5', F]],
-    combineBackwardDg: [['s1', F], ['s2', F], ['s3', F], ['s4', F], ['s5', F], ['s6', F]],
-    colSum: [['s1', F], ['s2', F]],
+    gateForward: [
+      ['s1', F],
+      ['s2', F],
+      ['s3', F],
+    ],
+    combineForward: [
+      ['s1', F],
+      ['s2', F],
+      ['s3', F],
+      ['s4', F],
+      ['s5', F],
+    ],
+    combineBackwardDo: [
+      ['s1', F],
+      ['s2', F],
+      ['s3', F],
+      ['s4', F],
+      ['s5', F],
+    ],
+    combineBackwardDg: [
+      ['s1', F],
+      ['s2', F],
+      ['s3', F],
+      ['s4', F],
+      ['s5', F],
+      ['s6', F],
+    ],
+    colSum: [
+      ['s1', F],
+      ['s2', F],
+    ],
   },
 });
 
@@ -134,7 +164,9 @@ export async function gateForwardDispatch(gpu: GpuContext, a: GateForwardArgs): 
   checkArgs(label, { rows, H }, { logits: [a.logits, rows * 3 * H], bias: [a.bias, 3 * H], gates: [a.gates, rows * 3 * H] });
   const total = rows * 3 * H;
   return kernelDispatch(
-    gpu, NSA_GATES_KERNEL, 'gateForward',
+    gpu,
+    NSA_GATES_KERNEL,
+    'gateForward',
     { uniforms: uniform(rows, H, 0, total, ab), storage: { s1: a.logits, s2: a.bias, s3: a.gates }, label },
     grid1d(ceilDiv(total, WG)),
   );
@@ -145,12 +177,26 @@ export async function combineForwardDispatch(gpu: GpuContext, a: CombineForwardA
   const label = 'nsa_gates.combineForward';
   const { rows, H, dv } = a;
   const n = rows * H * dv;
-  checkArgs(label, { rows, H, dv }, {
-    gates: [a.gates, rows * 3 * H], oCmp: [a.oCmp, n], oSel: [a.oSel, n], oWin: [a.oWin, n], out: [a.out, n],
-  });
+  checkArgs(
+    label,
+    { rows, H, dv },
+    {
+      gates: [a.gates, rows * 3 * H],
+      oCmp: [a.oCmp, n],
+      oSel: [a.oSel, n],
+      oWin: [a.oWin, n],
+      out: [a.out, n],
+    },
+  );
   return kernelDispatch(
-    gpu, NSA_GATES_KERNEL, 'combineForward',
-    { uniforms: uniform(rows, H, dv, n, ablationWords(label, { kind: 'none' })), storage: { s1: a.gates, s2: a.oCmp, s3: a.oSel, s4: a.oWin, s5: a.out }, label },
+    gpu,
+    NSA_GATES_KERNEL,
+    'combineForward',
+    {
+      uniforms: uniform(rows, H, dv, n, ablationWords(label, { kind: 'none' })),
+      storage: { s1: a.gates, s2: a.oCmp, s3: a.oSel, s4: a.oWin, s5: a.out },
+      label,
+    },
     grid1d(ceilDiv(n, WG)),
   );
 }
@@ -159,8 +205,14 @@ export async function combineForwardDispatch(gpu: GpuContext, a: CombineForwardA
 function mixBackwardSlices(a: MixBackwardArgs): Record<string, SliceArg> {
   const n = a.rows * a.H * a.dv;
   return {
-    dout: [a.dout, n], gates: [a.gates, a.rows * 3 * a.H], oCmp: [a.oCmp, n], oSel: [a.oSel, n], oWin: [a.oWin, n],
-    dCmp: [a.dCmp, n], dSel: [a.dSel, n], dWin: [a.dWin, n],
+    dout: [a.dout, n],
+    gates: [a.gates, a.rows * 3 * a.H],
+    oCmp: [a.oCmp, n],
+    oSel: [a.oSel, n],
+    oWin: [a.oWin, n],
+    dCmp: [a.dCmp, n],
+    dSel: [a.dSel, n],
+    dWin: [a.dWin, n],
   };
 }
 
@@ -169,17 +221,32 @@ function mixBackwardSlices(a: MixBackwardArgs): Record<string, SliceArg> {
  * [rows, 3H] (named `dgName` in the label), taken to the logits or stopped at the gate values by
  * the mode words.
  */
-function mixBackwardPasses(gpu: GpuContext, label: string, a: MixBackwardArgs, mode: Ablation, dgName: string, dg: BufferSlice): Promise<Dispatch>[] {
+function mixBackwardPasses(
+  gpu: GpuContext,
+  label: string,
+  a: MixBackwardArgs,
+  mode: Ablation,
+  dgName: string,
+  dg: BufferSlice,
+): Promise<Dispatch>[] {
   const { rows, H, dv } = a;
   const n = rows * H * dv;
   return [
     kernelDispatch(
-      gpu, NSA_GATES_KERNEL, 'combineBackwardDo',
-      { uniforms: uniform(rows, H, dv, n, mode), storage: { s1: a.gates, s2: a.dout, s3: a.dCmp, s4: a.dSel, s5: a.dWin }, label: `${label}.dO` },
+      gpu,
+      NSA_GATES_KERNEL,
+      'combineBackwardDo',
+      {
+        uniforms: uniform(rows, H, dv, n, mode),
+        storage: { s1: a.gates, s2: a.dout, s3: a.dCmp, s4: a.dSel, s5: a.dWin },
+        label: `${label}.dO`,
+      },
       grid1d(ceilDiv(n, WG)),
     ),
     kernelDispatch(
-      gpu, NSA_GATES_KERNEL, 'combineBackwardDg',
+      gpu,
+      NSA_GATES_KERNEL,
+      'combineBackwardDg',
       {
         uniforms: uniform(rows, H, dv, rows * H, mode),
         storage: { s1: a.gates, s2: a.dout, s3: a.oCmp, s4: a.oSel, s5: a.oWin, s6: dg },
@@ -199,7 +266,9 @@ export async function combineBackwardDispatches(gpu: GpuContext, a: CombineBackw
   return Promise.all([
     ...mixBackwardPasses(gpu, label, a, ab, 'dlogits', a.dlogits),
     kernelDispatch(
-      gpu, NSA_GATES_KERNEL, 'colSum',
+      gpu,
+      NSA_GATES_KERNEL,
+      'colSum',
       { uniforms: uniform(rows, H, dv, 0, ab), storage: { s1: a.dlogits, s2: a.dbias }, label: `${label}.dbias` },
       [ceilDiv(3 * H, TC)],
     ),

@@ -17,20 +17,39 @@ export const NSA_REVERSE_INDEX_KERNEL = defineKernel({
   uniforms: {
     P: {
       struct: 'Params',
-      fields: [['T', 'u32'], ['G', 'u32'], ['nSel', 'u32'], ['lSel', 'u32'], ['nB', 'u32', 'selection blocks per sequence'], ['R', 'u32', 'B·G·nB']],
+      fields: [
+        ['T', 'u32'],
+        ['G', 'u32'],
+        ['nSel', 'u32'],
+        ['lSel', 'u32'],
+        ['nB', 'u32', 'selection blocks per sequence'],
+        ['R', 'u32', 'B·G·nB'],
+      ],
     },
   },
   entries: {
-    countQueries: [['sel', I], ['counts', I]],
-    scanCounts: [['countsIn', I], ['offsets', I], ['head', I]],
-    fillQueries: [['sel', I], ['queries', I]],
+    countQueries: [
+      ['sel', I],
+      ['counts', I],
+    ],
+    scanCounts: [
+      ['countsIn', I],
+      ['offsets', I],
+      ['head', I],
+    ],
+    fillQueries: [
+      ['sel', I],
+      ['queries', I],
+    ],
   },
 });
 
-export const NSA_REVERSE_INDEX_VARIANTS: readonly KernelVariant[] = Object.keys(NSA_REVERSE_INDEX_KERNEL.spec.entries).map((entryPoint) => ({
-  kernel: NSA_REVERSE_INDEX_KERNEL,
-  entryPoint,
-}));
+export const NSA_REVERSE_INDEX_VARIANTS: readonly KernelVariant[] = Object.keys(NSA_REVERSE_INDEX_KERNEL.spec.entries).map(
+  (entryPoint) => ({
+    kernel: NSA_REVERSE_INDEX_KERNEL,
+    entryPoint,
+  }),
+);
 
 /**
  * int32 slices; r = (b·G + g)·nB + j with nB = numSelBlocks(T).
@@ -77,8 +96,22 @@ export async function nsaReverseIndexDispatches(
   const u = kernelUniform(gpu, K, 'P', { T, G, nSel: cfg.nSel, lSel: cfg.lSel, nB, R: n.counts });
   const { counts, offsets, queries } = a.reverse;
   return [
-    await kernelDispatch(gpu, K, 'countQueries', { uniforms: { P: u }, storage: { sel: a.sel, counts }, label: `${label}.count` }, [nB, G, B]),
-    await kernelDispatch(gpu, K, 'scanCounts', { uniforms: { P: u }, storage: { countsIn: counts, offsets, head: queries }, label: `${label}.scan` }, [1]),
-    await kernelDispatch(gpu, K, 'fillQueries', { uniforms: { P: u }, storage: { sel: a.sel, queries }, label: `${label}.fill` }, [nB, G, B]),
+    await kernelDispatch(gpu, K, 'countQueries', { uniforms: { P: u }, storage: { sel: a.sel, counts }, label: `${label}.count` }, [
+      nB,
+      G,
+      B,
+    ]),
+    await kernelDispatch(
+      gpu,
+      K,
+      'scanCounts',
+      { uniforms: { P: u }, storage: { countsIn: counts, offsets, head: queries }, label: `${label}.scan` },
+      [1],
+    ),
+    await kernelDispatch(gpu, K, 'fillQueries', { uniforms: { P: u }, storage: { sel: a.sel, queries }, label: `${label}.fill` }, [
+      nB,
+      G,
+      B,
+    ]),
   ];
 }

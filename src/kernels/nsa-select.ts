@@ -7,8 +7,8 @@ import { checkDims, checkSlices } from '../gpu/checks';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
 import { defineKernel, kernelDispatch, type KernelVariant } from '../gpu/kernel-interface';
-import { assertNsaConfig, type NsaConfig } from '../spec/nsa-config';
 import { numCmpBlocks, numSelBlocks } from '../spec/nsa-blocks';
+import { assertNsaConfig, type NsaConfig } from '../spec/nsa-config';
 
 const WG = 64;
 
@@ -21,15 +21,35 @@ export const NSA_SELECT_KERNEL = defineKernel({
     P: {
       struct: 'Params',
       fields: [
-        ['B', 'u32'], ['T', 'u32'], ['H', 'u32'], ['G', 'u32'], ['dk', 'u32'], ['N', 'u32', 'Ncmp(T)'],
-        ['nB', 'u32', 'selection blocks ceil(T / lSel)'], ['l', 'u32'], ['d', 'u32'], ['lSel', 'u32'], ['nSel', 'u32'],
-        ['forceInit', 'u32'], ['forceLocal', 'u32'], ['total', 'u32', 'invocations that do work'], ['scale', 'f32', '1/√dk'],
+        ['B', 'u32'],
+        ['T', 'u32'],
+        ['H', 'u32'],
+        ['G', 'u32'],
+        ['dk', 'u32'],
+        ['N', 'u32', 'Ncmp(T)'],
+        ['nB', 'u32', 'selection blocks ceil(T / lSel)'],
+        ['l', 'u32'],
+        ['d', 'u32'],
+        ['lSel', 'u32'],
+        ['nSel', 'u32'],
+        ['forceInit', 'u32'],
+        ['forceLocal', 'u32'],
+        ['total', 'u32', 'invocations that do work'],
+        ['scale', 'f32', '1/√dk'],
       ],
     },
   },
   entries: {
-    scores: [['s1', F], ['s2', F], ['s3', F], ['s4', F]],
-    topN: [['s1', F], ['i1', 'array<i32>']],
+    scores: [
+      ['s1', F],
+      ['s2', F],
+      ['s3', F],
+      ['s4', F],
+    ],
+    topN: [
+      ['s1', F],
+      ['i1', 'array<i32>'],
+    ],
   },
 });
 
@@ -69,8 +89,21 @@ export interface TopNSelectionArgs {
 function params(c: NsaConfig, d: { B: number; T: number; H: number; G: number; dk: number }, total: number) {
   return {
     P: {
-      B: d.B, T: d.T, H: d.H, G: d.G, dk: d.dk, N: numCmpBlocks(d.T, c), nB: numSelBlocks(d.T, c), l: c.l, d: c.d, lSel: c.lSel, nSel: c.nSel,
-      forceInit: c.forceInit ? 1 : 0, forceLocal: c.forceLocal, total, scale: 1 / Math.sqrt(d.dk),
+      B: d.B,
+      T: d.T,
+      H: d.H,
+      G: d.G,
+      dk: d.dk,
+      N: numCmpBlocks(d.T, c),
+      nB: numSelBlocks(d.T, c),
+      l: c.l,
+      d: c.d,
+      lSel: c.lSel,
+      nSel: c.nSel,
+      forceInit: c.forceInit ? 1 : 0,
+      forceLocal: c.forceLocal,
+      total,
+      scale: 1 / Math.sqrt(d.dk),
     },
   };
 }
@@ -91,7 +124,9 @@ export async function selectionScoresDispatch(gpu: GpuContext, a: SelectionScore
   });
   const total = B * T * G * nB;
   return kernelDispatch(
-    gpu, NSA_SELECT_KERNEL, 'scores',
+    gpu,
+    NSA_SELECT_KERNEL,
+    'scores',
     { uniforms: params(cfg, { B, T, H, G, dk }, total), storage: { s1: a.q, s2: a.kc, s3: a.lseCmp, s4: a.scores }, label },
     grid1d(ceilDiv(total, WG)),
   );
@@ -107,7 +142,9 @@ export async function topNSelectionDispatch(gpu: GpuContext, a: TopNSelectionArg
   checkSlices(label, { scores: [a.scores, B * T * G * nB], sel: [a.sel, B * T * G * cfg.nSel] });
   const rows = B * T * G;
   return kernelDispatch(
-    gpu, NSA_SELECT_KERNEL, 'topN',
+    gpu,
+    NSA_SELECT_KERNEL,
+    'topN',
     { uniforms: params(cfg, { B, T, H: G, G, dk: 1 }, rows), storage: { s1: a.scores, i1: a.sel }, label },
     grid1d(ceilDiv(rows, WG)),
   );

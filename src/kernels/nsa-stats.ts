@@ -2,8 +2,8 @@
 // selection distance histogram, invalid selection rows) into one small buffer, plus its decoder.
 import code from '../../shaders/nsa_stats.wgsl?raw';
 import type { BufferSlice } from '../gpu/arena';
-import type { Dispatch, GpuContext } from '../gpu/context';
 import { argumentError, checkDims, checkSlices } from '../gpu/checks';
+import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
 import { defineKernel, kernelDispatch, kernelUniform, type KernelVariant } from '../gpu/kernel-interface';
 import { assertNsaConfig, type NsaConfig } from '../spec/nsa-config';
@@ -20,14 +20,28 @@ export const NSA_STATS_KERNEL = defineKernel({
     P: {
       struct: 'Params',
       fields: [
-        ['T', 'u32'], ['G', 'u32'], ['lSel', 'u32'], ['nSel', 'u32'], ['forceInit', 'u32'], ['forceLocal', 'u32'], ['maxDistance', 'u32'],
-        ['rows', 'u32', 'B·T·G selection rows'], ['nGates', 'u32', 'B·T·H gate triples'], ['words', 'u32', 'stats length in u32'],
+        ['T', 'u32'],
+        ['G', 'u32'],
+        ['lSel', 'u32'],
+        ['nSel', 'u32'],
+        ['forceInit', 'u32'],
+        ['forceLocal', 'u32'],
+        ['maxDistance', 'u32'],
+        ['rows', 'u32', 'B·T·G selection rows'],
+        ['nGates', 'u32', 'B·T·H gate triples'],
+        ['words', 'u32', 'stats length in u32'],
       ],
     },
   },
   entries: {
-    resetAndGates: [['stats', 'array<atomic<u32>>'], ['gates', 'array<f32>']],
-    checkSelection: [['stats', 'array<atomic<u32>>'], ['sel', 'array<i32>']],
+    resetAndGates: [
+      ['stats', 'array<atomic<u32>>'],
+      ['gates', 'array<f32>'],
+    ],
+    checkSelection: [
+      ['stats', 'array<atomic<u32>>'],
+      ['sel', 'array<i32>'],
+    ],
   },
 });
 
@@ -84,20 +98,46 @@ export async function nsaStatsDispatches(gpu: GpuContext, a: NsaStatsArgs): Prom
   const label = 'nsa_stats';
   const { B, T, H, G, cfg, maxDistance } = a;
   checkDims(label, { B, T, H, G, maxDistance }, { B: 0, T: 0, maxDistance: 0 });
-  if (maxDistance > NSA_STATS_MAX_DISTANCE) argumentError(label, 'maxDistance', `maxDistance = ${maxDistance} exceeds ${NSA_STATS_MAX_DISTANCE}`);
+  if (maxDistance > NSA_STATS_MAX_DISTANCE)
+    argumentError(label, 'maxDistance', `maxDistance = ${maxDistance} exceeds ${NSA_STATS_MAX_DISTANCE}`);
   assertNsaConfig(cfg, { T, H, G });
   const words = nsaStatsLength(maxDistance);
   const rows = B * T * G;
   const nGates = B * T * H;
   // gates and sel are never bound together: they may overlap each other, not stats.
-  checkSlices(label, { gates: [a.gates, nGates * 3], sel: [a.sel, rows * cfg.nSel], stats: [a.stats, words] }, { mayOverlap: [['gates', 'sel']] });
+  checkSlices(
+    label,
+    { gates: [a.gates, nGates * 3], sel: [a.sel, rows * cfg.nSel], stats: [a.stats, words] },
+    { mayOverlap: [['gates', 'sel']] },
+  );
   const K = NSA_STATS_KERNEL;
   const P = kernelUniform(gpu, K, 'P', {
-    T, G, lSel: cfg.lSel, nSel: cfg.nSel, forceInit: cfg.forceInit ? 1 : 0, forceLocal: cfg.forceLocal, maxDistance, rows, nGates, words,
+    T,
+    G,
+    lSel: cfg.lSel,
+    nSel: cfg.nSel,
+    forceInit: cfg.forceInit ? 1 : 0,
+    forceLocal: cfg.forceLocal,
+    maxDistance,
+    rows,
+    nGates,
+    words,
   });
   const constants = { HIST: maxDistance + 1 };
   return Promise.all([
-    kernelDispatch(gpu, K, 'resetAndGates', { uniforms: { P }, storage: { stats: a.stats, gates: a.gates }, constants, label: `${label}.gates` }, [3]),
-    kernelDispatch(gpu, K, 'checkSelection', { uniforms: { P }, storage: { stats: a.stats, sel: a.sel }, constants, label: `${label}.selection` }, grid1d(ceilDiv(rows, WG))),
+    kernelDispatch(
+      gpu,
+      K,
+      'resetAndGates',
+      { uniforms: { P }, storage: { stats: a.stats, gates: a.gates }, constants, label: `${label}.gates` },
+      [3],
+    ),
+    kernelDispatch(
+      gpu,
+      K,
+      'checkSelection',
+      { uniforms: { P }, storage: { stats: a.stats, sel: a.sel }, constants, label: `${label}.selection` },
+      grid1d(ceilDiv(rows, WG)),
+    ),
   ]);
 }

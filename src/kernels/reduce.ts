@@ -4,8 +4,8 @@
 // (see gradnorm.ts).
 import code from '../../shaders/reduce.wgsl?raw';
 import type { BufferSlice } from '../gpu/arena';
-import type { Dispatch, GpuContext } from '../gpu/context';
 import { checkDims, checkSlices } from '../gpu/checks';
+import type { Dispatch, GpuContext } from '../gpu/context';
 import { defineKernel, kernelDispatch, type KernelVariant } from '../gpu/kernel-interface';
 
 const WG = 256;
@@ -13,8 +13,23 @@ const WG = 256;
 export const REDUCE_KERNEL = defineKernel({
   name: 'reduce',
   files: [['reduce.wgsl', code]],
-  uniforms: { P: { struct: 'Params', fields: [['n', 'u32'], ['outIndex', 'u32'], ['scale', 'f32'], ['accumulate', 'u32']] } },
-  entries: { sum: [['x', 'array<f32>'], ['out', 'array<f32>']] },
+  uniforms: {
+    P: {
+      struct: 'Params',
+      fields: [
+        ['n', 'u32'],
+        ['outIndex', 'u32'],
+        ['scale', 'f32'],
+        ['accumulate', 'u32'],
+      ],
+    },
+  },
+  entries: {
+    sum: [
+      ['x', 'array<f32>'],
+      ['out', 'array<f32>'],
+    ],
+  },
 });
 
 export const REDUCE_VARIANTS: readonly KernelVariant[] = [{ kernel: REDUCE_KERNEL, entryPoint: 'sum', constants: { WG } }];
@@ -37,8 +52,15 @@ export async function sumDispatch(gpu: GpuContext, a: SumArgs): Promise<Dispatch
   checkDims(label, { n: a.n, outIndex }, { n: 0, outIndex: 0 });
   checkSlices(label, { x: [a.x, a.n], out: [a.out, outIndex + 1] });
   return kernelDispatch(
-    gpu, REDUCE_KERNEL, 'sum',
-    { uniforms: { P: { n: a.n, outIndex, scale: a.scale, accumulate: a.accumulate ? 1 : 0 } }, storage: { x: a.x, out: a.out }, constants: { WG }, label },
+    gpu,
+    REDUCE_KERNEL,
+    'sum',
+    {
+      uniforms: { P: { n: a.n, outIndex, scale: a.scale, accumulate: a.accumulate ? 1 : 0 } },
+      storage: { x: a.x, out: a.out },
+      constants: { WG },
+      label,
+    },
     [1],
   );
 }

@@ -12,7 +12,13 @@ export const RESIDUAL_KERNEL = defineKernel({
   name: 'residual',
   files: [['residual.wgsl', code]],
   uniforms: { P: { struct: 'Params', fields: [['n', 'u32']] } },
-  entries: { add: [['a', 'array<f32>'], ['b', 'array<f32>'], ['out', 'array<f32>']] },
+  entries: {
+    add: [
+      ['a', 'array<f32>'],
+      ['b', 'array<f32>'],
+      ['out', 'array<f32>'],
+    ],
+  },
 });
 
 export const RESIDUAL_VARIANTS: readonly KernelVariant[] = [{ kernel: RESIDUAL_KERNEL, entryPoint: 'add', constants: { WG } }];
@@ -22,5 +28,11 @@ export async function addDispatch(gpu: GpuContext, a: BufferSlice, b: BufferSlic
   const label = 'residual.add';
   checkDims(label, { n }, { n: 0 });
   checkSlices(label, { a: [a, n], b: [b, n], out: [out, n] });
-  return kernelDispatch(gpu, RESIDUAL_KERNEL, 'add', { uniforms: { P: { n } }, storage: { a, b, out }, constants: { WG }, label }, grid1d(ceilDiv(n, WG)));
+  return kernelDispatch(
+    gpu,
+    RESIDUAL_KERNEL,
+    'add',
+    { uniforms: { P: { n } }, storage: { a, b, out }, constants: { WG }, label },
+    grid1d(ceilDiv(n, WG)),
+  );
 }

@@ -1,11 +1,11 @@
 // Wrapper for shaders/rmsnorm.wgsl.
 import code from '../../shaders/rmsnorm.wgsl?raw';
-import { rowLanes } from '../gpu/lanes';
 import type { BufferSlice } from '../gpu/arena';
+import { argumentError, checkDims, checkSlices } from '../gpu/checks';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
-import { argumentError, checkDims, checkSlices } from '../gpu/checks';
 import { defineKernel, kernelDispatch, type KernelVariant } from '../gpu/kernel-interface';
+import { rowLanes } from '../gpu/lanes';
 
 const TC = 8; // dweight columns per workgroup (shaders/rmsnorm.wgsl)
 
@@ -13,13 +13,37 @@ export const RMSNORM_KERNEL = defineKernel({
   name: 'rmsnorm',
   files: [['rmsnorm.wgsl', code]],
   uniforms: {
-    P: { struct: 'Params', fields: [['rows', 'u32'], ['C', 'u32'], ['eps', 'f32'], ['accumulate', 'u32', 'backwardDx: 1 → dx += (residual stream), 0 → dx =']] },
+    P: {
+      struct: 'Params',
+      fields: [
+        ['rows', 'u32'],
+        ['C', 'u32'],
+        ['eps', 'f32'],
+        ['accumulate', 'u32', 'backwardDx: 1 → dx += (residual stream), 0 → dx ='],
+      ],
+    },
   },
   // forward: w = weight, y = out; backwardDweight: w = dweight, y = dout; backwardDx: w = weight, y = dout.
   entries: {
-    forward: [['x', 'array<f32>'], ['w', 'array<f32>'], ['rstd', 'array<f32>'], ['y', 'array<f32>']],
-    backwardDweight: [['x', 'array<f32>'], ['w', 'array<f32>'], ['rstd', 'array<f32>'], ['y', 'array<f32>']],
-    backwardDx: [['x', 'array<f32>'], ['w', 'array<f32>'], ['rstd', 'array<f32>'], ['y', 'array<f32>'], ['dx', 'array<f32>']],
+    forward: [
+      ['x', 'array<f32>'],
+      ['w', 'array<f32>'],
+      ['rstd', 'array<f32>'],
+      ['y', 'array<f32>'],
+    ],
+    backwardDweight: [
+      ['x', 'array<f32>'],
+      ['w', 'array<f32>'],
+      ['rstd', 'array<f32>'],
+      ['y', 'array<f32>'],
+    ],
+    backwardDx: [
+      ['x', 'array<f32>'],
+      ['w', 'array<f32>'],
+      ['rstd', 'array<f32>'],
+      ['y', 'array<f32>'],
+      ['dx', 'array<f32>'],
+    ],
   },
 });
 
@@ -83,8 +107,15 @@ export async function rmsnormForwardDispatch(gpu: GpuContext, a: RmsnormForwardA
   checkSlices(label, { x: [a.x, n], weight: [a.weight, a.C], rstd: [a.rstd, a.rows], out: [a.out, n] });
   const L = lanes(label, gpu, a.lanes);
   return kernelDispatch(
-    gpu, RMSNORM_KERNEL, 'forward',
-    { uniforms: { P: { rows: a.rows, C: a.C, eps: a.eps, accumulate: 0 } }, storage: { x: a.x, w: a.weight, rstd: a.rstd, y: a.out }, constants: { L }, label },
+    gpu,
+    RMSNORM_KERNEL,
+    'forward',
+    {
+      uniforms: { P: { rows: a.rows, C: a.C, eps: a.eps, accumulate: 0 } },
+      storage: { x: a.x, w: a.weight, rstd: a.rstd, y: a.out },
+      constants: { L },
+      label,
+    },
     grid1d(ceilDiv(a.rows, 256 / L)),
   );
 }
@@ -108,12 +139,20 @@ export async function rmsnormBackwardDispatches(gpu: GpuContext, a: RmsnormBackw
   const L = lanes(label, gpu, a.lanes);
   return Promise.all([
     kernelDispatch(
-      gpu, RMSNORM_KERNEL, 'backwardDweight',
-      { uniforms: { P: { rows: a.rows, C: a.C, eps: 0, accumulate: 0 } }, storage: { x: a.x, w: a.dweight, rstd: a.rstd, y: a.dout }, label: `${label}.dweight` },
+      gpu,
+      RMSNORM_KERNEL,
+      'backwardDweight',
+      {
+        uniforms: { P: { rows: a.rows, C: a.C, eps: 0, accumulate: 0 } },
+        storage: { x: a.x, w: a.dweight, rstd: a.rstd, y: a.dout },
+        label: `${label}.dweight`,
+      },
       [ceilDiv(a.C, TC)],
     ),
     kernelDispatch(
-      gpu, RMSNORM_KERNEL, 'backwardDx',
+      gpu,
+      RMSNORM_KERNEL,
+      'backwardDx',
       {
         uniforms: { P: { rows: a.rows, C: a.C, eps: 0, accumulate: a.accumulateDx ? 1 : 0 } },
         storage: { x: a.x, w: a.weight, rstd: a.rstd, y: a.dout, dx: a.dx },
@@ -131,5 +170,3 @@ function lanes(label: string, gpu: GpuContext, given: number | undefined): numbe
     argumentError(label, 'lanes', `lanes must be a power of two in [1, 256] (got ${L})`);
   return L;
 }
-
-

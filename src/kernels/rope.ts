@@ -1,8 +1,8 @@
 // Wrapper for shaders/rope.wgsl, and the cos/sin table it reads.
 import code from '../../shaders/rope.wgsl?raw';
-import { createArena, type BufferSlice } from '../gpu/arena';
-import type { Dispatch, GpuContext } from '../gpu/context';
+import { type BufferSlice, createArena } from '../gpu/arena';
 import { argumentError, checkDims, checkSlices } from '../gpu/checks';
+import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
 import { defineKernel, kernelDispatch, type KernelVariant } from '../gpu/kernel-interface';
 
@@ -14,12 +14,25 @@ export const ROPE_KERNEL = defineKernel({
   uniforms: {
     P: {
       struct: 'Params',
-      fields: [['pairs', 'u32', 'rows · heads · half: the number of pairs'], ['T', 'u32'], ['heads', 'u32'], ['half', 'u32'], ['inverse', 'u32']],
+      fields: [
+        ['pairs', 'u32', 'rows · heads · half: the number of pairs'],
+        ['T', 'u32'],
+        ['heads', 'u32'],
+        ['half', 'u32'],
+        ['inverse', 'u32'],
+      ],
     },
   },
   entries: {
-    apply: [['table', 'array<vec2<f32>>'], ['x', 'array<f32>'], ['out', 'array<f32>']],
-    applyInPlace: [['table', 'array<vec2<f32>>'], ['x', 'array<f32>']],
+    apply: [
+      ['table', 'array<vec2<f32>>'],
+      ['x', 'array<f32>'],
+      ['out', 'array<f32>'],
+    ],
+    applyInPlace: [
+      ['table', 'array<vec2<f32>>'],
+      ['x', 'array<f32>'],
+    ],
   },
 });
 
@@ -89,6 +102,18 @@ export async function ropeDispatch(gpu: GpuContext, a: RopeArgs): Promise<Dispat
   const table = tableSlice(gpu, a.T, a.headDim, a.theta);
   const uniforms = { P: { pairs, T: a.T, heads: a.heads, half, inverse: a.inverse ? 1 : 0 } };
   return inPlace
-    ? kernelDispatch(gpu, ROPE_KERNEL, 'applyInPlace', { uniforms, storage: { table, x: a.x }, constants: { WG }, label }, grid1d(ceilDiv(pairs, WG)))
-    : kernelDispatch(gpu, ROPE_KERNEL, 'apply', { uniforms, storage: { table, x: a.x, out: a.out }, constants: { WG }, label }, grid1d(ceilDiv(pairs, WG)));
+    ? kernelDispatch(
+        gpu,
+        ROPE_KERNEL,
+        'applyInPlace',
+        { uniforms, storage: { table, x: a.x }, constants: { WG }, label },
+        grid1d(ceilDiv(pairs, WG)),
+      )
+    : kernelDispatch(
+        gpu,
+        ROPE_KERNEL,
+        'apply',
+        { uniforms, storage: { table, x: a.x, out: a.out }, constants: { WG }, label },
+        grid1d(ceilDiv(pairs, WG)),
+      );
 }

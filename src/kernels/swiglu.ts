@@ -13,8 +13,18 @@ export const SWIGLU_KERNEL = defineKernel({
   files: [['swiglu.wgsl', code]],
   uniforms: { P: { struct: 'Params', fields: [['n', 'u32']] } },
   entries: {
-    forward: [['a', 'array<f32>'], ['b', 'array<f32>'], ['y', 'array<f32>']],
-    backward: [['a', 'array<f32>'], ['b', 'array<f32>'], ['y', 'array<f32>'], ['da', 'array<f32>'], ['db', 'array<f32>']],
+    forward: [
+      ['a', 'array<f32>'],
+      ['b', 'array<f32>'],
+      ['y', 'array<f32>'],
+    ],
+    backward: [
+      ['a', 'array<f32>'],
+      ['b', 'array<f32>'],
+      ['y', 'array<f32>'],
+      ['da', 'array<f32>'],
+      ['db', 'array<f32>'],
+    ],
   },
 });
 
@@ -47,7 +57,13 @@ export async function swigluForwardDispatch(gpu: GpuContext, a: SwigluForwardArg
   const { n } = a;
   checkDims(label, { n });
   checkSlices(label, { a: [a.a, n], b: [a.b, n], out: [a.out, n] });
-  return kernelDispatch(gpu, SWIGLU_KERNEL, 'forward', { uniforms: { P: { n } }, storage: { a: a.a, b: a.b, y: a.out }, constants: { WG }, label }, grid1d(ceilDiv(n, WG)));
+  return kernelDispatch(
+    gpu,
+    SWIGLU_KERNEL,
+    'forward',
+    { uniforms: { P: { n } }, storage: { a: a.a, b: a.b, y: a.out }, constants: { WG }, label },
+    grid1d(ceilDiv(n, WG)),
+  );
 }
 
 /** da = dout · b · silu'(a), db = dout · silu(a). */
@@ -57,7 +73,9 @@ export async function swigluBackwardDispatch(gpu: GpuContext, a: SwigluBackwardA
   checkDims(label, { n });
   checkSlices(label, { a: [a.a, n], b: [a.b, n], dout: [a.dout, n], da: [a.da, n], db: [a.db, n] });
   return kernelDispatch(
-    gpu, SWIGLU_KERNEL, 'backward',
+    gpu,
+    SWIGLU_KERNEL,
+    'backward',
     { uniforms: { P: { n } }, storage: { a: a.a, b: a.b, y: a.dout, da: a.da, db: a.db }, constants: { WG }, label },
     grid1d(ceilDiv(n, WG)),
   );

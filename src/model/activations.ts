@@ -10,13 +10,13 @@ import type { ModelConfig } from '../spec/model-config';
 import { numSelBlocks } from '../spec/nsa-blocks';
 import type { AttentionShape } from '../spec/shapes';
 import {
-  nsaCoreSavedEntries,
-  nsaCoreSavedSlices,
-  nsaCoreScratchEntries,
-  nsaCoreScratchSlices,
   type NsaBranchKV,
   type NsaCoreSaved,
+  nsaCoreSavedEntries,
+  nsaCoreSavedSlices,
   type NsaCoreScratch,
+  nsaCoreScratchEntries,
+  nsaCoreScratchSlices,
 } from './nsa/core';
 
 export interface PlanShape {

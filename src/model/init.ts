@@ -1,7 +1,7 @@
 // Seeded initialisation: each tensor draws from its own stream (seed, name), so adding a tensor
 // does not change the others and the same seed always gives the same bits.
-import { gaussian, mulberry32, subSeed } from '../util/random';
 import { numel, type ParamSpec } from '../spec/params';
+import { gaussian, mulberry32, subSeed } from '../util/random';
 
 export function initTensor(spec: ParamSpec, seed: number): Float32Array {
   const out = new Float32Array(numel(spec.shape));

@@ -4,8 +4,8 @@
 // batch, encode a training step / an eval forward / a logits forward, copy the step's scalars out,
 // read probabilities or the selection, export and import named parameters and optimizer state —
 // and never see an arena name. A step only encodes prebuilt lists; it creates nothing.
-import { createArena, type Arena, type BufferSlice } from '../gpu/arena';
-import { GpuContext, type Dispatch } from '../gpu/context';
+import { type Arena, type BufferSlice, createArena } from '../gpu/arena';
+import { type Dispatch, GpuContext } from '../gpu/context';
 import type { UniformSlot } from '../gpu/uniforms';
 import { adamwDispatch, adamwHyperWords } from '../kernels/adamw';
 import { attentionBackwardDispatches, attentionForwardDispatch } from '../kernels/attention';
@@ -13,9 +13,9 @@ import { crossEntropyDispatch } from '../kernels/crossentropy';
 import { embeddingBackwardDispatch, embeddingForwardDispatch } from '../kernels/embedding';
 import { buildTokenIndex } from '../kernels/embedding-index';
 import { gradNormDispatches, gradNormPartialsLength, type GradRange } from '../kernels/gradnorm';
-import { matmulDispatch, type MatmulArgs } from '../kernels/matmul';
+import { type MatmulArgs, matmulDispatch } from '../kernels/matmul';
 import { gateForwardDispatch } from '../kernels/nsa-gates';
-import { decodeNsaStats, nsaStatsDispatches, nsaStatsLength, type NsaStats } from '../kernels/nsa-stats';
+import { decodeNsaStats, type NsaStats, nsaStatsDispatches, nsaStatsLength } from '../kernels/nsa-stats';
 import { sumDispatch } from '../kernels/reduce';
 import { addDispatch } from '../kernels/residual';
 import { rmsnormBackwardDispatches, rmsnormForwardDispatch } from '../kernels/rmsnorm';
@@ -24,8 +24,17 @@ import { swigluBackwardDispatch, swigluForwardDispatch } from '../kernels/swiglu
 import { assertValidModelConfig, type ModelConfig } from '../spec/model-config';
 import { numSelBlocks } from '../spec/nsa-blocks';
 import { adamwHyper, type OptimizerSettings } from '../spec/optimizer';
-import { numel, paramSpecs, type ParamSpec } from '../spec/params';
-import { activationEntries, activationTable, dkvLabel, kvLabel, nsaShape, nsaStatsMaxDistance, type Activations, type PlanShape } from './activations';
+import { numel, type ParamSpec, paramSpecs } from '../spec/params';
+import {
+  activationEntries,
+  type Activations,
+  activationTable,
+  dkvLabel,
+  kvLabel,
+  nsaShape,
+  nsaStatsMaxDistance,
+  type PlanShape,
+} from './activations';
 import { nsaCoreBackward, nsaCoreForward, type NsaCoreIO } from './nsa/core';
 import { paramTable, type ParamTensors } from './param-tensors';
 
@@ -121,7 +130,10 @@ export class ModelPlan {
     const adamV = createArena(gpu, 'adam_v', entries);
     const ranges: GradRange[] = specs.map((s) => ({ slice: grads.get(s.name), n: numel(s.shape) }));
     const PARTIALS = 'gradnorm_partials';
-    const acts = createArena(gpu, 'activations', [...activationEntries(config, shape), { name: PARTIALS, bytes: 4 * gradNormPartialsLength(ranges) }]);
+    const acts = createArena(gpu, 'activations', [
+      ...activationEntries(config, shape),
+      { name: PARTIALS, bytes: 4 * gradNormPartialsLength(ranges) },
+    ]);
     const a = activationTable(config, shape, acts);
     const p = paramTable(config, params);
     const builder = new StepBuilder(gpu, config, shape, p, paramTable(config, grads), a);
@@ -147,7 +159,21 @@ export class ModelPlan {
       );
     }
     const [microSteps, evalForward, optimizer] = await Promise.all([Promise.all(micro), evalList, settle(optimizerList)]);
-    return new ModelPlan(gpu, config, shape, specs, { params, grads, adamM, adamV, acts }, p, a, builder, microSteps, optimizer, evalForward, hyper, opt);
+    return new ModelPlan(
+      gpu,
+      config,
+      shape,
+      specs,
+      { params, grads, adamM, adamV, acts },
+      p,
+      a,
+      builder,
+      microSteps,
+      optimizer,
+      evalForward,
+      hyper,
+      opt,
+    );
   }
 
   /** Total bytes of all arenas (constant after init). */
@@ -211,7 +237,8 @@ export class ModelPlan {
     const copy = (src: BufferSlice, at: number, bytes: number) => enc.copyBufferToBuffer(src.buffer, src.offset, dst, offset + at, bytes);
     copy(this.acts.lossAcc, 0, 4);
     copy(this.acts.gradStats, 4, 8);
-    if (this.nsaStatsWords > 0) this.acts.layers.forEach((l, i) => copy(l.nsa!.stats, SCALAR_BYTES + 4 * this.nsaStatsWords * i, 4 * this.nsaStatsWords));
+    if (this.nsaStatsWords > 0)
+      this.acts.layers.forEach((l, i) => copy(l.nsa!.stats, SCALAR_BYTES + 4 * this.nsaStatsWords * i, 4 * this.nsaStatsWords));
   }
 
   /** Decodes readbackBytes bytes written by encodeStepReadback. */
@@ -220,7 +247,9 @@ export class ModelPlan {
     const out: StepScalars = { loss: v[0], gradNorm: v[1], clipScale: v[2] };
     if (this.nsaStatsWords > 0) {
       const maxD = nsaStatsMaxDistance(this.config);
-      out.nsa = this.acts.layers.map((_, l) => decodeNsaStats(new Uint32Array(raw, SCALAR_BYTES + 4 * this.nsaStatsWords * l, this.nsaStatsWords), maxD));
+      out.nsa = this.acts.layers.map((_, l) =>
+        decodeNsaStats(new Uint32Array(raw, SCALAR_BYTES + 4 * this.nsaStatsWords * l, this.nsaStatsWords), maxD),
+      );
     }
     return out;
   }
@@ -280,8 +309,10 @@ export class ModelPlan {
     const c = this.config;
     const nsa = c.nsa;
     const la = this.acts.layers[l]?.nsa;
-    if (c.attention !== 'nsa' || !nsa || !la) throw new RangeError(`readSelection: layer ${l} is not an NSA layer of this ${c.attention} model with ${c.nLayers} layers`);
-    if (!(Number.isInteger(rows) && rows >= 1 && rows <= this.shape.N)) throw new RangeError(`readSelection: rows ${rows} outside [1, ${this.shape.N}]`);
+    if (c.attention !== 'nsa' || !nsa || !la)
+      throw new RangeError(`readSelection: layer ${l} is not an NSA layer of this ${c.attention} model with ${c.nLayers} layers`);
+    if (!(Number.isInteger(rows) && rows >= 1 && rows <= this.shape.N))
+      throw new RangeError(`readSelection: rows ${rows} outside [1, ${this.shape.N}]`);
     const G = c.nKvGroups;
     const [sel, scores, gates] = await Promise.all([
       this.gpu.readI32(la.core.sel, rows * G * nsa.nSel),
@@ -416,7 +447,9 @@ class StepBuilder {
     const L = this.a.layers[l];
     const out = this.projections(l);
     if (c.attention === 'dense') {
-      out.push(attentionForwardDispatch(gpu, { q: L.q, k: L.kv[0].k, v: L.kv[0].v, out: L.attn, lse: L.lse!, B, T, H, G, dk: c.dk, dv: c.dv }));
+      out.push(
+        attentionForwardDispatch(gpu, { q: L.q, k: L.kv[0].k, v: L.kv[0].v, out: L.attn, lse: L.lse!, B, T, H, G, dk: c.dk, dv: c.dv }),
+      );
       return out;
     }
     const nsa = c.nsa!;
@@ -430,7 +463,17 @@ class StepBuilder {
     // Statistics of the step's last micro-batch (gate means, selection histogram, invalid count).
     if (mode === 'train' && m === this.s.gradAccum - 1) {
       out.push(
-        nsaStatsDispatches(gpu, { gates: L.nsa!.gates, sel: L.nsa!.core.sel, stats: L.nsa!.stats, B, T, H, G, cfg: nsa, maxDistance: nsaStatsMaxDistance(c) }),
+        nsaStatsDispatches(gpu, {
+          gates: L.nsa!.gates,
+          sel: L.nsa!.core.sel,
+          stats: L.nsa!.stats,
+          B,
+          T,
+          H,
+          G,
+          cfg: nsa,
+          maxDistance: nsaStatsMaxDistance(c),
+        }),
       );
     }
     return out;
@@ -454,8 +497,22 @@ class StepBuilder {
     if (c.attention === 'dense') {
       out.push(
         attentionBackwardDispatches(gpu, {
-          q: L.q, k: L.kv[0].k, v: L.kv[0].v, out: L.attn, lse: L.lse!, dout: d.dattn, delta: d.delta,
-          gradQ: d.dq, gradK: dkv[0].k, gradV: dkv[0].v, B, T, H, G, dk: c.dk, dv: c.dv,
+          q: L.q,
+          k: L.kv[0].k,
+          v: L.kv[0].v,
+          out: L.attn,
+          lse: L.lse!,
+          dout: d.dattn,
+          delta: d.delta,
+          gradQ: d.dq,
+          gradK: dkv[0].k,
+          gradV: dkv[0].v,
+          B,
+          T,
+          H,
+          G,
+          dk: c.dk,
+          dv: c.dv,
         }),
       );
     } else {
@@ -487,8 +544,28 @@ class StepBuilder {
         this.rope(g.k, G, true),
         this.mm({ a: g.k, b: w.kv[j].wk, c: dn, M: N, K: G * c.dk, N: C, transB: true, accumulate: true, label: `l${l}.${dkName}.dx` }),
         this.mm({ a: g.v, b: w.kv[j].wv, c: dn, M: N, K: G * c.dv, N: C, transB: true, accumulate: true, label: `l${l}.${dvName}.dx` }),
-        this.mm({ a: normed, b: g.k, c: gw.kv[j].wk, M: C, K: N, N: G * c.dk, transA: true, accumulate: true, label: `l${l}.${dkName}.dw` }),
-        this.mm({ a: normed, b: g.v, c: gw.kv[j].wv, M: C, K: N, N: G * c.dv, transA: true, accumulate: true, label: `l${l}.${dvName}.dw` }),
+        this.mm({
+          a: normed,
+          b: g.k,
+          c: gw.kv[j].wk,
+          M: C,
+          K: N,
+          N: G * c.dk,
+          transA: true,
+          accumulate: true,
+          label: `l${l}.${dkName}.dw`,
+        }),
+        this.mm({
+          a: normed,
+          b: g.v,
+          c: gw.kv[j].wv,
+          M: C,
+          K: N,
+          N: G * c.dv,
+          transA: true,
+          accumulate: true,
+          label: `l${l}.${dvName}.dw`,
+        }),
       );
     });
     if (c.attention === 'nsa') {
@@ -530,7 +607,15 @@ class StepBuilder {
       );
     }
     out.push(
-      rmsnormForwardDispatch(gpu, { x: a.x[c.nLayers], weight: this.p.finalNorm, out: a.finalNormed, rstd: a.finalRstd, rows: N, C, eps: c.normEps }),
+      rmsnormForwardDispatch(gpu, {
+        x: a.x[c.nLayers],
+        weight: this.p.finalNorm,
+        out: a.finalNormed,
+        rstd: a.finalRstd,
+        rows: N,
+        C,
+        eps: c.normEps,
+      }),
       // Tied embeddings: logits = final_normed · wteᵀ.
       this.mm({ a: a.finalNormed, b: this.p.wte, c: a.logits, M: N, K: C, N: V, transB: true, label: 'lm_head' }),
     );
@@ -538,7 +623,15 @@ class StepBuilder {
     const scale = lossScale(this.s, mode);
     out.push(
       // Loss and dlogits in one pass; dlogits overwrite the logits in place.
-      crossEntropyDispatch(gpu, { logits: a.logits, targets: a.batches[m].targets, losses: a.losses, dlogits: a.logits, N, V, gradScale: scale }),
+      crossEntropyDispatch(gpu, {
+        logits: a.logits,
+        targets: a.batches[m].targets,
+        losses: a.losses,
+        dlogits: a.logits,
+        N,
+        V,
+        gradScale: scale,
+      }),
       mode === 'train'
         ? sumDispatch(gpu, { x: a.losses, n: N, out: a.lossAcc, scale, accumulate: m > 0 })
         : sumDispatch(gpu, { x: a.losses, n: N, out: a.valLoss, scale, accumulate: false }),
@@ -559,8 +652,15 @@ class StepBuilder {
       this.mm({ a: a.logits, b: this.p.wte, c: dn, M: N, K: V, N: C, label: 'lm_head.dx' }),
       this.mm({ a: a.logits, b: a.finalNormed, c: this.g.wte, M: V, K: N, N: C, transA: true, accumulate: true, label: 'lm_head.dw' }),
       rmsnormBackwardDispatches(gpu, {
-        dout: dn, x: a.x[c.nLayers], weight: this.p.finalNorm, rstd: a.finalRstd,
-        dx, dweight: this.g.finalNorm, rows: N, C, accumulateDx: false,
+        dout: dn,
+        x: a.x[c.nLayers],
+        weight: this.p.finalNorm,
+        rstd: a.finalRstd,
+        dx,
+        dweight: this.g.finalNorm,
+        rows: N,
+        C,
+        accumulateDx: false,
       }),
     );
     for (let l = c.nLayers - 1; l >= 0; l--) {
@@ -577,7 +677,15 @@ class StepBuilder {
         this.mm({ a: L.mlpNormed, b: d.da, c: gw.w1, M: C, K: N, N: F, transA: true, accumulate: true, label: `l${l}.w1.dw` }),
         this.mm({ a: L.mlpNormed, b: d.db, c: gw.w3, M: C, K: N, N: F, transA: true, accumulate: true, label: `l${l}.w3.dw` }),
         rmsnormBackwardDispatches(gpu, {
-          dout: dn, x: L.xMid, weight: w.mlpNorm, rstd: L.mlpRstd, dx, dweight: gw.mlpNorm, rows: N, C, accumulateDx: true,
+          dout: dn,
+          x: L.xMid,
+          weight: w.mlpNorm,
+          rstd: L.mlpRstd,
+          dx,
+          dweight: gw.mlpNorm,
+          rows: N,
+          C,
+          accumulateDx: true,
         }),
       );
       // Attention: x_mid = x_l + wo(attention(n)), n = norm(x_l). dx holds d x_mid.
@@ -586,7 +694,15 @@ class StepBuilder {
         this.mm({ a: L.attn, b: dx, c: gw.wo, M: H * c.dv, K: N, N: C, transA: true, accumulate: true, label: `l${l}.o.dw` }),
         ...this.attentionBackward(l),
         rmsnormBackwardDispatches(gpu, {
-          dout: dn, x: a.x[l], weight: w.attnNorm, rstd: L.attnRstd, dx, dweight: gw.attnNorm, rows: N, C, accumulateDx: true,
+          dout: dn,
+          x: a.x[l],
+          weight: w.attnNorm,
+          rstd: L.attnRstd,
+          dx,
+          dweight: gw.attnNorm,
+          rows: N,
+          C,
+          accumulateDx: true,
         }),
       );
     }

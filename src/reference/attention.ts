@@ -3,8 +3,6 @@
 // Head i reads group floor(i / (H/G)); query t attends to keys s ≤ t; scale 1/sqrt(dk).
 import type { AttentionShape } from '../spec/shapes';
 
-
-
 const qIdx = (s: AttentionShape, b: number, t: number, h: number) => ((b * s.T + t) * s.H + h) * s.dk;
 const kIdx = (s: AttentionShape, b: number, t: number, g: number) => ((b * s.T + t) * s.G + g) * s.dk;
 const vIdx = (s: AttentionShape, b: number, t: number, g: number) => ((b * s.T + t) * s.G + g) * s.dv;

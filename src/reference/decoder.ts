@@ -5,18 +5,18 @@
 // src/reference/model.ts), so decode = prefill (docs/nsa-spec.md property 5) holds to rounding — in
 // practice bit for bit. Float64 throughout: this is the oracle the GPU path is checked against,
 // and it is fast enough for the tiny and small presets.
+import { type Branch } from '../spec/gates';
+import { assertValidModelConfig, type ModelConfig, type ModelNsaConfig } from '../spec/model-config';
 import { numCmpBlocks, visibleCmpBlocks } from '../spec/nsa-blocks';
 import type { NsaConfig } from '../spec/nsa-config';
 import { cmpMlpHidden } from '../spec/nsa-config';
+import { EMBEDDING, FINAL_NORM, layerParamNames, numel, paramSpecs } from '../spec/params';
 import type { Params64 } from './model';
 import type { CmpMlpPair } from './nsa/compression';
-import { NsaDecodeRef, type BranchReads } from './nsa/decode';
+import { type BranchReads, NsaDecodeRef } from './nsa/decode';
 import { applyGateAblation, gateForwardRef } from './nsa/gates';
-import { type Branch } from '../spec/gates';
 import { rmsnormForwardRef } from './rmsnorm';
 import { swigluForwardRef } from './swiglu';
-import { assertValidModelConfig, type ModelConfig, type ModelNsaConfig } from '../spec/model-config';
-import { EMBEDDING, FINAL_NORM, layerParamNames, numel, paramSpecs } from '../spec/params';
 
 export type { BranchReads } from './nsa/decode';
 
@@ -69,7 +69,8 @@ export function paramsToF64(c: ModelConfig, values: ReadonlyMap<string, ArrayLik
   for (const s of paramSpecs(c)) {
     const v = values.get(s.name);
     if (!v) problems.push(`missing tensor ${s.name}`);
-    else if (v.length !== numel(s.shape)) problems.push(`tensor ${s.name} has ${v.length} values, expected ${numel(s.shape)} ([${s.shape.join(', ')}])`);
+    else if (v.length !== numel(s.shape))
+      problems.push(`tensor ${s.name} has ${v.length} values, expected ${numel(s.shape)} ([${s.shape.join(', ')}])`);
     else out.set(s.name, Float64Array.from(v));
   }
   if (problems.length) throw new Error(`weights do not match the model config:\n${problems.join('\n')}`);
@@ -142,7 +143,10 @@ class DenseLayerCache {
   private readonly K: Float64Array;
   private readonly V: Float64Array;
 
-  constructor(private readonly c: ModelConfig, capacity: number) {
+  constructor(
+    private readonly c: ModelConfig,
+    capacity: number,
+  ) {
     this.K = new Float64Array(capacity * c.nKvGroups * c.dk);
     this.V = new Float64Array(capacity * c.nKvGroups * c.dv);
   }
@@ -184,7 +188,11 @@ export class ModelDecoder {
   private len = 0;
 
   /** capacity: most tokens the caches hold (default and maximum: the context length). */
-  constructor(readonly config: ModelConfig, params: ReadonlyMap<string, ArrayLike<number>>, readonly capacity: number = config.seqLen) {
+  constructor(
+    readonly config: ModelConfig,
+    params: ReadonlyMap<string, ArrayLike<number>>,
+    readonly capacity: number = config.seqLen,
+  ) {
     assertValidModelConfig(config);
     if (!(Number.isInteger(capacity) && capacity >= 1 && capacity <= config.seqLen))
       throw new Error(`decoder capacity must be an integer in [1, ${config.seqLen}] (got ${capacity})`);

@@ -2,19 +2,19 @@
 // from the per-kernel references in the same order as src/model/plan.ts. The one-step GPU test
 // and finite-difference checks of the full model compare against this.
 import type { ModelConfig } from '../spec/model-config';
+import { cmpMlpHidden } from '../spec/nsa-config';
 import { EMBEDDING, FINAL_NORM, layerParamNames, numel, paramSpecs } from '../spec/params';
+import { scoredTargets } from '../spec/targets';
 import { attentionBackwardRef, attentionForwardRef } from './attention';
 import { crossEntropyRef } from './crossentropy';
-import { scoredTargets } from '../spec/targets';
 import { embeddingBackwardRef, embeddingForwardRef } from './embedding';
 import { matmulRef } from './matmul';
+import type { CmpMlpPair } from './nsa/compression';
+import { applyGateAblation, gateAblationBackward, gateBackwardRef, gateForwardRef } from './nsa/gates';
+import { nsaBackwardRef, type NsaForward, nsaForwardRef, type NsaInputs } from './nsa/layer';
 import { rmsnormBackwardRef, rmsnormForwardRef } from './rmsnorm';
 import { ropeRef } from './rope';
 import { swigluBackwardRef, swigluForwardRef } from './swiglu';
-import { cmpMlpHidden } from '../spec/nsa-config';
-import type { CmpMlpPair } from './nsa/compression';
-import { applyGateAblation, gateAblationBackward, gateBackwardRef, gateForwardRef } from './nsa/gates';
-import { nsaBackwardRef, nsaForwardRef, type NsaForward, type NsaInputs } from './nsa/layer';
 
 export type Params64 = Map<string, Float64Array>;
 
@@ -31,11 +31,13 @@ const addInto = (a: Float64Array, b: ArrayLike<number>): void => {
 const refDims = (c: ModelConfig, B: number) => ({ T: c.seqLen, N: B * c.seqLen, C: c.dim, H: c.nHeads, G: c.nKvGroups, F: c.ffnHidden });
 
 /** Looks parameters up by name; a missing one is an error naming it. */
-const paramGetter = (p: Params64) => (n: string): Float64Array => {
-  const v = p.get(n);
-  if (!v) throw new Error(`missing parameter ${n}`);
-  return v;
-};
+const paramGetter =
+  (p: Params64) =>
+  (n: string): Float64Array => {
+    const v = p.get(n);
+    if (!v) throw new Error(`missing parameter ${n}`);
+    return v;
+  };
 
 interface LayerCache {
   x: Float64Array;
@@ -67,7 +69,14 @@ export interface ModelForwardOptions {
   selections?: readonly Int32Array[];
 }
 
-export function modelForwardRef(c: ModelConfig, p: Params64, tokens: ArrayLike<number>, targets: ArrayLike<number>, B: number, opts: ModelForwardOptions = {}): ModelForward64 {
+export function modelForwardRef(
+  c: ModelConfig,
+  p: Params64,
+  tokens: ArrayLike<number>,
+  targets: ArrayLike<number>,
+  B: number,
+  opts: ModelForwardOptions = {},
+): ModelForward64 {
   const { N, C, H, F } = refDims(c, B);
   const P = paramGetter(p);
   let x = embeddingForwardRef(tokens, P(EMBEDDING), N, C);
@@ -82,7 +91,19 @@ export function modelForwardRef(c: ModelConfig, p: Params64, tokens: ArrayLike<n
     const b = matmulRef(n2.out, P(w.w3), N, F, C);
     const h = swigluForwardRef(a, b);
     const xNext = add(xMid, matmulRef(h, P(w.w2), N, C, F));
-    layers.push({ x, attnNormed: n1.out, attnRstd: n1.rstd, attnCache: at.cache, attn: at.out, xMid, mlpNormed: n2.out, mlpRstd: n2.rstd, a, b, h });
+    layers.push({
+      x,
+      attnNormed: n1.out,
+      attnRstd: n1.rstd,
+      attnCache: at.cache,
+      attn: at.out,
+      xMid,
+      mlpNormed: n2.out,
+      mlpRstd: n2.rstd,
+      a,
+      b,
+      h,
+    });
     x = xNext;
   }
   const fin = rmsnormForwardRef(x, P(FINAL_NORM), N, C, c.normEps);
@@ -94,7 +115,14 @@ export function modelForwardRef(c: ModelConfig, p: Params64, tokens: ArrayLike<n
 }
 
 /** Gradients of the mean loss (over the scored targets: all but IGNORE_TARGET) with respect to every parameter. */
-export function modelBackwardRef(c: ModelConfig, p: Params64, tokens: ArrayLike<number>, targets: ArrayLike<number>, B: number, fwd: ModelForward64): Params64 {
+export function modelBackwardRef(
+  c: ModelConfig,
+  p: Params64,
+  tokens: ArrayLike<number>,
+  targets: ArrayLike<number>,
+  B: number,
+  fwd: ModelForward64,
+): Params64 {
   const { N, C, H, F } = refDims(c, B);
   const V = c.vocabSize;
   const P = paramGetter(p);
@@ -146,7 +174,9 @@ export interface AttentionCache64 {
 
 function kvWeightNames(c: ModelConfig, l: number): Array<[string, string]> {
   const w = layerParamNames(l);
-  return c.attention === 'nsa' && c.nsa && !c.nsa.sharedKV ? (['cmp', 'sel', 'win'] as const).map((b) => [w.branchKV[b].wk, w.branchKV[b].wv]) : [[w.wk, w.wv]];
+  return c.attention === 'nsa' && c.nsa && !c.nsa.sharedKV
+    ? (['cmp', 'sel', 'win'] as const).map((b) => [w.branchKV[b].wk, w.branchKV[b].wv])
+    : [[w.wk, w.wv]];
 }
 
 /** Rows [b·T, (b+1)·T) of a [B·T, width] tensor. */
@@ -155,12 +185,25 @@ const seq = (x: Float64Array, b: number, T: number, width: number) => x.subarray
 function cmpMlp64(P: (n: string) => Float64Array, l: number, c: ModelConfig): CmpMlpPair {
   const m = layerParamNames(l).cmpMlp;
   const one = (which: 'k' | 'v', D: number) => ({
-    dIn: D, dHidden: cmpMlpHidden(D), pos: P(m[which].pos), w1: P(m[which].w1), b1: P(m[which].b1), w2: P(m[which].w2), b2: P(m[which].b2),
+    dIn: D,
+    dHidden: cmpMlpHidden(D),
+    pos: P(m[which].pos),
+    w1: P(m[which].w1),
+    b1: P(m[which].b1),
+    w2: P(m[which].w2),
+    b2: P(m[which].b2),
   });
   return { k: one('k', c.dk), v: one('v', c.dv) };
 }
 
-function attentionForward64(c: ModelConfig, P: (n: string) => Float64Array, l: number, normed: Float64Array, B: number, selection?: Int32Array): { out: Float64Array; cache: AttentionCache64 } {
+function attentionForward64(
+  c: ModelConfig,
+  P: (n: string) => Float64Array,
+  l: number,
+  normed: Float64Array,
+  B: number,
+  selection?: Int32Array,
+): { out: Float64Array; cache: AttentionCache64 } {
   const { T, N, C, H, G } = refDims(c, B);
   const w = layerParamNames(l);
   const q = ropeRef(matmulRef(normed, P(w.wq), N, H * c.dk, C), N, T, H, c.dk, c.ropeTheta, false);
@@ -181,14 +224,22 @@ function attentionForward64(c: ModelConfig, P: (n: string) => Float64Array, l: n
   for (let b = 0; b < B; b++) {
     const inp: NsaInputs = {
       q: seq(q, b, T, H * c.dk),
-      kCmp: seq(pick(0).k, b, T, G * c.dk), vCmp: seq(pick(0).v, b, T, G * c.dv),
-      kSel: seq(pick(1).k, b, T, G * c.dk), vSel: seq(pick(1).v, b, T, G * c.dv),
-      kWin: seq(pick(2).k, b, T, G * c.dk), vWin: seq(pick(2).v, b, T, G * c.dv),
+      kCmp: seq(pick(0).k, b, T, G * c.dk),
+      vCmp: seq(pick(0).v, b, T, G * c.dv),
+      kSel: seq(pick(1).k, b, T, G * c.dk),
+      vSel: seq(pick(1).v, b, T, G * c.dv),
+      kWin: seq(pick(2).k, b, T, G * c.dk),
+      vWin: seq(pick(2).v, b, T, G * c.dv),
       gates: seq(gates, b, T, 3 * H),
       mlp: nsa.phi === 'mlp' ? cmpMlp64(P, l, c) : undefined,
     };
     const perSeq = T * G * nsa.nSel;
-    const fwd = nsaForwardRef(inp, { T, H, G, dk: c.dk, dv: c.dv }, nsa, selection ? { selection: selection.subarray(b * perSeq, (b + 1) * perSeq) } : {});
+    const fwd = nsaForwardRef(
+      inp,
+      { T, H, G, dk: c.dk, dv: c.dv },
+      nsa,
+      selection ? { selection: selection.subarray(b * perSeq, (b + 1) * perSeq) } : {},
+    );
     out.set(fwd.o, b * T * H * c.dv);
     seqs.push({ inp, fwd });
   }
@@ -197,8 +248,14 @@ function attentionForward64(c: ModelConfig, P: (n: string) => Float64Array, l: n
 
 /** From d(attention output) to d(normed input); adds the layer's attention weight gradients. */
 function attentionBackward64(
-  c: ModelConfig, P: (n: string) => Float64Array, Gr: (n: string) => Float64Array, l: number,
-  normed: Float64Array, cache: AttentionCache64, dattn: Float64Array, B: number,
+  c: ModelConfig,
+  P: (n: string) => Float64Array,
+  Gr: (n: string) => Float64Array,
+  l: number,
+  normed: Float64Array,
+  cache: AttentionCache64,
+  dattn: Float64Array,
+  B: number,
 ): Float64Array {
   const { T, N, C, H, G } = refDims(c, B);
   const w = layerParamNames(l);
@@ -213,21 +270,34 @@ function attentionBackward64(
   } else {
     const nsa = c.nsa!;
     dq = new Float64Array(N * H * c.dk);
-    const branches = [0, 1, 2].map((i) => ({ dk: new Float64Array(N * G * c.dk), dv: new Float64Array(N * G * c.dv), pair: Math.min(i, cache.kv.length - 1) }));
+    const branches = [0, 1, 2].map((i) => ({
+      dk: new Float64Array(N * G * c.dk),
+      dv: new Float64Array(N * G * c.dv),
+      pair: Math.min(i, cache.kv.length - 1),
+    }));
     const dGates = new Float64Array(N * 3 * H);
     cache.nsa!.forEach(({ inp, fwd }, b) => {
       const g = nsaBackwardRef(inp, { T, H, G, dk: c.dk, dv: c.dv }, nsa, fwd, seq(dattn, b, T, H * c.dv));
       dq.set(g.dq, b * T * H * c.dk);
       const put = (dst: Float64Array, src: Float64Array, width: number) => dst.set(src, b * T * width);
-      put(branches[0].dk, g.dkCmp, G * c.dk); put(branches[0].dv, g.dvCmp, G * c.dv);
-      put(branches[1].dk, g.dkSel, G * c.dk); put(branches[1].dv, g.dvSel, G * c.dv);
-      put(branches[2].dk, g.dkWin, G * c.dk); put(branches[2].dv, g.dvWin, G * c.dv);
+      put(branches[0].dk, g.dkCmp, G * c.dk);
+      put(branches[0].dv, g.dvCmp, G * c.dv);
+      put(branches[1].dk, g.dkSel, G * c.dk);
+      put(branches[1].dv, g.dvSel, G * c.dv);
+      put(branches[2].dk, g.dkWin, G * c.dk);
+      put(branches[2].dv, g.dvWin, G * c.dv);
       dGates.set(g.dGates, b * T * 3 * H);
       if (nsa.phi === 'mlp') {
         const m = w.cmpMlp;
-        for (const [which, dW] of [['k', g.dMlpK!], ['v', g.dMlpV!]] as const) {
-          addInto(Gr(m[which].pos), dW.pos); addInto(Gr(m[which].w1), dW.w1); addInto(Gr(m[which].b1), dW.b1);
-          addInto(Gr(m[which].w2), dW.w2); addInto(Gr(m[which].b2), dW.b2);
+        for (const [which, dW] of [
+          ['k', g.dMlpK!],
+          ['v', g.dMlpV!],
+        ] as const) {
+          addInto(Gr(m[which].pos), dW.pos);
+          addInto(Gr(m[which].w1), dW.w1);
+          addInto(Gr(m[which].b1), dW.b1);
+          addInto(Gr(m[which].w2), dW.w2);
+          addInto(Gr(m[which].b2), dW.b2);
         }
       }
     });

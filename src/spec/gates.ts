@@ -6,6 +6,4 @@ export const BRANCHES: readonly Branch[] = ['cmp', 'sel', 'win'];
 
 /** Ablations: gates replaced by constants (force: that branch 1, the others 0). */
 export type GateAblation =
-  | { kind: 'none' }
-  | { kind: 'force'; branch: Branch }
-  | { kind: 'freeze'; value: number | readonly [number, number, number] };
+  { kind: 'none' } | { kind: 'force'; branch: Branch } | { kind: 'freeze'; value: number | readonly [number, number, number] };

@@ -1,8 +1,8 @@
 // Model configuration: the schema, its validation (every message names the bad field, and runs
 // before any GPU work), and the presets.
-import { formatConfigIssues, InvalidConfigError, type ConfigIssue } from './config-issue';
-import { validateNsaConfig, type NsaConfig } from './nsa-config';
+import { type ConfigIssue, formatConfigIssues, InvalidConfigError } from './config-issue';
 import type { GateAblation } from './gates';
+import { type NsaConfig, validateNsaConfig } from './nsa-config';
 
 export type AttentionKind = 'dense' | 'nsa';
 
@@ -58,7 +58,8 @@ export function validateModelConfig(c: ModelConfig): ConfigIssue[] {
   if (isPosInt(c.nHeads) && isPosInt(c.nKvGroups) && c.nHeads % c.nKvGroups !== 0)
     errs.push({ field: 'model.nKvGroups', message: `must divide nHeads (${c.nHeads} heads, ${c.nKvGroups} groups)` });
   if (isPosInt(c.dk) && c.dk % 2 !== 0) errs.push({ field: 'model.dk', message: `must be even for RoPE (got ${c.dk})` });
-  if (!(typeof c.ropeTheta === 'number' && c.ropeTheta > 1)) errs.push({ field: 'model.ropeTheta', message: `must be > 1 (got ${c.ropeTheta})` });
+  if (!(typeof c.ropeTheta === 'number' && c.ropeTheta > 1))
+    errs.push({ field: 'model.ropeTheta', message: `must be > 1 (got ${c.ropeTheta})` });
   if (!(typeof c.normEps === 'number' && c.normEps > 0 && c.normEps < 1))
     errs.push({ field: 'model.normEps', message: `must be in (0, 1) (got ${c.normEps})` });
   if (!(typeof c.initStd === 'number' && c.initStd > 0 && c.initStd < 1))
@@ -69,14 +70,25 @@ export function validateModelConfig(c: ModelConfig): ConfigIssue[] {
     if (!c.nsa) errs.push({ field: 'model.nsa', message: "is required when attention is 'nsa'" });
     else {
       for (const e of validateNsaConfig(c.nsa, { T: c.seqLen, H: c.nHeads, G: c.nKvGroups, dk: c.dk, dv: c.dv }))
-        errs.push({ field: e.field.startsWith('nsa.') ? `model.${e.field}` : `model.${e.field.replace(/^shape\./, '')}`, message: e.message });
+        errs.push({
+          field: e.field.startsWith('nsa.') ? `model.${e.field}` : `model.${e.field.replace(/^shape\./, '')}`,
+          message: e.message,
+        });
       if (typeof c.nsa.sharedKV !== 'boolean') errs.push({ field: 'model.nsa.sharedKV', message: 'must be true or false' });
       const g = c.nsa.gates;
       const okGates =
-        g && (g.kind === 'none' ||
+        g &&
+        (g.kind === 'none' ||
           (g.kind === 'force' && ['cmp', 'sel', 'win'].includes(g.branch)) ||
-          (g.kind === 'freeze' && (typeof g.value === 'number' ? g.value >= 0 && g.value <= 1 : Array.isArray(g.value) && g.value.length === 3 && g.value.every((v) => v >= 0 && v <= 1))));
-      if (!okGates) errs.push({ field: 'model.nsa.gates', message: "must be {kind:'none'}, {kind:'force', branch:'cmp'|'sel'|'win'} or {kind:'freeze', value in [0,1]}" });
+          (g.kind === 'freeze' &&
+            (typeof g.value === 'number'
+              ? g.value >= 0 && g.value <= 1
+              : Array.isArray(g.value) && g.value.length === 3 && g.value.every((v) => v >= 0 && v <= 1))));
+      if (!okGates)
+        errs.push({
+          field: 'model.nsa.gates',
+          message: "must be {kind:'none'}, {kind:'force', branch:'cmp'|'sel'|'win'} or {kind:'freeze', value in [0,1]}",
+        });
     }
   }
   return errs;

@@ -1,7 +1,7 @@
 // NSA configuration and its validation (docs/nsa-spec.md "Shapes and config"). Validation runs before
 // any GPU work; every issue names the offending field so the UI can point at it.
 
-import { InvalidConfigError, type ConfigIssue } from './config-issue';
+import { type ConfigIssue, InvalidConfigError } from './config-issue';
 import type { AttentionShape } from './shapes';
 
 export type NsaPhi = 'avg' | 'mlp';
@@ -75,7 +75,12 @@ export function validateNsaConfig(c: NsaConfig, shape?: Partial<NsaShape>): Conf
   if (shape) {
     const { T, H, G, dk, dv } = shape;
     if (T !== undefined && (!isInt(T) || T < 0)) bad('shape.T', `T must be an integer ≥ 0 (got ${T})`);
-    for (const [name, v] of [['H', H], ['G', G], ['dk', dk], ['dv', dv]] as const) {
+    for (const [name, v] of [
+      ['H', H],
+      ['G', G],
+      ['dk', dk],
+      ['dv', dv],
+    ] as const) {
       if (v !== undefined && (!isInt(v) || v < 1)) bad(`shape.${name}`, `${name} must be an integer ≥ 1 (got ${v})`);
     }
     if (isInt(H) && isInt(G) && H >= 1 && G >= 1 && H % G !== 0) {

@@ -1,7 +1,7 @@
 // Parameter layout: every tensor's name, shape and optimizer treatment, in arena order. The
 // parameter, gradient and both Adam-moment arenas use this same list, so they chunk identically.
-import { cmpMlpHidden } from './nsa-config';
 import type { ModelConfig } from './model-config';
+import { cmpMlpHidden } from './nsa-config';
 
 export interface ParamSpec {
   name: string;
@@ -87,7 +87,10 @@ export function paramSpecs(c: ModelConfig): ParamSpec[] {
         { name: n.bg, shape: [3 * c.nHeads], decay: false, init: { kind: 'zeros' } },
       );
       if (nsa.phi === 'mlp') {
-        for (const [which, D] of [['k', c.dk], ['v', c.dv]] as const) {
+        for (const [which, D] of [
+          ['k', c.dk],
+          ['v', c.dv],
+        ] as const) {
           const m = n.cmpMlp[which];
           const Dh = cmpMlpHidden(D);
           const l = nsa.l;

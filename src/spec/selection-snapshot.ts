@@ -149,9 +149,17 @@ export function decodeSelectionsOf(step: DecodeStepLike, cfg: NsaConfig, H: numb
   const hpg = H / G;
   const out: DecodeSelection[] = [];
   for (const L of step.nsa) {
-    if (L.selection.length !== G * cfg.nSel) throw new Error(`decode step t=${step.t} layer ${L.layer}: selection has ${L.selection.length} entries, expected G·nSel = ${G * cfg.nSel}`);
+    if (L.selection.length !== G * cfg.nSel)
+      throw new Error(
+        `decode step t=${step.t} layer ${L.layer}: selection has ${L.selection.length} entries, expected G·nSel = ${G * cfg.nSel}`,
+      );
     for (let g = 0; g < G; g++) {
-      const d: DecodeSelection = { t: step.t, layer: L.layer, group: g, blocks: Array.from(L.selection).slice(g * cfg.nSel, (g + 1) * cfg.nSel) };
+      const d: DecodeSelection = {
+        t: step.t,
+        layer: L.layer,
+        group: g,
+        blocks: Array.from(L.selection).slice(g * cfg.nSel, (g + 1) * cfg.nSel),
+      };
       if (L.scores) d.scores = Array.from(L.scores).slice(g * nb, (g + 1) * nb);
       if (L.gates) d.gates = Array.from(L.gates).slice(g * hpg * 3, (g + 1) * hpg * 3);
       out.push(d);
@@ -185,7 +193,10 @@ export interface DecodeTrace {
  * unrecorded. Throws on a selection recorded twice or outside [0, T). Scores and gates are kept
  * only when every recorded row has them.
  */
-export function decodeTraceSnapshots(trace: DecodeTrace, o: { cfg: NsaConfig; H: number; G: number; layers: number; step: number }): SelectionSnapshot[] {
+export function decodeTraceSnapshots(
+  trace: DecodeTrace,
+  o: { cfg: NsaConfig; H: number; G: number; layers: number; step: number },
+): SelectionSnapshot[] {
   const { cfg, H, G } = o;
   const T = trace.tokens.length;
   const nb = numSelBlocks(T, cfg);
@@ -193,7 +204,8 @@ export function decodeTraceSnapshots(trace: DecodeTrace, o: { cfg: NsaConfig; H:
   const grid = new Map<string, DecodeSelection>();
   for (const d of trace.selections) {
     if (!(Number.isInteger(d.t) && d.t >= 0 && d.t < T)) throw new Error(`decode trace: selection at t=${d.t} outside the ${T} tokens fed`);
-    if (!(d.layer >= 0 && d.layer < o.layers && d.group >= 0 && d.group < G)) throw new Error(`decode trace: layer ${d.layer} / group ${d.group} outside the model`);
+    if (!(d.layer >= 0 && d.layer < o.layers && d.group >= 0 && d.group < G))
+      throw new Error(`decode trace: layer ${d.layer} / group ${d.group} outside the model`);
     if (d.blocks.length !== cfg.nSel) throw new Error(`decode trace t=${d.t}: ${d.blocks.length} blocks, expected nSel = ${cfg.nSel}`);
     const key = `${d.layer}/${d.group}/${d.t}`;
     if (grid.has(key)) throw new Error(`decode trace: selection of layer ${d.layer}, group ${d.group}, t=${d.t} recorded twice`);
@@ -212,7 +224,19 @@ export function decodeTraceSnapshots(trace: DecodeTrace, o: { cfg: NsaConfig; H:
         recorded[t] = 1;
         rows.push(d);
       }
-      const snap: SelectionSnapshot = { step: o.step, layer, group, T, cfg, H, G, tokens: Int32Array.from(trace.tokens), sel, scores: null, source: 'decode' };
+      const snap: SelectionSnapshot = {
+        step: o.step,
+        layer,
+        group,
+        T,
+        cfg,
+        H,
+        G,
+        tokens: Int32Array.from(trace.tokens),
+        sel,
+        scores: null,
+        source: 'decode',
+      };
       if (rows.length < T) snap.recorded = recorded;
       if (rows.length > 0 && rows.every((d) => d.scores)) {
         // Candidates only (nb(t) per row); later blocks are not candidates and score 0.

@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+
 import { cleanBrown, parseBrownCategories } from './brown';
 
 export interface BrownDocument {

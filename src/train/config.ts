@@ -1,8 +1,8 @@
 // Training and run configuration (what a URL hash or a CLI flag set describes), with validation.
-import { InvalidConfigError, prefixIssues, type ConfigIssue } from '../spec/config-issue';
+import { type ConfigIssue, InvalidConfigError, prefixIssues } from '../spec/config-issue';
 import type { ModelConfig } from '../spec/model-config';
 import { validateModelConfig } from '../spec/model-config';
-import { recallVocab, validateRecallTask, type RecallTask } from './data/recall';
+import { type RecallTask, recallVocab, validateRecallTask } from './data/recall';
 
 export type DataSource = 'brown' | 'random' | 'copy' | 'upload' | 'recall';
 export const DATA_SOURCES: readonly DataSource[] = ['brown', 'random', 'copy', 'upload', 'recall'];
@@ -55,7 +55,8 @@ export function validateTrainConfig(t: TrainConfig): ConfigIssue[] {
   const num = (f: keyof TrainConfig, lo: number, hi: number, loOpen = false, hiOpen = false) => {
     const v = t[f];
     const ok = typeof v === 'number' && Number.isFinite(v) && (loOpen ? v > lo : v >= lo) && (hiOpen ? v < hi : v <= hi);
-    if (!ok) errs.push({ field: `train.${f}`, message: `must be in ${loOpen ? '(' : '['}${lo}, ${hi}${hiOpen ? ')' : ']'} (got ${String(v)})` });
+    if (!ok)
+      errs.push({ field: `train.${f}`, message: `must be in ${loOpen ? '(' : '['}${lo}, ${hi}${hiOpen ? ')' : ']'} (got ${String(v)})` });
   };
   int('steps', 1);
   int('batchSize', 1);
@@ -95,15 +96,26 @@ export function validateRunConfig(c: RunConfig): ConfigIssue[] {
 function validateRecallData(c: RunConfig): ConfigIssue[] {
   const task = c.data.recall;
   if (c.data.source !== 'recall') {
-    return task === undefined ? [] : [{ field: 'data.recall', message: `is only used with data.source 'recall' (source is '${c.data.source}'): remove it` }];
+    return task === undefined
+      ? []
+      : [{ field: 'data.recall', message: `is only used with data.source 'recall' (source is '${c.data.source}'): remove it` }];
   }
-  if (typeof task !== 'object' || task === null) return [{ field: 'data.recall', message: "is required when data.source is 'recall' (the task: keys, values, fillers, pairs, queries, minDistance, minStart)" }];
+  if (typeof task !== 'object' || task === null)
+    return [
+      {
+        field: 'data.recall',
+        message: "is required when data.source is 'recall' (the task: keys, values, fillers, pairs, queries, minDistance, minStart)",
+      },
+    ];
   const errs = prefixIssues('data.recall', validateRecallTask(task, c.model.seqLen));
   // The vocabulary check needs the three token counts (their own errors are reported above).
   const countsOk = (['fillers', 'keys', 'values'] as const).every((f) => Number.isInteger(task[f]));
   const size = recallVocab(task).size;
   if (countsOk && c.model.vocabSize < size)
-    errs.push({ field: 'model.vocabSize', message: `must be ≥ ${size} for the recall task (fillers + keys + values; got ${c.model.vocabSize})` });
+    errs.push({
+      field: 'model.vocabSize',
+      message: `must be ≥ ${size} for the recall task (fillers + keys + values; got ${c.model.vocabSize})`,
+    });
   return errs;
 }
 

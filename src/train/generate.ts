@@ -3,9 +3,9 @@
 // requested count or the context length. One loop (generateStream) serves the CLI's generate()
 // and the worker's token streaming. For NSA models every generated token carries, per layer
 // and group, the keys each branch read for the query that produced it, beside the paper's formula.
-import { mulberry32 } from '../util/random';
+import { type BranchReads, type DecodeStep, ModelDecoder, type ReadsFormula, readsFormula } from '../reference/decoder';
 import type { ModelConfig } from '../spec/model-config';
-import { ModelDecoder, readsFormula, type BranchReads, type DecodeStep, type ReadsFormula } from '../reference/decoder';
+import { mulberry32 } from '../util/random';
 
 export interface SamplingOptions {
   /** 0 = greedy (argmax); otherwise logits are divided by it before the softmax. */
@@ -57,7 +57,8 @@ export function argmax(x: ArrayLike<number>, n: number = x.length): number {
 }
 
 export function checkSampling(o: SamplingOptions): void {
-  if (!(Number.isFinite(o.temperature) && o.temperature >= 0)) throw new Error(`temperature must be a finite number ≥ 0 (got ${o.temperature})`);
+  if (!(Number.isFinite(o.temperature) && o.temperature >= 0))
+    throw new Error(`temperature must be a finite number ≥ 0 (got ${o.temperature})`);
   if (!(Number.isInteger(o.topK) && o.topK >= 0)) throw new Error(`top-k must be an integer ≥ 0 (got ${o.topK})`);
 }
 
@@ -67,7 +68,8 @@ export function checkSampling(o: SamplingOptions): void {
  */
 export function sampleToken(logits: ArrayLike<number>, o: SamplingOptions, rand: () => number, n: number = logits.length): number {
   checkSampling(o);
-  if (!(Number.isInteger(n) && n >= 1 && n <= logits.length)) throw new Error(`sampleToken: vocabulary size ${n} outside [1, ${logits.length}]`);
+  if (!(Number.isInteger(n) && n >= 1 && n <= logits.length))
+    throw new Error(`sampleToken: vocabulary size ${n} outside [1, ${logits.length}]`);
   for (let i = 0; i < n; i++) if (Number.isNaN(logits[i])) throw new Error(`sampleToken: logit ${i} is NaN`);
   if (o.temperature === 0 || o.topK === 1) return argmax(logits, n);
   let ids = Array.from({ length: n }, (_, i) => i);
@@ -116,13 +118,17 @@ export function checkGenerate(config: ModelConfig, promptTokens: readonly number
   if (!(Number.isInteger(o.maxTokens) && o.maxTokens >= 0)) throw new Error(`tokens must be an integer ≥ 0 (got ${o.maxTokens})`);
   if (!Number.isInteger(o.seed)) throw new Error(`seed must be an integer (got ${o.seed})`);
   const V = o.vocabLimit ?? config.vocabSize;
-  if (!(Number.isInteger(V) && V >= 1 && V <= config.vocabSize)) throw new Error(`vocabLimit must be in [1, ${config.vocabSize}] (got ${V})`);
+  if (!(Number.isInteger(V) && V >= 1 && V <= config.vocabSize))
+    throw new Error(`vocabLimit must be in [1, ${config.vocabSize}] (got ${V})`);
   const P = promptTokens.length;
   if (P === 0) throw new Error('the prompt is empty: give at least one token');
   if (P >= config.seqLen)
-    throw new Error(`the prompt has ${P} tokens but the context holds ${config.seqLen}: at most ${config.seqLen - 1} leave room to generate`);
+    throw new Error(
+      `the prompt has ${P} tokens but the context holds ${config.seqLen}: at most ${config.seqLen - 1} leave room to generate`,
+    );
   for (const [i, id] of promptTokens.entries()) {
-    if (!(Number.isInteger(id) && id >= 0 && id < config.vocabSize)) throw new Error(`prompt token ${i} is ${id}, outside the model's vocabulary [0, ${config.vocabSize})`);
+    if (!(Number.isInteger(id) && id >= 0 && id < config.vocabSize))
+      throw new Error(`prompt token ${i} is ${id}, outside the model's vocabulary [0, ${config.vocabSize})`);
   }
 }
 
@@ -164,5 +170,11 @@ export function generate(
   const steps: GeneratedToken[] = [];
   for (const { token, t, reads } of generateStream(config, params, promptTokens, o)) steps.push({ token, t, reads });
   const tokens = steps.map((s) => s.token);
-  return { promptTokens: [...promptTokens], tokens, text: decode(tokens), steps, stop: tokens.length === o.maxTokens ? 'tokens' : 'context' };
+  return {
+    promptTokens: [...promptTokens],
+    tokens,
+    text: decode(tokens),
+    steps,
+    stop: tokens.length === o.maxTokens ? 'tokens' : 'context',
+  };
 }

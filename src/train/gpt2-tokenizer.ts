@@ -1,5 +1,6 @@
 // GPT-2 BPE (r50k_base) through gpt-tokenizer: the ranks ship inside the package, nothing is fetched.
 import { decode, encode, vocabularySize } from 'gpt-tokenizer/encoding/gpt2';
+
 import type { Tokenizer } from './tokenizer';
 
 /** Special-token strings such as "<|endoftext|>" in user text are encoded as plain text, never refused. */

@@ -6,5 +6,14 @@ export const METRICS_HEADER = 'step,loss,val_loss,lr,grad_norm,tokens_per_s,step
 
 export function metricsCsvRow(m: StepMetrics | null, e: EvalMetrics | null): string {
   const f = (x: number | undefined | null) => (x === undefined || x === null ? '' : String(x));
-  return [f(m?.step ?? e?.step), f(m?.loss), f(e?.valLoss), f(m?.lr), f(m?.gradNorm), f(m?.tokensPerSecond), f(m?.stepMs), f(m?.elapsedMs)].join(',');
+  return [
+    f(m?.step ?? e?.step),
+    f(m?.loss),
+    f(e?.valLoss),
+    f(m?.lr),
+    f(m?.gradNorm),
+    f(m?.tokensPerSecond),
+    f(m?.stepMs),
+    f(m?.elapsedMs),
+  ].join(',');
 }

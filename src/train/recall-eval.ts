@@ -6,8 +6,8 @@
 import type { GpuContext } from '../gpu/context';
 import { tokenIndexLength } from '../kernels/embedding-index';
 import type { RunConfig } from './config';
-import type { Batch } from './datasets';
 import { recallAnswerPositions, recallDatasetForRun } from './data/recall';
+import type { Batch } from './datasets';
 import { trainingLoop } from './loop';
 import { Trainer } from './trainer';
 import type { StepMetrics } from './types';
@@ -27,7 +27,8 @@ export interface RecallScore {
  * Call it with no step in flight (at a training loop's checkpoint, or after the loop ended).
  */
 export async function scoreRecall(trainer: Trainer, batches: readonly Batch[], answerPositions: readonly number[]): Promise<RecallScore> {
-  if (trainer.stepsInFlight > 0) throw new Error(`scoreRecall: ${trainer.stepsInFlight} steps in flight; score at a checkpoint of the training loop`);
+  if (trainer.stepsInFlight > 0)
+    throw new Error(`scoreRecall: ${trainer.stepsInFlight} steps in flight; score at a checkpoint of the training loop`);
   const plan = trainer.plan;
   const { B, T, N } = plan.shape;
   const V = plan.config.vocabSize;
@@ -44,7 +45,8 @@ export async function scoreRecall(trainer: Trainer, batches: readonly Batch[], a
       for (const t of answerPositions) {
         const n = r * T + t;
         const target = b.targets[n];
-        if (!(Number.isInteger(target) && target >= 0 && target < V)) throw new Error(`scoreRecall: row ${n} has target ${target}, not an answer`);
+        if (!(Number.isInteger(target) && target >= 0 && target < V))
+          throw new Error(`scoreRecall: row ${n} has target ${target}, not an answer`);
         const row = probs.subarray(n * V, (n + 1) * V);
         const p = row[target];
         // argmax is the target: p(target) > every other p(v) (a tie counts as wrong).

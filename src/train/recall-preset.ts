@@ -3,10 +3,21 @@
 // eight selection blocks of 8: block 0 and the query block are forced, so the stored pair must be
 // found among the six blocks in between by content (distractor pairs fill the same region).
 import type { DataConfig, DataSource, RunConfig } from './config';
-import { recallVocab, type RecallTask } from './data/recall';
+import { type RecallTask, recallVocab } from './data/recall';
 import { PRESETS } from './presets';
 
-const NSA = { l: 8, d: 4, lSel: 8, nSel: 3, w: 8, phi: 'avg', forceInit: true, forceLocal: 1, sharedKV: false, gates: { kind: 'none' } } as const;
+const NSA = {
+  l: 8,
+  d: 4,
+  lSel: 8,
+  nSel: 3,
+  w: 8,
+  phi: 'avg',
+  forceInit: true,
+  forceLocal: 1,
+  sharedKV: false,
+  gates: { kind: 'none' },
+} as const;
 const LAYERS = PRESETS.tiny.model.nLayers;
 
 export const RECALL_TASK: RecallTask = {

@@ -1,6 +1,7 @@
 // Node only: the run folder — heartbeat.jsonl, metrics.csv, config.json and the final weights.
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import type { RunConfig } from './config';
 import type { EvalMetrics, Heartbeat, StepMetrics } from './types';
 
@@ -40,7 +41,13 @@ export interface WeightsManifest {
 }
 
 /** Writes config.json, weights.json (manifest) and weights.bin (little-endian f32, manifest order). */
-export function saveCheckpoint(dir: string, config: RunConfig, shapes: ReadonlyArray<{ name: string; shape: number[] }>, values: ReadonlyMap<string, Float32Array>, extra: Record<string, unknown> = {}): void {
+export function saveCheckpoint(
+  dir: string,
+  config: RunConfig,
+  shapes: ReadonlyArray<{ name: string; shape: number[] }>,
+  values: ReadonlyMap<string, Float32Array>,
+  extra: Record<string, unknown> = {},
+): void {
   mkdirSync(dir, { recursive: true });
   const manifest: WeightsManifest = { format: 'nsa-playground-weights-v1', dtype: 'float32', tensors: [] };
   let offset = 0;

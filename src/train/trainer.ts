@@ -5,14 +5,14 @@
 // once, in order; src/train/loop.ts is the loop every caller runs on top of them.
 import type { GpuContext } from '../gpu/context';
 import { tokenIndexLength } from '../kernels/embedding-index';
+import type { NsaStats } from '../kernels/nsa-stats';
 import { initParams } from '../model/init';
 import { ModelPlan, type NamedTensors } from '../model/plan';
 import { InvalidConfigError } from '../spec/config-issue';
-import { validateRunConfig, type RunConfig } from './config';
+import { type RunConfig, validateRunConfig } from './config';
 import type { Batch, Dataset } from './datasets';
 import { learningRate, type LrSchedule } from './lr-schedule';
 import type { EvalMetrics, Heartbeat, NsaStepStats, StepMetrics, TrainerPhase } from './types';
-import type { NsaStats } from '../kernels/nsa-stats';
 
 export interface TrainerHooks {
   onHeartbeat?(b: Heartbeat): void;
@@ -86,7 +86,13 @@ export class Trainer {
     this.batches = Array.from({ length: gradAccum }, () => ({ tokens: new Int32Array(N), targets: new Int32Array(N) }));
     this.tokenIndices = Array.from({ length: gradAccum }, () => new Int32Array(tokenIndexLength(N)));
     const t = config.train;
-    this.schedule = { lrMax: t.lrMax, lrMin: t.lrMin, warmupSteps: t.warmupSteps, totalSteps: t.steps, warmupStartFraction: t.warmupStartFraction };
+    this.schedule = {
+      lrMax: t.lrMax,
+      lrMin: t.lrMin,
+      warmupSteps: t.warmupSteps,
+      totalSteps: t.steps,
+      warmupStartFraction: t.warmupStartFraction,
+    };
   }
 
   /** Validates everything before any GPU work, then builds the plan and uploads seeded weights. */
@@ -104,7 +110,10 @@ export class Trainer {
     });
     plan.importParams(initParams(plan.specs, t.seed));
     const trainer = new Trainer(gpu, config, plan, dataset, hooks);
-    trainer.beat('init', `model ready: ${plan.specs.length} tensors, ${(plan.gpuBytes / 2 ** 20).toFixed(1)} MiB on ${gpu.adapter.architecture}`);
+    trainer.beat(
+      'init',
+      `model ready: ${plan.specs.length} tensors, ${(plan.gpuBytes / 2 ** 20).toFixed(1)} MiB on ${gpu.adapter.architecture}`,
+    );
     trainer.phase = 'idle';
     return trainer;
   }
@@ -238,7 +247,8 @@ export class Trainer {
    * step's metrics can be lost to it.
    */
   async evaluate(): Promise<EvalMetrics> {
-    if (this.pending.length) throw new Error(`evaluate: ${this.pending.length} steps in flight; flush() first so their metrics are not lost`);
+    if (this.pending.length)
+      throw new Error(`evaluate: ${this.pending.length} steps in flight; flush() first so their metrics are not lost`);
     const { gpu, plan } = this;
     const batches = this.dataset.validationBatches(this.config.train.evalBatches);
     if (batches.length === 0) throw new Error(`dataset ${this.dataset.name} has no validation split`);

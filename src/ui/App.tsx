@@ -2,14 +2,15 @@
 // stepper and generation (./layout/Inspect). Components from ./config, ./stepper and ./generate
 // are mounted with the page's state; the worker is reached through ./controller only.
 import { useEffect, useMemo } from 'react';
+
+import { ChartsPanel } from './charts/ChartsPanel';
 import { AdapterPanel } from './components/AdapterPanel';
 import { ConfigPanel } from './config/ConfigPanel';
 import { probeAdapter, startProblems } from './controller';
-import { ChartsPanel } from './charts/ChartsPanel';
 import { HeartbeatPanel } from './heartbeat/HeartbeatPanel';
 import { StallBanner } from './heartbeat/StallBanner';
-import { RunPanel } from './run/RunPanel';
 import { Inspect } from './layout/Inspect';
+import { RunPanel } from './run/RunPanel';
 import { useStore } from './store';
 import { onHashConfigChange, writeConfigToHash } from './url-state';
 
@@ -38,8 +39,8 @@ export function App() {
       <header className="page-head">
         <h1>NSA Playground</h1>
         <p className="muted">
-          Train a small Native Sparse Attention language model on your GPU with WebGPU, watch it learn, and step through which key blocks each query
-          selects.
+          Train a small Native Sparse Attention language model on your GPU with WebGPU, watch it learn, and step through which key blocks
+          each query selects.
         </p>
       </header>
       <StallBanner />

@@ -2,7 +2,7 @@
 // Imports accept this page's files and the CLI's runs/<run>/config.json (a bare RunConfig).
 import type { ConfigIssue } from '../spec/config-issue';
 import type { RunConfig } from '../train/config';
-import { parseRunConfig, type ParseResult } from './config/parse';
+import { type ParseResult, parseRunConfig } from './config/parse';
 import { isRecord } from './config/paths';
 import type { UiPresetName } from './config/presets';
 
@@ -51,7 +51,10 @@ export function configFileName(config: RunConfig, preset?: UiPresetName): string
 /** Reads and parses a chosen file; nothing else happens on failure. */
 export async function readConfigFile(file: Blob): Promise<ParseResult> {
   if (file.size > MAX_CONFIG_FILE_BYTES)
-    return fail('file', `is ${file.size.toLocaleString('en-US')} bytes; a config file is at most ${MAX_CONFIG_FILE_BYTES.toLocaleString('en-US')}`);
+    return fail(
+      'file',
+      `is ${file.size.toLocaleString('en-US')} bytes; a config file is at most ${MAX_CONFIG_FILE_BYTES.toLocaleString('en-US')}`,
+    );
   return configFromJson(await file.text());
 }
 

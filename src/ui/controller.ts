@@ -1,11 +1,11 @@
 // Connects the page to the trainer worker: every GPU call happens there, the page only renders.
 // Each action checks the store's epoch after awaiting, so answers from a run that was reset or
 // restarted meanwhile are dropped.
-import { runConfigErrors } from './config/parse';
-import type { RunConfig } from '../train/config';
 import type { SelectionSnapshot } from '../spec/selection-snapshot';
+import type { RunConfig } from '../train/config';
 import { TrainerClient } from '../worker/client';
 import type { DataSpec, ExportFiles, GenerateRequest, GenerateResult, GenerateStart, StreamedToken } from '../worker/protocol';
+import { runConfigErrors } from './config/parse';
 import { dataProblem } from './data/DataPanel';
 import type { UploadedText } from './data/upload';
 import { useStore } from './store';
@@ -155,7 +155,11 @@ export function loadSnapshot(step: number, layer: number, group: number): Promis
 }
 
 /** Generates from the current weights; tokens stream to `onTokens` (≤ 10 calls per second). */
-export function generate(req: GenerateRequest, onStart: (s: GenerateStart) => void, onTokens: (t: StreamedToken[]) => void): Promise<GenerateResult> {
+export function generate(
+  req: GenerateRequest,
+  onStart: (s: GenerateStart) => void,
+  onTokens: (t: StreamedToken[]) => void,
+): Promise<GenerateResult> {
   return worker().generate(req, onStart, onTokens);
 }
 

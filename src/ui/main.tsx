@@ -1,8 +1,10 @@
+import './styles.css';
+
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
+
 import { App } from './App';
 import { installTestHooks } from './heartbeat/test-hooks';
-import './styles.css';
 
 installTestHooks();
 const root = document.getElementById('root');

@@ -1,17 +1,16 @@
 // Page state (zustand). Plain data and synchronous transitions only; ./controller.ts talks to the
 // worker and calls these.
 import { create } from 'zustand';
+
 import type { AdapterSummary } from '../gpu/context';
 import type { RunConfig } from '../train/config';
 import type { EvalMetrics, Heartbeat, StepMetrics } from '../train/types';
 import type { InitInfo, TrainResult, TrainUpdate } from '../worker/protocol';
 import type { UploadedText } from './data/upload';
-import { readConfigFromHash, type HashConfig } from './url-state';
+import { type HashConfig, readConfigFromHash } from './url-state';
 
 export type AdapterState =
-  | { status: 'probing' }
-  | { status: 'ready'; summary: AdapterSummary }
-  | { status: 'unavailable'; message: string };
+  { status: 'probing' } | { status: 'ready'; summary: AdapterSummary } | { status: 'unavailable'; message: string };
 
 /**
  * idle: no run (the config is editable). starting: the worker builds the run. running: a train()

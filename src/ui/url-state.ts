@@ -5,10 +5,10 @@
 // model.nsa and data.recall).
 // Parameters that are not config settings are left alone, for other page state.
 import type { RunConfig } from '../train/config';
-import { applyDiff, diffConfig, type ConfigDiff } from './config/diff';
+import { applyDiff, type ConfigDiff, diffConfig } from './config/diff';
 import { ALL_FIELDS, OPTIONAL_OBJECTS } from './config/fields';
 import { parseRunConfig } from './config/parse';
-import { closestPreset, DEFAULT_PRESET, isUiPresetName, uiPreset, UI_PRESET_NAMES, type UiPresetName } from './config/presets';
+import { closestPreset, DEFAULT_PRESET, isUiPresetName, UI_PRESET_NAMES, uiPreset, type UiPresetName } from './config/presets';
 
 export const HASH_VERSION = 1;
 
@@ -57,9 +57,14 @@ export function decodeValue(s: string): unknown {
 }
 
 /** The hash body (no '#') for `config` as a diff against `preset` (default: the closest one). */
-export function encodeConfigHash(config: RunConfig, preset: UiPresetName = closestPreset(config), keep: ReadonlyArray<[string, string]> = []): string {
+export function encodeConfigHash(
+  config: RunConfig,
+  preset: UiPresetName = closestPreset(config),
+  keep: ReadonlyArray<[string, string]> = [],
+): string {
   const parts = [`v=${HASH_VERSION}`, `preset=${encodePart(preset)}`];
-  for (const [path, v] of Object.entries(diffConfig(uiPreset(preset), config))) parts.push(`${encodePart(path)}=${encodePart(encodeValue(v))}`);
+  for (const [path, v] of Object.entries(diffConfig(uiPreset(preset), config)))
+    parts.push(`${encodePart(path)}=${encodePart(encodeValue(v))}`);
   for (const [k, v] of keep) parts.push(`${encodePart(k)}=${encodePart(v)}`);
   return parts.join('&');
 }
@@ -68,12 +73,15 @@ type Params = Array<[string, string]>;
 
 function splitParams(body: string): Params {
   if (!body) return [];
-  return body.split('&').filter(Boolean).map((p) => {
-    const i = p.indexOf('=');
-    const k = i < 0 ? p : p.slice(0, i);
-    const v = i < 0 ? '' : p.slice(i + 1);
-    return [decodeURIComponent(k), decodeURIComponent(v)];
-  });
+  return body
+    .split('&')
+    .filter(Boolean)
+    .map((p) => {
+      const i = p.indexOf('=');
+      const k = i < 0 ? p : p.slice(0, i);
+      const v = i < 0 ? '' : p.slice(i + 1);
+      return [decodeURIComponent(k), decodeURIComponent(v)];
+    });
 }
 
 /** Parameters of the hash that are not config (other page state), to keep when rewriting it. */
@@ -101,9 +109,15 @@ export function decodeConfigHash(hash: string): HashConfig {
   const settings = params.filter(([k]) => isSetting(k));
   const version = get('v');
   const presetText = get('preset');
-  if (version === undefined && presetText === undefined && settings.length === 0) return { config: uiPreset(DEFAULT_PRESET), preset: DEFAULT_PRESET };
+  if (version === undefined && presetText === undefined && settings.length === 0)
+    return { config: uiPreset(DEFAULT_PRESET), preset: DEFAULT_PRESET };
   if (version !== String(HASH_VERSION))
-    return fallback(DEFAULT_PRESET, version === undefined ? `it has no format version (v=${HASH_VERSION})` : `it is format v=${version}, this page reads v=${HASH_VERSION}`);
+    return fallback(
+      DEFAULT_PRESET,
+      version === undefined
+        ? `it has no format version (v=${HASH_VERSION})`
+        : `it is format v=${version}, this page reads v=${HASH_VERSION}`,
+    );
   const name = presetText ?? DEFAULT_PRESET;
   if (!isUiPresetName(name)) return fallback(DEFAULT_PRESET, `unknown preset '${name}' (known: ${UI_PRESET_NAMES.join(', ')})`);
   const diff: ConfigDiff = {};

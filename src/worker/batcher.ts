@@ -68,10 +68,11 @@ export class UpdateBatcher {
   private maybeEmit(): void {
     const wait = this.lastEmit + this.intervalMs - this.now();
     if (wait <= 0) this.send();
-    else this.cancelTimer ??= this.timer(() => {
-      this.cancelTimer = null;
-      this.send();
-    }, wait);
+    else
+      this.cancelTimer ??= this.timer(() => {
+        this.cancelTimer = null;
+        this.send();
+      }, wait);
   }
 
   private send(): void {

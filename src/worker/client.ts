@@ -1,6 +1,7 @@
 // The page's handle on the trainer worker: creates the module worker, wraps it with comlink, and
 // turns a worker that fails to load or crashes into rejected calls instead of silent hangs.
 import * as Comlink from 'comlink';
+
 import type { SelectionSnapshot } from '../spec/selection-snapshot';
 import type {
   AdapterProbe,

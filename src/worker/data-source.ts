@@ -3,7 +3,7 @@
 import type { RunConfig } from '../train/config';
 import { recallDatasetForRun } from '../train/data/recall';
 import { createDataset, type Dataset } from '../train/datasets';
-import type { DataSpec, DatasetInfo } from './protocol';
+import type { DatasetInfo, DataSpec } from './protocol';
 
 /** Which config.data.source each data kind trains under. */
 const SOURCE_OF: Record<DataSpec['kind'], RunConfig['data']['source']> = {
@@ -19,7 +19,7 @@ export function dataMismatch(config: RunConfig, data: DataSpec): string | null {
   const want = SOURCE_OF[data.kind];
   if (config.data.source !== want) return `the data is '${data.kind}' but config.data.source is '${config.data.source}'`;
   if (data.kind === 'upload' && data.text.length === 0) return `the uploaded file '${data.name}' is empty`;
-  if (data.kind === 'recall' && !config.data.recall) return "config.data.recall (the recall task) is missing";
+  if (data.kind === 'recall' && !config.data.recall) return 'config.data.recall (the recall task) is missing';
   return null;
 }
 

@@ -3,16 +3,17 @@
 // yields to the worker's event loop between tokens (so training and cancel messages interleave),
 // and stops early on cancel(). A new generation cancels the one running.
 import type { ModelConfig } from '../spec/model-config';
-import { generateStream } from '../train/generate';
 import type { Dataset } from '../train/datasets';
-import { MAX_UPDATES_PER_SECOND, type GenerateRequest, type GenerateResult, type GenerateStart, type StreamedToken } from './protocol';
+import { generateStream } from '../train/generate';
+import { type GenerateRequest, type GenerateResult, type GenerateStart, MAX_UPDATES_PER_SECOND, type StreamedToken } from './protocol';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Token ids typed as text ("3 17 4" or "3,17,4") for datasets without a tokenizer. */
 export function parseTokenIds(prompt: string, vocabSize: number): number[] {
   const t = prompt.trim();
-  if (!/^\d+([\s,]+\d+)*$/.test(t)) throw new Error(`This dataset has no tokenizer: type the prompt as token ids separated by spaces (0 to ${vocabSize - 1}).`);
+  if (!/^\d+([\s,]+\d+)*$/.test(t))
+    throw new Error(`This dataset has no tokenizer: type the prompt as token ids separated by spaces (0 to ${vocabSize - 1}).`);
   const ids = t.split(/[\s,]+/).map(Number);
   const bad = ids.find((id) => id >= vocabSize);
   if (bad !== undefined) throw new Error(`Token id ${bad} is outside this dataset's vocabulary (0 to ${vocabSize - 1}).`);
@@ -51,7 +52,13 @@ export class TokenStreamer {
   ): Promise<GenerateResult> {
     const id = ++this.current;
     const promptTokens = this.encode(req.prompt);
-    const o = { maxTokens: req.maxTokens, temperature: req.temperature, topK: req.topK, seed: req.seed, vocabLimit: Math.min(this.dataset.vocabSize, this.model.vocabSize) };
+    const o = {
+      maxTokens: req.maxTokens,
+      temperature: req.temperature,
+      topK: req.topK,
+      seed: req.seed,
+      vocabLimit: Math.min(this.dataset.vocabSize, this.model.vocabSize),
+    };
     const stream = generateStream(this.model, params, promptTokens, o);
     const first = stream.next(); // a generator body runs on the first next(): bad arguments throw here, before onStart
     onStart({ promptTokens, promptPieces: promptTokens.map((t) => this.decode([t])) });

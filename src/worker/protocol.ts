@@ -1,7 +1,7 @@
 // Types exchanged between the page and the trainer worker (all structured-cloneable).
 import type { AdapterSummary } from '../gpu/context';
-import type { GroupReads } from '../train/generate';
 import type { RunConfig } from '../train/config';
+import type { GroupReads } from '../train/generate';
 import type { TokenizerName } from '../train/tokenizer';
 import type { EvalMetrics, Heartbeat, StepMetrics } from '../train/types';
 
@@ -13,11 +13,7 @@ export type AdapterProbe = { ok: true; adapter: AdapterSummary } | { ok: false; 
  * already validated; `recall` generates the task in config.data.recall.
  */
 export type DataSpec =
-  | { kind: 'brown' }
-  | { kind: 'upload'; name: string; text: string }
-  | { kind: 'random' }
-  | { kind: 'copy' }
-  | { kind: 'recall' };
+  { kind: 'brown' } | { kind: 'upload'; name: string; text: string } | { kind: 'random' } | { kind: 'copy' } | { kind: 'recall' };
 
 export interface InitRequest {
   config: RunConfig;

@@ -2,18 +2,28 @@
 // metrics), the kept selection snapshots, and generation from the current weights. Imported lazily
 // by the worker, so probing the adapter does not wait for the model code and tokenizers to load.
 import type { GpuContext } from '../gpu/context';
-import { countParams } from '../spec/params';
-import { numSelBlocks } from '../spec/nsa-blocks';
-import type { SelectionSnapshot } from '../spec/selection-snapshot';
 import { readSelectionSnapshots } from '../model/nsa/snapshot-read';
+import { numSelBlocks } from '../spec/nsa-blocks';
+import { countParams } from '../spec/params';
+import type { SelectionSnapshot } from '../spec/selection-snapshot';
 import type { Dataset } from '../train/datasets';
 import { Trainer } from '../train/trainer';
 import type { EvalMetrics, Heartbeat } from '../train/types';
 import { buildDataset, describeDataset } from './data-source';
 import { TokenStreamer } from './generation';
-import type { ExportFiles, GenerateRequest, GenerateResult, GenerateStart, InitInfo, InitRequest, StreamedToken, TrainResult, TrainUpdate } from './protocol';
+import type {
+  ExportFiles,
+  GenerateRequest,
+  GenerateResult,
+  GenerateStart,
+  InitInfo,
+  InitRequest,
+  StreamedToken,
+  TrainResult,
+  TrainUpdate,
+} from './protocol';
 import { RunLog } from './run-log';
-import { TrainingSession, type CheckpointResult } from './session';
+import { type CheckpointResult, TrainingSession } from './session';
 import { snapshotCapacity, SnapshotHistory } from './snapshot-history';
 
 /** Every (layer, group) snapshot of one training step. */
@@ -88,7 +98,10 @@ export class PlaygroundRun {
     const r = await this.session.train(steps, logged);
     if (r.end === 'stopped') return { ...r, heartbeat: null };
     const done = this.stepsDone >= this.req.config.train.steps;
-    const heartbeat = this.log.mark(done ? 'done' : 'paused', done ? `done after ${this.stepsDone} steps` : `paused after ${this.stepsDone} steps`);
+    const heartbeat = this.log.mark(
+      done ? 'done' : 'paused',
+      done ? `done after ${this.stepsDone} steps` : `paused after ${this.stepsDone} steps`,
+    );
     return { ...r, heartbeat };
   }
 
@@ -171,7 +184,11 @@ export class PlaygroundRun {
 
   // ---- Generation from the current weights (CPU decoder in this worker).
 
-  async generate(req: GenerateRequest, onStart: (s: GenerateStart) => void, onTokens: (t: StreamedToken[]) => void): Promise<GenerateResult> {
+  async generate(
+    req: GenerateRequest,
+    onStart: (s: GenerateStart) => void,
+    onTokens: (t: StreamedToken[]) => void,
+  ): Promise<GenerateResult> {
     const step = this.stepsDone;
     const params = await this.trainer.readParams();
     return this.streamer.run(params, step, req, onStart, onTokens);

@@ -3,9 +3,9 @@
 // (device lost, validation errors) into errors, passes the trainer's NonFiniteError on, and batches
 // metrics for the page. The steps run through the one training loop (src/train/loop.ts). Independent of comlink and of the real Trainer, so it is testable.
 import type { GpuReport } from '../gpu/context';
-import { trainingLoop, type StepSource } from '../train/loop';
+import { type StepSource, trainingLoop } from '../train/loop';
 import type { EvalMetrics, Heartbeat, StepMetrics } from '../train/types';
-import { UpdateBatcher, type Clock, type Sleep } from './batcher';
+import { type Clock, type Sleep, UpdateBatcher } from './batcher';
 import { MAX_UPDATES_PER_SECOND, type TrainResult, type TrainUpdate } from './protocol';
 
 /** What the session needs from a Trainer (src/train/trainer.ts satisfies it). */

@@ -1,6 +1,7 @@
 // The trainer's dedicated worker: owns the GPU device and the training run, so the page's thread
 // only renders. Exposed with comlink; the page talks to it through ./client.ts.
 import * as Comlink from 'comlink';
+
 import { acquireBrowserGpu, WebGpuUnavailableError } from '../gpu/browser-device';
 import type { GpuContext } from '../gpu/context';
 import type { SelectionSnapshot } from '../spec/selection-snapshot';
@@ -32,8 +33,13 @@ function device(): Promise<GpuContext> {
     const p = acquireBrowserGpu();
     gpu = p;
     p.then(
-      (ctx) => void ctx.lost.then(() => { if (gpu === p) gpu = null; }),
-      () => { if (gpu === p) gpu = null; },
+      (ctx) =>
+        void ctx.lost.then(() => {
+          if (gpu === p) gpu = null;
+        }),
+      () => {
+        if (gpu === p) gpu = null;
+      },
     );
   }
   return gpu;
@@ -143,7 +149,11 @@ const api = {
    * Generates from the current weights on the CPU decoder (in this worker; training may go on).
    * `onStart` gets the tokenized prompt, `onTokens` the tokens in order, ≤ 10 calls per second.
    */
-  async generate(req: GenerateRequest, onStart: (s: GenerateStart) => void, onTokens: (t: StreamedToken[]) => void): Promise<GenerateResult> {
+  async generate(
+    req: GenerateRequest,
+    onStart: (s: GenerateStart) => void,
+    onTokens: (t: StreamedToken[]) => void,
+  ): Promise<GenerateResult> {
     try {
       return await current().generate(req, fireAndForget(onStart), fireAndForget(onTokens));
     } finally {

@@ -1,6 +1,7 @@
 // Import direction: every import in src/ follows the layer order of tests/architecture/layers.ts.
 // The checker itself is tested on planted reverse imports, so a broken checker cannot pass.
 import { describe, expect, it } from 'vitest';
+
 import { checkEdge, importEdges, importsOf, LAYERS, ORACLE_ALLOWED, sourceFiles, unitOf, violations } from './layers';
 
 const root = process.cwd();
@@ -21,7 +22,11 @@ describe('layer order of src/', () => {
 
   it('each allowed oracle import exists (a stale exception is removed, not kept)', () => {
     const edges = importEdges(root);
-    for (const a of ORACLE_ALLOWED) expect(edges.some((e) => e.from === a.from && e.to === a.to), `${a.from} → ${a.to}`).toBe(true);
+    for (const a of ORACLE_ALLOWED)
+      expect(
+        edges.some((e) => e.from === a.from && e.to === a.to),
+        `${a.from} → ${a.to}`,
+      ).toBe(true);
   });
 });
 

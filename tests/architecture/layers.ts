@@ -5,6 +5,7 @@
 // layer, and production code does not import it (one documented exception below).
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
+
 import ts from 'typescript';
 
 /** Rank of each top-level unit under src/ (a folder, or a file at src/ top level). */
@@ -57,7 +58,9 @@ export function checkEdge(e: ImportEdge): Violation | undefined {
   const bad = (rule: string): Violation => ({ ...e, rule });
   if (a === ORACLE) return LAYERS[b] === 0 ? undefined : bad(`the reference imports only the bottom layer (spec, util), not ${b}`);
   if (b === ORACLE) {
-    return ORACLE_ALLOWED.some((x) => x.from === e.from && x.to === e.to) ? undefined : bad('production code does not import the float64 reference');
+    return ORACLE_ALLOWED.some((x) => x.from === e.from && x.to === e.to)
+      ? undefined
+      : bad('production code does not import the float64 reference');
   }
   const ra = LAYERS[a];
   const rb = LAYERS[b];
@@ -92,7 +95,9 @@ export function sourceFiles(root: string, dir = 'src'): string[] {
 }
 
 export function importEdges(root: string): ImportEdge[] {
-  return sourceFiles(root).flatMap((from) => importsOf(from, readFileSync(join(root, from), 'utf8')).map((to) => ({ from, to: relative('.', to) })));
+  return sourceFiles(root).flatMap((from) =>
+    importsOf(from, readFileSync(join(root, from), 'utf8')).map((to) => ({ from, to: relative('.', to) })),
+  );
 }
 
 export function violations(edges: readonly ImportEdge[]): Violation[] {

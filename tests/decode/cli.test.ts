@@ -6,15 +6,17 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import { afterAll, describe, expect, it } from 'vitest';
+
 import { runGenerateCli } from '../../src/cli/generate-cli';
-import type { ModelConfig } from '../../src/spec/model-config';
 import { initParams } from '../../src/model/init';
+import type { ModelConfig } from '../../src/spec/model-config';
 import { paramSpecs } from '../../src/spec/params';
+import { createByteTokenizer } from '../../src/train/byte-tokenizer';
 import { generate } from '../../src/train/generate';
 import { preset } from '../../src/train/presets';
 import { saveCheckpoint } from '../../src/train/run-files';
-import { createByteTokenizer } from '../../src/train/byte-tokenizer';
 import { nsaModel } from './helpers';
 
 const root = mkdtempSync(join(tmpdir(), 'nsa-generate-'));
@@ -48,7 +50,13 @@ describe('npm run generate', () => {
     const r = cli('--run', 'dense', '--prompt', 'The ', '--tokens', '6', '--temperature', '0.9', '--top-k', '20', '--seed', '4');
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
-    const want = generate(dense, denseValues, tok.encode('The '), { maxTokens: 6, temperature: 0.9, topK: 20, seed: 4, vocabLimit: 256 }, (x) => tok.decode(x));
+    const want = generate(
+      dense,
+      denseValues,
+      tok.encode('The '),
+      { maxTokens: 6, temperature: 0.9, topK: 20, seed: 4, vocabLimit: 256 },
+      (x) => tok.decode(x),
+    );
     expect(want.tokens.length).toBe(6);
     expect(r.out.split('\n')).toContain('The ' + want.text);
     expect(r.out).toMatch(/6 tokens after a 4-token prompt, stopped by --tokens/);
@@ -81,7 +89,13 @@ describe('npm run generate', () => {
     expect(rows.every((l) => l.endsWith('yes'))).toBe(true);
     expect(r.out).toMatch(/\[reads\] total \d+ keys vs dense \d+ \(\d+\.\d%\) over \d+ tokens/);
     expect(r.out).toMatch(/every \(token, layer, group\) count equals the formula/);
-    const want = generate(nsa, nsaValues, tok.encode(prompt), { maxTokens: 1000, temperature: 0, topK: 40, seed: 1, vocabLimit: 256 }, (x) => tok.decode(x));
+    const want = generate(
+      nsa,
+      nsaValues,
+      tok.encode(prompt),
+      { maxTokens: 1000, temperature: 0, topK: 40, seed: 1, vocabLimit: 256 },
+      (x) => tok.decode(x),
+    );
     expect(r.out.split('\n')).toContain(prompt + want.text);
   });
 
@@ -106,11 +120,19 @@ describe('npm run generate', () => {
   });
 
   it('the entry point runs through node scripts/run-node.mjs (the npm script)', () => {
-    const p = spawnSync(process.execPath, ['scripts/run-node.mjs', 'src/cli/generate.ts', '--runs-dir', root, '--run', 'nsa', '--prompt', 'ab', '--tokens', '3', '--seed', '2'], { encoding: 'utf8', timeout: 60_000 });
+    const p = spawnSync(
+      process.execPath,
+      ['scripts/run-node.mjs', 'src/cli/generate.ts', '--runs-dir', root, '--run', 'nsa', '--prompt', 'ab', '--tokens', '3', '--seed', '2'],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
     expect(p.stderr).toBe('');
     expect(p.status).toBe(0);
     expect(p.stdout).toMatch(/3 tokens after a 2-token prompt/);
-    const q = spawnSync(process.execPath, ['scripts/run-node.mjs', 'src/cli/generate.ts', '--runs-dir', root, '--run', 'missing', '--prompt', 'ab'], { encoding: 'utf8', timeout: 60_000 });
+    const q = spawnSync(
+      process.execPath,
+      ['scripts/run-node.mjs', 'src/cli/generate.ts', '--runs-dir', root, '--run', 'missing', '--prompt', 'ab'],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
     expect(q.status).toBe(2);
     expect(q.stderr).toMatch(/run 'missing' not found/);
   });

@@ -5,11 +5,12 @@
 // real difference. NSA selections must match exactly, and (property 7) the keys the decoder read
 // per branch equal ncmp(t) + |selected positions ≤ t| + min(w, t+1) at every t.
 import { describe, expect, it } from 'vitest';
-import { numSelCandidates } from '../../src/spec/nsa-blocks';
-import type { ModelConfig } from '../../src/spec/model-config';
+
 import { ModelDecoder, readsFormula } from '../../src/reference/decoder';
-import { paramSpecs } from '../../src/spec/params';
 import { modelForwardRef } from '../../src/reference/model';
+import type { ModelConfig } from '../../src/spec/model-config';
+import { numSelCandidates } from '../../src/spec/nsa-blocks';
+import { paramSpecs } from '../../src/spec/params';
 import { relRms } from '../helpers/compare';
 import { DENSE, NSA_CASES, nsaModel, randomParams, randomTokens } from './helpers';
 

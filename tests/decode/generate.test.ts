@@ -2,6 +2,7 @@
 // equal argmax, top-k restricts the support, draws follow softmax(logits / temperature), the stop
 // rules (token count, context length), the reads of NSA generation equal the formula, and errors.
 import { describe, expect, it } from 'vitest';
+
 import { ModelDecoder } from '../../src/reference/decoder';
 import { argmax, generate, sampleToken } from '../../src/train/generate';
 import { mulberry32 } from '../../src/util/random';
@@ -75,7 +76,10 @@ describe('sampleToken', () => {
 describe('generate', () => {
   const decode = (x: number[]) => x.map((i) => String.fromCharCode(97 + (i % 26))).join('');
 
-  it.each([['dense', DENSE], ['nsa', nsaModel()]] as const)('%s: same seed → same tokens; another seed → others; temperature 0 and top-k 1 = greedy', (_n, c) => {
+  it.each([
+    ['dense', DENSE],
+    ['nsa', nsaModel()],
+  ] as const)('%s: same seed → same tokens; another seed → others; temperature 0 and top-k 1 = greedy', (_n, c) => {
     const p = randomParams(c, 41);
     const prompt = randomTokens(4, c.vocabSize, 42);
     const opts = { maxTokens: 8, temperature: 1.5, topK: 0, seed: 7 };

@@ -5,13 +5,14 @@
 // The NSA case also requires the GPU's selections to equal the decoder's; with these seeds no
 // group score is near-tied (f32 and f64 could otherwise order a near-tie differently).
 import { describe, expect, it } from 'vitest';
-import type { ModelConfig } from '../../src/spec/model-config';
-import { ModelDecoder } from '../../src/reference/decoder';
-import { initParams } from '../../src/model/init';
-import { paramSpecs } from '../../src/spec/params';
+
 import { tokenIndexLength } from '../../src/kernels/embedding-index';
+import { initParams } from '../../src/model/init';
 import { ModelPlan } from '../../src/model/plan';
 import { crossEntropyRef } from '../../src/reference/crossentropy';
+import { ModelDecoder } from '../../src/reference/decoder';
+import type { ModelConfig } from '../../src/spec/model-config';
+import { paramSpecs } from '../../src/spec/params';
 import { getGpu } from '../helpers/gpu';
 import { randomTokens } from './helpers';
 
@@ -23,17 +24,42 @@ const TOL = 1e-4;
 // tests/model/one-step*.test.ts so that a full run compiles their pipelines once; weights large
 // enough that attention is far from uniform. NSA: T = 35 > nSel·lSel, so the selection is sparse.
 const dense: ModelConfig = {
-  vocabSize: 37, dim: 24, nLayers: 2, nHeads: 4, nKvGroups: 2, dk: 6, dv: 5, ffnHidden: 20,
-  seqLen: 21, ropeTheta: 10000, normEps: 1e-5, attention: 'dense', initStd: 0.3,
+  vocabSize: 37,
+  dim: 24,
+  nLayers: 2,
+  nHeads: 4,
+  nKvGroups: 2,
+  dk: 6,
+  dv: 5,
+  ffnHidden: 20,
+  seqLen: 21,
+  ropeTheta: 10000,
+  normEps: 1e-5,
+  attention: 'dense',
+  initStd: 0.3,
 };
 const nsa: ModelConfig = {
-  vocabSize: 29, dim: 16, nLayers: 2, nHeads: 4, nKvGroups: 2, dk: 6, dv: 5, ffnHidden: 12,
-  seqLen: 35, ropeTheta: 10000, normEps: 1e-5, attention: 'nsa', initStd: 0.3,
+  vocabSize: 29,
+  dim: 16,
+  nLayers: 2,
+  nHeads: 4,
+  nKvGroups: 2,
+  dk: 6,
+  dv: 5,
+  ffnHidden: 12,
+  seqLen: 35,
+  ropeTheta: 10000,
+  normEps: 1e-5,
+  attention: 'nsa',
+  initStd: 0.3,
   nsa: { l: 4, d: 2, lSel: 8, nSel: 2, w: 5, phi: 'avg', forceInit: true, forceLocal: 1, sharedKV: false, gates: { kind: 'none' } },
 };
 
 describe('GPU prefill (ModelPlan eval forward) = CPU decode, per-position losses rel ≤ 1e-4 (and equal NSA selections)', () => {
-  it.each([['dense', dense], ['nsa', nsa]] as const)('%s model, B = 2', async (_n, c) => {
+  it.each([
+    ['dense', dense],
+    ['nsa', nsa],
+  ] as const)('%s model, B = 2', async (_n, c) => {
     const gpu = await getGpu();
     const B = 2;
     const T = c.seqLen;
@@ -64,7 +90,9 @@ describe('GPU prefill (ModelPlan eval forward) = CPU decode, per-position losses
         expect(e, `b=${b} t=${t}: GPU ${losses[n]} vs decode ${want}`).toBeLessThanOrEqual(TOL);
         for (const L of st.nsa) {
           const w = c.nKvGroups * c.nsa!.nSel;
-          expect(Array.from(L.selection), `selection layer ${L.layer} b=${b} t=${t}`).toEqual(Array.from(gpuSel[L.layer].subarray(n * w, (n + 1) * w)));
+          expect(Array.from(L.selection), `selection layer ${L.layer} b=${b} t=${t}`).toEqual(
+            Array.from(gpuSel[L.layer].subarray(n * w, (n + 1) * w)),
+          );
         }
       }
     }

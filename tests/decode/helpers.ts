@@ -1,19 +1,39 @@
 // Shared fixtures for the decoder tests: small dense and NSA model configs with odd sizes, seeded
 // float64 parameters, random tokens.
-import type { ModelConfig, ModelNsaConfig } from '../../src/spec/model-config';
 import { initParams } from '../../src/model/init';
-import { paramSpecs } from '../../src/spec/params';
 import type { Params64 } from '../../src/reference/model';
+import type { ModelConfig, ModelNsaConfig } from '../../src/spec/model-config';
+import { paramSpecs } from '../../src/spec/params';
 import { randn, rng } from '../helpers/compare';
 
 /** dk ≠ dv, vocab and T odd, 2 heads per group. */
 export const DENSE: ModelConfig = {
-  vocabSize: 37, dim: 24, nLayers: 2, nHeads: 4, nKvGroups: 2, dk: 6, dv: 5, ffnHidden: 20,
-  seqLen: 13, ropeTheta: 10000, normEps: 1e-5, attention: 'dense', initStd: 0.2,
+  vocabSize: 37,
+  dim: 24,
+  nLayers: 2,
+  nHeads: 4,
+  nKvGroups: 2,
+  dk: 6,
+  dv: 5,
+  ffnHidden: 20,
+  seqLen: 13,
+  ropeTheta: 10000,
+  normEps: 1e-5,
+  attention: 'dense',
+  initStd: 0.2,
 };
 
 const NSA_BASE: ModelNsaConfig = {
-  l: 4, d: 2, lSel: 8, nSel: 2, w: 6, phi: 'avg', forceInit: true, forceLocal: 1, sharedKV: false, gates: { kind: 'none' },
+  l: 4,
+  d: 2,
+  lSel: 8,
+  nSel: 2,
+  w: 6,
+  phi: 'avg',
+  forceInit: true,
+  forceLocal: 1,
+  sharedKV: false,
+  gates: { kind: 'none' },
 };
 
 /** T = 35 > nSel·lSel, so the selection is sparse for later queries; w < T. */
@@ -24,7 +44,10 @@ export function nsaModel(nsa: Partial<ModelNsaConfig> = {}, over: Partial<ModelC
 export const NSA_CASES: Array<[string, ModelConfig]> = [
   ['avg, per-branch K/V, learned gates', nsaModel()],
   ['mlp, shared K/V, gates forced to sel', nsaModel({ phi: 'mlp', sharedKV: true, gates: { kind: 'force', branch: 'sel' } })],
-  ['no forced blocks, frozen gates, one group, w = 1', nsaModel({ forceInit: false, forceLocal: 0, gates: { kind: 'freeze', value: [0.2, 0.5, 0.9] }, w: 1 }, { nKvGroups: 1, seqLen: 30 })],
+  [
+    'no forced blocks, frozen gates, one group, w = 1',
+    nsaModel({ forceInit: false, forceLocal: 0, gates: { kind: 'freeze', value: [0.2, 0.5, 0.9] }, w: 1 }, { nKvGroups: 1, seqLen: 30 }),
+  ],
 ];
 
 /** Seeded parameters; biases and norm gains get noise too so that no term is trivially 0 or 1. */

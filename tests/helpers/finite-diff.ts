@@ -8,6 +8,7 @@
 // and O(1) values both are ≈ 1e-10..1e-11, far below the tolerances the tests state (≥ 1e-9 rel).
 // x is perturbed in place and each element restored to its exact bits before the next.
 import { expect } from 'vitest';
+
 import { expectClose } from './compare';
 
 export const FD_STEP = 1e-5;
@@ -88,14 +89,23 @@ export interface GradCheckResult {
  * Asserts that `analytic` (∂f/∂x, the full gradient of x even with `indices`) matches central
  * finite differences of f within relative RMS `tol`, naming the tensor on failure.
  */
-export function expectGradient(name: string, analytic: ArrayLike<number>, f: (x: Float64Array) => number, x: Float64Array, check: GradCheck): GradCheckResult {
+export function expectGradient(
+  name: string,
+  analytic: ArrayLike<number>,
+  f: (x: Float64Array) => number,
+  x: Float64Array,
+  check: GradCheck,
+): GradCheckResult {
   if (analytic.length !== x.length) throw new Error(`${name}: gradient has ${analytic.length} elements, x has ${x.length}`);
   const fd = fdGradient(f, x, check);
   if (check.minNorm !== undefined) {
     let ss = 0;
     for (let n = 0; n < fd.length; n++) ss += fd[n] * fd[n];
     const n = Math.sqrt(ss);
-    expect(n, `${name}: finite-difference gradient norm ${n.toExponential(3)} should exceed ${check.minNorm} (must not vanish)`).toBeGreaterThan(check.minNorm);
+    expect(
+      n,
+      `${name}: finite-difference gradient norm ${n.toExponential(3)} should exceed ${check.minNorm} (must not vanish)`,
+    ).toBeGreaterThan(check.minNorm);
   }
   const err = expectClose(name, pick(analytic, check.indices), fd, check.tol);
   return { err, fd };
@@ -108,14 +118,22 @@ export interface PointwiseGradCheck extends FdOptions {
 }
 
 /** Asserts the per-element bound |fd − analytic| ≤ rtol·max(1, |fd|) + atol at every checked index. */
-export function expectGradientPointwise(name: string, analytic: ArrayLike<number>, f: (x: Float64Array) => number, x: Float64Array, check: PointwiseGradCheck): Float64Array {
+export function expectGradientPointwise(
+  name: string,
+  analytic: ArrayLike<number>,
+  f: (x: Float64Array) => number,
+  x: Float64Array,
+  check: PointwiseGradCheck,
+): Float64Array {
   if (analytic.length !== x.length) throw new Error(`${name}: gradient has ${analytic.length} elements, x has ${x.length}`);
   const fd = fdGradient(f, x, check);
   const an = pick(analytic, check.indices);
   const atol = check.atol ?? 0;
   for (let n = 0; n < fd.length; n++) {
     const i = check.indices ? check.indices[n] : n;
-    expect(Math.abs(fd[n] - an[n]), `${name}[${i}] fd ${fd[n]} vs ${an[n]}`).toBeLessThanOrEqual(check.rtol * Math.max(1, Math.abs(fd[n])) + atol);
+    expect(Math.abs(fd[n] - an[n]), `${name}[${i}] fd ${fd[n]} vs ${an[n]}`).toBeLessThanOrEqual(
+      check.rtol * Math.max(1, Math.abs(fd[n])) + atol,
+    );
   }
   return fd;
 }

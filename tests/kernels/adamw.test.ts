@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { createArena, type Arena } from '../../src/gpu/arena';
+
+import { type Arena, createArena } from '../../src/gpu/arena';
 import type { GpuContext } from '../../src/gpu/context';
 import { adamwDispatch, adamwHyperWords } from '../../src/kernels/adamw';
-import { type AdamwHyper } from '../../src/spec/optimizer';
 import { gradNormDispatches, gradNormPartialsLength } from '../../src/kernels/gradnorm';
 import { adamwRef } from '../../src/reference/adamw';
 import { gradNormRef } from '../../src/reference/gradnorm';
+import { type AdamwHyper } from '../../src/spec/optimizer';
 import { expectClose, randn, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
 
@@ -14,7 +15,11 @@ const base: Omit<AdamwHyper, 'step'> = { lr: 0.05, beta1: 0.9, beta2: 0.95, eps:
 /** Two parameter groups, decayed and not, each in its own buffer (as when an arena is split). */
 async function build(gpu: GpuContext, sizes: [number, number], maxNorm: number) {
   const arenas: Arena[] = sizes.map((n, k) =>
-    createArena(gpu, `opt${k}`, ['p', 'g', 'm', 'v'].map((name) => ({ name, bytes: n * 4 }))),
+    createArena(
+      gpu,
+      `opt${k}`,
+      ['p', 'g', 'm', 'v'].map((name) => ({ name, bytes: n * 4 })),
+    ),
   );
   const ranges = sizes.map((n, k) => ({ slice: arenas[k].get('g'), n }));
   const scratch = createArena(gpu, 'stats', [
@@ -85,7 +90,12 @@ describe('AdamW (GPU vs float64 reference)', () => {
     const got = await readState(gpu, arenas, sizes);
     got.forEach((g, k) => {
       expectClose(`p[${k}]`, g.p, ref[k].p, 1e-6);
-      expectClose(`Δp[${k}]`, g.p.map((x, i) => x - p0[k][i]), ref[k].p.map((x, i) => x - p0[k][i]), 1e-5);
+      expectClose(
+        `Δp[${k}]`,
+        g.p.map((x, i) => x - p0[k][i]),
+        ref[k].p.map((x, i) => x - p0[k][i]),
+        1e-5,
+      );
       expectClose(`m[${k}]`, g.m, ref[k].m, 1e-5);
       expectClose(`v[${k}]`, g.v, ref[k].v, 1e-5);
     });
@@ -125,11 +135,29 @@ describe('AdamW (GPU vs float64 reference)', () => {
     const gpu = await getGpu();
     const n = 999;
     const r = rng(5);
-    const a = createArena(gpu, 'one', ['p', 'g', 'm', 'v', 'stats'].map((name) => ({ name, bytes: name === 'stats' ? 8 : n * 4 })));
-    const init = { p: new Float32Array(randn(n, r)), g: new Float32Array(randn(n, r, 0.1)), m: new Float32Array(randn(n, r, 0.01)), v: new Float32Array(n).fill(1e-3) };
+    const a = createArena(
+      gpu,
+      'one',
+      ['p', 'g', 'm', 'v', 'stats'].map((name) => ({ name, bytes: name === 'stats' ? 8 : n * 4 })),
+    );
+    const init = {
+      p: new Float32Array(randn(n, r)),
+      g: new Float32Array(randn(n, r, 0.1)),
+      m: new Float32Array(randn(n, r, 0.01)),
+      v: new Float32Array(n).fill(1e-3),
+    };
     const h: AdamwHyper = { ...base, step: 2 };
     const hyper = gpu.uniform(adamwHyperWords(h));
-    const d = await adamwDispatch(gpu, { param: a.get('p'), grad: a.get('g'), m: a.get('m'), v: a.get('v'), n, decay: true, hyper, stats: a.get('stats') });
+    const d = await adamwDispatch(gpu, {
+      param: a.get('p'),
+      grad: a.get('g'),
+      m: a.get('m'),
+      v: a.get('v'),
+      n,
+      decay: true,
+      hyper,
+      stats: a.get('stats'),
+    });
     const once = async () => {
       for (const [k, x] of Object.entries(init)) gpu.write(a.get(k), x);
       gpu.write(a.get('stats'), new Float32Array([3, 0.25]));
@@ -141,7 +169,12 @@ describe('AdamW (GPU vs float64 reference)', () => {
     expect(bits(second)).toEqual(bits(first));
     const ref = { p: Float64Array.from(init.p), m: Float64Array.from(init.m), v: Float64Array.from(init.v) };
     adamwRef(ref.p, init.g, ref.m, ref.v, h, true, 0.25);
-    expectClose('Δp', first.map((x, i) => x - init.p[i]), ref.p.map((x, i) => x - init.p[i]), 1e-5);
+    expectClose(
+      'Δp',
+      first.map((x, i) => x - init.p[i]),
+      ref.p.map((x, i) => x - init.p[i]),
+      1e-5,
+    );
   });
 
   it('hyper words are the f64 factors, rounded once; step < 1 is refused', () => {

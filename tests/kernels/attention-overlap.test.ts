@@ -2,6 +2,7 @@
 // read_write; the kernels write out/lse, resp. delta and the gradients, and document no in-place
 // use) with a KernelArgumentError naming the kernel and the argument, before any GPU work.
 import { describe, expect, it } from 'vitest';
+
 import type { BufferSlice } from '../../src/gpu/arena';
 import { KernelArgumentError } from '../../src/gpu/checks';
 import { attentionBackwardDispatches, attentionForwardDispatch } from '../../src/kernels/attention';
@@ -24,7 +25,10 @@ function slices<N extends string>(names: readonly N[]): Record<N, BufferSlice> {
 const straddling = (a: BufferSlice): BufferSlice => ({ buffer: a.buffer, offset: a.offset + SLOT / 2, size: SLOT });
 
 async function expectArgumentError(p: Promise<unknown>, kernel: string, argument: string, message: RegExp): Promise<void> {
-  const e = await p.then(() => undefined, (x: unknown) => x);
+  const e = await p.then(
+    () => undefined,
+    (x: unknown) => x,
+  );
   expect(e).toBeInstanceOf(KernelArgumentError);
   const err = e as KernelArgumentError;
   expect(err.name).toBe('KernelArgumentError');
@@ -44,7 +48,12 @@ describe('dense attention rejects overlapping slices', () => {
     const s = slices(FWD);
     await expectArgumentError(attentionForwardDispatch(gpu, { ...SHAPE, ...s, out: s.q }), 'attention.forward', 'out', /q and out overlap/);
     await expectArgumentError(attentionForwardDispatch(gpu, { ...SHAPE, ...s, v: s.k }), 'attention.forward', 'v', /k and v overlap/);
-    await expectArgumentError(attentionForwardDispatch(gpu, { ...SHAPE, ...s, lse: straddling(s.out) }), 'attention.forward', 'lse', /out and lse overlap/);
+    await expectArgumentError(
+      attentionForwardDispatch(gpu, { ...SHAPE, ...s, lse: straddling(s.out) }),
+      'attention.forward',
+      'lse',
+      /out and lse overlap/,
+    );
     expect(gpu.counters.buffersCreated).toBe(created);
   });
 
@@ -52,9 +61,19 @@ describe('dense attention rejects overlapping slices', () => {
     const gpu = await getGpu();
     const s = slices(BWD);
     const label = 'attention.backward';
-    await expectArgumentError(attentionBackwardDispatches(gpu, { ...SHAPE, ...s, gradV: s.gradK }), label, 'gradV', /gradK and gradV overlap/);
+    await expectArgumentError(
+      attentionBackwardDispatches(gpu, { ...SHAPE, ...s, gradV: s.gradK }),
+      label,
+      'gradV',
+      /gradK and gradV overlap/,
+    );
     await expectArgumentError(attentionBackwardDispatches(gpu, { ...SHAPE, ...s, gradQ: s.q }), label, 'gradQ', /q and gradQ overlap/);
-    await expectArgumentError(attentionBackwardDispatches(gpu, { ...SHAPE, ...s, delta: straddling(s.lse) }), label, 'delta', /lse and delta overlap/);
+    await expectArgumentError(
+      attentionBackwardDispatches(gpu, { ...SHAPE, ...s, delta: straddling(s.lse) }),
+      label,
+      'delta',
+      /lse and delta overlap/,
+    );
     await expectArgumentError(attentionBackwardDispatches(gpu, { ...SHAPE, ...s, dout: s.out }), label, 'dout', /out and dout overlap/);
   });
 });
@@ -70,7 +89,8 @@ describe('NSA branch attention rejects overlapping slices', () => {
         const label = `nsa.${branch}.forward`;
         await expectArgumentError(nsaBranchForwardDispatch(gpu, { ...a, out: s.q }), label, 'out', /q and out overlap/);
         await expectArgumentError(nsaBranchForwardDispatch(gpu, { ...a, lse: straddling(s.out) }), label, 'lse', /out and lse overlap/);
-        if (branch === 'sel') await expectArgumentError(nsaBranchForwardDispatch(gpu, { ...a, sel: s.out }), label, 'sel', /out and sel overlap/);
+        if (branch === 'sel')
+          await expectArgumentError(nsaBranchForwardDispatch(gpu, { ...a, sel: s.out }), label, 'sel', /out and sel overlap/);
       }
     }
     expect(gpu.counters.buffersCreated).toBe(created);
@@ -82,17 +102,29 @@ describe('NSA branch attention rejects overlapping slices', () => {
       const s = slices([...BWD, 'sel', 'counts', 'offsets', 'queries']);
       const reverse = { counts: s.counts, offsets: s.offsets, queries: s.queries };
       const a = {
-        ...SHAPE, cfg: CFG, branch, ...s, accumulateQ: false,
-        sel: branch === 'sel' ? s.sel : undefined, reverse: branch === 'sel' ? reverse : undefined,
+        ...SHAPE,
+        cfg: CFG,
+        branch,
+        ...s,
+        accumulateQ: false,
+        sel: branch === 'sel' ? s.sel : undefined,
+        reverse: branch === 'sel' ? reverse : undefined,
       };
       const label = `nsa.${branch}.backward`;
       await expectArgumentError(nsaBranchBackwardDispatches(gpu, { ...a, gradQ: s.dout }), label, 'gradQ', /dout and gradQ overlap/);
-      await expectArgumentError(nsaBranchBackwardDispatches(gpu, { ...a, gradK: straddling(s.gradQ) }), label, 'gradK', /gradQ and gradK overlap/);
+      await expectArgumentError(
+        nsaBranchBackwardDispatches(gpu, { ...a, gradK: straddling(s.gradQ) }),
+        label,
+        'gradK',
+        /gradQ and gradK overlap/,
+      );
       await expectArgumentError(nsaBranchBackwardDispatches(gpu, { ...a, delta: s.lse }), label, 'delta', /lse and delta overlap/);
       if (branch === 'sel')
         await expectArgumentError(
           nsaBranchBackwardDispatches(gpu, { ...a, reverse: { ...reverse, queries: s.gradV } }),
-          label, 'reverse.queries', /gradV and reverse\.queries overlap/,
+          label,
+          'reverse.queries',
+          /gradV and reverse\.queries overlap/,
         );
     }
   });

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { createArena, type BufferSlice } from '../../src/gpu/arena';
+
+import { type BufferSlice, createArena } from '../../src/gpu/arena';
 import type { GpuContext } from '../../src/gpu/context';
 import { attentionBackwardDispatches, attentionForwardDispatch, attentionTiling } from '../../src/kernels/attention';
-import { type AttentionShape } from '../../src/spec/shapes';
 import { attentionBackwardRef, attentionForwardRef } from '../../src/reference/attention';
+import { type AttentionShape } from '../../src/spec/shapes';
 import { expectClose, randn, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
 
@@ -46,7 +47,11 @@ function randomInputs(s: AttentionShape, seed: number, qScale = 1): Inputs {
 async function runGpu(gpu: GpuContext, s: AttentionShape, x: Inputs, reruns = 1): Promise<Outputs[]> {
   const n = sizes(s);
   const names = { q: n.q, k: n.k, v: n.v, dout: n.out, out: n.out, lse: n.lse, delta: n.lse, gradQ: n.q, gradK: n.k, gradV: n.v };
-  const arena = createArena(gpu, 'attn', Object.entries(names).map(([name, f]) => ({ name, bytes: f * 4 })));
+  const arena = createArena(
+    gpu,
+    'attn',
+    Object.entries(names).map(([name, f]) => ({ name, bytes: f * 4 })),
+  );
   const sl = Object.fromEntries(Object.keys(names).map((k) => [k, arena.get(k)])) as Record<keyof typeof names, BufferSlice>;
   gpu.write(sl.q, x.q);
   gpu.write(sl.k, x.k);
@@ -72,7 +77,8 @@ async function runGpu(gpu: GpuContext, s: AttentionShape, x: Inputs, reruns = 1)
 }
 
 const sameBits = (a: Float32Array, b: Float32Array) =>
-  a.length === b.length && new Uint32Array(a.buffer, a.byteOffset, a.length).every((w, i) => w === new Uint32Array(b.buffer, b.byteOffset, b.length)[i]);
+  a.length === b.length &&
+  new Uint32Array(a.buffer, a.byteOffset, a.length).every((w, i) => w === new Uint32Array(b.buffer, b.byteOffset, b.length)[i]);
 
 /** Elements [lo, hi) of the position axis of a tensor laid out [B, T, rest]. */
 function positions(x: Float32Array, s: AttentionShape, rest: number, lo: number, hi: number): Float32Array {

@@ -5,7 +5,9 @@
 // declarations in src/gpu/kernel-interface.ts).
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+
 import { describe, expect, it } from 'vitest';
+
 import { KERNEL_COMPOSITIONS, KERNEL_VARIANTS, variantName } from '../../src/kernels/registry';
 import { getGpu } from '../helpers/gpu';
 
@@ -44,7 +46,10 @@ describe('every kernel composition compiles', () => {
     const gpu = await getGpu();
     const result = await gpu
       .pipeline({ code: v.kernel.code, entryPoint: v.entryPoint, constants: v.constants, label: name, sourceMap: v.kernel.sourceMap })
-      .then(() => 'ok', (e: unknown) => `${name}: ${e instanceof Error ? e.message : String(e)}`);
+      .then(
+        () => 'ok',
+        (e: unknown) => `${name}: ${e instanceof Error ? e.message : String(e)}`,
+      );
     expect(result).toBe('ok');
   });
 });

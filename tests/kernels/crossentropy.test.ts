@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { createArena } from '../../src/gpu/arena';
 import type { GpuContext } from '../../src/gpu/context';
 import { crossEntropyDispatch } from '../../src/kernels/crossentropy';
@@ -114,7 +115,12 @@ describe('cross-entropy (GPU vs float64 reference)', () => {
     expect(dlogits.slice(10, 30).every(Number.isNaN)).toBe(true);
     expect(ref.dlogits.slice(10, 30).every(Number.isNaN)).toBe(true);
     expectClose('valid rows loss', [losses[0], losses[3]], [ref.losses[0], ref.losses[3]], 1e-6);
-    expectClose('valid rows grad', [...dlogits.slice(0, 10), ...dlogits.slice(30)], [...ref.dlogits.slice(0, 10), ...ref.dlogits.slice(30)], 1e-6);
+    expectClose(
+      'valid rows grad',
+      [...dlogits.slice(0, 10), ...dlogits.slice(30)],
+      [...ref.dlogits.slice(0, 10), ...ref.dlogits.slice(30)],
+      1e-6,
+    );
     expect(gpu.reports).toEqual([]);
   });
 
@@ -133,10 +139,21 @@ describe('cross-entropy (GPU vs float64 reference)', () => {
     }
     const rows = [1, 3, 4];
     const pick = (a: ArrayLike<number>) => rows.flatMap((n) => Array.from({ length: c.V }, (_, j) => a[n * c.V + j]));
-    expectClose('scored rows loss', rows.map((n) => losses[n]), rows.map((n) => ref.losses[n]), 1e-6);
+    expectClose(
+      'scored rows loss',
+      rows.map((n) => losses[n]),
+      rows.map((n) => ref.losses[n]),
+      1e-6,
+    );
     expectClose('scored rows grad', pick(dlogits), scaled(Float64Array.from(pick(ref.dlogits)), 0.5), 1e-6);
     // The same rows with every target scored give the same scored-row results bit for bit.
-    const all = await runGpu(gpu, c, 0.5, false, targets.map((t) => (t === IGNORE_TARGET ? 1 : t)));
+    const all = await runGpu(
+      gpu,
+      c,
+      0.5,
+      false,
+      targets.map((t) => (t === IGNORE_TARGET ? 1 : t)),
+    );
     expect(new Uint32Array(Float32Array.from(pick(all.dlogits)).buffer)).toEqual(new Uint32Array(Float32Array.from(pick(dlogits)).buffer));
     expect(scoredTargets(targets)).toBe(3);
     expect(gpu.reports).toEqual([]);
@@ -156,7 +173,17 @@ describe('cross-entropy (GPU vs float64 reference)', () => {
     gpu.write(arena.get('logits'), logits);
     gpu.write(arena.get('targets'), targets);
     const sl = arena.get('logits');
-    gpu.run([await crossEntropyDispatch(gpu, { logits: sl, targets: arena.get('targets'), losses: arena.get('losses'), dlogits: sl, N: 3, V: 600, gradScale: 1 })]);
+    gpu.run([
+      await crossEntropyDispatch(gpu, {
+        logits: sl,
+        targets: arena.get('targets'),
+        losses: arena.get('losses'),
+        dlogits: sl,
+        N: 3,
+        V: 600,
+        gradScale: 1,
+      }),
+    ]);
     const losses = await gpu.readF32(arena.get('losses'), 3);
     const dlogits = await gpu.readF32(sl, 1800);
     const ref = crossEntropyRef(logits, targets, 3, 600);
@@ -171,11 +198,23 @@ describe('cross-entropy (GPU vs float64 reference)', () => {
 
   it('rejects a dlogits that partly overlaps logits', async () => {
     const gpu = await getGpu();
-    const arena = createArena(gpu, 'x', [{ name: 'a', bytes: 4096 }, { name: 't', bytes: 16 }, { name: 'l', bytes: 16 }]);
+    const arena = createArena(gpu, 'x', [
+      { name: 'a', bytes: 4096 },
+      { name: 't', bytes: 16 },
+      { name: 'l', bytes: 16 },
+    ]);
     const a = arena.get('a');
     const shifted = { buffer: a.buffer, offset: a.offset + 256, size: a.size - 256 };
     await expect(
-      crossEntropyDispatch(gpu, { logits: a, targets: arena.get('t'), losses: arena.get('l'), dlogits: shifted, N: 2, V: 100, gradScale: 1 }),
+      crossEntropyDispatch(gpu, {
+        logits: a,
+        targets: arena.get('t'),
+        losses: arena.get('l'),
+        dlogits: shifted,
+        N: 2,
+        V: 100,
+        gradScale: 1,
+      }),
     ).rejects.toThrow(/overlap/);
   });
 });

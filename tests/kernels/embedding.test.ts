@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { createArena } from '../../src/gpu/arena';
 import type { GpuContext } from '../../src/gpu/context';
 import { embeddingBackwardDispatch, embeddingForwardDispatch } from '../../src/kernels/embedding';
@@ -23,7 +24,12 @@ describe('buildTokenIndex', () => {
 
   it('is a valid grouping of every position for random batches, and writes into out', () => {
     const r = rng(1);
-    for (const [N, V] of [[1, 1], [40, 3], [257, 1000], [64, 1]]) {
+    for (const [N, V] of [
+      [1, 1],
+      [40, 3],
+      [257, 1000],
+      [64, 1],
+    ]) {
       const tokens = randTokens(N, V, r);
       const out = new Int32Array(tokenIndexLength(N) + 3).fill(123);
       const idx = buildTokenIndex(tokens, out);
@@ -103,31 +109,34 @@ describe('embedding kernels', () => {
     ['N=129 V=300 C=5, mostly distinct', 129, 300, 5, randTokens],
   ];
 
-  it.each(shapes)('%s: forward is an exact gather; backward accumulates onto dtable (rel RMS ≤ 1e-6: f32 sums)', async (_, N, V, C, gen) => {
-    const gpu = await getGpu();
-    const r = rng(N * 1000 + C);
-    const tokens = gen(N, V, r);
-    const table = new Float32Array(randn(V * C, r));
-    const dout = new Float32Array(randn(N * C, r));
-    const init = new Float32Array(randn(V * C, r));
-    const { s, fwd, bwd } = await setup(gpu, N, V, C);
-    gpu.write(s('tokens'), tokens);
-    gpu.write(s('index'), buildTokenIndex(tokens));
-    gpu.write(s('table'), table);
-    gpu.write(s('dout'), dout);
-    gpu.write(s('dtable'), init);
-    gpu.run([fwd, bwd]);
-    const out = await gpu.readF32(s('out'), N * C);
-    expect(Array.from(out)).toEqual(Array.from(embeddingForwardRef(tokens, table, N, C), Math.fround));
-    const dtable = await gpu.readF32(s('dtable'), V * C);
-    const ref = embeddingBackwardRef(tokens, dout, V, C).map((g, i) => g + init[i]);
-    expectClose('dtable', dtable, ref, 1e-6);
-    // Rows of tokens absent from the batch keep their bits.
-    const present = new Set(tokens);
-    for (let v = 0; v < V; v++) {
-      if (!present.has(v)) expect(Array.from(dtable.subarray(v * C, (v + 1) * C))).toEqual(Array.from(init.subarray(v * C, (v + 1) * C)));
-    }
-  });
+  it.each(shapes)(
+    '%s: forward is an exact gather; backward accumulates onto dtable (rel RMS ≤ 1e-6: f32 sums)',
+    async (_, N, V, C, gen) => {
+      const gpu = await getGpu();
+      const r = rng(N * 1000 + C);
+      const tokens = gen(N, V, r);
+      const table = new Float32Array(randn(V * C, r));
+      const dout = new Float32Array(randn(N * C, r));
+      const init = new Float32Array(randn(V * C, r));
+      const { s, fwd, bwd } = await setup(gpu, N, V, C);
+      gpu.write(s('tokens'), tokens);
+      gpu.write(s('index'), buildTokenIndex(tokens));
+      gpu.write(s('table'), table);
+      gpu.write(s('dout'), dout);
+      gpu.write(s('dtable'), init);
+      gpu.run([fwd, bwd]);
+      const out = await gpu.readF32(s('out'), N * C);
+      expect(Array.from(out)).toEqual(Array.from(embeddingForwardRef(tokens, table, N, C), Math.fround));
+      const dtable = await gpu.readF32(s('dtable'), V * C);
+      const ref = embeddingBackwardRef(tokens, dout, V, C).map((g, i) => g + init[i]);
+      expectClose('dtable', dtable, ref, 1e-6);
+      // Rows of tokens absent from the batch keep their bits.
+      const present = new Set(tokens);
+      for (let v = 0; v < V; v++) {
+        if (!present.has(v)) expect(Array.from(dtable.subarray(v * C, (v + 1) * C))).toEqual(Array.from(init.subarray(v * C, (v + 1) * C)));
+      }
+    },
+  );
 
   it('backward is bit-identical across runs, and folds a grid of more than 65,535 workgroups', async () => {
     const gpu = await getGpu();

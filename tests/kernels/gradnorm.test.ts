@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { createArena } from '../../src/gpu/arena';
 import type { GpuContext } from '../../src/gpu/context';
 import { GRADNORM_CHUNK, gradNormDispatches, gradNormPartialsLength, type GradRange } from '../../src/kernels/gradnorm';
@@ -14,8 +15,16 @@ async function setup(gpu: GpuContext, sizes: number[], seed: number, poison?: { 
   const data = sizes.map((n) => new Float32Array(randn(n, r, 0.01)));
   if (poison) data[poison.range][poison.index] = poison.value;
   const half = Math.ceil(sizes.length / 2);
-  const a1 = createArena(gpu, 'g1', sizes.slice(0, half).map((n, i) => ({ name: `g${i}`, bytes: n * 4 })));
-  const a2 = createArena(gpu, 'g2', sizes.slice(half).map((n, i) => ({ name: `g${i + half}`, bytes: n * 4 })));
+  const a1 = createArena(
+    gpu,
+    'g1',
+    sizes.slice(0, half).map((n, i) => ({ name: `g${i}`, bytes: n * 4 })),
+  );
+  const a2 = createArena(
+    gpu,
+    'g2',
+    sizes.slice(half).map((n, i) => ({ name: `g${i + half}`, bytes: n * 4 })),
+  );
   const ranges: GradRange[] = sizes.map((n, i) => ({ slice: (i < half ? a1 : a2).get(`g${i}`), n }));
   ranges.forEach((rg, i) => gpu.write(rg.slice, data[i]));
   const plen = gradNormPartialsLength(ranges);
@@ -36,7 +45,13 @@ describe('global gradient norm', () => {
     const dummy = { buffer: undefined as unknown as GPUBuffer, offset: 0, size: 0 };
     expect(gradNormPartialsLength([])).toBe(1);
     expect(gradNormPartialsLength([{ slice: dummy, n: 0 }])).toBe(1);
-    expect(gradNormPartialsLength([{ slice: dummy, n: 1 }, { slice: dummy, n: GRADNORM_CHUNK }, { slice: dummy, n: GRADNORM_CHUNK + 1 }])).toBe(4);
+    expect(
+      gradNormPartialsLength([
+        { slice: dummy, n: 1 },
+        { slice: dummy, n: GRADNORM_CHUNK },
+        { slice: dummy, n: GRADNORM_CHUNK + 1 },
+      ]),
+    ).toBe(4);
   });
 
   // f32 vs f64 relative error ≤ 1e-6 on the norm and the scale (sums of squares are all positive).

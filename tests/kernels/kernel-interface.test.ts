@@ -1,10 +1,11 @@
 // The named kernel interface (src/gpu/kernel-interface.ts): generated WGSL header, uniform words by
 // field name, bindings by name, and compile errors located in the composed files.
 import { describe, expect, it } from 'vitest';
+
+import { createArena } from '../../src/gpu/arena';
 import { ShaderCompileError } from '../../src/gpu/context';
 import { defineKernel, kernelBindings, sourceLocation, uniformWords } from '../../src/gpu/kernel-interface';
 import { f32 } from '../../src/gpu/uniforms';
-import { createArena } from '../../src/gpu/arena';
 import { getGpu } from '../helpers/gpu';
 
 const good = `override WG: u32 = 64;
@@ -18,8 +19,26 @@ describe('kernel interface', () => {
   const K = defineKernel({
     name: 'test.scale',
     files: [['scale.wgsl', good]],
-    uniforms: { P: { struct: 'Params', fields: [['n', 'u32'], ['s', 'f32', 'the factor'], ['k', 'i32']] } },
-    entries: { main: [['x', 'array<f32>'], ['y', 'array<f32>']], other: [['x', 'array<f32>'], ['z', 'array<i32>']] },
+    uniforms: {
+      P: {
+        struct: 'Params',
+        fields: [
+          ['n', 'u32'],
+          ['s', 'f32', 'the factor'],
+          ['k', 'i32'],
+        ],
+      },
+    },
+    entries: {
+      main: [
+        ['x', 'array<f32>'],
+        ['y', 'array<f32>'],
+      ],
+      other: [
+        ['x', 'array<f32>'],
+        ['z', 'array<i32>'],
+      ],
+    },
   });
 
   it('generates the uniform struct and one binding line per name', () => {
@@ -34,7 +53,18 @@ describe('kernel interface', () => {
 
   it('rejects a name bound at two indices or with two types', () => {
     expect(() =>
-      defineKernel({ name: 'bad', files: [], uniforms: {}, entries: { a: [['x', 'array<f32>']], b: [['y', 'array<f32>'], ['x', 'array<f32>']] } }),
+      defineKernel({
+        name: 'bad',
+        files: [],
+        uniforms: {},
+        entries: {
+          a: [['x', 'array<f32>']],
+          b: [
+            ['y', 'array<f32>'],
+            ['x', 'array<f32>'],
+          ],
+        },
+      }),
     ).toThrow(/binding x is @binding\(0\) array<f32> in a but @binding\(1\) array<f32> in b/);
     expect(() =>
       defineKernel({ name: 'bad', files: [], uniforms: {}, entries: { a: [['x', 'array<f32>']], b: [['x', 'array<i32>']] } }),
@@ -52,13 +82,18 @@ describe('kernel interface', () => {
 
   it('orders the bind group by the declaration, from slices keyed by name', async () => {
     const gpu = await getGpu();
-    const arena = createArena(gpu, 'kernel-interface', [{ name: 'x', bytes: 64 }, { name: 'y', bytes: 64 }]);
+    const arena = createArena(gpu, 'kernel-interface', [
+      { name: 'x', bytes: 64 },
+      { name: 'y', bytes: 64 },
+    ]);
     const x = arena.get('x');
     const y = arena.get('y');
     const b = kernelBindings(gpu, K, 'main', { uniforms: { P: { n: 1, s: 1, k: 0 } }, storage: { y, x } });
     expect(b.slice(1)).toEqual([x, y]);
     // @ts-expect-error a binding of another entry point is a type error
-    expect(() => kernelBindings(gpu, K, 'main', { uniforms: { P: { n: 1, s: 1, k: 0 } }, storage: { x, y, z: x } })).toThrow(/unknown storage binding\(s\) z/);
+    expect(() => kernelBindings(gpu, K, 'main', { uniforms: { P: { n: 1, s: 1, k: 0 } }, storage: { x, y, z: x } })).toThrow(
+      /unknown storage binding\(s\) z/,
+    );
     arena.buffers[0].destroy();
   });
 
@@ -76,9 +111,25 @@ describe('compile errors name the file and line', () => {
     const broken = '// a broken file\nfn helper() -> f32 {\n  let a = 1.0 +;\n  return a;\n}\n';
     const K = defineKernel({
       name: 'test.broken',
-      files: [['scale.wgsl', good], ['broken.wgsl', broken]],
-      uniforms: { P: { struct: 'Params', fields: [['n', 'u32'], ['s', 'f32']] } },
-      entries: { main: [['x', 'array<f32>'], ['y', 'array<f32>']] },
+      files: [
+        ['scale.wgsl', good],
+        ['broken.wgsl', broken],
+      ],
+      uniforms: {
+        P: {
+          struct: 'Params',
+          fields: [
+            ['n', 'u32'],
+            ['s', 'f32'],
+          ],
+        },
+      },
+      entries: {
+        main: [
+          ['x', 'array<f32>'],
+          ['y', 'array<f32>'],
+        ],
+      },
     });
     const err = await gpu.pipeline({ code: K.code, entryPoint: 'main', label: 'test.broken', sourceMap: K.sourceMap }).then(
       () => undefined,
@@ -98,10 +149,25 @@ describe('compile errors name the file and line', () => {
     const K = defineKernel({
       name: 'test.clash',
       files: [['clash.wgsl', 'struct Params { n: u32 }\n' + good]],
-      uniforms: { P: { struct: 'Params', fields: [['n', 'u32'], ['s', 'f32']] } },
-      entries: { main: [['x', 'array<f32>'], ['y', 'array<f32>']] },
+      uniforms: {
+        P: {
+          struct: 'Params',
+          fields: [
+            ['n', 'u32'],
+            ['s', 'f32'],
+          ],
+        },
+      },
+      entries: {
+        main: [
+          ['x', 'array<f32>'],
+          ['y', 'array<f32>'],
+        ],
+      },
     });
-    const err = (await gpu.pipeline({ code: K.code, entryPoint: 'main', label: 'test.clash', sourceMap: K.sourceMap }).catch((e: unknown) => e)) as ShaderCompileError;
+    const err = (await gpu
+      .pipeline({ code: K.code, entryPoint: 'main', label: 'test.clash', sourceMap: K.sourceMap })
+      .catch((e: unknown) => e)) as ShaderCompileError;
     expect(err).toBeInstanceOf(ShaderCompileError);
     expect(err.messages.join('\n')).toMatch(/(<generated header of kernel test\.clash>|shaders\/clash\.wgsl):\d+:\d+: error: .*Params/);
   });

@@ -1,17 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { createArena, type BufferSlice } from '../../src/gpu/arena';
+
+import { type BufferSlice, createArena } from '../../src/gpu/arena';
 import type { GpuContext } from '../../src/gpu/context';
-import { benchMatmul } from '../../src/kernels/matmul-bench';
 import {
   defaultTiling,
   matmulDispatch,
+  type MatmulOptions,
+  type MatmulTiling,
   TILING_CPU,
   TILING_CPU_SMALL,
   TILING_GPU_LARGE,
   TILING_GPU_SMALL,
-  type MatmulOptions,
-  type MatmulTiling,
 } from '../../src/kernels/matmul';
+import { benchMatmul } from '../../src/kernels/matmul-bench';
 import { matmulRef } from '../../src/reference/matmul';
 import { expectClose, randn, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
@@ -46,8 +47,7 @@ const allCases = (shapes: ReadonlyArray<[number, number, number]>): Case[] =>
     ),
   );
 
-const caseName = (c: Case) =>
-  `${c.M}x${c.N}x${c.K} ${c.transA ? 'T' : 'N'}${c.transB ? 'T' : 'N'}${c.accumulate ? ' +=' : ''}`;
+const caseName = (c: Case) => `${c.M}x${c.N}x${c.K} ${c.transA ? 'T' : 'N'}${c.transB ? 'T' : 'N'}${c.accumulate ? ' +=' : ''}`;
 
 /**
  * Runs every case in one pass (each with its own a, b, c in one arena), reads the arena back once

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { createArena } from '../../src/gpu/arena';
 import { sumDispatch } from '../../src/kernels/reduce';
 import { sumRef } from '../../src/reference/reduce';

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { createArena } from '../../src/gpu/arena';
 import { addDispatch } from '../../src/kernels/residual';
 import { addRef } from '../../src/reference/residual';

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { createArena } from '../../src/gpu/arena';
 import { rmsnormBackwardDispatches, rmsnormForwardDispatch } from '../../src/kernels/rmsnorm';
 import { rmsnormBackwardRef, rmsnormForwardRef } from '../../src/reference/rmsnorm';
@@ -15,7 +16,11 @@ const epsFor = (C: number) => (C === 1 ? EPS_C1 : EPS);
 describe('rmsnorm reference', () => {
   it('backward equals central finite differences of Σ dout ⊙ out in x and weight (float64, rel ≤ 1e-7)', () => {
     const r = rng(3);
-    for (const [rows, C] of [[3, 5], [2, 1], [1, 8]]) {
+    for (const [rows, C] of [
+      [3, 5],
+      [2, 1],
+      [1, 8],
+    ]) {
       const x = randn(rows * C, r);
       const weight = randn(C, r).map((v) => 1 + 0.5 * v);
       const dout = randn(rows * C, r);
@@ -33,8 +38,18 @@ describe('rmsnorm reference', () => {
       };
       const { rstd } = rmsnormForwardRef(x, weight, rows, C, epsFor(C));
       const { dx, dweight } = rmsnormBackwardRef(dout, x, weight, rstd, rows, C);
-      expectClose(`dx ${rows}x${C}`, dx, fd(x, (p) => loss(p, weight)), 1e-7);
-      expectClose(`dweight ${rows}x${C}`, dweight, fd(weight, (p) => loss(x, p)), 1e-7);
+      expectClose(
+        `dx ${rows}x${C}`,
+        dx,
+        fd(x, (p) => loss(p, weight)),
+        1e-7,
+      );
+      expectClose(
+        `dweight ${rows}x${C}`,
+        dweight,
+        fd(weight, (p) => loss(x, p)),
+        1e-7,
+      );
     }
   });
 });
@@ -52,9 +67,27 @@ async function setup(rows: number, C: number, accumulateDx: boolean, lanes?: num
     { name: 'dweight', bytes: C * 4 },
   ]);
   const s = (k: string) => arena.get(k);
-  const fwd = await rmsnormForwardDispatch(gpu, { x: s('x'), weight: s('weight'), out: s('out'), rstd: s('rstd'), rows, C, eps: epsFor(C), lanes });
+  const fwd = await rmsnormForwardDispatch(gpu, {
+    x: s('x'),
+    weight: s('weight'),
+    out: s('out'),
+    rstd: s('rstd'),
+    rows,
+    C,
+    eps: epsFor(C),
+    lanes,
+  });
   const bwd = await rmsnormBackwardDispatches(gpu, {
-    dout: s('dout'), x: s('x'), weight: s('weight'), rstd: s('rstd'), dx: s('dx'), dweight: s('dweight'), rows, C, accumulateDx, lanes,
+    dout: s('dout'),
+    x: s('x'),
+    weight: s('weight'),
+    rstd: s('rstd'),
+    dx: s('dx'),
+    dweight: s('dweight'),
+    rows,
+    C,
+    accumulateDx,
+    lanes,
   });
   return { gpu, s, fwd, bwd };
 }
@@ -101,7 +134,12 @@ describe('rmsnorm kernels', () => {
       // The backward is checked against the reference evaluated at the GPU's own saved rstd.
       const g = rmsnormBackwardRef(dout, x, weight, rstd, rows, C);
       expectClose('dx', await gpu.readF32(s('dx'), n), acc ? g.dx.map((v, i) => v + dx0[i]) : g.dx, 1e-5);
-      expectClose('dweight', await gpu.readF32(s('dweight'), C), g.dweight.map((v, i) => v + dw0[i]), 1e-5);
+      expectClose(
+        'dweight',
+        await gpu.readF32(s('dweight'), C),
+        g.dweight.map((v, i) => v + dw0[i]),
+        1e-5,
+      );
     },
   );
 
@@ -125,7 +163,11 @@ describe('rmsnorm kernels', () => {
 
   it('rejects bad arguments, naming the field', async () => {
     const gpu = await getGpu();
-    const arena = createArena(gpu, 'bad', ['x', 'w', 'o', 'r', 'd'].map((name) => ({ name, bytes: 64 })));
+    const arena = createArena(
+      gpu,
+      'bad',
+      ['x', 'w', 'o', 'r', 'd'].map((name) => ({ name, bytes: 64 })),
+    );
     const [x, w, o, r, d] = ['x', 'w', 'o', 'r', 'd'].map((k) => arena.get(k));
     const fwd = { x, weight: w, out: o, rstd: r, rows: 2, C: 8, eps: 1e-5 };
     await expect(rmsnormForwardDispatch(gpu, { ...fwd, C: 0 })).rejects.toThrow(/C must be/);

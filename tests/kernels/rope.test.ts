@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { createArena } from '../../src/gpu/arena';
 import { ropeDispatch } from '../../src/kernels/rope';
 import { ropeRef } from '../../src/reference/rope';
@@ -63,24 +64,27 @@ describe('rope kernel', () => {
   ];
   const cases = shapes.flatMap((s) => modes.map((m) => [...s, ...m] as const));
 
-  it.each(cases)('rows=%i T=%i heads=%i headDim=%i, %s: rel RMS ≤ 1e-6 (f32-rounded cos/sin table)', async (rows, T, heads, D, _, inPlace, inverse) => {
-    const gpu = await getGpu();
-    const theta = 10000;
-    const n = rows * heads * D;
-    const x = new Float32Array(randn(n, rng(rows * 31 + D)));
-    const arena = createArena(gpu, 'rope', [
-      { name: 'x', bytes: n * 4 },
-      { name: 'out', bytes: n * 4 },
-    ]);
-    const xs = arena.get('x');
-    const out = inPlace ? xs : arena.get('out');
-    gpu.write(xs, x);
-    gpu.run([await ropeDispatch(gpu, { x: xs, out, rows, T, heads, headDim: D, theta, inverse })]);
-    const got = await gpu.readF32(out, n);
-    // It did rotate (only position 0 is the identity, and rows=1 has nothing else).
-    if (rows > 1) expect(Array.from(got).some((v, i) => v !== x[i])).toBe(true);
-    expectClose('out', got, ropeRef(x, rows, T, heads, D, theta, inverse), 1e-6);
-  });
+  it.each(cases)(
+    'rows=%i T=%i heads=%i headDim=%i, %s: rel RMS ≤ 1e-6 (f32-rounded cos/sin table)',
+    async (rows, T, heads, D, _, inPlace, inverse) => {
+      const gpu = await getGpu();
+      const theta = 10000;
+      const n = rows * heads * D;
+      const x = new Float32Array(randn(n, rng(rows * 31 + D)));
+      const arena = createArena(gpu, 'rope', [
+        { name: 'x', bytes: n * 4 },
+        { name: 'out', bytes: n * 4 },
+      ]);
+      const xs = arena.get('x');
+      const out = inPlace ? xs : arena.get('out');
+      gpu.write(xs, x);
+      gpu.run([await ropeDispatch(gpu, { x: xs, out, rows, T, heads, headDim: D, theta, inverse })]);
+      const got = await gpu.readF32(out, n);
+      // It did rotate (only position 0 is the identity, and rows=1 has nothing else).
+      if (rows > 1) expect(Array.from(got).some((v, i) => v !== x[i])).toBe(true);
+      expectClose('out', got, ropeRef(x, rows, T, heads, D, theta, inverse), 1e-6);
+    },
+  );
 
   it('inverse (the backward) is bit-identical across runs', async () => {
     const gpu = await getGpu();

@@ -4,22 +4,46 @@
 // vs f64 may order near-tied scores differently); a separate check requires the selections to
 // agree wherever the reference's scores are not near-tied.
 import { describe, expect, it } from 'vitest';
+
 import { tokenIndexLength } from '../../src/kernels/embedding-index';
-import type { ModelConfig, ModelNsaConfig } from '../../src/spec/model-config';
 import { initParams } from '../../src/model/init';
-import { paramSpecs } from '../../src/spec/params';
 import { ModelPlan } from '../../src/model/plan';
 import { modelBackwardRef, modelForwardRef } from '../../src/reference/model';
+import type { ModelConfig, ModelNsaConfig } from '../../src/spec/model-config';
+import { paramSpecs } from '../../src/spec/params';
 import { relRms, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
 
 /** Plain gradients: these tests never run the optimizer. */
 const NO_OPTIMIZER = { beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0, gradClip: 0 };
 
-const nsaBase: ModelNsaConfig = { l: 4, d: 2, lSel: 8, nSel: 2, w: 5, phi: 'avg', forceInit: true, forceLocal: 1, sharedKV: false, gates: { kind: 'none' } };
+const nsaBase: ModelNsaConfig = {
+  l: 4,
+  d: 2,
+  lSel: 8,
+  nSel: 2,
+  w: 5,
+  phi: 'avg',
+  forceInit: true,
+  forceLocal: 1,
+  sharedKV: false,
+  gates: { kind: 'none' },
+};
 const base: ModelConfig = {
-  vocabSize: 29, dim: 16, nLayers: 2, nHeads: 4, nKvGroups: 2, dk: 6, dv: 5, ffnHidden: 12,
-  seqLen: 19, ropeTheta: 10000, normEps: 1e-5, attention: 'nsa', initStd: 0.3, nsa: nsaBase,
+  vocabSize: 29,
+  dim: 16,
+  nLayers: 2,
+  nHeads: 4,
+  nKvGroups: 2,
+  dk: 6,
+  dv: 5,
+  ffnHidden: 12,
+  seqLen: 19,
+  ropeTheta: 10000,
+  normEps: 1e-5,
+  attention: 'nsa',
+  initStd: 0.3,
+  nsa: nsaBase,
 };
 const B = 2;
 

@@ -1,14 +1,15 @@
 // One full forward+backward of a small dense model on the GPU against the float64 reference:
 // the loss and every parameter gradient.
 import { describe, expect, it } from 'vitest';
+
 import { tokenIndexLength } from '../../src/kernels/embedding-index';
-import type { ModelConfig } from '../../src/spec/model-config';
 import { initParams } from '../../src/model/init';
-import { numel, paramSpecs } from '../../src/spec/params';
 import { ModelPlan } from '../../src/model/plan';
+import { modelBackwardRef, modelForwardRef } from '../../src/reference/model';
+import type { ModelConfig } from '../../src/spec/model-config';
+import { numel, paramSpecs } from '../../src/spec/params';
 import { scoredTargets } from '../../src/spec/targets';
 import { IGNORE_TARGET } from '../../src/spec/targets';
-import { modelBackwardRef, modelForwardRef } from '../../src/reference/model';
 import { relRms, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
 
@@ -17,8 +18,19 @@ const NO_OPTIMIZER = { beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0, gradC
 
 // Odd sizes on purpose: dk ≠ dv, T not a power of two, vocab not a multiple of any tile.
 const cfg: ModelConfig = {
-  vocabSize: 37, dim: 24, nLayers: 2, nHeads: 4, nKvGroups: 2, dk: 6, dv: 5, ffnHidden: 20,
-  seqLen: 9, ropeTheta: 10000, normEps: 1e-5, attention: 'dense', initStd: 0.2,
+  vocabSize: 37,
+  dim: 24,
+  nLayers: 2,
+  nHeads: 4,
+  nKvGroups: 2,
+  dk: 6,
+  dv: 5,
+  ffnHidden: 20,
+  seqLen: 9,
+  ropeTheta: 10000,
+  normEps: 1e-5,
+  attention: 'dense',
+  initStd: 0.2,
 };
 const B = 2;
 
@@ -33,7 +45,12 @@ interface MicroBatch {
  */
 async function expectAccumulatedStep(micro: MicroBatch[], paramSeed: number, scoredPerSequence?: number): Promise<void> {
   const gpu = await getGpu();
-  const plan = await ModelPlan.build(gpu, cfg, { batchSize: B, gradAccum: micro.length, optimizer: NO_OPTIMIZER, scoredPerSequence: scoredPerSequence });
+  const plan = await ModelPlan.build(gpu, cfg, {
+    batchSize: B,
+    gradAccum: micro.length,
+    optimizer: NO_OPTIMIZER,
+    scoredPerSequence: scoredPerSequence,
+  });
   const specs = paramSpecs(cfg);
   const params = initParams(specs, paramSeed);
   plan.importParams(params);
@@ -91,7 +108,10 @@ describe('dense model, one training step: GPU vs float64 reference', () => {
 
   it('gradient accumulation over 2 micro-batches = mean of their reference gradients (rel RMS ≤ 1e-4)', async () => {
     const r = rng(4);
-    await expectAccumulatedStep([0, 1].map(() => ({ tokens: randomTokens(r), targets: randomTokens(r) })), 8);
+    await expectAccumulatedStep(
+      [0, 1].map(() => ({ tokens: randomTokens(r), targets: randomTokens(r) })),
+      8,
+    );
   });
 
   it('only some targets scored (IGNORE_TARGET elsewhere, 3 per sequence, 2 micro-batches): loss and gradients = reference mean over the scored ones', async () => {
@@ -107,7 +127,9 @@ describe('dense model, one training step: GPU vs float64 reference', () => {
     });
     await expectAccumulatedStep(micro, 9, scored);
     const gpu = await getGpu();
-    await expect(ModelPlan.build(gpu, cfg, { batchSize: B, gradAccum: 1, optimizer: NO_OPTIMIZER, scoredPerSequence: 0 })).rejects.toThrow(/scoredPerSequence must be an integer in \[1, seqLen = 9\] \(got 0\)/);
+    await expect(ModelPlan.build(gpu, cfg, { batchSize: B, gradAccum: 1, optimizer: NO_OPTIMIZER, scoredPerSequence: 0 })).rejects.toThrow(
+      /scoredPerSequence must be an integer in \[1, seqLen = 9\] \(got 0\)/,
+    );
   });
 
   it('the float64 reference gradient matches central finite differences (rel ≤ 1e-6)', () => {

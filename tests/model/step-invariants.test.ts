@@ -1,10 +1,11 @@
 // Training-step invariants: determinism (same seed → same bits), no buffer created during a step,
 // exactly one queue submit per optimizer step (gradient accumulation included).
 import { describe, expect, it } from 'vitest';
-import { preset } from '../../src/train/presets';
+
 import type { RunConfig } from '../../src/train/config';
 import { createDataset } from '../../src/train/datasets';
 import { trainSteps } from '../../src/train/loop';
+import { preset } from '../../src/train/presets';
 import { Trainer } from '../../src/train/trainer';
 import { getGpu } from '../helpers/gpu';
 

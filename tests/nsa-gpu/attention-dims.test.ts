@@ -3,7 +3,8 @@
 // workgroup-memory budget of every tiling. Model head dims run in attention-wide.test.ts.
 // Tolerances (f32 vs f64 relative RMS): forward ≤ 1e-5, backward ≤ 1e-4.
 import { describe, expect, it } from 'vitest';
-import { nsaKeyTiling, nsaRowTiling, type NsaAttnShape, type NsaBranch } from '../../src/kernels/nsa-attention';
+
+import { type NsaAttnShape, type NsaBranch, nsaKeyTiling, nsaRowTiling } from '../../src/kernels/nsa-attention';
 import type { NsaConfig } from '../../src/spec/nsa-config';
 import { getGpu } from '../helpers/gpu';
 import { expectMatches, randomBranchInputs, referenceBranch, runBranch } from './attention-harness';
@@ -26,8 +27,16 @@ function keyBytes(dk: number, dv: number, branch: NsaBranch, lSel: number): numb
 describe('NSA branch attention tiling', () => {
   it('every tiling fits 16 KiB and 256 threads; the test shapes take every path', () => {
     for (const h of [1, 3, 6, 16, 64]) {
-      for (const [dk, dv] of [[1, 1], [5, 3], [64, 64], [72, 8], [128, 128], [128, 1]]) {
-        for (const nSel of [1, 16, 100]) expect(rowBytes(h, dk, dv, nSel), `h=${h} dk=${dk} dv=${dv} nSel=${nSel}`).toBeLessThanOrEqual(16384);
+      for (const [dk, dv] of [
+        [1, 1],
+        [5, 3],
+        [64, 64],
+        [72, 8],
+        [128, 128],
+        [128, 1],
+      ]) {
+        for (const nSel of [1, 16, 100])
+          expect(rowBytes(h, dk, dv, nSel), `h=${h} dk=${dk} dv=${dv} nSel=${nSel}`).toBeLessThanOrEqual(16384);
         for (const lSel of [1, 8, 64]) {
           expect(keyBytes(dk, dv, 'sel', lSel), `dk=${dk} dv=${dv} lSel=${lSel}`).toBeLessThanOrEqual(16384);
           expect(nsaKeyTiling(dk, dv, 'sel', lSel).WG).toBeLessThanOrEqual(256);

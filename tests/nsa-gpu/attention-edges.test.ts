@@ -4,10 +4,11 @@
 // validation.
 // Tolerances (f32 vs f64 relative RMS): forward ≤ 1e-5, backward ≤ 1e-4.
 import { describe, expect, it } from 'vitest';
+
 import type { BufferSlice } from '../../src/gpu/arena';
-import { nsaBranchBackwardDispatches, nsaBranchForwardDispatch, type NsaAttnShape, type NsaBranch } from '../../src/kernels/nsa-attention';
-import type { NsaConfig } from '../../src/spec/nsa-config';
+import { type NsaAttnShape, type NsaBranch, nsaBranchBackwardDispatches, nsaBranchForwardDispatch } from '../../src/kernels/nsa-attention';
 import { attentionBackwardRef, attentionForwardRef } from '../../src/reference/attention';
+import type { NsaConfig } from '../../src/spec/nsa-config';
 import { expectClose, randn, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
 import { BRANCHES, expectMatches, randomBranchInputs, referenceBranch, runBranch, VARIANTS } from './attention-harness';
@@ -39,7 +40,10 @@ describe.each(VARIANTS)('NSA branch attention edge cases (%s kernels)', (variant
     for (let t = 0; t < s.T; t++) {
       const row = g.out.subarray(t * s.H * s.dv, (t + 1) * s.H * s.dv);
       const empty = t < BASE.l - 1;
-      expect(row.every((v) => v === 0), `t=${t}`).toBe(empty);
+      expect(
+        row.every((v) => v === 0),
+        `t=${t}`,
+      ).toBe(empty);
       for (let h = 0; h < s.H; h++) expect(g.lse[h * s.T + t] === -Infinity, `t=${t}`).toBe(empty);
     }
   });
@@ -63,19 +67,22 @@ describe.each(VARIANTS)('NSA branch attention edge cases (%s kernels)', (variant
   it.each([
     ['win', 'w ≥ T', { ...BASE, w: 40 }],
     ['sel', 'nSel ≥ blocks', { ...BASE, nSel: 6, forceLocal: 2 }],
-  ] as Array<[NsaBranch, string, NsaConfig]>)('%s with %s equals dense causal attention (rel RMS fwd ≤ 1e-5, bwd ≤ 1e-4)', async (branch, _n, cfg) => {
-    const gpu = await getGpu();
-    const s: NsaAttnShape = { B: 2, T: 33, ...DIMS };
-    const x = randomBranchInputs(s, cfg, branch, 6);
-    const [g] = await runBranch(gpu, s, cfg, branch, x, { variant });
-    const dense = attentionForwardRef(x.q, x.k, x.v, s);
-    const grad = attentionBackwardRef(x.q, x.k, x.v, x.dout, s);
-    expectClose('out', g.out, dense.out, 1e-5);
-    expectClose('lse', g.lse, dense.lse, 1e-5);
-    expectClose('dq', g.dq, grad.dq, 1e-4);
-    expectClose('dK', g.dk, grad.dk, 1e-4);
-    expectClose('dV', g.dv, grad.dv, 1e-4);
-  });
+  ] as Array<[NsaBranch, string, NsaConfig]>)(
+    '%s with %s equals dense causal attention (rel RMS fwd ≤ 1e-5, bwd ≤ 1e-4)',
+    async (branch, _n, cfg) => {
+      const gpu = await getGpu();
+      const s: NsaAttnShape = { B: 2, T: 33, ...DIMS };
+      const x = randomBranchInputs(s, cfg, branch, 6);
+      const [g] = await runBranch(gpu, s, cfg, branch, x, { variant });
+      const dense = attentionForwardRef(x.q, x.k, x.v, s);
+      const grad = attentionBackwardRef(x.q, x.k, x.v, x.dout, s);
+      expectClose('out', g.out, dense.out, 1e-5);
+      expectClose('lse', g.lse, dense.lse, 1e-5);
+      expectClose('dq', g.dq, grad.dq, 1e-4);
+      expectClose('dK', g.dk, grad.dk, 1e-4);
+      expectClose('dV', g.dv, grad.dv, 1e-4);
+    },
+  );
 
   it('sel with nSel = forceInit + forceLocal (only forced blocks) matches the reference', async () => {
     const gpu = await getGpu();
@@ -93,7 +100,12 @@ describe.each(VARIANTS)('NSA branch attention edge cases (%s kernels)', (variant
     const init = new Float32Array(randn(s.T * s.H * s.dk, rng(9)));
     const [g] = await runBranch(gpu, s, BASE, branch, x, { accumulateQ: true, gradQInit: init, variant });
     const ref = referenceBranch(s, BASE, branch, x);
-    expectClose('gradQ', g.dq, ref.dq.map((v, i) => v + init[i]), 1e-4);
+    expectClose(
+      'gradQ',
+      g.dq,
+      ref.dq.map((v, i) => v + init[i]),
+      1e-4,
+    );
     expectClose('dK', g.dk, ref.dk, 1e-4);
     expectClose('dV', g.dv, ref.dv, 1e-4);
   });
@@ -114,7 +126,9 @@ describe('NSA branch attention input validation', () => {
     await expect(nsaBranchForwardDispatch(gpu, { ...fwd, branch: 'sel' })).rejects.toThrow(/sel is required/);
     await expect(nsaBranchForwardDispatch(gpu, { ...fwd, branch: 'cmp', lse: { ...big(), size: 8 } })).rejects.toThrow(/lse holds 8 bytes/);
     await expect(nsaBranchBackwardDispatches(gpu, { ...bwd, branch: 'sel', sel: big() })).rejects.toThrow(/reverse\.queries is required/);
-    await expect(nsaBranchBackwardDispatches(gpu, { ...bwd, branch: 'win', gradV: { ...big(), size: 4 } })).rejects.toThrow(/gradV holds 4/);
+    await expect(nsaBranchBackwardDispatches(gpu, { ...bwd, branch: 'win', gradV: { ...big(), size: 4 } })).rejects.toThrow(
+      /gradV holds 4/,
+    );
     expect(gpu.counters.buffersCreated).toBe(created);
   });
 });

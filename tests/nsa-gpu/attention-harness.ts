@@ -1,20 +1,26 @@
 // Shared fixtures for the NSA branch attention GPU tests: random inputs and selections, one GPU
 // run (reverse index, forward, backward), and the float64 reference looped over the batch.
-import { createArena, type BufferSlice } from '../../src/gpu/arena';
+import { expect } from 'vitest';
+
+import { type BufferSlice, createArena } from '../../src/gpu/arena';
 import type { GpuContext } from '../../src/gpu/context';
 import {
-  nsaBranchBackwardDispatches, nsaBranchForwardCountingDispatch, nsaBranchForwardDispatch, nsaKeyRows,
-  type NsaAttnShape, type NsaAttnVariant, type NsaBranch,
+  type NsaAttnShape,
+  type NsaAttnVariant,
+  type NsaBranch,
+  nsaBranchBackwardDispatches,
+  nsaBranchForwardCountingDispatch,
+  nsaBranchForwardDispatch,
+  nsaKeyRows,
 } from '../../src/kernels/nsa-attention';
 import { nsaReverseIndexDispatches, nsaReverseIndexLengths } from '../../src/kernels/nsa-reverse-index';
-import { numSelBlocks } from '../../src/spec/nsa-blocks';
-import type { NsaConfig, NsaShape } from '../../src/spec/nsa-config';
 import type { AttentionForward, AttentionGrads } from '../../src/reference/nsa/attention';
 import { compressedBackwardRef, compressedForwardRef } from '../../src/reference/nsa/compressed';
 import { selectedBackwardRef, selectedForwardRef } from '../../src/reference/nsa/selected';
 import { selectBlocksRef } from '../../src/reference/nsa/selection';
 import { windowBackwardRef, windowForwardRef } from '../../src/reference/nsa/window';
-import { expect } from 'vitest';
+import { numSelBlocks } from '../../src/spec/nsa-blocks';
+import type { NsaConfig, NsaShape } from '../../src/spec/nsa-config';
 import { expectClose, randn, rng } from '../helpers/compare';
 
 export const BRANCHES: NsaBranch[] = ['cmp', 'sel', 'win'];
@@ -22,7 +28,9 @@ export const BRANCHES: NsaBranch[] = ['cmp', 'sel', 'win'];
 export const VARIANTS: NsaAttnVariant[] = ['group', 'simple'];
 
 /** Every (branch, variant) pair, for it.each. */
-export const BRANCH_VARIANTS: Array<[NsaBranch, NsaAttnVariant]> = BRANCHES.flatMap((b) => VARIANTS.map((v): [NsaBranch, NsaAttnVariant] => [b, v]));
+export const BRANCH_VARIANTS: Array<[NsaBranch, NsaAttnVariant]> = BRANCHES.flatMap((b) =>
+  VARIANTS.map((v): [NsaBranch, NsaAttnVariant] => [b, v]),
+);
 
 export interface BranchInputs {
   /** [B,T,H,dk]. */
@@ -86,18 +94,39 @@ export interface RunOptions {
 
 /** Reverse index, forward and backward in one submit; outputs start as NaN so each must be written. */
 export async function runBranch(
-  gpu: GpuContext, s: NsaAttnShape, cfg: NsaConfig, branch: NsaBranch, x: BranchInputs, o: RunOptions = {},
+  gpu: GpuContext,
+  s: NsaAttnShape,
+  cfg: NsaConfig,
+  branch: NsaBranch,
+  x: BranchInputs,
+  o: RunOptions = {},
 ): Promise<BranchOutputs[]> {
   const S = nsaKeyRows(branch, s.T, cfg);
   const nq = s.B * s.T * s.H;
   const nk = s.B * S * s.G;
   const rl = nsaReverseIndexLengths(s, cfg);
   const floats = {
-    q: nq * s.dk, k: nk * s.dk, v: nk * s.dv, dout: nq * s.dv, out: nq * s.dv, lse: s.B * s.H * s.T,
-    delta: s.B * s.H * s.T, gradQ: nq * s.dk, gradK: nk * s.dk, gradV: nk * s.dv,
-    sel: x.sel.length, counts: rl.counts, offsets: rl.offsets, queries: rl.queries, keysRead: s.B * s.T * s.G,
+    q: nq * s.dk,
+    k: nk * s.dk,
+    v: nk * s.dv,
+    dout: nq * s.dv,
+    out: nq * s.dv,
+    lse: s.B * s.H * s.T,
+    delta: s.B * s.H * s.T,
+    gradQ: nq * s.dk,
+    gradK: nk * s.dk,
+    gradV: nk * s.dv,
+    sel: x.sel.length,
+    counts: rl.counts,
+    offsets: rl.offsets,
+    queries: rl.queries,
+    keysRead: s.B * s.T * s.G,
   };
-  const arena = createArena(gpu, 'nsa-attn', Object.entries(floats).map(([name, n]) => ({ name, bytes: n * 4 })));
+  const arena = createArena(
+    gpu,
+    'nsa-attn',
+    Object.entries(floats).map(([name, n]) => ({ name, bytes: n * 4 })),
+  );
   const sl = Object.fromEntries(Object.keys(floats).map((k) => [k, arena.get(k)])) as Record<keyof typeof floats, BufferSlice>;
   gpu.write(sl.q, x.q);
   gpu.write(sl.k, x.k);
@@ -110,7 +139,13 @@ export async function runBranch(
     o.count ? nsaBranchForwardCountingDispatch(gpu, { ...base, keysRead: sl.keysRead }) : nsaBranchForwardDispatch(gpu, base),
     branch === 'sel' ? nsaReverseIndexDispatches(gpu, { ...s, cfg, sel: sl.sel, reverse }) : Promise.resolve([]),
     nsaBranchBackwardDispatches(gpu, {
-      ...base, reverse, dout: sl.dout, delta: sl.delta, gradQ: sl.gradQ, gradK: sl.gradK, gradV: sl.gradV,
+      ...base,
+      reverse,
+      dout: sl.dout,
+      delta: sl.delta,
+      gradQ: sl.gradQ,
+      gradK: sl.gradK,
+      gradV: sl.gradV,
       accumulateQ: o.accumulateQ ?? false,
     }),
   ]);
@@ -148,8 +183,11 @@ export function referenceBranch(s: NsaAttnShape, cfg: NsaConfig, branch: NsaBran
   const nq = s.T * s.H;
   const nk = S * s.G;
   const ref: BranchReference = {
-    out: new Float64Array(s.B * nq * s.dv), lse: new Float64Array(s.B * s.H * s.T),
-    dq: new Float64Array(s.B * nq * s.dk), dk: new Float64Array(s.B * nk * s.dk), dv: new Float64Array(s.B * nk * s.dv),
+    out: new Float64Array(s.B * nq * s.dv),
+    lse: new Float64Array(s.B * s.H * s.T),
+    dq: new Float64Array(s.B * nq * s.dk),
+    dk: new Float64Array(s.B * nk * s.dk),
+    dv: new Float64Array(s.B * nk * s.dv),
   };
   for (let b = 0; b < s.B; b++) {
     const q = x.q.subarray(b * nq * s.dk, (b + 1) * nq * s.dk);

@@ -2,14 +2,24 @@
 // backward (bit-identical reruns), causality bit for bit (property 1), and the keys-read count of
 // property 7 measured in the kernel. Also: the default variant follows the adapter.
 import { describe, expect, it } from 'vitest';
+
 import type { GpuContext } from '../../src/gpu/context';
-import { nsaAttnVariant, nsaKeyRows, type NsaAttnShape } from '../../src/kernels/nsa-attention';
+import { type NsaAttnShape, nsaAttnVariant, nsaKeyRows } from '../../src/kernels/nsa-attention';
 import { visibleCmpBlocks } from '../../src/spec/nsa-blocks';
 import type { NsaConfig } from '../../src/spec/nsa-config';
 import { rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
 import {
-  BRANCH_VARIANTS, BRANCHES, expectMatches, randomBranchInputs, randomSelection, referenceBranch, runBranch, sameBits, VARIANTS, type BranchInputs,
+  BRANCH_VARIANTS,
+  BRANCHES,
+  type BranchInputs,
+  expectMatches,
+  randomBranchInputs,
+  randomSelection,
+  referenceBranch,
+  runBranch,
+  sameBits,
+  VARIANTS,
 } from './attention-harness';
 
 // Several key tiles per query (cmp: up to 33 keys, sel: 3·16, win: 40) and row tiles per key chunk.
@@ -31,14 +41,17 @@ function lsePositions(x: Float32Array, s: NsaAttnShape, lo: number, hi: number):
 }
 
 describe('NSA branch attention properties', () => {
-  it.each(BRANCH_VARIANTS)('%s, %s: forward and backward are bit-identical on reruns (and match the reference)', async (branch, variant) => {
-    const gpu = await getGpu();
-    const s: NsaAttnShape = { B: 2, T: 70, ...DIMS };
-    const x = randomBranchInputs(s, CFG, branch, 21);
-    const [a, b] = await runBranch(gpu, s, CFG, branch, x, { reruns: 2, variant });
-    expectMatches(a, referenceBranch(s, CFG, branch, x));
-    for (const k of ['out', 'lse', 'dq', 'dk', 'dv'] as const) expect(sameBits(a[k], b[k]), k).toBe(true);
-  });
+  it.each(BRANCH_VARIANTS)(
+    '%s, %s: forward and backward are bit-identical on reruns (and match the reference)',
+    async (branch, variant) => {
+      const gpu = await getGpu();
+      const s: NsaAttnShape = { B: 2, T: 70, ...DIMS };
+      const x = randomBranchInputs(s, CFG, branch, 21);
+      const [a, b] = await runBranch(gpu, s, CFG, branch, x, { reruns: 2, variant });
+      expectMatches(a, referenceBranch(s, CFG, branch, x));
+      for (const k of ['out', 'lse', 'dq', 'dk', 'dv'] as const) expect(sameBits(a[k], b[k]), k).toBe(true);
+    },
+  );
 
   it.each(BRANCH_VARIANTS)('%s, %s: perturbing position p leaves out, lse and dq at t < p bit-identical', async (branch, variant) => {
     const gpu = await getGpu();
@@ -71,33 +84,36 @@ describe('NSA branch attention properties', () => {
     expect(sameBits(positions(a.dq, s, s.H * s.dk, p, s.T), positions(c.dq, s, s.H * s.dk, p, s.T))).toBe(false);
   });
 
-  it.each(VARIANTS)('%s: keys read per (b, t, g), counted in the kernels, are ncmp(t) + |selected positions ≤ t| + min(w, t + 1)', async (variant) => {
-    const gpu = await getGpu();
-    const s: NsaAttnShape = { B: 2, T: 45, ...DIMS };
-    const cfg = { ...CFG, w: 7 };
-    const sel = randomBranchInputs(s, cfg, 'sel', 23).sel;
-    const total = new Float64Array(s.B * s.T * s.G);
-    for (const branch of BRANCHES) {
-      const x = { ...randomBranchInputs(s, cfg, branch, 24), sel };
-      const [counted] = await runBranch(gpu, s, cfg, branch, x, { count: true, variant });
-      const [plain] = await runBranch(gpu, s, cfg, branch, x, { variant });
-      expect(sameBits(counted.out, plain.out), 'the counting forward computes the same outputs').toBe(true);
-      counted.keysRead.forEach((n, i) => (total[i] += n));
-    }
-    for (let b = 0; b < s.B; b++) {
-      for (let t = 0; t < s.T; t++) {
-        for (let g = 0; g < s.G; g++) {
-          let selected = 0;
-          for (let m = 0; m < cfg.nSel; m++) {
-            const j = sel[((b * s.T + t) * s.G + g) * cfg.nSel + m];
-            if (j >= 0) selected += Math.min(cfg.lSel, t + 1 - j * cfg.lSel);
+  it.each(VARIANTS)(
+    '%s: keys read per (b, t, g), counted in the kernels, are ncmp(t) + |selected positions ≤ t| + min(w, t + 1)',
+    async (variant) => {
+      const gpu = await getGpu();
+      const s: NsaAttnShape = { B: 2, T: 45, ...DIMS };
+      const cfg = { ...CFG, w: 7 };
+      const sel = randomBranchInputs(s, cfg, 'sel', 23).sel;
+      const total = new Float64Array(s.B * s.T * s.G);
+      for (const branch of BRANCHES) {
+        const x = { ...randomBranchInputs(s, cfg, branch, 24), sel };
+        const [counted] = await runBranch(gpu, s, cfg, branch, x, { count: true, variant });
+        const [plain] = await runBranch(gpu, s, cfg, branch, x, { variant });
+        expect(sameBits(counted.out, plain.out), 'the counting forward computes the same outputs').toBe(true);
+        counted.keysRead.forEach((n, i) => (total[i] += n));
+      }
+      for (let b = 0; b < s.B; b++) {
+        for (let t = 0; t < s.T; t++) {
+          for (let g = 0; g < s.G; g++) {
+            let selected = 0;
+            for (let m = 0; m < cfg.nSel; m++) {
+              const j = sel[((b * s.T + t) * s.G + g) * cfg.nSel + m];
+              if (j >= 0) selected += Math.min(cfg.lSel, t + 1 - j * cfg.lSel);
+            }
+            const expected = visibleCmpBlocks(t, cfg) + selected + Math.min(cfg.w, t + 1);
+            expect(total[(b * s.T + t) * s.G + g], `b=${b} t=${t} g=${g}`).toBe(expected);
           }
-          const expected = visibleCmpBlocks(t, cfg) + selected + Math.min(cfg.w, t + 1);
-          expect(total[(b * s.T + t) * s.G + g], `b=${b} t=${t} g=${g}`).toBe(expected);
         }
       }
-    }
-  });
+    },
+  );
 
   it('the default variant follows the adapter (simple on software, group on hardware); an explicit one wins', async () => {
     const gpu = await getGpu();

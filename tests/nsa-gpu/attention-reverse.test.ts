@@ -1,13 +1,14 @@
 // GPU reverse index of the NSA selection (count, prefix-sum, fill) vs the reference
 // selectionReverseIndex, exactly, per sequence; deterministic; rejects bad inputs before GPU work.
 import { describe, expect, it } from 'vitest';
-import { createArena, type BufferSlice } from '../../src/gpu/arena';
+
+import { type BufferSlice, createArena } from '../../src/gpu/arena';
 import type { GpuContext } from '../../src/gpu/context';
 import type { NsaAttnShape } from '../../src/kernels/nsa-attention';
 import { nsaReverseIndexDispatches, nsaReverseIndexLengths, type NsaReverseIndexSlices } from '../../src/kernels/nsa-reverse-index';
+import { selectionReverseIndex } from '../../src/reference/nsa/selection';
 import { numSelBlocks } from '../../src/spec/nsa-blocks';
 import type { NsaConfig } from '../../src/spec/nsa-config';
-import { selectionReverseIndex } from '../../src/reference/nsa/selection';
 import { rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
 import { randomSelection, seqShape } from './attention-harness';
@@ -106,7 +107,9 @@ describe('NSA reverse index on the GPU', () => {
     const n = nsaReverseIndexLengths(s, BASE);
     const reverse = { counts: slice(n.counts * 4), offsets: slice(n.offsets * 4), queries: slice(n.queries * 4) };
     const created = gpu.counters.buffersCreated;
-    await expect(nsaReverseIndexDispatches(gpu, { ...s, cfg: { ...BASE, nSel: 0 }, sel: slice(1 << 16), reverse })).rejects.toThrow(/nsa\.nSel/);
+    await expect(nsaReverseIndexDispatches(gpu, { ...s, cfg: { ...BASE, nSel: 0 }, sel: slice(1 << 16), reverse })).rejects.toThrow(
+      /nsa\.nSel/,
+    );
     await expect(nsaReverseIndexDispatches(gpu, { ...s, cfg: BASE, sel: slice(4), reverse })).rejects.toThrow(/sel holds 4 bytes/);
     await expect(
       nsaReverseIndexDispatches(gpu, { ...s, cfg: BASE, sel: slice(1 << 16), reverse: { ...reverse, queries: slice(8) } }),

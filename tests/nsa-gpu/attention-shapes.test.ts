@@ -3,6 +3,7 @@
 // kernel variants (group, simple).
 // Tolerances (f32 vs f64 relative RMS): forward ≤ 1e-5, backward ≤ 1e-4.
 import { describe, expect, it } from 'vitest';
+
 import type { NsaAttnShape, NsaAttnVariant, NsaBranch } from '../../src/kernels/nsa-attention';
 import type { NsaConfig } from '../../src/spec/nsa-config';
 import { getGpu } from '../helpers/gpu';
@@ -16,14 +17,13 @@ const SHAPES: Array<[string, NsaAttnShape]> = [
 ];
 
 describe('NSA branch attention group shapes', () => {
-  it.each(SHAPES.flatMap(([name, s]) => BRANCH_VARIANTS.map(([b, v]) => [b, v, name, s] as [NsaBranch, NsaAttnVariant, string, NsaAttnShape])))(
-    '%s, %s, %s (rel RMS fwd ≤ 1e-5, bwd ≤ 1e-4)',
-    async (branch, variant, _name, s) => {
-      const gpu = await getGpu();
-      const x = randomBranchInputs(s, CFG, branch, s.T + s.H, 1.5);
-      const [g] = await runBranch(gpu, s, CFG, branch, x, { variant });
-      expectMatches(g, referenceBranch(s, CFG, branch, x));
-      expect(gpu.reports).toEqual([]);
-    },
-  );
+  it.each(
+    SHAPES.flatMap(([name, s]) => BRANCH_VARIANTS.map(([b, v]) => [b, v, name, s] as [NsaBranch, NsaAttnVariant, string, NsaAttnShape])),
+  )('%s, %s, %s (rel RMS fwd ≤ 1e-5, bwd ≤ 1e-4)', async (branch, variant, _name, s) => {
+    const gpu = await getGpu();
+    const x = randomBranchInputs(s, CFG, branch, s.T + s.H, 1.5);
+    const [g] = await runBranch(gpu, s, CFG, branch, x, { variant });
+    expectMatches(g, referenceBranch(s, CFG, branch, x));
+    expect(gpu.reports).toEqual([]);
+  });
 });

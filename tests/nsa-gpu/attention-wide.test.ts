@@ -6,7 +6,15 @@
 // shapes, small T.
 // Tolerances (f32 vs f64 relative RMS): forward ≤ 1e-5, backward ≤ 1e-4.
 import { describe, expect, it } from 'vitest';
-import { NSA_ATTN_MAX_HEAD_DIM, nsaKeyTiling, nsaRowTiling, type NsaAttnShape, type NsaAttnVariant, type NsaBranch } from '../../src/kernels/nsa-attention';
+
+import {
+  NSA_ATTN_MAX_HEAD_DIM,
+  type NsaAttnShape,
+  type NsaAttnVariant,
+  type NsaBranch,
+  nsaKeyTiling,
+  nsaRowTiling,
+} from '../../src/kernels/nsa-attention';
 import type { NsaConfig } from '../../src/spec/nsa-config';
 import { getGpu } from '../helpers/gpu';
 import { expectMatches, randomBranchInputs, referenceBranch, runBranch } from './attention-harness';
@@ -26,8 +34,13 @@ describe('NSA branch attention at model head dims', () => {
   });
 
   it.each([
-    ['win', 'group', WIDE], ['cmp', 'group', WIDE], ['win', 'group', NS4],
-    ['cmp', 'simple', WIDE], ['sel', 'simple', WIDE], ['win', 'simple', WIDE], ['sel', 'simple', MAX],
+    ['win', 'group', WIDE],
+    ['cmp', 'group', WIDE],
+    ['win', 'group', NS4],
+    ['cmp', 'simple', WIDE],
+    ['sel', 'simple', WIDE],
+    ['win', 'simple', WIDE],
+    ['sel', 'simple', MAX],
   ] as Array<[NsaBranch, NsaAttnVariant, NsaAttnShape]>)('%s, %s at %o (rel RMS fwd ≤ 1e-5, bwd ≤ 1e-4)', async (branch, variant, s) => {
     const gpu = await getGpu();
     const x = randomBranchInputs(s, CFG, branch, s.dk + s.T, 1.5);

@@ -3,8 +3,9 @@
 // rarely a multiple of d or lSel.
 // Tolerances (f32 vs f64 relative RMS): forward out and lse ≤ 1e-5, backward dq/dK/dV ≤ 1e-4.
 import { describe, expect, it } from 'vitest';
+
 import type { NsaAttnShape, NsaAttnVariant, NsaBranch } from '../../src/kernels/nsa-attention';
-import { validateNsaConfig, type NsaConfig } from '../../src/spec/nsa-config';
+import { type NsaConfig, validateNsaConfig } from '../../src/spec/nsa-config';
 import { rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
 import { BRANCH_VARIANTS, expectMatches, randomBranchInputs, referenceBranch, runBranch } from './attention-harness';
@@ -20,7 +21,14 @@ function randomConfig(seed: number): NsaConfig {
   const d = pick([1, 2, 3, 4].filter((x) => lSel % x === 0));
   const l = d * pick([1, 2, 3].filter((m) => d * m <= lSel));
   const c: NsaConfig = {
-    l, d, lSel, nSel: pick([3, 4]), w: pick([1, 3, 7, 12]), phi: 'avg', forceInit: r() < 0.7, forceLocal: pick([0, 1, 2]),
+    l,
+    d,
+    lSel,
+    nSel: pick([3, 4]),
+    w: pick([1, 3, 7, 12]),
+    phi: 'avg',
+    forceInit: r() < 0.7,
+    forceLocal: pick([0, 1, 2]),
   };
   expect(validateNsaConfig(c)).toEqual([]);
   return c;
@@ -42,14 +50,15 @@ const CASES: Array<[string, NsaConfig, NsaAttnShape]> = [
 ];
 
 describe('NSA branch attention vs the float64 reference', () => {
-  it.each(CASES.flatMap(([name, c, s]) => BRANCH_VARIANTS.map(([b, v]) => [b, v, name, c, s] as [NsaBranch, NsaAttnVariant, string, NsaConfig, NsaAttnShape])))(
-    '%s, %s: %s (rel RMS fwd ≤ 1e-5, bwd ≤ 1e-4)',
-    async (branch, variant, _name, cfg, s) => {
-      const gpu = await getGpu();
-      const x = randomBranchInputs(s, cfg, branch, s.T * 7 + cfg.lSel, 1.5);
-      const [g] = await runBranch(gpu, s, cfg, branch, x, { variant });
-      expectMatches(g, referenceBranch(s, cfg, branch, x));
-      expect(gpu.reports).toEqual([]);
-    },
-  );
+  it.each(
+    CASES.flatMap(([name, c, s]) =>
+      BRANCH_VARIANTS.map(([b, v]) => [b, v, name, c, s] as [NsaBranch, NsaAttnVariant, string, NsaConfig, NsaAttnShape]),
+    ),
+  )('%s, %s: %s (rel RMS fwd ≤ 1e-5, bwd ≤ 1e-4)', async (branch, variant, _name, cfg, s) => {
+    const gpu = await getGpu();
+    const x = randomBranchInputs(s, cfg, branch, s.T * 7 + cfg.lSel, 1.5);
+    const [g] = await runBranch(gpu, s, cfg, branch, x, { variant });
+    expectMatches(g, referenceBranch(s, cfg, branch, x));
+    expect(gpu.reports).toEqual([]);
+  });
 });

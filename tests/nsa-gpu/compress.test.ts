@@ -2,14 +2,19 @@
 // batched over B sequences (the reference runs per sequence). Tolerances: f32 vs f64 relative RMS
 // ≤ 1e-5 forward, ≤ 1e-4 backward.
 import { describe, expect, it } from 'vitest';
+
 import { createArena } from '../../src/gpu/arena';
 import {
-  compressAvgBackwardDispatch, compressAvgForwardDispatch, compressMlpBackwardDispatches, compressMlpForwardDispatches,
-  compressMlpScratchLengths, type CmpMlpSlices,
+  type CmpMlpSlices,
+  compressAvgBackwardDispatch,
+  compressAvgForwardDispatch,
+  compressMlpBackwardDispatches,
+  compressMlpForwardDispatches,
+  compressMlpScratchLengths,
 } from '../../src/kernels/nsa-compress';
-import type { NsaConfig } from '../../src/spec/nsa-config';
+import { type CmpMlpWeights, compressBackwardRef, compressRef } from '../../src/reference/nsa/compression';
 import { numCmpBlocks } from '../../src/spec/nsa-blocks';
-import { compressBackwardRef, compressRef, type CmpMlpWeights } from '../../src/reference/nsa/compression';
+import type { NsaConfig } from '../../src/spec/nsa-config';
 import { expectClose, randn, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
 
@@ -113,7 +118,10 @@ async function mlpSetup(cs: Case & { Dh: number }, seed: number) {
   const W = randomMlp(D, Dh, cfg.l, r);
   const x = F(randn(B * nx, r));
   const dout = F(randn(B * nc, r));
-  const grad0 = Object.fromEntries(WEIGHT_NAMES.map((k) => [k, F(randn(W[k].length, r, 0.1))])) as Record<(typeof WEIGHT_NAMES)[number], Float64Array>;
+  const grad0 = Object.fromEntries(WEIGHT_NAMES.map((k) => [k, F(randn(W[k].length, r, 0.1))])) as Record<
+    (typeof WEIGHT_NAMES)[number],
+    Float64Array
+  >;
   const scratchLen = compressMlpScratchLengths({ B, T, G, D, dHidden: Dh, cfg });
   const arena = createArena(gpu, 'cmp-mlp', [
     { name: 'x', bytes: B * nx * 4 },
@@ -138,7 +146,13 @@ async function mlpSetup(cs: Case & { Dh: number }, seed: number) {
   const dims = { B, T, G, D, dHidden: Dh, cfg };
   const fwd = await compressMlpForwardDispatches(gpu, { ...dims, x: s('x'), out: s('out'), weights: slices('w'), scratch });
   const bwd = await compressMlpBackwardDispatches(gpu, {
-    ...dims, dout: s('dout'), x: s('x'), dx: s('dx'), weights: slices('w'), grads: slices('g'), scratch,
+    ...dims,
+    dout: s('dout'),
+    x: s('x'),
+    dx: s('dx'),
+    weights: slices('w'),
+    grads: slices('g'),
+    scratch,
   });
   return { gpu, s, fwd, bwd, W, x, dout, grad0, cfg, N, nx, nc, writeGrads };
 }
@@ -188,7 +202,11 @@ describe('compression φ = mlp', () => {
 
   it('rejects wrong sizes and invalid configs before any GPU work', async () => {
     const gpu = await getGpu();
-    const arena = createArena(gpu, 'bad', ['x', 'o', 'p'].map((name) => ({ name, bytes: 64 })));
+    const arena = createArena(
+      gpu,
+      'bad',
+      ['x', 'o', 'p'].map((name) => ({ name, bytes: 64 })),
+    );
     const [x, o] = ['x', 'o'].map((k) => arena.get(k));
     const a = { x, out: o, B: 1, T: 8, G: 1, D: 2, cfg: BASE };
     await expect(compressAvgForwardDispatch(gpu, { ...a, T: 9 })).rejects.toThrow(/x holds/);

@@ -2,6 +2,7 @@
 // vs combineBackwardRef: dO_c = g_c·dO and dgates = ⟨dO, O_c⟩, f32 vs f64 relative RMS ≤ 1e-4
 // (backward tolerance; dv-term dot products in f32). Both outputs overwrite.
 import { describe, expect, it } from 'vitest';
+
 import { createArena } from '../../src/gpu/arena';
 import { combineBackwardGatesDispatches } from '../../src/kernels/nsa-gates';
 import { combineBackwardRef } from '../../src/reference/nsa/gates';
@@ -23,14 +24,28 @@ async function setup(rows: number, H: number, dv: number, seed: number) {
     dout: F(randn(n, r)),
   };
   const sizes: Record<string, number> = { gates: n3, oCmp: n, oSel: n, oWin: n, dout: n, dCmp: n, dSel: n, dWin: n, dgates: n3 };
-  const arena = createArena(gpu, 'dgates', Object.entries(sizes).map(([name, k]) => ({ name, bytes: k * 4 })));
+  const arena = createArena(
+    gpu,
+    'dgates',
+    Object.entries(sizes).map(([name, k]) => ({ name, bytes: k * 4 })),
+  );
   const s = (k: string) => arena.get(k);
   for (const k of ['gates', 'oCmp', 'oSel', 'oWin', 'dout'] as const) gpu.write(s(k), new Float32Array(data[k]));
   // Garbage in the outputs: each must be overwritten, not accumulated into.
   for (const k of ['dCmp', 'dSel', 'dWin', 'dgates']) gpu.write(s(k), new Float32Array(randn(sizes[k], r, 3)));
   const bwd = await combineBackwardGatesDispatches(gpu, {
-    dout: s('dout'), gates: s('gates'), oCmp: s('oCmp'), oSel: s('oSel'), oWin: s('oWin'),
-    dCmp: s('dCmp'), dSel: s('dSel'), dWin: s('dWin'), dgates: s('dgates'), rows, H, dv,
+    dout: s('dout'),
+    gates: s('gates'),
+    oCmp: s('oCmp'),
+    oSel: s('oSel'),
+    oWin: s('oWin'),
+    dCmp: s('dCmp'),
+    dSel: s('dSel'),
+    dWin: s('dWin'),
+    dgates: s('dgates'),
+    rows,
+    H,
+    dv,
   });
   return { gpu, s, bwd, data };
 }
@@ -56,10 +71,22 @@ describe('gated mix backward wrt the gate values', () => {
     const { gpu, s, data } = await setup(rows, H, dv, 3);
     const g = Float32Array.from({ length: rows * 3 * H }, (_, i) => (i % 2 === 0 ? 0 : 1)); // g(1 − g) = 0
     gpu.write(s('gates'), g);
-    gpu.run(await combineBackwardGatesDispatches(gpu, {
-      dout: s('dout'), gates: s('gates'), oCmp: s('oCmp'), oSel: s('oSel'), oWin: s('oWin'),
-      dCmp: s('dCmp'), dSel: s('dSel'), dWin: s('dWin'), dgates: s('dgates'), rows, H, dv,
-    }));
+    gpu.run(
+      await combineBackwardGatesDispatches(gpu, {
+        dout: s('dout'),
+        gates: s('gates'),
+        oCmp: s('oCmp'),
+        oSel: s('oSel'),
+        oWin: s('oWin'),
+        dCmp: s('dCmp'),
+        dSel: s('dSel'),
+        dWin: s('dWin'),
+        dgates: s('dgates'),
+        rows,
+        H,
+        dv,
+      }),
+    );
     const ref = combineBackwardRef(data.dout, data.oCmp, data.oSel, data.oWin, g, rows, H, dv);
     const dg = await gpu.readF32(s('dgates'), rows * 3 * H);
     expect(Array.from(dg).some((v) => v !== 0)).toBe(true);
@@ -79,7 +106,11 @@ describe('gated mix backward wrt the gate values', () => {
 
   it('rejects short and overlapping buffers before any GPU work', async () => {
     const gpu = await getGpu();
-    const arena = createArena(gpu, 'bad', ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'].map((name) => ({ name, bytes: 24 })));
+    const arena = createArena(
+      gpu,
+      'bad',
+      ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'].map((name) => ({ name, bytes: 24 })),
+    );
     const [a, b, c, d, e, f, g, h, i] = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'].map((k) => arena.get(k));
     const args = { dout: a, gates: b, oCmp: c, oSel: d, oWin: e, dCmp: f, dSel: g, dWin: h, dgates: i, rows: 1, H: 2, dv: 3 };
     const before = gpu.counters.buffersCreated;

@@ -2,12 +2,18 @@
 // forward ≤ 1e-5, backward ≤ 1e-4). The reference's gate takes x·Wg; with x = logits and Wg = I
 // (C = 3H) it is sigmoid(logits + bias), and its dx is exactly dlogits.
 import { describe, expect, it } from 'vitest';
+
 import { createArena } from '../../src/gpu/arena';
 import { combineBackwardDispatches, combineForwardDispatch, gateForwardDispatch } from '../../src/kernels/nsa-gates';
-import { type GateAblation } from '../../src/spec/gates';
 import {
-  applyGateAblation, combineBackwardRef, combineRef, gateAblationBackward, gateBackwardRef, gateForwardRef,
+  applyGateAblation,
+  combineBackwardRef,
+  combineRef,
+  gateAblationBackward,
+  gateBackwardRef,
+  gateForwardRef,
 } from '../../src/reference/nsa/gates';
+import { type GateAblation } from '../../src/spec/gates';
 import { expectClose, randn, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
 
@@ -38,12 +44,28 @@ async function setup(rows: number, H: number, dv: number, ablation: GateAblation
     dbias0: F(randn(3 * H, r)),
   };
   const sizes: Record<string, number> = {
-    logits: n3, bias: 3 * H, gates: n3, oCmp: n, oSel: n, oWin: n, out: n, dout: n,
-    dCmp: n, dSel: n, dWin: n, dlogits: n3, dbias: 3 * H,
+    logits: n3,
+    bias: 3 * H,
+    gates: n3,
+    oCmp: n,
+    oSel: n,
+    oWin: n,
+    out: n,
+    dout: n,
+    dCmp: n,
+    dSel: n,
+    dWin: n,
+    dlogits: n3,
+    dbias: 3 * H,
   };
-  const arena = createArena(gpu, 'gates', Object.entries(sizes).map(([name, k]) => ({ name, bytes: k * 4 })));
+  const arena = createArena(
+    gpu,
+    'gates',
+    Object.entries(sizes).map(([name, k]) => ({ name, bytes: k * 4 })),
+  );
   const s = (k: string) => arena.get(k);
-  for (const k of ['logits', 'bias', 'oCmp', 'oSel', 'oWin', 'dout'] as const) if (data[k].length) gpu.write(s(k), new Float32Array(data[k]));
+  for (const k of ['logits', 'bias', 'oCmp', 'oSel', 'oWin', 'dout'] as const)
+    if (data[k].length) gpu.write(s(k), new Float32Array(data[k]));
   for (const k of ['dCmp', 'dSel', 'dWin', 'dlogits', 'out']) if (sizes[k]) gpu.write(s(k), new Float32Array(randn(sizes[k], r))); // garbage
   gpu.write(s('dbias'), new Float32Array(data.dbias0));
   const fwd = [
@@ -51,8 +73,20 @@ async function setup(rows: number, H: number, dv: number, ablation: GateAblation
     await combineForwardDispatch(gpu, { gates: s('gates'), oCmp: s('oCmp'), oSel: s('oSel'), oWin: s('oWin'), out: s('out'), rows, H, dv }),
   ];
   const bwd = await combineBackwardDispatches(gpu, {
-    dout: s('dout'), gates: s('gates'), oCmp: s('oCmp'), oSel: s('oSel'), oWin: s('oWin'),
-    dCmp: s('dCmp'), dSel: s('dSel'), dWin: s('dWin'), dlogits: s('dlogits'), dbias: s('dbias'), rows, H, dv, ablation,
+    dout: s('dout'),
+    gates: s('gates'),
+    oCmp: s('oCmp'),
+    oSel: s('oSel'),
+    oWin: s('oWin'),
+    dCmp: s('dCmp'),
+    dSel: s('dSel'),
+    dWin: s('dWin'),
+    dlogits: s('dlogits'),
+    dbias: s('dbias'),
+    rows,
+    H,
+    dv,
+    ablation,
   });
   return { gpu, s, fwd, bwd, data };
 }
@@ -110,10 +144,23 @@ describe('gates and gated combination', () => {
   it('saturated logits give gates in [0, 1] without NaN', async () => {
     const gpu = await getGpu();
     const logits = new Float32Array([-1000, -90, -20, 0, 20, 90, 1000, -1e30, 1e30]);
-    const arena = createArena(gpu, 'sat', [{ name: 'l', bytes: 36 }, { name: 'b', bytes: 36 }, { name: 'g', bytes: 36 }]);
+    const arena = createArena(gpu, 'sat', [
+      { name: 'l', bytes: 36 },
+      { name: 'b', bytes: 36 },
+      { name: 'g', bytes: 36 },
+    ]);
     gpu.write(arena.get('l'), logits);
     gpu.write(arena.get('b'), new Float32Array(9));
-    gpu.run([await gateForwardDispatch(gpu, { logits: arena.get('l'), bias: arena.get('b'), gates: arena.get('g'), rows: 1, H: 3, ablation: { kind: 'none' } })]);
+    gpu.run([
+      await gateForwardDispatch(gpu, {
+        logits: arena.get('l'),
+        bias: arena.get('b'),
+        gates: arena.get('g'),
+        rows: 1,
+        H: 3,
+        ablation: { kind: 'none' },
+      }),
+    ]);
     const g = Array.from(await gpu.readF32(arena.get('g'), 9));
     const want = Array.from(logits, (z) => 1 / (1 + Math.exp(-z)));
     g.forEach((v, i) => expect(Math.abs(v - want[i])).toBeLessThanOrEqual(1e-7));
@@ -121,7 +168,11 @@ describe('gates and gated combination', () => {
 
   it('rejects bad arguments before any GPU work', async () => {
     const gpu = await getGpu();
-    const arena = createArena(gpu, 'bad', ['a', 'b', 'c'].map((name) => ({ name, bytes: 48 })));
+    const arena = createArena(
+      gpu,
+      'bad',
+      ['a', 'b', 'c'].map((name) => ({ name, bytes: 48 })),
+    );
     const [x, y, z] = ['a', 'b', 'c'].map((k) => arena.get(k));
     const a = { logits: x, bias: y, gates: z, rows: 1, H: 4, ablation: { kind: 'none' } as GateAblation };
     await expect(gateForwardDispatch(gpu, { ...a, rows: 2 })).rejects.toThrow(/logits holds/);

@@ -1,11 +1,12 @@
 // Shared fixtures of the NSA op tests: random inputs without selection near-ties, the float64
 // layer reference per sequence, and one end-to-end check of forward and backward.
 import { expect } from 'vitest';
+
+import { NsaOp, type NsaOpInputs } from '../../src/model/nsa/op';
+import { nsaBackwardRef, type NsaForward, nsaForwardRef, type NsaGrads } from '../../src/reference/nsa/layer';
 import { forcedBlocks, numSelBlocks } from '../../src/spec/nsa-blocks';
 import type { NsaConfig, NsaShape } from '../../src/spec/nsa-config';
-import { NsaOp, type NsaOpInputs } from '../../src/model/nsa/op';
 import type { AttentionShape } from '../../src/spec/shapes';
-import { nsaBackwardRef, nsaForwardRef, type NsaForward, type NsaGrads } from '../../src/reference/nsa/layer';
 import { expectClose, randn, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
 
@@ -41,7 +42,9 @@ function boundaryGap(P: ArrayLike<number>, s: NsaShape, c: NsaConfig): number {
     const forced = forcedBlocks(t, c);
     const rem = Math.min(c.nSel, nb) - forced.length;
     for (let g = 0; g < s.G; g++) {
-      const v = Array.from({ length: nb }, (_, j) => j).filter((j) => !forced.includes(j)).map((j) => P[(t * s.G + g) * nB + j]);
+      const v = Array.from({ length: nb }, (_, j) => j)
+        .filter((j) => !forced.includes(j))
+        .map((j) => P[(t * s.G + g) * nB + j]);
       v.sort((a, b) => b - a);
       if (rem > 0 && rem < v.length && v[rem - 1] !== v[rem]) gap = Math.min(gap, v[rem - 1] - v[rem]);
     }
@@ -64,8 +67,14 @@ function reference(s: AttentionShape, cfg: NsaConfig, x: NsaOpInputs, dout?: Flo
   const run: RefRun = { fwd: [], grads: [] };
   for (let b = 0; b < s.B; b++) {
     const inp = {
-      q: part(x.q, b), kCmp: part(x.kCmp, b), vCmp: part(x.vCmp, b), kSel: part(x.kSel, b), vSel: part(x.vSel, b),
-      kWin: part(x.kWin, b), vWin: part(x.vWin, b), gates: part(x.gates, b),
+      q: part(x.q, b),
+      kCmp: part(x.kCmp, b),
+      vCmp: part(x.vCmp, b),
+      kSel: part(x.kSel, b),
+      vSel: part(x.vSel, b),
+      kWin: part(x.kWin, b),
+      vWin: part(x.vWin, b),
+      gates: part(x.gates, b),
     };
     const fwd = nsaForwardRef(inp, seq, cfg);
     run.fwd.push(fwd);
@@ -105,22 +114,36 @@ export async function checkCase(cs: Case, seed: number): Promise<void> {
   const op = await NsaOp.create(gpu, s, cfg);
   try {
     const f = await op.forward(x);
-    expect(Array.from(f.selection)).toEqual(Array.from(cat(refF.fwd.map((r) => r.selection), (n) => new Int32Array(n))));
+    expect(Array.from(f.selection)).toEqual(
+      Array.from(
+        cat(
+          refF.fwd.map((r) => r.selection),
+          (n) => new Int32Array(n),
+        ),
+      ),
+    );
     expectClose('out', f.out, catF(ref.fwd.map((r) => r.o)), 1e-5);
     expectClose('oSel', f.oSel, catF(ref.fwd.map((r) => r.sel.o)), 1e-5);
     expectClose('oWin', f.oWin, catF(ref.fwd.map((r) => r.win.o)), 1e-5);
-    if (s.T < cfg.l) expect(Array.from(f.oCmp).every((v) => v === 0)).toBe(true); // no block visible: exactly 0
+    if (s.T < cfg.l)
+      expect(Array.from(f.oCmp).every((v) => v === 0)).toBe(true); // no block visible: exactly 0
     else expectClose('oCmp', f.oCmp, catF(ref.fwd.map((r) => r.cmp.o)), 1e-5);
 
     const g = await op.backward(dout);
     for (const [k, rk] of [
-      ['dq', 'dq'], ['dkSel', 'dkSel'], ['dvSel', 'dvSel'], ['dkWin', 'dkWin'], ['dvWin', 'dvWin'], ['dgates', 'dGates'],
+      ['dq', 'dq'],
+      ['dkSel', 'dkSel'],
+      ['dvSel', 'dvSel'],
+      ['dkWin', 'dkWin'],
+      ['dvWin', 'dvWin'],
+      ['dgates', 'dGates'],
     ] as const) {
       expectClose(k, g[k], catF(ref.grads.map((r) => r[rk])), 1e-4);
     }
     for (const k of ['dkCmp', 'dvCmp'] as const) {
       const want = catF(ref.grads.map((r) => r[k]));
-      if (s.T < cfg.l) expect(Array.from(g[k]).every((v) => v === 0)).toBe(true); // no compressed block: no gradient
+      if (s.T < cfg.l)
+        expect(Array.from(g[k]).every((v) => v === 0)).toBe(true); // no compressed block: no gradient
       else expectClose(k, g[k], want, 1e-4);
     }
   } finally {

@@ -3,7 +3,8 @@
 // dk, dv and lSel match op.test.ts so the key-outer kernels are shared when both files run.
 // Forward ≤ 1e-5, grads ≤ 1e-4 rel RMS, selection exact (op-harness.ts).
 import { describe, it } from 'vitest';
-import { checkCase, type Case } from './op-harness';
+
+import { type Case, checkCase } from './op-harness';
 
 const CASES: Case[] = [
   {

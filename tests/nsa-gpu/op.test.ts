@@ -5,14 +5,15 @@
 // cannot flip a choice. Also: validation before any GPU work, no allocation per call, determinism,
 // and the GPU-resident binding.
 import { describe, expect, it } from 'vitest';
+
 import { createArena } from '../../src/gpu/arena';
-import type { NsaConfig } from '../../src/spec/nsa-config';
 import { NsaOp } from '../../src/model/nsa/op';
 import { NsaOpConfigError, nsaOpTensorSizes } from '../../src/model/nsa/op-bind';
+import type { NsaConfig } from '../../src/spec/nsa-config';
 import type { AttentionShape } from '../../src/spec/shapes';
 import { randn, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
-import { checkCase, f32, randomInputs, type Case } from './op-harness';
+import { type Case, checkCase, f32, randomInputs } from './op-harness';
 
 const BASE: NsaConfig = { l: 4, d: 2, lSel: 8, nSel: 3, w: 6, phi: 'avg', forceInit: true, forceLocal: 1 };
 
@@ -136,12 +137,32 @@ describe('NSA op API', () => {
     op.destroy();
     const z = nsaOpTensorSizes(shape, BASE);
     const sizes: Record<string, number> = { ...z.inputs, out: z.out, ...z.grads };
-    const arena = createArena(gpu, 'caller', Object.entries(sizes).map(([name, n]) => ({ name, bytes: 4 * n })));
+    const arena = createArena(
+      gpu,
+      'caller',
+      Object.entries(sizes).map(([name, n]) => ({ name, bytes: 4 * n })),
+    );
     const a = (k: string) => arena.get(k);
-    const inputs = { q: a('q'), kCmp: a('kCmp'), vCmp: a('vCmp'), kSel: a('kSel'), vSel: a('vSel'), kWin: a('kWin'), vWin: a('vWin'), gates: a('gates') };
+    const inputs = {
+      q: a('q'),
+      kCmp: a('kCmp'),
+      vCmp: a('vCmp'),
+      kSel: a('kSel'),
+      vSel: a('vSel'),
+      kWin: a('kWin'),
+      vWin: a('vWin'),
+      gates: a('gates'),
+    };
     const grads = {
-      dout: a('dout'), dq: a('dq'), dkCmp: a('dkCmp'), dvCmp: a('dvCmp'), dkSel: a('dkSel'), dvSel: a('dvSel'),
-      dkWin: a('dkWin'), dvWin: a('dvWin'), dgates: a('dgates'),
+      dout: a('dout'),
+      dq: a('dq'),
+      dkCmp: a('dkCmp'),
+      dvCmp: a('dvCmp'),
+      dkSel: a('dkSel'),
+      dvSel: a('dvSel'),
+      dkWin: a('dkWin'),
+      dvWin: a('dvWin'),
+      dgates: a('dgates'),
     };
     await expect(NsaOp.bind(gpu, shape, BASE, { inputs, out: a('q'), grads })).rejects.toThrow(/q and out overlap|out holds/);
     const bound = await NsaOp.bind(gpu, shape, BASE, { inputs, out: a('out'), grads });

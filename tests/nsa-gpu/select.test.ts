@@ -1,13 +1,14 @@
 // NSA selection on the GPU: group scores P vs selectionScoresRef (relative RMS ≤ 1e-5, f32 vs f64)
 // and top-n EXACTLY equal to selectBlocksRef, batched over B sequences.
 import { describe, expect, it } from 'vitest';
+
 import { createArena } from '../../src/gpu/arena';
 import type { GpuContext } from '../../src/gpu/context';
 import { selectionScoresDispatch, topNSelectionDispatch } from '../../src/kernels/nsa-select';
-import type { NsaConfig, NsaShape } from '../../src/spec/nsa-config';
-import { forcedBlocks, numCmpBlocks, numSelBlocks, visibleCmpBlocks } from '../../src/spec/nsa-blocks';
 import { compressedForwardRef } from '../../src/reference/nsa/compressed';
 import { selectBlocksRef, selectionScoresRef } from '../../src/reference/nsa/selection';
+import { forcedBlocks, numCmpBlocks, numSelBlocks, visibleCmpBlocks } from '../../src/spec/nsa-blocks';
+import type { NsaConfig, NsaShape } from '../../src/spec/nsa-config';
 import { expectClose, randn, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
 
@@ -29,14 +30,48 @@ const CASES: Case[] = [
   { name: 'base T=37', cfg: BASE, B: 2, T: 37, H: 4, G: 2, dk: 4 },
   { name: 'T=1', cfg: BASE, B: 2, T: 1, H: 4, G: 2, dk: 4 },
   { name: 'T=l−1 (no compressed block)', cfg: BASE, B: 2, T: 3, H: 4, G: 2, dk: 4 },
-  { name: 'nSel=1, forceInit=false, forceLocal=1', cfg: { ...BASE, nSel: 1, forceInit: false, forceLocal: 1 }, B: 2, T: 37, H: 4, G: 2, dk: 4 },
-  { name: 'nSel=1, no forced block (pure top-1)', cfg: { ...BASE, nSel: 1, forceInit: false, forceLocal: 0 }, B: 2, T: 37, H: 3, G: 1, dk: 5 },
+  {
+    name: 'nSel=1, forceInit=false, forceLocal=1',
+    cfg: { ...BASE, nSel: 1, forceInit: false, forceLocal: 1 },
+    B: 2,
+    T: 37,
+    H: 4,
+    G: 2,
+    dk: 4,
+  },
+  {
+    name: 'nSel=1, no forced block (pure top-1)',
+    cfg: { ...BASE, nSel: 1, forceInit: false, forceLocal: 0 },
+    B: 2,
+    T: 37,
+    H: 3,
+    G: 1,
+    dk: 5,
+  },
   { name: 'nSel = forceInit + forceLocal', cfg: { ...BASE, nSel: 3, forceLocal: 2 }, B: 2, T: 41, H: 4, G: 2, dk: 4 },
   { name: 'nSel ≥ nb', cfg: { ...BASE, nSel: 8, forceLocal: 2 }, B: 1, T: 37, H: 2, G: 2, dk: 3 },
   { name: 'd=1, l=3, lSel=6', cfg: { ...BASE, l: 3, d: 1, lSel: 6 }, B: 2, T: 23, H: 4, G: 2, dk: 4 },
   { name: 'l = d = lSel', cfg: { ...BASE, l: 4, d: 4, lSel: 4, nSel: 4 }, B: 1, T: 26, H: 2, G: 1, dk: 4 },
-  { name: 'T=203, nSel=32 of 51 blocks', cfg: { ...BASE, l: 4, d: 2, lSel: 4, nSel: 32, forceLocal: 2 }, B: 1, T: 203, H: 2, G: 1, dk: 4, seed: 1 },
-  { name: 'T=400, nSel=40 of 50 blocks, l=8, d=4, lSel=8', cfg: { ...BASE, l: 8, d: 4, lSel: 8, nSel: 40, forceLocal: 3 }, B: 1, T: 400, H: 2, G: 2, dk: 4, seed: 1 },
+  {
+    name: 'T=203, nSel=32 of 51 blocks',
+    cfg: { ...BASE, l: 4, d: 2, lSel: 4, nSel: 32, forceLocal: 2 },
+    B: 1,
+    T: 203,
+    H: 2,
+    G: 1,
+    dk: 4,
+    seed: 1,
+  },
+  {
+    name: 'T=400, nSel=40 of 50 blocks, l=8, d=4, lSel=8',
+    cfg: { ...BASE, l: 8, d: 4, lSel: 8, nSel: 40, forceLocal: 3 },
+    B: 1,
+    T: 400,
+    H: 2,
+    G: 2,
+    dk: 4,
+    seed: 1,
+  },
 ];
 
 async function runSelection(gpu: GpuContext, cs: Case, q: Float64Array, kc: Float64Array, lse: Float64Array) {
@@ -74,7 +109,9 @@ function boundaryGap(P: ArrayLike<number>, T: number, G: number, c: NsaConfig): 
     const forced = forcedBlocks(t, c);
     const rem = Math.min(c.nSel, nb) - forced.length;
     for (let g = 0; g < G; g++) {
-      const v = Array.from({ length: nb }, (_, j) => j).filter((j) => !forced.includes(j)).map((j) => P[(t * G + g) * nB + j]);
+      const v = Array.from({ length: nb }, (_, j) => j)
+        .filter((j) => !forced.includes(j))
+        .map((j) => P[(t * G + g) * nB + j]);
       v.sort((a, b) => b - a);
       if (rem > 0 && rem < v.length && v[rem - 1] !== v[rem]) gap = Math.min(gap, v[rem - 1] - v[rem]);
     }
@@ -96,7 +133,13 @@ describe('selection scores and top-n', () => {
     const lse = new Float64Array(B * H * T);
     const refScores = new Float64Array(B * T * G * nB);
     for (let b = 0; b < B; b++) {
-      const cmp = compressedForwardRef(q.subarray(b * T * H * dk, (b + 1) * T * H * dk), kc.subarray(b * N * G * dk, (b + 1) * N * G * dk), vc, shape, cfg);
+      const cmp = compressedForwardRef(
+        q.subarray(b * T * H * dk, (b + 1) * T * H * dk),
+        kc.subarray(b * N * G * dk, (b + 1) * N * G * dk),
+        vc,
+        shape,
+        cfg,
+      );
       // Where ncmp(t) = 0 the reference lse is −∞; give the kernel NaN there: it must not read it.
       for (let x = 0; x < H * T; x++) lse[b * H * T + x] = visibleCmpBlocks(x % T, cfg) === 0 ? NaN : cmp.lse[x];
       refScores.set(selectionScoresRef(cmp.p, shape, cfg).scores, b * T * G * nB);
@@ -186,7 +229,11 @@ describe('top-n on given scores', () => {
 
   it('rejects an invalid config and short buffers before any GPU work', async () => {
     const gpu = await getGpu();
-    const arena = createArena(gpu, 'bad', ['p', 's'].map((name) => ({ name, bytes: 64 })));
+    const arena = createArena(
+      gpu,
+      'bad',
+      ['p', 's'].map((name) => ({ name, bytes: 64 })),
+    );
     const a = { scores: arena.get('p'), sel: arena.get('s'), B: 1, T: 4, G: 1, cfg: BASE };
     await expect(topNSelectionDispatch(gpu, { ...a, cfg: { ...BASE, nSel: 1 } })).rejects.toThrow(/nsa\.nSel/);
     await expect(topNSelectionDispatch(gpu, { ...a, T: 40 })).rejects.toThrow(/scores holds/);

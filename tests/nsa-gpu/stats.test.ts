@@ -3,13 +3,14 @@
 // goes through src/spec/nsa-ranges.ts selectionRanges (it throws on an invalid row) plus the count and
 // forced-block rules, an implementation independent of the kernel's.
 import { describe, expect, it } from 'vitest';
+
 import { createArena } from '../../src/gpu/arena';
 import { topNSelectionDispatch } from '../../src/kernels/nsa-select';
 import { decodeNsaStats, nsaStatsDispatches, nsaStatsLength } from '../../src/kernels/nsa-stats';
-import type { NsaConfig } from '../../src/spec/nsa-config';
-import { forcedBlocks, numSelBlocks, numSelCandidates } from '../../src/spec/nsa-blocks';
-import { selectionRanges } from '../../src/spec/nsa-ranges';
 import { selectBlocksRef } from '../../src/reference/nsa/selection';
+import { forcedBlocks, numSelBlocks, numSelCandidates } from '../../src/spec/nsa-blocks';
+import type { NsaConfig } from '../../src/spec/nsa-config';
+import { selectionRanges } from '../../src/spec/nsa-ranges';
 import { rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
 
@@ -23,7 +24,13 @@ function rowValid(row: ArrayLike<number>, t: number, c: NsaConfig): boolean {
   }
   const picked = Array.from(row).filter((j) => j !== -1);
   const take = Math.min(c.nSel, numSelCandidates(t, c));
-  return picked.length === take && Array.from(row).slice(0, take).every((j) => j >= 0) && forcedBlocks(t, c).every((f) => picked.includes(f));
+  return (
+    picked.length === take &&
+    Array.from(row)
+      .slice(0, take)
+      .every((j) => j >= 0) &&
+    forcedBlocks(t, c).every((f) => picked.includes(f))
+  );
 }
 
 function cpuStats(gates: Float32Array, sel: Int32Array, B: number, T: number, G: number, c: NsaConfig, maxD: number) {
@@ -54,7 +61,17 @@ async function run(gates: Float32Array, sel: Int32Array, B: number, T: number, H
   gpu.write(arena.get('gates'), gates);
   gpu.write(arena.get('sel'), sel);
   gpu.write(arena.get('stats'), new Uint32Array(nsaStatsLength(maxDistance)).fill(777)); // stale values: must be reset
-  const ds = await nsaStatsDispatches(gpu, { gates: arena.get('gates'), sel: arena.get('sel'), stats: arena.get('stats'), B, T, H, G, cfg, maxDistance });
+  const ds = await nsaStatsDispatches(gpu, {
+    gates: arena.get('gates'),
+    sel: arena.get('sel'),
+    stats: arena.get('stats'),
+    B,
+    T,
+    H,
+    G,
+    cfg,
+    maxDistance,
+  });
   gpu.run(ds);
   gpu.run(ds); // a second step on the same buffer: counters restart from 0
   expect(gpu.reports).toEqual([]);
@@ -75,7 +92,9 @@ function inputs(B: number, T: number, H: number, G: number, cfg: NsaConfig, seed
 }
 
 function expectStats(got: ReturnType<typeof decodeNsaStats>, want: ReturnType<typeof cpuStats>) {
-  got.gateMean.forEach((v, k) => expect(Math.abs(v - want.gateMean[k])).toBeLessThanOrEqual(1e-5 * Math.max(1e-30, Math.abs(want.gateMean[k]))));
+  got.gateMean.forEach((v, k) =>
+    expect(Math.abs(v - want.gateMean[k])).toBeLessThanOrEqual(1e-5 * Math.max(1e-30, Math.abs(want.gateMean[k]))),
+  );
   expect(got.histogram).toEqual(want.histogram);
   expect(got.invalid).toBe(want.invalidRows.length);
 }
@@ -86,15 +105,18 @@ describe('nsa stats', () => {
     ['T=203, G=1, maxDistance=8 (last bucket collects the far blocks)', BASE, 1, 203, 3, 1, 8],
     ['nSel=1, forceInit=false, forceLocal=0, maxDistance=0', { ...BASE, nSel: 1, forceInit: false, forceLocal: 0 }, 2, 29, 2, 2, 0],
     ['T=1', BASE, 2, 1, 2, 1, 3],
-  ] as Array<[string, NsaConfig, number, number, number, number, number]>)('%s: valid selection → invalid = 0', async (_n, cfg, B, T, H, G, maxD) => {
-    const { gates, sel } = inputs(B, T, H, G, cfg, T + maxD);
-    const want = cpuStats(gates, sel, B, T, G, cfg, maxD);
-    expect(want.invalidRows).toEqual([]);
-    const got = await run(gates, sel, B, T, H, G, cfg, maxD);
-    expectStats(got, want);
-    expect(got.invalid).toBe(0);
-    expect(got.histogram.reduce((a, v) => a + v, 0)).toBe(Array.from(sel).filter((j) => j >= 0).length);
-  });
+  ] as Array<[string, NsaConfig, number, number, number, number, number]>)(
+    '%s: valid selection → invalid = 0',
+    async (_n, cfg, B, T, H, G, maxD) => {
+      const { gates, sel } = inputs(B, T, H, G, cfg, T + maxD);
+      const want = cpuStats(gates, sel, B, T, G, cfg, maxD);
+      expect(want.invalidRows).toEqual([]);
+      const got = await run(gates, sel, B, T, H, G, cfg, maxD);
+      expectStats(got, want);
+      expect(got.invalid).toBe(0);
+      expect(got.histogram.reduce((a, v) => a + v, 0)).toBe(Array.from(sel).filter((j) => j >= 0).length);
+    },
+  );
 
   it('the GPU top-n selection passes the check (invalid = 0), read in the same pass', async () => {
     const gpu = await getGpu();
@@ -110,7 +132,10 @@ describe('nsa stats', () => {
       { name: 'stats', bytes: nsaStatsLength(maxD) * 4 },
     ]);
     const s = (k: string) => arena.get(k);
-    gpu.write(s('scores'), Float32Array.from({ length: B * T * G * nB }, () => r()));
+    gpu.write(
+      s('scores'),
+      Float32Array.from({ length: B * T * G * nB }, () => r()),
+    );
     gpu.write(s('gates'), gates);
     gpu.run([
       await topNSelectionDispatch(gpu, { scores: s('scores'), sel: s('sel'), B, T, G, cfg }),
@@ -129,15 +154,69 @@ describe('nsa stats', () => {
     const row = (t: number) => sel.subarray(t * cfg.nSel, (t + 1) * cfg.nSel);
     // t = 39: bt = 9, forced 0, 9, 8; one free slot.
     const corrupt: Array<[number, (r: Int32Array) => void, string]> = [
-      [39, (r) => { r[3] = 10; }, 'j > bt'],
-      [38, (r) => { r[1] = -2; }, 'j < −1'],
-      [37, (r) => { r[1] = r[0]; }, 'duplicate'],
-      [36, (r) => { [r[1], r[2]] = [r[2], r[1]]; }, 'not ascending'],
-      [35, (r) => { r.set([1, 2, 7, 8]); }, 'forced block 0 missing'],
-      [34, (r) => { r.set([0, 7, 8, -1]); }, 'too few'],
-      [2, (r) => { r.set([0, 0, -1, -1]); }, 'duplicate in a short row'],
-      [5, (r) => { r.set([0, 1, -1, 1]); }, 'block after padding (too many)'],
-      [9, (r) => { r.set([0, -1, 2, -1]); }, 'padding inside the row'],
+      [
+        39,
+        (r) => {
+          r[3] = 10;
+        },
+        'j > bt',
+      ],
+      [
+        38,
+        (r) => {
+          r[1] = -2;
+        },
+        'j < −1',
+      ],
+      [
+        37,
+        (r) => {
+          r[1] = r[0];
+        },
+        'duplicate',
+      ],
+      [
+        36,
+        (r) => {
+          [r[1], r[2]] = [r[2], r[1]];
+        },
+        'not ascending',
+      ],
+      [
+        35,
+        (r) => {
+          r.set([1, 2, 7, 8]);
+        },
+        'forced block 0 missing',
+      ],
+      [
+        34,
+        (r) => {
+          r.set([0, 7, 8, -1]);
+        },
+        'too few',
+      ],
+      [
+        2,
+        (r) => {
+          r.set([0, 0, -1, -1]);
+        },
+        'duplicate in a short row',
+      ],
+      [
+        5,
+        (r) => {
+          r.set([0, 1, -1, 1]);
+        },
+        'block after padding (too many)',
+      ],
+      [
+        9,
+        (r) => {
+          r.set([0, -1, 2, -1]);
+        },
+        'padding inside the row',
+      ],
     ];
     for (const [t, f] of corrupt) f(row(t));
     const want = cpuStats(gates, sel, B, T, G, cfg, 12);
@@ -149,7 +228,11 @@ describe('nsa stats', () => {
 
   it('rejects a histogram too large for workgroup memory and short buffers', async () => {
     const gpu = await getGpu();
-    const arena = createArena(gpu, 'bad', ['g', 's', 'o'].map((name) => ({ name, bytes: 64 })));
+    const arena = createArena(
+      gpu,
+      'bad',
+      ['g', 's', 'o'].map((name) => ({ name, bytes: 64 })),
+    );
     const a = { gates: arena.get('g'), sel: arena.get('s'), stats: arena.get('o'), B: 1, T: 2, H: 1, G: 1, cfg: BASE, maxDistance: 4 };
     await expect(nsaStatsDispatches(gpu, { ...a, maxDistance: 5000 })).rejects.toThrow(/maxDistance/);
     await expect(nsaStatsDispatches(gpu, { ...a, maxDistance: 20 })).rejects.toThrow(/stats holds/);

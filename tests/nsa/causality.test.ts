@@ -3,13 +3,23 @@
 // gradient with respect to every input at positions < s (and every MLP weight) must keep its bits,
 // and its gradient at positions ≥ s must be exactly 0.
 import { describe, expect, it } from 'vitest';
+
+import { nsaBackwardRef, nsaForwardRef } from '../../src/reference/nsa/layer';
 import { numCmpBlocks } from '../../src/spec/nsa-blocks';
 import type { NsaShape } from '../../src/spec/nsa-config';
-import { nsaBackwardRef, nsaForwardRef } from '../../src/reference/nsa/layer';
 import { randn, rng } from '../helpers/compare';
 import { CASES, headRows, randomInputs, sameBits, type TestInputs } from './helpers';
 
-const PICK = ['base T=37', 'one group', 'one head per group', 'w = 1', 'forceInit false, no forced blocks', 'l = d = lSel', 'd = 1, l = 3, lSel = 6', 'phi = mlp'];
+const PICK = [
+  'base T=37',
+  'one group',
+  'one head per group',
+  'w = 1',
+  'forceInit false, no forced blocks',
+  'l = d = lSel',
+  'd = 1, l = 3, lSel = 6',
+  'phi = mlp',
+];
 
 function perturbAt(inp: TestInputs, shape: NsaShape, s: number, seed: number): TestInputs {
   const { H, G, dk, dv } = shape;
@@ -77,18 +87,31 @@ describe('property 1: causality, bit for bit', () => {
       const ga = nsaBackwardRef(inp, shape, c, a, dO);
       const gb = nsaBackwardRef(inp2, shape, c, b, dO);
       const grads = [
-        ['dq', H * dk], ['dkCmp', G * dk], ['dvCmp', G * dv], ['dkSel', G * dk], ['dvSel', G * dv],
-        ['dkWin', G * dk], ['dvWin', G * dv], ['dGates', H * 3],
+        ['dq', H * dk],
+        ['dkCmp', G * dk],
+        ['dvCmp', G * dv],
+        ['dkSel', G * dk],
+        ['dvSel', G * dv],
+        ['dkWin', G * dk],
+        ['dvWin', G * dv],
+        ['dGates', H * 3],
       ] as const;
       for (const [name, width] of grads) {
         same(name, ga[name], gb[name], width);
         for (const g of [ga, gb]) {
           const tail = g[name].subarray(s * width);
-          expect(tail.every((x) => x === 0), `${name} rows ≥ ${s} are 0`).toBe(true);
+          expect(
+            tail.every((x) => x === 0),
+            `${name} rows ≥ ${s} are 0`,
+          ).toBe(true);
         }
       }
       // Row 0 reads one key per branch, so dq[0] is 0; from s = 2 on rows < s must carry gradient.
-      if (s > 1) expect(ga.dq.subarray(0, s * H * dk).some((x) => x !== 0), 'dq is not trivially 0').toBe(true);
+      if (s > 1)
+        expect(
+          ga.dq.subarray(0, s * H * dk).some((x) => x !== 0),
+          'dq is not trivially 0',
+        ).toBe(true);
       if (ga.dMlpK && gb.dMlpK && ga.dMlpV && gb.dMlpV) {
         for (const k of ['pos', 'w1', 'b1', 'w2', 'b2'] as const) {
           expect(sameBits(ga.dMlpK[k], gb.dMlpK[k]), `mlp.k.${k}`).toBe(true);

@@ -1,11 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import {
-  forcedBlocks, numCmpBlocks, numSelBlocks, numSelCandidates, overlapFraction, overlappedSelBlocks, visibleCmpBlocks,
-} from '../../src/spec/nsa-blocks';
-import { InvalidConfigError } from '../../src/spec/config-issue';
-import { assertNsaConfig, PAPER_NSA_CONFIG, validateNsaConfig, type NsaConfig, type NsaShape } from '../../src/spec/nsa-config';
-import { selectionRanges } from '../../src/spec/nsa-ranges';
+
 import { nsaForwardRef } from '../../src/reference/nsa/layer';
+import { InvalidConfigError } from '../../src/spec/config-issue';
+import {
+  forcedBlocks,
+  numCmpBlocks,
+  numSelBlocks,
+  numSelCandidates,
+  overlapFraction,
+  overlappedSelBlocks,
+  visibleCmpBlocks,
+} from '../../src/spec/nsa-blocks';
+import { assertNsaConfig, type NsaConfig, type NsaShape, PAPER_NSA_CONFIG, validateNsaConfig } from '../../src/spec/nsa-config';
+import { selectionRanges } from '../../src/spec/nsa-ranges';
 import { BASE, randomInputs } from './helpers';
 
 describe('validateNsaConfig', () => {
@@ -117,8 +124,14 @@ describe('block arithmetic', () => {
 describe('selectionRanges', () => {
   const c = BASE; // lSel = 8
   it('merges adjacent blocks and clamps the last range to t + 1', () => {
-    expect(selectionRanges([0, 1, 3, -1], 29, c)).toEqual([[0, 16], [24, 30]]);
-    expect(selectionRanges([0, 2, 3], 40, c)).toEqual([[0, 8], [16, 32]]);
+    expect(selectionRanges([0, 1, 3, -1], 29, c)).toEqual([
+      [0, 16],
+      [24, 30],
+    ]);
+    expect(selectionRanges([0, 2, 3], 40, c)).toEqual([
+      [0, 8],
+      [16, 32],
+    ]);
     expect(selectionRanges([2], 16, c)).toEqual([[16, 17]]);
     expect(selectionRanges([-1, -1], 5, c)).toEqual([]);
   });

@@ -2,9 +2,10 @@
 // with w ≥ T the window branch is dense causal attention on K_win/V_win. Both sides are float64 and
 // sum keys in the same ascending order, so they agree to rounding: rel RMS ≤ 1e-13.
 import { describe, expect, it } from 'vitest';
+
+import { nsaForwardRef } from '../../src/reference/nsa/layer';
 import { numSelBlocks } from '../../src/spec/nsa-blocks';
 import type { NsaConfig, NsaShape } from '../../src/spec/nsa-config';
-import { nsaForwardRef } from '../../src/reference/nsa/layer';
 import { expectClose, relRms } from '../helpers/compare';
 import { BASE, randomInputs } from './helpers';
 
@@ -38,7 +39,11 @@ describe('property 2: full coverage equals dense causal attention', () => {
   const selCases: Array<[string, NsaConfig, NsaShape]> = [
     ['nSel = nb(T−1), T=37', { ...BASE, nSel: 5 }, { T: 37, H: 4, G: 2, dk: 4, dv: 3 }],
     ['nSel > nb(T−1), one group', { ...BASE, nSel: 9 }, { T: 30, H: 3, G: 1, dk: 3, dv: 5 }],
-    ['nSel ≥ blocks, forceInit false, no forced', { ...BASE, nSel: 4, forceInit: false, forceLocal: 0 }, { T: 25, H: 2, G: 2, dk: 4, dv: 2 }],
+    [
+      'nSel ≥ blocks, forceInit false, no forced',
+      { ...BASE, nSel: 4, forceInit: false, forceLocal: 0 },
+      { T: 25, H: 2, G: 2, dk: 4, dv: 2 },
+    ],
     ['T < l', { ...BASE, nSel: 1, forceLocal: 0 }, { T: 3, H: 4, G: 2, dk: 4, dv: 3 }],
     ['phi = mlp', { ...BASE, phi: 'mlp', nSel: 4 }, { T: 29, H: 4, G: 2, dk: 4, dv: 3 }],
   ];

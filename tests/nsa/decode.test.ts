@@ -5,9 +5,10 @@
 // Property 7: the key rows decode reads for token t, per group, are
 // ncmp(t) + |selected positions ≤ t| + min(w, t + 1).
 import { describe, expect, it } from 'vitest';
-import { numCmpBlocks, numSelCandidates, visibleCmpBlocks } from '../../src/spec/nsa-blocks';
+
 import { NsaDecodeRef } from '../../src/reference/nsa/decode';
 import { nsaForwardRef } from '../../src/reference/nsa/layer';
+import { numCmpBlocks, numSelCandidates, visibleCmpBlocks } from '../../src/spec/nsa-blocks';
 import { BASE, CASES, decodeAll, randomInputs, sameBits } from './helpers';
 
 const ALL = [...CASES, { name: 'long T=80, lSel = 4', c: { ...BASE, lSel: 4, nSel: 4, w: 9 }, shape: { T: 80, H: 4, G: 2, dk: 4, dv: 3 } }];
@@ -45,7 +46,16 @@ describe('property 5: decode = prefill, bit for bit', () => {
     const shape = { T: 13, H: 4, G: 2, dk: 4, dv: 3 };
     const inp = randomInputs(shape, BASE, 52);
     const dec = new NsaDecodeRef({ H: 4, G: 2, dk: 4, dv: 3, capacity: 13 }, BASE);
-    const tok = { q: inp.q.subarray(0, 16), kCmp: inp.kCmp.subarray(0, 8), vCmp: inp.vCmp.subarray(0, 6), kSel: inp.kSel.subarray(0, 8), vSel: inp.vSel.subarray(0, 6), kWin: inp.kWin.subarray(0, 8), vWin: inp.vWin.subarray(0, 6), gates: inp.gates.subarray(0, 12) };
+    const tok = {
+      q: inp.q.subarray(0, 16),
+      kCmp: inp.kCmp.subarray(0, 8),
+      vCmp: inp.vCmp.subarray(0, 6),
+      kSel: inp.kSel.subarray(0, 8),
+      vSel: inp.vSel.subarray(0, 6),
+      kWin: inp.kWin.subarray(0, 8),
+      vWin: inp.vWin.subarray(0, 6),
+      gates: inp.gates.subarray(0, 12),
+    };
     for (let t = 0; t < 13; t++) dec.step(tok);
     expect(dec.length).toBe(13);
     expect(dec.numCompressed).toBe(numCmpBlocks(13, BASE));

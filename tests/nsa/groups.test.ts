@@ -2,6 +2,7 @@
 // P is the sum of the group's heads' p_slc, and perturbing K_sel/V_sel of group g at a position
 // changes O_sel of (t, every head of g) iff the position lies in a block the group selected at t.
 import { describe, expect, it } from 'vitest';
+
 import { nsaForwardRef } from '../../src/reference/nsa/layer';
 import { selectedForwardRef } from '../../src/reference/nsa/selected';
 import { rng } from '../helpers/compare';

@@ -1,8 +1,9 @@
 // Property 4: Σ_j p_slc[t,i,j] = Σ_k p_cmp[t,i,k] (= 1 when ncmp(t) > 0, else exactly 0), and a
 // query that sees no compressed block outputs exactly 0 with no NaN anywhere.
 import { describe, expect, it } from 'vitest';
-import { visibleCmpBlocks } from '../../src/spec/nsa-blocks';
+
 import { nsaForwardRef } from '../../src/reference/nsa/layer';
+import { visibleCmpBlocks } from '../../src/spec/nsa-blocks';
 import { CASES, randomInputs } from './helpers';
 
 // Sums of ≤ 40 probabilities in float64: rounding stays below 1e-14.

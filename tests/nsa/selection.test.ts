@@ -1,11 +1,12 @@
 // Top-n selection rules, the reverse index, and the gate helpers (mix and ablations).
 import { describe, expect, it } from 'vitest';
-import { forcedBlocks, numSelBlocks, numSelCandidates } from '../../src/spec/nsa-blocks';
-import type { NsaConfig } from '../../src/spec/nsa-config';
+
 import { applyGateAblation, combineBackwardRef, combineRef, gateAblationBackward } from '../../src/reference/nsa/gates';
-import { type GateAblation } from '../../src/spec/gates';
 import { nsaForwardRef } from '../../src/reference/nsa/layer';
 import { selectionReverseIndex, selectTopRow } from '../../src/reference/nsa/selection';
+import { type GateAblation } from '../../src/spec/gates';
+import { forcedBlocks, numSelBlocks, numSelCandidates } from '../../src/spec/nsa-blocks';
+import type { NsaConfig } from '../../src/spec/nsa-config';
 import { randn, rng } from '../helpers/compare';
 import { BASE, CASES, randomInputs, sameBits } from './helpers';
 
@@ -100,7 +101,11 @@ describe('gates: mix and ablations', () => {
     }
   });
 
-  it.each([['cmp', 0], ['sel', 1], ['win', 2]] as const)('forcing %s gives that branch alone', (branch, b) => {
+  it.each([
+    ['cmp', 0],
+    ['sel', 1],
+    ['win', 2],
+  ] as const)('forcing %s gives that branch alone', (branch, b) => {
     const g = applyGateAblation(inp.gates, { kind: 'force', branch });
     for (let x = 0; x < g.length; x++) expect(g[x]).toBe(x % 3 === b ? 1 : 0);
     const o = nsaForwardRef({ ...inp, gates: g }, shape, BASE).o;
@@ -116,7 +121,10 @@ describe('gates: mix and ablations', () => {
     expect(sameBits(none, inp.gates)).toBe(true);
     expect(none).not.toBe(inp.gates);
     const dG = randn(inp.gates.length, rng(3));
-    const ablations: GateAblation[] = [{ kind: 'force', branch: 'sel' }, { kind: 'freeze', value: 0.5 }];
+    const ablations: GateAblation[] = [
+      { kind: 'force', branch: 'sel' },
+      { kind: 'freeze', value: 0.5 },
+    ];
     for (const ab of ablations) expect(gateAblationBackward(dG, ab).every((x) => x === 0)).toBe(true);
     expect(sameBits(gateAblationBackward(dG, { kind: 'none' }), dG)).toBe(true);
   });

@@ -4,6 +4,7 @@
 // - the Dawn module ('webgpu'), for code that acquires a device without the helper.
 // A file that needs the GPU belongs in the gpu tier (tests/helpers/tiers.mjs).
 import { vi } from 'vitest';
+
 import { TEST_GPU_KEY } from '../helpers/gpu';
 import { FAST_TIER_GPU_ERROR } from '../helpers/tiers.mjs';
 

@@ -1,6 +1,7 @@
 // Runs before every test file: a file during which the shared test GPU reported a validation,
 // out-of-memory or internal error (or lost the device) fails, even if its assertions passed.
 import { afterAll, beforeAll } from 'vitest';
+
 import { TEST_GPU_KEY, type TestGpuHolder } from '../helpers/gpu';
 
 let reportsAtStart = 0;

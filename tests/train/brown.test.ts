@@ -1,10 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+
 import { cleanBrown, parseBrownCategories } from '../../src/train/brown';
 import { type BrownDocument, loadBrownDocuments, loadBrownText } from '../../src/train/brown-node';
 import { createDataset, splitTextForValidation } from '../../src/train/datasets';
 
 describe('cleanBrown', () => {
-  it('strips tags, turns ``/\'\' into quotes and spaces punctuation like English', () => {
+  it("strips tags, turns ``/'' into quotes and spaces punctuation like English", () => {
     const tagged = [
       '',
       '',
@@ -82,7 +83,9 @@ describe('full Brown corpus', () => {
     const ds = createDataset({ kind: 'text', name: 'brown', text, tokenizer: 'byte' }, { batchSize: 4, seqLen: 96, seed: 3 });
     const ms = performance.now() - t0;
     const h = ds.unigramEntropy();
-    console.log(`Brown byte: train ${ds.trainTokens} val ${ds.valTokens} tokens, built in ${ms.toFixed(0)} ms, unigram H = ${h.toFixed(4)} nats`);
+    console.log(
+      `Brown byte: train ${ds.trainTokens} val ${ds.valTokens} tokens, built in ${ms.toFixed(0)} ms, unigram H = ${h.toFixed(4)} nats`,
+    );
     expect(ds.vocabSize).toBe(256);
     expect(ds.trainTokens + ds.valTokens).toBe(text.length - 2); // ASCII; one "\n\n" joint fewer
     expect(ds.valTokens / (ds.trainTokens + ds.valTokens)).toBeGreaterThan(0.05);
@@ -106,7 +109,9 @@ describe('full Brown corpus', () => {
     const ds = createDataset({ kind: 'text', name: 'brown', text, tokenizer: 'gpt2' }, { batchSize: 2, seqLen: 32, seed: 3 });
     const ms = performance.now() - t0;
     const h = ds.unigramEntropy();
-    console.log(`Brown gpt2: train ${ds.trainTokens} val ${ds.valTokens} tokens, built in ${ms.toFixed(0)} ms, unigram H = ${h.toFixed(4)} nats`);
+    console.log(
+      `Brown gpt2: train ${ds.trainTokens} val ${ds.valTokens} tokens, built in ${ms.toFixed(0)} ms, unigram H = ${h.toFixed(4)} nats`,
+    );
     expect(ds.vocabSize).toBe(50257);
     expect(ds.trainTokens + ds.valTokens).toBeGreaterThan(1_200_000); // measured 1,287,692
     expect(ds.trainTokens + ds.valTokens).toBeLessThan(1_400_000);

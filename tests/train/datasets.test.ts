@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { InvalidConfigError } from '../../src/spec/config-issue';
 import { unigramEntropyOf } from '../../src/train/data/batch';
 import { type Batch, createBatch, createDataset, type DatasetSpec, splitTextForValidation } from '../../src/train/datasets';

@@ -6,10 +6,11 @@
 // - Uniform random tokens: the training loss never falls more than a small margin below ln(256);
 //   NSA's compressed branch is where the predecessor leaked the future — this catches it.
 import { describe, expect, it } from 'vitest';
-import { preset } from '../../src/train/presets';
+
 import { loadBrownText } from '../../src/train/brown-node';
 import { createDataset } from '../../src/train/datasets';
 import { trainSteps } from '../../src/train/loop';
+import { preset } from '../../src/train/presets';
 import { Trainer } from '../../src/train/trainer';
 import { getGpu } from '../helpers/gpu';
 
@@ -24,7 +25,10 @@ describe('learning (tiny preset, NSA attention)', { timeout: 900_000 }, () => {
   it('Brown: validation loss falls by > 2 nats to below the unigram entropy; no invalid selection', async () => {
     const gpu = await getGpu();
     const cfg = nsaTiny(150);
-    const ds = createDataset({ kind: 'text', name: 'brown', text: loadBrownText(), tokenizer: 'byte' }, { batchSize: cfg.train.batchSize, seqLen: cfg.model.seqLen, seed: cfg.train.seed });
+    const ds = createDataset(
+      { kind: 'text', name: 'brown', text: loadBrownText(), tokenizer: 'byte' },
+      { batchSize: cfg.train.batchSize, seqLen: cfg.model.seqLen, seed: cfg.train.seed },
+    );
     const t = await Trainer.create(gpu, cfg, ds);
     const start = (await t.evaluate()).valLoss;
     const metrics = await trainSteps(t, cfg.train.steps);
@@ -33,7 +37,9 @@ describe('learning (tiny preset, NSA attention)', { timeout: 900_000 }, () => {
     const last = metrics.at(-1);
     const end = await t.evaluate();
     const h1 = ds.unigramEntropy();
-    console.log(`brown (nsa): val loss ${end.valLoss.toFixed(3)} after ${cfg.train.steps} steps; unigram entropy ${h1.toFixed(3)}; gates ${last?.nsa?.gateMean.map((g) => g.toFixed(3))}`);
+    console.log(
+      `brown (nsa): val loss ${end.valLoss.toFixed(3)} after ${cfg.train.steps} steps; unigram entropy ${h1.toFixed(3)}; gates ${last?.nsa?.gateMean.map((g) => g.toFixed(3))}`,
+    );
     expect(steps).toBe(cfg.train.steps);
     expect(invalid).toBe(0);
     expect(start).toBeGreaterThan(h1 + 1);

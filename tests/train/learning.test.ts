@@ -6,10 +6,11 @@
 // - Uniform random tokens: training loss never falls more than a small margin below ln(vocab);
 //   a model that could see the next token would (this is the test that catches future leakage).
 import { describe, expect, it } from 'vitest';
-import { preset } from '../../src/train/presets';
+
 import { loadBrownText } from '../../src/train/brown-node';
 import { createDataset } from '../../src/train/datasets';
 import { trainSteps } from '../../src/train/loop';
+import { preset } from '../../src/train/presets';
 import { Trainer } from '../../src/train/trainer';
 import { getGpu } from '../helpers/gpu';
 
@@ -18,13 +19,18 @@ describe('learning (tiny preset)', { timeout: 900_000 }, () => {
     const gpu = await getGpu();
     const cfg = preset('tiny');
     cfg.train.steps = 150;
-    const ds = createDataset({ kind: 'text', name: 'brown', text: loadBrownText(), tokenizer: 'byte' }, { batchSize: cfg.train.batchSize, seqLen: cfg.model.seqLen, seed: cfg.train.seed });
+    const ds = createDataset(
+      { kind: 'text', name: 'brown', text: loadBrownText(), tokenizer: 'byte' },
+      { batchSize: cfg.train.batchSize, seqLen: cfg.model.seqLen, seed: cfg.train.seed },
+    );
     const t = await Trainer.create(gpu, cfg, ds);
     const start = await t.evaluate();
     await trainSteps(t, cfg.train.steps);
     const end = await t.evaluate();
     const h1 = ds.unigramEntropy();
-    console.log(`brown: val loss ${start.valLoss.toFixed(3)} → ${end.valLoss.toFixed(3)} after ${cfg.train.steps} steps; unigram entropy ${h1.toFixed(3)} nats`);
+    console.log(
+      `brown: val loss ${start.valLoss.toFixed(3)} → ${end.valLoss.toFixed(3)} after ${cfg.train.steps} steps; unigram entropy ${h1.toFixed(3)} nats`,
+    );
     expect(start.valLoss).toBeGreaterThan(h1 + 1); // an untrained model is far worse than unigram
     expect(end.valLoss).toBeLessThan(start.valLoss - 2);
     expect(end.valLoss).toBeLessThan(h1 - 0.1); // reached: 2.894 vs 3.083 (deterministic for the seed)

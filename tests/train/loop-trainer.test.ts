@@ -2,6 +2,7 @@
 // and in order with evaluations at checkpoints, and a non-finite step surfacing as the trainer's
 // NonFiniteError through the session (the path the page takes), with the weights left intact.
 import { describe, expect, it } from 'vitest';
+
 import type { RunConfig } from '../../src/train/config';
 import { createDataset } from '../../src/train/datasets';
 import { trainingLoop, trainSteps } from '../../src/train/loop';

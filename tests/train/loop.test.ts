@@ -2,7 +2,8 @@
 // metrics one step late, each returned once. Every step's metrics exactly once and in order,
 // checkpoints only with nothing in flight, early stop with the tail flushed, errors passed through.
 import { describe, expect, it } from 'vitest';
-import { type StepSource, trainingLoop, trainSteps, type TrainEvent } from '../../src/train/loop';
+
+import { type StepSource, type TrainEvent, trainingLoop, trainSteps } from '../../src/train/loop';
 import type { StepMetrics } from '../../src/train/types';
 
 class FakeSource implements StepSource {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { learningRate, type LrSchedule, validateLrSchedule } from '../../src/train/lr-schedule';
 
 const s: LrSchedule = { lrMax: 1e-3, lrMin: 1e-4, warmupSteps: 10, totalSteps: 100, warmupStartFraction: 0.1 };

@@ -6,22 +6,23 @@
 // - the argmax decoding from the fused cross-entropy's in-place output, on the real kernel;
 // - scoreRecall on an untrained recall-preset model (counts and the mass check).
 import { describe, expect, it } from 'vitest';
-import { preset } from '../../src/train/presets';
-import { RECALL_PRESET, RECALL_TASK } from '../../src/train/recall-preset';
+
+import { tokenIndexLength } from '../../src/kernels/embedding-index';
+import { lossScale } from '../../src/model/plan';
+import { IGNORE_TARGET } from '../../src/spec/targets';
+import { createBatch, unigramEntropyOf } from '../../src/train/data/batch';
 import {
   createRecallDataset,
   generateRecallSequence,
   recallAnswerPositions,
-  validateRecallTask,
-  recallVocab,
   type RecallTask,
+  recallVocab,
+  validateRecallTask,
 } from '../../src/train/data/recall';
-import { createBatch, unigramEntropyOf } from '../../src/train/data/batch';
+import { preset } from '../../src/train/presets';
 import { scoreRecall } from '../../src/train/recall-eval';
+import { RECALL_PRESET, RECALL_TASK } from '../../src/train/recall-preset';
 import { Trainer } from '../../src/train/trainer';
-import { IGNORE_TARGET } from '../../src/spec/targets';
-import { lossScale } from '../../src/model/plan';
-import { tokenIndexLength } from '../../src/kernels/embedding-index';
 import { rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
 
@@ -32,7 +33,13 @@ const LAYERS = RECALL_PRESET.model.nLayers;
 describe('recall sequences', () => {
   const task = RECALL_TASK;
   const v = recallVocab(task);
-  const samples = Array.from({ length: 2000 }, ((r) => () => generateRecallSequence(task, T, r))(rng(11)));
+  const samples = Array.from(
+    { length: 2000 },
+    (
+      (r) => () =>
+        generateRecallSequence(task, T, r)
+    )(rng(11)),
+  );
 
   it('structure: fillers, distinct keys with values, non-overlapping pairs, queries at the end', () => {
     const isKey = (x: number) => x >= v.keyBase && x < v.valueBase;
@@ -107,7 +114,10 @@ describe('recall sequences', () => {
   });
 
   it('rejects infeasible tasks before generating, naming the field', () => {
-    const bad = (patch: Partial<RecallTask>, seqLen = T) => validateRecallTask({ ...task, ...patch }, seqLen).map((i) => `${i.field}: ${i.message}`).join('; ');
+    const bad = (patch: Partial<RecallTask>, seqLen = T) =>
+      validateRecallTask({ ...task, ...patch }, seqLen)
+        .map((i) => `${i.field}: ${i.message}`)
+        .join('; ');
     expect(bad({})).toBe('');
     expect(bad({ pairs: 17 })).toMatch(/^pairs: must not exceed keys \(17 > 16\)/);
     expect(bad({ queries: 11 })).toMatch(/^queries: must not exceed pairs \(11 > 10\)/);
@@ -115,7 +125,9 @@ describe('recall sequences', () => {
     expect(bad({ minStart: -1 })).toBe('minStart: must be an integer ≥ 0 (got -1)');
     expect(bad({ minDistance: 27 })).toMatch(/^minDistance: minStart 8 and minDistance 27/);
     expect(bad({}, 20)).toMatch(/^pairs: 10 pairs need a pair region of at least 30 tokens; seqLen 20/);
-    expect(() => createRecallDataset({ kind: 'recall', ...task, minDistance: 60 }, { batchSize: 2, seqLen: T, seed: 1 })).toThrow(/minDistance: .*minDistance 60/);
+    expect(() => createRecallDataset({ kind: 'recall', ...task, minDistance: 60 }, { batchSize: 2, seqLen: T, seed: 1 })).toThrow(
+      /minDistance: .*minDistance 60/,
+    );
     // The tightest feasible placement still generates.
     const tight: RecallTask = { ...task, minDistance: T + 1 - 2 * task.queries - task.minStart - 2 * task.queries + 1 };
     expect(validateRecallTask(tight, T)).toEqual([]);

@@ -2,13 +2,14 @@
 // data.recall field, checks the vocabulary and that the task fits model.seqLen; the recall preset
 // is valid; the CLI's flags reach it (--preset recall, --data recall, --set data.source=recall).
 import { describe, expect, it } from 'vitest';
-import { preset } from '../../src/train/presets';
-import { RECALL_TASK, recallPreset, withDataSource } from '../../src/train/recall-preset';
-import { validateRunConfig, type RunConfig } from '../../src/train/config';
-import { recallVocab, RECALL_TASK_FIELDS, type RecallTask } from '../../src/train/data/recall';
+
 import { parseArgs } from '../../src/cli/args';
 import { runConfigFromArgs } from '../../src/cli/run-config';
 import { UsageError } from '../../src/cli/usage';
+import { type RunConfig, validateRunConfig } from '../../src/train/config';
+import { RECALL_TASK_FIELDS, type RecallTask, recallVocab } from '../../src/train/data/recall';
+import { preset } from '../../src/train/presets';
+import { RECALL_TASK, recallPreset, withDataSource } from '../../src/train/recall-preset';
 
 const errorsOf = (c: RunConfig) => validateRunConfig(c).map((e) => `${e.field}: ${e.message}`);
 const withTask = (patch: Partial<RecallTask>): RunConfig => {
@@ -33,8 +34,13 @@ describe('recall data source', () => {
     for (const f of RECALL_TASK_FIELDS) {
       for (const bad of [NaN, 1.5, -1]) {
         const errs = errorsOf(withTask({ [f]: bad }));
-        expect(errs, `${f}=${bad}`).toContain(`data.recall.${f}: must be an integer ≥ ${f === 'minStart' ? 0 : f === 'values' ? 2 : 1} (got ${bad})`);
-        expect(errs.every((e) => e.startsWith(`data.recall.${f}: `)), errs.join('; ')).toBe(true);
+        expect(errs, `${f}=${bad}`).toContain(
+          `data.recall.${f}: must be an integer ≥ ${f === 'minStart' ? 0 : f === 'values' ? 2 : 1} (got ${bad})`,
+        );
+        expect(
+          errs.every((e) => e.startsWith(`data.recall.${f}: `)),
+          errs.join('; '),
+        ).toBe(true);
       }
     }
   });
@@ -42,14 +48,18 @@ describe('recall data source', () => {
   it('names the field of each infeasible combination', () => {
     expect(errorsOf(withTask({ keys: 8 }))).toEqual([expect.stringMatching(/^data\.recall\.pairs: must not exceed keys \(10 > 8\)/)]);
     expect(errorsOf(withTask({ pairs: 6 }))).toEqual(['data.recall.queries: must not exceed pairs (8 > 6)']);
-    expect(errorsOf(withTask({ minDistance: 40 }))).toEqual([expect.stringMatching(/^data\.recall\.minDistance: minStart 8 and minDistance 40 leave key positions/)]);
+    expect(errorsOf(withTask({ minDistance: 40 }))).toEqual([
+      expect.stringMatching(/^data\.recall\.minDistance: minStart 8 and minDistance 40 leave key positions/),
+    ]);
     expect(errorsOf(withTask({ minStart: 30 }))).toEqual([expect.stringMatching(/^data\.recall\.minDistance: minStart 30 /)]);
   });
 
   it('checks the task against model.seqLen', () => {
     const c = recallPreset();
     c.model.seqLen = 32; // pair region 33 − 16 = 17 < 3·10
-    expect(errorsOf(c)).toContainEqual(expect.stringMatching(/^data\.recall\.pairs: 10 pairs need a pair region of at least 30 tokens; seqLen 32 with 8 queries leaves 17$/));
+    expect(errorsOf(c)).toContainEqual(
+      expect.stringMatching(/^data\.recall\.pairs: 10 pairs need a pair region of at least 30 tokens; seqLen 32 with 8 queries leaves 17$/),
+    );
     // A bad seqLen is reported by the model's own check only.
     c.model.seqLen = NaN;
     expect(errorsOf(c).filter((e) => e.startsWith('data.recall'))).toEqual([]);

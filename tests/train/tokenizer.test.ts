@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { createTokenizer } from '../../src/train/tokenizer';
 
 describe('byte tokenizer', () => {

@@ -1,19 +1,34 @@
 // The adapter panel's limit and feature rows.
 import { describe, expect, it } from 'vitest';
+
 import type { AdapterSummary } from '../../src/gpu/context';
 import { hasFeature, KEY_FEATURES, KEY_LIMITS, limitText } from '../../src/ui/components/adapter-facts';
 
 // SwiftShader's numbers (measured on SwiftShader): 1 GiB buffers and bindings, 32 KiB workgroup memory.
 const swiftshader: AdapterSummary = {
-  vendor: 'google', architecture: 'swiftshader', device: '', description: 'SwiftShader Device', software: true, runtime: 'browser',
+  vendor: 'google',
+  architecture: 'swiftshader',
+  device: '',
+  description: 'SwiftShader Device',
+  software: true,
+  runtime: 'browser',
   features: ['subgroups', 'timestamp-query'],
-  limits: { maxBufferSize: 2 ** 30, maxStorageBufferBindingSize: 2 ** 30, maxComputeWorkgroupStorageSize: 32768, maxComputeInvocationsPerWorkgroup: 256 },
+  limits: {
+    maxBufferSize: 2 ** 30,
+    maxStorageBufferBindingSize: 2 ** 30,
+    maxComputeWorkgroupStorageSize: 32768,
+    maxComputeInvocationsPerWorkgroup: 256,
+  },
 };
 
 describe('adapter facts', () => {
   it('lists the limits and features the issue names', () => {
     expect(KEY_LIMITS.map((r) => r.key)).toEqual([
-      'maxBufferSize', 'maxStorageBufferBindingSize', 'maxComputeWorkgroupStorageSize', 'maxComputeInvocationsPerWorkgroup', 'maxStorageBuffersPerShaderStage',
+      'maxBufferSize',
+      'maxStorageBufferBindingSize',
+      'maxComputeWorkgroupStorageSize',
+      'maxComputeInvocationsPerWorkgroup',
+      'maxStorageBuffersPerShaderStage',
     ]);
     expect(KEY_FEATURES.map((f) => f.name)).toEqual(['timestamp-query', 'shader-f16', 'subgroups']);
   });

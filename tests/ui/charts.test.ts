@@ -1,12 +1,13 @@
 // Chart helpers: TensorBoard's debiased EMA, append-only min/max decimation, the incremental
 // series built from metrics, redraw pacing and the one-redraw-per-slot queue.
 import { describe, expect, it } from 'vitest';
-import { MAX_CHART_POINTS, MAX_DRAWN_POINTS, MinMaxBuckets, pointBudget, type Point } from '../../src/ui/charts/decimate';
+
+import type { EvalMetrics, StepMetrics } from '../../src/train/types';
+import { MAX_CHART_POINTS, MAX_DRAWN_POINTS, MinMaxBuckets, type Point, pointBudget } from '../../src/ui/charts/decimate';
 import { DEFAULT_SHARE, LOSS_SHARE, MAX_REFRESH_MS, MIN_REFRESH_MS, nextCost, refreshInterval } from '../../src/ui/charts/pacing';
 import { RedrawQueue } from '../../src/ui/charts/redraw-queue';
 import { ChartSeries, type SeriesId } from '../../src/ui/charts/series';
-import { debiasedEma, DebiasedEma } from '../../src/ui/charts/smoothing';
-import type { EvalMetrics, StepMetrics } from '../../src/train/types';
+import { DebiasedEma, debiasedEma } from '../../src/ui/charts/smoothing';
 
 describe('debiasedEma', () => {
   it('matches the TensorBoard formula (last = w·last + (1−w)·v, divided by 1 − wⁿ)', () => {
@@ -126,7 +127,13 @@ describe('MinMaxBuckets (append-only min/max decimation)', () => {
 
 describe('chart series (incremental)', () => {
   const m = (step: number, nsa = false): StepMetrics => ({
-    step, loss: 5 - step / 100 + Math.sin(step), lr: 1e-3, gradNorm: 1 + (step % 7), tokensPerSecond: 1000 + step, stepMs: 10, elapsedMs: step * 10,
+    step,
+    loss: 5 - step / 100 + Math.sin(step),
+    lr: 1e-3,
+    gradNorm: 1 + (step % 7),
+    tokensPerSecond: 1000 + step,
+    stepMs: 10,
+    elapsedMs: step * 10,
     ...(nsa ? { nsa: { gateMean: [0.1, 0.2, 0.3] as [number, number, number], histogram: [], invalid: 0, perLayer: [] } } : {}),
   });
   const ids: SeriesId[] = ['lossRaw', 'lossSmooth', 'val', 'tokensPerSecond', 'lr', 'gradNorm', 'gateCmp', 'gateSel', 'gateWin'];
@@ -147,12 +154,26 @@ describe('chart series (incremental)', () => {
     expect(all(live)).toEqual(all(once));
     for (const id of ids) expect(live.get(id).length).toBe(id === 'val' ? 200 : 10_000);
     for (const id of ids) expect(live.get(id).points().length).toBeLessThanOrEqual(MAX_CHART_POINTS);
-    expect(live.get('val').points().map((p) => p.x).slice(0, 2)).toEqual([50, 100]); // at the step count: weights after n updates
+    expect(
+      live
+        .get('val')
+        .points()
+        .map((p) => p.x)
+        .slice(0, 2),
+    ).toEqual([50, 100]); // at the step count: weights after n updates
     // The smoothed series is the debiased EMA of the loss.
-    const smooth = debiasedEma(metrics.map((x) => x.loss), 0.9);
+    const smooth = debiasedEma(
+      metrics.map((x) => x.loss),
+      0.9,
+    );
     const small = new ChartSeries(0.9);
     small.sync(metrics.slice(0, 500), [], 0.9);
-    expect(small.get('lossSmooth').points().map((p) => p.y)).toEqual(smooth.slice(0, 500));
+    expect(
+      small
+        .get('lossSmooth')
+        .points()
+        .map((p) => p.y),
+    ).toEqual(smooth.slice(0, 500));
   });
 
   it('the same inputs change nothing; a new smoothing weight re-smooths; a new run rebuilds', () => {
@@ -172,7 +193,12 @@ describe('chart series (incremental)', () => {
     const next = Array.from({ length: 20 }, (_, i) => ({ ...m(i), loss: 1 }));
     c.sync(next, [], 0);
     expect(c.get('lossRaw').length).toBe(20);
-    expect(c.get('lossRaw').points().every((p) => p.y === 1)).toBe(true);
+    expect(
+      c
+        .get('lossRaw')
+        .points()
+        .every((p) => p.y === 1),
+    ).toBe(true);
     c.sync([], [], 0);
     expect(c.get('lossRaw').length).toBe(0);
   });

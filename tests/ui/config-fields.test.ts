@@ -1,17 +1,18 @@
 // The panel's schema covers every setting, every validation error lands on an input, number text
 // parses strictly, and Start's predicate agrees with the engine's validation.
 import { describe, expect, it } from 'vitest';
+
+import { type RunConfig, validateRunConfig } from '../../src/train/config';
 import { RECALL_TASK } from '../../src/train/recall-preset';
-import { validateRunConfig, type RunConfig } from '../../src/train/config';
-import { mulberry32 } from '../../src/util/random';
 import { flattenConfig } from '../../src/ui/config/diff';
 import { editConfig } from '../../src/ui/config/edit';
 import { errorFieldPath, groupErrors } from '../../src/ui/config/errors';
-import { ALL_FIELDS, fieldDomId, errorDomId, RECALL_FIELDS } from '../../src/ui/config/fields';
-import { setPath } from '../../src/ui/config/paths';
+import { ALL_FIELDS, errorDomId, fieldDomId, RECALL_FIELDS } from '../../src/ui/config/fields';
 import { formatNumberText, parseNumberText } from '../../src/ui/config/number-text';
 import { isRunConfigValid, runConfigErrors } from '../../src/ui/config/parse';
-import { closestPreset, matchingPreset, uiPreset, UI_PRESET_NAMES } from '../../src/ui/config/presets';
+import { setPath } from '../../src/ui/config/paths';
+import { closestPreset, matchingPreset, UI_PRESET_NAMES, uiPreset } from '../../src/ui/config/presets';
+import { mulberry32 } from '../../src/util/random';
 import { randomEdit } from './config-edits';
 
 describe('config fields', () => {
@@ -54,7 +55,14 @@ describe('config fields', () => {
     const base: RunConfig = editConfig(setPath(uiPreset('tiny'), 'model.attention', 'nsa'), 'data.source', 'recall');
     expect(validateRunConfig(base)).toEqual([]);
     for (const f of ALL_FIELDS) {
-      const bad = f.kind.type === 'int' || f.kind.type === 'number' ? NaN : f.kind.type === 'checkbox' ? 'yes' : f.kind.type === 'gates' ? { kind: 'boost' } : 'bogus';
+      const bad =
+        f.kind.type === 'int' || f.kind.type === 'number'
+          ? NaN
+          : f.kind.type === 'checkbox'
+            ? 'yes'
+            : f.kind.type === 'gates'
+              ? { kind: 'boost' }
+              : 'bogus';
       const c = setPath(base, f.path, bad);
       const g = groupErrors(runConfigErrors(c));
       expect(g.byField.get(f.path), f.path).toBeDefined();
@@ -81,7 +89,14 @@ describe('config fields', () => {
   });
 
   it('parses number text strictly', () => {
-    for (const [t, v] of [['12', 12], [' 3e-4 ', 3e-4], ['-0.5', -0.5], ['.5', 0.5], ['1.', 1], ['1E3', 1000]] as const) {
+    for (const [t, v] of [
+      ['12', 12],
+      [' 3e-4 ', 3e-4],
+      ['-0.5', -0.5],
+      ['.5', 0.5],
+      ['1.', 1],
+      ['1E3', 1000],
+    ] as const) {
       expect(parseNumberText(t)).toBe(v);
     }
     for (const t of ['', ' ', 'abc', '1e', '1e-', '0x10', 'Infinity', '1,5', '--1', '1 2']) expect(parseNumberText(t)).toBeNaN();
@@ -101,7 +116,9 @@ describe('config fields', () => {
   });
 
   it('the recall source: its task fields, added and dropped with the source, errors at each field', () => {
-    expect(RECALL_FIELDS.map((f) => f.path)).toEqual(['keys', 'values', 'fillers', 'pairs', 'queries', 'minDistance', 'minStart'].map((k) => `data.recall.${k}`));
+    expect(RECALL_FIELDS.map((f) => f.path)).toEqual(
+      ['keys', 'values', 'fillers', 'pairs', 'queries', 'minDistance', 'minStart'].map((k) => `data.recall.${k}`),
+    );
     const tiny = uiPreset('tiny');
     const recall = editConfig(tiny, 'data.source', 'recall');
     expect(recall.data.recall).toEqual(RECALL_TASK);

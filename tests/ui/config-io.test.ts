@@ -1,11 +1,12 @@
 // Config JSON files: export → import round trip; imports are validated with errors named by field.
 import { describe, expect, it } from 'vitest';
-import { mulberry32 } from '../../src/util/random';
-import { configFileName, configFromJson, configToJson, MAX_CONFIG_FILE_BYTES, readConfigFile } from '../../src/ui/config-io';
+
 import { ALL_FIELDS } from '../../src/ui/config/fields';
-import { deletePath, setPath } from '../../src/ui/config/paths';
 import { isRunConfigValid } from '../../src/ui/config/parse';
-import { uiPreset, UI_PRESET_NAMES } from '../../src/ui/config/presets';
+import { deletePath, setPath } from '../../src/ui/config/paths';
+import { UI_PRESET_NAMES, uiPreset } from '../../src/ui/config/presets';
+import { configFileName, configFromJson, configToJson, MAX_CONFIG_FILE_BYTES, readConfigFile } from '../../src/ui/config-io';
+import { mulberry32 } from '../../src/util/random';
 import { randomEdit } from './config-edits';
 
 const errorsOf = (text: string) => {
@@ -44,7 +45,11 @@ describe('config JSON files', () => {
 
   it('names every missing field', () => {
     for (const f of ALL_FIELDS) {
-      const c = f.path.startsWith('model.nsa.') ? setPath(uiPreset('tiny'), 'model.attention', 'nsa') : f.path.startsWith('data.recall.') ? uiPreset('recall') : uiPreset('tiny');
+      const c = f.path.startsWith('model.nsa.')
+        ? setPath(uiPreset('tiny'), 'model.attention', 'nsa')
+        : f.path.startsWith('data.recall.')
+          ? uiPreset('recall')
+          : uiPreset('tiny');
       const errs = errorsOf(configToJson(deletePath(c, f.path)));
       expect(errs).toContainEqual({ field: f.path, message: 'is missing' });
     }
@@ -52,25 +57,44 @@ describe('config JSON files', () => {
 
   it('names wrong types, unknown keys and invalid values', () => {
     const wrap = (config: unknown) => JSON.stringify({ format: 'nsa-playground-config', version: 1, config });
-    expect(errorsOf(wrap(setPath(uiPreset('tiny'), 'train.steps', '300')))).toEqual([{ field: 'train.steps', message: 'must be a number (got "300")' }]);
-    expect(errorsOf(wrap(setPath(uiPreset('tiny'), 'model.nsa.sharedKV', 1)))).toEqual([{ field: 'model.nsa.sharedKV', message: 'must be true or false (got 1)' }]);
-    expect(errorsOf(wrap(setPath(uiPreset('tiny'), 'model.depth', 3)))).toEqual([{ field: 'model.depth', message: 'is not a known setting' }]);
+    expect(errorsOf(wrap(setPath(uiPreset('tiny'), 'train.steps', '300')))).toEqual([
+      { field: 'train.steps', message: 'must be a number (got "300")' },
+    ]);
+    expect(errorsOf(wrap(setPath(uiPreset('tiny'), 'model.nsa.sharedKV', 1)))).toEqual([
+      { field: 'model.nsa.sharedKV', message: 'must be true or false (got 1)' },
+    ]);
+    expect(errorsOf(wrap(setPath(uiPreset('tiny'), 'model.depth', 3)))).toEqual([
+      { field: 'model.depth', message: 'is not a known setting' },
+    ]);
     expect(errorsOf(wrap(setPath(uiPreset('tiny'), 'model.nKvGroups', 3)))).toEqual([
       { field: 'model.nKvGroups', message: 'must divide nHeads (4 heads, 3 groups)' },
     ]);
-    expect(errorsOf(wrap({ model: uiPreset('tiny').model, train: uiPreset('tiny').train }))).toEqual([{ field: 'data', message: 'is missing' }]);
+    expect(errorsOf(wrap({ model: uiPreset('tiny').model, train: uiPreset('tiny').train }))).toEqual([
+      { field: 'data', message: 'is missing' },
+    ]);
     expect(errorsOf(wrap(setPath(uiPreset('tiny'), 'model.nsa.gates', { kind: 'freeze', value: 2 })))[0].field).toBe('model.nsa.gates');
-    expect(errorsOf(wrap(setPath(uiPreset('recall'), 'data.recall.pairs', '4')))).toEqual([{ field: 'data.recall.pairs', message: 'must be a number (got "4")' }]);
-    expect(errorsOf(wrap(setPath(uiPreset('recall'), 'data.recall.depth', 3)))).toEqual([{ field: 'data.recall.depth', message: 'is not a known setting' }]);
+    expect(errorsOf(wrap(setPath(uiPreset('recall'), 'data.recall.pairs', '4')))).toEqual([
+      { field: 'data.recall.pairs', message: 'must be a number (got "4")' },
+    ]);
+    expect(errorsOf(wrap(setPath(uiPreset('recall'), 'data.recall.depth', 3)))).toEqual([
+      { field: 'data.recall.depth', message: 'is not a known setting' },
+    ]);
     expect(errorsOf(wrap(setPath(uiPreset('recall'), 'data.recall', 5)))).toEqual([{ field: 'data.recall', message: 'must be an object' }]);
-    expect(errorsOf(wrap(setPath(uiPreset('recall'), 'data.recall.queries', 11)))[0]).toEqual({ field: 'data.recall.queries', message: 'must not exceed pairs (11 > 10)' });
+    expect(errorsOf(wrap(setPath(uiPreset('recall'), 'data.recall.queries', 11)))[0]).toEqual({
+      field: 'data.recall.queries',
+      message: 'must not exceed pairs (11 > 10)',
+    });
   });
 
   it('rejects non-JSON, the wrong format and the wrong version', async () => {
     expect(errorsOf('{"model": ')[0]).toMatchObject({ field: 'file', message: expect.stringMatching(/^is not valid JSON/) });
     expect(errorsOf('[1,2]')).toEqual([{ field: 'file', message: 'must hold a JSON object' }]);
-    expect(errorsOf('{"format":"other","version":1,"config":{}}')).toEqual([{ field: 'format', message: "must be 'nsa-playground-config' (got \"other\")" }]);
-    expect(errorsOf('{"format":"nsa-playground-config","version":2,"config":{}}')).toEqual([{ field: 'version', message: 'this page reads version 1 (got 2)' }]);
+    expect(errorsOf('{"format":"other","version":1,"config":{}}')).toEqual([
+      { field: 'format', message: 'must be \'nsa-playground-config\' (got "other")' },
+    ]);
+    expect(errorsOf('{"format":"nsa-playground-config","version":2,"config":{}}')).toEqual([
+      { field: 'version', message: 'this page reads version 1 (got 2)' },
+    ]);
     const big = await readConfigFile(new File([new Uint8Array(MAX_CONFIG_FILE_BYTES + 1)], 'big.json'));
     expect(big).toEqual({ ok: false, errors: [{ field: 'file', message: 'is 1,048,577 bytes; a config file is at most 1,048,576' }] });
   });

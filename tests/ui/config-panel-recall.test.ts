@@ -3,6 +3,7 @@
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
+
 import type { RunConfig } from '../../src/train/config';
 import { ConfigPanel } from '../../src/ui/config/ConfigPanel';
 import { editConfig } from '../../src/ui/config/edit';
@@ -28,6 +29,8 @@ describe('config panel: recall data source', () => {
     const html = render(c);
     const id = errorDomId('data.recall.queries');
     expect(html).toMatch(new RegExp(`id="${fieldDomId('data.recall.queries')}"[^>]*aria-invalid="true"[^>]*aria-describedby="${id}`));
-    expect(html).toContain(`<span id="${id}" class="cfg-error" data-testid="config-error-data.recall.queries">must not exceed pairs (11 &gt; 10)</span>`);
+    expect(html).toContain(
+      `<span id="${id}" class="cfg-error" data-testid="config-error-data.recall.queries">must not exceed pairs (11 &gt; 10)</span>`,
+    );
   });
 });

@@ -1,13 +1,14 @@
 // Facts derived from a config: keys read per query against a brute force over every selection,
 // block counts, parameters and tokens per step.
 import { describe, expect, it } from 'vitest';
-import { countParams } from '../../src/spec/params';
+
 import { forcedBlocks, numSelCandidates } from '../../src/spec/nsa-blocks';
 import type { NsaConfig } from '../../src/spec/nsa-config';
+import { countParams } from '../../src/spec/params';
 import { configFacts, keyReads, meanKeyReads, nsaFacts, selectedPositions } from '../../src/ui/config/derived';
 import { runConfigErrors } from '../../src/ui/config/parse';
-import { uiPreset } from '../../src/ui/config/presets';
 import { setPath } from '../../src/ui/config/paths';
+import { uiPreset } from '../../src/ui/config/presets';
 
 /** Max over every valid selection (forced blocks + any others, min(n, nb) in all) of positions ≤ t. */
 function bruteSelected(t: number, c: NsaConfig): number {
@@ -20,7 +21,10 @@ function bruteSelected(t: number, c: NsaConfig): number {
   for (let mask = 0; mask < 1 << others.length; mask++) {
     const chosen = others.filter((_, i) => mask & (1 << i));
     if (forced.length + chosen.length !== k) continue;
-    best = Math.max(best, [...forced, ...chosen].reduce((a, j) => a + size(j), 0));
+    best = Math.max(
+      best,
+      [...forced, ...chosen].reduce((a, j) => a + size(j), 0),
+    );
   }
   return best;
 }

@@ -1,8 +1,9 @@
 // Run controls' pure parts: ETA and durations, keyboard shortcut scoping, and the watchdog.
 import { describe, expect, it } from 'vitest';
+
 import type { Heartbeat, StepMetrics } from '../../src/train/types';
 import { checkStall, heartbeatAge, parseWatchdogSeconds } from '../../src/ui/heartbeat/watchdog';
-import { shortcutAction, type KeyLike } from '../../src/ui/run/shortcuts';
+import { type KeyLike, shortcutAction } from '../../src/ui/run/shortcuts';
 import { etaMs, formatDuration, recentStepMs } from '../../src/ui/run/timing';
 
 const m = (step: number, stepMs: number): StepMetrics => ({ step, loss: 1, lr: 1, gradNorm: 1, tokensPerSecond: 1, stepMs, elapsedMs: 0 });
@@ -28,7 +29,13 @@ describe('timing', () => {
 
 describe('shortcuts', () => {
   const key = (k: string, tagName = 'BODY', extra: Partial<KeyLike> = {}): KeyLike => ({
-    key: k, altKey: false, ctrlKey: false, metaKey: false, repeat: false, target: { tagName, getAttribute: () => null }, ...extra,
+    key: k,
+    altKey: false,
+    ctrlKey: false,
+    metaKey: false,
+    repeat: false,
+    target: { tagName, getAttribute: () => null },
+    ...extra,
   });
 
   it('Space, S and R map to run/pause, step and reset on the page and inside the stepper', () => {
@@ -44,7 +51,9 @@ describe('shortcuts', () => {
     expect(shortcutAction(key('s', 'DIV', { target: { tagName: 'DIV', isContentEditable: true } }))).toBeNull();
     expect(shortcutAction(key(' ', 'BUTTON'))).toBeNull();
     expect(shortcutAction(key('s', 'BUTTON'))).toBe('step');
-    expect(shortcutAction(key(' ', 'DIV', { target: { tagName: 'DIV', getAttribute: (n) => (n === 'role' ? 'slider' : null) } }))).toBeNull();
+    expect(
+      shortcutAction(key(' ', 'DIV', { target: { tagName: 'DIV', getAttribute: (n) => (n === 'role' ? 'slider' : null) } })),
+    ).toBeNull();
     expect(shortcutAction(key('r', 'BODY', { ctrlKey: true }))).toBeNull();
     expect(shortcutAction(key('s', 'BODY', { repeat: true }))).toBeNull();
     for (const k of ['ArrowRight', 'ArrowLeft', 'Home', 'End', '[', ']']) expect(shortcutAction(key(k))).toBeNull();
@@ -53,7 +62,16 @@ describe('shortcuts', () => {
 
 describe('watchdog', () => {
   const beat = (ts: number, phase: Heartbeat['phase'] = 'step'): Heartbeat => ({
-    ts, iso: '', step: 5, msg: '', phase, loss: null, toks_per_s: null, lr: null, grad_norm: null, gpu_mem_bytes: 0,
+    ts,
+    iso: '',
+    step: 5,
+    msg: '',
+    phase,
+    loss: null,
+    toks_per_s: null,
+    lr: null,
+    grad_norm: null,
+    gpu_mem_bytes: 0,
   });
 
   it('stalls after the timeout without a beat, naming the last phase and step', () => {

@@ -1,7 +1,7 @@
 // Snapshots built from the float64 NSA reference on random inputs: real selections and scores.
+import { type NsaForward, nsaForwardRef } from '../../src/reference/nsa/layer';
 import type { NsaConfig, NsaShape } from '../../src/spec/nsa-config';
 import type { SelectionSnapshot } from '../../src/spec/selection-snapshot';
-import { nsaForwardRef, type NsaForward } from '../../src/reference/nsa/layer';
 import { randomInputs, type TestInputs } from '../nsa/helpers';
 
 export interface RefSnapshots {
@@ -20,7 +20,14 @@ export function refSnapshots(shape: NsaShape, c: NsaConfig, seed: number, step =
   const tokens = Int32Array.from({ length: T }, (_, t) => (t * 7) % 97);
   const snaps = Array.from({ length: G }, (_, g) => {
     const s: SelectionSnapshot = {
-      step, layer, group: g, T, cfg: c, H, G, tokens,
+      step,
+      layer,
+      group: g,
+      T,
+      cfg: c,
+      H,
+      G,
+      tokens,
       sel: new Int32Array(T * c.nSel),
       scores: new Float32Array(T * nb),
       gates: new Float32Array(T * hpg * 3),

@@ -2,13 +2,14 @@
 // ranges shown for a generated token — checked against the model's own prefill (decode = prefill)
 // on a small NSA model decoded in float64 on the CPU.
 import { describe, expect, it } from 'vitest';
-import type { ModelConfig, ModelNsaConfig } from '../../src/spec/model-config';
-import { ModelDecoder } from '../../src/reference/decoder';
-import { sampleToken } from '../../src/train/generate';
+
 import { initParams } from '../../src/model/init';
-import { paramSpecs } from '../../src/spec/params';
-import { snapshotIssues, snapshotRanges, type SelectionSnapshot } from '../../src/spec/selection-snapshot';
+import { ModelDecoder } from '../../src/reference/decoder';
 import { modelForwardRef } from '../../src/reference/model';
+import type { ModelConfig, ModelNsaConfig } from '../../src/spec/model-config';
+import { paramSpecs } from '../../src/spec/params';
+import { type SelectionSnapshot, snapshotIssues, snapshotRanges } from '../../src/spec/selection-snapshot';
+import { sampleToken } from '../../src/train/generate';
 import { DEFAULT_FORM, parseGenerationForm } from '../../src/ui/generate/form';
 import { generationSnapshots, generationTrace, pieceRanges } from '../../src/ui/generate/trace';
 import type { GeneratedPiece, GenerationModel, GenerationStart } from '../../src/ui/generate/types';
@@ -19,7 +20,10 @@ describe('parseGenerationForm', () => {
   const ok = { ...DEFAULT_FORM, prompt: 'Hi', maxTokens: '63', temperature: '0', topK: '256', seed: '4294967295' };
 
   it('accepts the boundaries', () => {
-    expect(parseGenerationForm(ok, m)).toEqual({ request: { prompt: 'Hi', maxTokens: 63, temperature: 0, topK: 256, seed: 4294967295 }, errors: {} });
+    expect(parseGenerationForm(ok, m)).toEqual({
+      request: { prompt: 'Hi', maxTokens: 63, temperature: 0, topK: 256, seed: 4294967295 },
+      errors: {},
+    });
     expect(parseGenerationForm(DEFAULT_FORM, m).request).not.toBeNull();
   });
 
@@ -44,12 +48,43 @@ describe('parseGenerationForm', () => {
   });
 });
 
-const nsa: ModelNsaConfig = { l: 4, d: 2, lSel: 8, nSel: 3, w: 5, phi: 'avg', forceInit: true, forceLocal: 1, sharedKV: false, gates: { kind: 'none' } };
-const cfg: ModelConfig = {
-  vocabSize: 29, dim: 16, nLayers: 2, nHeads: 4, nKvGroups: 2, dk: 6, dv: 5, ffnHidden: 12,
-  seqLen: 40, ropeTheta: 10000, normEps: 1e-5, attention: 'nsa', initStd: 0.5, nsa,
+const nsa: ModelNsaConfig = {
+  l: 4,
+  d: 2,
+  lSel: 8,
+  nSel: 3,
+  w: 5,
+  phi: 'avg',
+  forceInit: true,
+  forceLocal: 1,
+  sharedKV: false,
+  gates: { kind: 'none' },
 };
-const model: GenerationModel & { nsa: ModelNsaConfig } = { nsa, H: cfg.nHeads, G: cfg.nKvGroups, layers: cfg.nLayers, contextLength: cfg.seqLen, vocabSize: cfg.vocabSize, step: 17 };
+const cfg: ModelConfig = {
+  vocabSize: 29,
+  dim: 16,
+  nLayers: 2,
+  nHeads: 4,
+  nKvGroups: 2,
+  dk: 6,
+  dv: 5,
+  ffnHidden: 12,
+  seqLen: 40,
+  ropeTheta: 10000,
+  normEps: 1e-5,
+  attention: 'nsa',
+  initStd: 0.5,
+  nsa,
+};
+const model: GenerationModel & { nsa: ModelNsaConfig } = {
+  nsa,
+  H: cfg.nHeads,
+  G: cfg.nKvGroups,
+  layers: cfg.nLayers,
+  contextLength: cfg.seqLen,
+  vocabSize: cfg.vocabSize,
+  step: 17,
+};
 
 /** Streams like the worker: each generated token with the per-layer selection of its query. */
 function stream(prompt: number[], n: number, seed: number) {
@@ -94,7 +129,11 @@ describe('generation trace and token ranges', () => {
     expect(() => generationTrace(start, shifted, nsa, cfg.nKvGroups)).toThrow(/expected index 0, t = 4/);
   });
 
-  it.each([[1, 30], [12, 20], [25, 14]])('prompt of %i, %i tokens: snapshots and ranges equal the prefill of the same tokens', (P, n) => {
+  it.each([
+    [1, 30],
+    [12, 20],
+    [25, 14],
+  ])('prompt of %i, %i tokens: snapshots and ranges equal the prefill of the same tokens', (P, n) => {
     const prompt = Array.from({ length: P }, (_, i) => (i * 11 + 3) % cfg.vocabSize);
     const { params, start, pieces } = stream(prompt, n, 5 + P);
     const snaps = generationSnapshots(start, pieces, model, 17);
@@ -109,13 +148,16 @@ describe('generation trace and token ranges', () => {
       const rec = s.recorded ? [...s.recorded] : fed.map(() => 1);
       expect(P === 1).toBe(s.recorded === undefined);
       expect(rec).toEqual(fed.map((_, t) => (t >= P - 1 ? 1 : 0)));
-      for (let t = P - 1; t < s.T; t++) expect(snapshotRanges(s, t), `layer ${s.layer} group ${s.group} t=${t}`).toEqual(snapshotRanges(ref[s.layer][s.group], t));
+      for (let t = P - 1; t < s.T; t++)
+        expect(snapshotRanges(s, t), `layer ${s.layer} group ${s.group} t=${t}`).toEqual(snapshotRanges(ref[s.layer][s.group], t));
     }
     for (const p of pieces) {
       for (const r of pieceRanges(p, nsa, cfg.nKvGroups)) expect(r.ranges).toEqual(snapshotRanges(ref[r.layer][r.group], p.t));
     }
     // Some query in this run selected a non-forced block (the comparison is not only the forced ones).
-    const nonForced = snaps.some((s) => Array.from({ length: s.T }, (_, t) => t).some((t) => t >= P - 1 && snapshotRanges(s, t).some((r) => r.forced.includes(false))));
+    const nonForced = snaps.some((s) =>
+      Array.from({ length: s.T }, (_, t) => t).some((t) => t >= P - 1 && snapshotRanges(s, t).some((r) => r.forced.includes(false))),
+    );
     expect(nonForced).toBe(true);
   });
 

@@ -1,6 +1,7 @@
 // The stepper's arithmetic against brute force over positions and against src/spec/nsa-blocks.ts:
 // window band, compressed frontier, cell kinds, row bins, keys, heatmap hit-testing, ticks.
 import { describe, expect, it } from 'vitest';
+
 import { forcedBlocks, numSelCandidates, visibleCmpBlocks } from '../../src/spec/nsa-blocks';
 import type { NsaConfig } from '../../src/spec/nsa-config';
 import { cellFacts, gateMeans } from '../../src/ui/stepper/cell-facts';
@@ -84,7 +85,14 @@ describe('cell kinds and tooltip facts on reference selections', () => {
 
 describe('row bins, keys, layout', () => {
   it('row bins partition [0, T) into at most maxRows non-empty bins', () => {
-    for (const [T, R] of [[64, 480], [1024, 480], [7, 3], [1, 160], [0, 100], [481, 480]]) {
+    for (const [T, R] of [
+      [64, 480],
+      [1024, 480],
+      [7, 3],
+      [1, 160],
+      [0, 100],
+      [481, 480],
+    ]) {
       const b = rowBins(T, R);
       expect(b.length - 1).toBe(Math.min(T, R));
       expect(b[0]).toBe(0);
@@ -110,7 +118,11 @@ describe('row bins, keys, layout', () => {
   });
 
   it('hit-testing inverts the row and block geometry', () => {
-    for (const [w, T, nb, lSel] of [[420, 64, 4, 16], [300, 1024, 16, 64], [500, 37, 5, 8]]) {
+    for (const [w, T, nb, lSel] of [
+      [420, 64, 4, 16],
+      [300, 1024, 16, 64],
+      [500, 37, 5, 8],
+    ]) {
       const L = heatmapLayout(w, T, nb, lSel);
       expect(posX(L, lSel * nb)).toBeCloseTo(L.plotX + L.plotW, 9);
       expect(rowY(L, T)).toBeCloseTo(L.plotY + L.plotH, 9);
@@ -128,7 +140,9 @@ describe('row bins, keys, layout', () => {
 
   it('ticks are 1/2/5·10^k apart and at least minGap pixels', () => {
     expect(ticks(64, 384, 20)).toEqual([0, 5, 10, 15, 20, 25, 30, 35, 40, 45, 50, 55, 60]);
-    expect(ticks(1024, 480, 20)).toEqual([0, 50, 100, 150, 200, 250, 300, 350, 400, 450, 500, 550, 600, 650, 700, 750, 800, 850, 900, 950, 1000]);
+    expect(ticks(1024, 480, 20)).toEqual([
+      0, 50, 100, 150, 200, 250, 300, 350, 400, 450, 500, 550, 600, 650, 700, 750, 800, 850, 900, 950, 1000,
+    ]);
     expect(ticks(4, 400, 22)).toEqual([0, 1, 2, 3]);
     expect(ticks(0, 100, 20)).toEqual([]);
   });

@@ -1,6 +1,7 @@
 // Heatmap pixels: each cell's colour from its kind and score, area-averaged when rows are binned;
 // forced runs match the cell kinds; unrecorded rows draw as non-candidates.
 import { describe, expect, it } from 'vitest';
+
 import { snapshotBlocks } from '../../src/spec/selection-snapshot';
 import { cellKind } from '../../src/ui/stepper/geometry';
 import { DARK, LIGHT, scoreColour, type StepperPalette } from '../../src/ui/stepper/palette';
@@ -19,7 +20,10 @@ describe('rasterize', () => {
   const nb = snapshotBlocks(s);
   const hpg = shape.H / shape.G;
 
-  it.each([['light', LIGHT], ['dark', DARK]] as const)('one row per query (%s): every pixel is its cell colour', (_n, p) => {
+  it.each([
+    ['light', LIGHT],
+    ['dark', DARK],
+  ] as const)('one row per query (%s): every pixel is its cell colour', (_n, p) => {
     const r = rasterize(s, 480, p);
     expect([r.width, r.height]).toEqual([nb, s.T]);
     for (let t = 0; t < s.T; t++) {

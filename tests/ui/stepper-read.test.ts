@@ -2,15 +2,16 @@
 // picked out), compared with the activations read whole and indexed here, and with the float64
 // model reference: selections exact, scores and gates to f32 rounding (rel RMS ≤ 1e-5).
 import { afterAll, describe, expect, it } from 'vitest';
+
 import { tokenIndexLength } from '../../src/kernels/embedding-index';
-import type { ModelConfig, ModelNsaConfig } from '../../src/spec/model-config';
 import { initParams } from '../../src/model/init';
-import { paramSpecs } from '../../src/spec/params';
-import { ModelPlan } from '../../src/model/plan';
-import { numSelBlocks } from '../../src/spec/nsa-blocks';
 import { readSelectionSnapshot, readSelectionSnapshots } from '../../src/model/nsa/snapshot-read';
-import { checkSnapshot, snapshotIssues } from '../../src/spec/selection-snapshot';
+import { ModelPlan } from '../../src/model/plan';
 import { modelForwardRef } from '../../src/reference/model';
+import type { ModelConfig, ModelNsaConfig } from '../../src/spec/model-config';
+import { numSelBlocks } from '../../src/spec/nsa-blocks';
+import { paramSpecs } from '../../src/spec/params';
+import { checkSnapshot, snapshotIssues } from '../../src/spec/selection-snapshot';
 import { relRms, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
 
@@ -19,10 +20,33 @@ const NO_OPTIMIZER = { beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0, gradC
 
 // The model of tests/model/one-step-nsa.test.ts, so that in a full run (one process, shared
 // pipeline cache) building this plan compiles nothing new; on SwiftShader compiling dominates.
-const nsa: ModelNsaConfig = { l: 4, d: 2, lSel: 8, nSel: 2, w: 5, phi: 'avg', forceInit: true, forceLocal: 1, sharedKV: false, gates: { kind: 'none' } };
+const nsa: ModelNsaConfig = {
+  l: 4,
+  d: 2,
+  lSel: 8,
+  nSel: 2,
+  w: 5,
+  phi: 'avg',
+  forceInit: true,
+  forceLocal: 1,
+  sharedKV: false,
+  gates: { kind: 'none' },
+};
 const cfg: ModelConfig = {
-  vocabSize: 29, dim: 16, nLayers: 2, nHeads: 4, nKvGroups: 2, dk: 6, dv: 5, ffnHidden: 12,
-  seqLen: 19, ropeTheta: 10000, normEps: 1e-5, attention: 'nsa', initStd: 0.3, nsa,
+  vocabSize: 29,
+  dim: 16,
+  nLayers: 2,
+  nHeads: 4,
+  nKvGroups: 2,
+  dk: 6,
+  dv: 5,
+  ffnHidden: 12,
+  seqLen: 19,
+  ropeTheta: 10000,
+  normEps: 1e-5,
+  attention: 'nsa',
+  initStd: 0.3,
+  nsa,
 };
 const B = 2;
 const T = cfg.seqLen;
@@ -57,7 +81,12 @@ describe('readSelectionSnapshots', () => {
     const { gpu, plan, tokens, ref } = await run;
     const row0 = tokens.subarray(0, T);
     const snaps = await readSelectionSnapshots(gpu, plan, { step: 12, tokens: row0 });
-    expect(snaps.map((s) => [s.layer, s.group])).toEqual([[0, 0], [0, 1], [1, 0], [1, 1]]);
+    expect(snaps.map((s) => [s.layer, s.group])).toEqual([
+      [0, 0],
+      [0, 1],
+      [1, 0],
+      [1, 1],
+    ]);
     const hpg = H / G;
     for (const s of snaps) {
       checkSnapshot(s);
@@ -69,7 +98,14 @@ describe('readSelectionSnapshots', () => {
       const L = ref.layers[s.layer].attnCache;
       const f = L.nsa![0].fwd;
       const refGates = L.nsa![0].inp.gates;
-      const want = { sel: [] as number[], scores: [] as number[], gates: [] as number[], refScores: [] as number[], refGates: [] as number[], refSel: [] as number[] };
+      const want = {
+        sel: [] as number[],
+        scores: [] as number[],
+        gates: [] as number[],
+        refScores: [] as number[],
+        refGates: [] as number[],
+        refSel: [] as number[],
+      };
       for (let t = 0; t < T; t++) {
         for (let m = 0; m < nsa.nSel; m++) {
           want.sel.push(sel[(t * G + s.group) * nsa.nSel + m]);
@@ -107,8 +143,12 @@ describe('readSelectionSnapshots', () => {
   it('rejects wrong tokens, layers and groups', async () => {
     const { gpu, plan, tokens } = await run;
     await expect(readSelectionSnapshots(gpu, plan, { step: 0, tokens })).rejects.toThrow(/sequence length is 19/);
-    await expect(readSelectionSnapshots(gpu, plan, { step: 0, tokens: tokens.subarray(0, T), layers: [2] })).rejects.toThrow(/layer 2 outside/);
-    await expect(readSelectionSnapshot(gpu, plan, { step: 0, layer: 0, group: 2, tokens: tokens.subarray(0, T) })).rejects.toThrow(/group 2 outside/);
+    await expect(readSelectionSnapshots(gpu, plan, { step: 0, tokens: tokens.subarray(0, T), layers: [2] })).rejects.toThrow(
+      /layer 2 outside/,
+    );
+    await expect(readSelectionSnapshot(gpu, plan, { step: 0, layer: 0, group: 2, tokens: tokens.subarray(0, T) })).rejects.toThrow(
+      /group 2 outside/,
+    );
   });
 });
 
@@ -116,6 +156,6 @@ describe('readSelectionSnapshots', () => {
 function row1Scores(ref: ReturnType<typeof modelForwardRef>): number[] {
   const f = ref.layers[0].attnCache.nsa![1].fwd;
   const out: number[] = [];
-  for (let t = 0; t < T; t++) for (let j = 0; j < nb; j++) out.push(f.scores[(t * G) * nb + j]);
+  for (let t = 0; t < T; t++) for (let j = 0; j < nb; j++) out.push(f.scores[t * G * nb + j]);
   return out;
 }

@@ -1,17 +1,18 @@
 // Snapshot ranges on real selections (float64 reference), their validation, and decode traces
 // (decode = prefill: a trace's snapshot equals the prefill snapshot row for row).
 import { describe, expect, it } from 'vitest';
+
 import { forcedBlocks, numSelBlocks } from '../../src/spec/nsa-blocks';
 import {
   checkSnapshot,
+  type DecodeSelection,
   decodeSelectionRanges,
   decodeSelectionsOf,
   decodeTraceSnapshots,
   selectionsFromLayers,
+  type SelectionSnapshot,
   snapshotIssues,
   snapshotRanges,
-  type DecodeSelection,
-  type SelectionSnapshot,
 } from '../../src/spec/selection-snapshot';
 import { CASES, decodeAll } from '../nsa/helpers';
 import { refSnapshots } from './stepper-fixtures';
@@ -99,7 +100,20 @@ describe('decode traces', () => {
     const steps = decodeAll(inp, shape, c);
     // Two layers: the same decoder steps stand in for layer 1 too.
     const selections: DecodeSelection[] = steps.flatMap((st) =>
-      decodeSelectionsOf({ t: st.t, nsa: [0, 1].map((layer) => ({ layer, selection: st.selection, scores: st.scores, gates: inp.gates.subarray(st.t * H * 3, (st.t + 1) * H * 3) })) }, c, H, G),
+      decodeSelectionsOf(
+        {
+          t: st.t,
+          nsa: [0, 1].map((layer) => ({
+            layer,
+            selection: st.selection,
+            scores: st.scores,
+            gates: inp.gates.subarray(st.t * H * 3, (st.t + 1) * H * 3),
+          })),
+        },
+        c,
+        H,
+        G,
+      ),
     );
     const tokens = [...snaps[0].tokens];
     const dec = decodeTraceSnapshots({ tokens, selections }, { cfg: c, H, G, layers: 2, step: 9 });
@@ -119,7 +133,12 @@ describe('decode traces', () => {
           const want = j < cand ? p.scores![t * nb + j] : 0;
           expect(Math.abs(d.scores![t * nb + j] - want), `t=${t} j=${j}`).toBeLessThanOrEqual(1e-6 * Math.max(1, Math.abs(want)));
         }
-        expect(decodeSelectionRanges(selections.find((x) => x.t === t && x.group === d.group && x.layer === d.layer)!, c)).toEqual(snapshotRanges(p, t));
+        expect(
+          decodeSelectionRanges(
+            selections.find((x) => x.t === t && x.group === d.group && x.layer === d.layer)!,
+            c,
+          ),
+        ).toEqual(snapshotRanges(p, t));
       }
     }
   });
@@ -131,7 +150,10 @@ describe('decode traces', () => {
     const P = 20;
     // Only the queries that produced generated tokens: t ≥ P − 1 (as the worker streams them).
     const selections = steps.filter((st) => st.t >= P - 1).flatMap((st) => selectionsFromLayers(st.t, [st.selection], c, shape.G));
-    const [s0] = decodeTraceSnapshots({ tokens: Array.from({ length: shape.T }, (_, i) => i), selections }, { cfg: c, H: shape.H, G: shape.G, layers: 1, step: 0 });
+    const [s0] = decodeTraceSnapshots(
+      { tokens: Array.from({ length: shape.T }, (_, i) => i), selections },
+      { cfg: c, H: shape.H, G: shape.G, layers: 1, step: 0 },
+    );
     expect([...s0.recorded!]).toEqual(Array.from({ length: shape.T }, (_, t) => (t >= P - 1 ? 1 : 0)));
     expect(s0.scores).toBeNull();
     expect(snapshotIssues(s0)).toEqual([]);

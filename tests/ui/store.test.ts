@@ -1,12 +1,21 @@
 // Page state transitions and the controller's pure choices (data source, snapshot rate, start).
 import { describe, expect, it } from 'vitest';
+
 import { preset } from '../../src/train/presets';
 import { recallPreset } from '../../src/train/recall-preset';
 import { dataSpecFor, snapshotEvery, startProblems } from '../../src/ui/controller';
 import { createPlaygroundStore, elapsedMs } from '../../src/ui/store';
 import type { InitInfo } from '../../src/worker/protocol';
 
-const info = { adapter: {}, dataset: {}, paramCount: 1, gpuBytes: 1, tokensPerStep: 1, heartbeat: null, snapshotCapacity: 0 } as unknown as InitInfo;
+const info = {
+  adapter: {},
+  dataset: {},
+  paramCount: 1,
+  gpuBytes: 1,
+  tokensPerStep: 1,
+  heartbeat: null,
+  snapshotCapacity: 0,
+} as unknown as InitInfo;
 const metric = (step: number) => ({ step, loss: 5, lr: 1, gradNorm: 1, tokensPerSecond: 1, stepMs: 1, elapsedMs: 1 });
 
 describe('playground store', () => {

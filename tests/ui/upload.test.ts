@@ -1,5 +1,6 @@
 // Uploaded training text: .txt only, not empty, ≤ 20 MiB, really text; every refusal explains.
 import { describe, expect, it } from 'vitest';
+
 import { controlFraction, MAX_UPLOAD_BYTES, validateUploadedText } from '../../src/ui/data/upload';
 
 const file = (parts: BlobPart[], name = 'notes.txt') => new File(parts, name, { type: 'text/plain' });
@@ -31,7 +32,11 @@ describe('validateUploadedText', () => {
     ['invalid UTF-8', file([new Uint8Array([0x68, 0x69, 0xff, 0xfe, 0x21])]), /^“notes\.txt” is not valid UTF-8 text/],
     ['a truncated UTF-8 sequence', file([new Uint8Array([0x68, 0xe6, 0x97])]), /is not valid UTF-8 text/],
     ['Latin-1 text', file([new Uint8Array([0x63, 0x61, 0x66, 0xe9])]), /is not valid UTF-8 text/],
-    ['many control characters', file(['a'.repeat(97) + '\x01\x02\x1b']), /^“notes\.txt” looks binary: 3\.0% of its characters are control characters/],
+    [
+      'many control characters',
+      file(['a'.repeat(97) + '\x01\x02\x1b']),
+      /^“notes\.txt” looks binary: 3\.0% of its characters are control characters/,
+    ],
   ])('refuses %s with a clear message', async (_, f, message) => {
     const r = await validateUploadedText(f);
     expect(r.ok).toBe(false);

@@ -1,11 +1,12 @@
 // The config in the URL hash: every preset and random edits survive encode → decode exactly;
 // bad hashes fall back to the preset with a message naming the problem.
 import { describe, expect, it } from 'vitest';
-import { mulberry32 } from '../../src/util/random';
+
 import { editConfig } from '../../src/ui/config/edit';
 import { isRunConfigValid } from '../../src/ui/config/parse';
-import { closestPreset, uiPreset, UI_PRESET_NAMES } from '../../src/ui/config/presets';
+import { closestPreset, UI_PRESET_NAMES, uiPreset } from '../../src/ui/config/presets';
 import { decodeConfigHash, decodeValue, encodeConfigHash, encodeValue, foreignParams } from '../../src/ui/url-state';
+import { mulberry32 } from '../../src/util/random';
 import { randomEdit } from './config-edits';
 
 /** What a browser does to the hash when it is set: URL parsing percent-encodes some characters. */
@@ -73,7 +74,14 @@ describe('URL hash config', () => {
     // The recall preset on another source drops the task: data.recall=null.
     const b = editConfig(uiPreset('recall'), 'data.source', 'copy');
     expect(encodeConfigHash(b, 'recall')).toBe('v=1&preset=recall&data.source=copy&data.recall=null');
-    for (const [c, preset] of [[r, 'recall'], [r, 'tiny'], [t, 'tiny'], [t, 'recall'], [b, 'recall'], [b, 'small']] as const) {
+    for (const [c, preset] of [
+      [r, 'recall'],
+      [r, 'tiny'],
+      [t, 'tiny'],
+      [t, 'recall'],
+      [b, 'recall'],
+      [b, 'small'],
+    ] as const) {
       const back = decodeConfigHash(throughUrl(encodeConfigHash(c, preset)));
       expect(back.error).toBeUndefined();
       expect(back.config).toEqual(c);
@@ -86,7 +94,9 @@ describe('URL hash config', () => {
     c.model.attention = 'nsa';
     c.train.steps = 500;
     c.model.nsa!.gates = { kind: 'force', branch: 'sel' };
-    expect(encodeConfigHash(c, 'tiny')).toBe('v=1&preset=tiny&model.attention=nsa&model.nsa.gates={%22kind%22:%22force%22,%22branch%22:%22sel%22}&train.steps=500');
+    expect(encodeConfigHash(c, 'tiny')).toBe(
+      'v=1&preset=tiny&model.attention=nsa&model.nsa.gates={%22kind%22:%22force%22,%22branch%22:%22sel%22}&train.steps=500',
+    );
   });
 
   it('invalid edits fall back to the preset and name the field', () => {
@@ -100,7 +110,9 @@ describe('URL hash config', () => {
       const back = decodeConfigHash(throughUrl(encodeConfigHash(edited, from)));
       expect(back.config).toEqual(uiPreset(from));
       expect(back.preset).toBe(from);
-      expect(back.error).toMatch(/^The link's config could not be used: (model|train|data)\.[A-Za-z0-9.]+: .+Showing the .+ preset instead\.$/);
+      expect(back.error).toMatch(
+        /^The link's config could not be used: (model|train|data)\.[A-Za-z0-9.]+: .+Showing the .+ preset instead\.$/,
+      );
     }
     expect(invalid).toBeGreaterThan(20);
   });
@@ -163,7 +175,10 @@ describe('URL hash config', () => {
 
   it('keeps foreign hash parameters when rewriting', () => {
     const keep = foreignParams('#v=1&preset=tiny&train.steps=9&tab=charts&q=a%26b');
-    expect(keep).toEqual([['tab', 'charts'], ['q', 'a&b']]);
+    expect(keep).toEqual([
+      ['tab', 'charts'],
+      ['q', 'a&b'],
+    ]);
     const body = encodeConfigHash(uiPreset('small'), 'small', keep);
     expect(body).toBe('v=1&preset=small&tab=charts&q=a%26b');
     expect(decodeConfigHash(body).config).toEqual(uiPreset('small'));

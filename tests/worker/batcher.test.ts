@@ -1,5 +1,6 @@
 // UpdateBatcher: at most one update per interval, nothing lost, nothing repeated, order kept.
 import { describe, expect, it } from 'vitest';
+
 import type { Heartbeat, StepMetrics } from '../../src/train/types';
 import { UpdateBatcher } from '../../src/worker/batcher';
 import type { TrainUpdate } from '../../src/worker/protocol';
@@ -9,7 +10,18 @@ function metrics(step: number): StepMetrics {
 }
 
 function heartbeat(step: number): Heartbeat {
-  return { ts: step, iso: '', step, msg: `step ${step}`, phase: 'step', loss: null, toks_per_s: null, lr: null, grad_norm: null, gpu_mem_bytes: 0 };
+  return {
+    ts: step,
+    iso: '',
+    step,
+    msg: `step ${step}`,
+    phase: 'step',
+    loss: null,
+    toks_per_s: null,
+    lr: null,
+    grad_norm: null,
+    gpu_mem_bytes: 0,
+  };
 }
 
 /** A fake clock; sleep advances it; timers run when the clock passes them (fire()). */

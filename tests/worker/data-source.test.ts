@@ -1,6 +1,7 @@
 // The worker's datasets: each data kind builds the dataset the config asks for, mismatches fail
 // before any GPU work, and the page's description of it is finite and cloneable.
 import { describe, expect, it } from 'vitest';
+
 import { preset } from '../../src/train/presets';
 import { recallPreset } from '../../src/train/recall-preset';
 import { buildDataset, dataMismatch, describeDataset } from '../../src/worker/data-source';
@@ -60,6 +61,8 @@ describe('worker datasets', () => {
 
   it('a data kind that does not match config.data.source fails, naming both', async () => {
     const c = preset('tiny'); // source brown
-    await expect(buildDataset(c, { kind: 'copy' }, async () => TEXT)).rejects.toThrow("the data is 'copy' but config.data.source is 'brown'");
+    await expect(buildDataset(c, { kind: 'copy' }, async () => TEXT)).rejects.toThrow(
+      "the data is 'copy' but config.data.source is 'brown'",
+    );
   });
 });

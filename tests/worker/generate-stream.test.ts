@@ -2,9 +2,10 @@
 // token, with selections that stay the rows each token's reads were counted from; the page-side
 // streamer tokenizes, batches, decodes and cancels, and bad prompts fail readably.
 import { describe, expect, it } from 'vitest';
+
 import { readsFormula } from '../../src/reference/decoder';
-import { generate, generateStream } from '../../src/train/generate';
 import { createDataset } from '../../src/train/datasets';
+import { generate, generateStream } from '../../src/train/generate';
 import { parseTokenIds, TokenStreamer } from '../../src/worker/generation';
 import type { StreamedToken } from '../../src/worker/protocol';
 import { DENSE, nsaModel, randomParams } from '../decode/helpers';
@@ -12,7 +13,10 @@ import { DENSE, nsaModel, randomParams } from '../decode/helpers';
 const opts = { maxTokens: 20, temperature: 0.9, topK: 5, seed: 7 };
 
 describe('generateStream', () => {
-  for (const [name, c] of [['dense', DENSE], ['nsa', nsaModel()]] as const) {
+  for (const [name, c] of [
+    ['dense', DENSE],
+    ['nsa', nsaModel()],
+  ] as const) {
     it(`${name}: yields generate()'s tokens, positions and reads one at a time; a stream cut short is their prefix`, () => {
       const p = randomParams(c, 3);
       const prompt = [1, 5, 2];
@@ -72,7 +76,13 @@ describe('TokenStreamer', () => {
     const s = new TokenStreamer(c, data);
     const got: StreamedToken[] = [];
     let prompt: number[] = [];
-    const r = await s.run(randomParams(c, 2), 12, { prompt: 'the ', maxTokens: 10, temperature: 1, topK: 0, seed: 3 }, (st) => (prompt = st.promptTokens), (t) => got.push(...t));
+    const r = await s.run(
+      randomParams(c, 2),
+      12,
+      { prompt: 'the ', maxTokens: 10, temperature: 1, topK: 0, seed: 3 },
+      (st) => (prompt = st.promptTokens),
+      (t) => got.push(...t),
+    );
     expect(prompt).toEqual([116, 104, 101, 32]);
     expect(r.promptTokens).toEqual(prompt);
     expect(got.map((t) => t.index)).toEqual([...Array(10).keys()]);
@@ -80,7 +90,11 @@ describe('TokenStreamer', () => {
     expect(got.map((t) => t.t)).toEqual([3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
     expect(r.stop).toBe('tokens');
     expect(r.step).toBe(12);
-    expect(r.tokens).toEqual([...generateStream(c, randomParams(c, 2), prompt, { maxTokens: 10, temperature: 1, topK: 0, seed: 3, vocabLimit: 256 })].map((x) => x.token));
+    expect(r.tokens).toEqual(
+      [...generateStream(c, randomParams(c, 2), prompt, { maxTokens: 10, temperature: 1, topK: 0, seed: 3, vocabLimit: 256 })].map(
+        (x) => x.token,
+      ),
+    );
     // Valid UTF-8 or not, the decoded text is what the byte tokenizer gives for all tokens together.
     expect(r.text).toBe(data.tokenizer!.decode(r.tokens));
   });
@@ -90,10 +104,16 @@ describe('TokenStreamer', () => {
     const data = createDataset({ kind: 'random', vocabSize: 37 }, { batchSize: 1, seqLen: 13, seed: 1 });
     const s = new TokenStreamer(c, data);
     const got: StreamedToken[] = [];
-    const run = s.run(randomParams(c, 5), 0, { prompt: '3, 4 5', maxTokens: 9, temperature: 0, topK: 0, seed: 1, tokenDelayMs: 5 }, () => {}, (t) => {
-      got.push(...t);
-      s.cancel();
-    });
+    const run = s.run(
+      randomParams(c, 5),
+      0,
+      { prompt: '3, 4 5', maxTokens: 9, temperature: 0, topK: 0, seed: 1, tokenDelayMs: 5 },
+      () => {},
+      (t) => {
+        got.push(...t);
+        s.cancel();
+      },
+    );
     const r = await run;
     expect(r.promptTokens).toEqual([3, 4, 5]);
     expect(r.stop).toBe('cancelled');
@@ -110,9 +130,21 @@ describe('TokenStreamer', () => {
     const s = new TokenStreamer(c, data);
     const p = randomParams(c, 6);
     const req = { prompt: '1', maxTokens: 20, temperature: 0, topK: 0, seed: 1, tokenDelayMs: 20 };
-    const first = s.run(p, 0, req, () => {}, () => {});
+    const first = s.run(
+      p,
+      0,
+      req,
+      () => {},
+      () => {},
+    );
     await new Promise((r) => setTimeout(r, 30));
-    const second = s.run(p, 0, req, () => {}, () => {});
+    const second = s.run(
+      p,
+      0,
+      req,
+      () => {},
+      () => {},
+    );
     expect((await first).stop).toBe('cancelled');
     expect((await second).stop).toBe('context');
   });

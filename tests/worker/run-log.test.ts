@@ -1,6 +1,7 @@
 // RunLog: the page's downloads use the CLI's formats (heartbeat.jsonl fields, metrics.csv header
 // and rows from src/train/run-files.ts), in the order things happened.
 import { describe, expect, it } from 'vitest';
+
 import { METRICS_HEADER, metricsCsvRow } from '../../src/train/metrics-csv';
 import type { Heartbeat, StepMetrics } from '../../src/train/types';
 import { RunLog } from '../../src/worker/run-log';
@@ -9,7 +10,18 @@ import { RunLog } from '../../src/worker/run-log';
 const CLI_FIELDS = ['ts', 'iso', 'step', 'msg', 'phase', 'loss', 'toks_per_s', 'lr', 'grad_norm', 'gpu_mem_bytes'];
 
 function beat(step: number, phase: Heartbeat['phase'] = 'step'): Heartbeat {
-  return { ts: 1000 + step, iso: new Date(1000 + step).toISOString(), step, msg: `step ${step}`, phase, loss: 5 - step, toks_per_s: 100, lr: 1e-3, grad_norm: 0.5, gpu_mem_bytes: 4096 };
+  return {
+    ts: 1000 + step,
+    iso: new Date(1000 + step).toISOString(),
+    step,
+    msg: `step ${step}`,
+    phase,
+    loss: 5 - step,
+    toks_per_s: 100,
+    lr: 1e-3,
+    grad_norm: 0.5,
+    gpu_mem_bytes: 4096,
+  };
 }
 
 function metrics(step: number): StepMetrics {
@@ -46,7 +58,13 @@ describe('RunLog', () => {
     log.metrics(metrics(2));
     const lines = log.metricsCsv().split('\n');
     expect(lines[0]).toBe(METRICS_HEADER);
-    expect(lines.slice(1)).toEqual(['0,5,,0.001,0.25,512,20,20', '1,4.875,,0.001,0.25,512,20,40', '2,,4.25,,,,,', '2,4.75,,0.001,0.25,512,20,60', '']);
+    expect(lines.slice(1)).toEqual([
+      '0,5,,0.001,0.25,512,20,20',
+      '1,4.875,,0.001,0.25,512,20,40',
+      '2,,4.25,,,,,',
+      '2,4.75,,0.001,0.25,512,20,60',
+      '',
+    ]);
     const cols = METRICS_HEADER.split(',').length;
     for (const l of lines.slice(1, -1)) expect(l.split(',')).toHaveLength(cols);
   });

@@ -2,6 +2,7 @@
 // checkpoints (snapshots taken before the evaluation overwrites the activations), the CLI-format
 // exports, generation from the trained weights, the test hook's gate, and stop.
 import { describe, expect, it } from 'vitest';
+
 import type { ModelConfig } from '../../src/spec/model-config';
 import { snapshotIssues } from '../../src/spec/selection-snapshot';
 import type { RunConfig } from '../../src/train/config';
@@ -13,8 +14,19 @@ import { getGpu } from '../helpers/gpu';
 
 // The model and batch of tests/model/one-step-nsa.test.ts: in a full run the pipelines are compiled once.
 const model: ModelConfig = {
-  vocabSize: 29, dim: 16, nLayers: 2, nHeads: 4, nKvGroups: 2, dk: 6, dv: 5, ffnHidden: 12, seqLen: 19,
-  ropeTheta: 10000, normEps: 1e-5, attention: 'nsa', initStd: 0.3,
+  vocabSize: 29,
+  dim: 16,
+  nLayers: 2,
+  nHeads: 4,
+  nKvGroups: 2,
+  dk: 6,
+  dv: 5,
+  ffnHidden: 12,
+  seqLen: 19,
+  ropeTheta: 10000,
+  normEps: 1e-5,
+  attention: 'nsa',
+  initStd: 0.3,
   nsa: { l: 4, d: 2, lSel: 8, nSel: 2, w: 5, phi: 'avg', forceInit: true, forceLocal: 1, sharedKV: false, gates: { kind: 'none' } },
 };
 const T = model.seqLen;
@@ -44,7 +56,10 @@ describe('PlaygroundRun (GPU)', () => {
 
     // The step-1 snapshot shares its checkpoint with an evaluation: it must hold the training
     // batch, not the validation batch the evaluation ran afterwards.
-    const val = createDataset({ kind: 'random', vocabSize: model.vocabSize }, { batchSize: 2, seqLen: T, seed: config.train.seed }).validationBatches(1)[0];
+    const val = createDataset(
+      { kind: 'random', vocabSize: model.vocabSize },
+      { batchSize: 2, seqLen: T, seed: config.train.seed },
+    ).validationBatches(1)[0];
     for (const step of [0, 1, 3]) {
       for (const layer of [0, 1]) {
         for (const group of [0, 1]) {
@@ -62,12 +77,19 @@ describe('PlaygroundRun (GPU)', () => {
     const files = run.exportFiles();
     const csv = files.metricsCsv.trim().split('\n');
     expect(csv).toHaveLength(1 + 4 + 2);
-    const beats = files.heartbeatsJsonl.trim().split('\n').map((l) => JSON.parse(l) as { phase: string });
+    const beats = files.heartbeatsJsonl
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { phase: string });
     expect(new Set(beats.map((b) => b.phase))).toEqual(new Set(['init', 'step', 'eval', 'done']));
     expect(JSON.parse(files.configJson)).toMatchObject({ ...config, stepsDone: 4 });
 
     const got: StreamedToken[] = [];
-    const g = await run.generate({ prompt: '3 14', maxTokens: 3, temperature: 0, topK: 0, seed: 1 }, () => {}, (t) => got.push(...t));
+    const g = await run.generate(
+      { prompt: '3 14', maxTokens: 3, temperature: 0, topK: 0, seed: 1 },
+      () => {},
+      (t) => got.push(...t),
+    );
     expect(g.promptTokens).toEqual([3, 14]);
     expect(g.text).toBe(g.tokens.map((id) => `[${id}]`).join(''));
     expect(g.tokens).toHaveLength(3);

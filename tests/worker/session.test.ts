@@ -2,11 +2,12 @@
 // contract (metrics one step late, each returned once; a non-finite step throws NonFiniteError
 // when its metrics resolve, as src/train/trainer.ts does).
 import { describe, expect, it } from 'vitest';
+
 import type { GpuReport } from '../../src/gpu/context';
+import { NonFiniteError } from '../../src/train/trainer';
 import type { StepMetrics } from '../../src/train/types';
 import type { TrainUpdate } from '../../src/worker/protocol';
-import { NonFiniteError } from '../../src/train/trainer';
-import { GpuFailureError, TrainingSession, type Checkpoints, type GpuReporter, type SessionTrainer } from '../../src/worker/session';
+import { type Checkpoints, GpuFailureError, type GpuReporter, type SessionTrainer, TrainingSession } from '../../src/worker/session';
 
 class FakeTrainer implements SessionTrainer {
   stepsDone = 0;

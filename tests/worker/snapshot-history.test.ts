@@ -1,6 +1,7 @@
 // SnapshotHistory: bounded, thinned evenly over the run, the newest always kept.
 import { describe, expect, it } from 'vitest';
-import { MAX_SNAPSHOTS, SnapshotHistory, snapshotCapacity } from '../../src/worker/snapshot-history';
+
+import { MAX_SNAPSHOTS, snapshotCapacity, SnapshotHistory } from '../../src/worker/snapshot-history';
 
 describe('SnapshotHistory', () => {
   it('keeps everything until full, then doubles the stride; the newest is always kept', () => {

@@ -6,23 +6,22 @@
 // q [B,T,H,dk], k*/v* [B,T,G,dk|dv], gates [B,T,H,3], outputs [B,T,H,dv], lse [B,H,T].
 import type { ArenaEntry, BufferSlice } from '../../gpu/arena';
 import type { Dispatch, GpuContext } from '../../gpu/context';
-import { nsaBranchBackwardDispatches, nsaBranchForwardDispatch, type NsaBranch } from '../../kernels/nsa-attention';
+import { type NsaBranch, nsaBranchBackwardDispatches, nsaBranchForwardDispatch } from '../../kernels/nsa-attention';
 import {
+  type CmpMlpSlices,
   compressAvgBackwardDispatch,
   compressAvgForwardDispatch,
   compressMlpBackwardDispatches,
   compressMlpForwardDispatches,
   compressMlpScratchLengths,
-  type CmpMlpSlices,
 } from '../../kernels/nsa-compress';
 import { combineBackwardDispatches, combineBackwardGatesDispatches, combineForwardDispatch } from '../../kernels/nsa-gates';
-import { type GateAblation } from '../../spec/gates';
 import { nsaReverseIndexDispatches, nsaReverseIndexLengths, type NsaReverseIndexSlices } from '../../kernels/nsa-reverse-index';
 import { selectionScoresDispatch, topNSelectionDispatch } from '../../kernels/nsa-select';
-import type { AttentionShape } from '../../spec/shapes';
+import { type GateAblation } from '../../spec/gates';
 import { numCmpBlocks, numSelBlocks } from '../../spec/nsa-blocks';
 import { cmpMlpHidden, type NsaConfig } from '../../spec/nsa-config';
-
+import type { AttentionShape } from '../../spec/shapes';
 
 export interface NsaBranchKV {
   k: BufferSlice;
@@ -113,7 +112,10 @@ export function nsaCoreSavedEntries(prefix: string, s: AttentionShape, cfg: NsaC
     f32(`${prefix}lseWin`, z.lse),
   ];
   if (cfg.phi === 'mlp') {
-    for (const [kv, D] of [['k', s.dk], ['v', s.dv]] as const) {
+    for (const [kv, D] of [
+      ['k', s.dk],
+      ['v', s.dv],
+    ] as const) {
       const L = compressMlpScratchLengths({ B: s.B, T: s.T, G: s.G, D, dHidden: cmpMlpHidden(D), cfg });
       e.push(f32(`${prefix}mlp.${kv}.hPre`, L.hPre), f32(`${prefix}mlp.${kv}.act`, L.act));
     }
@@ -124,8 +126,16 @@ export function nsaCoreSavedEntries(prefix: string, s: AttentionShape, cfg: NsaC
 export function nsaCoreSavedSlices(prefix: string, get: (name: string) => BufferSlice, cfg: NsaConfig): NsaCoreSaved {
   const g = (f: string) => get(`${prefix}${f}`);
   const saved: NsaCoreSaved = {
-    kc: g('kc'), vc: g('vc'), oCmp: g('oCmp'), lseCmp: g('lseCmp'), scores: g('scores'), sel: g('sel'),
-    oSel: g('oSel'), lseSel: g('lseSel'), oWin: g('oWin'), lseWin: g('lseWin'),
+    kc: g('kc'),
+    vc: g('vc'),
+    oCmp: g('oCmp'),
+    lseCmp: g('lseCmp'),
+    scores: g('scores'),
+    sel: g('sel'),
+    oSel: g('oSel'),
+    lseSel: g('lseSel'),
+    oWin: g('oWin'),
+    lseWin: g('lseWin'),
   };
   if (cfg.phi === 'mlp') {
     saved.mlpSaved = {
@@ -151,7 +161,10 @@ export function nsaCoreScratchEntries(prefix: string, s: AttentionShape, cfg: Ns
     f32(`${prefix}rev.queries`, r.queries),
   ];
   if (cfg.phi === 'mlp') {
-    for (const [kv, D] of [['k', s.dk], ['v', s.dv]] as const) {
+    for (const [kv, D] of [
+      ['k', s.dk],
+      ['v', s.dv],
+    ] as const) {
       const L = compressMlpScratchLengths({ B: s.B, T: s.T, G: s.G, D, dHidden: cmpMlpHidden(D), cfg });
       e.push(f32(`${prefix}mlp.${kv}.z`, L.z), f32(`${prefix}mlp.${kv}.dh`, L.dh));
     }
@@ -162,7 +175,12 @@ export function nsaCoreScratchEntries(prefix: string, s: AttentionShape, cfg: Ns
 export function nsaCoreScratchSlices(prefix: string, get: (name: string) => BufferSlice, cfg: NsaConfig): NsaCoreScratch {
   const g = (f: string) => get(`${prefix}${f}`);
   const scratch: NsaCoreScratch = {
-    dCmp: g('dCmp'), dSel: g('dSel'), dWin: g('dWin'), dkc: g('dkc'), dvc: g('dvc'), delta: g('delta'),
+    dCmp: g('dCmp'),
+    dSel: g('dSel'),
+    dWin: g('dWin'),
+    dkc: g('dkc'),
+    dvc: g('dvc'),
+    delta: g('delta'),
     reverse: { counts: g('rev.counts'), offsets: g('rev.offsets'), queries: g('rev.queries') },
   };
   if (cfg.phi === 'mlp') scratch.mlp = { k: { z: g('mlp.k.z'), dh: g('mlp.k.dh') }, v: { z: g('mlp.v.z'), dh: g('mlp.v.dh') } };
@@ -180,7 +198,13 @@ function mlpScratch(saved: NsaCoreSaved, scratch: NsaCoreScratch | undefined, kv
  * Forward dispatches. φ = mlp needs `scratch` too (the gathered block inputs live there).
  * Order: compress K and V → cmp attention → scores → top-n → sel attention → win attention → mix.
  */
-export async function nsaCoreForward(gpu: GpuContext, s: AttentionShape, cfg: NsaConfig, io: NsaCoreIO, scratch?: NsaCoreScratch): Promise<Dispatch[]> {
+export async function nsaCoreForward(
+  gpu: GpuContext,
+  s: AttentionShape,
+  cfg: NsaConfig,
+  io: NsaCoreIO,
+  scratch?: NsaCoreScratch,
+): Promise<Dispatch[]> {
   const { B, T, H, G, dk, dv } = s;
   const sv = io.saved;
   const list: Array<Promise<Dispatch | Dispatch[]>> = [];
@@ -192,12 +216,49 @@ export async function nsaCoreForward(gpu: GpuContext, s: AttentionShape, cfg: Ns
   } else {
     if (!io.mlp) throw new Error('nsa core: φ = mlp needs the compression MLP weights');
     list.push(
-      compressMlpForwardDispatches(gpu, { x: io.cmp.k, out: sv.kc, weights: io.mlp.k, scratch: mlpScratch(sv, scratch, 'k'), B, T, G, D: dk, dHidden: cmpMlpHidden(dk), cfg }),
-      compressMlpForwardDispatches(gpu, { x: io.cmp.v, out: sv.vc, weights: io.mlp.v, scratch: mlpScratch(sv, scratch, 'v'), B, T, G, D: dv, dHidden: cmpMlpHidden(dv), cfg }),
+      compressMlpForwardDispatches(gpu, {
+        x: io.cmp.k,
+        out: sv.kc,
+        weights: io.mlp.k,
+        scratch: mlpScratch(sv, scratch, 'k'),
+        B,
+        T,
+        G,
+        D: dk,
+        dHidden: cmpMlpHidden(dk),
+        cfg,
+      }),
+      compressMlpForwardDispatches(gpu, {
+        x: io.cmp.v,
+        out: sv.vc,
+        weights: io.mlp.v,
+        scratch: mlpScratch(sv, scratch, 'v'),
+        B,
+        T,
+        G,
+        D: dv,
+        dHidden: cmpMlpHidden(dv),
+        cfg,
+      }),
     );
   }
   const branch = (branch: NsaBranch, kv: NsaBranchKV, out: BufferSlice, lse: BufferSlice) =>
-    nsaBranchForwardDispatch(gpu, { branch, cfg, B, T, H, G, dk, dv, q: io.q, k: kv.k, v: kv.v, sel: branch === 'sel' ? sv.sel : undefined, out, lse });
+    nsaBranchForwardDispatch(gpu, {
+      branch,
+      cfg,
+      B,
+      T,
+      H,
+      G,
+      dk,
+      dv,
+      q: io.q,
+      k: kv.k,
+      v: kv.v,
+      sel: branch === 'sel' ? sv.sel : undefined,
+      out,
+      lse,
+    });
   list.push(
     branch('cmp', { k: sv.kc, v: sv.vc }, sv.oCmp, sv.lseCmp),
     selectionScoresDispatch(gpu, { q: io.q, kc: sv.kc, lseCmp: sv.lseCmp, scores: sv.scores, B, T, H, G, dk, cfg }),
@@ -210,23 +271,68 @@ export async function nsaCoreForward(gpu: GpuContext, s: AttentionShape, cfg: Ns
 }
 
 /** Backward dispatches: gate mix → reverse index → three branches (dq summed) → compression. */
-export async function nsaCoreBackward(gpu: GpuContext, s: AttentionShape, cfg: NsaConfig, io: NsaCoreIO, scratch: NsaCoreScratch, gr: NsaCoreGrads): Promise<Dispatch[]> {
+export async function nsaCoreBackward(
+  gpu: GpuContext,
+  s: AttentionShape,
+  cfg: NsaConfig,
+  io: NsaCoreIO,
+  scratch: NsaCoreScratch,
+  gr: NsaCoreGrads,
+): Promise<Dispatch[]> {
   const { B, T, H, G, dk, dv } = s;
   const sv = io.saved;
   const rows = B * T;
   const list: Array<Promise<Dispatch | Dispatch[]>> = [];
-  const mix = { gates: io.gates, oCmp: sv.oCmp, oSel: sv.oSel, oWin: sv.oWin, dCmp: scratch.dCmp, dSel: scratch.dSel, dWin: scratch.dWin, rows, H, dv, dout: gr.dout };
+  const mix = {
+    gates: io.gates,
+    oCmp: sv.oCmp,
+    oSel: sv.oSel,
+    oWin: sv.oWin,
+    dCmp: scratch.dCmp,
+    dSel: scratch.dSel,
+    dWin: scratch.dWin,
+    rows,
+    H,
+    dv,
+    dout: gr.dout,
+  };
   if (gr.gates.kind === 'logits') {
     list.push(combineBackwardDispatches(gpu, { ...mix, dlogits: gr.gates.dlogits, dbias: gr.gates.dbias, ablation: gr.gates.ablation }));
   } else {
     list.push(combineBackwardGatesDispatches(gpu, { ...mix, dgates: gr.gates.dgates }));
   }
   list.push(nsaReverseIndexDispatches(gpu, { B, T, H, G, dk, dv, cfg, sel: sv.sel, reverse: scratch.reverse }));
-  const branch = (branch: NsaBranch, kv: NsaBranchKV, out: BufferSlice, lse: BufferSlice, dout: BufferSlice, grad: NsaBranchKV, accumulateQ: boolean) =>
+  const branch = (
+    branch: NsaBranch,
+    kv: NsaBranchKV,
+    out: BufferSlice,
+    lse: BufferSlice,
+    dout: BufferSlice,
+    grad: NsaBranchKV,
+    accumulateQ: boolean,
+  ) =>
     nsaBranchBackwardDispatches(gpu, {
-      branch, cfg, B, T, H, G, dk, dv, q: io.q, k: kv.k, v: kv.v,
-      sel: branch === 'sel' ? sv.sel : undefined, reverse: branch === 'sel' ? scratch.reverse : undefined,
-      out, lse, dout, delta: scratch.delta, gradQ: gr.dq, gradK: grad.k, gradV: grad.v, accumulateQ,
+      branch,
+      cfg,
+      B,
+      T,
+      H,
+      G,
+      dk,
+      dv,
+      q: io.q,
+      k: kv.k,
+      v: kv.v,
+      sel: branch === 'sel' ? sv.sel : undefined,
+      reverse: branch === 'sel' ? scratch.reverse : undefined,
+      out,
+      lse,
+      dout,
+      delta: scratch.delta,
+      gradQ: gr.dq,
+      gradK: grad.k,
+      gradV: grad.v,
+      accumulateQ,
     });
   list.push(
     branch('cmp', { k: sv.kc, v: sv.vc }, sv.oCmp, sv.lseCmp, scratch.dCmp, { k: scratch.dkc, v: scratch.dvc }, false),
@@ -241,8 +347,34 @@ export async function nsaCoreBackward(gpu: GpuContext, s: AttentionShape, cfg: N
   } else {
     if (!io.mlp || !gr.mlp) throw new Error('nsa core: φ = mlp needs the MLP weights and their gradients');
     list.push(
-      compressMlpBackwardDispatches(gpu, { dout: scratch.dkc, x: io.cmp.k, dx: gr.cmp.k, weights: io.mlp.k, grads: gr.mlp.k, scratch: mlpScratch(sv, scratch, 'k'), B, T, G, D: dk, dHidden: cmpMlpHidden(dk), cfg }),
-      compressMlpBackwardDispatches(gpu, { dout: scratch.dvc, x: io.cmp.v, dx: gr.cmp.v, weights: io.mlp.v, grads: gr.mlp.v, scratch: mlpScratch(sv, scratch, 'v'), B, T, G, D: dv, dHidden: cmpMlpHidden(dv), cfg }),
+      compressMlpBackwardDispatches(gpu, {
+        dout: scratch.dkc,
+        x: io.cmp.k,
+        dx: gr.cmp.k,
+        weights: io.mlp.k,
+        grads: gr.mlp.k,
+        scratch: mlpScratch(sv, scratch, 'k'),
+        B,
+        T,
+        G,
+        D: dk,
+        dHidden: cmpMlpHidden(dk),
+        cfg,
+      }),
+      compressMlpBackwardDispatches(gpu, {
+        dout: scratch.dvc,
+        x: io.cmp.v,
+        dx: gr.cmp.v,
+        weights: io.mlp.v,
+        grads: gr.mlp.v,
+        scratch: mlpScratch(sv, scratch, 'v'),
+        B,
+        T,
+        G,
+        D: dv,
+        dHidden: cmpMlpHidden(dv),
+        cfg,
+      }),
     );
   }
   return (await Promise.all(list)).flat();

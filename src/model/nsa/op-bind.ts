@@ -4,17 +4,21 @@
 // encodes into its own passes (no buffer, pipeline or bind group is created per call).
 // Layouts as docs/nsa-spec.md with a batch dim: q [B,T,H,dk], k*/v* [B,T,G,dk|dv], gates [B,T,H,3]
 // (cmp, sel, win), out and per-branch outputs [B,T,H,dv], selection int32 [B,T,G,nSel].
-import { createArena, type Arena, type ArenaEntry, type BufferSlice } from '../../gpu/arena';
+import { type Arena, type ArenaEntry, type BufferSlice, createArena } from '../../gpu/arena';
 import type { Dispatch, GpuContext } from '../../gpu/context';
 import { NSA_ATTN_MAX_HEAD_DIM, NSA_ATTN_MAX_HPG, nsaRowTiling } from '../../kernels/nsa-attention';
+import { type ConfigIssue, InvalidConfigError } from '../../spec/config-issue';
+import { type NsaConfig, validateNsaConfig } from '../../spec/nsa-config';
 import type { AttentionShape } from '../../spec/shapes';
-import { InvalidConfigError, type ConfigIssue } from '../../spec/config-issue';
-import { validateNsaConfig, type NsaConfig } from '../../spec/nsa-config';
 import {
-  nsaCoreBackward, nsaCoreForward, nsaCoreSavedEntries, nsaCoreSavedSlices, nsaCoreScratchEntries, nsaCoreScratchSlices,
+  nsaCoreBackward,
+  nsaCoreForward,
   type NsaCoreSaved,
+  nsaCoreSavedEntries,
+  nsaCoreSavedSlices,
+  nsaCoreScratchEntries,
+  nsaCoreScratchSlices,
 } from './core';
-
 
 /** Device tensors the op reads in the forward. */
 export interface NsaOpInputSlices {
@@ -161,15 +165,31 @@ export async function bindNsaOp(gpu: GpuContext, shape: AttentionShape, cfg: Nsa
     const saved = nsaCoreSavedSlices('saved.', (n) => arena.get(n), cfg);
     const { inputs: x, grads: g } = a;
     const io = {
-      q: x.q, cmp: { k: x.kCmp, v: x.vCmp }, sel: { k: x.kSel, v: x.vSel }, win: { k: x.kWin, v: x.vWin },
-      gates: x.gates, out: a.out, saved,
+      q: x.q,
+      cmp: { k: x.kCmp, v: x.vCmp },
+      sel: { k: x.kSel, v: x.vSel },
+      win: { k: x.kWin, v: x.vWin },
+      gates: x.gates,
+      out: a.out,
+      saved,
     };
     const forward = nsaCoreForward(gpu, s, cfg, io);
     const backward = g
-      ? nsaCoreBackward(gpu, s, cfg, io, nsaCoreScratchSlices('scratch.', (n) => arena.get(n), cfg), {
-          dout: g.dout, dq: g.dq, cmp: { k: g.dkCmp, v: g.dvCmp }, sel: { k: g.dkSel, v: g.dvSel }, win: { k: g.dkWin, v: g.dvWin },
-          gates: { kind: 'gates', dgates: g.dgates },
-        })
+      ? nsaCoreBackward(
+          gpu,
+          s,
+          cfg,
+          io,
+          nsaCoreScratchSlices('scratch.', (n) => arena.get(n), cfg),
+          {
+            dout: g.dout,
+            dq: g.dq,
+            cmp: { k: g.dkCmp, v: g.dvCmp },
+            sel: { k: g.dkSel, v: g.dvSel },
+            win: { k: g.dkWin, v: g.dvWin },
+            gates: { kind: 'gates', dgates: g.dgates },
+          },
+        )
       : Promise.resolve([]);
     const [f, b] = await Promise.all([forward, backward]);
     return { forward: f, backward: b, saved, destroy };

@@ -4,13 +4,18 @@
 // each write their inputs, submit once and map once, creating no GPU object.
 // For data that stays on the GPU, use `op.tensors` + `op.binding` (write the slices, encode the
 // dispatch lists yourself) or `NsaOp.bind` on your own slices.
-import { createArena, type Arena, type BufferSlice } from '../../gpu/arena';
-import { GpuContext, type Dispatch } from '../../gpu/context';
+import { type Arena, type BufferSlice, createArena } from '../../gpu/arena';
+import { type Dispatch, GpuContext } from '../../gpu/context';
 import type { NsaConfig } from '../../spec/nsa-config';
 import type { AttentionShape } from '../../spec/shapes';
 import {
-  assertNsaOp, bindNsaOp, nsaOpTensorSizes,
-  type NsaOpBindArgs, type NsaOpBinding, type NsaOpGradSlices, type NsaOpInputSlices,
+  assertNsaOp,
+  bindNsaOp,
+  type NsaOpBindArgs,
+  type NsaOpBinding,
+  type NsaOpGradSlices,
+  type NsaOpInputSlices,
+  nsaOpTensorSizes,
 } from './op-bind';
 
 export interface NsaOpInputs {
@@ -92,7 +97,11 @@ export class NsaOp {
     const c: NsaConfig = { ...cfg };
     const z = nsaOpTensorSizes(s, c);
     const sizes: Record<string, number> = { ...z.inputs, out: z.out, ...z.grads };
-    const arena = createArena(gpu, 'nsa-op.io', Object.entries(sizes).map(([name, n]) => ({ name, bytes: 4 * n })));
+    const arena = createArena(
+      gpu,
+      'nsa-op.io',
+      Object.entries(sizes).map(([name, n]) => ({ name, bytes: 4 * n })),
+    );
     const get = <K extends string>(keys: readonly K[]) => Object.fromEntries(keys.map((k) => [k, arena.get(k)])) as Record<K, BufferSlice>;
     const tensors: NsaOpTensors = { inputs: get(INPUTS), out: arena.get('out'), grads: get([...GRADS, 'dout']) };
     let binding: NsaOpBinding;
@@ -118,11 +127,13 @@ export class NsaOp {
       const z = nsaOpTensorSizes(this.shape, this.cfg);
       for (const k of INPUTS) this.checkLength(k, x[k], z.inputs[k]);
       const sv = this.binding.saved;
-      const parts = await this.run(
-        () => INPUTS.forEach((k) => this.gpu.write(this.tensors.inputs[k], x[k])),
-        this.binding.forward,
-        [[this.tensors.out, z.out], [sv.sel, z.selection], [sv.oCmp, z.out], [sv.oSel, z.out], [sv.oWin, z.out]],
-      );
+      const parts = await this.run(() => INPUTS.forEach((k) => this.gpu.write(this.tensors.inputs[k], x[k])), this.binding.forward, [
+        [this.tensors.out, z.out],
+        [sv.sel, z.selection],
+        [sv.oCmp, z.out],
+        [sv.oSel, z.out],
+        [sv.oWin, z.out],
+      ]);
       this.hasForward = true;
       const [out, sel, oCmp, oSel, oWin] = parts;
       return {

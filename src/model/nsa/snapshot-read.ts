@@ -5,9 +5,9 @@
 // The activations hold the last forward that ran (the step's last micro-batch, or an eval forward
 // if one ran after it): the caller passes that forward's row-0 tokens.
 import type { GpuContext } from '../../gpu/context';
-import type { ModelPlan } from '../plan';
 import { numSelBlocks } from '../../spec/nsa-blocks';
 import type { SelectionSnapshot } from '../../spec/selection-snapshot';
+import type { ModelPlan } from '../plan';
 
 export interface SnapshotReadOptions {
   step: number;
@@ -36,7 +36,13 @@ export async function readSelectionSnapshots(gpu: GpuContext, plan: ModelPlan, o
     const { sel, scores, gates } = await plan.readSelection(l, T);
     for (let g = 0; g < G; g++) {
       const s: SelectionSnapshot = {
-        step: o.step, layer: l, group: g, T, cfg: { ...cfg }, H, G,
+        step: o.step,
+        layer: l,
+        group: g,
+        T,
+        cfg: { ...cfg },
+        H,
+        G,
         tokens: Int32Array.from(o.tokens),
         sel: new Int32Array(T * nSel),
         scores: new Float32Array(T * nb),

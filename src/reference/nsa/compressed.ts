@@ -1,10 +1,14 @@
 // Compressed branch: query t attends over the compressed keys Kc/Vc [Ncmp,G,·] of the blocks it
 // may see, k < ncmp(t). A query that sees none outputs exactly 0 (lse −Infinity, p all 0).
-import type { NsaConfig, NsaShape } from '../../spec/nsa-config';
 import { numCmpBlocks, visibleCmpBlocks } from '../../spec/nsa-blocks';
+import type { NsaConfig, NsaShape } from '../../spec/nsa-config';
 import {
-  range, sparseAttentionBackward, sparseAttentionForward,
-  type AttentionForward, type AttentionGrads, type KeyPattern,
+  type AttentionForward,
+  type AttentionGrads,
+  type KeyPattern,
+  range,
+  sparseAttentionBackward,
+  sparseAttentionForward,
 } from './attention';
 
 export function compressedPattern(T: number, c: NsaConfig): KeyPattern {
@@ -21,7 +25,11 @@ export interface CompressedForward extends AttentionForward {
 }
 
 export function compressedForwardRef(
-  q: ArrayLike<number>, kc: ArrayLike<number>, vc: ArrayLike<number>, shape: NsaShape, c: NsaConfig,
+  q: ArrayLike<number>,
+  kc: ArrayLike<number>,
+  vc: ArrayLike<number>,
+  shape: NsaShape,
+  c: NsaConfig,
 ): CompressedForward {
   const { T, H, G, dk, dv } = shape;
   const N = numCmpBlocks(T, c);
@@ -34,8 +42,13 @@ export function compressedForwardRef(
 
 /** Gradients dq [T,H,dk], dK = dKc [Ncmp,G,dk], dV = dVc [Ncmp,G,dv]. */
 export function compressedBackwardRef(
-  q: ArrayLike<number>, kc: ArrayLike<number>, vc: ArrayLike<number>, fwd: AttentionForward,
-  dO: ArrayLike<number>, shape: NsaShape, c: NsaConfig,
+  q: ArrayLike<number>,
+  kc: ArrayLike<number>,
+  vc: ArrayLike<number>,
+  fwd: AttentionForward,
+  dO: ArrayLike<number>,
+  shape: NsaShape,
+  c: NsaConfig,
 ): AttentionGrads {
   const { T, H, G, dk, dv } = shape;
   return sparseAttentionBackward(q, kc, vc, fwd, dO, { T, S: numCmpBlocks(T, c), H, G, dk, dv }, compressedPattern(T, c));

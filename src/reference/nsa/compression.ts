@@ -8,8 +8,8 @@
 //   out = a·W2 + b2                               ∈ R^{D}
 // Shapes: pos [l,D], W1 [l·D, Dh], b1 [Dh], W2 [Dh, D], b2 [D] (weights [in, out] as elsewhere).
 // With a linear first layer pos could be folded into b1; it is kept as the spec's named parameter.
-import type { NsaConfig } from '../../spec/nsa-config';
 import { numCmpBlocks } from '../../spec/nsa-blocks';
+import type { NsaConfig } from '../../spec/nsa-config';
 
 export interface CmpMlpWeights {
   /** Vector width D (dk for keys, dv for values). */
@@ -67,8 +67,14 @@ export function checkMlpWeights(W: CmpMlpWeights, D: number, c: NsaConfig): void
 
 /** φ = avg of block k, group g into out[outOff..outOff+D). */
 export function compressBlockAvg(
-  X: ArrayLike<number>, k: number, g: number, G: number, D: number, c: NsaConfig,
-  out: Float64Array, outOff: number,
+  X: ArrayLike<number>,
+  k: number,
+  g: number,
+  G: number,
+  D: number,
+  c: NsaConfig,
+  out: Float64Array,
+  outOff: number,
 ): void {
   for (let e = 0; e < D; e++) {
     let s = 0;
@@ -79,8 +85,16 @@ export function compressBlockAvg(
 
 /** φ = mlp of block k, group g into out[outOff..+D), pre-activations into hPre[hOff..+Dh). */
 export function compressBlockMlp(
-  X: ArrayLike<number>, k: number, g: number, G: number, W: CmpMlpWeights, c: NsaConfig,
-  out: Float64Array, outOff: number, hPre: Float64Array, hOff: number,
+  X: ArrayLike<number>,
+  k: number,
+  g: number,
+  G: number,
+  W: CmpMlpWeights,
+  c: NsaConfig,
+  out: Float64Array,
+  outOff: number,
+  hPre: Float64Array,
+  hOff: number,
 ): void {
   const D = W.dIn;
   const Dh = W.dHidden;
@@ -107,9 +121,7 @@ function blockInput(X: ArrayLike<number>, k: number, g: number, G: number, W: Cm
 }
 
 /** Compress all Ncmp(T) blocks. `mlp` is required for φ = mlp and must have dIn = D. */
-export function compressRef(
-  X: ArrayLike<number>, T: number, G: number, D: number, c: NsaConfig, mlp?: CmpMlpWeights,
-): CompressForward {
+export function compressRef(X: ArrayLike<number>, T: number, G: number, D: number, c: NsaConfig, mlp?: CmpMlpWeights): CompressForward {
   const N = numCmpBlocks(T, c);
   const out = new Float64Array(N * G * D);
   if (c.phi === 'avg') {
@@ -138,8 +150,14 @@ export interface CompressGrads {
  * that contain it (ascending k), as a kernel without float atomics would.
  */
 export function compressBackwardRef(
-  X: ArrayLike<number>, T: number, G: number, D: number, c: NsaConfig,
-  fwd: CompressForward, dOut: ArrayLike<number>, mlp?: CmpMlpWeights,
+  X: ArrayLike<number>,
+  T: number,
+  G: number,
+  D: number,
+  c: NsaConfig,
+  fwd: CompressForward,
+  dOut: ArrayLike<number>,
+  mlp?: CmpMlpWeights,
 ): CompressGrads {
   const N = numCmpBlocks(T, c);
   const dX = new Float64Array(T * G * D);

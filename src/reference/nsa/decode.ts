@@ -2,13 +2,13 @@
 // token t, emits compressed block k = (t+1−l)/d when (t+1−l) % d == 0, then processes t exactly as
 // one prefill row — group-centric: each key row of a group is read once for all its heads, and
 // those reads are counted per branch (property 7).
-import { assertNsaConfig, type NsaConfig } from '../../spec/nsa-config';
 import { numCmpBlocks, numSelCandidates, visibleCmpBlocks } from '../../spec/nsa-blocks';
+import { assertNsaConfig, type NsaConfig } from '../../spec/nsa-config';
 import { selectionRanges } from '../../spec/nsa-ranges';
 import { dot, softmaxInPlace } from './attention';
-import { checkMlpWeights, compressBlockAvg, compressBlockMlp, type CmpMlpPair } from './compression';
+import { checkMlpWeights, type CmpMlpPair, compressBlockAvg, compressBlockMlp } from './compression';
 import type { NsaBranchInputs } from './layer';
-import { groupSumRow, selectTopRow, selectionScoresRow } from './selection';
+import { groupSumRow, selectionScoresRow, selectTopRow } from './selection';
 
 export interface NsaDecodeDims {
   H: number;
@@ -61,7 +61,11 @@ export class NsaDecodeRef {
   private len = 0;
   private nc = 0;
 
-  constructor(readonly dims: NsaDecodeDims, readonly c: NsaConfig, readonly mlp?: CmpMlpPair) {
+  constructor(
+    readonly dims: NsaDecodeDims,
+    readonly c: NsaConfig,
+    readonly mlp?: CmpMlpPair,
+  ) {
     const { H, G, dk, dv, capacity } = dims;
     assertNsaConfig(c, { H, G, dk, dv, T: capacity });
     if (c.phi === 'mlp') {
@@ -174,7 +178,12 @@ export class NsaDecodeRef {
    * row is fetched once (counted) and used by every head. Writes the heads' rows of out [H,dv].
    */
   private attendGroup(
-    q: ArrayLike<number>, g: number, keys: number[], K: Float64Array, V: Float64Array, out: Float64Array,
+    q: ArrayLike<number>,
+    g: number,
+    keys: number[],
+    K: Float64Array,
+    V: Float64Array,
+    out: Float64Array,
   ): { p: Float64Array[]; reads: number } {
     const { H, G, dk, dv } = this.dims;
     const h = H / G;

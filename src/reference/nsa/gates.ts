@@ -6,7 +6,14 @@ import { BRANCHES, type GateAblation } from '../../spec/gates';
 const sigmoid = (z: number) => 1 / (1 + Math.exp(-z));
 
 /** x [T,C], Wg [C,3H], bg [3H] → g [T,H,3] (= [T,3H], column 3i + c). */
-export function gateForwardRef(x: ArrayLike<number>, Wg: ArrayLike<number>, bg: ArrayLike<number>, T: number, C: number, H: number): Float64Array {
+export function gateForwardRef(
+  x: ArrayLike<number>,
+  Wg: ArrayLike<number>,
+  bg: ArrayLike<number>,
+  T: number,
+  C: number,
+  H: number,
+): Float64Array {
   const n = 3 * H;
   const g = new Float64Array(T * n);
   for (let t = 0; t < T; t++) {
@@ -27,7 +34,13 @@ export interface GateGrads {
 
 /** Backward of gateForwardRef given its output g and dG [T,H,3]. */
 export function gateBackwardRef(
-  x: ArrayLike<number>, Wg: ArrayLike<number>, g: ArrayLike<number>, dG: ArrayLike<number>, T: number, C: number, H: number,
+  x: ArrayLike<number>,
+  Wg: ArrayLike<number>,
+  g: ArrayLike<number>,
+  dG: ArrayLike<number>,
+  T: number,
+  C: number,
+  H: number,
 ): GateGrads {
   const n = 3 * H;
   const dz = new Float64Array(T * n);
@@ -59,7 +72,13 @@ export function gateBackwardRef(
 
 /** O[t,i] = g_cmp·O_cmp + g_sel·O_sel + g_win·O_win; branch outputs [T,H,dv], g [T,H,3]. */
 export function combineRef(
-  oCmp: ArrayLike<number>, oSel: ArrayLike<number>, oWin: ArrayLike<number>, g: ArrayLike<number>, T: number, H: number, dv: number,
+  oCmp: ArrayLike<number>,
+  oSel: ArrayLike<number>,
+  oWin: ArrayLike<number>,
+  g: ArrayLike<number>,
+  T: number,
+  H: number,
+  dv: number,
 ): Float64Array {
   const o = new Float64Array(T * H * dv);
   for (let r = 0; r < T * H; r++) {
@@ -80,8 +99,14 @@ export interface CombineGrads {
 }
 
 export function combineBackwardRef(
-  dO: ArrayLike<number>, oCmp: ArrayLike<number>, oSel: ArrayLike<number>, oWin: ArrayLike<number>, g: ArrayLike<number>,
-  T: number, H: number, dv: number,
+  dO: ArrayLike<number>,
+  oCmp: ArrayLike<number>,
+  oSel: ArrayLike<number>,
+  oWin: ArrayLike<number>,
+  g: ArrayLike<number>,
+  T: number,
+  H: number,
+  dv: number,
 ): CombineGrads {
   const dOCmp = new Float64Array(T * H * dv);
   const dOSel = new Float64Array(T * H * dv);
@@ -103,7 +128,6 @@ export function combineBackwardRef(
   return { dOCmp, dOSel, dOWin, dGates };
 }
 
-
 /** Gates [T,H,3] after the ablation (a copy). */
 export function applyGateAblation(g: ArrayLike<number>, ab: GateAblation): Float64Array {
   const out = Float64Array.from(g);
@@ -111,7 +135,9 @@ export function applyGateAblation(g: ArrayLike<number>, ab: GateAblation): Float
   const v: readonly number[] =
     ab.kind === 'force'
       ? BRANCHES.map((b) => (b === ab.branch ? 1 : 0))
-      : typeof ab.value === 'number' ? [ab.value, ab.value, ab.value] : ab.value;
+      : typeof ab.value === 'number'
+        ? [ab.value, ab.value, ab.value]
+        : ab.value;
   for (let r = 0; r < out.length; r++) out[r] = v[r % 3];
   return out;
 }

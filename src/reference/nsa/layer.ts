@@ -1,14 +1,14 @@
 // The whole NSA attention of one sequence given its inputs (after the projections and RoPE):
 // compression → compressed branch → selection scores → top-n → selected branch, window branch,
 // gated mix. Selection is not differentiated through; the backward takes it from the forward.
-import { assertNsaConfig, type NsaConfig, type NsaShape } from '../../spec/nsa-config';
 import { numCmpBlocks, numSelBlocks } from '../../spec/nsa-blocks';
+import { assertNsaConfig, type NsaConfig, type NsaShape } from '../../spec/nsa-config';
 import type { AttentionForward } from './attention';
-import { compressBackwardRef, compressRef, type CmpMlpGrads, type CmpMlpPair } from './compression';
 import { compressedBackwardRef, compressedForwardRef } from './compressed';
+import { type CmpMlpGrads, type CmpMlpPair, compressBackwardRef, compressRef } from './compression';
 import { combineBackwardRef, combineRef } from './gates';
-import { selectBlocksRef, selectionScoresRef } from './selection';
 import { selectedBackwardRef, selectedForwardRef } from './selected';
+import { selectBlocksRef, selectionScoresRef } from './selection';
 import { windowBackwardRef, windowForwardRef } from './window';
 
 /**

@@ -1,13 +1,10 @@
 // Selected branch: query t of group g attends over the positions s ≤ t of its group's selected
 // blocks (K_sel, V_sel). dK/dV loop over the reverse index, as the kernel does.
-import type { NsaConfig, NsaShape } from '../../spec/nsa-config';
 import { numSelBlocks } from '../../spec/nsa-blocks';
+import type { NsaConfig, NsaShape } from '../../spec/nsa-config';
 import { selectionRanges } from '../../spec/nsa-ranges';
-import {
-  sparseAttentionBackward, sparseAttentionForward,
-  type AttentionForward, type AttentionGrads, type KeyPattern,
-} from './attention';
-import { selectionReverseIndex, type ReverseIndex } from './selection';
+import { type AttentionForward, type AttentionGrads, type KeyPattern, sparseAttentionBackward, sparseAttentionForward } from './attention';
+import { type ReverseIndex, selectionReverseIndex } from './selection';
 
 /** Positions read by (t, g) under selection [T,G,nSel], ascending. */
 export function selectedKeys(sel: ArrayLike<number>, t: number, g: number, G: number, c: NsaConfig): number[] {
@@ -35,15 +32,26 @@ export function selectedPattern(sel: ArrayLike<number>, shape: NsaShape, c: NsaC
 }
 
 export function selectedForwardRef(
-  q: ArrayLike<number>, k: ArrayLike<number>, v: ArrayLike<number>, sel: ArrayLike<number>, shape: NsaShape, c: NsaConfig,
+  q: ArrayLike<number>,
+  k: ArrayLike<number>,
+  v: ArrayLike<number>,
+  sel: ArrayLike<number>,
+  shape: NsaShape,
+  c: NsaConfig,
 ): AttentionForward {
   const { T, H, G, dk, dv } = shape;
   return sparseAttentionForward(q, k, v, { T, S: T, H, G, dk, dv }, selectedPattern(sel, shape, c));
 }
 
 export function selectedBackwardRef(
-  q: ArrayLike<number>, k: ArrayLike<number>, v: ArrayLike<number>, sel: ArrayLike<number>, fwd: AttentionForward,
-  dO: ArrayLike<number>, shape: NsaShape, c: NsaConfig,
+  q: ArrayLike<number>,
+  k: ArrayLike<number>,
+  v: ArrayLike<number>,
+  sel: ArrayLike<number>,
+  fwd: AttentionForward,
+  dO: ArrayLike<number>,
+  shape: NsaShape,
+  c: NsaConfig,
 ): AttentionGrads {
   const { T, H, G, dk, dv } = shape;
   return sparseAttentionBackward(q, k, v, fwd, dO, { T, S: T, H, G, dk, dv }, selectedPattern(sel, shape, c));

@@ -1,14 +1,18 @@
 // Selection scores (spec eq. 9 by overlap, eq. 10 group sums), top-n selection, and the reverse
 // index (for each (g, j) the queries that selected j) that the atomic-free backward loops over.
-import type { NsaConfig, NsaShape } from '../../spec/nsa-config';
 import {
-  forcedBlocks, numCmpBlocks, numSelBlocks, numSelCandidates, overlapFraction, overlappedSelBlocks, visibleCmpBlocks,
+  forcedBlocks,
+  numCmpBlocks,
+  numSelBlocks,
+  numSelCandidates,
+  overlapFraction,
+  overlappedSelBlocks,
+  visibleCmpBlocks,
 } from '../../spec/nsa-blocks';
+import type { NsaConfig, NsaShape } from '../../spec/nsa-config';
 
 /** Adds p_slc[t,i,·] = Σ_{k<ncmp(t)} p[k]·overlap(k,·) into out[outOff..]; p[pOff + k] is p_cmp. */
-export function selectionScoresRow(
-  p: ArrayLike<number>, pOff: number, t: number, c: NsaConfig, out: Float64Array, outOff: number,
-): void {
+export function selectionScoresRow(p: ArrayLike<number>, pOff: number, t: number, c: NsaConfig, out: Float64Array, outOff: number): void {
   const n = visibleCmpBlocks(t, c);
   for (let k = 0; k < n; k++) {
     const [j0, j1] = overlappedSelBlocks(k, c);

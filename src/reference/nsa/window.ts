@@ -1,8 +1,12 @@
 // Sliding-window branch: query t attends over s ∈ [max(0, t − w + 1), t] (K_win, V_win).
 import type { NsaConfig, NsaShape } from '../../spec/nsa-config';
 import {
-  range, sparseAttentionBackward, sparseAttentionForward,
-  type AttentionForward, type AttentionGrads, type KeyPattern,
+  type AttentionForward,
+  type AttentionGrads,
+  type KeyPattern,
+  range,
+  sparseAttentionBackward,
+  sparseAttentionForward,
 } from './attention';
 
 export function windowPattern(T: number, c: NsaConfig): KeyPattern {
@@ -13,15 +17,24 @@ export function windowPattern(T: number, c: NsaConfig): KeyPattern {
 }
 
 export function windowForwardRef(
-  q: ArrayLike<number>, k: ArrayLike<number>, v: ArrayLike<number>, shape: NsaShape, c: NsaConfig,
+  q: ArrayLike<number>,
+  k: ArrayLike<number>,
+  v: ArrayLike<number>,
+  shape: NsaShape,
+  c: NsaConfig,
 ): AttentionForward {
   const { T, H, G, dk, dv } = shape;
   return sparseAttentionForward(q, k, v, { T, S: T, H, G, dk, dv }, windowPattern(T, c));
 }
 
 export function windowBackwardRef(
-  q: ArrayLike<number>, k: ArrayLike<number>, v: ArrayLike<number>, fwd: AttentionForward,
-  dO: ArrayLike<number>, shape: NsaShape, c: NsaConfig,
+  q: ArrayLike<number>,
+  k: ArrayLike<number>,
+  v: ArrayLike<number>,
+  fwd: AttentionForward,
+  dO: ArrayLike<number>,
+  shape: NsaShape,
+  c: NsaConfig,
 ): AttentionGrads {
   const { T, H, G, dk, dv } = shape;
   return sparseAttentionBackward(q, k, v, fwd, dO, { T, S: T, H, G, dk, dv }, windowPattern(T, c));

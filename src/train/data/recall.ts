@@ -9,11 +9,11 @@
 // at p+1, all keys distinct) among random fillers, then m queries "key answer" ending the sequence,
 // so the answer of the last query is the last target. The answer positions (inputs whose target is
 // an answer) are the same in every sequence: recallAnswerPositions.
+import { type ConfigIssue, InvalidConfigError, prefixIssues } from '../../spec/config-issue';
+import { IGNORE_TARGET } from '../../spec/targets';
 import { mulberry32, subSeed } from '../../util/random';
 import type { RunConfig } from '../config';
 import type { Dataset, DatasetOptions } from '../datasets';
-import { InvalidConfigError, prefixIssues, type ConfigIssue } from '../../spec/config-issue';
-import { IGNORE_TARGET } from '../../spec/targets';
 import { type Batch, checkBatchShape, createBatch, writeWindow } from './batch';
 
 export interface RecallTask {
@@ -81,7 +81,8 @@ export function validateRecallTask(task: RecallTask, seqLen: number): ConfigIssu
   const bad: ConfigIssue[] = [];
   for (const f of RECALL_TASK_FIELDS) {
     const v: unknown = task[f];
-    if (!(typeof v === 'number' && Number.isInteger(v) && v >= MIN[f])) bad.push({ field: f, message: `must be an integer ≥ ${MIN[f]} (got ${String(v)})` });
+    if (!(typeof v === 'number' && Number.isInteger(v) && v >= MIN[f]))
+      bad.push({ field: f, message: `must be an integer ≥ ${MIN[f]} (got ${String(v)})` });
   }
   if (bad.length) return bad;
   const { keys, pairs, queries, minDistance, minStart } = task;
@@ -91,7 +92,10 @@ export function validateRecallTask(task: RecallTask, seqLen: number): ConfigIssu
   const R = seqLen + 1 - 2 * queries;
   // Each placed pair blocks at most 3 of the R−1 pair starts, so P pairs always fit when R ≥ 3P.
   if (R < 3 * pairs)
-    bad.push({ field: 'pairs', message: `${pairs} pairs need a pair region of at least ${3 * pairs} tokens; seqLen ${seqLen} with ${queries} queries leaves ${R}` });
+    bad.push({
+      field: 'pairs',
+      message: `${pairs} pairs need a pair region of at least ${3 * pairs} tokens; seqLen ${seqLen} with ${queries} queries leaves ${R}`,
+    });
   // Queried keys sit at p ∈ [minStart, R − minDistance − 1] (value p+1 ≤ t_0 − minDistance, t_0 = R).
   const hi = R - minDistance - 1;
   if (hi - minStart + 1 < 2 * queries - 1)
@@ -155,7 +159,10 @@ export function generateRecallSequence(task: RecallTask, seqLen: number, rand: (
     valueOf.set(key, value);
   });
   // Queries in a random order of the queried pairs.
-  const order = shuffle(rand, Array.from({ length: queries }, (_, i) => i));
+  const order = shuffle(
+    rand,
+    Array.from({ length: queries }, (_, i) => i),
+  );
   const queryPositions = recallAnswerPositions(seqLen, queries);
   const keyPositions: number[] = [];
   const valuePositions: number[] = [];
@@ -173,11 +180,19 @@ export function generateRecallSequence(task: RecallTask, seqLen: number, rand: (
 export function recallDatasetForRun(config: RunConfig): Dataset {
   const task = config.data.recall;
   if (config.data.source !== 'recall')
-    throw new InvalidConfigError('recall dataset', [{ field: 'data.source', message: `must be 'recall' for the recall dataset (got '${config.data.source}')` }]);
-  if (!task) throw new InvalidConfigError('recall dataset', [{ field: 'data.recall', message: "is required when data.source is 'recall' (the task)" }]);
+    throw new InvalidConfigError('recall dataset', [
+      { field: 'data.source', message: `must be 'recall' for the recall dataset (got '${config.data.source}')` },
+    ]);
+  if (!task)
+    throw new InvalidConfigError('recall dataset', [
+      { field: 'data.recall', message: "is required when data.source is 'recall' (the task)" },
+    ]);
   const issues = validateRecallTask(task, config.model.seqLen);
   if (issues.length) throw new InvalidConfigError('recall dataset', prefixIssues('data.recall', issues));
-  return createRecallDataset({ kind: 'recall', ...task }, { batchSize: config.train.batchSize, seqLen: config.model.seqLen, seed: config.train.seed });
+  return createRecallDataset(
+    { kind: 'recall', ...task },
+    { batchSize: config.train.batchSize, seqLen: config.model.seqLen, seed: config.train.seed },
+  );
 }
 
 export function createRecallDataset(spec: RecallDatasetSpec, opts: DatasetOptions): Dataset {

@@ -53,9 +53,14 @@ function generatedDataset(name: string, vocabSize: number, fill: RowFiller, opts
 
 export function createRandomDataset(vocabSize: number, opts: DatasetOptions): Dataset {
   checkVocab('random', vocabSize);
-  return generatedDataset(`random-v${vocabSize}`, vocabSize, (row, next) => {
-    for (let i = 0; i < row.length; i++) row[i] = next();
-  }, opts);
+  return generatedDataset(
+    `random-v${vocabSize}`,
+    vocabSize,
+    (row, next) => {
+      for (let i = 0; i < row.length; i++) row[i] = next();
+    },
+    opts,
+  );
 }
 
 /**
@@ -68,11 +73,18 @@ export function createCopyDataset(vocabSize: number, segment: number | undefined
   const seg = segment ?? Math.floor((opts.seqLen + 1) / 2);
   if (!Number.isInteger(seg) || seg < 1 || 2 * seg > opts.seqLen + 1) {
     const max = Math.floor((opts.seqLen + 1) / 2);
-    throw new InvalidConfigError('copy dataset', [{ field: 'segment', message: `must be an integer in [1, ${max}] (⌊(seqLen+1)/2⌋; got ${seg})` }]);
+    throw new InvalidConfigError('copy dataset', [
+      { field: 'segment', message: `must be an integer in [1, ${max}] (⌊(seqLen+1)/2⌋; got ${seg})` },
+    ]);
   }
-  return generatedDataset(`copy-v${vocabSize}-s${seg}`, vocabSize, (row, next) => {
-    for (let i = 0; i < row.length; i++) {
-      row[i] = i % (2 * seg) < seg ? next() : row[i - seg];
-    }
-  }, opts);
+  return generatedDataset(
+    `copy-v${vocabSize}-s${seg}`,
+    vocabSize,
+    (row, next) => {
+      for (let i = 0; i < row.length; i++) {
+        row[i] = i % (2 * seg) < seg ? next() : row[i - seg];
+      }
+    },
+    opts,
+  );
 }

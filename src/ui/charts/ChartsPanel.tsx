@@ -1,12 +1,22 @@
 // The run's charts: training and validation loss (TensorBoard-style smoothing, log scale),
 // tokens/s, learning rate, gradient norm and, for NSA models, the gate mean of each branch.
 import { useId, useMemo, useRef, useState } from 'react';
+
 import { useStore } from '../store';
-import { MetricChart, type LineSpec } from './MetricChart';
+import { type LineSpec, MetricChart } from './MetricChart';
 import { LOSS_SHARE } from './pacing';
 import { ChartSeries } from './series';
 
-export const COLORS = { train: '#3b82f6', val: '#f97316', rate: '#10b981', lr: '#a855f7', grad: '#ef4444', cmp: '#0ea5e9', sel: '#f59e0b', win: '#22c55e' };
+export const COLORS = {
+  train: '#3b82f6',
+  val: '#f97316',
+  rate: '#10b981',
+  lr: '#a855f7',
+  grad: '#ef4444',
+  cmp: '#0ea5e9',
+  sel: '#f59e0b',
+  win: '#22c55e',
+};
 
 const DEFAULT_SMOOTHING = 0.6;
 const twoDecimals = (v: number) => v.toFixed(2);
@@ -73,12 +83,23 @@ export function ChartsPanel() {
           <label htmlFor={ids.log}>Log-scale loss</label>
         </div>
       </div>
-      <MetricChart testId="loss-chart" title="Loss (nats/token)" log={log} height={260} format={twoDecimals} lines={lossLines} revision={revision} share={LOSS_SHARE} />
+      <MetricChart
+        testId="loss-chart"
+        title="Loss (nats/token)"
+        log={log}
+        height={260}
+        format={twoDecimals}
+        lines={lossLines}
+        revision={revision}
+        share={LOSS_SHARE}
+      />
       <div className="chart-grid">
         <MetricChart testId="tokens-chart" title="Tokens per second" lines={lines.tokens} revision={revision} />
         <MetricChart testId="lr-chart" title="Learning rate" lines={lines.lr} revision={revision} />
         <MetricChart testId="gradnorm-chart" title="Gradient norm (before clipping)" lines={lines.grad} revision={revision} />
-        {hasGates && <MetricChart testId="gates-chart" title="Gate mean per branch" format={twoDecimals} lines={lines.gates} revision={revision} />}
+        {hasGates && (
+          <MetricChart testId="gates-chart" title="Gate mean per branch" format={twoDecimals} lines={lines.gates} revision={revision} />
+        )}
       </div>
     </section>
   );

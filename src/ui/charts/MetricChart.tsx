@@ -3,7 +3,8 @@
 // it redraws at its own pace, one chart per frame, and not while off screen (see pacing.ts).
 import { memo, useMemo } from 'react';
 import { CartesianGrid, Legend, Line, LineChart, Tooltip, XAxis, YAxis } from 'recharts';
-import { pointBudget, type MinMaxBuckets, type Point } from './decimate';
+
+import { type MinMaxBuckets, type Point, pointBudget } from './decimate';
 import { NOT_DRAWN, usePacedRevision } from './pacing';
 import { useBox } from './use-box';
 
@@ -39,9 +40,19 @@ const OVERLAY_STYLE = { position: 'absolute', inset: 0, background: 'var(--panel
 /** Above this many points a line's dots would hide it (and each dot is an SVG element per redraw). */
 const MAX_DOTS = 40;
 
-const defaultFormat = (v: number) => (Math.abs(v) >= 1000 ? v.toExponential(1) : Math.abs(v) < 0.01 && v !== 0 ? v.toExponential(1) : v.toPrecision(3));
+const defaultFormat = (v: number) =>
+  Math.abs(v) >= 1000 ? v.toExponential(1) : Math.abs(v) < 0.01 && v !== 0 ? v.toExponential(1) : v.toPrecision(3);
 
-export const MetricChart = memo(function MetricChart({ testId, title, lines, revision, log = false, height = 200, format = defaultFormat, share }: Props) {
+export const MetricChart = memo(function MetricChart({
+  testId,
+  title,
+  lines,
+  revision,
+  log = false,
+  height = 200,
+  format = defaultFormat,
+  share,
+}: Props) {
   const [ref, width, visible] = useBox<HTMLElement>(600);
   const budget = pointBudget(width);
   const shown = usePacedRevision(testId, revision, visible, share);
@@ -54,9 +65,23 @@ export const MetricChart = memo(function MetricChart({ testId, title, lines, rev
   const count = drawn.reduce((a, l) => a + l.points.length, 0);
   return (
     // min-width 0: in a grid cell the figure may shrink below the drawn SVG, so it is re-measured.
-    <figure className="chart" style={FIGURE_STYLE} ref={ref} data-testid={testId} data-points={count} data-budget={budget} data-revision={shown} data-current={shown === revision} aria-label={title}>
+    <figure
+      className="chart"
+      style={FIGURE_STYLE}
+      ref={ref}
+      data-testid={testId}
+      data-points={count}
+      data-budget={budget}
+      data-revision={shown}
+      data-current={shown === revision}
+      aria-label={title}
+    >
       <figcaption>{title}</figcaption>
-      {shown === NOT_DRAWN ? <Empty height={height} /> : <ChartBody drawn={drawn} width={width} log={log} height={height} format={format} />}
+      {shown === NOT_DRAWN ? (
+        <Empty height={height} />
+      ) : (
+        <ChartBody drawn={drawn} width={width} log={log} height={height} format={format} />
+      )}
     </figure>
   );
 });
@@ -84,7 +109,16 @@ const ChartBody = memo(function ChartBody({ drawn, width, log, height, format }:
         <CartesianGrid strokeDasharray="3 3" />
         {/* interval 0: every computed tick (≤ 6, never overlapping), no label text measured per redraw. */}
         <XAxis dataKey="x" type="number" domain={['dataMin', 'dataMax']} allowDecimals={false} tickCount={6} interval={0} />
-        <YAxis dataKey="y" type="number" scale={log ? 'log' : 'auto'} domain={['auto', 'auto']} allowDataOverflow={log} width={64} interval={0} tickFormatter={format} />
+        <YAxis
+          dataKey="y"
+          type="number"
+          scale={log ? 'log' : 'auto'}
+          domain={['auto', 'auto']}
+          allowDataOverflow={log}
+          width={64}
+          interval={0}
+          tickFormatter={format}
+        />
         <Tooltip formatter={(v) => (typeof v === 'number' ? format(v) : String(v))} labelFormatter={(s) => `step ${String(s)}`} />
         {drawn.length > 1 && <Legend verticalAlign="top" height={22} iconSize={10} />}
         {drawn.map((l) => (

@@ -7,6 +7,7 @@
 // redraw queue (one per frame, one task each).
 import { useEffect, useRef, useState } from 'react';
 import { flushSync } from 'react-dom';
+
 import { nextFrameTask, RedrawQueue } from './redraw-queue';
 
 /** 4 redraws per second at most: the worker sends 10 updates per second. */

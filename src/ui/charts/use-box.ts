@@ -1,6 +1,6 @@
 // A chart element's width in CSS pixels (ResizeObserver) and whether it is on screen
 // (IntersectionObserver): charts off screen skip their redraws until scrolled into view.
-import { useEffect, useRef, useState, type RefObject } from 'react';
+import { type RefObject, useEffect, useRef, useState } from 'react';
 
 export function useBox<T extends HTMLElement>(fallbackWidth: number): [RefObject<T | null>, number, boolean] {
   const ref = useRef<T>(null);

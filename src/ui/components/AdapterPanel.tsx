@@ -1,5 +1,6 @@
 // Which GPU the worker trains on — its limits and features — or why there is none and how to get one.
 import { Fragment } from 'react';
+
 import type { AdapterSummary } from '../../gpu/context';
 import { describeAdapter } from '../../gpu/context';
 import { useStore } from '../store';
@@ -54,8 +55,8 @@ function AdapterFacts({ a }: { a: AdapterSummary }) {
       </details>
       {a.software && (
         <p className="note">
-          This is a software renderer: training works but is slow. A browser with WebGPU on your GPU is many times faster
-          (on Linux, Chrome needs <code>--enable-unsafe-webgpu --enable-features=Vulkan</code>).
+          This is a software renderer: training works but is slow. A browser with WebGPU on your GPU is many times faster (on Linux, Chrome
+          needs <code>--enable-unsafe-webgpu --enable-features=Vulkan</code>).
         </p>
       )}
     </>

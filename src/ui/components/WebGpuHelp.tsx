@@ -13,19 +13,18 @@ export function WebGpuHelp({ secureContext, hasNavigatorGpu }: WebGpuHelpProps) 
       <ul>
         {!secureContext && (
           <li data-testid="webgpu-help-secure">
-            Open this page over <code>https://</code> or from <code>localhost</code>: browsers only offer WebGPU in a secure
-            context, and this page is not one.
+            Open this page over <code>https://</code> or from <code>localhost</code>: browsers only offer WebGPU in a secure context, and
+            this page is not one.
           </li>
         )}
         <li>
-          <strong>Chrome or Edge 113+</strong> on Windows, macOS and ChromeOS: WebGPU is on by default. If it still fails,
-          open <code>chrome://gpu</code> and look at the WebGPU line: the GPU or its driver may be blocklisted.
+          <strong>Chrome or Edge 113+</strong> on Windows, macOS and ChromeOS: WebGPU is on by default. If it still fails, open{' '}
+          <code>chrome://gpu</code> and look at the WebGPU line: the GPU or its driver may be blocklisted.
         </li>
         <li data-testid="webgpu-help-linux">
-          <strong>Chrome on Linux</strong>: open <code>chrome://flags/#enable-unsafe-webgpu</code>, set it to Enabled and
-          relaunch; if there is still no adapter, start Chrome from a terminal with{' '}
-          <code>google-chrome --enable-unsafe-webgpu --enable-features=Vulkan</code> (a Vulkan driver for your GPU must be
-          installed: <code>vulkaninfo</code> lists it). Check <code>chrome://gpu</code> afterwards.
+          <strong>Chrome on Linux</strong>: open <code>chrome://flags/#enable-unsafe-webgpu</code>, set it to Enabled and relaunch; if there
+          is still no adapter, start Chrome from a terminal with <code>google-chrome --enable-unsafe-webgpu --enable-features=Vulkan</code>{' '}
+          (a Vulkan driver for your GPU must be installed: <code>vulkaninfo</code> lists it). Check <code>chrome://gpu</code> afterwards.
         </li>
         <li>
           <strong>Firefox</strong>: on by default from version 141 on Windows; elsewhere use Firefox Nightly or set{' '}

@@ -1,6 +1,7 @@
 // Export the config as a JSON file; import one (validated: on any error nothing changes and every
 // problem is listed with its field).
 import { useRef, useState } from 'react';
+
 import type { RunConfig } from '../../train/config';
 import { downloadConfig, formatParseErrors, readConfigFile } from '../config-io';
 import type { UiPresetName } from './presets';

@@ -1,22 +1,24 @@
 // The run configuration: preset, every model/NSA/training/data field in collapsible sections,
 // validation messages next to the field they concern, derived facts, JSON import/export.
 // Controlled: the page owns the RunConfig (and the uploaded text) and gets every edit.
-import { useMemo, useState, type ReactNode } from 'react';
+import './config.css';
+
+import { type ReactNode, useMemo, useState } from 'react';
+
 import type { RunConfig } from '../../train/config';
 import { DataPanel } from '../data/DataPanel';
 import type { UploadedText } from '../data/upload';
 import { ConfigFileButtons } from './ConfigFileButtons';
 import { configFacts } from './derived';
 import { DerivedFacts } from './DerivedFacts';
+import { editConfig } from './edit';
 import { groupErrors } from './errors';
 import { FieldInput } from './FieldInput';
-import { SECTIONS, sectionApplies, type SectionId } from './fields';
+import { sectionApplies, type SectionId, SECTIONS } from './fields';
 import { runConfigErrors } from './parse';
-import { editConfig } from './edit';
 import { getPath } from './paths';
-import { closestPreset } from './presets';
 import { PresetPicker } from './PresetPicker';
-import './config.css';
+import { closestPreset } from './presets';
 
 export interface ConfigPanelProps {
   value: RunConfig;
@@ -37,7 +39,12 @@ function problemText(n: number): string {
 function Section({ id, title, count, children }: { id: SectionId; title: string; count: number; children: ReactNode }) {
   const [open, setOpen] = useState(true);
   return (
-    <details className="cfg-section" data-testid={`config-section-${id}`} open={open || count > 0} onToggle={(e) => setOpen(e.currentTarget.open)}>
+    <details
+      className="cfg-section"
+      data-testid={`config-section-${id}`}
+      open={open || count > 0}
+      onToggle={(e) => setOpen(e.currentTarget.open)}
+    >
       <summary>
         {title}
         {count > 0 && (

@@ -23,52 +23,52 @@ export function DerivedFacts({ facts }: { facts: ConfigFacts }) {
   const moreThanDense = nsa !== null && nsa.last.total >= nsa.last.dense;
   return (
     <div className="cfg-facts-box">
-    <dl className="cfg-facts" data-testid="config-facts" aria-label="Derived from this configuration">
-      <div>
-        <dt>Parameters</dt>
-        <dd data-testid="fact-params" title={params === null ? undefined : int(params)}>
-          {params === null ? '–' : formatCount(params)}
-        </dd>
-      </div>
-      <div>
-        <dt>Tokens per step</dt>
-        <dd data-testid="fact-tokens-per-step">{tokensPerStep === null ? '–' : int(tokensPerStep)}</dd>
-      </div>
-      <div>
-        <dt>Training tokens</dt>
-        <dd data-testid="fact-train-tokens" title={trainTokens === null ? undefined : int(trainTokens)}>
-          {trainTokens === null ? '–' : formatCount(trainTokens)}
-        </dd>
-      </div>
-      {nsa && (
-        <>
-          <div>
-            <dt>Compressed blocks</dt>
-            <dd data-testid="fact-cmp-blocks">{int(nsa.cmpBlocks)}</dd>
-          </div>
-          <div>
-            <dt>Selection blocks</dt>
-            <dd data-testid="fact-sel-blocks">
-              {int(nsa.selBlocks)} <span className="muted">({int(nsa.selectedLast)} selected per query)</span>
-            </dd>
-          </div>
-          <div className="cfg-facts-wide">
-            <dt>Keys read by the last query (t = {int(nsa.last.dense - 1)})</dt>
-            <dd data-testid="fact-keys-last">{reads(nsa.last, nsa.selExact, 0)}</dd>
-          </div>
-          <div className="cfg-facts-wide">
-            <dt>Keys read per query, mean over t</dt>
-            <dd data-testid="fact-keys-mean">{reads(nsa.mean, nsa.selExact, 1)}</dd>
-          </div>
-        </>
+      <dl className="cfg-facts" data-testid="config-facts" aria-label="Derived from this configuration">
+        <div>
+          <dt>Parameters</dt>
+          <dd data-testid="fact-params" title={params === null ? undefined : int(params)}>
+            {params === null ? '–' : formatCount(params)}
+          </dd>
+        </div>
+        <div>
+          <dt>Tokens per step</dt>
+          <dd data-testid="fact-tokens-per-step">{tokensPerStep === null ? '–' : int(tokensPerStep)}</dd>
+        </div>
+        <div>
+          <dt>Training tokens</dt>
+          <dd data-testid="fact-train-tokens" title={trainTokens === null ? undefined : int(trainTokens)}>
+            {trainTokens === null ? '–' : formatCount(trainTokens)}
+          </dd>
+        </div>
+        {nsa && (
+          <>
+            <div>
+              <dt>Compressed blocks</dt>
+              <dd data-testid="fact-cmp-blocks">{int(nsa.cmpBlocks)}</dd>
+            </div>
+            <div>
+              <dt>Selection blocks</dt>
+              <dd data-testid="fact-sel-blocks">
+                {int(nsa.selBlocks)} <span className="muted">({int(nsa.selectedLast)} selected per query)</span>
+              </dd>
+            </div>
+            <div className="cfg-facts-wide">
+              <dt>Keys read by the last query (t = {int(nsa.last.dense - 1)})</dt>
+              <dd data-testid="fact-keys-last">{reads(nsa.last, nsa.selExact, 0)}</dd>
+            </div>
+            <div className="cfg-facts-wide">
+              <dt>Keys read per query, mean over t</dt>
+              <dd data-testid="fact-keys-mean">{reads(nsa.mean, nsa.selExact, 1)}</dd>
+            </div>
+          </>
+        )}
+      </dl>
+      {moreThanDense && nsa && (
+        <p className="muted" data-testid="fact-keys-note">
+          At T = {int(nsa.T)} NSA reads at least as many keys as dense attention: its saving grows with the sequence (the paper's settings
+          at 64k tokens read under a tenth of them).
+        </p>
       )}
-    </dl>
-    {moreThanDense && nsa && (
-      <p className="muted" data-testid="fact-keys-note">
-        At T = {int(nsa.T)} NSA reads at least as many keys as dense attention: its saving grows with the sequence
-        (the paper's settings at 64k tokens read under a tenth of them).
-      </p>
-    )}
     </div>
   );
 }

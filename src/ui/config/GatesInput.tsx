@@ -1,6 +1,7 @@
 // The NSA gate ablation: none, force one branch (others' gates 0), or freeze the gates at a value
 // (one for all branches, or one per branch).
 import { useId } from 'react';
+
 import { type GateAblation } from '../../spec/gates';
 import { BRANCHES } from '../../spec/gates';
 import { type Branch } from '../../spec/gates';
@@ -37,7 +38,8 @@ export function GatesInput({ id, value, onChange, disabled, describedBy, invalid
   const valueId = useId();
   const freeze = value.kind === 'freeze' ? value : null;
   const perBranch = freeze !== null && typeof freeze.value !== 'number';
-  const triple: readonly number[] = freeze === null ? [] : typeof freeze.value === 'number' ? [freeze.value, freeze.value, freeze.value] : freeze.value;
+  const triple: readonly number[] =
+    freeze === null ? [] : typeof freeze.value === 'number' ? [freeze.value, freeze.value, freeze.value] : freeze.value;
   return (
     <div className="cfg-gates">
       <select

@@ -1,6 +1,7 @@
 // A number typed as text: the config holds the parsed number (NaN while the text is not one), the
 // input keeps what the user typed until the config changes from elsewhere (a preset, an import).
-import { useState, type InputHTMLAttributes } from 'react';
+import { type InputHTMLAttributes, useState } from 'react';
+
 import { formatNumberText, parseNumberText } from './number-text';
 
 export interface NumberInputProps extends Omit<InputHTMLAttributes<HTMLInputElement>, 'value' | 'onChange' | 'type'> {

@@ -1,8 +1,9 @@
 // Pick a preset; once edited, say which preset the config came from and offer to revert.
 import { useId } from 'react';
+
 import type { RunConfig } from '../../train/config';
 import { diffSize } from './diff';
-import { closestPreset, isUiPresetName, matchingPreset, PRESET_LABELS, uiPreset, UI_PRESET_NAMES } from './presets';
+import { closestPreset, isUiPresetName, matchingPreset, PRESET_LABELS, UI_PRESET_NAMES, uiPreset } from './presets';
 
 export interface PresetPickerProps {
   value: RunConfig;

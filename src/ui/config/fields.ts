@@ -78,7 +78,12 @@ export const SECTIONS: readonly SectionSpec[] = [
       ]),
       { path: 'model.nsa.forceInit', label: 'Always select block 0', kind: { type: 'checkbox' } },
       int('model.nsa.forceLocal', 'Forced local blocks', 'The block holding t and the ones before it.', 0),
-      { path: 'model.nsa.sharedKV', label: 'Share K/V across branches', kind: { type: 'checkbox' }, hint: 'One K/V projection instead of one per branch.' },
+      {
+        path: 'model.nsa.sharedKV',
+        label: 'Share K/V across branches',
+        kind: { type: 'checkbox' },
+        hint: 'One K/V projection instead of one per branch.',
+      },
       { path: 'model.nsa.gates', label: 'Gate ablation', kind: { type: 'gates' } },
     ],
   },

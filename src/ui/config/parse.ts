@@ -1,8 +1,8 @@
 // Turns untrusted JSON (a URL hash, an imported file) into a RunConfig: every field present with
 // the right type, no unknown keys, then the engine's own validation. Errors name the field.
-import { InvalidConfigError, type ConfigIssue } from '../../spec/config-issue';
-import { validateRunConfig, type RunConfig } from '../../train/config';
-import { ALL_FIELDS, OPTIONAL_OBJECTS, type FieldSpec } from './fields';
+import { type ConfigIssue, InvalidConfigError } from '../../spec/config-issue';
+import { type RunConfig, validateRunConfig } from '../../train/config';
+import { ALL_FIELDS, type FieldSpec, OPTIONAL_OBJECTS } from './fields';
 import { getPath, isRecord } from './paths';
 
 export type ParseResult = { ok: true; config: RunConfig } | { ok: false; errors: ConfigIssue[] };

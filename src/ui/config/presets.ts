@@ -1,7 +1,7 @@
 // The presets the page offers: the engine's named presets plus the associative-recall task.
-import { recallPreset } from '../../train/recall-preset';
-import { preset, type PresetName } from '../../train/presets';
 import type { RunConfig } from '../../train/config';
+import { preset, type PresetName } from '../../train/presets';
+import { recallPreset } from '../../train/recall-preset';
 import { diffSize } from './diff';
 
 export const UI_PRESET_NAMES = ['tiny', 'small', 'm7c-125m', 'recall'] as const;

@@ -2,12 +2,13 @@
 // uploaded .txt file. A refused upload shows why and changes nothing else (the source, the
 // previous file, the config).
 import { useId, useRef, useState } from 'react';
+
 import type { DataConfig, DataSource } from '../../train/config';
 import { withDataSource } from '../../train/recall-preset';
 import { FieldInput } from '../config/FieldInput';
 import { fieldSpec } from '../config/fields';
 import { RecallTaskFields } from '../config/RecallTaskFields';
-import { formatSize, MAX_UPLOAD_LABEL, validateUploadedText, type UploadedText } from './upload';
+import { formatSize, MAX_UPLOAD_LABEL, type UploadedText, validateUploadedText } from './upload';
 
 export interface DataPanelProps {
   data: DataConfig;

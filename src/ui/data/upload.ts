@@ -52,7 +52,9 @@ export async function validateUploadedText(file: File): Promise<UploadCheck> {
   }
   const fraction = controlFraction(text);
   if (fraction > MAX_CONTROL_FRACTION)
-    return no(`${quoted} looks binary: ${(fraction * 100).toFixed(1)}% of its characters are control characters (at most ${MAX_CONTROL_FRACTION * 100}% allowed).`);
+    return no(
+      `${quoted} looks binary: ${(fraction * 100).toFixed(1)}% of its characters are control characters (at most ${MAX_CONTROL_FRACTION * 100}% allowed).`,
+    );
   if (text.trim().length === 0) return no(`${quoted} holds only whitespace. Choose a .txt file with some text in it.`);
   return { ok: true, text, name };
 }

@@ -1,14 +1,16 @@
 // Generation: prompt and sampling settings, tokens streaming in one by one, and for a clicked
 // token the key ranges its query selected in every layer and group (and, through onSelectToken,
 // the decode snapshots for the selection stepper).
-import { useEffect, useId, useRef, useState, type ComponentProps, type KeyboardEvent } from 'react';
+import './generate.css';
+
+import { type ComponentProps, type KeyboardEvent, useEffect, useId, useRef, useState } from 'react';
+
 import type { SelectionSnapshot } from '../../spec/selection-snapshot';
 import type { StepperFocus } from '../stepper';
-import { DEFAULT_FORM, MAX_TEMPERATURE, parseGenerationForm, type GenerationField, type GenerationForm } from './form';
+import { DEFAULT_FORM, type GenerationField, type GenerationForm, MAX_TEMPERATURE, parseGenerationForm } from './form';
 import { TokenDetails } from './TokenDetails';
 import { generationSnapshots } from './trace';
 import type { GeneratedPiece, GenerationDone, GenerationModel, GenerationRequest, GenerationSink, GenerationStart } from './types';
-import './generate.css';
 
 export interface TokenSelection {
   piece: GeneratedPiece;
@@ -42,7 +44,15 @@ const STOP_TEXT: Record<GenerationDone['stop'], string> = {
   cancelled: 'stopped',
 };
 
-export function GenerationPanel({ onGenerate, onCancel, model, disabledReason, defaults, promptHint, onSelectToken }: GenerationPanelProps) {
+export function GenerationPanel({
+  onGenerate,
+  onCancel,
+  model,
+  disabledReason,
+  defaults,
+  promptHint,
+  onSelectToken,
+}: GenerationPanelProps) {
   const [form, setForm] = useState<GenerationForm>({ ...DEFAULT_FORM, ...defaults });
   const [status, setStatus] = useState<Status>('idle');
   const [start, setStart] = useState<GenerationStart | null>(null);
@@ -62,9 +72,12 @@ export function GenerationPanel({ onGenerate, onCancel, model, disabledReason, d
   cancelRef.current = onCancel;
   const runningRef = useRef(false);
   runningRef.current = running;
-  useEffect(() => () => {
-    if (runningRef.current) cancelRef.current();
-  }, []);
+  useEffect(
+    () => () => {
+      if (runningRef.current) cancelRef.current();
+    },
+    [],
+  );
 
   const generate = () => {
     if (!request || !model || running) return;
@@ -119,7 +132,16 @@ export function GenerationPanel({ onGenerate, onCancel, model, disabledReason, d
   const onTokensKey = (e: KeyboardEvent<HTMLElement>) => {
     if (!pieces.length) return;
     const cur = selected ?? -1;
-    const next = e.key === 'ArrowRight' ? cur + 1 : e.key === 'ArrowLeft' ? cur - 1 : e.key === 'Home' ? 0 : e.key === 'End' ? pieces.length - 1 : null;
+    const next =
+      e.key === 'ArrowRight'
+        ? cur + 1
+        : e.key === 'ArrowLeft'
+          ? cur - 1
+          : e.key === 'Home'
+            ? 0
+            : e.key === 'End'
+              ? pieces.length - 1
+              : null;
     if (next === null) return;
     e.preventDefault();
     const i = Math.min(pieces.length - 1, Math.max(0, next));
@@ -180,13 +202,27 @@ export function GenerationPanel({ onGenerate, onCancel, model, disabledReason, d
               }
             }}
           />
-          <span id={`${ids.prompt}-hint`} className={errors.prompt ? 'error-text gen-field-error' : 'muted gen-hint'} data-testid={errors.prompt ? 'gen-prompt-error' : undefined}>
+          <span
+            id={`${ids.prompt}-hint`}
+            className={errors.prompt ? 'error-text gen-field-error' : 'muted gen-hint'}
+            data-testid={errors.prompt ? 'gen-prompt-error' : undefined}
+          >
             {errors.prompt ?? promptHint ?? 'Ctrl+Enter generates.'}
           </span>
         </div>
         <div className="gen-settings">
-          {field('maxTokens', 'Max tokens', { type: 'number', inputMode: 'numeric', min: 1, max: Math.max(1, limits.contextLength - 1), step: 1 }, ids.maxTokens)}
-          {field('temperature', 'Temperature', { type: 'number', inputMode: 'decimal', min: 0, max: MAX_TEMPERATURE, step: 0.1 }, ids.temperature)}
+          {field(
+            'maxTokens',
+            'Max tokens',
+            { type: 'number', inputMode: 'numeric', min: 1, max: Math.max(1, limits.contextLength - 1), step: 1 },
+            ids.maxTokens,
+          )}
+          {field(
+            'temperature',
+            'Temperature',
+            { type: 'number', inputMode: 'decimal', min: 0, max: MAX_TEMPERATURE, step: 0.1 },
+            ids.temperature,
+          )}
           {field('topK', 'Top-k', { type: 'number', inputMode: 'numeric', min: 0, max: limits.vocabSize, step: 1 }, ids.topK)}
           {field('seed', 'Seed', { type: 'number', inputMode: 'numeric', min: 0, step: 1 }, ids.seed)}
           <div className="gen-buttons">
@@ -207,7 +243,9 @@ export function GenerationPanel({ onGenerate, onCancel, model, disabledReason, d
       {(start || running) && (
         <div className="gen-out">
           <p className="muted gen-status" data-testid="gen-status" aria-live="polite">
-            {running ? `Generating… ${pieces.length} token${pieces.length === 1 ? '' : 's'}` : `${pieces.length} token${pieces.length === 1 ? '' : 's'}${stop ? ` · ${STOP_TEXT[stop]}` : ''}`}
+            {running
+              ? `Generating… ${pieces.length} token${pieces.length === 1 ? '' : 's'}`
+              : `${pieces.length} token${pieces.length === 1 ? '' : 's'}${stop ? ` · ${STOP_TEXT[stop]}` : ''}`}
             {` · weights of step ${stepAtStart}`}
             {pieces.length > 0 && ' · click a token to see the blocks it selected'}
           </p>
@@ -215,7 +253,14 @@ export function GenerationPanel({ onGenerate, onCancel, model, disabledReason, d
             <span className="gen-prompt-text" data-testid="gen-prompt-text" title="prompt">
               {start?.promptPieces.join('')}
             </span>
-            <span className="gen-tokens" data-testid="gen-output" role="listbox" aria-label="Generated tokens" aria-orientation="horizontal" onKeyDown={onTokensKey}>
+            <span
+              className="gen-tokens"
+              data-testid="gen-output"
+              role="listbox"
+              aria-label="Generated tokens"
+              aria-orientation="horizontal"
+              onKeyDown={onTokensKey}
+            >
               {pieces.map((p) => (
                 <span
                   key={p.index}

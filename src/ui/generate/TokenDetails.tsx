@@ -1,7 +1,7 @@
 // The selected generated token: what it is, the query that produced it, and the key ranges that
 // query selected in every (layer, group).
 import { visibleText } from '../stepper/tokens';
-import { pieceRanges, type PieceRanges } from './trace';
+import { type PieceRanges, pieceRanges } from './trace';
 import type { GeneratedPiece, GenerationModel } from './types';
 
 export function TokenDetails({ piece, model }: { piece: GeneratedPiece; model: GenerationModel }) {
@@ -17,8 +17,8 @@ export function TokenDetails({ piece, model }: { piece: GeneratedPiece; model: G
   return (
     <div className="gen-details" data-testid="gen-details" data-index={piece.index} data-t={piece.t}>
       <p>
-        Token <span className="tok tok-query">{visibleText(piece.text) || '∅'}</span> <span className="muted">id {piece.token}</span>, sampled from the
-        logits of query <strong>t = {piece.t}</strong>.
+        Token <span className="tok tok-query">{visibleText(piece.text) || '∅'}</span> <span className="muted">id {piece.token}</span>,
+        sampled from the logits of query <strong>t = {piece.t}</strong>.
       </p>
       {!model.nsa ? (
         <p className="muted">Dense attention: every query reads all earlier keys; there is no selection to show.</p>

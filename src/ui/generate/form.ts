@@ -23,14 +23,19 @@ function int(text: string): number | null {
 }
 
 /** The request, or a message per invalid field. */
-export function parseGenerationForm(f: GenerationForm, m: Pick<GenerationModel, 'contextLength' | 'vocabSize'>): { request: GenerationRequest | null; errors: Partial<Record<GenerationField, string>> } {
+export function parseGenerationForm(
+  f: GenerationForm,
+  m: Pick<GenerationModel, 'contextLength' | 'vocabSize'>,
+): { request: GenerationRequest | null; errors: Partial<Record<GenerationField, string>> } {
   const errors: Partial<Record<GenerationField, string>> = {};
   if (f.prompt.length === 0) errors.prompt = 'Type a prompt: generation continues it.';
   const maxGen = Math.max(1, m.contextLength - 1);
   const maxTokens = int(f.maxTokens);
-  if (maxTokens === null || maxTokens < 1 || maxTokens > maxGen) errors.maxTokens = `A whole number from 1 to ${maxGen} (the context holds ${m.contextLength} tokens).`;
+  if (maxTokens === null || maxTokens < 1 || maxTokens > maxGen)
+    errors.maxTokens = `A whole number from 1 to ${maxGen} (the context holds ${m.contextLength} tokens).`;
   const temperature = f.temperature.trim() === '' ? NaN : Number(f.temperature);
-  if (!(Number.isFinite(temperature) && temperature >= 0 && temperature <= MAX_TEMPERATURE)) errors.temperature = `A number from 0 (greedy) to ${MAX_TEMPERATURE}.`;
+  if (!(Number.isFinite(temperature) && temperature >= 0 && temperature <= MAX_TEMPERATURE))
+    errors.temperature = `A number from 0 (greedy) to ${MAX_TEMPERATURE}.`;
   const topK = int(f.topK);
   if (topK === null || topK > m.vocabSize) errors.topK = `A whole number from 0 (no limit) to ${m.vocabSize}.`;
   const seed = int(f.seed);

@@ -1,5 +1,6 @@
 // The run's data in the CLI's formats: heartbeat.jsonl, metrics.csv, config.json.
 import { useState } from 'react';
+
 import { exportRunFiles } from '../controller';
 import { useStore } from '../store';
 import { downloadText } from './download';

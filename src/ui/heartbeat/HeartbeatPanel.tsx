@@ -1,6 +1,7 @@
 // The worker's pulse: age of the last heartbeat (updated every second), step, phase, tokens/s and
 // GPU memory, and the watchdog's timeout.
 import { useId, useState } from 'react';
+
 import { formatBytes, formatRate } from '../format';
 import { useStore } from '../store';
 import { Downloads } from './Downloads';
@@ -68,7 +69,9 @@ export function HeartbeatPanel() {
           }}
         />
         <span id={hintId} className={valid ? 'muted' : 'error-text'}>
-          {valid ? 'No heartbeat for this long while training shows a stall warning.' : `Enter ${MIN_WATCHDOG_SECONDS} to ${MAX_WATCHDOG_SECONDS} seconds.`}
+          {valid
+            ? 'No heartbeat for this long while training shows a stall warning.'
+            : `Enter ${MIN_WATCHDOG_SECONDS} to ${MAX_WATCHDOG_SECONDS} seconds.`}
         </span>
       </div>
       <Downloads />

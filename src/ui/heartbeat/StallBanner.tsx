@@ -1,6 +1,7 @@
 // Shown when the watchdog finds no heartbeat for longer than its timeout: names the phase the
 // worker was in and offers to restart it (terminate and recreate; the run is lost, the config kept).
 import { useState } from 'react';
+
 import { restartWorker } from '../controller';
 import { useStall } from './use-stall';
 
@@ -24,7 +25,8 @@ export function StallBanner() {
         <code data-testid="stall-phase">{stall.phase}</code> ({PHASE_TEXT[stall.phase] ?? stall.phase}) at step {stall.step}.
       </p>
       <p>
-        The GPU may be hung or very slow. Restarting terminates the worker and starts a fresh one: this run is lost, the configuration is kept.
+        The GPU may be hung or very slow. Restarting terminates the worker and starts a fresh one: this run is lost, the configuration is
+        kept.
       </p>
       <button
         type="button"

@@ -2,8 +2,16 @@
 // generation panel, whose clicked token points the stepper at the decode snapshots of that
 // generation. Both are remounted for every run (epoch), so nothing from an earlier run lingers.
 import { useCallback, useMemo, useState } from 'react';
+
 import { cancelGeneration, generate, loadSnapshot } from '../controller';
-import { GenerationPanel, type GenerationDone, type GenerationModel, type GenerationRequest, type GenerationSink, type TokenSelection } from '../generate';
+import {
+  type GenerationDone,
+  type GenerationModel,
+  GenerationPanel,
+  type GenerationRequest,
+  type GenerationSink,
+  type TokenSelection,
+} from '../generate';
 import { useDecode } from '../run/use-decode';
 import { SelectionStepper } from '../stepper';
 import { useStore } from '../store';
@@ -41,13 +49,10 @@ function RunViews({ epoch }: { epoch: number }) {
     };
   }, [runConfig, info, status, stepsDone]);
 
-  const onGenerate = useCallback(
-    async (req: GenerationRequest, sink: GenerationSink): Promise<GenerationDone> => {
-      const r = await generate({ ...req, tokenDelayMs: TOKEN_DELAY_MS }, sink.start, sink.tokens);
-      return { stop: r.stop };
-    },
-    [],
-  );
+  const onGenerate = useCallback(async (req: GenerationRequest, sink: GenerationSink): Promise<GenerationDone> => {
+    const r = await generate({ ...req, tokenDelayMs: TOKEN_DELAY_MS }, sink.start, sink.tokens);
+    return { stop: r.stop };
+  }, []);
 
   const vocab = info?.dataset.vocabSize ?? 0;
   return (
@@ -65,8 +70,16 @@ function RunViews({ epoch }: { epoch: number }) {
         onGenerate={onGenerate}
         onCancel={() => void cancelGeneration()}
         model={model}
-        disabledReason={status === 'starting' ? 'The model is being built…' : 'Train (or Step) a model first: generation samples from its current weights.'}
-        promptHint={info && info.dataset.tokenizer === null ? `This dataset has no tokenizer: type token ids 0 to ${vocab - 1} separated by spaces.` : undefined}
+        disabledReason={
+          status === 'starting'
+            ? 'The model is being built…'
+            : 'Train (or Step) a model first: generation samples from its current weights.'
+        }
+        promptHint={
+          info && info.dataset.tokenizer === null
+            ? `This dataset has no tokenizer: type token ids 0 to ${vocab - 1} separated by spaces.`
+            : undefined
+        }
         onSelectToken={setPicked}
       />
     </>

@@ -1,5 +1,6 @@
 // Run / pause, one step and reset, with their keyboard shortcuts.
 import { useEffect } from 'react';
+
 import { pause, reset, run, stepOnce, toggleRun } from '../controller';
 import { useStore } from '../store';
 import { shortcutAction, SHORTCUTS } from './shortcuts';
@@ -18,7 +19,14 @@ export function RunControls({ problems }: Props) {
 
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
-      const action = shortcutAction({ key: e.key, altKey: e.altKey, ctrlKey: e.ctrlKey, metaKey: e.metaKey, repeat: e.repeat, target: e.target as HTMLElement | null });
+      const action = shortcutAction({
+        key: e.key,
+        altKey: e.altKey,
+        ctrlKey: e.ctrlKey,
+        metaKey: e.metaKey,
+        repeat: e.repeat,
+        target: e.target as HTMLElement | null,
+      });
       if (!action) return;
       e.preventDefault();
       if (action === 'toggle') void toggleRun();
@@ -32,11 +40,25 @@ export function RunControls({ problems }: Props) {
   return (
     <div className="run-controls" role="group" aria-label="Run controls">
       {running || status === 'pausing' ? (
-        <button type="button" className="primary" data-testid="pause-button" aria-keyshortcuts="Space" disabled={status === 'pausing'} onClick={() => void pause()}>
+        <button
+          type="button"
+          className="primary"
+          data-testid="pause-button"
+          aria-keyshortcuts="Space"
+          disabled={status === 'pausing'}
+          onClick={() => void pause()}
+        >
           ❚❚ Pause
         </button>
       ) : (
-        <button type="button" className="primary" data-testid="run-button" aria-keyshortcuts="Space" disabled={!canRun} onClick={() => void run()}>
+        <button
+          type="button"
+          className="primary"
+          data-testid="run-button"
+          aria-keyshortcuts="Space"
+          disabled={!canRun}
+          onClick={() => void run()}
+        >
           ▶ {status === 'paused' ? 'Resume' : 'Run'}
         </button>
       )}

@@ -32,7 +32,8 @@ export function RunPanel({ problems }: Props) {
       <RunStats />
       {info && (
         <p className="muted run-facts" data-testid="run-facts">
-          {info.paramCount.toLocaleString('en-US')} parameters · {info.tokensPerStep.toLocaleString('en-US')} tokens/step · data {info.dataset.name}
+          {info.paramCount.toLocaleString('en-US')} parameters · {info.tokensPerStep.toLocaleString('en-US')} tokens/step · data{' '}
+          {info.dataset.name}
           {info.dataset.trainTokens !== null && ` (${info.dataset.trainTokens.toLocaleString('en-US')} training tokens)`} · unigram entropy{' '}
           {info.dataset.unigramEntropy.toFixed(3)} nats
         </p>

@@ -1,6 +1,6 @@
 // Where the run is: status, step count, elapsed training time, ETA, latest losses.
-import { useTick } from '../heartbeat/use-tick';
 import { formatLoss } from '../format';
+import { useTick } from '../heartbeat/use-tick';
 import { elapsedMs, useStore } from '../store';
 import { etaMs, formatDuration } from './timing';
 

@@ -1,6 +1,7 @@
 // The run's tokenizer as the stepper's decode function, loaded on demand (the GPT-2 ranks are
 // large: only a GPT-2 run pays for them). Synthetic datasets have none: ids are shown.
 import { useEffect, useState } from 'react';
+
 import type { TokenizerName } from '../../train/tokenizer';
 import type { DecodeFn } from '../stepper';
 

@@ -2,12 +2,13 @@
 // window band, the causal limit, the compressed frontier, the current row and the hovered cell.
 // Clicking a row picks that query position.
 import { useEffect, useMemo, useRef, useState } from 'react';
-import { snapshotBlocks, type SelectionSnapshot } from '../../spec/selection-snapshot';
+
+import { type SelectionSnapshot, snapshotBlocks } from '../../spec/selection-snapshot';
 import { cmpFrontier, windowSpan } from './geometry';
-import { blockX, heatmapLayout, hitCell, posX, rowY, ticks, type HeatmapLayout } from './heatmap-layout';
+import { blockX, type HeatmapLayout, heatmapLayout, hitCell, posX, rowY, ticks } from './heatmap-layout';
+import { HeatmapTooltip } from './HeatmapTooltip';
 import { css, type StepperPalette } from './palette';
 import { forcedRuns, rasterize } from './raster';
-import { HeatmapTooltip } from './HeatmapTooltip';
 import { useWidth } from './use-width';
 
 interface Props {
@@ -59,7 +60,12 @@ export function Heatmap({ snapshot: s, t, onPick, palette: p }: Props) {
       ctx.lineWidth = 1;
       ctx.setLineDash([]);
       const x0 = blockX(L, hover.j);
-      ctx.strokeRect(x0 + 0.5, rowY(L, hover.t) + 0.5, blockX(L, hover.j + 1) - x0 - 1, Math.max(1, rowY(L, hover.t + 1) - rowY(L, hover.t) - 1));
+      ctx.strokeRect(
+        x0 + 0.5,
+        rowY(L, hover.t) + 0.5,
+        blockX(L, hover.j + 1) - x0 - 1,
+        Math.max(1, rowY(L, hover.t + 1) - rowY(L, hover.t) - 1),
+      );
     }
   }, [L, image, runs, s, p, t, hover]);
 

@@ -18,7 +18,10 @@ export function HeatmapTooltip({ snapshot, t, j, x, y, width }: Props) {
   return (
     <div className="stepper-tooltip" data-testid="stepper-tooltip" role="tooltip" style={{ left, top: y + 14 }}>
       <div>
-        <strong>t = {t}</strong>, block <strong>j = {j}</strong> <span className="muted">[{f.start}, {f.end})</span>
+        <strong>t = {t}</strong>, block <strong>j = {j}</strong>{' '}
+        <span className="muted">
+          [{f.start}, {f.end})
+        </span>
       </div>
       <div className={`kind kind-${f.kind}`}>{KIND_LABEL[f.kind]}</div>
       <div>P = {f.score === null ? 'not recorded' : f.score.toFixed(4)}</div>

@@ -2,7 +2,7 @@
 // highlighted), plus the window and compressed spans for context.
 import type { SelectionSnapshot, SnapshotRange } from '../../spec/selection-snapshot';
 import { cmpFrontier, windowSpan } from './geometry';
-import { tokenText, type DecodeFn } from './tokens';
+import { type DecodeFn, tokenText } from './tokens';
 
 interface Props {
   snapshot: SelectionSnapshot;
@@ -56,7 +56,19 @@ export function RangeList({ snapshot: s, t, ranges, decode }: Props) {
   );
 }
 
-function TokenRun({ tokens, start, end, query, decode }: { tokens: Int32Array; start: number; end: number; query: number; decode?: DecodeFn }) {
+function TokenRun({
+  tokens,
+  start,
+  end,
+  query,
+  decode,
+}: {
+  tokens: Int32Array;
+  start: number;
+  end: number;
+  query: number;
+  decode?: DecodeFn;
+}) {
   const out = [];
   for (let p = start; p < end; p++) {
     const id = tokens[p];

@@ -1,9 +1,10 @@
 // Group score P over the key blocks for the current query, coloured by what happened to each
 // block (selected, forced, candidate left out, not a candidate).
 import { Bar, BarChart, CartesianGrid, Cell, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
-import { rowRecorded, scoreRow, selectionRow, snapshotBlocks, type SelectionSnapshot } from '../../spec/selection-snapshot';
+
+import { rowRecorded, scoreRow, selectionRow, type SelectionSnapshot, snapshotBlocks } from '../../spec/selection-snapshot';
 import { KIND_LABEL } from './cell-facts';
-import { cellKind, type CellKind } from './geometry';
+import { type CellKind, cellKind } from './geometry';
 import { css, scoreColour, type StepperPalette } from './palette';
 
 interface Props {
@@ -29,7 +30,8 @@ export function ScoreBars({ snapshot: s, t, palette: p }: Props) {
   }
   const row = selectionRow(s, t);
   const data: Datum[] = Array.from({ length: snapshotBlocks(s) }, (_, j) => ({ j, P: scores[j], kind: cellKind(t, j, row, s.cfg) }));
-  const fill = (k: CellKind) => css(k === 'forced' ? p.forced : k === 'selected' ? p.selected : k === 'candidate' ? scoreColour(p, 0.6) : p.grid);
+  const fill = (k: CellKind) =>
+    css(k === 'forced' ? p.forced : k === 'selected' ? p.selected : k === 'candidate' ? scoreColour(p, 0.6) : p.grid);
   return (
     <figure className="stepper-bars" data-testid="stepper-bars" aria-label={`Group score P over ${data.length} blocks at t = ${t}`}>
       <ResponsiveContainer width="100%" height={150}>
@@ -41,7 +43,10 @@ export function ScoreBars({ snapshot: s, t, palette: p }: Props) {
             cursor={{ fill: css(p.grid, 0.5) }}
             contentStyle={{ background: 'var(--panel)', border: '1px solid var(--border)', color: 'var(--fg)' }}
             labelFormatter={(j) => `block j = ${String(j)}`}
-            formatter={(v, _n, item) => [typeof v === 'number' ? v.toFixed(4) : String(v), `P (${KIND_LABEL[(item.payload as Datum).kind]})`]}
+            formatter={(v, _n, item) => [
+              typeof v === 'number' ? v.toFixed(4) : String(v),
+              `P (${KIND_LABEL[(item.payload as Datum).kind]})`,
+            ]}
           />
           <Bar dataKey="P" isAnimationActive={false}>
             {data.map((d) => (

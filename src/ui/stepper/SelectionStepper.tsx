@@ -2,19 +2,21 @@
 // query × key-block heatmap and, for the current query t, the scores, ranges and tokens.
 // Keyboard (when the stepper has focus): ←/→ or ↑/↓ step t, PageUp/PageDown ±16, Home/End,
 // [ and ] the previous / next snapshot.
-import { useEffect, useId, useMemo, useState, type KeyboardEvent } from 'react';
-import { rowRecorded, snapshotIssues, snapshotRanges, type SnapshotRange } from '../../spec/selection-snapshot';
+import './stepper.css';
+
+import { type KeyboardEvent, useEffect, useId, useMemo, useState } from 'react';
+
+import { rowRecorded, snapshotIssues, type SnapshotRange, snapshotRanges } from '../../spec/selection-snapshot';
 import { gateMeans } from './cell-facts';
-import { frameKey, sourceOf, type SnapshotSource } from './frames';
+import { frameKey, type SnapshotSource, sourceOf } from './frames';
 import { clampT, stepKey } from './geometry';
 import { Heatmap } from './Heatmap';
 import { Legend } from './Legend';
 import { RangeList } from './RangeList';
 import { ScoreBars } from './ScoreBars';
-import { tokenText, type DecodeFn } from './tokens';
+import { type DecodeFn, tokenText } from './tokens';
 import { usePalette } from './use-palette';
-import { useStepperData, type StepperSources } from './use-stepper-data';
-import './stepper.css';
+import { type StepperSources, useStepperData } from './use-stepper-data';
 
 /** Where the stepper looks. */
 export interface StepperView {
@@ -153,18 +155,40 @@ export function SelectionStepper({ decode, focus, onViewChange, ...sources }: Se
       </p>
       <div className="stepper-toolbar">
         <div className="stepper-frames" role="group" aria-label="Snapshot">
-          <button type="button" data-testid="stepper-prev-snapshot" aria-label="Previous snapshot" disabled={frameIndex <= 0} onClick={() => goFrame(-1)}>
+          <button
+            type="button"
+            data-testid="stepper-prev-snapshot"
+            aria-label="Previous snapshot"
+            disabled={frameIndex <= 0}
+            onClick={() => goFrame(-1)}
+          >
             ◀
           </button>
           <span className="stepper-frame-label" data-testid="stepper-snapshot" aria-live="polite">
-            {current.label} <span className="muted">({frameIndex + 1} / {frames.length})</span>
+            {current.label}{' '}
+            <span className="muted">
+              ({frameIndex + 1} / {frames.length})
+            </span>
             {loading && <span className="muted"> · loading…</span>}
           </span>
-          <button type="button" data-testid="stepper-next-snapshot" aria-label="Next snapshot" disabled={frameIndex < 0 || frameIndex >= frames.length - 1} onClick={() => goFrame(1)}>
+          <button
+            type="button"
+            data-testid="stepper-next-snapshot"
+            aria-label="Next snapshot"
+            disabled={frameIndex < 0 || frameIndex >= frames.length - 1}
+            onClick={() => goFrame(1)}
+          >
             ▶
           </button>
           <label className="stepper-follow" htmlFor={ids.follow}>
-            <input id={ids.follow} type="checkbox" data-testid="stepper-follow" checked={follow} onChange={(e) => setFollow(e.target.checked)} /> follow latest
+            <input
+              id={ids.follow}
+              type="checkbox"
+              data-testid="stepper-follow"
+              checked={follow}
+              onChange={(e) => setFollow(e.target.checked)}
+            />{' '}
+            follow latest
           </label>
         </div>
         <label htmlFor={ids.layer}>Layer</label>
@@ -194,7 +218,8 @@ export function SelectionStepper({ decode, focus, onViewChange, ...sources }: Se
       )}
       {issues.length > 0 && (
         <p className="error" role="alert" data-testid="stepper-invalid">
-          {issues.length} query row{issues.length > 1 ? 's have' : ' has'} an invalid selection (a bug, shown as recorded): t = {issues[0].t}: {issues[0].message}
+          {issues.length} query row{issues.length > 1 ? 's have' : ' has'} an invalid selection (a bug, shown as recorded): t ={' '}
+          {issues[0].t}: {issues[0].message}
         </p>
       )}
       <div className="stepper-body">

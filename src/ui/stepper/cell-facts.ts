@@ -1,6 +1,6 @@
 // What the tooltip says about one heatmap cell (query t, block j). Pure, tested in Node.
 import { rowRecorded, scoreRow, selectionRow, type SelectionSnapshot } from '../../spec/selection-snapshot';
-import { cellKind, cmpFrontier, windowBlocks, type CellKind } from './geometry';
+import { type CellKind, cellKind, cmpFrontier, windowBlocks } from './geometry';
 
 export interface CellFacts {
   t: number;

@@ -19,7 +19,8 @@ export function listFrames(snapshots: readonly SelectionSnapshot[]): Frame[] {
   for (const s of snapshots) {
     const source = sourceOf(s);
     const key = frameKey(source, s.step);
-    if (!seen.has(key)) seen.set(key, { key, source, step: s.step, label: source === 'train' ? `step ${s.step}` : `generation (weights of step ${s.step})` });
+    if (!seen.has(key))
+      seen.set(key, { key, source, step: s.step, label: source === 'train' ? `step ${s.step}` : `generation (weights of step ${s.step})` });
   }
   const rank = (f: Frame) => (f.source === 'train' ? 0 : 1);
   return [...seen.values()].sort((a, b) => rank(a) - rank(b) || a.step - b.step);

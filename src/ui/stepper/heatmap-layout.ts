@@ -21,7 +21,17 @@ export const MAX_PLOT_H = 480;
 export function heatmapLayout(width: number, T: number, nBlocks: number, lSel: number): HeatmapLayout {
   const plotW = Math.max(40, Math.floor(width) - MARGIN.left - MARGIN.right);
   const plotH = Math.min(MAX_PLOT_H, Math.max(MIN_PLOT_H, T * ROW_PX));
-  return { width: plotW + MARGIN.left + MARGIN.right, height: plotH + MARGIN.top + MARGIN.bottom, plotX: MARGIN.left, plotY: MARGIN.top, plotW, plotH, T, nBlocks, lSel };
+  return {
+    width: plotW + MARGIN.left + MARGIN.right,
+    height: plotH + MARGIN.top + MARGIN.bottom,
+    plotX: MARGIN.left,
+    plotY: MARGIN.top,
+    plotW,
+    plotH,
+    T,
+    nBlocks,
+    lSel,
+  };
 }
 
 /** x of the boundary before position p (p / lSel blocks from the left edge). */

@@ -2,9 +2,9 @@
 // pixel the area average of its rows' cell colours (a decimated view stays honest: a block
 // selected by half the rows of a bin shows at half strength). Pure, so Node tests check it.
 import { forcedBlocks, numSelCandidates } from '../../spec/nsa-blocks';
-import { rowRecorded, scoreRow, selectionRow, snapshotBlocks, type SelectionSnapshot } from '../../spec/selection-snapshot';
+import { rowRecorded, scoreRow, selectionRow, type SelectionSnapshot, snapshotBlocks } from '../../spec/selection-snapshot';
 import { rowBins } from './geometry';
-import { scoreColour, type Rgb, type StepperPalette } from './palette';
+import { type Rgb, scoreColour, type StepperPalette } from './palette';
 
 export interface Raster {
   width: number;

@@ -1,5 +1,6 @@
 // The stepper palette for the page's colour scheme, following prefers-color-scheme live.
 import { useEffect, useState } from 'react';
+
 import { DARK, LIGHT, type StepperPalette } from './palette';
 
 const QUERY = '(prefers-color-scheme: dark)';

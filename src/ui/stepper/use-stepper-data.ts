@@ -2,8 +2,9 @@
 // loaded training snapshots (the worker keeps them; the page fetches the one in view). Loaded
 // snapshots are cached (a few, least recently used first out) so stepping back and forth is instant.
 import { useEffect, useMemo, useRef, useState } from 'react';
+
 import type { SelectionSnapshot } from '../../spec/selection-snapshot';
-import { frameKey, listFrames, pick, type Frame } from './frames';
+import { type Frame, frameKey, listFrames, pick } from './frames';
 
 export type SnapshotLoader = (step: number, layer: number, group: number) => Promise<SelectionSnapshot | null>;
 
@@ -33,7 +34,9 @@ const range = (n: number) => Array.from({ length: Math.max(0, n) }, (_, i) => i)
 export function mergeFrames(snapshots: readonly SelectionSnapshot[], steps: readonly number[]): Frame[] {
   const eager = listFrames(snapshots);
   const have = new Set(eager.map((f) => f.key));
-  const lazy: Frame[] = steps.filter((s) => !have.has(frameKey('train', s))).map((step) => ({ key: frameKey('train', step), source: 'train', step, label: `step ${step}` }));
+  const lazy: Frame[] = steps
+    .filter((s) => !have.has(frameKey('train', s)))
+    .map((step) => ({ key: frameKey('train', step), source: 'train', step, label: `step ${step}` }));
   const rank = (f: Frame) => (f.source === 'train' ? 0 : 1);
   return [...eager, ...lazy].sort((a, b) => rank(a) - rank(b) || a.step - b.step);
 }

@@ -1,5 +1,5 @@
 // Width of an element, tracked with a ResizeObserver (the canvas redraws at the new size).
-import { useEffect, useState, type RefObject } from 'react';
+import { type RefObject, useEffect, useState } from 'react';
 
 export function useWidth(ref: RefObject<HTMLElement | null>, fallback: number): number {
   const [width, setWidth] = useState(fallback);
