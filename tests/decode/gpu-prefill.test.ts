@@ -14,46 +14,15 @@ import { ModelDecoder } from '../../src/reference/decoder';
 import type { ModelConfig } from '../../src/spec/model-config';
 import { paramSpecs } from '../../src/spec/params';
 import { getGpu } from '../helpers/gpu';
+import { denseTestModel, NO_OPTIMIZER, nsaTestModel } from '../helpers/models';
 import { randomTokens } from './helpers';
-
-/** Plain gradients: these tests never run the optimizer. */
-const NO_OPTIMIZER = { beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0, gradClip: 0 };
 
 const TOL = 1e-4;
 // Small models with odd sizes (dk ≠ dv, vocab and dims not multiples of 4), the shapes of
 // tests/model/one-step*.test.ts so that a full run compiles their pipelines once; weights large
 // enough that attention is far from uniform. NSA: T = 35 > nSel·lSel, so the selection is sparse.
-const dense: ModelConfig = {
-  vocabSize: 37,
-  dim: 24,
-  nLayers: 2,
-  nHeads: 4,
-  nKvGroups: 2,
-  dk: 6,
-  dv: 5,
-  ffnHidden: 20,
-  seqLen: 21,
-  ropeTheta: 10000,
-  normEps: 1e-5,
-  attention: 'dense',
-  initStd: 0.3,
-};
-const nsa: ModelConfig = {
-  vocabSize: 29,
-  dim: 16,
-  nLayers: 2,
-  nHeads: 4,
-  nKvGroups: 2,
-  dk: 6,
-  dv: 5,
-  ffnHidden: 12,
-  seqLen: 35,
-  ropeTheta: 10000,
-  normEps: 1e-5,
-  attention: 'nsa',
-  initStd: 0.3,
-  nsa: { l: 4, d: 2, lSel: 8, nSel: 2, w: 5, phi: 'avg', forceInit: true, forceLocal: 1, sharedKV: false, gates: { kind: 'none' } },
-};
+const dense: ModelConfig = denseTestModel(21);
+const nsa: ModelConfig = nsaTestModel(35);
 
 describe('GPU prefill (ModelPlan eval forward) = CPU decode, per-position losses rel ≤ 1e-4 (and equal NSA selections)', () => {
   it.each([

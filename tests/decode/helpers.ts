@@ -5,36 +5,12 @@ import type { Params64 } from '../../src/reference/model';
 import type { ModelConfig, ModelNsaConfig } from '../../src/spec/model-config';
 import { paramSpecs } from '../../src/spec/params';
 import { randn, rng } from '../helpers/compare';
+import { denseTestModel, TEST_NSA } from '../helpers/models';
 
 /** dk ≠ dv, vocab and T odd, 2 heads per group. */
-export const DENSE: ModelConfig = {
-  vocabSize: 37,
-  dim: 24,
-  nLayers: 2,
-  nHeads: 4,
-  nKvGroups: 2,
-  dk: 6,
-  dv: 5,
-  ffnHidden: 20,
-  seqLen: 13,
-  ropeTheta: 10000,
-  normEps: 1e-5,
-  attention: 'dense',
-  initStd: 0.2,
-};
+export const DENSE: ModelConfig = denseTestModel(13, { initStd: 0.2 });
 
-const NSA_BASE: ModelNsaConfig = {
-  l: 4,
-  d: 2,
-  lSel: 8,
-  nSel: 2,
-  w: 6,
-  phi: 'avg',
-  forceInit: true,
-  forceLocal: 1,
-  sharedKV: false,
-  gates: { kind: 'none' },
-};
+const NSA_BASE: ModelNsaConfig = { ...TEST_NSA, w: 6 };
 
 /** T = 35 > nSel·lSel, so the selection is sparse for later queries; w < T. */
 export function nsaModel(nsa: Partial<ModelNsaConfig> = {}, over: Partial<ModelConfig> = {}): ModelConfig {

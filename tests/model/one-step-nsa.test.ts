@@ -13,38 +13,10 @@ import type { ModelConfig, ModelNsaConfig } from '../../src/spec/model-config';
 import { paramSpecs } from '../../src/spec/params';
 import { relRms, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
+import { NO_OPTIMIZER, nsaTestModel } from '../helpers/models';
 
-/** Plain gradients: these tests never run the optimizer. */
-const NO_OPTIMIZER = { beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0, gradClip: 0 };
-
-const nsaBase: ModelNsaConfig = {
-  l: 4,
-  d: 2,
-  lSel: 8,
-  nSel: 2,
-  w: 5,
-  phi: 'avg',
-  forceInit: true,
-  forceLocal: 1,
-  sharedKV: false,
-  gates: { kind: 'none' },
-};
-const base: ModelConfig = {
-  vocabSize: 29,
-  dim: 16,
-  nLayers: 2,
-  nHeads: 4,
-  nKvGroups: 2,
-  dk: 6,
-  dv: 5,
-  ffnHidden: 12,
-  seqLen: 19,
-  ropeTheta: 10000,
-  normEps: 1e-5,
-  attention: 'nsa',
-  initStd: 0.3,
-  nsa: nsaBase,
-};
+const base: ModelConfig = nsaTestModel(19);
+const nsaBase = base.nsa!;
 const B = 2;
 
 async function oneStep(cfg: ModelConfig, seed: number) {

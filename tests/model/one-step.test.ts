@@ -12,26 +12,10 @@ import { scoredTargets } from '../../src/spec/targets';
 import { IGNORE_TARGET } from '../../src/spec/targets';
 import { relRms, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
-
-/** Plain gradients: these tests never run the optimizer. */
-const NO_OPTIMIZER = { beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0, gradClip: 0 };
+import { denseTestModel, NO_OPTIMIZER } from '../helpers/models';
 
 // Odd sizes on purpose: dk ≠ dv, T not a power of two, vocab not a multiple of any tile.
-const cfg: ModelConfig = {
-  vocabSize: 37,
-  dim: 24,
-  nLayers: 2,
-  nHeads: 4,
-  nKvGroups: 2,
-  dk: 6,
-  dv: 5,
-  ffnHidden: 20,
-  seqLen: 9,
-  ropeTheta: 10000,
-  normEps: 1e-5,
-  attention: 'dense',
-  initStd: 0.2,
-};
+const cfg: ModelConfig = denseTestModel(9, { initStd: 0.2 });
 const B = 2;
 
 interface MicroBatch {

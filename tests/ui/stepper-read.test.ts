@@ -8,46 +8,18 @@ import { initParams } from '../../src/model/init';
 import { readSelectionSnapshot, readSelectionSnapshots } from '../../src/model/nsa/snapshot-read';
 import { ModelPlan } from '../../src/model/plan';
 import { modelForwardRef } from '../../src/reference/model';
-import type { ModelConfig, ModelNsaConfig } from '../../src/spec/model-config';
+import type { ModelConfig } from '../../src/spec/model-config';
 import { numSelBlocks } from '../../src/spec/nsa-blocks';
 import { paramSpecs } from '../../src/spec/params';
 import { checkSnapshot, snapshotIssues } from '../../src/spec/selection-snapshot';
 import { relRms, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
-
-/** Plain gradients: these tests never run the optimizer. */
-const NO_OPTIMIZER = { beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0, gradClip: 0 };
+import { NO_OPTIMIZER, nsaTestModel } from '../helpers/models';
 
 // The model of tests/model/one-step-nsa.test.ts, so that in a full run (one process, shared
 // pipeline cache) building this plan compiles nothing new; on SwiftShader compiling dominates.
-const nsa: ModelNsaConfig = {
-  l: 4,
-  d: 2,
-  lSel: 8,
-  nSel: 2,
-  w: 5,
-  phi: 'avg',
-  forceInit: true,
-  forceLocal: 1,
-  sharedKV: false,
-  gates: { kind: 'none' },
-};
-const cfg: ModelConfig = {
-  vocabSize: 29,
-  dim: 16,
-  nLayers: 2,
-  nHeads: 4,
-  nKvGroups: 2,
-  dk: 6,
-  dv: 5,
-  ffnHidden: 12,
-  seqLen: 19,
-  ropeTheta: 10000,
-  normEps: 1e-5,
-  attention: 'nsa',
-  initStd: 0.3,
-  nsa,
-};
+const cfg: ModelConfig = nsaTestModel(19);
+const nsa = cfg.nsa!;
 const B = 2;
 const T = cfg.seqLen;
 const G = cfg.nKvGroups;

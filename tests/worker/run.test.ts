@@ -11,24 +11,10 @@ import { preset } from '../../src/train/presets';
 import type { StreamedToken, TrainUpdate } from '../../src/worker/protocol';
 import { PlaygroundRun } from '../../src/worker/run';
 import { getGpu } from '../helpers/gpu';
+import { nsaTestModel } from '../helpers/models';
 
 // The model and batch of tests/model/one-step-nsa.test.ts: in a full run the pipelines are compiled once.
-const model: ModelConfig = {
-  vocabSize: 29,
-  dim: 16,
-  nLayers: 2,
-  nHeads: 4,
-  nKvGroups: 2,
-  dk: 6,
-  dv: 5,
-  ffnHidden: 12,
-  seqLen: 19,
-  ropeTheta: 10000,
-  normEps: 1e-5,
-  attention: 'nsa',
-  initStd: 0.3,
-  nsa: { l: 4, d: 2, lSel: 8, nSel: 2, w: 5, phi: 'avg', forceInit: true, forceLocal: 1, sharedKV: false, gates: { kind: 'none' } },
-};
+const model: ModelConfig = nsaTestModel(19);
 const T = model.seqLen;
 const config: RunConfig = {
   model,
