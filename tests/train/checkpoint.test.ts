@@ -1,0 +1,295 @@
+// The training checkpoint (CPU only): bit-exact round trips for the tiny preset and an NSA model
+// with φ = mlp and per-branch K/V, the exact size, and every rejection naming file and field.
+import { describe, expect, it } from 'vitest';
+
+import { paramSpecs } from '../../src/spec/params';
+import {
+  CHECKPOINT_FORMAT,
+  CHECKPOINT_VERSION,
+  checkpointBytesFor,
+  checkpointTensorBytes,
+  decodeCheckpoint,
+  encodeCheckpoint,
+  MAX_CHECKPOINT_BYTES,
+  type TrainingCheckpoint,
+} from '../../src/train/checkpoint/checkpoint';
+import { CheckpointFormatError, decodeSafetensors, encodeSafetensors, type NamedTensor } from '../../src/train/checkpoint/safetensors';
+import { type RunConfig, validateRunConfig } from '../../src/train/config';
+import { preset } from '../../src/train/presets';
+import type { StepMetrics } from '../../src/train/types';
+import { rng } from '../helpers/compare';
+
+const FILE = 'runs/x/checkpoint.safetensors';
+
+function nsaConfig(): RunConfig {
+  const c = preset('tiny');
+  c.model.attention = 'nsa';
+  c.model.nsa = { ...c.model.nsa!, phi: 'mlp', sharedKV: false };
+  return c;
+}
+
+function makeCheckpoint(config: RunConfig, seed: number): TrainingCheckpoint {
+  const r = rng(seed);
+  const group = () =>
+    new Map(
+      paramSpecs(config.model).map((s) => [s.name, Float32Array.from({ length: s.shape.reduce((a, b) => a * b, 1) }, () => r() - 0.5)]),
+    );
+  const row = (step: number, loss: number): StepMetrics => ({
+    step,
+    loss,
+    lr: 1e-3 * (step + 1),
+    gradNorm: step === 2 ? Infinity : 0.5,
+    tokensPerSecond: 1234.5,
+    stepMs: 10,
+    elapsedMs: 10 * (step + 1),
+  });
+  const metrics = [row(0, 5.5), row(1, 5.25), row(2, NaN)];
+  metrics[1].nsa = { gateMean: [0.1, 0.2, 0.7], histogram: [3, 0, 1], invalid: 0, perLayer: [{ gateMean: [0.1, 0.2, 0.7], invalid: 0 }] };
+  return {
+    config,
+    state: { stepsDone: 3, batchesDrawn: 3 },
+    params: group(),
+    adamM: group(),
+    adamV: group(),
+    metrics,
+    evals: [
+      { step: 0, valLoss: 5.6 },
+      { step: 2, valLoss: -Infinity },
+    ],
+    reason: 'non-finite',
+    savedAt: '2025-01-02T03:04:05.678Z',
+  };
+}
+
+const bits = (a: Float32Array) => Array.from(new Uint32Array(a.buffer, a.byteOffset, a.length));
+
+function expectSameTensors(got: Map<string, Float32Array>, want: Map<string, Float32Array>): void {
+  expect([...got.keys()]).toEqual([...want.keys()]);
+  for (const [k, v] of want) expect(bits(got.get(k)!), k).toEqual(bits(v));
+}
+
+function expectRejected(bytes: Uint8Array, field: string, detail?: RegExp, maxBytes?: number): void {
+  let result: TrainingCheckpoint | undefined;
+  let caught: unknown;
+  try {
+    result = decodeCheckpoint(bytes, { file: FILE, maxBytes });
+  } catch (e) {
+    caught = e;
+  }
+  expect(result).toBeUndefined();
+  expect(caught).toBeInstanceOf(CheckpointFormatError);
+  const e = caught as CheckpointFormatError;
+  expect(e.file).toBe(FILE);
+  expect(e.field).toBe(field);
+  expect(e.message.startsWith(FILE)).toBe(true);
+  if (detail) expect(e.message).toMatch(detail);
+}
+
+/** Re-encodes a valid file's tensors and metadata after `edit` (in the same tensor order). */
+function rewrite(bytes: Uint8Array, edit: (tensors: NamedTensor[], meta: Record<string, string>) => void): Uint8Array {
+  const d = decodeSafetensors(bytes, { file: FILE, maxBytes: MAX_CHECKPOINT_BYTES });
+  const tensors = [...d.tensors].map(([name, t]) => ({ name, shape: t.shape, data: t.data }));
+  edit(tensors, d.metadata);
+  return encodeSafetensors(tensors, d.metadata);
+}
+
+/** Rewrites the JSON header in place of the old one (padded again), keeping the data section. */
+function rewriteHeader(bytes: Uint8Array, edit: (header: Record<string, Record<string, unknown>>) => void): Uint8Array {
+  const n = new DataView(bytes.buffer, bytes.byteOffset).getUint32(0, true);
+  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n))) as Record<string, Record<string, unknown>>;
+  edit(header);
+  const h = new TextEncoder().encode(JSON.stringify(header).padEnd(n + 64, ' ')); // 8 | (n + 64) since 8 | n
+  const out = new Uint8Array(8 + h.length + bytes.length - 8 - n);
+  new DataView(out.buffer).setUint32(0, h.length, true);
+  out.set(h, 8);
+  out.set(bytes.subarray(8 + n), 8 + h.length);
+  return out;
+}
+
+function headerOf(bytes: Uint8Array): { n: number; header: Record<string, { data_offsets: [number, number] }> } {
+  const n = new DataView(bytes.buffer, bytes.byteOffset).getUint32(0, true);
+  return {
+    n,
+    header: JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n))) as Record<string, { data_offsets: [number, number] }>,
+  };
+}
+
+describe('checkpoint round trip', () => {
+  for (const [label, config] of [
+    ['tiny preset (dense)', preset('tiny')],
+    ["NSA, φ 'mlp', per-branch K/V", nsaConfig()],
+  ] as const) {
+    it(`${label}: bit-exact tensors, config, state, metrics (NaN/±Infinity kept), evals; size = checkpointBytesFor`, () => {
+      expect(validateRunConfig(config)).toEqual([]);
+      const c = makeCheckpoint(config, 11);
+      const bytes = encodeCheckpoint(c);
+      expect(bytes.length).toBe(checkpointBytesFor(c));
+      expect(bytes.length).toBeGreaterThan(checkpointTensorBytes(config));
+      expect(checkpointTensorBytes(config)).toBe(3 * 4 * [...c.params.values()].reduce((a, t) => a + t.length, 0));
+
+      const d = decodeCheckpoint(bytes, { file: FILE });
+      expect(d.config).toEqual(config);
+      expect(d.state).toEqual(c.state);
+      expect(d.metrics).toEqual(c.metrics);
+      expect(Number.isNaN(d.metrics[2].loss)).toBe(true);
+      expect(d.metrics[2].gradNorm).toBe(Infinity);
+      expect(d.evals).toEqual(c.evals);
+      expect(d.evals[1].valLoss).toBe(-Infinity);
+      expect(d.reason).toBe('non-finite');
+      expect(d.savedAt).toBe(c.savedAt);
+      expectSameTensors(d.params, c.params);
+      expectSameTensors(d.adamM, c.adamM);
+      expectSameTensors(d.adamV, c.adamV);
+
+      const names = [...decodeSafetensors(bytes, { file: FILE, maxBytes: MAX_CHECKPOINT_BYTES }).tensors.keys()];
+      const specs = paramSpecs(config.model).map((s) => s.name);
+      expect(names).toEqual(['param', 'adam_m', 'adam_v'].flatMap((g) => specs.map((s) => `${g}.${s}`)));
+    });
+  }
+
+  it('the NSA model has more tensors than the dense one (per-branch K/V, gates, compression MLPs)', () => {
+    const dense = paramSpecs(preset('tiny').model).map((s) => s.name);
+    const nsa = paramSpecs(nsaConfig().model).map((s) => s.name);
+    expect(nsa.length).toBeGreaterThan(dense.length);
+    for (const n of ['l0.wk_cmp', 'l1.wv_win', 'l0.wg', 'l1.cmp_mlp_v.w2']) expect(nsa).toContain(n);
+  });
+
+  it('writes the format, version and reason as metadata', () => {
+    const meta = decodeSafetensors(encodeCheckpoint(makeCheckpoint(preset('tiny'), 1)), {
+      file: FILE,
+      maxBytes: MAX_CHECKPOINT_BYTES,
+    }).metadata;
+    expect(meta.format).toBe(CHECKPOINT_FORMAT);
+    expect(meta.version).toBe(String(CHECKPOINT_VERSION));
+    expect(Object.keys(meta).sort()).toEqual(['config', 'evals', 'format', 'metrics', 'reason', 'saved_at', 'state', 'version']);
+  });
+
+  it('encodeCheckpoint refuses a missing or extra tensor and a tensor of the wrong size', () => {
+    const c = makeCheckpoint(preset('tiny'), 2);
+    const missing = { ...c, adamV: new Map(c.adamV) };
+    missing.adamV.delete('l1.w2');
+    expect(() => encodeCheckpoint(missing)).toThrow(/adamV has no tensor 'l1.w2'/);
+    const extra = { ...c, params: new Map(c.params).set('bogus', new Float32Array(1)) };
+    expect(() => encodeCheckpoint(extra)).toThrow(/bogus/);
+    const short = { ...c, adamM: new Map(c.adamM).set('wte', new Float32Array(3)) };
+    expect(() => encodeCheckpoint(short)).toThrow(/adam_m.wte/);
+  });
+});
+
+describe('decodeCheckpoint rejects', () => {
+  const good = encodeCheckpoint(makeCheckpoint(preset('tiny'), 5));
+
+  it('a truncated file, cut at several points (field: header length, or the first tensor past the cut)', () => {
+    const { n, header } = headerOf(good);
+    const cuts = [0, 5, 7, 8, 100, 8 + n - 1, 8 + n, 8 + n + 1, 8 + n + 4 * 256 * 64 + 3, Math.floor(good.length / 2), good.length - 1];
+    for (const cut of cuts) {
+      let field = 'header length';
+      if (cut >= 8 + n) {
+        const dataBytes = cut - 8 - n;
+        field = Object.keys(header).find((k) => k !== '__metadata__' && header[k].data_offsets[1] > dataBytes)!;
+      }
+      expectRejected(good.slice(0, cut), field);
+    }
+  });
+
+  it('a file larger than maxBytes', () => {
+    expectRejected(good, 'size', /limit/, good.length - 1);
+    expect(decodeCheckpoint(good, { file: FILE, maxBytes: good.length }).state.stepsDone).toBe(3);
+  });
+
+  it('a wrong dtype (F16), naming the tensor and the dtype', () => {
+    const f16 = rewriteHeader(good, (h) => {
+      h['adam_m.l0.wq'].dtype = 'F16';
+    });
+    expectRejected(f16, 'adam_m.l0.wq', /F16/);
+  });
+
+  it('a tensor of another shape, giving the expected and found shapes', () => {
+    const bytes = rewrite(good, (ts) => {
+      const t = ts.find((x) => x.name === 'param.l1.wq')!;
+      t.shape = [32, 128]; // same element count as [64, 64]
+    });
+    expectRejected(bytes, 'param.l1.wq', /expected shape \[64, 64\], found \[32, 128\]/);
+  });
+
+  it('a missing tensor and an extra tensor', () => {
+    expectRejected(
+      rewrite(good, (ts) =>
+        ts.splice(
+          ts.findIndex((x) => x.name === 'adam_v.final_norm'),
+          1,
+        ),
+      ),
+      'adam_v.final_norm',
+      /missing/,
+    );
+    expectRejected(
+      rewrite(good, (ts) => ts.push({ name: 'param.l2.wq', shape: [3], data: new Float32Array(3) })),
+      'param.l2.wq',
+      /unexpected/,
+    );
+  });
+
+  it('the config of another model (dim changed: the first tensor whose shape differs is named)', () => {
+    const bytes = rewrite(good, (_ts, meta) => {
+      const c = JSON.parse(meta.config) as RunConfig;
+      c.model.dim = 72;
+      expect(validateRunConfig(c)).toEqual([]);
+      meta.config = JSON.stringify(c);
+    });
+    expectRejected(bytes, 'param.wte', /expected shape \[256, 72\], found \[256, 64\]/);
+  });
+
+  it('an invalid config (dim 0 → config.model.dim) and a config that is not JSON', () => {
+    const dim0 = rewrite(good, (_ts, meta) => {
+      const c = JSON.parse(meta.config) as RunConfig;
+      c.model.dim = 0;
+      meta.config = JSON.stringify(c);
+    });
+    expectRejected(dim0, 'config.model.dim', /positive integer/);
+    expectRejected(
+      rewrite(good, (_ts, meta) => {
+        meta.config = '{"model":';
+      }),
+      'config',
+      /JSON/,
+    );
+    expectRejected(
+      rewrite(good, (_ts, meta) => {
+        meta.config = '{"model":{},"train":{}}';
+      }),
+      'config.data',
+    );
+  });
+
+  it('a wrong format string, a future version and an unknown version', () => {
+    const withMeta = (key: string, value: string) =>
+      rewrite(good, (_ts, meta) => {
+        meta[key] = value;
+      });
+    expectRejected(withMeta('format', 'something-else'), 'format', /'something-else'/);
+    expectRejected(withMeta('version', String(CHECKPOINT_VERSION + 1)), 'version', /newer build; this build reads version 1/);
+    expectRejected(withMeta('version', 'one'), 'version');
+    expectRejected(
+      rewrite(good, (_ts, meta) => {
+        delete meta.format;
+      }),
+      'format',
+      /missing/,
+    );
+  });
+
+  it('a bad state, non-array metrics/evals and a bad metrics row', () => {
+    const withMeta = (key: string, value: string) =>
+      rewrite(good, (_ts, meta) => {
+        meta[key] = value;
+      });
+    expectRejected(withMeta('state', '{"stepsDone":301,"batchesDrawn":5}'), 'state.stepsDone', /beyond config.train.steps \(300\)/);
+    expectRejected(withMeta('state', '{"stepsDone":1,"batchesDrawn":-1}'), 'state.batchesDrawn');
+    expectRejected(withMeta('state', '{"stepsDone":1.5,"batchesDrawn":1}'), 'state.stepsDone');
+    expectRejected(withMeta('metrics', '{}'), 'metrics', /array/);
+    expectRejected(withMeta('evals', 'null'), 'evals', /array/);
+    expectRejected(withMeta('metrics', '[{"step":0},{"loss":1}]'), 'metrics[1]');
+    expectRejected(withMeta('metrics', '[1,'), 'metrics', /JSON/);
+  });
+});
