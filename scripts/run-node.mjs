@@ -16,4 +16,10 @@ const child = spawn(
   { stdio: 'inherit', env: envWithVulkan() },
 );
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => child.kill(sig));
-child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+// Die the way the child died, so a caller sees the signal (a test's SIGKILL, a Ctrl-C).
+child.on('exit', (code, signal) => {
+  if (signal) {
+    for (const sig of ['SIGINT', 'SIGTERM']) process.removeAllListeners(sig);
+    process.kill(process.pid, signal);
+  } else process.exit(code ?? 0);
+});

@@ -11,7 +11,11 @@ const CLI_PRESETS: readonly string[] = [...PRESET_NAMES, 'recall'];
 
 export const USAGE = `usage: npm run train -- [--preset ${CLI_PRESETS.join('|')}] [--data brown|random|copy|recall|file:<path>]
   [--attention dense|nsa] [--tokenizer byte|gpt2] [--steps N] [--batch N] [--accum N] [--lr X] [--seed N] [--eval-every N]
-  [--log-every N] [--run NAME] [--out DIR] [--stall-timeout SECONDS] [--set section.field=value ...]`;
+  [--log-every N] [--run NAME] [--out DIR] [--stall-timeout SECONDS] [--checkpoint-every N] [--set section.field=value ...]
+       npm run train -- --resume runs/<run> [--stall-timeout SECONDS] [--checkpoint-every N]
+  A new run never reuses a folder. The checkpoint (runs/<run>/checkpoint.safetensors) is written every
+  --checkpoint-every steps (default 100; 0 = only on stops and at the end), on Ctrl-C / SIGTERM, on a
+  non-finite stop and at the end; --resume continues from it exactly.`;
 
 export function runConfigFromArgs(args: ParsedArgs): { config: RunConfig; uploadPath?: string } {
   const name = args.flags.get('preset') ?? 'tiny';

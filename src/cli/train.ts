@@ -1,23 +1,109 @@
 // npm run train -- --preset tiny --data brown --steps 300
-// Trains in Node on Dawn; writes runs/<run>/{heartbeat.jsonl,metrics.csv,config.json,weights.*}.
+// npm run train -- --resume runs/<run>
+// Trains in Node on Dawn; writes runs/<run>/{heartbeat.jsonl,metrics.csv,checkpoint.safetensors,
+// config.json,summary.json,weights.*}. The checkpoint (parameters, AdamW moments, step, data
+// cursor, config, metrics) is written atomically every --checkpoint-every steps, on SIGINT/SIGTERM,
+// on a non-finite stop (the weights are intact then) and at the end; --resume continues a run from
+// it, bit for bit as if it had never stopped. A stall exits; the last checkpoint stands.
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { describeAdapter } from '../gpu/context';
 import { acquireNodeGpu } from '../gpu/node-device';
 import { formatConfigIssues } from '../spec/config-issue';
 import { countParams, paramSpecs } from '../spec/params';
-import { validateRunConfig } from '../train/config';
+import { decodeCheckpoint, encodeCheckpoint, type TrainingCheckpoint } from '../train/checkpoint/checkpoint';
+import { type RunConfig, validateRunConfig } from '../train/config';
+import type { Dataset } from '../train/datasets';
 import { trainingLoop } from '../train/loop';
-import { RunFolder, saveCheckpoint } from '../train/run-files';
-import { Trainer } from '../train/trainer';
+import { type AtomicWriteHooks, CHECKPOINT_FILE, RUN_SOURCE_FILE, RunFolder, saveCheckpoint } from '../train/run-files';
+import { NonFiniteError, Trainer, type TrainerResumeState } from '../train/trainer';
 import type { EvalMetrics, Heartbeat, StepMetrics } from '../train/types';
-import { numFlag, parseArgs } from './args';
+import { intFlag, numFlag, parseArgs, type ParsedArgs } from './args';
 import { datasetForRun } from './data-node';
 import { runMain } from './main';
 import { runConfigFromArgs, USAGE } from './run-config';
+import { UsageError } from './usage';
+
+const DEFAULT_CHECKPOINT_EVERY = 100;
+/** Flags a resumed run accepts: the rest of its configuration is the checkpoint's. */
+const RESUME_FLAGS = ['resume', 'stall-timeout', 'checkpoint-every', 'help'];
+/** Test hook: SIGKILL this process after writing the N-th checkpoint's temporary file, before the rename. */
+const CRASH_HOOK = 'NSA_TEST_KILL_DURING_CHECKPOINT';
 
 function fmt(x: number, d = 4): string {
   return Number.isFinite(x) ? x.toFixed(d) : String(x);
+}
+
+interface RunStart {
+  config: RunConfig;
+  folder: RunFolder;
+  dataset: Dataset;
+  /** The checkpoint to continue from (--resume). */
+  from?: TrainingCheckpoint;
+}
+
+/** A new run: config from the flags, a new folder (refused if it exists), the dataset. */
+function newRun(args: ParsedArgs): RunStart | number {
+  const { config, uploadPath } = runConfigFromArgs(args);
+  // Everything is checked before any GPU work and before any file is touched.
+  const errs = validateRunConfig(config);
+  if (errs.length) {
+    console.error(`invalid configuration:\n${formatConfigIssues(errs)}`);
+    return 2;
+  }
+  const runName =
+    args.flags.get('run') ??
+    `${args.flags.get('preset') ?? 'tiny'}-${config.data.source}-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+  const dir = join(args.flags.get('out') ?? 'runs', runName);
+  if (existsSync(dir))
+    throw new UsageError(`${dir} already exists: continue it with --resume ${dir}, or name a new run with --run NAME`, {
+      flag: 'run',
+      value: runName,
+    });
+  const dataset = datasetForRun(config, uploadPath);
+  const folder = RunFolder.create(dir);
+  folder.writeJson(RUN_SOURCE_FILE, { uploadPath: uploadPath ?? null });
+  return { config, folder, dataset };
+}
+
+/** --resume DIR: the checkpoint's config, data redrawn to its cursor, metrics.csv back to its rows. */
+function resumedRun(args: ParsedArgs, dir: string): RunStart {
+  const extra = [...args.flags.keys()].filter((k) => !RESUME_FLAGS.includes(k));
+  if (extra.length || args.sets.length)
+    throw new UsageError(
+      `--resume continues ${dir} with the configuration in its checkpoint; drop ${[...extra.map((f) => `--${f}`), ...(args.sets.length ? ['--set'] : [])].join(', ')}`,
+      { flag: extra[0] ?? 'set' },
+    );
+  const file = join(dir, CHECKPOINT_FILE);
+  let bytes: Uint8Array;
+  try {
+    bytes = readFileSync(file);
+  } catch (e) {
+    throw new UsageError(`--resume: cannot read ${file} (${(e as Error).message})`, { flag: 'resume', value: dir });
+  }
+  const from = decodeCheckpoint(bytes, { file });
+  let uploadPath: string | undefined;
+  try {
+    uploadPath = (JSON.parse(readFileSync(join(dir, RUN_SOURCE_FILE), 'utf8')) as { uploadPath: string | null }).uploadPath ?? undefined;
+  } catch {
+    uploadPath = undefined; // runs without an uploaded text need nothing more
+  }
+  const dataset = datasetForRun(from.config, uploadPath);
+  const folder = RunFolder.resume(dir, csvRows(from.metrics, from.evals));
+  return { config: from.config, folder, dataset, from };
+}
+
+/** metrics.csv rows in the order a run writes them: each evaluation after the step that preceded it. */
+function csvRows(metrics: readonly StepMetrics[], evals: readonly EvalMetrics[]): Array<[StepMetrics | null, EvalMetrics | null]> {
+  const rows: Array<[StepMetrics | null, EvalMetrics | null]> = [];
+  const pending = [...evals];
+  for (const m of metrics) {
+    rows.push([m, null]);
+    while (pending.length && pending[0].step <= m.step + 1) rows.push([null, pending.shift()!]);
+  }
+  for (const e of pending) rows.push([null, e]);
+  return rows;
 }
 
 async function main(): Promise<number> {
@@ -26,28 +112,26 @@ async function main(): Promise<number> {
     console.log(USAGE);
     return 0;
   }
-  const { config, uploadPath } = runConfigFromArgs(args);
-  // Everything is checked before any GPU work.
-  const errs = validateRunConfig(config);
-  if (errs.length) {
-    console.error(`invalid configuration:\n${formatConfigIssues(errs)}`);
-    return 2;
-  }
+  const resumeDir = args.flags.get('resume');
+  const start = resumeDir !== undefined ? resumedRun(args, resumeDir) : newRun(args);
+  if (typeof start === 'number') return start;
+  const { config, folder, dataset, from } = start;
   const stallSeconds = numFlag(args, 'stall-timeout') ?? 300;
-  const runName =
-    args.flags.get('run') ??
-    `${args.flags.get('preset') ?? 'tiny'}-${config.data.source}-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-  const folder = new RunFolder(join(args.flags.get('out') ?? 'runs', runName));
-  const dataset = datasetForRun(config, uploadPath);
+  if (!(stallSeconds > 0)) throw new UsageError(`--stall-timeout must be > 0 seconds (got ${stallSeconds})`, { flag: 'stall-timeout' });
+  const checkpointEvery = intFlag(args, 'checkpoint-every') ?? DEFAULT_CHECKPOINT_EVERY;
+  if (checkpointEvery < 0)
+    throw new UsageError(`--checkpoint-every must be ≥ 0 (0: only on stops and at the end)`, { flag: 'checkpoint-every' });
   console.log(
     `[data] ${dataset.name}: ${dataset.trainTokens} train / ${dataset.valTokens} val tokens, vocab ${dataset.vocabSize}, unigram entropy ${fmt(dataset.unigramEntropy())} nats`,
   );
+  console.log(`[run] ${folder.dir}${from ? ` (resumed at step ${from.state.stepsDone}, checkpoint of ${from.savedAt})` : ''}`);
 
   const gpu = await acquireNodeGpu({ announce: false });
   console.log(`[gpu] ${describeAdapter(gpu.adapter)}`);
   let lastBeat: Heartbeat | null = null;
   let lastBeatAt = Date.now();
   let fatal: string | null = null;
+  let signal: NodeJS.Signals | null = null;
   let trainer: Trainer | null = null;
   gpu.onReport((r) => {
     fatal ??= `[gpu] ${r.kind}: ${r.message}`;
@@ -58,28 +142,71 @@ async function main(): Promise<number> {
     folder.heartbeat(b);
   };
   // Watchdog: a step that never finishes is reported with the phase it was in, never a silent hang.
+  // The GPU cannot be read then, so the last checkpoint (at most one interval old) is what stands.
   const watchdog = setInterval(() => {
     const age = (Date.now() - lastBeatAt) / 1000;
     if (age > stallSeconds) {
       const phase = trainer?.currentPhase ?? lastBeat?.phase ?? 'init';
-      const msg = `STALL: no heartbeat for ${age.toFixed(0)} s (phase '${phase}', step ${trainer?.stepsDone ?? 0}); giving up`;
+      const msg = `STALL: no heartbeat for ${age.toFixed(0)} s (phase '${phase}', step ${trainer?.stepsDone ?? 0}); giving up. The last checkpoint stands: npm run train -- --resume ${folder.dir}`;
       console.error(msg);
       folder.heartbeat({ ...(lastBeat ?? emptyBeat()), ts: Date.now(), iso: new Date().toISOString(), msg, phase: 'error' });
       process.exit(3);
     }
   }, 1000);
   watchdog.unref();
+  // The first SIGINT/SIGTERM ends the loop after the step in flight and writes a checkpoint; a second exits at once.
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(sig, () => {
+      if (signal) process.exit(sig === 'SIGINT' ? 130 : 143);
+      signal = sig;
+      console.error(`[${sig}] stopping after the step in flight and writing a checkpoint (again to exit at once)`);
+    });
+  }
 
-  trainer = await Trainer.create(gpu, config, dataset, { onHeartbeat });
+  trainer = from
+    ? await Trainer.resume(
+        gpu,
+        config,
+        dataset,
+        { ...from.state, params: from.params, adamM: from.adamM, adamV: from.adamV },
+        { onHeartbeat },
+      )
+    : await Trainer.create(gpu, config, dataset, { onHeartbeat });
   const m = config.model;
   console.log(
     `[model] ${countParams(m).toLocaleString('en-US')} parameters, ${m.nLayers} layers, dim ${m.dim}, ${m.nHeads} heads / ${m.nKvGroups} groups, seq ${m.seqLen}, attention ${m.attention}; ` +
       `${(trainer.gpuBytes / 2 ** 20).toFixed(1)} MiB GPU`,
   );
   const t = config.train;
+  const metrics: StepMetrics[] = [...(from?.metrics ?? [])];
+  const evals: EvalMetrics[] = [...(from?.evals ?? [])];
+  let checkpointsWritten = 0;
+  const crashAt = Number(process.env[CRASH_HOOK] ?? 0);
+  const checkpoint = async (reason: string) => {
+    const state: TrainerResumeState = await trainer!.resumeState();
+    const c0 = performance.now();
+    const bytes = encodeCheckpoint({
+      config,
+      state: { stepsDone: state.stepsDone, batchesDrawn: state.batchesDrawn },
+      params: state.params,
+      adamM: state.adamM,
+      adamV: state.adamV,
+      metrics,
+      evals,
+      reason,
+      savedAt: new Date().toISOString(),
+    });
+    const hooks: AtomicWriteHooks = {};
+    if (++checkpointsWritten === crashAt) hooks.beforeRename = () => process.kill(process.pid, 'SIGKILL');
+    folder.writeCheckpoint(bytes, hooks);
+    console.log(
+      `[checkpoint] step ${state.stepsDone} (${reason}): ${(bytes.byteLength / 2 ** 20).toFixed(2)} MiB in ${(performance.now() - c0).toFixed(0)} ms`,
+    );
+  };
   const t0 = performance.now();
-  let lastEval: EvalMetrics | null = null;
+  const startStep = trainer.stepsDone;
   const logStep = (s: StepMetrics) => {
+    metrics.push(s);
     folder.metrics(s);
     if (s.step % t.logEvery === 0 || s.step === t.steps - 1)
       console.log(
@@ -88,40 +215,61 @@ async function main(): Promise<number> {
       );
   };
   const evaluate = async () => {
-    lastEval = await trainer!.evaluate();
-    folder.metrics(null, lastEval);
-    console.log(`eval  ${String(lastEval.step).padStart(5)} | val loss ${fmt(lastEval.valLoss)}`);
+    const e = await trainer!.evaluate();
+    evals.push(e);
+    folder.metrics(null, e);
+    console.log(`eval  ${String(e.step).padStart(5)} | val loss ${fmt(e.valLoss)}`);
   };
   const hasVal = dataset.valTokens > 0;
-  let last: StepMetrics | null = null;
+  const evalDue = (n: number) => hasVal && t.evalEvery > 0 && n % t.evalEvery === 0 && n < t.steps;
+  const checkpointDue = (n: number) => checkpointEvery > 0 && n % checkpointEvery === 0 && n < t.steps;
   const loop = trainingLoop(trainer, {
     until: t.steps,
-    checkpointAfter: (n) => hasVal && t.evalEvery > 0 && n % t.evalEvery === 0 && n < t.steps,
-    shouldStop: () => fatal !== null,
+    checkpointAfter: (n) => evalDue(n) || checkpointDue(n),
+    shouldStop: () => fatal !== null || signal !== null,
   });
-  for await (const e of loop) {
-    if (e.kind === 'step') {
-      last = e.metrics;
-      logStep(e.metrics);
-    } else await evaluate();
-  }
-  if (fatal) {
-    console.error(fatal);
+  try {
+    for await (const e of loop) {
+      if (e.kind === 'step') logStep(e.metrics);
+      else {
+        if (evalDue(e.stepsDone)) await evaluate();
+        if (checkpointDue(e.stepsDone)) await checkpoint('interval');
+      }
+    }
+  } catch (e) {
+    if (!(e instanceof NonFiniteError)) throw e;
+    // The optimizer skipped the non-finite update: the weights are intact. Keep them.
+    console.error(e.message);
+    while (trainer.stepsInFlight > 0) await trainer.flush().catch(() => []);
+    await checkpoint('non-finite');
+    console.error(`checkpoint of the intact weights written to ${folder.checkpointPath}`);
     return 4;
   }
+  if (fatal) {
+    console.error(`${fatal}\nThe last checkpoint stands: npm run train -- --resume ${folder.dir}`);
+    return 4;
+  }
+  if (signal) {
+    await checkpoint('signal');
+    console.error(`stopped by ${signal} after step ${trainer.stepsDone - 1}; continue with: npm run train -- --resume ${folder.dir}`);
+    return signal === 'SIGINT' ? 130 : 143;
+  }
   if (hasVal && t.evalBatches > 0) await evaluate();
+  await checkpoint('final');
   const seconds = (performance.now() - t0) / 1000;
   saveCheckpoint(folder.dir, config, paramSpecs(config.model), await trainer.readParams(), { stepsDone: trainer.stepsDone });
+  const last = metrics.at(-1);
   const summary = {
-    run: runName,
+    run: folder.dir.split('/').pop(),
     dir: folder.dir,
     adapter: describeAdapter(gpu.adapter),
     steps: trainer.stepsDone,
+    resumed_from: from?.state.stepsDone ?? null,
     final_loss: last?.loss ?? null,
-    val_loss: (lastEval as EvalMetrics | null)?.valLoss ?? null,
+    val_loss: evals.at(-1)?.valLoss ?? null,
     unigram_entropy: dataset.unigramEntropy(),
     seconds,
-    tokens_per_s: (trainer.stepsDone * trainer.tokensPerStep) / seconds,
+    tokens_per_s: ((trainer.stepsDone - startStep) * trainer.tokensPerStep) / seconds,
   };
   folder.writeJson('summary.json', summary);
   console.log(JSON.stringify(summary));

@@ -1,6 +1,19 @@
-// Node only: the run folder — heartbeat.jsonl, metrics.csv, config.json and the final weights.
-import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+// Node only: the run folder — heartbeat.jsonl, metrics.csv, checkpoint.safetensors (written
+// atomically every K steps, on a signal, on a non-finite stop and at the end), config.json,
+// summary.json and the final weights.
+import {
+  appendFileSync,
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
+import { dirname, join } from 'node:path';
 
 import type { RunConfig } from './config';
 import type { EvalMetrics, Heartbeat, StepMetrics } from './types';
@@ -9,16 +22,65 @@ import type { EvalMetrics, Heartbeat, StepMetrics } from './types';
 export { METRICS_HEADER, metricsCsvRow } from './metrics-csv';
 import { METRICS_HEADER, metricsCsvRow } from './metrics-csv';
 
+export const CHECKPOINT_FILE = 'checkpoint.safetensors';
+/** What a resumed run needs beyond the checkpoint (the uploaded text's path). */
+export const RUN_SOURCE_FILE = 'run-source.json';
+
+/** Hooks for tests: called between writing the temporary file and renaming it over the target. */
+export interface AtomicWriteHooks {
+  beforeRename?(tmpPath: string): void;
+}
+
+/**
+ * Writes `bytes` to `path` atomically: a temporary file beside it, flushed to disk, then renamed
+ * over the target. A crash at any point leaves either the old file or the new one, never a torn one.
+ */
+export function writeFileAtomic(path: string, bytes: Uint8Array | string, hooks: AtomicWriteHooks = {}): void {
+  const tmp = join(dirname(path), `.${path.split('/').pop()}.tmp-${process.pid}`);
+  const fd = openSync(tmp, 'w');
+  try {
+    const data = typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : bytes;
+    let off = 0;
+    while (off < data.byteLength) off += writeSync(fd, data, off, data.byteLength - off);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  hooks.beforeRename?.(tmp);
+  renameSync(tmp, path);
+}
+
 export class RunFolder {
   readonly heartbeatPath: string;
   readonly metricsPath: string;
+  readonly checkpointPath: string;
 
-  constructor(readonly dir: string) {
-    mkdirSync(dir, { recursive: true });
+  private constructor(readonly dir: string) {
     this.heartbeatPath = join(dir, 'heartbeat.jsonl');
     this.metricsPath = join(dir, 'metrics.csv');
-    writeFileSync(this.heartbeatPath, '');
-    writeFileSync(this.metricsPath, METRICS_HEADER + '\n');
+    this.checkpointPath = join(dir, CHECKPOINT_FILE);
+  }
+
+  /** A new run's folder; refuses one that exists (a new run never overwrites another). */
+  static create(dir: string): RunFolder {
+    if (existsSync(dir))
+      throw new Error(`${dir} already exists: continue that run with --resume ${dir}, or name a new one with --run NAME`);
+    mkdirSync(dirname(dir), { recursive: true });
+    mkdirSync(dir);
+    const f = new RunFolder(dir);
+    writeFileSync(f.heartbeatPath, '');
+    writeFileSync(f.metricsPath, METRICS_HEADER + '\n');
+    return f;
+  }
+
+  /**
+   * An existing run's folder, to continue it: heartbeats append; metrics.csv is rewritten from the
+   * checkpoint's rows (steps after the checkpoint, lost with the process, are dropped).
+   */
+  static resume(dir: string, rows: ReadonlyArray<readonly [StepMetrics | null, EvalMetrics | null]>): RunFolder {
+    const f = new RunFolder(dir);
+    writeFileAtomic(f.metricsPath, [METRICS_HEADER, ...rows.map(([m, e]) => metricsCsvRow(m, e))].join('\n') + '\n');
+    return f;
   }
 
   heartbeat(b: Heartbeat): void {
@@ -30,7 +92,11 @@ export class RunFolder {
   }
 
   writeJson(name: string, value: unknown): void {
-    writeFileSync(join(this.dir, name), JSON.stringify(value, null, 2) + '\n');
+    writeFileAtomic(join(this.dir, name), JSON.stringify(value, null, 2) + '\n');
+  }
+
+  writeCheckpoint(bytes: Uint8Array, hooks?: AtomicWriteHooks): void {
+    writeFileAtomic(this.checkpointPath, bytes, hooks);
   }
 }
 
@@ -59,9 +125,9 @@ export function saveCheckpoint(
   }
   const all = new Float32Array(offset);
   for (const t of manifest.tensors) all.set(values.get(t.name)!, t.offset);
-  writeFileSync(join(dir, 'weights.bin'), new Uint8Array(all.buffer));
-  writeFileSync(join(dir, 'weights.json'), JSON.stringify(manifest, null, 2) + '\n');
-  writeFileSync(join(dir, 'config.json'), JSON.stringify({ ...config, ...extra }, null, 2) + '\n');
+  writeFileAtomic(join(dir, 'weights.bin'), new Uint8Array(all.buffer));
+  writeFileAtomic(join(dir, 'weights.json'), JSON.stringify(manifest, null, 2) + '\n');
+  writeFileAtomic(join(dir, 'config.json'), JSON.stringify({ ...config, ...extra }, null, 2) + '\n');
 }
 
 export function loadCheckpoint(dir: string): { config: RunConfig; values: Map<string, Float32Array> } {

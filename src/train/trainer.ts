@@ -49,6 +49,19 @@ export class InvalidSelectionError extends Error {
 
 const STAGING_SLOTS = 3;
 
+/**
+ * Everything a run needs to continue exactly where it stopped: the learning-rate position is
+ * stepsDone, the data cursor is the number of training batches drawn (datasets are seeded and
+ * deterministic, so a resumed run redraws that many), and the model and AdamW state by name.
+ */
+export interface TrainerResumeState {
+  stepsDone: number;
+  batchesDrawn: number;
+  params: Map<string, Float32Array>;
+  adamM: Map<string, Float32Array>;
+  adamV: Map<string, Float32Array>;
+}
+
 interface Pending {
   step: number;
   lr: number;
@@ -58,6 +71,7 @@ interface Pending {
 
 export class Trainer {
   private stepCount = 0;
+  private batchesDrawn = 0;
   private readonly pending: Pending[] = [];
   private readonly staging: GPUBuffer[];
   private readonly evalStaging: GPUBuffer;
@@ -118,6 +132,42 @@ export class Trainer {
     return trainer;
   }
 
+  /**
+   * A trainer that continues a run from `from` (a checkpoint of the same config): the next step
+   * is step from.stepsDone with the same learning rate, data and optimizer state as the run that
+   * wrote it, so every later step matches the uninterrupted run bit for bit.
+   */
+  static async resume(
+    gpu: GpuContext,
+    config: RunConfig,
+    dataset: Dataset,
+    from: TrainerResumeState,
+    hooks: TrainerHooks = {},
+  ): Promise<Trainer> {
+    const { stepsDone, batchesDrawn } = from;
+    if (!(Number.isInteger(stepsDone) && stepsDone >= 0 && stepsDone <= config.train.steps))
+      throw new RangeError(`resume: stepsDone ${stepsDone} outside [0, train.steps = ${config.train.steps}]`);
+    if (!(Number.isInteger(batchesDrawn) && batchesDrawn >= 0))
+      throw new RangeError(`resume: batchesDrawn ${batchesDrawn} is not an integer ≥ 0`);
+    const trainer = await Trainer.create(gpu, config, dataset, hooks);
+    trainer.plan.importParams(from.params);
+    trainer.plan.importOptimizerState({ m: from.adamM, v: from.adamV });
+    const scratch = trainer.batches[0];
+    for (let i = 0; i < batchesDrawn; i++) dataset.nextTrainBatch(scratch);
+    trainer.batchesDrawn = batchesDrawn;
+    trainer.stepCount = stepsDone;
+    trainer.beat('init', `resumed at step ${stepsDone} (${batchesDrawn} batches drawn)`);
+    trainer.phase = 'idle';
+    return trainer;
+  }
+
+  /** The state to write into a checkpoint. Call it with no step in flight (at a loop checkpoint or after the loop). */
+  async resumeState(): Promise<TrainerResumeState> {
+    if (this.pending.length) throw new Error(`resumeState: ${this.pending.length} steps in flight; flush() first`);
+    const { m, v } = await this.plan.exportOptimizerState();
+    return { stepsDone: this.stepCount, batchesDrawn: this.batchesDrawn, params: await this.plan.exportParams(), adamM: m, adamV: v };
+  }
+
   get stepsDone(): number {
     return this.stepCount;
   }
@@ -161,6 +211,7 @@ export class Trainer {
     for (let m = 0; m < plan.shape.gradAccum; m++) {
       const b = this.batches[m];
       this.dataset.nextTrainBatch(b);
+      this.batchesDrawn++;
       plan.writeBatch(m, b.tokens, b.targets, this.tokenIndices[m]);
     }
     this.phase = 'step';

@@ -31,6 +31,8 @@ export const GPU_FILES = [
   'tests/decode/gpu-prefill.test.ts',
   'tests/train/loop-trainer.test.ts',
   'tests/train/recall.test.ts',
+  'tests/train/resume.test.ts',
+  'tests/train/train-cli.test.ts',
   'tests/ui/stepper-read.test.ts',
   'tests/worker/run.test.ts',
 ];
