@@ -3,6 +3,7 @@
 // exits 2; any other error prints (with its stack unless told otherwise) and exits 1. process.exit,
 // so an open GPU device or a watchdog timer cannot keep the process alive.
 import { InvalidConfigError } from '../spec/config-issue';
+import { CheckpointFormatError } from '../train/checkpoint/checkpoint';
 import { UsageError } from './usage';
 
 export interface RunMainOptions {
@@ -24,7 +25,7 @@ export function runMain(main: () => Promise<number> | number, opts: RunMainOptio
     );
 }
 
-/** The user's own mistake (a bad flag or config): exit code 2, message only. */
-export function isUserError(e: unknown): e is UsageError | InvalidConfigError {
-  return e instanceof UsageError || e instanceof InvalidConfigError;
+/** The user's own mistake (a bad flag, config or checkpoint file): exit code 2, message only. */
+export function isUserError(e: unknown): e is UsageError | InvalidConfigError | CheckpointFormatError {
+  return e instanceof UsageError || e instanceof InvalidConfigError || e instanceof CheckpointFormatError;
 }
