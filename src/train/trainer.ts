@@ -9,6 +9,7 @@ import type { NsaStats } from '../kernels/nsa-stats';
 import { initParams } from '../model/init';
 import { ModelPlan, type NamedTensors } from '../model/plan';
 import { InvalidConfigError } from '../spec/config-issue';
+import type { TrainerState } from './checkpoint/checkpoint';
 import { type RunConfig, validateRunConfig } from './config';
 import type { Batch, Dataset } from './datasets';
 import { learningRate, type LrSchedule } from './lr-schedule';
@@ -54,9 +55,7 @@ const STAGING_SLOTS = 3;
  * stepsDone, the data cursor is the number of training batches drawn (datasets are seeded and
  * deterministic, so a resumed run redraws that many), and the model and AdamW state by name.
  */
-export interface TrainerResumeState {
-  stepsDone: number;
-  batchesDrawn: number;
+export interface TrainerResumeState extends TrainerState {
   params: Map<string, Float32Array>;
   adamM: Map<string, Float32Array>;
   adamV: Map<string, Float32Array>;

@@ -14,6 +14,7 @@ import { DEFAULT_FORM, parseGenerationForm } from '../../src/ui/generate/form';
 import { generationSnapshots, generationTrace, pieceRanges } from '../../src/ui/generate/trace';
 import type { GeneratedPiece, GenerationModel, GenerationStart } from '../../src/ui/generate/types';
 import { mulberry32 } from '../../src/util/random';
+import { nsaTestModel } from '../helpers/models';
 
 describe('parseGenerationForm', () => {
   const m = { contextLength: 64, vocabSize: 256 };
@@ -48,34 +49,8 @@ describe('parseGenerationForm', () => {
   });
 });
 
-const nsa: ModelNsaConfig = {
-  l: 4,
-  d: 2,
-  lSel: 8,
-  nSel: 3,
-  w: 5,
-  phi: 'avg',
-  forceInit: true,
-  forceLocal: 1,
-  sharedKV: false,
-  gates: { kind: 'none' },
-};
-const cfg: ModelConfig = {
-  vocabSize: 29,
-  dim: 16,
-  nLayers: 2,
-  nHeads: 4,
-  nKvGroups: 2,
-  dk: 6,
-  dv: 5,
-  ffnHidden: 12,
-  seqLen: 40,
-  ropeTheta: 10000,
-  normEps: 1e-5,
-  attention: 'nsa',
-  initStd: 0.5,
-  nsa,
-};
+const cfg: ModelConfig = nsaTestModel(40, { initStd: 0.5 }, { nSel: 3 });
+const nsa: ModelNsaConfig = cfg.nsa!;
 const model: GenerationModel & { nsa: ModelNsaConfig } = {
   nsa,
   H: cfg.nHeads,
