@@ -16,6 +16,7 @@ import { decodeCheckpoint, encodeCheckpoint, type TrainingCheckpoint } from '../
 import { type RunConfig, validateRunConfig } from '../train/config';
 import type { Dataset } from '../train/datasets';
 import { trainingLoop } from '../train/loop';
+import { csvRows } from '../train/metrics-csv';
 import { type AtomicWriteHooks, CHECKPOINT_FILE, RUN_SOURCE_FILE, RunFolder, saveCheckpoint } from '../train/run-files';
 import { NonFiniteError, Trainer, type TrainerResumeState } from '../train/trainer';
 import type { EvalMetrics, Heartbeat, StepMetrics } from '../train/types';
@@ -92,18 +93,6 @@ function resumedRun(args: ParsedArgs, dir: string): RunStart {
   const dataset = datasetForRun(from.config, uploadPath);
   const folder = RunFolder.resume(dir, csvRows(from.metrics, from.evals));
   return { config: from.config, folder, dataset, from };
-}
-
-/** metrics.csv rows in the order a run writes them: each evaluation after the step that preceded it. */
-function csvRows(metrics: readonly StepMetrics[], evals: readonly EvalMetrics[]): Array<[StepMetrics | null, EvalMetrics | null]> {
-  const rows: Array<[StepMetrics | null, EvalMetrics | null]> = [];
-  const pending = [...evals];
-  for (const m of metrics) {
-    rows.push([m, null]);
-    while (pending.length && pending[0].step <= m.step + 1) rows.push([null, pending.shift()!]);
-  }
-  for (const e of pending) rows.push([null, e]);
-  return rows;
 }
 
 async function main(): Promise<number> {

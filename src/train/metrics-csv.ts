@@ -17,3 +17,15 @@ export function metricsCsvRow(m: StepMetrics | null, e: EvalMetrics | null): str
     f(m?.elapsedMs),
   ].join(',');
 }
+
+/** metrics.csv rows in the order a run writes them: each evaluation after the step that preceded it. */
+export function csvRows(metrics: readonly StepMetrics[], evals: readonly EvalMetrics[]): Array<[StepMetrics | null, EvalMetrics | null]> {
+  const rows: Array<[StepMetrics | null, EvalMetrics | null]> = [];
+  const pending = [...evals];
+  for (const m of metrics) {
+    rows.push([m, null]);
+    while (pending.length && pending[0].step <= m.step + 1) rows.push([null, pending.shift()!]);
+  }
+  for (const e of pending) rows.push([null, e]);
+  return rows;
+}

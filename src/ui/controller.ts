@@ -4,7 +4,15 @@
 import type { SelectionSnapshot } from '../spec/selection-snapshot';
 import type { RunConfig } from '../train/config';
 import { TrainerClient } from '../worker/client';
-import type { DataSpec, ExportFiles, GenerateRequest, GenerateResult, GenerateStart, StreamedToken } from '../worker/protocol';
+import {
+  type DataSpec,
+  defaultSnapshotEvery,
+  type ExportFiles,
+  type GenerateRequest,
+  type GenerateResult,
+  type GenerateStart,
+  type StreamedToken,
+} from '../worker/protocol';
 import { runConfigErrors } from './config/parse';
 import { dataProblem } from './data/DataPanel';
 import type { UploadedText } from './data/upload';
@@ -25,9 +33,7 @@ function message(e: unknown): string {
 export const TEST_HOOKS: boolean = typeof location !== 'undefined' && new URLSearchParams(location.search).get('testHooks') === '1';
 
 /** Snapshot every K steps: about 64 over the run (the worker thins them to its budget). */
-export function snapshotEvery(c: RunConfig): number {
-  return c.model.attention === 'nsa' ? Math.max(1, Math.round(c.train.steps / 64)) : 0;
-}
+export const snapshotEvery: (c: RunConfig) => number = defaultSnapshotEvery;
 
 /** The worker's data for a config (the recall task travels in the config: data.recall). */
 export function dataSpecFor(c: RunConfig, upload: UploadedText | null): DataSpec | null {
@@ -165,6 +171,46 @@ export function generate(
 
 export function cancelGeneration(): Promise<void> {
   return worker().cancelGenerate();
+}
+
+/** The run's checkpoint file (the CLI's checkpoint.safetensors format); only while paused or done. */
+export function runCheckpoint(): Promise<Uint8Array> {
+  return worker().checkpoint();
+}
+
+/**
+ * Starts a run from a checkpoint file (CLI- or page-made), replacing any run that is not training:
+ * its config replaces the page's, its metrics fill the charts, and it waits paused at its step.
+ * Resolves with why it failed (the file and the field, for a broken file), or null.
+ */
+export async function continueFromCheckpoint(file: File): Promise<string | null> {
+  const s = useStore.getState();
+  if (s.status === 'starting' || s.status === 'running' || s.status === 'pausing') return 'Pause or reset the current run first.';
+  let bytes: Uint8Array;
+  try {
+    bytes = new Uint8Array(await file.arrayBuffer());
+  } catch (e) {
+    return `Cannot read ${file.name}: ${message(e)}`;
+  }
+  // The worker rebuilds the data from the checkpoint's config; only an uploaded text must come from here.
+  const data: DataSpec = s.upload ? { kind: 'upload', name: s.upload.name, text: s.upload.text } : { kind: 'random' };
+  const epoch = useStore.getState().runStarting(structuredClone(s.config));
+  try {
+    const info = await worker().init({
+      config: structuredClone(s.config),
+      data,
+      snapshotEvery: 0,
+      testHooks: TEST_HOOKS,
+      checkpoint: bytes,
+      checkpointFile: file.name,
+    });
+    if (useStore.getState().epoch === epoch) useStore.getState().runResumed(info);
+    return null;
+  } catch (e) {
+    if (useStore.getState().epoch !== epoch) return null;
+    useStore.getState().clearRun();
+    return message(e);
+  }
 }
 
 export function exportRunFiles(): Promise<ExportFiles> {

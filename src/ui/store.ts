@@ -56,6 +56,8 @@ export interface PlaygroundState {
   setWatchdogSeconds(s: number): void;
   runStarting(config: RunConfig): number;
   runReady(info: InitInfo): void;
+  /** A run continued from a checkpoint is ready: its config replaces the page's, its metrics fill the charts. */
+  runResumed(info: InitInfo): void;
   trainingStarted(): void;
   setStatus(status: RunStatus): void;
   applyUpdate(u: TrainUpdate): void;
@@ -110,6 +112,18 @@ export function createPlaygroundStore(initial: HashConfig) {
       return epoch;
     },
     runReady: (runInfo) => set({ runInfo, heartbeat: runInfo.heartbeat, status: 'paused' }),
+    runResumed: (runInfo) =>
+      set({
+        runInfo,
+        heartbeat: runInfo.heartbeat,
+        config: runInfo.config,
+        configNotice: null,
+        runConfig: runInfo.config,
+        stepsDone: runInfo.stepsDone,
+        metrics: runInfo.metrics,
+        evals: runInfo.evals,
+        status: runInfo.stepsDone >= runInfo.config.train.steps ? 'done' : 'paused',
+      }),
     trainingStarted: () => set({ status: 'running', runningSince: performance.now(), runningSinceWall: Date.now() }),
     setStatus: (status) => set({ status }),
     applyUpdate: (u) =>

@@ -68,7 +68,9 @@ export class TrainerClient {
 
   /** Builds a new run; `req.pageUrl` defaults to this page (data/brown.txt is fetched next to it). */
   init(req: Omit<InitRequest, 'pageUrl'> & { pageUrl?: string }): Promise<InitInfo> {
-    return this.call(this.remote.init({ ...req, pageUrl: req.pageUrl ?? document.baseURI }));
+    const full: InitRequest = { ...req, pageUrl: req.pageUrl ?? document.baseURI };
+    // A checkpoint's bytes move to the worker (the caller's array is detached afterwards).
+    return this.call(this.remote.init(full.checkpoint ? Comlink.transfer(full, [full.checkpoint.buffer]) : full));
   }
 
   train(steps: number, onUpdate: (u: TrainUpdate) => void): Promise<TrainResult> {
@@ -97,6 +99,11 @@ export class TrainerClient {
 
   cancelGenerate(): Promise<void> {
     return this.call(this.remote.cancelGenerate());
+  }
+
+  /** The run's checkpoint file (transferred from the worker). */
+  checkpoint(): Promise<Uint8Array> {
+    return this.call(this.remote.checkpoint());
   }
 
   exportFiles(): Promise<ExportFiles> {

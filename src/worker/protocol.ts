@@ -24,6 +24,20 @@ export interface InitRequest {
   snapshotEvery: number;
   /** Honour __debugStall (the page was opened with ?testHooks=1). */
   testHooks?: boolean;
+  /**
+   * A checkpoint file (CLI- or page-made, transferred) to continue from. Its config replaces
+   * `config` (InitInfo.config sends it back), snapshotEvery is derived from it
+   * (defaultSnapshotEvery), and its data is rebuilt from it; `data` is used only when the
+   * checkpoint trained on an uploaded text ('upload'): it must then carry that same text.
+   */
+  checkpoint?: Uint8Array;
+  /** The checkpoint's file name, for error messages. */
+  checkpointFile?: string;
+}
+
+/** Snapshot every K steps: about 64 over the run (the worker thins them to its budget); 0 for dense models. */
+export function defaultSnapshotEvery(c: RunConfig): number {
+  return c.model.attention === 'nsa' ? Math.max(1, Math.round(c.train.steps / 64)) : 0;
 }
 
 export interface DatasetInfo {
@@ -48,6 +62,13 @@ export interface InitInfo {
   heartbeat: Heartbeat | null;
   /** Most selection snapshots kept at once (0 for dense models); older ones are thinned out. */
   snapshotCapacity: number;
+  /** The config the run trains (a checkpoint's, when continuing from one). */
+  config: RunConfig;
+  /** Steps already trained (a checkpoint's step; 0 for a new run). */
+  stepsDone: number;
+  /** A checkpoint's step metrics and evaluations so far (empty for a new run). */
+  metrics: StepMetrics[];
+  evals: EvalMetrics[];
 }
 
 /** One batched message from a running train() call (at most 10 per second). */

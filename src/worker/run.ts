@@ -1,26 +1,32 @@
 // One playground run inside the worker: the trainer and its session, the run's log (heartbeats,
-// metrics), the kept selection snapshots, and generation from the current weights. Imported lazily
-// by the worker, so probing the adapter does not wait for the model code and tokenizers to load.
+// metrics), the kept selection snapshots, generation from the current weights, and the checkpoint
+// file (the CLI's format) it is saved to or continued from. Imported lazily by the worker, so
+// probing the adapter does not wait for the model code and tokenizers to load.
 import type { GpuContext } from '../gpu/context';
 import { readSelectionSnapshots } from '../model/nsa/snapshot-read';
 import { numSelBlocks } from '../spec/nsa-blocks';
 import { countParams } from '../spec/params';
 import type { SelectionSnapshot } from '../spec/selection-snapshot';
+import { decodeCheckpoint, encodeCheckpoint, type TrainingCheckpoint } from '../train/checkpoint/checkpoint';
+import type { RunConfig } from '../train/config';
 import type { Dataset } from '../train/datasets';
+import { csvRows } from '../train/metrics-csv';
 import { Trainer } from '../train/trainer';
-import type { EvalMetrics, Heartbeat } from '../train/types';
+import type { EvalMetrics, Heartbeat, StepMetrics } from '../train/types';
 import { buildDataset, describeDataset } from './data-source';
 import { TokenStreamer } from './generation';
-import type {
-  ExportFiles,
-  GenerateRequest,
-  GenerateResult,
-  GenerateStart,
-  InitInfo,
-  InitRequest,
-  StreamedToken,
-  TrainResult,
-  TrainUpdate,
+import {
+  type DataSpec,
+  defaultSnapshotEvery,
+  type ExportFiles,
+  type GenerateRequest,
+  type GenerateResult,
+  type GenerateStart,
+  type InitInfo,
+  type InitRequest,
+  type StreamedToken,
+  type TrainResult,
+  type TrainUpdate,
 } from './protocol';
 import { RunLog } from './run-log';
 import { type CheckpointResult, TrainingSession } from './session';
@@ -32,33 +38,92 @@ interface StepSnapshots {
   snaps: SelectionSnapshot[];
 }
 
+/** The name a checkpoint is reported under when the page gives none. */
+const DEFAULT_CHECKPOINT_FILE = 'checkpoint.safetensors';
+
+/**
+ * The data a checkpoint's run trains on: rebuilt from its config, except an uploaded text, which
+ * the checkpoint does not hold: the page must offer the same text file (`offered`).
+ */
+export function checkpointData(config: RunConfig, offered: DataSpec, file: string): DataSpec {
+  switch (config.data.source) {
+    case 'upload':
+      if (offered.kind !== 'upload')
+        throw new Error(
+          `${file} was trained on an uploaded text file, which a checkpoint does not hold: pick that same .txt file first (Data panel, source 'upload'), then continue from the checkpoint again.`,
+        );
+      return offered;
+    case 'brown':
+    case 'random':
+    case 'copy':
+    case 'recall':
+      return { kind: config.data.source };
+  }
+}
+
 export class PlaygroundRun {
   readonly log = new RunLog();
   private readonly session: TrainingSession;
   private snapshots: SnapshotHistory<StepSnapshots> | null = null;
   private readonly streamer: TokenStreamer;
   private testHooks: boolean;
+  /** Every step's metrics and every evaluation so far (a checkpoint's included), for checkpoints. */
+  private readonly metrics: StepMetrics[];
+  private readonly evals: EvalMetrics[];
+  /** A checkpoint being read back: train() waits for it, so no step changes the state it reads. */
+  private saving: Promise<unknown> = Promise.resolve();
+  /** train() calls not yet finished (counted from the call, before any await): checkpoint() refuses meanwhile. */
+  private trainCalls = 0;
 
   private constructor(
     private readonly gpu: GpuContext,
     private readonly req: InitRequest,
     private readonly trainer: Trainer,
     private readonly dataset: Dataset,
+    from: { metrics: StepMetrics[]; evals: EvalMetrics[] } | null,
   ) {
     this.testHooks = req.testHooks === true;
     this.session = new TrainingSession(trainer, gpu, {
-      checkpoints: { due: (n) => this.checkpointDue(n), take: (n) => this.checkpoint(n) },
+      checkpoints: { due: (n) => this.checkpointDue(n), take: (n) => this.atCheckpoint(n) },
     });
     this.streamer = new TokenStreamer(req.config.model, dataset);
+    this.metrics = [...(from?.metrics ?? [])];
+    this.evals = [...(from?.evals ?? [])];
+    for (const [m, e] of csvRows(this.metrics, this.evals)) {
+      if (m) this.log.metrics(m);
+      if (e) this.log.evaluation(e);
+    }
   }
 
+  /**
+   * A new run, or with `req.checkpoint` the run that file holds, continued exactly where it was
+   * written (its config, data cursor, weights and AdamW moments; its metrics and evaluations start
+   * the log). A file that is not a valid checkpoint throws CheckpointFormatError naming the file
+   * and the field.
+   */
   static async create(gpu: GpuContext, req: InitRequest, brownText: () => Promise<string>): Promise<PlaygroundRun> {
+    let from: TrainingCheckpoint | null = null;
+    if (req.checkpoint) {
+      const file = req.checkpointFile ?? DEFAULT_CHECKPOINT_FILE;
+      from = decodeCheckpoint(req.checkpoint, { file });
+      const config = from.config;
+      req = {
+        ...req,
+        config,
+        data: checkpointData(config, req.data, file),
+        snapshotEvery: defaultSnapshotEvery(config),
+        checkpoint: undefined,
+      };
+    }
     const dataset = await buildDataset(req.config, req.data, brownText);
     // Heartbeats start during Trainer.create, before the run object exists.
     const early: Heartbeat[] = [];
     let run: PlaygroundRun | null = null;
-    const trainer = await Trainer.create(gpu, req.config, dataset, { onHeartbeat: (b) => (run ? run.onHeartbeat(b) : early.push(b)) });
-    run = new PlaygroundRun(gpu, req, trainer, dataset);
+    const hooks = { onHeartbeat: (b: Heartbeat) => (run ? run.onHeartbeat(b) : early.push(b)) };
+    const trainer = from
+      ? await Trainer.resume(gpu, req.config, dataset, { ...from.state, params: from.params, adamM: from.adamM, adamV: from.adamV }, hooks)
+      : await Trainer.create(gpu, req.config, dataset, hooks);
+    run = new PlaygroundRun(gpu, req, trainer, dataset, from);
     for (const b of early) run.onHeartbeat(b);
     return run;
   }
@@ -71,6 +136,10 @@ export class PlaygroundRun {
       tokensPerStep: this.trainer.tokensPerStep,
       heartbeat: this.log.lastHeartbeat,
       snapshotCapacity: this.takesSnapshots ? this.snapshotCapacity() : 0,
+      config: this.req.config,
+      stepsDone: this.stepsDone,
+      metrics: [...this.metrics],
+      evals: [...this.evals],
     };
   }
 
@@ -89,8 +158,21 @@ export class PlaygroundRun {
 
   /** Trains `steps` more steps; updates stream through `emit` (batched, ≤ 10/s). */
   async train(steps: number, emit: (u: TrainUpdate) => void): Promise<TrainResult> {
+    this.trainCalls++;
+    try {
+      await this.saving;
+      return await this.trainNow(steps, emit);
+    } finally {
+      this.trainCalls--;
+    }
+  }
+
+  private async trainNow(steps: number, emit: (u: TrainUpdate) => void): Promise<TrainResult> {
     const logged = (u: TrainUpdate) => {
-      for (const m of u.metrics) this.log.metrics(m);
+      for (const m of u.metrics) {
+        this.log.metrics(m);
+        this.metrics.push(m);
+      }
       emit(u);
     };
     // A beat at the start of every call: the watchdog and the log see the run moving again.
@@ -139,12 +221,13 @@ export class PlaygroundRun {
     return (t.evalEvery > 0 && stepsDone % t.evalEvery === 0) || stepsDone === t.steps;
   }
 
-  private async checkpoint(stepsDone: number): Promise<CheckpointResult> {
+  private async atCheckpoint(stepsDone: number): Promise<CheckpointResult> {
     const out: CheckpointResult = {};
     if (this.snapshotDue(stepsDone)) out.snapshotSteps = await this.takeSnapshot(stepsDone - 1);
     if (this.evalDue(stepsDone)) {
       const e: EvalMetrics = await this.trainer.evaluate();
       this.log.evaluation(e);
+      this.evals.push(e);
       out.eval = e;
     }
     return out;
@@ -196,6 +279,32 @@ export class PlaygroundRun {
 
   cancelGenerate(): void {
     this.streamer.cancel();
+  }
+
+  /**
+   * The run as a checkpoint file (the CLI's checkpoint.safetensors format, reason 'page'):
+   * parameters, AdamW moments, step, data cursor, config, metrics and evaluations. Only between
+   * train() calls (paused or done): it throws while training or after the run was stopped.
+   */
+  async checkpoint(now: Date = new Date()): Promise<Uint8Array> {
+    const state = this.session.state;
+    if (state === 'training' || this.trainCalls > 0)
+      throw new Error('Pause the run before saving a checkpoint: a training call is still running.');
+    if (state === 'closed') throw new Error('This run was stopped; there is nothing to save.');
+    const read = this.trainer.resumeState();
+    this.saving = read.catch(() => {});
+    const s = await read;
+    return encodeCheckpoint({
+      config: this.req.config,
+      state: { stepsDone: s.stepsDone, batchesDrawn: s.batchesDrawn },
+      params: s.params,
+      adamM: s.adamM,
+      adamV: s.adamV,
+      metrics: this.metrics,
+      evals: this.evals,
+      reason: 'page',
+      savedAt: now.toISOString(),
+    });
   }
 
   /** The CLI's run files: heartbeat.jsonl, metrics.csv, and config.json as saveCheckpoint writes it. */

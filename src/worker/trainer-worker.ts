@@ -98,7 +98,7 @@ const api = {
   async init(req: InitRequest): Promise<InitInfo> {
     const mine = ++epoch;
     await dropRun();
-    assertValidRunConfig(req.config, 'Invalid run config');
+    if (!req.checkpoint) assertValidRunConfig(req.config, 'Invalid run config'); // a checkpoint's config is validated as it is decoded
     if (!(Number.isInteger(req.snapshotEvery) && req.snapshotEvery >= 0))
       throw new Error(`snapshotEvery must be an integer ≥ 0 (got ${req.snapshotEvery})`);
     const [ctx, { PlaygroundRun }] = await Promise.all([device(), import('./run')]);
@@ -165,6 +165,15 @@ const api = {
   /** Stops the running generation after its current token (it resolves with stop 'cancelled'). */
   cancelGenerate(): void {
     run?.cancelGenerate();
+  },
+
+  /**
+   * The run as a checkpoint.safetensors file (the CLI's format; --resume and init({ checkpoint })
+   * continue it). Only while paused or done; the bytes are transferred, not copied.
+   */
+  async checkpoint(): Promise<Uint8Array> {
+    const bytes = await current().checkpoint();
+    return Comlink.transfer(bytes, [bytes.buffer]);
   },
 
   /** The run's heartbeat.jsonl, metrics.csv and config.json, in the CLI's formats. */

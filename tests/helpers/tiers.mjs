@@ -34,6 +34,7 @@ export const GPU_FILES = [
   'tests/train/resume.test.ts',
   'tests/train/train-cli.test.ts',
   'tests/ui/stepper-read.test.ts',
+  'tests/worker/run-checkpoint.test.ts',
   'tests/worker/run.test.ts',
 ];
 

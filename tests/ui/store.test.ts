@@ -48,6 +48,23 @@ describe('playground store', () => {
     expect(s().config.train.steps).toBe(3);
   });
 
+  it("a run continued from a checkpoint: its config replaces the page's, its metrics fill the charts, paused (or done) at its step", () => {
+    const page = preset('small');
+    const store = createPlaygroundStore({ config: page, preset: 'small', error: 'bad link' });
+    const s = () => store.getState();
+    s().runStarting(page);
+    const c = preset('tiny');
+    c.train.steps = 4;
+    const evals = [{ step: 2, valLoss: 4 }];
+    s().runResumed({ ...info, config: c, stepsDone: 2, metrics: [metric(0), metric(1)], evals });
+    expect(s()).toMatchObject({ status: 'paused', stepsDone: 2, config: c, runConfig: c, evals, configNotice: null });
+    expect(s().metrics.map((m) => m.step)).toEqual([0, 1]);
+    s().applyUpdate({ metrics: [metric(2)], evals: [], heartbeat: null, snapshotSteps: null });
+    expect(s().stepsDone).toBe(3);
+    s().runResumed({ ...info, config: c, stepsDone: 4, metrics: [0, 1, 2, 3].map(metric), evals });
+    expect(s().status).toBe('done');
+  });
+
   it('a URL config with an error keeps the notice until the next edit', () => {
     const store = createPlaygroundStore({ config: preset('tiny'), preset: 'tiny', error: 'bad link' });
     expect(store.getState().configNotice).toBe('bad link');

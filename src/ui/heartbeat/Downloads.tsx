@@ -1,7 +1,10 @@
-// The run's data in the CLI's formats: heartbeat.jsonl, metrics.csv, config.json.
+// The run's data in the CLI's formats: heartbeat.jsonl, metrics.csv, config.json, and the
+// checkpoint (checkpoint.safetensors: `npm run train -- --resume` and "Continue from checkpoint…"
+// go on from it).
 import { useState } from 'react';
 
-import { exportRunFiles } from '../controller';
+import { closestPreset } from '../config/presets';
+import { exportRunFiles, runCheckpoint } from '../controller';
 import { useStore } from '../store';
 import { downloadText } from './download';
 
@@ -13,7 +16,9 @@ const FILES = [
 
 export function Downloads() {
   const hasRun = useStore((s) => s.runInfo !== null);
+  const canSave = useStore((s) => s.runInfo !== null && (s.status === 'paused' || s.status === 'done'));
   const [error, setError] = useState<string | null>(null);
+  const [saving, setSaving] = useState(false);
   const get = async (f: (typeof FILES)[number]) => {
     try {
       const files = await exportRunFiles();
@@ -21,6 +26,20 @@ export function Downloads() {
       setError(null);
     } catch (e) {
       setError(e instanceof Error ? e.message : String(e));
+    }
+  };
+  const saveCheckpoint = async () => {
+    setSaving(true);
+    setError(null);
+    try {
+      const bytes = (await runCheckpoint()) as Uint8Array<ArrayBuffer>;
+      const { runConfig, stepsDone } = useStore.getState();
+      const name = `${runConfig ? closestPreset(runConfig) : 'run'}-step${stepsDone}.safetensors`;
+      downloadText(name, bytes, 'application/octet-stream');
+    } catch (e) {
+      setError(e instanceof Error ? e.message : String(e));
+    } finally {
+      setSaving(false);
     }
   };
   return (
@@ -31,6 +50,15 @@ export function Downloads() {
           {f.label}
         </button>
       ))}
+      <button
+        type="button"
+        data-testid="download-checkpoint"
+        disabled={!canSave || saving}
+        title="checkpoint.safetensors: parameters, AdamW moments, step, data cursor, config, metrics (pause the run first)"
+        onClick={() => void saveCheckpoint()}
+      >
+        Checkpoint (safetensors)
+      </button>
       {error && (
         <span className="error-text" role="alert">
           {error}

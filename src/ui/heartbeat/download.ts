@@ -1,5 +1,5 @@
-// Offers text as a file download (browser only).
-export function downloadText(name: string, text: string, type: string): void {
+// Offers text or bytes as a file download (browser only).
+export function downloadText(name: string, text: string | Uint8Array<ArrayBuffer>, type: string): void {
   const url = URL.createObjectURL(new Blob([text], { type }));
   const a = document.createElement('a');
   a.href = url;

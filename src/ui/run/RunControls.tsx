@@ -1,7 +1,7 @@
-// Run / pause, one step and reset, with their keyboard shortcuts.
-import { useEffect } from 'react';
+// Run / pause, one step and reset, with their keyboard shortcuts; continue from a checkpoint file.
+import { useEffect, useRef, useState } from 'react';
 
-import { pause, reset, run, stepOnce, toggleRun } from '../controller';
+import { continueFromCheckpoint, pause, reset, run, stepOnce, toggleRun } from '../controller';
 import { useStore } from '../store';
 import { shortcutAction, SHORTCUTS } from './shortcuts';
 
@@ -16,6 +16,13 @@ export function RunControls({ problems }: Props) {
   const canRun = (status === 'idle' && canStart) || status === 'paused';
   const running = status === 'running';
   const busy = status === 'starting' || status === 'pausing';
+  const fileRef = useRef<HTMLInputElement>(null);
+  const [checkpointError, setCheckpointError] = useState<string | null>(null);
+  const onCheckpoint = async (file: File | undefined) => {
+    if (!file) return;
+    setCheckpointError(null);
+    setCheckpointError(await continueFromCheckpoint(file));
+  };
 
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
@@ -68,6 +75,34 @@ export function RunControls({ problems }: Props) {
       <button type="button" data-testid="reset-button" aria-keyshortcuts="R" disabled={status === 'idle'} onClick={() => void reset()}>
         ↺ Reset
       </button>
+      <button
+        type="button"
+        data-testid="checkpoint-continue"
+        disabled={running || busy}
+        title="Start a run from a checkpoint.safetensors file (the CLI's or a downloaded one), paused at its step"
+        onClick={() => fileRef.current?.click()}
+      >
+        Continue from checkpoint…
+      </button>
+      <input
+        ref={fileRef}
+        type="file"
+        accept=".safetensors,application/octet-stream"
+        hidden
+        aria-label="Checkpoint file to continue from"
+        data-testid="checkpoint-input"
+        onChange={(e) => {
+          const input = e.currentTarget;
+          void onCheckpoint(input.files?.[0]).finally(() => {
+            input.value = ''; // choosing the same file again fires change again
+          });
+        }}
+      />
+      {checkpointError && (
+        <span className="error-text" role="alert" data-testid="checkpoint-error">
+          {checkpointError}
+        </span>
+      )}
       <span className="muted shortcuts" aria-hidden="true">
         {SHORTCUTS.map((s) => (
           <span key={s.key}>
