@@ -5,7 +5,7 @@ import simpleImportSort from 'eslint-plugin-simple-import-sort';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'runs/', 'test-results/', 'playwright-report/', 'public/'] },
+  { ignores: ['node_modules/', 'dist/', 'runs/', 'test-results/', 'playwright-report/', 'public/', 'tmp/'] },
   {
     files: ['**/*.{ts,tsx,js,mjs}'],
     languageOptions: { parser: tseslint.parser, ecmaVersion: 'latest', sourceType: 'module' },

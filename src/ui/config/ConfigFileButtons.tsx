@@ -3,6 +3,7 @@
 import { useRef, useState } from 'react';
 
 import type { RunConfig } from '../../train/config';
+import { HiddenFileInput } from '../components/HiddenFileInput';
 import { downloadConfig, formatParseErrors, readConfigFile } from '../config-io';
 import type { UiPresetName } from './presets';
 
@@ -37,19 +38,12 @@ export function ConfigFileButtons({ value, onImport, preset, disabled }: ConfigF
       <button type="button" data-testid="config-import" disabled={disabled} onClick={() => fileRef.current?.click()}>
         Import JSON…
       </button>
-      <input
-        ref={fileRef}
-        type="file"
+      <HiddenFileInput
+        inputRef={fileRef}
         accept=".json,application/json"
-        hidden
-        aria-label="Config JSON file to import"
-        data-testid="config-import-input"
-        onChange={(e) => {
-          const input = e.currentTarget;
-          void onFile(input.files?.[0]).finally(() => {
-            input.value = ''; // choosing the same file again fires change again
-          });
-        }}
+        label="Config JSON file to import"
+        testId="config-import-input"
+        onFile={onFile}
       />
       <span aria-live="polite" className="cfg-file-status">
         {status.kind === 'imported' && <span data-testid="config-import-ok">Imported {status.name}.</span>}

@@ -1,6 +1,7 @@
 // Run / pause, one step and reset, with their keyboard shortcuts; continue from a checkpoint file.
 import { useEffect, useRef, useState } from 'react';
 
+import { HiddenFileInput } from '../components/HiddenFileInput';
 import { continueFromCheckpoint, pause, reset, run, stepOnce, toggleRun } from '../controller';
 import { useStore } from '../store';
 import { shortcutAction, SHORTCUTS } from './shortcuts';
@@ -84,19 +85,12 @@ export function RunControls({ problems }: Props) {
       >
         Continue from checkpoint…
       </button>
-      <input
-        ref={fileRef}
-        type="file"
+      <HiddenFileInput
+        inputRef={fileRef}
         accept=".safetensors,application/octet-stream"
-        hidden
-        aria-label="Checkpoint file to continue from"
-        data-testid="checkpoint-input"
-        onChange={(e) => {
-          const input = e.currentTarget;
-          void onCheckpoint(input.files?.[0]).finally(() => {
-            input.value = ''; // choosing the same file again fires change again
-          });
-        }}
+        label="Checkpoint file to continue from"
+        testId="checkpoint-input"
+        onFile={onCheckpoint}
       />
       {checkpointError && (
         <span className="error-text" role="alert" data-testid="checkpoint-error">
