@@ -315,6 +315,7 @@ test('generation streams text from the trained weights; a token opens its decode
 });
 
 test('reset clears the run and unlocks the config', async ({}, testInfo) => {
+  page.once('dialog', (d) => void d.accept()); // the confirmation, should steps be unsaved
   await page.getByTestId('reset-button').click();
   await expect(status()).toHaveAttribute('data-status', 'idle');
   await expect(page.getByTestId('steps-done')).toHaveText('0');

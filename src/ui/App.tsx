@@ -10,6 +10,7 @@ import { probeAdapter, startProblems } from './controller';
 import { HeartbeatPanel } from './heartbeat/HeartbeatPanel';
 import { StallBanner } from './heartbeat/StallBanner';
 import { Inspect } from './layout/Inspect';
+import { AutosaveBanner, useAutosaveGuards } from './run/Autosave';
 import { RunPanel } from './run/RunPanel';
 import { useStore } from './store';
 import { onHashConfigChange, writeConfigToHash } from './url-state';
@@ -31,6 +32,7 @@ export function App() {
   const setUpload = useStore((s) => s.setUpload);
   const problems = useMemo(() => startProblems(config, upload), [config, upload]);
   useHashSync();
+  useAutosaveGuards();
   useEffect(() => {
     void probeAdapter();
   }, []);
@@ -52,6 +54,7 @@ export function App() {
               {notice}
             </p>
           )}
+          <AutosaveBanner />
           <div className="layout">
             <div className="col-config">
               <ConfigPanel value={config} onChange={setConfig} disabled={status !== 'idle'} upload={upload} onUpload={setUpload} />

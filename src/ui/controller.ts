@@ -13,7 +13,10 @@ import {
   type GenerateStart,
   type StreamedToken,
 } from '../worker/protocol';
+import { AUTOSAVE_EVERY, autosaveChunk, configSummary, unsavedSteps } from './autosave-policy';
+import { deleteAutosave, readAutosave, writeAutosave } from './autosave-store';
 import { runConfigErrors } from './config/parse';
+import { closestPreset } from './config/presets';
 import { dataProblem } from './data/DataPanel';
 import type { UploadedText } from './data/upload';
 import { useStore } from './store';
@@ -92,16 +95,88 @@ async function ensureRun(): Promise<boolean> {
   }
 }
 
-async function train(steps: number): Promise<void> {
+/**
+ * Checkpoint reads (autosaves and downloads) one after another, never during a train() call: the
+ * worker refuses a checkpoint while training, and train() waits for this queue.
+ */
+let checkpointQueue: Promise<unknown> = Promise.resolve();
+
+function queued<T>(f: () => Promise<T>): Promise<T> {
+  const p = checkpointQueue.then(f);
+  checkpointQueue = p.catch(() => {});
+  return p;
+}
+
+/** Set by pause(): a train() between two chunks (saving) stops instead of going on. */
+let pauseWanted = false;
+
+/**
+ * Saves the current run's checkpoint in IndexedDB (key "autosave") when it has steps not saved
+ * yet; only between train() calls. Failures are shown next to the run controls.
+ */
+function autosave(epoch: number): Promise<void> {
+  return queued(async () => {
+    const s = useStore.getState();
+    if (s.epoch !== epoch || !s.runConfig || s.stepsDone === s.autosavedStep) return;
+    const step = s.stepsDone;
+    const config = s.runConfig;
+    s.setAutosave({ state: 'saving', step });
+    try {
+      const bytes = await worker().checkpoint();
+      if (useStore.getState().epoch !== epoch) return;
+      const preset = closestPreset(config);
+      const savedAt = new Date().toISOString();
+      await writeAutosave({
+        bytes,
+        name: `${preset}-step${step}.safetensors`,
+        savedAt,
+        stepsDone: step,
+        summary: configSummary(config, preset),
+      });
+      if (useStore.getState().epoch === epoch) useStore.getState().autosaved(step, savedAt);
+    } catch (e) {
+      if (useStore.getState().epoch === epoch)
+        useStore.getState().setAutosave({ state: 'error', message: `Autosave failed: ${message(e)}` });
+    }
+  });
+}
+
+/** Autosaves a paused or finished run that has unsaved steps (the tab was hidden). */
+export function autosaveIfIdle(): Promise<void> {
   const s = useStore.getState();
-  const epoch = s.epoch;
-  s.trainingStarted();
+  if ((s.status === 'paused' || s.status === 'done') && unsavedSteps(s) > 0) return autosave(s.epoch);
+  return Promise.resolve();
+}
+
+/** Trains `steps` more steps in chunks ending at multiples of AUTOSAVE_EVERY, autosaving between them and at the end. */
+async function train(steps: number): Promise<void> {
+  const epoch = useStore.getState().epoch;
   const live = () => useStore.getState().epoch === epoch;
+  await checkpointQueue;
+  if (!live() || useStore.getState().status !== 'paused') return; // another call started meanwhile
+  useStore.getState().trainingStarted();
+  pauseWanted = false;
+  let left = steps;
   try {
-    const r = await worker().train(steps, (u) => {
-      if (live()) useStore.getState().applyUpdate(u);
-    });
-    if (live()) useStore.getState().trainingEnded(r);
+    for (;;) {
+      const before = useStore.getState().stepsDone;
+      const r = await worker().train(autosaveChunk(before, left, AUTOSAVE_EVERY), (u) => {
+        if (live()) useStore.getState().applyUpdate(u);
+      });
+      if (!live()) return;
+      left -= r.stepsDone - before;
+      if (r.end === 'done' && left > 0 && !pauseWanted) {
+        useStore.getState().chunkEnded(r);
+        await autosave(epoch);
+        if (!live()) return;
+        if (!pauseWanted) continue;
+        useStore.getState().trainingEnded({ ...r, end: 'paused' });
+        return;
+      }
+      useStore.getState().trainingEnded(r);
+      if (r.end !== 'stopped') void autosave(epoch);
+      return;
+    }
   } catch (e) {
     if (live()) useStore.getState().runFailed(message(e));
   }
@@ -125,6 +200,7 @@ export async function stepOnce(): Promise<void> {
 export async function pause(): Promise<void> {
   if (useStore.getState().status !== 'running') return;
   useStore.getState().setStatus('pausing');
+  pauseWanted = true;
   await worker().pause();
 }
 
@@ -133,6 +209,18 @@ export async function toggleRun(): Promise<void> {
   const st = useStore.getState().status;
   if (st === 'running') await pause();
   else if (st === 'idle' || st === 'paused') await run();
+}
+
+/** Steps a reload or Reset would lose (not yet autosaved). */
+export function unsavedRunSteps(): number {
+  return unsavedSteps(useStore.getState());
+}
+
+/** Reset, after a confirmation when the run has steps not yet autosaved (the button and the R key). */
+export async function confirmReset(): Promise<void> {
+  const n = unsavedRunSteps();
+  if (n > 0 && !window.confirm(`Discard this run? ${n} trained step${n === 1 ? ' is' : 's are'} not autosaved yet.`)) return;
+  await reset();
 }
 
 /** Discards the run (mid-run too) and frees its GPU memory; the config stays. */
@@ -149,6 +237,7 @@ export async function reset(): Promise<void> {
 export async function restartWorker(): Promise<void> {
   client?.terminate();
   client = null;
+  checkpointQueue = Promise.resolve(); // a read from the stalled worker never answers
   const s = useStore.getState();
   s.clearRun();
   s.setAdapter({ status: 'probing' });
@@ -175,7 +264,7 @@ export function cancelGeneration(): Promise<void> {
 
 /** The run's checkpoint file (the CLI's checkpoint.safetensors format); only while paused or done. */
 export function runCheckpoint(): Promise<Uint8Array> {
-  return worker().checkpoint();
+  return queued(() => worker().checkpoint());
 }
 
 /**
@@ -184,14 +273,23 @@ export function runCheckpoint(): Promise<Uint8Array> {
  * Resolves with why it failed (the file and the field, for a broken file), or null.
  */
 export async function continueFromCheckpoint(file: File): Promise<string | null> {
-  const s = useStore.getState();
-  if (s.status === 'starting' || s.status === 'running' || s.status === 'pausing') return 'Pause or reset the current run first.';
+  if (busy()) return 'Pause or reset the current run first.';
   let bytes: Uint8Array;
   try {
     bytes = new Uint8Array(await file.arrayBuffer());
   } catch (e) {
     return `Cannot read ${file.name}: ${message(e)}`;
   }
+  return continueFromBytes(bytes, file.name);
+}
+
+function busy(): boolean {
+  const st = useStore.getState().status;
+  return st === 'starting' || st === 'running' || st === 'pausing';
+}
+
+async function continueFromBytes(bytes: Uint8Array, name: string): Promise<string | null> {
+  const s = useStore.getState();
   // The worker rebuilds the data from the checkpoint's config; only an uploaded text must come from here.
   const data: DataSpec = s.upload ? { kind: 'upload', name: s.upload.name, text: s.upload.text } : { kind: 'random' };
   const epoch = useStore.getState().runStarting(structuredClone(s.config));
@@ -202,7 +300,7 @@ export async function continueFromCheckpoint(file: File): Promise<string | null>
       snapshotEvery: 0,
       testHooks: TEST_HOOKS,
       checkpoint: bytes,
-      checkpointFile: file.name,
+      checkpointFile: name,
     });
     if (useStore.getState().epoch === epoch) useStore.getState().runResumed(info);
     return null;
@@ -210,6 +308,47 @@ export async function continueFromCheckpoint(file: File): Promise<string | null>
     if (useStore.getState().epoch !== epoch) return null;
     useStore.getState().clearRun();
     return message(e);
+  }
+}
+
+/** Looks for an autosave left by an earlier page; the page offers it (Continue / Discard). */
+export async function findAutosave(): Promise<void> {
+  try {
+    const r = await readAutosave();
+    if (!r) return;
+    const { name, savedAt, stepsDone, summary } = r;
+    if (useStore.getState().status === 'idle') useStore.getState().setRestorable({ name, savedAt, stepsDone, summary });
+  } catch (e) {
+    useStore.getState().setAutosave({ state: 'error', message: `Cannot read the autosave: ${message(e)}` });
+  }
+}
+
+/** Continues the autosaved run (paused at its step), as "Continue from checkpoint…" does with a file. */
+export async function continueFromAutosave(): Promise<void> {
+  if (busy()) return;
+  const { setAutosave, setRestorable } = useStore.getState();
+  let error: string | null;
+  try {
+    const r = await readAutosave();
+    if (!r) {
+      setRestorable(null);
+      setAutosave({ state: 'error', message: 'The autosave is gone (discarded in another tab?).' });
+      return;
+    }
+    error = await continueFromBytes(r.bytes, r.name);
+  } catch (e) {
+    error = message(e);
+  }
+  if (error) useStore.getState().setAutosave({ state: 'error', message: `Cannot continue the autosave: ${error}` });
+}
+
+/** Deletes the autosave and hides its banner. */
+export async function discardAutosave(): Promise<void> {
+  try {
+    await deleteAutosave();
+    useStore.getState().setRestorable(null);
+  } catch (e) {
+    useStore.getState().setAutosave({ state: 'error', message: `Cannot delete the autosave: ${message(e)}` });
   }
 }
 

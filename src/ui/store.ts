@@ -6,6 +6,7 @@ import type { AdapterSummary } from '../gpu/context';
 import type { RunConfig } from '../train/config';
 import type { EvalMetrics, Heartbeat, StepMetrics } from '../train/types';
 import type { InitInfo, TrainResult, TrainUpdate } from '../worker/protocol';
+import type { AutosaveMeta } from './autosave-policy';
 import type { UploadedText } from './data/upload';
 import { type HashConfig, readConfigFromHash } from './url-state';
 
@@ -20,6 +21,10 @@ export type AdapterState =
 export type RunStatus = 'idle' | 'starting' | 'running' | 'pausing' | 'paused' | 'done' | 'error';
 
 export const DEFAULT_WATCHDOG_SECONDS = 60;
+
+/** The last autosave of this page (shown near the run controls); an error is never swallowed. */
+export type AutosaveStatus =
+  { state: 'saving'; step: number } | { state: 'saved'; step: number; savedAt: string } | { state: 'error'; message: string };
 
 export interface PlaygroundState {
   adapter: AdapterState;
@@ -47,6 +52,11 @@ export interface PlaygroundState {
   /** Wall-clock start of the active train() call (Date.now(), the heartbeats' clock). */
   runningSinceWall: number | null;
   watchdogSeconds: number;
+  /** The step of this run's last autosave (a run continued from a checkpoint starts saved at its step). */
+  autosavedStep: number;
+  autosave: AutosaveStatus | null;
+  /** An autosave found when the page loaded, offered until continued, discarded or a run starts. */
+  restorable: AutosaveMeta | null;
 
   setAdapter(a: AdapterState): void;
   setConfig(c: RunConfig): void;
@@ -62,6 +72,12 @@ export interface PlaygroundState {
   setStatus(status: RunStatus): void;
   applyUpdate(u: TrainUpdate): void;
   trainingEnded(r: TrainResult): void;
+  /** A chunk of a longer train() ended (an autosave is due): the run stays 'running'. */
+  chunkEnded(r: TrainResult): void;
+  setAutosave(a: AutosaveStatus | null): void;
+  /** This run was autosaved at `step`. */
+  autosaved(step: number, savedAt: string): void;
+  setRestorable(m: AutosaveMeta | null): void;
   runFailed(message: string): void;
   /** Back to no run, keeping the config; returns the new epoch. */
   clearRun(): number;
@@ -80,6 +96,7 @@ const EMPTY_RUN = {
   activeMs: 0,
   runningSince: null,
   runningSinceWall: null,
+  autosavedStep: 0,
 };
 
 /** Training time so far (ms), including the active train() call. */
@@ -99,6 +116,8 @@ export function createPlaygroundStore(initial: HashConfig) {
     upload: null,
     epoch: 0,
     watchdogSeconds: DEFAULT_WATCHDOG_SECONDS,
+    autosave: null,
+    restorable: null,
     ...EMPTY_RUN,
 
     setAdapter: (adapter) => set({ adapter }),
@@ -108,7 +127,7 @@ export function createPlaygroundStore(initial: HashConfig) {
     setWatchdogSeconds: (watchdogSeconds) => set({ watchdogSeconds }),
     runStarting: (config) => {
       const epoch = get().epoch + 1;
-      set({ ...EMPTY_RUN, epoch, status: 'starting', runConfig: config });
+      set({ ...EMPTY_RUN, epoch, status: 'starting', runConfig: config, autosave: null, restorable: null });
       return epoch;
     },
     runReady: (runInfo) => set({ runInfo, heartbeat: runInfo.heartbeat, status: 'paused' }),
@@ -122,6 +141,7 @@ export function createPlaygroundStore(initial: HashConfig) {
         stepsDone: runInfo.stepsDone,
         metrics: runInfo.metrics,
         evals: runInfo.evals,
+        autosavedStep: runInfo.stepsDone,
         status: runInfo.stepsDone >= runInfo.config.train.steps ? 'done' : 'paused',
       }),
     trainingStarted: () => set({ status: 'running', runningSince: performance.now(), runningSinceWall: Date.now() }),
@@ -147,6 +167,10 @@ export function createPlaygroundStore(initial: HashConfig) {
         stepsDone: r.stepsDone,
         heartbeat: r.heartbeat ?? s.heartbeat,
       })),
+    chunkEnded: (r) => set((s) => ({ stepsDone: r.stepsDone, heartbeat: r.heartbeat ?? s.heartbeat })),
+    setAutosave: (autosave) => set({ autosave }),
+    autosaved: (step, savedAt) => set({ autosavedStep: step, autosave: { state: 'saved', step, savedAt } }),
+    setRestorable: (restorable) => set({ restorable }),
     runFailed: (error) => set((s) => ({ ...stopClock(s), status: 'error', error })),
     clearRun: () => {
       const epoch = get().epoch + 1;

@@ -2,7 +2,7 @@
 import { useEffect, useRef, useState } from 'react';
 
 import { HiddenFileInput } from '../components/HiddenFileInput';
-import { continueFromCheckpoint, pause, reset, run, stepOnce, toggleRun } from '../controller';
+import { confirmReset, continueFromCheckpoint, pause, run, stepOnce, toggleRun } from '../controller';
 import { useStore } from '../store';
 import { shortcutAction, SHORTCUTS } from './shortcuts';
 
@@ -39,7 +39,7 @@ export function RunControls({ problems }: Props) {
       e.preventDefault();
       if (action === 'toggle') void toggleRun();
       else if (action === 'step') void stepOnce();
-      else void reset();
+      else void confirmReset();
     };
     document.addEventListener('keydown', onKey);
     return () => document.removeEventListener('keydown', onKey);
@@ -73,7 +73,13 @@ export function RunControls({ problems }: Props) {
       <button type="button" data-testid="step-button" aria-keyshortcuts="S" disabled={!canRun || busy} onClick={() => void stepOnce()}>
         Step
       </button>
-      <button type="button" data-testid="reset-button" aria-keyshortcuts="R" disabled={status === 'idle'} onClick={() => void reset()}>
+      <button
+        type="button"
+        data-testid="reset-button"
+        aria-keyshortcuts="R"
+        disabled={status === 'idle'}
+        onClick={() => void confirmReset()}
+      >
         ↺ Reset
       </button>
       <button

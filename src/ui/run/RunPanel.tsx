@@ -1,5 +1,6 @@
 // The run: controls, where it is, and why it failed or cannot start.
 import { useStore } from '../store';
+import { AutosaveStatusLine } from './Autosave';
 import { RunControls } from './RunControls';
 import { RunStats } from './RunStats';
 
@@ -15,6 +16,7 @@ export function RunPanel({ problems }: Props) {
     <section className="panel run-panel" aria-labelledby="run-heading" data-testid="run-panel">
       <h2 id="run-heading">Run</h2>
       <RunControls problems={problems} />
+      <AutosaveStatusLine />
       {status === 'idle' && problems.length > 0 && (
         <p className="error-text" data-testid="start-blocked" role="status">
           Fix the configuration to start: {problems[0]}
