@@ -8,20 +8,12 @@
 // around one submit and onSubmittedWorkDone; the wall clock of the same runs is printed too), the time ratio and the ratio of keys
 // visited (dense T(T+1)/2 per head; NSA Σ_t ncmp(t) + |selected positions ≤ t| + min(w, t+1), from
 // the selection the GPU made).
-import { type Arena, type ArenaEntry, createArena } from '../gpu/arena';
+import { type Arena, type ArenaEntry, createArena, layoutEntries, type PlaceTensor, resolveLayout } from '../gpu/arena';
 import { describeAdapter, type Dispatch, GpuContext } from '../gpu/context';
 import { acquireNodeGpu } from '../gpu/node-device';
 import { type DispatchTiming, profileDispatches, timingsByKernel } from '../gpu/profiler';
 import { attentionBackwardDispatches, attentionForwardDispatch } from '../kernels/attention';
-import {
-  nsaCoreBackward,
-  nsaCoreForward,
-  nsaCoreSavedEntries,
-  nsaCoreSavedSlices,
-  nsaCoreScratchEntries,
-  nsaCoreScratchSlices,
-  nsaCoreSizes,
-} from '../model/nsa/core';
+import { nsaCoreBackward, nsaCoreForward, nsaCoreSavedTensors, nsaCoreScratchTensors, nsaCoreSizes } from '../model/nsa/core';
 import { visibleCmpBlocks } from '../spec/nsa-blocks';
 import { assertNsaConfig, type NsaConfig } from '../spec/nsa-config';
 import { selectionRanges } from '../spec/nsa-ranges';
@@ -86,6 +78,10 @@ async function buildLists(gpu: GpuContext, T: number): Promise<{ arena: Arena; l
     f32(`dk.${b}`, nk * s.dk),
     f32(`dv.${b}`, nk * s.dv),
   ]);
+  const core = (place: PlaceTensor) => ({
+    saved: nsaCoreSavedTensors(place, 's.', s, CFG),
+    scratch: nsaCoreScratchTensors(place, 'x.', s, CFG),
+  });
   const arena = createArena(gpu, 'bench.nsa', [
     f32('q', nq * s.dk),
     ...kv,
@@ -94,8 +90,7 @@ async function buildLists(gpu: GpuContext, T: number): Promise<{ arena: Arena; l
     f32('dout', z.o),
     f32('dq', nq * s.dk),
     f32('dgates', nq * 3),
-    ...nsaCoreSavedEntries('s.', s, CFG),
-    ...nsaCoreScratchEntries('x.', s, CFG),
+    ...layoutEntries(core),
     // Dense attention reads q and the sel branch's k, v; its own outputs and gradients:
     f32('dense.out', z.o),
     f32('dense.lse', z.lse),
@@ -105,6 +100,7 @@ async function buildLists(gpu: GpuContext, T: number): Promise<{ arena: Arena; l
     f32('dense.dv', nk * s.dv),
   ]);
   const a = (n: string) => arena.get(n);
+  const { saved, scratch } = resolveLayout(core, arena);
   const r = gaussian(mulberry32(T));
   const randn = (n: number) => Float32Array.from({ length: n }, r);
   for (const n of ['q', 'dout']) gpu.write(a(n), randn(n === 'q' ? nq * s.dk : z.o));
@@ -126,9 +122,8 @@ async function buildLists(gpu: GpuContext, T: number): Promise<{ arena: Arena; l
     win: branch('win'),
     gates: a('gates'),
     out: a('out'),
-    saved: nsaCoreSavedSlices('s.', a, CFG),
+    saved,
   };
-  const scratch = nsaCoreScratchSlices('x.', a, CFG);
   const dense = {
     B: 1,
     T,

@@ -16,6 +16,30 @@ export interface ArenaEntry {
 }
 
 export const SLICE_ALIGN = 256;
+
+/** Places one float32 tensor of `floats` elements in a layout function. */
+export type PlaceTensor = (name: string, floats: number) => BufferSlice;
+
+const UNRESOLVED: BufferSlice = { buffer: undefined as unknown as GPUBuffer, offset: 0, size: 0 };
+
+/**
+ * The arena entries a layout function places, in order. A layout is written once, as a function
+ * of `place`, and run twice: here to size the arena, then by resolveLayout over the arena, so a
+ * tensor's name and size are stated in one place. The slices it sees here are placeholders.
+ */
+export function layoutEntries(layout: (place: PlaceTensor) => unknown): ArenaEntry[] {
+  const entries: ArenaEntry[] = [];
+  layout((name, floats) => {
+    entries.push({ name, bytes: 4 * floats });
+    return UNRESOLVED;
+  });
+  return entries;
+}
+
+/** The layout's tensors over an arena made from its layoutEntries. */
+export function resolveLayout<T>(layout: (place: PlaceTensor) => T, arena: Arena): T {
+  return layout((name) => arena.get(name));
+}
 const alignUp = (x: number, a: number) => Math.ceil(x / a) * a;
 
 export interface Arena {

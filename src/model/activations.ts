@@ -2,22 +2,15 @@
 // activations kept per layer (the backward needs them), gradient temporaries shared by all layers
 // (the backward walks the layers one at a time), and token inputs with one slot per micro-batch so
 // a whole optimizer step, gradient accumulation included, is one submit. The arena names live in
-// this file only: one function lays the table out, once to size the arena and once to resolve it.
-import type { Arena, ArenaEntry, BufferSlice } from '../gpu/arena';
+// this file only: one function lays the table out, once to size the arena and once to resolve it
+// (layoutEntries / resolveLayout in src/gpu/arena.ts).
+import { type Arena, type ArenaEntry, type BufferSlice, layoutEntries, type PlaceTensor, resolveLayout } from '../gpu/arena';
 import { tokenIndexLength } from '../kernels/embedding-index';
 import { NSA_STATS_MAX_DISTANCE, nsaStatsLength } from '../kernels/nsa-stats';
 import type { ModelConfig } from '../spec/model-config';
 import { numSelBlocks } from '../spec/nsa-blocks';
 import type { AttentionShape } from '../spec/shapes';
-import {
-  type NsaBranchKV,
-  type NsaCoreSaved,
-  nsaCoreSavedEntries,
-  nsaCoreSavedSlices,
-  type NsaCoreScratch,
-  nsaCoreScratchEntries,
-  nsaCoreScratchSlices,
-} from './nsa/core';
+import { type NsaBranchKV, type NsaCoreSaved, nsaCoreSavedTensors, type NsaCoreScratch, nsaCoreScratchTensors } from './nsa/core';
 
 export interface PlanShape {
   B: number;
@@ -128,23 +121,13 @@ export function dkvLabel(i: number, which: 0 | 1): string {
   return DKV_NAMES[i][which];
 }
 
-/** Places one tensor: the sizing pass records an entry, the resolving pass returns its slice. */
-type Place = (name: string, floats: number) => BufferSlice;
-
-interface Placer {
-  f32: Place;
-  nsaSaved(prefix: string, s: AttentionShape, c: ModelConfig): NsaCoreSaved;
-  nsaScratch(prefix: string, s: AttentionShape, c: ModelConfig): NsaCoreScratch;
-}
-
 /** The one layout: every name and size of the activation arena. */
-function layout(c: ModelConfig, s: PlanShape, p: Placer): Activations {
+function layout(c: ModelConfig, s: PlanShape, f32: PlaceTensor): Activations {
   const { N, B, T } = s;
   const C = c.dim;
   const F = c.ffnHidden;
   const H = c.nHeads;
   const G = c.nKvGroups;
-  const { f32 } = p;
   const nsa = c.attention === 'nsa' ? c.nsa : undefined;
   const shape = nsaShape(c, s);
   const batches = Array.from({ length: s.gradAccum }, (_, m) => ({
@@ -173,7 +156,7 @@ function layout(c: ModelConfig, s: PlanShape, p: Placer): Activations {
       la.nsa = {
         gates: L('gates', N * 3 * H),
         stats: L('nsa_stats', nsaStatsLength(nsaStatsMaxDistance(c))),
-        core: p.nsaSaved(`l${l}.nsa.`, shape, c),
+        core: nsaCoreSavedTensors(f32, `l${l}.nsa.`, shape, nsa),
       };
     } else la.lse = L('lse', B * H * T);
     return la;
@@ -195,9 +178,10 @@ function layout(c: ModelConfig, s: PlanShape, p: Placer): Activations {
     delta: f32('delta', B * H * T),
   };
   if (nsa) {
-    grads.nsa = { gateLogits: f32('gate_logits', N * 3 * H), dgateLogits: f32('dgate_logits', N * 3 * H), core: undefined as never };
+    const gateLogits = f32('gate_logits', N * 3 * H);
+    const dgateLogits = f32('dgate_logits', N * 3 * H);
     for (const i of [1, 2]) grads.dkv.push({ k: f32(DKV_NAMES[i][0], N * G * c.dk), v: f32(DKV_NAMES[i][1], N * G * c.dv) });
-    grads.nsa.core = p.nsaScratch('nsa.', shape, c);
+    grads.nsa = { gateLogits, dgateLogits, core: nsaCoreScratchTensors(f32, 'nsa.', shape, nsa) };
   }
   return {
     batches,
@@ -217,31 +201,10 @@ function layout(c: ModelConfig, s: PlanShape, p: Placer): Activations {
 
 /** The arena entries of the activations (the sizing pass of the layout). */
 export function activationEntries(c: ModelConfig, s: PlanShape): ArenaEntry[] {
-  const entries: ArenaEntry[] = [];
-  const none = { buffer: undefined as unknown as GPUBuffer, offset: 0, size: 0 };
-  layout(c, s, {
-    f32: (name, n) => {
-      entries.push({ name, bytes: 4 * n });
-      return none;
-    },
-    nsaSaved: (prefix, sh, cc) => {
-      entries.push(...nsaCoreSavedEntries(prefix, sh, cc.nsa!));
-      return nsaCoreSavedSlices(prefix, () => none, cc.nsa!);
-    },
-    nsaScratch: (prefix, sh, cc) => {
-      entries.push(...nsaCoreScratchEntries(prefix, sh, cc.nsa!));
-      return nsaCoreScratchSlices(prefix, () => none, cc.nsa!);
-    },
-  });
-  return entries;
+  return layoutEntries((place) => layout(c, s, place));
 }
 
 /** The typed table over an arena made from activationEntries (the resolving pass). */
 export function activationTable(c: ModelConfig, s: PlanShape, arena: Arena): Activations {
-  const get = (name: string) => arena.get(name);
-  return layout(c, s, {
-    f32: (name) => get(name),
-    nsaSaved: (prefix, _sh, cc) => nsaCoreSavedSlices(prefix, get, cc.nsa!),
-    nsaScratch: (prefix, _sh, cc) => nsaCoreScratchSlices(prefix, get, cc.nsa!),
-  });
+  return resolveLayout((place) => layout(c, s, place), arena);
 }

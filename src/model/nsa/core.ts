@@ -4,7 +4,7 @@
 // gates; the backward returns every input gradient. Used by the model plan (one core per layer)
 // and by the standalone op (src/model/nsa/op.ts). Layout follows docs/nsa-spec.md with a batch dim:
 // q [B,T,H,dk], k*/v* [B,T,G,dk|dv], gates [B,T,H,3], outputs [B,T,H,dv], lse [B,H,T].
-import type { ArenaEntry, BufferSlice } from '../../gpu/arena';
+import type { BufferSlice, PlaceTensor } from '../../gpu/arena';
 import type { Dispatch, GpuContext } from '../../gpu/context';
 import { type NsaBranch, nsaBranchBackwardDispatches, nsaBranchForwardDispatch } from '../../kernels/nsa-attention';
 import {
@@ -87,8 +87,6 @@ export interface NsaCoreGrads {
   mlp?: { k: CmpMlpSlices; v: CmpMlpSlices };
 }
 
-const f32 = (name: string, n: number): ArenaEntry => ({ name, bytes: 4 * n });
-
 export function nsaCoreSizes(s: AttentionShape, cfg: NsaConfig) {
   const N = s.B * s.T;
   const nCmp = numCmpBlocks(s.T, cfg);
@@ -96,94 +94,53 @@ export function nsaCoreSizes(s: AttentionShape, cfg: NsaConfig) {
   return { N, nCmp, nBlocks, kc: s.B * nCmp * s.G * s.dk, vc: s.B * nCmp * s.G * s.dv, o: N * s.H * s.dv, lse: s.B * s.H * s.T };
 }
 
-/** Arena entries of one core's saved tensors, named `${prefix}${field}`. */
-export function nsaCoreSavedEntries(prefix: string, s: AttentionShape, cfg: NsaConfig): ArenaEntry[] {
+/** One core's saved tensors, placed as `${prefix}${field}` (arena.ts layoutEntries/resolveLayout). */
+export function nsaCoreSavedTensors(place: PlaceTensor, prefix: string, s: AttentionShape, cfg: NsaConfig): NsaCoreSaved {
   const z = nsaCoreSizes(s, cfg);
-  const e = [
-    f32(`${prefix}kc`, z.kc),
-    f32(`${prefix}vc`, z.vc),
-    f32(`${prefix}oCmp`, z.o),
-    f32(`${prefix}lseCmp`, z.lse),
-    f32(`${prefix}scores`, s.B * s.T * s.G * z.nBlocks),
-    f32(`${prefix}sel`, s.B * s.T * s.G * cfg.nSel),
-    f32(`${prefix}oSel`, z.o),
-    f32(`${prefix}lseSel`, z.lse),
-    f32(`${prefix}oWin`, z.o),
-    f32(`${prefix}lseWin`, z.lse),
-  ];
-  if (cfg.phi === 'mlp') {
-    for (const [kv, D] of [
-      ['k', s.dk],
-      ['v', s.dv],
-    ] as const) {
-      const L = compressMlpScratchLengths({ B: s.B, T: s.T, G: s.G, D, dHidden: cmpMlpHidden(D), cfg });
-      e.push(f32(`${prefix}mlp.${kv}.hPre`, L.hPre), f32(`${prefix}mlp.${kv}.act`, L.act));
-    }
-  }
-  return e;
-}
-
-export function nsaCoreSavedSlices(prefix: string, get: (name: string) => BufferSlice, cfg: NsaConfig): NsaCoreSaved {
-  const g = (f: string) => get(`${prefix}${f}`);
+  const t = (field: string, floats: number) => place(`${prefix}${field}`, floats);
   const saved: NsaCoreSaved = {
-    kc: g('kc'),
-    vc: g('vc'),
-    oCmp: g('oCmp'),
-    lseCmp: g('lseCmp'),
-    scores: g('scores'),
-    sel: g('sel'),
-    oSel: g('oSel'),
-    lseSel: g('lseSel'),
-    oWin: g('oWin'),
-    lseWin: g('lseWin'),
+    kc: t('kc', z.kc),
+    vc: t('vc', z.vc),
+    oCmp: t('oCmp', z.o),
+    lseCmp: t('lseCmp', z.lse),
+    scores: t('scores', s.B * s.T * s.G * z.nBlocks),
+    sel: t('sel', s.B * s.T * s.G * cfg.nSel),
+    oSel: t('oSel', z.o),
+    lseSel: t('lseSel', z.lse),
+    oWin: t('oWin', z.o),
+    lseWin: t('lseWin', z.lse),
   };
   if (cfg.phi === 'mlp') {
-    saved.mlpSaved = {
-      k: { hPre: g('mlp.k.hPre'), act: g('mlp.k.act') },
-      v: { hPre: g('mlp.v.hPre'), act: g('mlp.v.act') },
+    const mlp = (kv: 'k' | 'v', D: number) => {
+      const L = compressMlpScratchLengths({ B: s.B, T: s.T, G: s.G, D, dHidden: cmpMlpHidden(D), cfg });
+      return { hPre: t(`mlp.${kv}.hPre`, L.hPre), act: t(`mlp.${kv}.act`, L.act) };
     };
+    saved.mlpSaved = { k: mlp('k', s.dk), v: mlp('v', s.dv) };
   }
   return saved;
 }
 
-export function nsaCoreScratchEntries(prefix: string, s: AttentionShape, cfg: NsaConfig): ArenaEntry[] {
+/** One core's backward scratch (shareable by all layers), placed as `${prefix}${field}`. */
+export function nsaCoreScratchTensors(place: PlaceTensor, prefix: string, s: AttentionShape, cfg: NsaConfig): NsaCoreScratch {
   const z = nsaCoreSizes(s, cfg);
   const r = nsaReverseIndexLengths(s, cfg);
-  const e = [
-    f32(`${prefix}dCmp`, z.o),
-    f32(`${prefix}dSel`, z.o),
-    f32(`${prefix}dWin`, z.o),
-    f32(`${prefix}dkc`, z.kc),
-    f32(`${prefix}dvc`, z.vc),
-    f32(`${prefix}delta`, z.lse),
-    f32(`${prefix}rev.counts`, r.counts),
-    f32(`${prefix}rev.offsets`, r.offsets),
-    f32(`${prefix}rev.queries`, r.queries),
-  ];
-  if (cfg.phi === 'mlp') {
-    for (const [kv, D] of [
-      ['k', s.dk],
-      ['v', s.dv],
-    ] as const) {
-      const L = compressMlpScratchLengths({ B: s.B, T: s.T, G: s.G, D, dHidden: cmpMlpHidden(D), cfg });
-      e.push(f32(`${prefix}mlp.${kv}.z`, L.z), f32(`${prefix}mlp.${kv}.dh`, L.dh));
-    }
-  }
-  return e;
-}
-
-export function nsaCoreScratchSlices(prefix: string, get: (name: string) => BufferSlice, cfg: NsaConfig): NsaCoreScratch {
-  const g = (f: string) => get(`${prefix}${f}`);
+  const t = (field: string, floats: number) => place(`${prefix}${field}`, floats);
   const scratch: NsaCoreScratch = {
-    dCmp: g('dCmp'),
-    dSel: g('dSel'),
-    dWin: g('dWin'),
-    dkc: g('dkc'),
-    dvc: g('dvc'),
-    delta: g('delta'),
-    reverse: { counts: g('rev.counts'), offsets: g('rev.offsets'), queries: g('rev.queries') },
+    dCmp: t('dCmp', z.o),
+    dSel: t('dSel', z.o),
+    dWin: t('dWin', z.o),
+    dkc: t('dkc', z.kc),
+    dvc: t('dvc', z.vc),
+    delta: t('delta', z.lse),
+    reverse: { counts: t('rev.counts', r.counts), offsets: t('rev.offsets', r.offsets), queries: t('rev.queries', r.queries) },
   };
-  if (cfg.phi === 'mlp') scratch.mlp = { k: { z: g('mlp.k.z'), dh: g('mlp.k.dh') }, v: { z: g('mlp.v.z'), dh: g('mlp.v.dh') } };
+  if (cfg.phi === 'mlp') {
+    const mlp = (kv: 'k' | 'v', D: number) => {
+      const L = compressMlpScratchLengths({ B: s.B, T: s.T, G: s.G, D, dHidden: cmpMlpHidden(D), cfg });
+      return { z: t(`mlp.${kv}.z`, L.z), dh: t(`mlp.${kv}.dh`, L.dh) };
+    };
+    scratch.mlp = { k: mlp('k', s.dk), v: mlp('v', s.dv) };
+  }
   return scratch;
 }
 

@@ -4,21 +4,13 @@
 // encodes into its own passes (no buffer, pipeline or bind group is created per call).
 // Layouts as docs/nsa-spec.md with a batch dim: q [B,T,H,dk], k*/v* [B,T,G,dk|dv], gates [B,T,H,3]
 // (cmp, sel, win), out and per-branch outputs [B,T,H,dv], selection int32 [B,T,G,nSel].
-import { type Arena, type ArenaEntry, type BufferSlice, createArena } from '../../gpu/arena';
+import { type Arena, type BufferSlice, createArena, layoutEntries, type PlaceTensor, resolveLayout } from '../../gpu/arena';
 import type { Dispatch, GpuContext } from '../../gpu/context';
 import { NSA_ATTN_MAX_HEAD_DIM, NSA_ATTN_MAX_HPG, nsaRowTiling } from '../../kernels/nsa-attention';
 import { type ConfigIssue, InvalidConfigError } from '../../spec/config-issue';
 import { type NsaConfig, validateNsaConfig } from '../../spec/nsa-config';
 import type { AttentionShape } from '../../spec/shapes';
-import {
-  nsaCoreBackward,
-  nsaCoreForward,
-  type NsaCoreSaved,
-  nsaCoreSavedEntries,
-  nsaCoreSavedSlices,
-  nsaCoreScratchEntries,
-  nsaCoreScratchSlices,
-} from './core';
+import { nsaCoreBackward, nsaCoreForward, type NsaCoreSaved, nsaCoreSavedTensors, nsaCoreScratchTensors } from './core';
 
 /** Device tensors the op reads in the forward. */
 export interface NsaOpInputSlices {
@@ -157,12 +149,15 @@ export async function bindNsaOp(gpu: GpuContext, shape: AttentionShape, cfg: Nsa
   assertNsaOp(shape, cfg);
   checkSlices(shape, cfg, a);
   const s: AttentionShape = { B: shape.B, T: shape.T, H: shape.H, G: shape.G, dk: shape.dk, dv: shape.dv };
-  const entries: ArenaEntry[] = nsaCoreSavedEntries('saved.', s, cfg);
-  if (a.grads) entries.push(...nsaCoreScratchEntries('scratch.', s, cfg));
-  const arena: Arena = createArena(gpu, 'nsa-op', entries);
+  // Saved tensors, and backward scratch when grads are given.
+  const tensors = (place: PlaceTensor) => ({
+    saved: nsaCoreSavedTensors(place, 'saved.', s, cfg),
+    scratch: a.grads ? nsaCoreScratchTensors(place, 'scratch.', s, cfg) : undefined,
+  });
+  const arena: Arena = createArena(gpu, 'nsa-op', layoutEntries(tensors));
   const destroy = () => arena.buffers.forEach((b) => b.destroy());
   try {
-    const saved = nsaCoreSavedSlices('saved.', (n) => arena.get(n), cfg);
+    const { saved, scratch } = resolveLayout(tensors, arena);
     const { inputs: x, grads: g } = a;
     const io = {
       q: x.q,
@@ -174,23 +169,17 @@ export async function bindNsaOp(gpu: GpuContext, shape: AttentionShape, cfg: Nsa
       saved,
     };
     const forward = nsaCoreForward(gpu, s, cfg, io);
-    const backward = g
-      ? nsaCoreBackward(
-          gpu,
-          s,
-          cfg,
-          io,
-          nsaCoreScratchSlices('scratch.', (n) => arena.get(n), cfg),
-          {
+    const backward =
+      g && scratch
+        ? nsaCoreBackward(gpu, s, cfg, io, scratch, {
             dout: g.dout,
             dq: g.dq,
             cmp: { k: g.dkCmp, v: g.dvCmp },
             sel: { k: g.dkSel, v: g.dvSel },
             win: { k: g.dkWin, v: g.dvWin },
             gates: { kind: 'gates', dgates: g.dgates },
-          },
-        )
-      : Promise.resolve([]);
+          })
+        : Promise.resolve([]);
     const [f, b] = await Promise.all([forward, backward]);
     return { forward: f, backward: b, saved, destroy };
   } catch (e) {
