@@ -1,37 +1,16 @@
 // The page's autosave (IndexedDB): train the tiny preset a few steps, pause (the pause autosaves),
 // reload: a banner offers the run; Continue resumes it paused at its step, and the finished run's
 // losses equal the uninterrupted run's bit for bit. Discard removes the banner for good.
-import { readFileSync } from 'node:fs';
 
-import { type Download, expect, type Page, test } from '@playwright/test';
+import { expect, type Page, test } from '@playwright/test';
 
-import { collectErrors, expectAdapter, saveScreenshot } from './page-helpers';
+import { collectErrors, expectAdapter, saveScreenshot, trainingLosses, waitForStatus } from './page-helpers';
 
 test.describe.configure({ mode: 'serial' });
 
 const STEPS = 6;
 const PAUSE_AT = 3;
 const HASH = `v=1&preset=tiny&train.steps=${STEPS}&train.warmupSteps=2&train.evalEvery=3`;
-
-const status = (page: Page) => page.getByTestId('run-status');
-
-async function waitFor(page: Page, want: RegExp): Promise<void> {
-  await expect(status(page)).toHaveAttribute('data-status', new RegExp(`^(${want.source}|error)$`), { timeout: 300_000 });
-  if ((await status(page).getAttribute('data-status')) === 'error')
-    throw new Error(`training failed: ${await page.getByTestId('run-error').innerText()}`);
-}
-
-/** The training losses of metrics.csv (full precision), by step. */
-async function losses(page: Page): Promise<Array<[number, string]>> {
-  const [d] = (await Promise.all([page.waitForEvent('download'), page.getByTestId('download-metrics.csv').click()])) as [Download, void];
-  return readFileSync(await d.path(), 'utf8')
-    .trim()
-    .split('\n')
-    .slice(1)
-    .map((l) => l.split(','))
-    .filter((r) => r[1] !== '')
-    .map((r): [number, string] => [Number(r[0]), r[1]]);
-}
 
 async function autosavedAt(page: Page, step: number): Promise<void> {
   const line = page.getByTestId('autosave-status');
@@ -51,19 +30,19 @@ test('pause autosaves; after a reload the banner continues the run and the losse
 
   // The uninterrupted run (autosaved when done).
   await page.getByTestId('run-button').click();
-  await waitFor(page, /done/);
+  await waitForStatus(page, /done/);
   await autosavedAt(page, STEPS);
-  const straight = await losses(page);
+  const straight = await trainingLosses(page);
   expect(straight.map(([s]) => s)).toEqual([...Array(STEPS).keys()]);
 
   // A fresh run: run, pause at PAUSE_AT (stepped, so the pause lands exactly there).
   await page.getByTestId('reset-button').click(); // saved: no confirmation needed
-  await waitFor(page, /idle/);
+  await waitForStatus(page, /idle/);
   for (let i = 1; i <= PAUSE_AT; i++) {
     await expect(page.getByTestId('step-button')).toBeEnabled({ timeout: 300_000 });
     await page.getByTestId('step-button').click();
     await expect(page.getByTestId('steps-done')).toHaveText(String(i), { timeout: 300_000 });
-    await waitFor(page, /paused/);
+    await waitForStatus(page, /paused/);
   }
   await autosavedAt(page, PAUSE_AT);
 
@@ -77,15 +56,15 @@ test('pause autosaves; after a reload the banner continues the run and the losse
   await expect(banner).toContainText(`A run was saved at step ${PAUSE_AT}`);
   await saveScreenshot(page, testInfo, 'autosave-banner');
   await page.getByTestId('autosave-continue').click();
-  await waitFor(page, /paused/);
+  await waitForStatus(page, /paused/);
   await expect(banner).toHaveCount(0);
   await expect(page.getByTestId('steps-done')).toHaveText(String(PAUSE_AT));
   await expect(page.getByTestId('config-field-train.steps')).toHaveValue(String(STEPS));
   await expect(page.getByTestId('run-button')).toHaveText(/Resume/);
   await page.getByTestId('run-button').click();
-  await waitFor(page, /done/);
+  await waitForStatus(page, /done/);
   expect(Number(await page.getByTestId('steps-done').innerText())).toBe(STEPS);
-  const resumed = await losses(page);
+  const resumed = await trainingLosses(page);
   expect(resumed).toEqual(straight);
   await autosavedAt(page, STEPS);
   testInfo.annotations.push({ type: 'loss', description: `final loss ${resumed.at(-1)?.[1]} (uninterrupted ${straight.at(-1)?.[1]})` });

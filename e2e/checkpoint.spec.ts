@@ -4,40 +4,15 @@
 // refused next to the control, naming the file and the field; the next attempt clears the message.
 import { readFileSync } from 'node:fs';
 
-import { type Download, expect, type Page, test } from '@playwright/test';
+import { expect, type Page, test } from '@playwright/test';
 
-import { collectErrors, expectAdapter, saveScreenshot } from './page-helpers';
+import { collectErrors, download, expectAdapter, saveScreenshot, trainingLosses, waitForStatus } from './page-helpers';
 
 test.describe.configure({ mode: 'serial' });
 
 const STEPS = 6;
 const PAUSE_AT = 3;
 const HASH = `v=1&preset=tiny&train.steps=${STEPS}&train.warmupSteps=2&train.evalEvery=3`;
-
-const status = (page: Page) => page.getByTestId('run-status');
-
-async function waitFor(page: Page, want: RegExp): Promise<void> {
-  await expect(status(page)).toHaveAttribute('data-status', new RegExp(`^(${want.source}|error)$`), { timeout: 300_000 });
-  if ((await status(page).getAttribute('data-status')) === 'error')
-    throw new Error(`training failed: ${await page.getByTestId('run-error').innerText()}`);
-}
-
-async function download(page: Page, testId: string): Promise<Download> {
-  const [d] = (await Promise.all([page.waitForEvent('download'), page.getByTestId(testId).click()])) as [Download, void];
-  return d;
-}
-
-/** The training losses of metrics.csv (full precision), by step. */
-async function losses(page: Page): Promise<Array<[number, string]>> {
-  const csv = readFileSync(await (await download(page, 'download-metrics.csv')).path(), 'utf8')
-    .trim()
-    .split('\n');
-  return csv
-    .slice(1)
-    .map((l) => l.split(','))
-    .filter((r) => r[1] !== '')
-    .map((r): [number, string] => [Number(r[0]), r[1]]);
-}
 
 test('download a checkpoint, reload, continue from it: the loss equals the uninterrupted run bit for bit', async ({
   browser,
@@ -50,18 +25,18 @@ test('download a checkpoint, reload, continue from it: the loss equals the unint
 
   // The uninterrupted run.
   await page.getByTestId('run-button').click();
-  await waitFor(page, /done/);
-  const straight = await losses(page);
+  await waitForStatus(page, /done/);
+  const straight = await trainingLosses(page);
   expect(straight.map(([s]) => s)).toEqual([...Array(STEPS).keys()]);
 
   // A fresh run of the same config, stepped to PAUSE_AT and saved.
   await page.getByTestId('reset-button').click();
-  await waitFor(page, /idle/);
+  await waitForStatus(page, /idle/);
   for (let i = 1; i <= PAUSE_AT; i++) {
     await expect(page.getByTestId('step-button')).toBeEnabled({ timeout: 300_000 });
     await page.getByTestId('step-button').click();
     await expect(page.getByTestId('steps-done')).toHaveText(String(i), { timeout: 300_000 });
-    await waitFor(page, /paused/);
+    await waitForStatus(page, /paused/);
   }
   const saved = await download(page, 'download-checkpoint');
   expect(saved.suggestedFilename()).toBe(`tiny-step${PAUSE_AT}.safetensors`);
@@ -75,18 +50,18 @@ test('download a checkpoint, reload, continue from it: the loss equals the unint
   const input = page.getByTestId('checkpoint-input');
   await input.setInputFiles({ name: 'broken.safetensors', mimeType: 'application/octet-stream', buffer: bytes.subarray(0, 6) });
   await expect(page.getByTestId('checkpoint-error')).toContainText('broken.safetensors: header length');
-  await waitFor(page, /idle/);
+  await waitForStatus(page, /idle/);
 
   await input.setInputFiles({ name: saved.suggestedFilename(), mimeType: 'application/octet-stream', buffer: bytes });
-  await waitFor(page, /paused/);
+  await waitForStatus(page, /paused/);
   await expect(page.getByTestId('checkpoint-error')).toHaveCount(0);
   await expect(page.getByTestId('steps-done')).toHaveText(String(PAUSE_AT));
   await expect(page.getByTestId('config-field-train.steps')).toHaveValue(String(STEPS)); // the checkpoint's config
   await expect(page.getByTestId('run-button')).toHaveText(/Resume/);
   await page.getByTestId('run-button').click();
-  await waitFor(page, /done/);
+  await waitForStatus(page, /done/);
   expect(Number(await page.getByTestId('steps-done').innerText())).toBe(STEPS);
-  const resumed = await losses(page);
+  const resumed = await trainingLosses(page);
   expect(resumed).toEqual(straight);
   testInfo.annotations.push({ type: 'loss', description: `final loss ${resumed.at(-1)?.[1]} (uninterrupted ${straight.at(-1)?.[1]})` });
   await saveScreenshot(page, testInfo, 'checkpoint-resumed');

@@ -1,5 +1,7 @@
 // Shared steps of the e2e specs.
-import { expect, type Page, type TestInfo } from '@playwright/test';
+import { readFileSync } from 'node:fs';
+
+import { type Download, expect, type Page, type TestInfo } from '@playwright/test';
 
 /** Collects uncaught page errors and console errors (dedicated workers' included). */
 export function collectErrors(page: Page): string[] {
@@ -34,4 +36,29 @@ export async function saveScreenshot(page: Page, testInfo: TestInfo, name: strin
   const path = testInfo.outputPath(`${name}.png`);
   await page.screenshot({ path, fullPage: true });
   await testInfo.attach(name, { path, contentType: 'image/png' });
+}
+
+/** Waits until the run status matches `want` (or error, which throws with the run's message). */
+export async function waitForStatus(page: Page, want: RegExp): Promise<void> {
+  const status = page.getByTestId('run-status');
+  await expect(status).toHaveAttribute('data-status', new RegExp(`^(${want.source}|error)$`), { timeout: 300_000 });
+  if ((await status.getAttribute('data-status')) === 'error')
+    throw new Error(`training failed: ${await page.getByTestId('run-error').innerText()}`);
+}
+
+/** Clicks a download button and returns the download. */
+export async function download(page: Page, testId: string): Promise<Download> {
+  const [d] = (await Promise.all([page.waitForEvent('download'), page.getByTestId(testId).click()])) as [Download, void];
+  return d;
+}
+
+/** The training losses of the page's metrics.csv (full precision), by step. */
+export async function trainingLosses(page: Page): Promise<Array<[number, string]>> {
+  return readFileSync(await (await download(page, 'download-metrics.csv')).path(), 'utf8')
+    .trim()
+    .split('\n')
+    .slice(1)
+    .map((l) => l.split(','))
+    .filter((r) => r[1] !== '')
+    .map((r): [number, string] => [Number(r[0]), r[1]]);
 }
