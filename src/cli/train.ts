@@ -12,13 +12,13 @@ import { describeAdapter } from '../gpu/context';
 import { acquireNodeGpu } from '../gpu/node-device';
 import { formatConfigIssues } from '../spec/config-issue';
 import { countParams, paramSpecs } from '../spec/params';
-import { decodeCheckpoint, encodeCheckpoint, type TrainingCheckpoint } from '../train/checkpoint/checkpoint';
+import { decodeCheckpoint, type TrainingCheckpoint } from '../train/checkpoint/checkpoint';
 import { type RunConfig, validateRunConfig } from '../train/config';
 import type { Dataset } from '../train/datasets';
 import { trainingLoop } from '../train/loop';
 import { csvRows } from '../train/metrics-csv';
 import { type AtomicWriteHooks, CHECKPOINT_FILE, RUN_SOURCE_FILE, RunFolder, saveCheckpoint } from '../train/run-files';
-import { NonFiniteError, Trainer, type TrainerResumeState } from '../train/trainer';
+import { NonFiniteError, Trainer } from '../train/trainer';
 import type { EvalMetrics, Heartbeat, StepMetrics } from '../train/types';
 import { intFlag, numFlag, parseArgs, type ParsedArgs } from './args';
 import { datasetForRun } from './data-node';
@@ -153,13 +153,7 @@ async function main(): Promise<number> {
   }
 
   trainer = from
-    ? await Trainer.resume(
-        gpu,
-        config,
-        dataset,
-        { ...from.state, params: from.params, adamM: from.adamM, adamV: from.adamV },
-        { onHeartbeat },
-      )
+    ? await Trainer.fromCheckpoint(gpu, from, dataset, { onHeartbeat })
     : await Trainer.create(gpu, config, dataset, { onHeartbeat });
   const m = config.model;
   console.log(
@@ -172,24 +166,13 @@ async function main(): Promise<number> {
   let checkpointsWritten = 0;
   const crashAt = Number(process.env[CRASH_HOOK] ?? 0);
   const checkpoint = async (reason: string) => {
-    const state: TrainerResumeState = await trainer!.resumeState();
     const c0 = performance.now();
-    const bytes = encodeCheckpoint({
-      config,
-      state: { stepsDone: state.stepsDone, batchesDrawn: state.batchesDrawn },
-      params: state.params,
-      adamM: state.adamM,
-      adamV: state.adamV,
-      metrics,
-      evals,
-      reason,
-      savedAt: new Date().toISOString(),
-    });
+    const bytes = await trainer!.checkpoint({ metrics, evals, reason });
     const hooks: AtomicWriteHooks = {};
     if (++checkpointsWritten === crashAt) hooks.beforeRename = () => process.kill(process.pid, 'SIGKILL');
     folder.writeCheckpoint(bytes, hooks);
     console.log(
-      `[checkpoint] step ${state.stepsDone} (${reason}): ${(bytes.byteLength / 2 ** 20).toFixed(2)} MiB in ${(performance.now() - c0).toFixed(0)} ms`,
+      `[checkpoint] step ${trainer!.stepsDone} (${reason}): ${(bytes.byteLength / 2 ** 20).toFixed(2)} MiB in ${(performance.now() - c0).toFixed(0)} ms`,
     );
   };
   const t0 = performance.now();

@@ -9,7 +9,7 @@ import type { NsaStats } from '../kernels/nsa-stats';
 import { initParams } from '../model/init';
 import { ModelPlan, type NamedTensors } from '../model/plan';
 import { InvalidConfigError } from '../spec/config-issue';
-import type { TrainerState } from './checkpoint/checkpoint';
+import { encodeCheckpoint, type TrainerState, type TrainingCheckpoint } from './checkpoint/checkpoint';
 import { type RunConfig, validateRunConfig } from './config';
 import type { Batch, Dataset } from './datasets';
 import { learningRate, type LrSchedule } from './lr-schedule';
@@ -158,6 +158,30 @@ export class Trainer {
     trainer.beat('init', `resumed at step ${stepsDone} (${batchesDrawn} batches drawn)`);
     trainer.phase = 'idle';
     return trainer;
+  }
+
+  /** Continues the run a decoded checkpoint file holds (its config, step, data cursor, weights and moments). */
+  static fromCheckpoint(gpu: GpuContext, from: TrainingCheckpoint, dataset: Dataset, hooks: TrainerHooks = {}): Promise<Trainer> {
+    return Trainer.resume(gpu, from.config, dataset, { ...from.state, params: from.params, adamM: from.adamM, adamV: from.adamV }, hooks);
+  }
+
+  /**
+   * This run as a checkpoint file (the CLI's and the page's format) with the metrics and
+   * evaluations so far. Call it with no step in flight, as resumeState.
+   */
+  async checkpoint(o: { metrics: StepMetrics[]; evals: EvalMetrics[]; reason: string; savedAt?: Date }): Promise<Uint8Array> {
+    const { stepsDone, batchesDrawn, params, adamM, adamV } = await this.resumeState();
+    return encodeCheckpoint({
+      config: this.config,
+      state: { stepsDone, batchesDrawn },
+      params,
+      adamM,
+      adamV,
+      metrics: o.metrics,
+      evals: o.evals,
+      reason: o.reason,
+      savedAt: (o.savedAt ?? new Date()).toISOString(),
+    });
   }
 
   /** The state to write into a checkpoint. Call it with no step in flight (at a loop checkpoint or after the loop). */

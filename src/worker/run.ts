@@ -7,7 +7,7 @@ import { readSelectionSnapshots } from '../model/nsa/snapshot-read';
 import { numSelBlocks } from '../spec/nsa-blocks';
 import { countParams } from '../spec/params';
 import type { SelectionSnapshot } from '../spec/selection-snapshot';
-import { decodeCheckpoint, encodeCheckpoint, type TrainingCheckpoint } from '../train/checkpoint/checkpoint';
+import { decodeCheckpoint, type TrainingCheckpoint } from '../train/checkpoint/checkpoint';
 import type { RunConfig } from '../train/config';
 import type { Dataset } from '../train/datasets';
 import { csvRows } from '../train/metrics-csv';
@@ -120,9 +120,7 @@ export class PlaygroundRun {
     const early: Heartbeat[] = [];
     let run: PlaygroundRun | null = null;
     const hooks = { onHeartbeat: (b: Heartbeat) => (run ? run.onHeartbeat(b) : early.push(b)) };
-    const trainer = from
-      ? await Trainer.resume(gpu, req.config, dataset, { ...from.state, params: from.params, adamM: from.adamM, adamV: from.adamV }, hooks)
-      : await Trainer.create(gpu, req.config, dataset, hooks);
+    const trainer = from ? await Trainer.fromCheckpoint(gpu, from, dataset, hooks) : await Trainer.create(gpu, req.config, dataset, hooks);
     run = new PlaygroundRun(gpu, req, trainer, dataset, from);
     for (const b of early) run.onHeartbeat(b);
     return run;
@@ -291,20 +289,9 @@ export class PlaygroundRun {
     if (state === 'training' || this.trainCalls > 0)
       throw new Error('Pause the run before saving a checkpoint: a training call is still running.');
     if (state === 'closed') throw new Error('This run was stopped; there is nothing to save.');
-    const read = this.trainer.resumeState();
-    this.saving = read.catch(() => {});
-    const s = await read;
-    return encodeCheckpoint({
-      config: this.req.config,
-      state: { stepsDone: s.stepsDone, batchesDrawn: s.batchesDrawn },
-      params: s.params,
-      adamM: s.adamM,
-      adamV: s.adamV,
-      metrics: this.metrics,
-      evals: this.evals,
-      reason: 'page',
-      savedAt: now.toISOString(),
-    });
+    const bytes = this.trainer.checkpoint({ metrics: this.metrics, evals: this.evals, reason: 'page', savedAt: now });
+    this.saving = bytes.catch(() => {});
+    return bytes;
   }
 
   /** The CLI's run files: heartbeat.jsonl, metrics.csv, and config.json as saveCheckpoint writes it. */
