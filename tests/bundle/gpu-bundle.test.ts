@@ -1,0 +1,200 @@
+// The offline GPU bundle's parts that can be checked without packing it (packing and running it on
+// SwiftShader takes minutes: `npm run gpu:pack && bash dist/gpu-bundle/run.sh OUT --small
+// --allow-software`, recorded in docs/benchmarks.md): the dependency closure, the run script's
+// argument checks, the summary, the PyTorch side, the adapter preference and the FLOP arithmetic.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { describe, expect, it } from 'vitest';
+
+// @ts-expect-error plain .mjs script without types
+import { summarize, testCounts } from '../../scripts/gpu/summarize.mjs';
+import { knownFp32Peak } from '../../src/cli/fp32-peak';
+import { gpuPreferenceFromEnv } from '../../src/gpu/gpu-preference';
+import type { ModelConfig } from '../../src/spec/model-config';
+import { attentionForwardFlops, keysPerQuery, perTokenMatmulParams, trainingFlopsPerStep } from '../../src/spec/model-flops';
+import { preset } from '../../src/train/presets';
+import { pythonWithTorch } from '../helpers/python';
+
+const tinyDense = (): ModelConfig => ({ ...preset('tiny').model, attention: 'dense' });
+
+describe('model FLOPs (MFU in npm run bench)', () => {
+  it('tiny dense: per-token matmul weights and attention counted by hand', () => {
+    // wte 256·64 (as the tied output projection) + 2 layers × (wq 64·64, wk 64·32, wv 64·32,
+    // wo 64·64, w1 64·128, w3 64·128, w2 128·64).
+    expect(perTokenMatmulParams(tinyDense())).toBe(16384 + 2 * 36864);
+    // Σ_t (t + 1) = 64·65/2 keys, × 4 heads × 2 layers × (2·16 + 2·16) FLOPs per key.
+    expect(attentionForwardFlops(tinyDense())).toBe(2080 * 4 * 2 * 64);
+    // 3 × (2 · params · 8·64 tokens + 8 sequences · attention).
+    expect(trainingFlopsPerStep(tinyDense(), 8)).toBe(3 * (2 * 90112 * 512 + 8 * 1064960));
+  });
+
+  it('NSA keys per query: compressed + selected (≤ nSel·lSel, ≤ t+1) + window', () => {
+    const m: ModelConfig = { ...tinyDense(), attention: 'nsa' }; // l 8, d 4, lSel 16, nSel 3, w 16
+    expect(keysPerQuery(m, 0)).toBe(0 + 1 + 1); // no compressed block yet
+    expect(keysPerQuery(m, 7)).toBe(1 + 8 + 8); // block 0 = [0, 8) complete
+    expect(keysPerQuery(m, 63)).toBe(15 + 48 + 16); // (64 − 8)/4 + 1 blocks, 3 × 16 selected, w 16
+    expect(keysPerQuery(tinyDense(), 63)).toBe(64);
+  });
+});
+
+describe('fp32 peaks of known GPUs', () => {
+  it('matches the most specific name first, and knows nothing of others', () => {
+    expect(knownFp32Peak('NVIDIA H100 80GB HBM3')?.tflops).toBe(66.9);
+    expect(knownFp32Peak('NVIDIA H100 PCIe')?.tflops).toBe(51.2);
+    expect(knownFp32Peak('NVIDIA H200')?.source).toBe('NVIDIA H200 SXM');
+    expect(knownFp32Peak('NVIDIA GeForce RTX 3090')?.tflops).toBe(35.6);
+    expect(knownFp32Peak('SwiftShader Device (Subzero)')).toBeNull();
+  });
+});
+
+describe('NSA_GPU', () => {
+  it('accepts auto, software and hardware; anything else names the variable', () => {
+    expect(gpuPreferenceFromEnv({})).toBe('auto');
+    expect(gpuPreferenceFromEnv({ NSA_GPU: 'hardware' })).toBe('hardware');
+    expect(gpuPreferenceFromEnv({ NSA_GPU: 'software' })).toBe('software');
+    expect(() => gpuPreferenceFromEnv({ NSA_GPU: 'cuda' })).toThrow(/NSA_GPU must be one of auto, software, hardware \(got 'cuda'\)/);
+  });
+});
+
+describe('collect-deps: the node_modules the bundle carries', () => {
+  const collect = (...roots: string[]) => spawnSync(process.execPath, ['scripts/gpu/collect-deps.mjs', ...roots], { encoding: 'utf8' });
+
+  it("vitest's closure holds vite and the installed native rolldown build, not other platforms'", () => {
+    const r = collect('vitest');
+    expect(r.status).toBe(0);
+    const dirs = r.stdout.trim().split('\n');
+    expect(dirs).toContain('node_modules/vitest');
+    expect(dirs).toContain('node_modules/vite');
+    expect(dirs).toContain('node_modules/@rolldown/binding-linux-x64-gnu');
+    expect(dirs.some((d) => d.includes('darwin') || d.includes('win32'))).toBe(false);
+  });
+
+  it('a root that is not installed is an error naming it', () => {
+    const r = collect('no-such-package-here');
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toMatch(/root package 'no-such-package-here' is not installed/);
+  });
+});
+
+describe('run.sh arguments', () => {
+  const run = (...args: string[]) => spawnSync('bash', ['scripts/gpu/run.sh', ...args], { encoding: 'utf8' });
+
+  it('refuses unknown arguments and steps before doing anything', () => {
+    const out = mkdtempSync(join(tmpdir(), 'bundle-'));
+    expect(run(out, '--smal').stderr).toMatch(/unknown argument '--smal'/);
+    expect(run(out, '--only', 'tests,benchmark').stderr).toMatch(/--only: unknown step 'benchmark'/);
+    expect(run().status).toBe(2);
+  });
+
+  it('says how to make the bundle when run without its payload', () => {
+    const r = run(mkdtempSync(join(tmpdir(), 'bundle-')));
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/no payload\.tar\.xz beside run\.sh: make the bundle with scripts\/gpu\/pack\.sh/);
+  });
+});
+
+describe('summary of a bundle run', () => {
+  it('reduces the reports to counts, figures and side-by-side PyTorch rates', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bundle-out-'));
+    writeFileSync(join(dir, 'adapter.json'), JSON.stringify({ summary: 'nvidia / hopper / NVIDIA H100', fp32_peak: { tflops: 66.9 } }));
+    writeFileSync(
+      join(dir, 'gpu-tests.json'),
+      JSON.stringify({
+        numTotalTestSuites: 2,
+        numPassedTests: 3,
+        numFailedTests: 1,
+        numPendingTests: 0,
+        numTotalTests: 4,
+        testResults: [
+          {
+            name: '/tmp/nsa-gpu-bundle/app/tests/kernels/matmul.test.ts',
+            assertionResults: [{ status: 'failed', fullName: 'matmul big' }],
+          },
+        ],
+      }),
+    );
+    writeFileSync(
+      join(dir, 'bench.jsonl'),
+      [
+        '[gpu] adapter: not JSON, skipped',
+        JSON.stringify({ kind: 'matmul', M: 4096, N: 4096, K: 4096, gflops: 15000, mfu: 0.2242 }),
+        JSON.stringify({ kind: 'preset', preset: 'tiny', attention: 'dense', tokens_per_s: 123456.7, ms_per_step: 4.1, mfu: 0.01 }),
+        JSON.stringify({ kind: 'kernels', preset: 'tiny', attention: 'dense', kernels: [{ kernel: 'matmul', share: 0.5 }] }),
+      ].join('\n'),
+    );
+    writeFileSync(
+      join(dir, 'torch.json'),
+      JSON.stringify({
+        environment: { torch: '2.11' },
+        results: [{ preset: 'tiny', attention: 'dense', mode: 'sdpa', tokens_per_s: 99999 }],
+      }),
+    );
+    const steps = join(dir, 'steps.tsv');
+    writeFileSync(steps, 'adapter\t0\t2\ntests\t1\t60\n');
+    const s = summarize(dir, steps);
+    expect(s.adapter).toBe('nvidia / hopper / NVIDIA H100');
+    expect(s.steps).toEqual([
+      { name: 'adapter', exit: 0, seconds: 2 },
+      { name: 'tests', exit: 1, seconds: 60 },
+    ]);
+    expect(s.tests).toMatchObject({ passed: 3, failed: 1, total: 4, failed_tests: ['tests/kernels/matmul.test.ts: matmul big'] });
+    expect(s.matmul).toEqual([{ size: '4096x4096x4096', gflops: 15000, mfu: 0.224 }]);
+    expect(s.presets[0]).toMatchObject({
+      preset: 'tiny',
+      tokens_per_s: 123000,
+      torch_sdpa_tokens_per_s: 100000,
+      top_kernels: ['matmul 50%'],
+    });
+    expect(testCounts(null)).toBeNull();
+  });
+});
+
+describe('torch_bench.py (the PyTorch side)', () => {
+  it('times the dense lines of bench.jsonl on the same model and batch, and says why NSA lines are not timed', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'torch-bench-'));
+    const model = { ...tinyDense(), seqLen: 16, nLayers: 1 };
+    const line = (attention: string) =>
+      JSON.stringify({
+        kind: 'preset',
+        preset: 'tiny',
+        attention,
+        model: { ...model, attention },
+        batch_size: 2,
+        grad_accum: 1,
+        tokens_per_s: 1000,
+      });
+    writeFileSync(join(dir, 'bench.jsonl'), `${line('dense')}\n${line('nsa')}\n`);
+    const out = join(dir, 'torch.json');
+    const { python, hasTorch } = pythonWithTorch();
+    const r = spawnSync(
+      python,
+      ['scripts/gpu/torch_bench.py', '--bench', join(dir, 'bench.jsonl'), '--out', out, '--steps', '1', '--allow-cpu'],
+      {
+        encoding: 'utf8',
+        timeout: 120_000,
+      },
+    );
+    expect(r.status, r.stderr).toBe(0);
+    const result = JSON.parse(readFileSync(out, 'utf8')) as {
+      skipped?: string;
+      results?: Array<{ mode: string | null; tokens_per_s?: number; skipped?: string; ours_over_torch?: number }>;
+    };
+    if (!hasTorch) {
+      expect(result.skipped).toMatch(/no torch/);
+      return;
+    }
+    const rows = result.results!;
+    expect(rows.map((x) => x.mode)).toEqual(['eager', 'sdpa', null]);
+    // torch 1.13 (Debian's) has no scaled_dot_product_attention: that row says so instead.
+    const timed = rows.slice(0, 2).filter((row) => !(row.mode === 'sdpa' && /no scaled_dot_product_attention/.test(row.skipped ?? '')));
+    expect(timed.length).toBeGreaterThanOrEqual(1);
+    for (const row of timed) {
+      expect(row.tokens_per_s).toBeGreaterThan(0);
+      expect(row.ours_over_torch).toBeCloseTo(1000 / row.tokens_per_s!, 6);
+    }
+    expect(rows[2].skipped).toMatch(/no PyTorch NSA model/);
+  });
+});
