@@ -69,12 +69,12 @@ failed=0
 # step NAME COMMAND...: runs it, records status and seconds.
 step() {
   local name="$1"; shift
-  echo "== $name: $*"
+  echo "== $name: $*" >&2
   local t0=$SECONDS
   "$@"
   local rc=$?
   printf '%s\t%s\t%s\n' "$name" "$rc" "$((SECONDS - t0))" >> "$status"
-  echo "== $name: exit $rc in $((SECONDS - t0)) s"
+  echo "== $name: exit $rc in $((SECONDS - t0)) s" >&2
   [ "$rc" = 0 ] || failed=1
   return "$rc"
 }

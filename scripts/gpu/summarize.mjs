@@ -48,7 +48,7 @@ export function testCounts(report) {
     (f.assertionResults ?? []).filter((a) => a.status === 'failed').map((a) => `${f.name.replace(/^.*\/app\//, '')}: ${a.fullName}`),
   );
   return {
-    files: report.numTotalTestSuites,
+    files: (report.testResults ?? []).length,
     passed: report.numPassedTests,
     failed: report.numFailedTests,
     skipped: (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0),

@@ -140,7 +140,7 @@ describe('summary of a bundle run', () => {
       { name: 'adapter', exit: 0, seconds: 2 },
       { name: 'tests', exit: 1, seconds: 60 },
     ]);
-    expect(s.tests).toMatchObject({ passed: 3, failed: 1, total: 4, failed_tests: ['tests/kernels/matmul.test.ts: matmul big'] });
+    expect(s.tests).toMatchObject({ files: 1, passed: 3, failed: 1, total: 4, failed_tests: ['tests/kernels/matmul.test.ts: matmul big'] });
     expect(s.matmul).toEqual([{ size: '4096x4096x4096', gflops: 15000, mfu: 0.224 }]);
     expect(s.presets[0]).toMatchObject({
       preset: 'tiny',
