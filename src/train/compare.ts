@@ -1,5 +1,5 @@
-// Comparing runs: which settings differ, and the final and best metrics of each. Pure data (the
-// CLI's `npm run compare` prints it; the page can show the same table).
+// Comparing runs: which settings differ, and the final and best metrics of each. Pure data: the
+// CLI's `npm run compare` prints it, the page's comparison view shows the same tables.
 import type { RunConfig } from './config';
 import type { EvalMetrics, StepMetrics } from './types';
 
@@ -85,7 +85,39 @@ export function compareRuns(runs: readonly ComparedRun[]): Comparison {
   return { differences, runs: runs.map(figuresOf) };
 }
 
-const show = (v: unknown): string => (v === undefined || v === null ? '—' : typeof v === 'number' ? String(v) : JSON.stringify(v));
+/** A setting's value as the comparison shows it (CLI and page): numbers as written, '—' when absent, anything else as JSON. */
+export const formatSettingValue = (v: unknown): string =>
+  v === undefined || v === null ? '—' : typeof v === 'number' ? String(v) : JSON.stringify(v);
+
+/** The columns of one run's figures (figureCells), as the CLI and the page show them. */
+export const FIGURE_COLUMNS = [
+  'run',
+  'attention',
+  'steps',
+  'final loss',
+  'best loss',
+  'final val',
+  'best val',
+  'tok/s (median)',
+  'gates cmp/sel/win',
+] as const;
+
+/** One run's figures as text cells, in FIGURE_COLUMNS order. */
+export function figureCells(r: RunFigures): string[] {
+  const loss = (v: number | null) => (v === null ? '—' : v.toFixed(4));
+  const at = (v: number | null, step: number | null) => (v === null ? '—' : `${loss(v)} @${step}`);
+  return [
+    r.name,
+    r.attention,
+    String(r.steps),
+    loss(r.finalLoss),
+    at(r.bestLoss, r.bestLossStep),
+    loss(r.finalValLoss),
+    at(r.bestValLoss, r.bestValStep),
+    r.medianTokensPerSecond === null ? '—' : r.medianTokensPerSecond.toFixed(0),
+    r.finalGates ? r.finalGates.map((g) => g.toFixed(3)).join('/') : '—',
+  ];
+}
 
 /** The comparison as text: the settings that differ, then one line of figures per run. */
 export function formatComparison(c: Comparison): string[] {
@@ -105,26 +137,14 @@ export function formatComparison(c: Comparison): string[] {
     out.push(
       ...table(
         ['setting', ...names],
-        c.differences.map((d) => [d.path, ...d.values.map((v) => show(v))]),
+        c.differences.map((d) => [d.path, ...d.values.map((v) => formatSettingValue(v))]),
       ),
     );
   out.push('', 'metrics:');
-  const loss = (v: number | null) => (v === null ? '—' : v.toFixed(4));
-  const at = (v: number | null, step: number | null) => (v === null ? '—' : `${loss(v)} @${step}`);
   out.push(
     ...table(
-      ['run', 'attention', 'steps', 'final loss', 'best loss', 'final val', 'best val', 'tok/s (median)', 'gates cmp/sel/win'],
-      c.runs.map((r) => [
-        r.name,
-        r.attention,
-        String(r.steps),
-        loss(r.finalLoss),
-        at(r.bestLoss, r.bestLossStep),
-        loss(r.finalValLoss),
-        at(r.bestValLoss, r.bestValStep),
-        r.medianTokensPerSecond === null ? '—' : r.medianTokensPerSecond.toFixed(0),
-        r.finalGates ? r.finalGates.map((g) => g.toFixed(3)).join('/') : '—',
-      ]),
+      [...FIGURE_COLUMNS],
+      c.runs.map((r) => figureCells(r)),
     ),
   );
   return out;

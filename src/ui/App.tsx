@@ -1,15 +1,18 @@
 // The playground page: GPU status, the config, run controls, heartbeat, charts, the selection
-// stepper and generation (./layout/Inspect). Components from ./config, ./stepper and ./generate
+// stepper and generation (./layout/Inspect), then the run library and the comparison of its runs. Components from ./config, ./stepper and ./generate
 // are mounted with the page's state; the worker is reached through ./controller only.
-import { useEffect, useMemo } from 'react';
+import { useCallback, useEffect, useMemo, useRef } from 'react';
 
 import { ChartsPanel } from './charts/ChartsPanel';
+import { ComparePanel } from './compare/ComparePanel';
 import { AdapterPanel } from './components/AdapterPanel';
 import { ConfigPanel } from './config/ConfigPanel';
 import { probeAdapter, startProblems } from './controller';
 import { HeartbeatPanel } from './heartbeat/HeartbeatPanel';
 import { StallBanner } from './heartbeat/StallBanner';
 import { Inspect } from './layout/Inspect';
+import { useLibrary } from './library/library-state';
+import { LibraryPanel } from './library/LibraryPanel';
 import { AutosaveBanner, useAutosaveGuards } from './run/Autosave';
 import { RunPanel } from './run/RunPanel';
 import { useStore } from './store';
@@ -31,6 +34,12 @@ export function App() {
   const setConfig = useStore((s) => s.setConfig);
   const setUpload = useStore((s) => s.setUpload);
   const problems = useMemo(() => startProblems(config, upload), [config, upload]);
+  const compareRef = useRef<HTMLElement>(null);
+  // "Open" a library run: its curves alone in the comparison view, scrolled to.
+  const openRun = useCallback((id: string) => {
+    useLibrary.getState().setCompare([id]);
+    requestAnimationFrame(() => compareRef.current?.scrollIntoView({ behavior: 'smooth', block: 'start' }));
+  }, []);
   useHashSync();
   useAutosaveGuards();
   useEffect(() => {
@@ -66,6 +75,8 @@ export function App() {
               <Inspect />
             </div>
           </div>
+          <LibraryPanel onOpen={openRun} />
+          <ComparePanel ref={compareRef} />
         </>
       )}
     </main>

@@ -1,27 +1,17 @@
 // When the page autosaves its run, and how many trained steps a reload would lose (pure; the
-// controller and ./autosave-store.ts do the work).
+// controller and ./library/autosave-run.ts do the work).
 //
 // Design: the worker can only write a checkpoint between train() calls, so the controller trains
 // in chunks that end at every multiple of AUTOSAVE_EVERY steps, saves between two chunks (the page
 // keeps showing 'running'), and goes on unless a pause was asked meanwhile; it also saves after
-// every pause, Step and the end of the run, and when the tab is hidden while paused or done.
+// every pause, Step and the end of the run, and when the tab is hidden while paused or done, into
+// the run's entry of the run library (./library).
 // Chunking changes no result: a run trained in pieces equals the uninterrupted one bit for bit.
 import type { RunConfig } from '../train/config';
 import type { RunStatus } from './store';
 
 /** Steps between autosaves while training. */
 export const AUTOSAVE_EVERY = 50;
-
-/** What is stored next to the checkpoint bytes (under the key "autosave"). */
-export interface AutosaveMeta {
-  /** The checkpoint's file name (`<preset>-step<N>.safetensors`), for messages. */
-  name: string;
-  /** ISO time of the save. */
-  savedAt: string;
-  stepsDone: number;
-  /** A short description of the run's config. */
-  summary: string;
-}
 
 /**
  * Steps for the next train() call of a call for `left` more steps: up to the next multiple of

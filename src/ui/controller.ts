@@ -13,12 +13,15 @@ import {
   type GenerateStart,
   type StreamedToken,
 } from '../worker/protocol';
-import { AUTOSAVE_EVERY, autosaveChunk, configSummary, unsavedSteps } from './autosave-policy';
-import { deleteAutosave, readAutosave, writeAutosave } from './autosave-store';
+import { AUTOSAVE_EVERY, autosaveChunk, unsavedSteps } from './autosave-policy';
 import { runConfigErrors } from './config/parse';
-import { closestPreset } from './config/presets';
 import { dataProblem } from './data/DataPanel';
 import type { UploadedText } from './data/upload';
+import { autosaveRun } from './library/autosave-run';
+import { checkpointFileName, newRunId } from './library/entry';
+import { libraryAction, libraryStorage, showSaved } from './library/library-actions';
+import { useLibrary } from './library/library-state';
+import { storageErrorMessage } from './library/storage-errors';
 import { useStore } from './store';
 
 let client: TrainerClient | null = null;
@@ -75,15 +78,16 @@ export async function probeAdapter(): Promise<void> {
   }
 }
 
-/** Builds the run when there is none. Resolves true when a run is ready to train. */
-async function ensureRun(): Promise<boolean> {
+/** Builds the run when there is none (a new run-library entry `libraryId`). Resolves true when a run is ready to train. */
+async function ensureRun(libraryId: string): Promise<boolean> {
   const s = useStore.getState();
   if (s.status === 'paused') return true;
   if (s.status !== 'idle') return false;
   const data = dataSpecFor(s.config, s.upload);
   if (!data || startProblems(s.config, s.upload).length) return false;
   const config = structuredClone(s.config);
-  const epoch = s.runStarting(config);
+  if (useLibrary.getState().undo?.kind === 'reset') useLibrary.getState().setUndo(null); // a new run replaces the reset one
+  const epoch = s.runStarting(config, libraryId);
   try {
     const info = await worker().init({ config, data, snapshotEvery: snapshotEvery(config), testHooks: TEST_HOOKS });
     if (useStore.getState().epoch !== epoch) return false;
@@ -111,34 +115,21 @@ function queued<T>(f: () => Promise<T>): Promise<T> {
 let pauseWanted = false;
 
 /**
- * Saves the current run's checkpoint in IndexedDB (key "autosave") when it has steps not saved
- * yet; only between train() calls. Failures are shown next to the run controls.
+ * Saves the current run (checkpoint and history) into its run-library entry when it has steps not
+ * saved yet; only between train() calls. Failures are shown next to the run controls.
  */
 function autosave(epoch: number): Promise<void> {
-  return queued(async () => {
-    const s = useStore.getState();
-    if (s.epoch !== epoch || !s.runConfig || s.stepsDone === s.autosavedStep) return;
-    const step = s.stepsDone;
-    const config = s.runConfig;
-    s.setAutosave({ state: 'saving', step });
-    try {
-      const bytes = await worker().checkpoint();
-      if (useStore.getState().epoch !== epoch) return;
-      const preset = closestPreset(config);
-      const savedAt = new Date().toISOString();
-      await writeAutosave({
-        bytes,
-        name: `${preset}-step${step}.safetensors`,
-        savedAt,
-        stepsDone: step,
-        summary: configSummary(config, preset),
-      });
-      if (useStore.getState().epoch === epoch) useStore.getState().autosaved(step, savedAt);
-    } catch (e) {
-      if (useStore.getState().epoch === epoch)
-        useStore.getState().setAutosave({ state: 'error', message: `Autosave failed: ${message(e)}` });
-    }
-  });
+  return queued(() =>
+    autosaveRun(
+      {
+        store: useStore,
+        storage: libraryStorage,
+        snapshot: async () => ({ checkpoint: await worker().checkpoint(), history: await worker().history() }),
+        onSaved: showSaved,
+      },
+      epoch,
+    ),
+  );
 }
 
 /** Autosaves a paused or finished run that has unsaved steps (the tab was hidden). */
@@ -182,9 +173,9 @@ async function train(steps: number): Promise<void> {
   }
 }
 
-/** Trains until config.train.steps (building the run first when there is none). */
-export async function run(): Promise<void> {
-  if (!(await ensureRun())) return;
+/** Trains until config.train.steps (building the run first when there is none, as library entry `libraryId`). */
+export async function run(libraryId: string = newRunId()): Promise<void> {
+  if (!(await ensureRun(libraryId))) return;
   const s = useStore.getState();
   const left = (s.runConfig?.train.steps ?? 0) - s.stepsDone;
   if (s.status === 'paused' && left > 0) await train(left);
@@ -192,7 +183,7 @@ export async function run(): Promise<void> {
 
 /** One optimizer step (building the run first when there is none). */
 export async function stepOnce(): Promise<void> {
-  if (!(await ensureRun())) return;
+  if (!(await ensureRun(newRunId()))) return;
   const s = useStore.getState();
   if (s.status === 'paused' && s.stepsDone < (s.runConfig?.train.steps ?? 0)) await train(1);
 }
@@ -223,8 +214,16 @@ export async function confirmReset(): Promise<void> {
   await reset();
 }
 
-/** Discards the run (mid-run too) and frees its GPU memory; the config stays. */
+/**
+ * Discards the run (mid-run too) and frees its GPU memory; the config stays. A run with an
+ * autosave stays in the run library, and the page offers "Undo reset" (continue from it).
+ */
 export async function reset(): Promise<void> {
+  const { libraryId, autosavedStep, status } = useStore.getState();
+  if (libraryId && autosavedStep > 0 && status !== 'idle') {
+    const name = useLibrary.getState().entries.find((e) => e.id === libraryId)?.name ?? 'the run';
+    useLibrary.getState().setUndo({ kind: 'reset', id: libraryId, name, step: autosavedStep });
+  }
   useStore.getState().clearRun();
   try {
     await worker().reset();
@@ -280,19 +279,20 @@ export async function continueFromCheckpoint(file: File): Promise<string | null>
   } catch (e) {
     return `Cannot read ${file.name}: ${message(e)}`;
   }
-  return continueFromBytes(bytes, file.name);
+  return continueFromBytes(bytes, file.name, newRunId());
 }
 
-function busy(): boolean {
+export function busy(): boolean {
   const st = useStore.getState().status;
   return st === 'starting' || st === 'running' || st === 'pausing';
 }
 
-async function continueFromBytes(bytes: Uint8Array, name: string): Promise<string | null> {
+/** Continues a checkpoint file's run (paused at its step); it autosaves into library entry `libraryId`. */
+async function continueFromBytes(bytes: Uint8Array, name: string, libraryId: string): Promise<string | null> {
   const s = useStore.getState();
   // The worker rebuilds the data from the checkpoint's config; only an uploaded text must come from here.
   const data: DataSpec = s.upload ? { kind: 'upload', name: s.upload.name, text: s.upload.text } : { kind: 'random' };
-  const epoch = useStore.getState().runStarting(structuredClone(s.config));
+  const epoch = useStore.getState().runStarting(structuredClone(s.config), libraryId);
   try {
     const info = await worker().init({
       config: structuredClone(s.config),
@@ -311,45 +311,66 @@ async function continueFromBytes(bytes: Uint8Array, name: string): Promise<strin
   }
 }
 
-/** Looks for an autosave left by an earlier page; the page offers it (Continue / Discard). */
+/** Looks for the run an earlier page autosaved last (the library's current run); the page offers it (Continue / Dismiss). */
 export async function findAutosave(): Promise<void> {
   try {
-    const r = await readAutosave();
-    if (!r) return;
-    const { name, savedAt, stepsDone, summary } = r;
-    if (useStore.getState().status === 'idle') useStore.getState().setRestorable({ name, savedAt, stepsDone, summary });
+    const id = await libraryStorage.current();
+    const entry = id === null ? null : await libraryStorage.entry(id);
+    if (entry && useStore.getState().status === 'idle') useStore.getState().setRestorable(entry);
   } catch (e) {
-    useStore.getState().setAutosave({ state: 'error', message: `Cannot read the autosave: ${message(e)}` });
+    useStore.getState().setAutosave({ state: 'error', message: storageErrorMessage('Reading the autosave', e) });
   }
 }
 
-/** Continues the autosaved run (paused at its step), as "Continue from checkpoint…" does with a file. */
-export async function continueFromAutosave(): Promise<void> {
-  if (busy()) return;
-  const { setAutosave, setRestorable } = useStore.getState();
-  let error: string | null;
+/**
+ * Continues a run of the library (paused at its step), as "Continue from checkpoint…" does with a
+ * file; its later autosaves update the same entry. Asks first when the current run has steps not
+ * autosaved. Resolves with why it failed, or null.
+ */
+export async function continueFromLibrary(id: string): Promise<string | null> {
+  if (busy()) return 'Pause or reset the current run first.';
+  const n = unsavedRunSteps();
+  if (n > 0 && !window.confirm(`Replace the current run? ${n} trained step${n === 1 ? ' is' : 's are'} not autosaved yet.`)) return null;
+  let bytes: Uint8Array | null;
+  let file: string;
   try {
-    const r = await readAutosave();
-    if (!r) {
-      setRestorable(null);
-      setAutosave({ state: 'error', message: 'The autosave is gone (discarded in another tab?).' });
-      return;
-    }
-    error = await continueFromBytes(r.bytes, r.name);
+    const entry = await libraryStorage.entry(id);
+    bytes = await libraryStorage.checkpoint(id);
+    if (!entry || !bytes) return 'This run is no longer in the library (deleted in another tab?).';
+    file = checkpointFileName(entry);
   } catch (e) {
-    error = message(e);
+    return storageErrorMessage('Reading the run', e);
   }
+  const error = await continueFromBytes(bytes, file, id);
+  if (!error) await libraryAction('Marking the run as current', () => libraryStorage.setCurrent(id));
+  return error;
+}
+
+/** Continues the autosaved run offered after a reload (paused at its step). */
+export async function continueFromAutosave(): Promise<void> {
+  const r = useStore.getState().restorable;
+  if (!r || busy()) return;
+  const error = await continueFromLibrary(r.id);
   if (error) useStore.getState().setAutosave({ state: 'error', message: `Cannot continue the autosave: ${error}` });
 }
 
-/** Deletes the autosave and hides its banner. */
-export async function discardAutosave(): Promise<void> {
+/** Hides the reload banner for good (the run stays in the run library). */
+export async function dismissAutosave(): Promise<void> {
   try {
-    await deleteAutosave();
+    await libraryStorage.setCurrent(null);
     useStore.getState().setRestorable(null);
   } catch (e) {
-    useStore.getState().setAutosave({ state: 'error', message: `Cannot delete the autosave: ${message(e)}` });
+    useStore.getState().setAutosave({ state: 'error', message: storageErrorMessage('Dismissing the autosave', e) });
   }
+}
+
+/** "Undo reset": continues the reset run from its library entry. */
+export async function undoReset(): Promise<void> {
+  const u = useLibrary.getState().undo;
+  if (u?.kind !== 'reset') return;
+  const error = await continueFromLibrary(u.id);
+  if (error) useLibrary.getState().setError(`Undo reset failed: ${error}`);
+  else useLibrary.getState().setUndo(null);
 }
 
 export function exportRunFiles(): Promise<ExportFiles> {

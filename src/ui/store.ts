@@ -6,8 +6,8 @@ import type { AdapterSummary } from '../gpu/context';
 import type { RunConfig } from '../train/config';
 import type { EvalMetrics, Heartbeat, StepMetrics } from '../train/types';
 import type { InitInfo, TrainResult, TrainUpdate } from '../worker/protocol';
-import type { AutosaveMeta } from './autosave-policy';
 import type { UploadedText } from './data/upload';
+import type { LibraryEntry } from './library/entry';
 import { type HashConfig, readConfigFromHash } from './url-state';
 
 export type AdapterState =
@@ -39,6 +39,8 @@ export interface PlaygroundState {
   epoch: number;
   /** The config the current run was built from. */
   runConfig: RunConfig | null;
+  /** The run's entry in the run library (its autosaves go there). */
+  libraryId: string | null;
   runInfo: InitInfo | null;
   stepsDone: number;
   metrics: StepMetrics[];
@@ -55,8 +57,8 @@ export interface PlaygroundState {
   /** The step of this run's last autosave (a run continued from a checkpoint starts saved at its step). */
   autosavedStep: number;
   autosave: AutosaveStatus | null;
-  /** An autosave found when the page loaded, offered until continued, discarded or a run starts. */
-  restorable: AutosaveMeta | null;
+  /** The library's current run found when the page loaded, offered until continued, dismissed or a run starts. */
+  restorable: LibraryEntry | null;
 
   setAdapter(a: AdapterState): void;
   setConfig(c: RunConfig): void;
@@ -64,7 +66,8 @@ export interface PlaygroundState {
   loadHashConfig(h: HashConfig): void;
   setUpload(u: UploadedText): void;
   setWatchdogSeconds(s: number): void;
-  runStarting(config: RunConfig): number;
+  /** A run is being built from `config`; it autosaves into the library entry `libraryId`. Returns the new epoch. */
+  runStarting(config: RunConfig, libraryId: string): number;
   runReady(info: InitInfo): void;
   /** A run continued from a checkpoint is ready: its config replaces the page's, its metrics fill the charts. */
   runResumed(info: InitInfo): void;
@@ -77,7 +80,7 @@ export interface PlaygroundState {
   setAutosave(a: AutosaveStatus | null): void;
   /** This run was autosaved at `step`. */
   autosaved(step: number, savedAt: string): void;
-  setRestorable(m: AutosaveMeta | null): void;
+  setRestorable(m: LibraryEntry | null): void;
   runFailed(message: string): void;
   /** Back to no run, keeping the config; returns the new epoch. */
   clearRun(): number;
@@ -86,6 +89,7 @@ export interface PlaygroundState {
 const EMPTY_RUN = {
   status: 'idle' as RunStatus,
   runConfig: null,
+  libraryId: null,
   runInfo: null,
   stepsDone: 0,
   metrics: [] as StepMetrics[],
@@ -125,9 +129,9 @@ export function createPlaygroundStore(initial: HashConfig) {
     loadHashConfig: (h) => set({ config: h.config, configNotice: h.error ?? null }),
     setUpload: (upload) => set({ upload }),
     setWatchdogSeconds: (watchdogSeconds) => set({ watchdogSeconds }),
-    runStarting: (config) => {
+    runStarting: (config, libraryId) => {
       const epoch = get().epoch + 1;
-      set({ ...EMPTY_RUN, epoch, status: 'starting', runConfig: config, autosave: null, restorable: null });
+      set({ ...EMPTY_RUN, epoch, status: 'starting', runConfig: config, libraryId, autosave: null, restorable: null });
       return epoch;
     },
     runReady: (runInfo) => set({ runInfo, heartbeat: runInfo.heartbeat, status: 'paused' }),
@@ -174,7 +178,7 @@ export function createPlaygroundStore(initial: HashConfig) {
     runFailed: (error) => set((s) => ({ ...stopClock(s), status: 'error', error })),
     clearRun: () => {
       const epoch = get().epoch + 1;
-      set({ ...EMPTY_RUN, epoch });
+      set({ ...EMPTY_RUN, epoch, autosave: null }); // a save in flight for the old run is dropped
       return epoch;
     },
   }));

@@ -11,6 +11,7 @@ import type {
   GenerateStart,
   InitInfo,
   InitRequest,
+  RunHistory,
   StreamedToken,
   TrainResult,
   TrainUpdate,
@@ -104,6 +105,11 @@ export class TrainerClient {
   /** The run's checkpoint file (transferred from the worker). */
   checkpoint(): Promise<Uint8Array> {
     return this.call(this.remote.checkpoint());
+  }
+
+  /** The run's metrics and evaluations so far (authoritative: train() updates may still be on their way). */
+  history(): Promise<RunHistory> {
+    return this.call(this.remote.history());
   }
 
   exportFiles(): Promise<ExportFiles> {

@@ -138,6 +138,12 @@ export interface GenerateResult {
   step: number;
 }
 
+/** A run's step metrics and evaluations so far, in step order. */
+export interface RunHistory {
+  metrics: StepMetrics[];
+  evals: EvalMetrics[];
+}
+
 /** Downloads, with the CLI's formats: heartbeat.jsonl, metrics.csv and config.json. */
 export interface ExportFiles {
   heartbeatsJsonl: string;

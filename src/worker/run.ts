@@ -24,6 +24,7 @@ import {
   type GenerateStart,
   type InitInfo,
   type InitRequest,
+  type RunHistory,
   type StreamedToken,
   type TrainResult,
   type TrainUpdate,
@@ -143,6 +144,11 @@ export class PlaygroundRun {
 
   get stepsDone(): number {
     return this.trainer.stepsDone;
+  }
+
+  /** Every step's metrics and evaluation so far (copies). */
+  get history(): RunHistory {
+    return { metrics: [...this.metrics], evals: [...this.evals] };
   }
 
   private get takesSnapshots(): boolean {

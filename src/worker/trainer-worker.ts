@@ -15,6 +15,7 @@ import type {
   GenerateStart,
   InitInfo,
   InitRequest,
+  RunHistory,
   StreamedToken,
   TrainResult,
   TrainUpdate,
@@ -174,6 +175,11 @@ const api = {
   async checkpoint(): Promise<Uint8Array> {
     const bytes = await current().checkpoint();
     return Comlink.transfer(bytes, [bytes.buffer]);
+  },
+
+  /** Every step's metrics and evaluation of the run so far, in order (what its checkpoint holds). */
+  history(): RunHistory {
+    return current().history;
   },
 
   /** The run's heartbeat.jsonl, metrics.csv and config.json, in the CLI's formats. */

@@ -24,8 +24,8 @@ describe('playground store', () => {
     c.train.steps = 3;
     const store = createPlaygroundStore({ config: c, preset: 'tiny' });
     const s = () => store.getState();
-    const e1 = s().runStarting(c);
-    expect(s().status).toBe('starting');
+    const e1 = s().runStarting(c, 'run-a');
+    expect(s()).toMatchObject({ status: 'starting', libraryId: 'run-a' });
     s().runReady(info);
     expect(s().status).toBe('paused');
     s().trainingStarted();
@@ -44,7 +44,7 @@ describe('playground store', () => {
     // Reset: back to no run, a new epoch, the config kept.
     const e2 = s().clearRun();
     expect(e2).toBeGreaterThan(e1);
-    expect(s()).toMatchObject({ status: 'idle', stepsDone: 0, metrics: [], evals: [], snapshotSteps: [], runInfo: null });
+    expect(s()).toMatchObject({ status: 'idle', stepsDone: 0, metrics: [], evals: [], snapshotSteps: [], runInfo: null, libraryId: null });
     expect(s().config.train.steps).toBe(3);
   });
 
@@ -52,7 +52,7 @@ describe('playground store', () => {
     const page = preset('small');
     const store = createPlaygroundStore({ config: page, preset: 'small', error: 'bad link' });
     const s = () => store.getState();
-    s().runStarting(page);
+    s().runStarting(page, 'run-b');
     const c = preset('tiny');
     c.train.steps = 4;
     const evals = [{ step: 2, valLoss: 4 }];

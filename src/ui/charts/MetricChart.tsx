@@ -18,6 +18,8 @@ export interface LineSpec {
   faint?: boolean;
   /** Draw dots (sparse series such as validation loss) while the line has few points. */
   dots?: boolean;
+  /** SVG stroke-dasharray (lines of one colour told apart), e.g. '6 3'. */
+  dash?: string;
 }
 
 interface Props {
@@ -131,6 +133,7 @@ const ChartBody = memo(function ChartBody({ drawn, width, log, height, format }:
             stroke={l.color}
             strokeOpacity={l.faint ? 0.3 : 1}
             strokeWidth={l.faint ? 1 : 2}
+            strokeDasharray={l.dash}
             dot={l.dots && l.points.length <= MAX_DOTS ? { r: 3, fill: l.color } : false}
             activeDot={l.faint ? false : { r: 4 }}
             isAnimationActive={false}

@@ -1,8 +1,10 @@
 // With ?testHooks=1 the page exposes window.__nsaTest for the e2e suite: make the worker stall,
-// and feed the charts a synthetic long run (to measure rendering cost without GPU time).
+// feed the charts a synthetic long run (to measure rendering cost without GPU time), and make the
+// run library's next write fail (a full quota).
 // Without it nothing is exposed and the worker refuses the stall hook.
 import type { StepMetrics } from '../../train/types';
 import { debugStall, TEST_HOOKS } from '../controller';
+import { libraryStorage } from '../library/library-actions';
 import { useStore } from '../store';
 
 export interface NsaTestHooks {
@@ -14,6 +16,8 @@ export interface NsaTestHooks {
    * as a long run would. Resolves when all are in; they stay until Reset.
    */
   simulateRun(steps: number, perUpdate: number): Promise<void>;
+  /** The run library's next write fails with a DOMException of this name (e.g. 'QuotaExceededError'), storing nothing. */
+  failNextStorageWrite(errorName: string): void;
 }
 
 function fakeMetrics(step: number): StepMetrics {
@@ -43,6 +47,10 @@ async function simulateRun(steps: number, perUpdate: number): Promise<void> {
 
 export function installTestHooks(): void {
   if (!TEST_HOOKS) return;
-  const hooks: NsaTestHooks = { stall: (ms) => debugStall(ms), simulateRun };
+  const hooks: NsaTestHooks = {
+    stall: (ms) => debugStall(ms),
+    simulateRun,
+    failNextStorageWrite: (name) => libraryStorage.failNextWrite(new DOMException(`injected ${name} (test hook)`, name)),
+  };
   (globalThis as { __nsaTest?: NsaTestHooks }).__nsaTest = hooks;
 }

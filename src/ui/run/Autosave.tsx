@@ -1,9 +1,9 @@
-// The autosave in the page: the banner offering an earlier page's run after a reload, the status
+// The autosave in the page (into the run library): the banner offering an earlier page's run after a reload, the status
 // line next to the run controls (errors included), and the guards that keep steps from being lost
 // (save when the tab is hidden; ask before leaving while steps are not autosaved).
 import { useEffect } from 'react';
 
-import { autosaveIfIdle, continueFromAutosave, discardAutosave, findAutosave, unsavedRunSteps } from '../controller';
+import { autosaveIfIdle, continueFromAutosave, dismissAutosave, findAutosave, unsavedRunSteps } from '../controller';
 import { useStore } from '../store';
 
 function when(iso: string): string {
@@ -32,19 +32,24 @@ export function useAutosaveGuards(): void {
   }, []);
 }
 
-/** "A run was saved at step N (time) — Continue / Discard", while no run exists. */
+/** "A run was saved at step N (time) — Continue / Dismiss", while no run exists (a dismissed run stays in the run library). */
 export function AutosaveBanner() {
   const meta = useStore((s) => s.restorable);
   const status = useStore((s) => s.status);
   if (!meta || status !== 'idle') return null;
   return (
     <div className="note autosave-banner" role="status" data-testid="autosave-banner" data-step={meta.stepsDone}>
-      A run was saved at step {meta.stepsDone} ({when(meta.savedAt)}) <span className="muted">{meta.summary}</span> —{' '}
+      A run was saved at step {meta.stepsDone} ({when(meta.savedAt)}): “{meta.name}” <span className="muted">{meta.summary}</span> —{' '}
       <button type="button" className="primary" data-testid="autosave-continue" onClick={() => void continueFromAutosave()}>
         Continue
       </button>{' '}
-      <button type="button" data-testid="autosave-discard" onClick={() => void discardAutosave()}>
-        Discard
+      <button
+        type="button"
+        data-testid="autosave-discard"
+        title="Hide this offer; the run stays in the run library"
+        onClick={() => void dismissAutosave()}
+      >
+        Dismiss
       </button>
     </div>
   );

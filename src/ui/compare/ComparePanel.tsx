@@ -1,0 +1,76 @@
+// Compare runs: the runs picked in the library overlaid on four charts (training loss, validation
+// loss, tokens/s, gate means; one colour per run, a legend, one smoothing control for all) with
+// the settings that differ and each run's figures beside them. One picked run ("Open") shows its
+// curves alone.
+import { forwardRef, useId, useMemo, useState } from 'react';
+
+import { compareRuns } from '../../train/compare';
+import { MetricChart } from '../charts/MetricChart';
+import { useLibrary } from '../library/library-state';
+import { compareLines } from './compare-series';
+import { CompareTables } from './CompareTables';
+import { useComparedRuns } from './use-compared-runs';
+
+const DEFAULT_SMOOTHING = 0.6;
+const twoDecimals = (v: number) => v.toFixed(2);
+let revisions = 0;
+
+export const ComparePanel = forwardRef<HTMLElement>(function ComparePanel(_props, ref) {
+  const picked = useLibrary((s) => s.compare.length);
+  const setCompare = useLibrary((s) => s.setCompare);
+  const runs = useComparedRuns();
+  const [smoothing, setSmoothing] = useState(DEFAULT_SMOOTHING);
+  const smoothId = useId();
+  // New series whenever the runs or the smoothing change: a new revision for the charts.
+  const { lines, revision } = useMemo(() => ({ lines: compareLines(runs, smoothing), revision: ++revisions }), [runs, smoothing]);
+  const comparison = useMemo(() => compareRuns(runs), [runs]);
+  if (picked === 0) return null;
+  return (
+    <section
+      ref={ref}
+      className="panel compare-panel"
+      aria-labelledby="compare-heading"
+      data-testid="compare-panel"
+      data-runs={runs.length}
+    >
+      <div className="charts-head">
+        <h2 id="compare-heading">{runs.length > 1 ? `Comparing ${runs.length} runs` : 'Run'}</h2>
+        <div className="controls">
+          <label htmlFor={smoothId}>Smoothing</label>
+          <input
+            id={smoothId}
+            data-testid="compare-smoothing"
+            type="range"
+            min={0}
+            max={0.99}
+            step={0.01}
+            value={smoothing}
+            onChange={(e) => setSmoothing(Number(e.target.value))}
+          />
+          <output htmlFor={smoothId}>{smoothing.toFixed(2)}</output>
+          <button type="button" data-testid="compare-close" onClick={() => setCompare([])}>
+            Close
+          </button>
+        </div>
+      </div>
+      {runs.length < picked && <p className="muted">Loading run histories…</p>}
+      <div className="compare-body">
+        <div className="compare-charts">
+          <MetricChart testId="compare-loss" title="Training loss (smoothed)" format={twoDecimals} lines={lines.loss} revision={revision} />
+          <MetricChart testId="compare-val" title="Validation loss" format={twoDecimals} lines={lines.val} revision={revision} />
+          <MetricChart testId="compare-tokens" title="Tokens per second (smoothed)" lines={lines.tokens} revision={revision} />
+          {lines.gates.length > 0 && (
+            <MetricChart
+              testId="compare-gates"
+              title="Gate mean per branch (solid cmp, dashed sel, dotted win)"
+              format={twoDecimals}
+              lines={lines.gates}
+              revision={revision}
+            />
+          )}
+        </div>
+        <CompareTables comparison={comparison} />
+      </div>
+    </section>
+  );
+});

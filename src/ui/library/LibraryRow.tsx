@@ -1,0 +1,130 @@
+// One run of the library: pick it for the comparison, its name (renamed in place), config summary,
+// steps, best validation loss and date, and its actions.
+import { useState } from 'react';
+
+import { continueFromLibrary } from '../controller';
+import { useStore } from '../store';
+import { counterpartLabel } from './counterpart';
+import { startCounterpart } from './counterpart-run';
+import type { LibraryEntry } from './entry';
+import { deleteRun, downloadRunCheckpoint, renameRun } from './library-actions';
+import { useLibrary } from './library-state';
+
+function when(iso: string): string {
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
+}
+
+interface Props {
+  entry: LibraryEntry;
+  /** The page's live run is this entry. */
+  current: boolean;
+  /** A run is starting or training: nothing can be continued or started. */
+  busy: boolean;
+  onOpen(id: string): void;
+}
+
+export function LibraryRow({ entry: e, current, busy, onOpen }: Props) {
+  const picked = useLibrary((s) => s.compare.includes(e.id));
+  const toggleCompare = useLibrary((s) => s.toggleCompare);
+  const [editing, setEditing] = useState<string | null>(null);
+  const saveName = () => {
+    if (editing !== null && editing !== e.name) void renameRun(e.id, editing);
+    setEditing(null);
+  };
+  const onContinue = async () => {
+    const error = await continueFromLibrary(e.id);
+    if (error) useLibrary.getState().setError(`Cannot continue ${e.name}: ${error}`);
+  };
+  return (
+    <tr
+      data-testid="library-row"
+      data-run-id={e.id}
+      data-name={e.name}
+      data-steps={e.stepsDone}
+      className={current ? 'current' : undefined}
+    >
+      <td>
+        <input
+          type="checkbox"
+          data-testid="library-compare"
+          aria-label={`Compare ${e.name}`}
+          checked={picked}
+          onChange={() => toggleCompare(e.id)}
+        />
+      </td>
+      <td className="run-name">
+        {editing === null ? (
+          <>
+            <span data-testid="library-name">{e.name}</span>
+            {current && <span className="badge">current</span>}
+            {e.origin === 'import' && <span className="badge muted">imported</span>}
+          </>
+        ) : (
+          <input
+            data-testid="library-name-input"
+            aria-label="Run name"
+            value={editing}
+            autoFocus
+            onChange={(ev) => setEditing(ev.target.value)}
+            onBlur={saveName}
+            onKeyDown={(ev) => {
+              if (ev.key === 'Enter') saveName();
+              else if (ev.key === 'Escape') setEditing(null);
+            }}
+          />
+        )}
+        <div className="muted summary">{e.summary}</div>
+      </td>
+      <td className="num" data-testid="library-steps">
+        {e.stepsDone} / {e.config.train.steps}
+      </td>
+      <td className="num" data-testid="library-best-val">
+        {e.bestValLoss === null ? '—' : e.bestValLoss.toFixed(4)}
+      </td>
+      <td className="date">{when(e.savedAt)}</td>
+      <td className="actions">
+        <button type="button" data-testid="library-open" title="Show its curves in the comparison view" onClick={() => onOpen(e.id)}>
+          Open
+        </button>
+        <button
+          type="button"
+          data-testid="library-continue"
+          disabled={busy || current}
+          title="Continue training from its checkpoint, paused at its step"
+          onClick={() => void onContinue()}
+        >
+          Continue
+        </button>
+        <button type="button" data-testid="library-rename" onClick={() => setEditing(e.name)}>
+          Rename
+        </button>
+        <button
+          type="button"
+          data-testid="library-download"
+          title="Its checkpoint file (the CLI's checkpoint.safetensors format)"
+          onClick={() => void downloadRunCheckpoint(e.id)}
+        >
+          Download
+        </button>
+        <button type="button" data-testid="library-delete" disabled={current} onClick={() => void deleteRun(e.id)}>
+          Delete
+        </button>
+        <button
+          type="button"
+          data-testid="library-counterpart"
+          disabled={busy}
+          title="Start a new run with this config and the other attention, and compare the two"
+          onClick={() => void startCounterpart(e.id)}
+        >
+          {counterpartLabel(e.config)}
+        </button>
+      </td>
+    </tr>
+  );
+}
+
+/** The live run's library id while a run exists (its row is marked and cannot be deleted). */
+export function useCurrentRunId(): string | null {
+  return useStore((s) => (s.status === 'idle' ? null : s.libraryId));
+}

@@ -1,0 +1,105 @@
+// The comparison view's data: overlaid curves per run (distinct colours, one smoothing for all,
+// gates only for NSA runs), the config diff of the same runs (src/train/compare.ts), and the
+// "same config, other attention" counterpart.
+import { describe, expect, it } from 'vitest';
+
+import { compareRuns, FIGURE_COLUMNS, figureCells } from '../../src/train/compare';
+import { preset } from '../../src/train/presets';
+import type { StepMetrics } from '../../src/train/types';
+import { type ComparedCurves, compareLines, RUN_COLORS } from '../../src/ui/compare/compare-series';
+import { counterpartConfig, counterpartLabel } from '../../src/ui/library/counterpart';
+
+const step = (s: number, loss: number, gates?: [number, number, number]): StepMetrics => ({
+  step: s,
+  loss,
+  lr: 1e-3,
+  gradNorm: 1,
+  tokensPerSecond: 1000 + s,
+  stepMs: 1,
+  elapsedMs: s,
+  ...(gates ? { nsa: { gateMean: gates, histogram: [], invalid: 0, perLayer: [] } } : {}),
+});
+
+const dense: ComparedCurves = {
+  id: 'a',
+  name: 'dense run',
+  metrics: [step(0, 5), step(1, 3), step(2, 4)],
+  evals: [{ step: 3, valLoss: 4.2 }],
+};
+const nsa: ComparedCurves = {
+  id: 'b',
+  name: 'nsa run',
+  metrics: [step(0, 6, [0.5, 0.25, 0.125]), step(1, 2, [0.4, 0.3, 0.2])],
+  evals: [
+    { step: 1, valLoss: 4 },
+    { step: 2, valLoss: 3.5 },
+  ],
+};
+
+const ys = (l: { series: { points(): Array<{ x: number; y: number }> } }) => l.series.points().map((p) => p.y);
+
+describe('compare lines', () => {
+  it('one line per run on each chart, named after the run, in distinct colours; gates only for the NSA run (one line per branch)', () => {
+    const l = compareLines([dense, nsa], 0);
+    for (const chart of [l.loss, l.val, l.tokens]) {
+      expect(chart.map((x) => x.name)).toEqual(['dense run', 'nsa run']);
+      expect(chart.map((x) => x.color)).toEqual([RUN_COLORS[0], RUN_COLORS[1]]);
+    }
+    expect(new Set(RUN_COLORS).size).toBe(RUN_COLORS.length);
+    expect(new Set(l.loss.map((x) => x.id)).size).toBe(2);
+    expect(l.gates.map((x) => x.name)).toEqual(['nsa run · cmp', 'nsa run · sel', 'nsa run · win']);
+    expect(l.gates.every((x) => x.color === RUN_COLORS[1])).toBe(true);
+    expect(new Set(l.gates.map((x) => x.dash)).size).toBe(3); // told apart by the dash pattern
+    expect(ys(l.gates[2])).toEqual([0.125, 0.2]);
+    expect(l.val[1].series.points()).toEqual([
+      { x: 1, y: 4 },
+      { x: 2, y: 3.5 },
+    ]);
+  });
+
+  it('smoothing 0 draws the raw values; one weight smooths every per-step curve (debiased EMA), never the validation loss', () => {
+    expect(ys(compareLines([dense], 0).loss[0])).toEqual([5, 3, 4]);
+    const l = compareLines([dense, nsa], 0.5);
+    const ema = (xs: number[], w: number) => {
+      let m = 0;
+      return xs.map((x, i) => ((m = m * w + (1 - w) * x), m / (1 - w ** (i + 1))));
+    };
+    expect(ys(l.loss[0])).toEqual(ema([5, 3, 4], 0.5));
+    expect(ys(l.loss[1])).toEqual(ema([6, 2], 0.5));
+    expect(ys(l.tokens[0])).toEqual(ema([1000, 1001, 1002], 0.5));
+    expect(ys(l.gates[0])).toEqual(ema([0.5, 0.4], 0.5));
+    expect(ys(l.val[0])).toEqual([4.2]);
+  });
+
+  it('colours repeat only past the palette', () => {
+    const many = Array.from({ length: RUN_COLORS.length + 1 }, (_, i) => ({ ...dense, id: String(i), name: `r${i}` }));
+    const colors = compareLines(many, 0).loss.map((x) => x.color);
+    expect(new Set(colors.slice(0, RUN_COLORS.length)).size).toBe(RUN_COLORS.length);
+    expect(colors.at(-1)).toBe(RUN_COLORS[0]);
+  });
+});
+
+describe('config diff and counterpart', () => {
+  it('the counterpart of a dense run is the same config with NSA, and back; the diff lists only model.attention', () => {
+    const d = preset('tiny');
+    const n = counterpartConfig(d);
+    expect(n.model.attention).toBe('nsa');
+    expect(counterpartLabel(d)).toBe('Same config, NSA');
+    expect(counterpartLabel(n)).toBe('Same config, dense attention');
+    expect(counterpartConfig(n)).toEqual(d);
+    expect(d.model.attention).toBe('dense'); // a copy
+    const c = compareRuns([
+      { name: 'a', config: d, metrics: dense.metrics, evals: dense.evals },
+      { name: 'b', config: n, metrics: nsa.metrics, evals: nsa.evals },
+    ]);
+    expect(c.differences).toEqual([{ path: 'model.attention', values: ['dense', 'nsa'] }]);
+    expect(FIGURE_COLUMNS).toHaveLength(figureCells(c.runs[0]).length);
+    expect(figureCells(c.runs[1])).toEqual(['b', 'nsa', '2', '2.0000', '2.0000 @1', '3.5000', '3.5000 @2', '1001', '0.400/0.300/0.200']);
+  });
+
+  it('a dense config without NSA settings gets its closest preset’s', () => {
+    const d = preset('tiny');
+    delete d.model.nsa;
+    expect(counterpartConfig(d).model.nsa).toEqual(preset('tiny').model.nsa);
+  });
+});
