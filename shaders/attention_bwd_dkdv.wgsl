@@ -9,6 +9,10 @@ fn reads(key: u32, t: u32) -> bool {
   return t >= key;
 }
 
+// Probabilities in log2 units, as the dense forward's online softmax: lse staged as lse·log2(e).
+fn stagedLse(lse: f32) -> f32 { return lse * LOG2E; }
+fn keyProb(dot: f32, z: f32) -> f32 { return exp2(dot * P.scaleLog2e - z); }
+
 @compute @workgroup_size(WG)
 fn backwardDkDv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let first = wid.x * KB;

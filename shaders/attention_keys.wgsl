@@ -9,8 +9,10 @@
 // With NS > 1 the threads of a key write partial q·k and dO·v per staged row, then each sums the
 // NS partials in a fixed order (the NS threads agree bit for bit). Every output element has one
 // writer and a fixed summation order: no atomics, same bits.
-// The kernel provides the uniform P (fields T, H, G, hpg, scaleLog2e, scale) and
-//   fn reads(key: u32, t: u32) -> bool   — does query t read key row `key`?
+// The kernel provides the uniform P (fields T, H, G, hpg, scale) and
+//   fn reads(key: u32, t: u32) -> bool        — does query t read key row `key`?
+//   fn stagedLse(lse: f32) -> f32             — a row's lse as staged in rowLse (its own units)
+//   fn keyProb(dot: f32, z: f32) -> f32       — P of the raw q·k `dot` given the staged z.
 // Outputs: gradK (binding 7) and gradV (binding 8), written by storeKeyGrads.
 
 override NS: u32;    // threads per key: 1, 2 or 4
@@ -27,7 +29,7 @@ const NONE: u32 = 0xffffffffu;
 var<workgroup> qs: array<vec4<f32>, BQ * NS * KC4>;
 var<workgroup> dos: array<vec4<f32>, BQ * NS * VC4>;
 var<workgroup> rowT: array<u32, BQ>;       // query position, NONE past the list
-var<workgroup> rowLse: array<f32, BQ>;     // lse · log2(e)
+var<workgroup> rowLse: array<f32, BQ>;     // stagedLse(lse)
 var<workgroup> rowDelta: array<f32, BQ>;
 // [slice][row][key] partial q·k and dO·v; only NS > 1 needs them (workgroup memory is not free:
 // it is zero-initialised, and SwiftShader's compile time grows with it).
@@ -92,7 +94,7 @@ fn stageRows(b: u32, g: u32, r0: u32, lid: u32) {
     var dl = 0.0;
     if (t != NONE) {
       let lrow = (b * P.H + g * h + (r0 + x) % h) * P.T + t;
-      z = lse[lrow] * LOG2E;
+      z = stagedLse(lse[lrow]);
       dl = delta[lrow];
     }
     rowLse[x] = z;
@@ -114,7 +116,7 @@ fn accumulate(nRows: u32, kt: KeyThread, want: u32) {
       if (!kt.live || t == NONE || !reads(kt.key, t)) { continue; }
       var a = vec4<f32>(0.0);
       for (var c = 0u; c < KC4; c++) { a = fma(kr[c], qs[x * QS + c], a); }
-      let p = exp2((a.x + a.y + a.z + a.w) * P.scaleLog2e - rowLse[x]);
+      let p = keyProb(a.x + a.y + a.z + a.w, rowLse[x]);
       if (wantV) {
         for (var c = 0u; c < VC4; c++) { dv[c] = fma(vec4<f32>(p), dos[x * VS + c], dv[c]); }
       }
@@ -146,7 +148,7 @@ fn accumulate(nRows: u32, kt: KeyThread, want: u32) {
     if (!kt.live || t == NONE || !reads(kt.key, t)) { continue; }
     var sc = 0.0;
     for (var j = 0u; j < NS; j++) { sc += partS[(j * BQ + x) * KB + kl]; }
-    let p = exp2(sc * P.scaleLog2e - rowLse[x]);
+    let p = keyProb(sc, rowLse[x]);
     if (wantV) {
       for (var c = 0u; c < VC4; c++) { dv[c] = fma(vec4<f32>(p), dos[x * VS + sl * VC4 + c], dv[c]); }
     }

@@ -1,13 +1,21 @@
 // NSA branch attention, shared part of the forward, dQ and dK/dV kernels of
 // both variants (src/kernels/nsa-attention.ts prepends it,
 // after attention_common.wgsl): the uniform, the branch codes and the block
-// arithmetic of docs/nsa-spec.md. Index conventions:
+// arithmetic of docs/nsa-spec.md. Scores are in natural-log units everywhere: s = q·k/√DK, the
+// forward's online softmax keeps the running max m of s and Σ exp(s − m), lse = m + log(Σ), and the
+// backward recomputes P = exp(s − lse). (A log2-unit max converted back to an lse loses about
+// ulp(|s|) per conversion, which at large |s| is a visible error in P.) Index conventions:
 //   q [B,T,H,DK], k/v [B,S,G,DK|DV] with S = T (sel, win) or S = Ncmp(T) (cmp: compressed rows),
 //   out [B,T,H,DV], lse [B,H,T]; head i belongs to group floor(i / hpg).
 
 const CMP: u32 = 0u;
 const SEL: u32 = 1u;
 const WIN: u32 = 2u;
+
+// Natural-log log-sum-exp of a row from its online-softmax state: running max m and Σ exp(s − m).
+fn lseNat(m: f32, l: f32) -> f32 {
+  return m + log(l);
+}
 
 // ncmp(t): compressed blocks visible to query t (block k ends at k·d + l − 1 ≤ t).
 fn ncmp(t: u32) -> u32 {

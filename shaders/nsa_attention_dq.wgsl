@@ -19,7 +19,7 @@ fn gradRow(b: u32, t: u32, g: u32, lid: u32, nk: u32) {
   for (var c = 0u; c < DK4; c++) { qr[c] = loadQ4(qBase, c * 4u); }
   for (var c = 0u; c < DV4; c++) { dor[c] = loadDout4(oBase, c * 4u); }
   let lrow = (b * P.H + me.head) * P.T + t;
-  let lse2 = lse[lrow] * LOG2E;   // −inf only for a query without keys, which has no tile
+  let lr = lse[lrow];   // −inf only for a query without keys, which has no tile
   let dl = delta[lrow];
 
   for (var n0 = 0u; n0 < nk; n0 += BK) {
@@ -31,7 +31,7 @@ fn gradRow(b: u32, t: u32, g: u32, lid: u32, nk: u32) {
         for (var c = 0u; c < DK4; c++) { a = fma(qr[c], kv[kk * KS + c], a); }
         var e = vec4<f32>(0.0);
         for (var c = 0u; c < DV4; c++) { e = fma(dor[c], kv[BK * KS + kk * VS + c], e); }
-        let p = exp2((a.x + a.y + a.z + a.w) * P.scaleLog2e - lse2);
+        let p = exp((a.x + a.y + a.z + a.w) * P.scale - lr);
         let ds = vec4<f32>(p * ((e.x + e.y + e.z + e.w) - dl));
         for (var c = 0u; c < DK4; c++) { dq[c] = fma(ds, kv[kk * KS + c], dq[c]); }
       }

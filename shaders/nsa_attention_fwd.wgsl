@@ -1,7 +1,7 @@
 // NSA branch attention, forward (after attention_common.wgsl, nsa_attention_common.wgsl and
-// nsa_attention_rows.wgsl). Per row: online softmax over the lane's keys (scores in log2 units,
-// rescaled when the max grows), then the lanes merge: M = max m, L = Σ l·2^(m−M),
-// O = Σ o·2^(m−M) / L, in lane order.
+// nsa_attention_rows.wgsl). Per row: online softmax over the lane's keys (scores in natural-log
+// units, rescaled when the max grows), then the lanes merge: M = max m, L = Σ l·exp(m−M),
+// O = Σ o·exp(m−M) / L, in lane order; lse = M + log(L).
 // A query with no keys (cmp with ncmp(t) = 0) writes out = 0 exactly and lse = −inf.
 // Bindings: 4 out, 5 lse, then per entry point —
 //   forward (cmp, win): nothing more      forwardCount: 6 keysRead
@@ -14,7 +14,7 @@ fn rowTotals(ri: u32) -> vec2<f32> {
   var M = NEG;
   for (var y = 0u; y < NL; y++) { M = max(M, kv[ri * NL + y].x); }
   var L = 0.0;
-  for (var y = 0u; y < NL; y++) { L += kv[ri * NL + y].y * exp2(kv[ri * NL + y].x - M); }
+  for (var y = 0u; y < NL; y++) { L += kv[ri * NL + y].y * exp(kv[ri * NL + y].x - M); }
   return vec2<f32>(M, L);
 }
 
@@ -26,8 +26,8 @@ fn attend(b: u32, t: u32, g: u32, lid: u32, nk: u32) {
   var o: array<vec4<f32>, MAX4>;
   let qBase = ((b * P.T + t) * P.H + me.head) * DK;
   for (var c = 0u; c < DK4; c++) { qr[c] = loadQ4(qBase, c * 4u); }
-  var m = NEG;   // running max (log2 units)
-  var l = 0.0;   // running Σ 2^(score − m)
+  var m = NEG;   // running max of the scores
+  var l = 0.0;   // running Σ exp(score − m)
   var seen = 0u;
 
   for (var n0 = 0u; n0 < nk; n0 += BK) {
@@ -38,14 +38,14 @@ fn attend(b: u32, t: u32, g: u32, lid: u32, nk: u32) {
       for (var kk = me.lane; kk < nValid; kk += NL) {
         var a = vec4<f32>(0.0);
         for (var c = 0u; c < DK4; c++) { a = fma(qr[c], kv[kk * KS + c], a); }
-        let s = (a.x + a.y + a.z + a.w) * P.scaleLog2e;
+        let s = (a.x + a.y + a.z + a.w) * P.scale;
         if (s > m) {
-          let alpha = exp2(m - s);
+          let alpha = exp(m - s);
           l *= alpha;
           for (var c = 0u; c < DV4; c++) { o[c] *= alpha; }
           m = s;
         }
-        let p = exp2(s - m);
+        let p = exp(s - m);
         l += p;
         for (var c = 0u; c < DV4; c++) { o[c] = fma(vec4<f32>(p), kv[BK * KS + kk * VS + c], o[c]); }
         seen++;
@@ -59,9 +59,9 @@ fn attend(b: u32, t: u32, g: u32, lid: u32, nk: u32) {
   kv[lid] = vec4<f32>(m, l, f32(seen), 0.0);
   workgroupBarrier();
   let own = rowTotals(me.ir);
-  let f = exp2(m - own.x);
+  let f = exp(m - own.x);
   if (me.live && me.lane == 0u) {
-    lse[(b * P.H + me.head) * P.T + t] = select(bitcast<f32>(P.negInf), lseOf(own.x, own.y), nk > 0u);
+    lse[(b * P.H + me.head) * P.T + t] = select(bitcast<f32>(P.negInf), lseNat(own.x, own.y), nk > 0u);
   }
   for (var c0 = 0u; c0 < DV4; c0 += CW) {
     workgroupBarrier();

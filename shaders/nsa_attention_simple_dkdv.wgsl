@@ -46,7 +46,7 @@ fn readBy(c: Key, t: u32, want: u32) {
     let lrow = (c.b * P.H + head) * P.T + t;
     var a = 0.0;
     for (var d = 0u; d < DK; d++) { a = fma(q[x * DK + d], kr[d], a); }
-    let p = exp2(a * P.scaleLog2e - lse[lrow] * LOG2E);
+    let p = exp(a * P.scale - lse[lrow]);
     if ((want & 2u) != 0u) {
       for (var d = 0u; d < DV; d++) { dv[d] = fma(p, dout[x * DV + d], dv[d]); }
     }

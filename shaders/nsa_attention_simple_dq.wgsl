@@ -9,7 +9,7 @@
 var<private> qr: array<f32, MAXD>;
 var<private> dor: array<f32, MAXD>;
 var<private> dq: array<f32, MAXD>;
-var<private> lse2: f32;   // lse · log2(e); −inf only for a query without keys, which visits none
+var<private> lr: f32;     // the row's lse; −inf only for a query without keys, which visits none
 var<private> dl: f32;     // delta of the row
 
 fn begin(r: Row) {
@@ -17,7 +17,7 @@ fn begin(r: Row) {
   for (var d = 0u; d < DK; d++) { qr[d] = q[x * DK + d]; dq[d] = 0.0; }
   for (var d = 0u; d < DV; d++) { dor[d] = dout[x * DV + d]; }
   let lrow = (r.b * P.H + r.head) * P.T + r.t;
-  lse2 = lse[lrow] * LOG2E;
+  lr = lse[lrow];
   dl = delta[lrow];
 }
 
@@ -28,7 +28,7 @@ fn visit(r: Row, keys: vec2<u32>) {
     for (var d = 0u; d < DK; d++) { a = fma(qr[d], k[kv * DK + d], a); }
     var e = 0.0;
     for (var d = 0u; d < DV; d++) { e = fma(dor[d], v[kv * DV + d], e); }
-    let ds = exp2(a * P.scaleLog2e - lse2) * (e - dl);
+    let ds = exp(a * P.scale - lr) * (e - dl);
     for (var d = 0u; d < DK; d++) { dq[d] = fma(ds, k[kv * DK + d], dq[d]); }
   }
 }

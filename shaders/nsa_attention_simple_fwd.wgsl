@@ -1,6 +1,6 @@
 // NSA branch attention, forward of the simple variant (after attention_common.wgsl,
 // nsa_attention_common.wgsl and nsa_attention_simple.wgsl): each invocation runs an online softmax over its row's keys in
-// ascending order, scores in log2 units, rescaling only when the running max grows. A query with no
+// ascending order, scores in natural-log units, rescaling only when the running max grows. A query with no
 // keys (cmp with ncmp(t) = 0) writes out = 0 exactly and lse = −inf.
 // Bindings as nsa_attention_fwd.wgsl: 4 out, 5 lse, then per entry point —
 //   forward (cmp, win): nothing more      forwardCount: 6 keysRead
@@ -10,8 +10,8 @@
 
 var<private> qr: array<f32, MAXD>;
 var<private> o: array<f32, MAXD>;
-var<private> mx: f32;     // running max (log2 units)
-var<private> sum: f32;    // running Σ 2^(score − mx)
+var<private> mx: f32;     // running max of the scores
+var<private> sum: f32;    // running Σ exp(score − mx)
 var<private> seen: u32;   // keys scored
 
 fn begin(r: Row) {
@@ -29,14 +29,14 @@ fn visit(r: Row, keys: vec2<u32>) {
     let kv = (r.b * P.S + s) * P.G + r.g;
     var a = 0.0;
     for (var d = 0u; d < DK; d++) { a = fma(qr[d], k[kv * DK + d], a); }
-    let sc = a * P.scaleLog2e;
+    let sc = a * P.scale;
     if (sc > mx) {
-      let alpha = exp2(mx - sc);
+      let alpha = exp(mx - sc);
       sum *= alpha;
       for (var d = 0u; d < DV; d++) { o[d] *= alpha; }
       mx = sc;
     }
-    let p = exp2(sc - mx);
+    let p = exp(sc - mx);
     sum += p;
     for (var d = 0u; d < DV; d++) { o[d] = fma(p, v[kv * DV + d], o[d]); }
     seen++;
@@ -47,7 +47,7 @@ fn finish(r: Row) {
   let x = (r.b * P.T + r.t) * P.H + r.head;
   let inv = select(0.0, 1.0 / sum, seen > 0u);
   for (var d = 0u; d < DV; d++) { out[x * DV + d] = o[d] * inv; }
-  lse[(r.b * P.H + r.head) * P.T + r.t] = select(bitcast<f32>(P.negInf), lseOf(mx, sum), seen > 0u);
+  lse[(r.b * P.H + r.head) * P.T + r.t] = select(bitcast<f32>(P.negInf), lseNat(mx, sum), seen > 0u);
 }
 
 fn visitSel(r: Row) {

@@ -1,8 +1,10 @@
 // NSA selection (docs/nsa-spec.md "Selection scores" and "Top-n selection"), batched over B sequences.
-// scores: P[b,t,g,j] = Σ_{heads i of g} Σ_{k < ncmp(t)} exp(q[b,t,i]·kc[b,k,g]/√dk − lse[b,i,t]) ·
-//         overlap(k,j); one invocation per (b,t,g,j), looping only over the blocks k that overlap j
-//         (k·d < (j+1)·lSel and k·d + l > j·lSel). lse is never read when ncmp(t) = 0, so any
-//         sentinel there is fine.
+// scores: P[b,t,g,j] = Σ_{heads i of g} Σ_{k < ncmp(t)} p_cmp[b,t,i,k] · overlap(k,j), one invocation
+//         per (b,t,g) row. Each head's p_cmp is computed here in natural-log units from its own row
+//         max and sum — s_k = q·kc_k/√dk, m = max_k s_k, e_k = exp(s_k − m), p_k = e_k / Σ e — with
+//         the same s_k and e_k in every pass, so Σ_k p_k = 1 to f32 rounding at any |s|, and equal
+//         scores give bit-equal probabilities (no log-sum-exp round trip, no second kernel's
+//         rounding). Heads are added in ascending order, blocks k ascending; the row is zeroed first.
 // topN:   one invocation per (b,t,g) row. Forced blocks (0 if forceInit; bt, …, bt − forceLocal + 1)
 //         are always in. The other candidates j ≤ bt are ranked by (P descending, j ascending), a
 //         total order; the rem = min(nSel, bt + 1) − #forced best are found by rem scans, each taking
@@ -10,7 +12,7 @@
 //         ascending scan writes forced blocks and every candidate at or before the last pick, then
 //         −1 padding. NaN scores are never picked (the row comes out short, which the stats count as
 //         invalid).
-// Bindings: scores: s1 = q, s2 = kc, s3 = lse, s4 = P (written)
+// Bindings: scores: s1 = q, s2 = kc, s3 = P (written)
 //           topN:   s1 = P, i1 = selection (written)
 // Every storage binding is read_write (see residual.wgsl).
 
@@ -18,38 +20,43 @@ const WG: u32 = 64u;
 
 fn linear(gid: vec3<u32>, nwg: vec3<u32>) -> u32 { return gid.x + gid.y * nwg.x * WG; }
 
+// s = q[b,t,i]·kc[b,k,g]/√dk, one fixed order of operations for every pass.
+fn cmpScore(qo: u32, ko: u32) -> f32 {
+  var s = 0.0;
+  for (var c = 0u; c < P.dk; c++) { s = fma(s1[qo + c], s2[ko + c], s); }
+  return s * P.scale;
+}
+
 @compute @workgroup_size(WG)
 fn scores(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let x = linear(gid, nwg);
-  if (x >= P.total) { return; }
-  let j = x % P.nB;
-  let row = x / P.nB;      // (b·T + t)·G + g
+  let row = linear(gid, nwg);   // (b·T + t)·G + g
+  if (row >= P.total) { return; }
   let g = row % P.G;
   let t = (row / P.G) % P.T;
   let b = row / (P.G * P.T);
   let ncmp = select(0u, (t + 1u - P.l) / P.d + 1u, t + 1u >= P.l);
-  let jLo = j * P.lSel;
-  let jHi = jLo + P.lSel; // exclusive
-  let kLo = max(0, (i32(jLo) - i32(P.l) + i32(P.d)) / i32(P.d)); // ceil((jLo − l + 1)/d), ≥ 0
-  let kHi = min(i32(ncmp) - 1, i32((jHi - 1u) / P.d));
+  let out = row * P.nB;
+  for (var j = 0u; j < P.nB; j++) { s3[out + j] = 0.0; }
+  if (ncmp == 0u) { return; }
   let h = P.H / P.G;
-  let lInv = 1.0 / f32(P.l);
-  var acc = 0.0;
-  for (var ki = kLo; ki <= kHi; ki++) {
-    let k = u32(ki);
-    let ov = f32(min(k * P.d + P.l, jHi) - max(k * P.d, jLo)) * lInv;
-    let ko = ((b * P.N + k) * P.G + g) * P.dk;
-    var pk = 0.0;
-    for (var m = 0u; m < h; m++) {
-      let i = g * h + m;
-      let qo = ((b * P.T + t) * P.H + i) * P.dk;
-      var s = 0.0;
-      for (var c = 0u; c < P.dk; c++) { s += s1[qo + c] * s2[ko + c]; }
-      pk += exp(s * P.scale - s3[(b * P.H + i) * P.T + t]);
+  let lf = f32(P.l);
+  for (var m = 0u; m < h; m++) {
+    let qo = ((b * P.T + t) * P.H + g * h + m) * P.dk;
+    var mx = cmpScore(qo, (b * P.N * P.G + g) * P.dk);
+    for (var k = 1u; k < ncmp; k++) { mx = max(mx, cmpScore(qo, ((b * P.N + k) * P.G + g) * P.dk)); }
+    var sum = 0.0;
+    for (var k = 0u; k < ncmp; k++) { sum += exp(cmpScore(qo, ((b * P.N + k) * P.G + g) * P.dk) - mx); }
+    for (var k = 0u; k < ncmp; k++) {
+      let p = exp(cmpScore(qo, ((b * P.N + k) * P.G + g) * P.dk) - mx) / sum;
+      // Block k covers [k·d, k·d + l): selection blocks floor(k·d / lSel) … floor((k·d + l − 1) / lSel).
+      let lo = k * P.d;
+      let hi = lo + P.l;
+      for (var j = lo / P.lSel; j <= (hi - 1u) / P.lSel; j++) {
+        let ov = f32(min(hi, (j + 1u) * P.lSel) - max(lo, j * P.lSel)) / lf;
+        s3[out + j] += p * ov;
+      }
     }
-    acc += pk * ov;
   }
-  s4[x] = acc;
 }
 
 fn isNan(v: f32) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u; }

@@ -1,6 +1,8 @@
 // Wrapper for shaders/nsa_select.wgsl: NSA selection scores (group sums of p_slc) and top-n.
-// Layouts: q [B,T,H,dk], kc [B,Ncmp,G,dk], lseCmp [B,H,T], scores [B,T,G,nBlocks] with
-// nBlocks = ceil(T / lSel), selection int32 [B,T,G,nSel] ascending, −1 padded.
+// Layouts: q [B,T,H,dk], kc [B,Ncmp,G,dk], scores [B,T,G,nBlocks] with nBlocks = ceil(T / lSel),
+// selection int32 [B,T,G,nSel] ascending, −1 padded. The scores kernel computes each head's
+// compressed probabilities itself, from its own row max and sum in natural-log units (see the
+// shader), so they sum to 1 at any score magnitude and equal scores give equal probabilities.
 import code from '../../shaders/nsa_select.wgsl?raw';
 import type { BufferSlice } from '../gpu/arena';
 import { checkDims, checkSlices } from '../gpu/checks';
@@ -13,7 +15,7 @@ import { assertNsaConfig, type NsaConfig } from '../spec/nsa-config';
 const WG = 64;
 
 const F = 'array<f32>';
-/** scores: s1 = q, s2 = kc, s3 = lseCmp, s4 = scores; topN: s1 = scores, i1 = sel. */
+/** scores: s1 = q, s2 = kc, s3 = scores; topN: s1 = scores, i1 = sel. */
 export const NSA_SELECT_KERNEL = defineKernel({
   name: 'nsa_select',
   files: [['nsa_select.wgsl', code]],
@@ -34,7 +36,7 @@ export const NSA_SELECT_KERNEL = defineKernel({
         ['nSel', 'u32'],
         ['forceInit', 'u32'],
         ['forceLocal', 'u32'],
-        ['total', 'u32', 'invocations that do work'],
+        ['total', 'u32', 'invocations that do work: (b, t, g) rows'],
         ['scale', 'f32', '1/√dk'],
       ],
     },
@@ -44,7 +46,6 @@ export const NSA_SELECT_KERNEL = defineKernel({
       ['s1', F],
       ['s2', F],
       ['s3', F],
-      ['s4', F],
     ],
     topN: [
       ['s1', F],
@@ -63,8 +64,6 @@ export interface SelectionScoresArgs {
   q: BufferSlice;
   /** Compressed keys [B,Ncmp,G,dk]. */
   kc: BufferSlice;
-  /** Compressed-branch log-sum-exp [B,H,T] (natural log); not read where ncmp(t) = 0. */
-  lseCmp: BufferSlice;
   /** [B,T,G,nBlocks], overwritten (0 for blocks no visible compressed block overlaps). */
   scores: BufferSlice;
   B: number;
@@ -108,7 +107,7 @@ function params(c: NsaConfig, d: { B: number; T: number; H: number; G: number; d
   };
 }
 
-/** Group scores P (spec eq. 9 by overlap, eq. 10): one invocation per (b, t, g, j). */
+/** Group scores P (spec eq. 9 by overlap, eq. 10): one invocation per (b, t, g) row. */
 export async function selectionScoresDispatch(gpu: GpuContext, a: SelectionScoresArgs): Promise<Dispatch> {
   const label = 'nsa_select.scores';
   const { B, T, H, G, dk, cfg } = a;
@@ -119,16 +118,15 @@ export async function selectionScoresDispatch(gpu: GpuContext, a: SelectionScore
   checkSlices(label, {
     q: [a.q, B * T * H * dk],
     kc: [a.kc, B * N * G * dk],
-    lseCmp: [a.lseCmp, B * H * T],
     scores: [a.scores, B * T * G * nB],
   });
-  const total = B * T * G * nB;
+  const rows = B * T * G;
   return kernelDispatch(
     gpu,
     NSA_SELECT_KERNEL,
     'scores',
-    { uniforms: params(cfg, { B, T, H, G, dk }, total), storage: { s1: a.q, s2: a.kc, s3: a.lseCmp, s4: a.scores }, label },
-    grid1d(ceilDiv(total, WG)),
+    { uniforms: params(cfg, { B, T, H, G, dk }, rows), storage: { s1: a.q, s2: a.kc, s3: a.scores }, label },
+    grid1d(ceilDiv(rows, WG)),
   );
 }
 
