@@ -63,7 +63,6 @@ export const ComparePanel = forwardRef<HTMLElement>(function ComparePanel(_props
             <MetricChart
               testId="compare-gates"
               title="Gate mean per branch (solid cmp, dashed sel, dotted win)"
-              format={twoDecimals}
               lines={lines.gates}
               revision={revision}
             />

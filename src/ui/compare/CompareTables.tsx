@@ -18,6 +18,8 @@ function RunHeader({ names }: { names: string[] }) {
 
 export function CompareTables({ comparison: c }: { comparison: Comparison }) {
   const names = c.runs.map((r) => r.name);
+  // One column per run (beside the charts there is room for few columns): figure by figure.
+  const cells = c.runs.map((r) => figureCells(r));
   return (
     <div className="compare-tables">
       <table className="diff-table" data-testid="compare-diff">
@@ -47,30 +49,21 @@ export function CompareTables({ comparison: c }: { comparison: Comparison }) {
         <caption>Metrics</caption>
         <thead>
           <tr>
-            {FIGURE_COLUMNS.map((h) => (
-              <th key={h} scope="col">
-                {h}
-              </th>
-            ))}
+            <th scope="col">{FIGURE_COLUMNS[0]}</th>
+            <RunHeader names={names} />
           </tr>
         </thead>
         <tbody>
-          {c.runs.map((r, i) => {
-            const [name, ...cells] = figureCells(r);
-            return (
-              <tr key={i}>
-                <th scope="row">
-                  <span className="swatch" style={{ background: runColor(i) }} aria-hidden="true" />
-                  {name}
-                </th>
-                {cells.map((x, j) => (
-                  <td key={j} className={j > 0 ? 'num' : undefined}>
-                    {x}
-                  </td>
-                ))}
-              </tr>
-            );
-          })}
+          {FIGURE_COLUMNS.slice(1).map((label, k) => (
+            <tr key={label}>
+              <th scope="row">{label}</th>
+              {cells.map((row, i) => (
+                <td key={i} className="num">
+                  {row[k + 1]}
+                </td>
+              ))}
+            </tr>
+          ))}
         </tbody>
       </table>
     </div>

@@ -84,41 +84,43 @@ export function LibraryRow({ entry: e, current, busy, onOpen }: Props) {
       </td>
       <td className="date">{when(e.savedAt)}</td>
       <td className="actions">
-        <button type="button" data-testid="library-open" title="Show its curves in the comparison view" onClick={() => onOpen(e.id)}>
-          Open
-        </button>
-        <button
-          type="button"
-          data-testid="library-continue"
-          disabled={busy || current}
-          title="Continue training from its checkpoint, paused at its step"
-          onClick={() => void onContinue()}
-        >
-          Continue
-        </button>
-        <button type="button" data-testid="library-rename" onClick={() => setEditing(e.name)}>
-          Rename
-        </button>
-        <button
-          type="button"
-          data-testid="library-download"
-          title="Its checkpoint file (the CLI's checkpoint.safetensors format)"
-          onClick={() => void downloadRunCheckpoint(e.id)}
-        >
-          Download
-        </button>
-        <button type="button" data-testid="library-delete" disabled={current} onClick={() => void deleteRun(e.id)}>
-          Delete
-        </button>
-        <button
-          type="button"
-          data-testid="library-counterpart"
-          disabled={busy}
-          title="Start a new run with this config and the other attention, and compare the two"
-          onClick={() => void startCounterpart(e.id)}
-        >
-          {counterpartLabel(e.config)}
-        </button>
+        <div className="action-buttons">
+          <button type="button" data-testid="library-open" title="Show its curves in the comparison view" onClick={() => onOpen(e.id)}>
+            Open
+          </button>
+          <button
+            type="button"
+            data-testid="library-continue"
+            disabled={busy || current}
+            title="Continue training from its checkpoint, paused at its step"
+            onClick={() => void onContinue()}
+          >
+            Continue
+          </button>
+          <button type="button" data-testid="library-rename" onClick={() => setEditing(e.name)}>
+            Rename
+          </button>
+          <button
+            type="button"
+            data-testid="library-download"
+            title="Its checkpoint file (the CLI's checkpoint.safetensors format)"
+            onClick={() => void downloadRunCheckpoint(e.id)}
+          >
+            Download
+          </button>
+          <button type="button" data-testid="library-delete" disabled={current} onClick={() => void deleteRun(e.id)}>
+            Delete
+          </button>
+          <button
+            type="button"
+            data-testid="library-counterpart"
+            disabled={busy}
+            title="Start a new run with this config and the other attention, and compare the two"
+            onClick={() => void startCounterpart(e.id)}
+          >
+            {counterpartLabel(e.config)}
+          </button>
+        </div>
       </td>
     </tr>
   );

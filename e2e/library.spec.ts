@@ -1,0 +1,149 @@
+// The run library and the comparison view. Train the tiny preset (dense) 6 steps: the run appears
+// in the library; rename it; Reset and "Undo reset" bring it back. A second run stepped to 3 is
+// downloaded from the library, deleted (Undo delete, then for good), uploaded back (a broken file
+// is refused first, naming the file and the field, and nothing is added) and continued: its losses
+// equal the uninterrupted run's bit for bit. Then "Same config, NSA" on the first run starts the
+// NSA counterpart, and the comparison view overlays both (legend names both, the diff table lists
+// model.attention).
+import { readFileSync } from 'node:fs';
+
+import { type Download, expect, type Locator, type Page, test } from '@playwright/test';
+
+import { collectErrors, expectAdapter, saveScreenshot, trainingLosses, waitForStatus } from './page-helpers';
+
+test.describe.configure({ mode: 'serial' });
+
+const STEPS = 6;
+const PAUSE_AT = 3;
+const HASH = `v=1&preset=tiny&train.steps=${STEPS}&train.warmupSteps=2&train.evalEvery=3`;
+
+const rows = (page: Page) => page.getByTestId('library-row');
+const rowById = (page: Page, id: string) => page.locator(`[data-testid="library-row"][data-run-id="${id}"]`);
+
+async function savedAt(page: Page, step: number): Promise<void> {
+  const line = page.getByTestId('autosave-status');
+  await expect(line).toHaveAttribute('data-state', /^(saved|error)$/, { timeout: 120_000 });
+  if ((await line.getAttribute('data-state')) === 'error') throw new Error(await line.innerText());
+  await expect(line).toHaveAttribute('data-step', String(step));
+}
+
+async function downloadFrom(row: Locator): Promise<Download> {
+  const [d] = (await Promise.all([row.page().waitForEvent('download'), row.getByTestId('library-download').click()])) as [Download, void];
+  return d;
+}
+
+test('library round trip: listed, renamed, reset undone, downloaded, deleted (and undone), uploaded back and continued to the uninterrupted losses; compare with the NSA counterpart', async ({
+  browser,
+}, testInfo) => {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  const errors = collectErrors(page);
+  await page.goto(`./#${HASH}`);
+  await expectAdapter(page);
+  await expect(page.getByTestId('library-empty')).toBeVisible();
+
+  // The uninterrupted run: listed with its steps and best validation loss.
+  await page.getByTestId('run-button').click();
+  await waitForStatus(page, /done/);
+  await savedAt(page, STEPS);
+  const straight = await trainingLosses(page);
+  await expect(rows(page)).toHaveCount(1);
+  const first = rows(page).first();
+  await expect(first).toHaveAttribute('data-steps', String(STEPS));
+  await expect(first.getByTestId('library-steps')).toHaveText(`${STEPS} / ${STEPS}`);
+  await expect(first.getByTestId('library-best-val')).toHaveText(/^\d+\.\d{4}$/);
+  await expect(first).toContainText('tiny · 2 layers');
+  const baselineId = (await first.getAttribute('data-run-id'))!;
+
+  // Rename.
+  await first.getByTestId('library-rename').click();
+  await first.getByTestId('library-name-input').fill('baseline');
+  await first.getByTestId('library-name-input').press('Enter');
+  await expect(rowById(page, baselineId).getByTestId('library-name')).toHaveText('baseline');
+
+  // Reset, then Undo reset: the run is back, done at its step.
+  await page.getByTestId('reset-button').click();
+  await waitForStatus(page, /idle/);
+  await expect(page.getByTestId('library-undo')).toHaveAttribute('data-kind', 'reset');
+  await page.getByTestId('library-undo-button').click();
+  await waitForStatus(page, /done/);
+  await expect(page.getByTestId('steps-done')).toHaveText(String(STEPS));
+  await expect(page.getByTestId('library-undo')).toHaveCount(0);
+  await page.getByTestId('reset-button').click();
+  await waitForStatus(page, /idle/);
+
+  // A second run, stepped to PAUSE_AT (autosaved there), then reset: two entries.
+  for (let i = 1; i <= PAUSE_AT; i++) {
+    await expect(page.getByTestId('step-button')).toBeEnabled({ timeout: 300_000 });
+    await page.getByTestId('step-button').click();
+    await expect(page.getByTestId('steps-done')).toHaveText(String(i), { timeout: 300_000 });
+    await waitForStatus(page, /paused/);
+  }
+  await savedAt(page, PAUSE_AT);
+  await page.getByTestId('reset-button').click();
+  await waitForStatus(page, /idle/);
+  await expect(rows(page)).toHaveCount(2);
+  const second = rows(page).first(); // newest first
+  await expect(second).toHaveAttribute('data-steps', String(PAUSE_AT));
+  const secondId = (await second.getAttribute('data-run-id'))!;
+
+  // Download its checkpoint (the CLI's format, the page's file name).
+  const saved = await downloadFrom(rowById(page, secondId));
+  expect(saved.suggestedFilename()).toBe(`tiny-step${PAUSE_AT}.safetensors`);
+  const bytes = readFileSync(await saved.path());
+
+  // Delete, Undo delete, delete for good.
+  await rowById(page, secondId).getByTestId('library-delete').click();
+  await expect(rows(page)).toHaveCount(1);
+  await expect(page.getByTestId('library-undo')).toHaveAttribute('data-kind', 'delete');
+  await page.getByTestId('library-undo-button').click();
+  await expect(rowById(page, secondId)).toHaveCount(1);
+  await rowById(page, secondId).getByTestId('library-delete').click();
+  await expect(rows(page)).toHaveCount(1);
+
+  // Upload: a broken file is refused (file and field named, nothing added); the real one is added.
+  const input = page.getByTestId('library-upload-input');
+  await input.setInputFiles({ name: 'broken.safetensors', mimeType: 'application/octet-stream', buffer: bytes.subarray(0, 6) });
+  await expect(page.getByTestId('library-error')).toContainText('broken.safetensors: header length');
+  await expect(rows(page)).toHaveCount(1);
+  await input.setInputFiles({ name: saved.suggestedFilename(), mimeType: 'application/octet-stream', buffer: bytes });
+  await expect(page.getByTestId('library-error')).toHaveCount(0);
+  await expect(rows(page)).toHaveCount(2);
+  const imported = page.locator(`[data-testid="library-row"][data-name="tiny-step${PAUSE_AT}"]`);
+  await expect(imported).toHaveAttribute('data-steps', String(PAUSE_AT));
+  await expect(imported).toContainText('imported');
+
+  // Continue it: paused at its step; finished, its losses equal the uninterrupted run's.
+  await imported.getByTestId('library-continue').click();
+  await waitForStatus(page, /paused/);
+  await expect(page.getByTestId('steps-done')).toHaveText(String(PAUSE_AT));
+  await page.getByTestId('run-button').click();
+  await waitForStatus(page, /done/);
+  const resumed = await trainingLosses(page);
+  expect(resumed).toEqual(straight);
+  await savedAt(page, STEPS);
+  await expect(imported).toHaveAttribute('data-steps', String(STEPS)); // autosaved into its own entry
+  testInfo.annotations.push({ type: 'loss', description: `final loss ${resumed.at(-1)?.[1]} (uninterrupted ${straight.at(-1)?.[1]})` });
+
+  // "Same config, NSA" on the baseline: the counterpart trains as a new entry; both are compared.
+  const counterpart = rowById(page, baselineId).getByTestId('library-counterpart');
+  await expect(counterpart).toHaveText('Same config, NSA');
+  await counterpart.click();
+  await waitForStatus(page, /done/);
+  await savedAt(page, STEPS);
+  await expect(rows(page)).toHaveCount(3);
+  const panel = page.getByTestId('compare-panel');
+  await expect(panel).toHaveAttribute('data-runs', '2');
+  const legend = panel.getByTestId('compare-loss').locator('.recharts-legend-item-text');
+  await expect(legend).toHaveCount(2);
+  await expect(legend.nth(0)).toHaveText('baseline');
+  await expect(legend.nth(1)).toHaveText(/^tiny NSA /);
+  await expect(panel.getByTestId('compare-diff-row')).toHaveCount(1);
+  await expect(panel.getByTestId('compare-diff-row')).toHaveAttribute('data-path', 'model.attention');
+  await expect(panel.getByTestId('compare-diff-row')).toContainText('"dense"');
+  await expect(panel.getByTestId('compare-gates').locator('.recharts-legend-item-text')).toHaveCount(3); // the NSA run's branches
+  await expect(panel.getByTestId('compare-figures').locator('thead th')).toHaveCount(3); // a column per run
+  await panel.scrollIntoViewIfNeeded();
+  await saveScreenshot(page, testInfo, 'library-compare');
+  expect(errors).toEqual([]);
+  await page.close();
+});
