@@ -130,6 +130,11 @@ describe('run storage (IndexedDB)', () => {
     expect([...db.objectStoreNames].sort()).toEqual(['checkpoints', 'histories', 'library', 'state']); // 'runs' is gone
     db.close();
   });
+  it('an upgrade held up by an older page (a version-1 connection left open) fails, saying so', async () => {
+    const v1 = await openDB(dbName, 1, { upgrade: (d) => void d.createObjectStore('runs') });
+    await expect(storage.list()).rejects.toThrow(/held open by an older version of this page in another tab/);
+    v1.close();
+  });
 });
 
 describe('library actions', () => {

@@ -110,8 +110,12 @@ export class IndexedDbRunStorage implements RunStorage {
     if (f) throw f;
   }
 
+  /** Opens (and on first use upgrades) the database; an upgrade held up by an older page in another tab fails, saying so. */
   private open(): Promise<IDBPDatabase<LibraryDb>> {
-    return openDB<LibraryDb>(this.dbName, LIBRARY_DB_VERSION, {
+    let onBlocked: (e: Error) => void = () => {};
+    const blocked = new Promise<never>((_, reject) => (onBlocked = reject));
+    blocked.catch(() => {});
+    const opened = openDB<LibraryDb>(this.dbName, LIBRARY_DB_VERSION, {
       async upgrade(db, oldVersion, _newVersion, tx) {
         db.createObjectStore('library', { keyPath: 'id' });
         db.createObjectStore('histories');
@@ -119,7 +123,12 @@ export class IndexedDbRunStorage implements RunStorage {
         db.createObjectStore('state');
         if (oldVersion === 1) await migrateV1(db, tx);
       },
+      blocked: () =>
+        onBlocked(new Error('the run library is held open by an older version of this page in another tab: close that tab and reload')),
     });
+    // Once the other tab lets go, the upgrade completes: that late connection is not used, so close it.
+    void blocked.catch(() => opened.then((db) => db.close())).catch(() => {});
+    return Promise.race([opened, blocked]);
   }
 
   private async with<T>(f: (db: IDBPDatabase<LibraryDb>) => Promise<T>): Promise<T> {
