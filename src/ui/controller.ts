@@ -219,11 +219,9 @@ export async function confirmReset(): Promise<void> {
  * autosave stays in the run library, and the page offers "Undo reset" (continue from it).
  */
 export async function reset(): Promise<void> {
-  const { libraryId, autosavedStep, status } = useStore.getState();
-  if (libraryId && autosavedStep > 0 && status !== 'idle') {
-    const name = useLibrary.getState().entries.find((e) => e.id === libraryId)?.name ?? 'the run';
-    useLibrary.getState().setUndo({ kind: 'reset', id: libraryId, name, step: autosavedStep });
-  }
+  const { libraryId, status } = useStore.getState();
+  const saved = status === 'idle' ? undefined : useLibrary.getState().entries.find((e) => e.id === libraryId);
+  if (saved) useLibrary.getState().setUndo({ kind: 'reset', id: saved.id, name: saved.name, step: saved.stepsDone });
   useStore.getState().clearRun();
   try {
     await worker().reset();
