@@ -15,6 +15,7 @@ import { countParams, paramSpecs } from '../spec/params';
 import { decodeCheckpoint, type TrainingCheckpoint } from '../train/checkpoint/checkpoint';
 import { type RunConfig, validateRunConfig } from '../train/config';
 import type { Dataset } from '../train/datasets';
+import { DivergenceError } from '../train/divergence';
 import { trainingLoop } from '../train/loop';
 import { csvRows } from '../train/metrics-csv';
 import { type AtomicWriteHooks, CHECKPOINT_FILE, RUN_SOURCE_FILE, RunFolder, saveCheckpoint } from '../train/run-files';
@@ -209,12 +210,14 @@ async function main(): Promise<number> {
       }
     }
   } catch (e) {
-    if (!(e instanceof NonFiniteError)) throw e;
-    // The optimizer skipped the non-finite update: the weights are intact. Keep them.
+    if (!(e instanceof NonFiniteError) && !(e instanceof DivergenceError)) throw e;
+    // Non-finite: the optimizer skipped that update, the weights are intact. Diverged: the weights
+    // are finite but the loss stayed far too high. Either way the run failed; keep its checkpoint.
+    const nonFinite = e instanceof NonFiniteError;
     console.error(e.message);
     while (trainer.stepsInFlight > 0) await trainer.flush().catch(() => []);
-    await checkpoint('non-finite');
-    console.error(`checkpoint of the intact weights written to ${folder.checkpointPath}`);
+    await checkpoint(nonFinite ? 'non-finite' : 'diverged');
+    console.error(`checkpoint of the ${nonFinite ? 'intact' : 'diverged'} weights written to ${folder.checkpointPath}`);
     return 4;
   }
   if (fatal) {

@@ -36,6 +36,13 @@ export interface TrainConfig {
   evalEvery: number;
   evalBatches: number;
   logEvery: number;
+  /**
+   * Divergence guard (src/train/divergence.ts): the run stops when the training loss stays above
+   * divergenceFactor × ln(model.vocabSize) for divergenceSteps consecutive steps. Optional: absent
+   * means the defaults (3 and 5, DIVERGENCE_DEFAULTS); 0 turns the guard off.
+   */
+  divergenceFactor?: number;
+  divergenceSteps?: number;
 }
 
 export interface RunConfig {
@@ -74,6 +81,11 @@ export function validateTrainConfig(t: TrainConfig): ConfigIssue[] {
   num('beta2', 0, 1, false, true);
   num('eps', 0, 1, true);
   num('gradClip', 0, 1e6);
+  // The divergence guard's fields are optional (defaults in src/train/divergence.ts).
+  const f = t.divergenceFactor;
+  if (f !== undefined && !(typeof f === 'number' && Number.isFinite(f) && (f === 0 || (f > 1 && f <= 1e6))))
+    errs.push({ field: 'train.divergenceFactor', message: `must be 0 (no guard) or in (1, 1e6] (got ${String(f)})` });
+  if (t.divergenceSteps !== undefined) int('divergenceSteps', 1);
   if (typeof t.lrMin === 'number' && typeof t.lrMax === 'number' && t.lrMin > t.lrMax)
     errs.push({ field: 'train.lrMin', message: `must not exceed lrMax (${t.lrMin} > ${t.lrMax})` });
   return errs;

@@ -2,7 +2,8 @@
 // step source until a target step count and yields each step's metrics exactly once, in step
 // order, plus a checkpoint event whenever the caller asks for one — with the GPU flushed, so the
 // caller can evaluate, snapshot or save in the loop body while the generator waits. Errors (a
-// non-finite step: NonFiniteError; an invalid selection) propagate from the source unchanged.
+// non-finite step: NonFiniteError; a diverged run: DivergenceError, see divergence.ts; an invalid
+// selection) propagate from the source unchanged.
 import type { StepMetrics } from './types';
 
 /** What the loop needs from a Trainer (src/train/trainer.ts satisfies it). */

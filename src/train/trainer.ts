@@ -12,6 +12,7 @@ import { InvalidConfigError } from '../spec/config-issue';
 import { encodeCheckpoint, type TrainerState, type TrainingCheckpoint } from './checkpoint/checkpoint';
 import { type RunConfig, validateRunConfig } from './config';
 import type { Batch, Dataset } from './datasets';
+import { DivergenceGuard, divergenceSettings } from './divergence';
 import { learningRate, type LrSchedule } from './lr-schedule';
 import type { EvalMetrics, Heartbeat, NsaStepStats, StepMetrics, TrainerPhase } from './types';
 
@@ -20,8 +21,9 @@ export interface TrainerHooks {
 }
 
 /**
- * A step produced a non-finite loss or gradient norm (the one error for a diverged run). The AdamW
- * kernel skipped that update, so the weights are those after the last finite step.
+ * A step produced a non-finite loss or gradient norm. The AdamW kernel skipped that update, so the
+ * weights are those after the last finite step. (A loss that stays finite but far too high stops
+ * the run with DivergenceError, src/train/divergence.ts.)
  */
 export class NonFiniteError extends Error {
   override readonly name = 'NonFiniteError';
@@ -82,6 +84,7 @@ export class Trainer {
   private lastMetrics: StepMetrics | null = null;
   private phase: TrainerPhase = 'init';
   private readonly stagingBytes: number;
+  private readonly divergence: DivergenceGuard;
 
   private constructor(
     readonly gpu: GpuContext,
@@ -99,6 +102,7 @@ export class Trainer {
     this.batches = Array.from({ length: gradAccum }, () => ({ tokens: new Int32Array(N), targets: new Int32Array(N) }));
     this.tokenIndices = Array.from({ length: gradAccum }, () => new Int32Array(tokenIndexLength(N)));
     const t = config.train;
+    this.divergence = new DivergenceGuard(divergenceSettings(t, config.model.vocabSize));
     this.schedule = {
       lrMax: t.lrMax,
       lrMin: t.lrMin,
@@ -161,8 +165,11 @@ export class Trainer {
   }
 
   /** Continues the run a decoded checkpoint file holds (its config, step, data cursor, weights and moments). */
-  static fromCheckpoint(gpu: GpuContext, from: TrainingCheckpoint, dataset: Dataset, hooks: TrainerHooks = {}): Promise<Trainer> {
-    return Trainer.resume(gpu, from.config, dataset, { ...from.state, params: from.params, adamM: from.adamM, adamV: from.adamV }, hooks);
+  static async fromCheckpoint(gpu: GpuContext, from: TrainingCheckpoint, dataset: Dataset, hooks: TrainerHooks = {}): Promise<Trainer> {
+    const state = { ...from.state, params: from.params, adamM: from.adamM, adamV: from.adamV };
+    const trainer = await Trainer.resume(gpu, from.config, dataset, state, hooks);
+    trainer.divergence.replay(from.metrics);
+    return trainer;
   }
 
   /**
@@ -279,6 +286,12 @@ export class Trainer {
     if (m.nsa && m.nsa.invalid > 0) {
       const e = new InvalidSelectionError(p.step, m.nsa.invalid);
       this.beat('error', e.message, m);
+      throw e;
+    }
+    try {
+      this.divergence.observe(p.step, m.loss);
+    } catch (e) {
+      this.beat('error', (e as Error).message, m);
       throw e;
     }
     this.beat('step', `step ${p.step}`, m);

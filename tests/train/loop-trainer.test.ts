@@ -1,10 +1,12 @@
 // The training loop and the worker session on the real Trainer (Dawn): each step's metrics once
 // and in order with evaluations at checkpoints, and a non-finite step surfacing as the trainer's
-// NonFiniteError through the session (the path the page takes), with the weights left intact.
+// NonFiniteError through the session (the path the page takes), with the weights left intact; a
+// run at learning rate 10 stopped by the divergence guard, the same run at the preset's rate not.
 import { describe, expect, it } from 'vitest';
 
 import type { RunConfig } from '../../src/train/config';
 import { createDataset } from '../../src/train/datasets';
+import { DivergenceError } from '../../src/train/divergence';
 import { trainingLoop, trainSteps } from '../../src/train/loop';
 import { preset } from '../../src/train/presets';
 import { NonFiniteError, Trainer } from '../../src/train/trainer';
@@ -18,8 +20,9 @@ function tinyRun(steps: number): RunConfig {
   return c;
 }
 
-async function trainer(steps: number): Promise<Trainer> {
+async function trainer(steps: number, edit: (c: RunConfig) => void = () => {}): Promise<Trainer> {
   const cfg = tinyRun(steps);
+  edit(cfg);
   const ds = createDataset({ kind: 'random', vocabSize: 256 }, { batchSize: 2, seqLen: cfg.model.seqLen, seed: 2 });
   return Trainer.create(await getGpu(), cfg, ds);
 }
@@ -70,5 +73,28 @@ describe('training loop on the real trainer', () => {
     expect(err2).toBeInstanceOf(NonFiniteError);
     expect((err2 as NonFiniteError).step).toBe(0);
     expect(session.state).toBe('closed');
+  });
+
+  it('learning rate 10 (lrMax = lrMin): DivergenceError once the loss stayed above 3 ln 256 for 5 steps; the preset rate runs on', async () => {
+    const lr10 = (c: RunConfig) => {
+      c.train.lrMax = 10;
+      c.train.lrMin = 10;
+    };
+    const t1 = await trainer(12, lr10);
+    const err = await trainSteps(t1, 12).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DivergenceError);
+    const e = err as DivergenceError;
+    expect(e.step - e.firstStep).toBe(4);
+    expect(e.step).toBeLessThan(12);
+    expect(e.loss).toBeGreaterThan(3 * Math.log(256));
+    expect(e.message).toMatch(/has been above 16\.6355 \(train\.divergenceFactor 3 × ln 256\) for 5 consecutive steps/);
+    await t1.flush().catch(() => []);
+    t1.destroy();
+
+    const t2 = await trainer(12);
+    const losses = (await trainSteps(t2, 12)).map((m) => m.loss);
+    expect(losses).toHaveLength(12);
+    expect(Math.max(...losses)).toBeLessThan(1.1 * Math.log(256));
+    t2.destroy();
   });
 });
