@@ -20,12 +20,6 @@ export interface GoldenEntry {
   recorded: string;
 }
 
-/** What identifies the adapter a golden holds for (the page's adapter panel). */
-export interface GoldenAdapter {
-  vendor: string;
-  architecture: string;
-}
-
 const PATH = fileURLToPath(new URL('./golden.json', import.meta.url));
 
 export const RECORD_GOLDEN = process.env.NSA_E2E_RECORD_GOLDEN === '1';
@@ -40,11 +34,8 @@ export const DEFAULT_TOLERANCE: Record<GpuMode, number> = { swiftshader: 2e-3, s
 
 const WHY = 'float32 rounding differs across CPUs (SwiftShader JIT) and GPU drivers; a real regression moves the loss by >= 0.01';
 
-/** `profile@vendor/architecture`, lower case, e.g. `system/small-nsa-300@nvidia/hopper`. */
-export function goldenKey(profile: string, adapter: GoldenAdapter): string {
-  const part = (s: string) => s.trim().toLowerCase().replace(/\s+/g, '-') || 'unknown';
-  return `${profile}@${part(adapter.vendor)}/${part(adapter.architecture)}`;
-}
+/** `profile@vendor/architecture`, lower case, e.g. `system/small-nsa-300@nvidia/hopper` (shared with npm run train:golden). */
+export { type GoldenAdapter, goldenKey } from '../src/util/golden-key';
 
 function readAll(): Record<string, GoldenEntry> {
   return JSON.parse(readFileSync(PATH, 'utf8')) as Record<string, GoldenEntry>;
