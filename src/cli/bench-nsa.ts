@@ -22,6 +22,7 @@ import { PRESETS } from '../train/presets';
 import { gaussian, mulberry32 } from '../util/random';
 import { intFlag, parseArgs } from './args';
 import { runMain } from './main';
+import { UsageError } from './usage';
 
 const out = (o: Record<string, unknown>) => console.log(JSON.stringify(o));
 
@@ -180,17 +181,21 @@ async function timeList(
 }
 
 async function main(): Promise<number> {
-  const args = parseArgs(process.argv.slice(2));
+  const args = parseArgs(process.argv.slice(2), {
+    values: ['T', 'repeats', 'warmup'],
+    usage: 'usage: npm run bench:nsa -- [--T 1024,2048,...] [--repeats N] [--warmup N]',
+  });
   assertNsaConfig(CFG);
   const gpu = await acquireNodeGpu({ announce: false });
   const software = gpu.adapter.architecture === 'swiftshader' || /swiftshader/i.test(describeAdapter(gpu.adapter));
   const Ts = (args.flags.get('T') ?? (software ? '1024' : '1024,2048,4096,8192,16384')).split(',').filter(Boolean).map(Number);
-  for (const T of Ts) if (!Number.isInteger(T) || T < 1) throw new Error(`--T: '${T}' is not a positive integer`);
+  for (const T of Ts) if (!Number.isInteger(T) || T < 1) throw new UsageError(`--T: '${T}' is not a positive integer`, { flag: 'T' });
   // SwiftShader: one untimed-warmup-free round (a T = 1024 round of both takes minutes there, and
   // its pipelines are compiled when built, so the first run is not slower).
   const repeats = intFlag(args, 'repeats') ?? (software ? 1 : 5);
   const warmup = intFlag(args, 'warmup') ?? (software ? 0 : 2);
-  if (repeats < 1 || warmup < 0) throw new Error('--repeats must be ≥ 1 and --warmup ≥ 0');
+  if (repeats < 1 || warmup < 0)
+    throw new UsageError('--repeats must be ≥ 1 and --warmup ≥ 0', { flag: repeats < 1 ? 'repeats' : 'warmup' });
   const timing = gpu.hasTimestamps ? 'timestamp' : 'wall';
   out({ kind: 'adapter', adapter: describeAdapter(gpu.adapter), architecture: gpu.adapter.architecture, timestamps: gpu.hasTimestamps });
   out({ kind: 'config', B: 1, H: M.nHeads, G: M.nKvGroups, dk: M.dk, dv: M.dv, nsa: CFG, repeats, warmup, timing });

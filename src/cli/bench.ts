@@ -16,11 +16,11 @@ import { createDataset } from '../train/datasets';
 import { trainSteps } from '../train/loop';
 import { preset, PRESET_NAMES, type PresetName } from '../train/presets';
 import { Trainer } from '../train/trainer';
-import { intFlag, parseArgs } from './args';
+import { type ArgSpec, intFlag, parseArgs } from './args';
 import { knownFp32Peak } from './fp32-peak';
 import { runMain } from './main';
 import { ATTENTION_KINDS, setAttention } from './run-config';
-import { asUsage, rejectUnknownFlags, UsageError } from './usage';
+import { asUsage, UsageError } from './usage';
 
 const USAGE = `usage: npm run bench -- [--presets ${PRESET_NAMES.join(',')}] [--steps N] [--matmul 256,512,1024]
   [--attention ${ATTENTION_KINDS.join(',')}] [--peak-tflops X]
@@ -32,7 +32,12 @@ const USAGE = `usage: npm run bench -- [--presets ${PRESET_NAMES.join(',')}] [--
   --peak-tflops X    the adapter's float32 peak for MFU (default: known GPUs by name, else no MFU)
   --help`;
 
-const FLAGS = ['presets', 'steps', 'matmul', 'attention', 'peak-tflops'];
+const ARGS: ArgSpec = {
+  values: ['presets', 'steps', 'matmul', 'attention', 'peak-tflops'],
+  booleans: ['help'],
+  emptyAllowed: ['matmul'],
+  usage: USAGE,
+};
 
 const out = (o: Record<string, unknown>) => console.log(JSON.stringify(o));
 
@@ -97,9 +102,7 @@ interface BenchOptions {
 
 /** Reads the flags and builds every (preset, attention) config; throws a UsageError naming what is wrong. */
 function benchOptions(argv: readonly string[]): BenchOptions {
-  const args = asUsage(() => parseArgs(argv));
-  rejectUnknownFlags(args, FLAGS, USAGE);
-  if (args.positional.length) throw new UsageError(`unexpected argument '${args.positional[0]}'\n${USAGE}`);
+  const args = parseArgs(argv, ARGS);
   return asUsage(() => {
     const presets = (args.flags.get('presets') ?? 'tiny,small').split(',').filter(Boolean) as PresetName[];
     for (const p of presets)

@@ -7,7 +7,7 @@ import { decodeCheckpoint } from '../train/checkpoint/checkpoint';
 import { type ComparedRun, compareRuns, formatComparison } from '../train/compare';
 import { CHECKPOINT_FILE } from '../train/run-files';
 import { parseArgs } from './args';
-import { rejectUnknownFlags, UsageError } from './usage';
+import { UsageError } from './usage';
 
 const USAGE = 'usage: npm run compare -- runs/<a> runs/<b> [runs/<c> ...]';
 
@@ -16,12 +16,11 @@ export interface CompareIo {
 }
 
 export function runCompareCli(argv: readonly string[], io: CompareIo): number {
-  const args = parseArgs(argv, ['help']);
+  const args = parseArgs(argv, { values: [], booleans: ['help'], positional: 'run folder', usage: USAGE });
   if (args.flags.has('help')) {
     io.out(USAGE);
     return 0;
   }
-  rejectUnknownFlags(args, ['help'], USAGE);
   if (args.positional.length < 2) throw new UsageError(`compare needs at least two run folders\n${USAGE}`, { flag: 'runs' });
   const runs: ComparedRun[] = args.positional.map((dir) => {
     const file = join(dir, CHECKPOINT_FILE);

@@ -1,11 +1,12 @@
 // Node: builds the dataset a run config asks for (Brown from node_modules, an uploaded file, or
 // the synthetic tasks, associative recall from data.recall).
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
 
 import { loadBrownText } from '../train/brown-node';
 import type { RunConfig } from '../train/config';
 import { recallDatasetForRun } from '../train/data/recall';
+import { checkTextFileSize, DataFileError, decodeTextFile } from '../train/data/text-file';
 import { createDataset, type Dataset } from '../train/datasets';
 
 export function datasetForRun(cfg: RunConfig, uploadPath?: string): Dataset {
@@ -15,7 +16,7 @@ export function datasetForRun(cfg: RunConfig, uploadPath?: string): Dataset {
       return createDataset({ kind: 'text', name: 'brown', text: loadBrownText(), tokenizer: cfg.data.tokenizer }, opts);
     case 'upload': {
       if (!uploadPath) throw new Error("data.source 'upload' needs a file: --data file:<path>");
-      const text = readFileSync(uploadPath, 'utf8');
+      const text = readTextFile(uploadPath);
       return createDataset({ kind: 'text', name: basename(uploadPath), text, tokenizer: cfg.data.tokenizer }, opts);
     }
     case 'random':
@@ -25,4 +26,31 @@ export function datasetForRun(cfg: RunConfig, uploadPath?: string): Dataset {
     case 'recall':
       return recallDatasetForRun(cfg);
   }
+}
+
+/**
+ * A UTF-8 text file's contents. Refused, naming the path, before it is read: a missing or
+ * unreadable path, a directory or other non-file, a file over MAX_TEXT_FILE_BYTES; after: binary
+ * or invalid UTF-8 (src/train/data/text-file.ts). `limit` is for tests.
+ */
+export function readTextFile(path: string, limit?: number): string {
+  const fail = (why: string, e?: unknown): never => {
+    throw new DataFileError(path, why, e === undefined ? undefined : { cause: e });
+  };
+  let st: ReturnType<typeof statSync>;
+  try {
+    st = statSync(path);
+  } catch (e) {
+    return fail(`cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, e);
+  }
+  if (st.isDirectory()) fail('is a directory; give a text file (--data file:<path to a .txt file>)');
+  if (!st.isFile()) fail('is not a regular file');
+  checkTextFileSize(path, st.size, limit);
+  let bytes: Uint8Array;
+  try {
+    bytes = readFileSync(path);
+  } catch (e) {
+    return fail(`cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, e);
+  }
+  return decodeTextFile(bytes, path);
 }

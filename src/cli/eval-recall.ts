@@ -10,8 +10,11 @@ import { validateRunConfig } from '../train/config';
 import { recallVocab } from '../train/data/recall';
 import { configForMode, RECALL_MODES, type RecallMode, trainAndScoreRecall } from '../train/recall-eval';
 import { recallPreset } from '../train/recall-preset';
+import { checkRunResources } from '../train/resources';
 import { applySet, intFlag, numFlag, parseArgs } from './args';
 import { runMain } from './main';
+import { nodeResourceLimits } from './resources-node';
+import { UsageError } from './usage';
 
 const USAGE = `usage: npm run eval:recall -- [--modes ${RECALL_MODES.join(',')}] [--steps N] [--seed N] [--batch N]
   [--lr X] [--eval-batches N] [--eval-every N] [--log-every N] [--set model.x=.. | train.x=.. | task.x=..]`;
@@ -19,7 +22,12 @@ const USAGE = `usage: npm run eval:recall -- [--modes ${RECALL_MODES.join(',')}]
 const out = (o: Record<string, unknown>) => console.log(JSON.stringify(o));
 
 async function main(): Promise<number> {
-  const args = parseArgs(process.argv.slice(2), ['help']);
+  const args = parseArgs(process.argv.slice(2), {
+    values: ['modes', 'steps', 'seed', 'batch', 'lr', 'eval-batches', 'eval-every', 'log-every'],
+    booleans: ['help'],
+    sets: true,
+    usage: USAGE,
+  });
   if (args.flags.has('help')) {
     console.log(USAGE);
     return 0;
@@ -28,7 +36,9 @@ async function main(): Promise<number> {
   // The task is the run's own data.recall: --set task.x and --set data.recall.x edit the same object.
   const task = run.data.recall!;
   const modes = (args.flags.get('modes') ?? 'nsa,win').split(',').filter(Boolean) as RecallMode[];
-  for (const m of modes) if (!RECALL_MODES.includes(m)) throw new Error(`--modes: unknown mode '${m}' (known: ${RECALL_MODES.join(', ')})`);
+  for (const m of modes)
+    if (!RECALL_MODES.includes(m))
+      throw new UsageError(`--modes: unknown mode '${m}' (known: ${RECALL_MODES.join(', ')})`, { flag: 'modes', value: m });
   const t = run.train;
   t.steps = intFlag(args, 'steps') ?? t.steps;
   t.seed = intFlag(args, 'seed') ?? t.seed;
@@ -41,13 +51,25 @@ async function main(): Promise<number> {
   for (const [path, value] of args.sets) applySet(target, path, value);
   run.model.vocabSize = Math.max(run.model.vocabSize, recallVocab(task).size);
   // Everything is checked before any GPU work.
-  const errs = modes.flatMap((m) => validateRunConfig(configForMode(run, m)));
+  const errs = modes.flatMap((m) => {
+    const cfg = configForMode(run, m);
+    const fieldErrs = validateRunConfig(cfg);
+    return fieldErrs.length ? fieldErrs : checkRunResources(cfg);
+  });
   if (errs.length) {
     console.error(`invalid configuration:\n${[...new Set(formatConfigIssues(errs).split('\n'))].join('\n')}`);
     return 2;
   }
 
   const gpu = await acquireNodeGpu({ announce: false });
+  const tooLarge = modes.flatMap((m) => checkRunResources(configForMode(run, m), nodeResourceLimits(gpu.adapter)));
+  if (tooLarge.length) {
+    console.error(
+      `configuration too large for ${describeAdapter(gpu.adapter)}:\n${[...new Set(formatConfigIssues(tooLarge).split('\n'))].join('\n')}`,
+    );
+    gpu.destroy();
+    return 2;
+  }
   out({ kind: 'adapter', adapter: describeAdapter(gpu.adapter), architecture: gpu.adapter.architecture });
   const nsa = run.model.nsa;
   out({

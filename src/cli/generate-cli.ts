@@ -9,8 +9,8 @@ import type { RunConfig } from '../train/config';
 import { generate, type GenerateResult } from '../train/generate';
 import { loadCheckpoint } from '../train/run-files';
 import { createTokenizer, type Tokenizer } from '../train/tokenizer';
-import { intFlag, numFlag, parseArgs } from './args';
-import { asUsage, rejectUnknownFlags, UsageError } from './usage';
+import { type ArgSpec, intFlag, numFlag, parseArgs } from './args';
+import { asUsage, UsageError } from './usage';
 
 export const GENERATE_USAGE = `usage: npm run generate -- --run <run> --prompt "text" [options]
   --run NAME          run folder under --runs-dir (written by npm run train)
@@ -22,7 +22,11 @@ export const GENERATE_USAGE = `usage: npm run generate -- --run <run> --prompt "
   --runs-dir DIR      where runs live (default runs)
   --help`;
 
-const FLAGS = ['run', 'prompt', 'tokens', 'temperature', 'top-k', 'seed', 'runs-dir', 'help'];
+const ARGS: ArgSpec = {
+  values: ['run', 'prompt', 'tokens', 'temperature', 'top-k', 'seed', 'runs-dir'],
+  booleans: ['help'],
+  usage: GENERATE_USAGE,
+};
 
 export interface CliIo {
   out: (line: string) => void;
@@ -99,10 +103,7 @@ function printReads(io: CliIo, config: RunConfig, tok: Tokenizer, res: GenerateR
 
 export function runGenerateCli(argv: readonly string[], io: CliIo): number {
   try {
-    const args = asUsage(() => parseArgs(argv, ['help']));
-    rejectUnknownFlags(args, FLAGS, GENERATE_USAGE);
-    if (args.positional.length)
-      throw new UsageError(`unexpected argument '${args.positional[0]}' (did you mean --prompt "…"?)\n${GENERATE_USAGE}`);
+    const args = parseArgs(argv, ARGS);
     if (args.flags.has('help')) {
       io.out(GENERATE_USAGE);
       return 0;

@@ -6,18 +6,15 @@ import { acquireNodeGpu } from '../gpu/node-device';
 import { parseArgs } from './args';
 import { knownFp32Peak } from './fp32-peak';
 import { runMain } from './main';
-import { rejectUnknownFlags, UsageError } from './usage';
 
 const USAGE = 'usage: npm run gpu:adapter   (prints the WebGPU adapter as JSON; NSA_GPU=hardware|software|auto)';
 
 async function main(): Promise<number> {
-  const args = parseArgs(process.argv.slice(2));
+  const args = parseArgs(process.argv.slice(2), { values: [], booleans: ['help'], usage: USAGE });
   if (args.flags.has('help')) {
     console.log(USAGE);
     return 0;
   }
-  rejectUnknownFlags(args, [], USAGE);
-  if (args.positional.length) throw new UsageError(`unexpected argument '${args.positional[0]}'\n${USAGE}`);
   const gpu = await acquireNodeGpu({ announce: false });
   const a = gpu.adapter;
   console.error(`[gpu] adapter: ${describeAdapter(a)}`);

@@ -4,6 +4,7 @@
 // so an open GPU device or a watchdog timer cannot keep the process alive.
 import { InvalidConfigError } from '../spec/config-issue';
 import { CheckpointFormatError } from '../train/checkpoint/checkpoint';
+import { DataFileError } from '../train/data/text-file';
 import { UsageError } from './usage';
 
 export interface RunMainOptions {
@@ -25,7 +26,7 @@ export function runMain(main: () => Promise<number> | number, opts: RunMainOptio
     );
 }
 
-/** The user's own mistake (a bad flag, config or checkpoint file): exit code 2, message only. */
-export function isUserError(e: unknown): e is UsageError | InvalidConfigError | CheckpointFormatError {
-  return e instanceof UsageError || e instanceof InvalidConfigError || e instanceof CheckpointFormatError;
+/** The user's own mistake (a bad flag, config, checkpoint or data file): exit code 2, message only. */
+export function isUserError(e: unknown): e is UsageError | InvalidConfigError | CheckpointFormatError | DataFileError {
+  return e instanceof UsageError || e instanceof InvalidConfigError || e instanceof CheckpointFormatError || e instanceof DataFileError;
 }

@@ -3,7 +3,7 @@ import type { AttentionKind } from '../spec/model-config';
 import type { DataSource, RunConfig } from '../train/config';
 import { preset, PRESET_NAMES, type PresetName } from '../train/presets';
 import { recallPreset, withDataSource } from '../train/recall-preset';
-import { applySet, intFlag, numFlag, type ParsedArgs } from './args';
+import { applySet, type ArgSpec, intFlag, numFlag, type ParsedArgs } from './args';
 import { UsageError } from './usage';
 
 /** The engine's presets plus the associative-recall one (the tiny NSA model on data.recall). */
@@ -15,7 +15,36 @@ export const USAGE = `usage: npm run train -- [--preset ${CLI_PRESETS.join('|')}
        npm run train -- --resume runs/<run> [--stall-timeout SECONDS] [--checkpoint-every N]
   A new run never reuses a folder. The checkpoint (runs/<run>/checkpoint.safetensors) is written every
   --checkpoint-every steps (default 100; 0 = only on stops and at the end), on Ctrl-C / SIGTERM, on a
-  non-finite stop and at the end; --resume continues from it exactly.`;
+  non-finite stop and at the end; --resume continues from it exactly. --stall-timeout (default 300 s): a
+  step silent for longer stops the run (its checkpoint stands). Unknown flags, stray arguments, empty
+  values and --set paths that are not config fields are errors; --set model.nsa.gates=none|force:cmp|
+  force:sel|force:win|freeze:G|freeze:Gc,Gs,Gw sets the gate ablation. --data file:<path> reads a UTF-8
+  text file of at most 256 MiB (binary or invalid UTF-8 is refused).`;
+
+/** Every flag of npm run train (a resumed run takes only RESUME_FLAGS of them). */
+export const TRAIN_ARGS: ArgSpec = {
+  values: [
+    'preset',
+    'data',
+    'attention',
+    'tokenizer',
+    'steps',
+    'batch',
+    'accum',
+    'lr',
+    'seed',
+    'eval-every',
+    'log-every',
+    'run',
+    'out',
+    'stall-timeout',
+    'checkpoint-every',
+    'resume',
+  ],
+  booleans: ['help'],
+  sets: true,
+  usage: USAGE,
+};
 
 export function runConfigFromArgs(args: ParsedArgs): { config: RunConfig; uploadPath?: string } {
   const name = args.flags.get('preset') ?? 'tiny';
@@ -28,6 +57,7 @@ export function runConfigFromArgs(args: ParsedArgs): { config: RunConfig; upload
     if (data.startsWith('file:')) {
       config.data = withDataSource(config.data, 'upload');
       uploadPath = data.slice(5);
+      if (uploadPath.trim() === '') throw new UsageError('--data file: needs a path (--data file:<path>)', { flag: 'data', value: data });
     } else config.data = withDataSource(config.data, data as DataSource);
   }
   const attention = args.flags.get('attention');

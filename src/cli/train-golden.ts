@@ -14,10 +14,10 @@ import { fileURLToPath } from 'node:url';
 
 import { acquireNodeGpu } from '../gpu/node-device';
 import { goldenKey } from '../util/golden-key';
-import { parseArgs } from './args';
+import { intFlag, parseArgs } from './args';
 import { runMain } from './main';
 import { ATTENTION_KINDS } from './run-config';
-import { rejectUnknownFlags, UsageError } from './usage';
+import { UsageError } from './usage';
 
 const USAGE = `usage: npm run train:golden -- [--presets tiny,small] [--attention ${ATTENTION_KINDS.join(',')}] [--steps N]
   [--record | --record-missing] [--out FILE]
@@ -28,7 +28,6 @@ const USAGE = `usage: npm run train:golden -- [--presets tiny,small] [--attentio
   --record-missing   record the goldens this adapter lacks; compare the others
   --out FILE         also write the results as one JSON file`;
 
-const FLAGS = ['presets', 'attention', 'steps', 'record', 'record-missing', 'out'];
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const GOLDEN_FILE = join(REPO, 'tests', 'golden', 'train.json');
 
@@ -99,21 +98,22 @@ function compare(run: Record<string, number>, golden: GoldenEntry): string[] {
 }
 
 async function main(): Promise<number> {
-  const args = parseArgs(process.argv.slice(2), ['record', 'record-missing']);
+  const args = parseArgs(process.argv.slice(2), {
+    values: ['presets', 'attention', 'steps', 'out'],
+    booleans: ['record', 'record-missing', 'help'],
+    usage: USAGE,
+  });
   if (args.flags.has('help')) {
     console.log(USAGE);
     return 0;
   }
-  rejectUnknownFlags(args, FLAGS, USAGE);
-  if (args.positional.length) throw new UsageError(`unexpected argument '${args.positional[0]}'\n${USAGE}`);
   const presets = (args.flags.get('presets') ?? 'tiny,small').split(',').filter(Boolean);
   const attentions = (args.flags.get('attention') ?? 'dense,nsa').split(',').filter(Boolean);
   for (const a of attentions)
     if (!(ATTENTION_KINDS as readonly string[]).includes(a))
       throw new UsageError(`--attention: unknown kind '${a}'`, { flag: 'attention' });
-  const stepsText = args.flags.get('steps') ?? '300';
-  const steps = Number(stepsText);
-  if (!Number.isInteger(steps) || steps < 2) throw new UsageError(`--steps must be an integer ≥ 2 (got '${stepsText}')`, { flag: 'steps' });
+  const steps = intFlag(args, 'steps') ?? 300;
+  if (steps < 2) throw new UsageError(`--steps must be an integer ≥ 2 (got '${steps}')`, { flag: 'steps' });
   const record = args.flags.has('record');
   const recordMissing = args.flags.has('record-missing');
 

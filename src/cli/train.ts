@@ -18,16 +18,20 @@ import type { Dataset } from '../train/datasets';
 import { DivergenceError } from '../train/divergence';
 import { trainingLoop } from '../train/loop';
 import { csvRows } from '../train/metrics-csv';
+import { checkEvalSupply, checkRunResources } from '../train/resources';
 import { type AtomicWriteHooks, CHECKPOINT_FILE, RUN_SOURCE_FILE, RunFolder, saveCheckpoint } from '../train/run-files';
 import { NonFiniteError, Trainer } from '../train/trainer';
 import type { EvalMetrics, Heartbeat, StepMetrics } from '../train/types';
-import { intFlag, numFlag, parseArgs, type ParsedArgs } from './args';
+import { intFlag, parseArgs, type ParsedArgs, positiveFlag } from './args';
 import { datasetForRun } from './data-node';
 import { runMain } from './main';
-import { runConfigFromArgs, USAGE } from './run-config';
+import { nodeResourceLimits } from './resources-node';
+import { runConfigFromArgs, TRAIN_ARGS, USAGE } from './run-config';
 import { UsageError } from './usage';
 
 const DEFAULT_CHECKPOINT_EVERY = 100;
+/** --stall-timeout's default: seconds without a heartbeat before the watchdog gives up. */
+const DEFAULT_STALL_SECONDS = 300;
 /** Flags a resumed run accepts: the rest of its configuration is the checkpoint's. */
 const RESUME_FLAGS = ['resume', 'stall-timeout', 'checkpoint-every', 'help'];
 /** Test hook: SIGKILL this process after writing the N-th checkpoint's temporary file, before the rename. */
@@ -39,7 +43,9 @@ function fmt(x: number, d = 4): string {
 
 interface RunStart {
   config: RunConfig;
-  folder: RunFolder;
+  /** The run folder, opened (created, or reset to the checkpoint's rows) once the run is known to fit the adapter. */
+  dir: string;
+  openFolder: () => RunFolder;
   dataset: Dataset;
   /** The checkpoint to continue from (--resume). */
   from?: TrainingCheckpoint;
@@ -48,8 +54,10 @@ interface RunStart {
 /** A new run: config from the flags, a new folder (refused if it exists), the dataset. */
 function newRun(args: ParsedArgs): RunStart | number {
   const { config, uploadPath } = runConfigFromArgs(args);
-  // Everything is checked before any GPU work and before any file is touched.
+  // Everything is checked before any GPU work and before any file is touched: the fields, then
+  // what no adapter could hold (the adapter's own limits are checked once it is known).
   const errs = validateRunConfig(config);
+  if (!errs.length) errs.push(...checkRunResources(config));
   if (errs.length) {
     console.error(`invalid configuration:\n${formatConfigIssues(errs)}`);
     return 2;
@@ -64,9 +72,17 @@ function newRun(args: ParsedArgs): RunStart | number {
       value: runName,
     });
   const dataset = datasetForRun(config, uploadPath);
-  const folder = RunFolder.create(dir);
-  folder.writeJson(RUN_SOURCE_FILE, { uploadPath: uploadPath ?? null });
-  return { config, folder, dataset };
+  const supply = checkEvalSupply(config, dataset);
+  if (supply.length) {
+    console.error(`invalid configuration:\n${formatConfigIssues(supply)}`);
+    return 2;
+  }
+  const openFolder = () => {
+    const folder = RunFolder.create(dir);
+    folder.writeJson(RUN_SOURCE_FILE, { uploadPath: uploadPath ?? null });
+    return folder;
+  };
+  return { config, dir, openFolder, dataset };
 }
 
 /** --resume DIR: the checkpoint's config, data redrawn to its cursor, metrics.csv back to its rows. */
@@ -92,32 +108,40 @@ function resumedRun(args: ParsedArgs, dir: string): RunStart {
     uploadPath = undefined; // runs without an uploaded text need nothing more
   }
   const dataset = datasetForRun(from.config, uploadPath);
-  const folder = RunFolder.resume(dir, csvRows(from.metrics, from.evals));
-  return { config: from.config, folder, dataset, from };
+  const openFolder = () => RunFolder.resume(dir, csvRows(from.metrics, from.evals));
+  return { config: from.config, dir, openFolder, dataset, from };
 }
 
 async function main(): Promise<number> {
-  const args = parseArgs(process.argv.slice(2), ['help']);
+  const args = parseArgs(process.argv.slice(2), TRAIN_ARGS);
   if (args.flags.has('help')) {
     console.log(USAGE);
     return 0;
   }
-  const resumeDir = args.flags.get('resume');
-  const start = resumeDir !== undefined ? resumedRun(args, resumeDir) : newRun(args);
-  if (typeof start === 'number') return start;
-  const { config, folder, dataset, from } = start;
-  const stallSeconds = numFlag(args, 'stall-timeout') ?? 300;
-  if (!(stallSeconds > 0)) throw new UsageError(`--stall-timeout must be > 0 seconds (got ${stallSeconds})`, { flag: 'stall-timeout' });
+  // The run's own flags are read before anything is touched.
+  const stallSeconds = positiveFlag(args, 'stall-timeout', 'seconds') ?? DEFAULT_STALL_SECONDS;
   const checkpointEvery = intFlag(args, 'checkpoint-every') ?? DEFAULT_CHECKPOINT_EVERY;
   if (checkpointEvery < 0)
     throw new UsageError(`--checkpoint-every must be ≥ 0 (0: only on stops and at the end)`, { flag: 'checkpoint-every' });
+  const resumeDir = args.flags.get('resume');
+  const start = resumeDir !== undefined ? resumedRun(args, resumeDir) : newRun(args);
+  if (typeof start === 'number') return start;
+  const { config, dataset, from } = start;
   console.log(
     `[data] ${dataset.name}: ${dataset.trainTokens} train / ${dataset.valTokens} val tokens, vocab ${dataset.vocabSize}, unigram entropy ${fmt(dataset.unigramEntropy())} nats`,
   );
-  console.log(`[run] ${folder.dir}${from ? ` (resumed at step ${from.state.stepsDone}, checkpoint of ${from.savedAt})` : ''}`);
+  console.log(`[run] ${start.dir}${from ? ` (resumed at step ${from.state.stepsDone}, checkpoint of ${from.savedAt})` : ''}`);
 
   const gpu = await acquireNodeGpu({ announce: false });
   console.log(`[gpu] ${describeAdapter(gpu.adapter)}`);
+  // The adapter's own limits, before anything is allocated on it or written to the run folder.
+  const tooLarge = checkRunResources(config, nodeResourceLimits(gpu.adapter));
+  if (tooLarge.length) {
+    console.error(`configuration too large for ${describeAdapter(gpu.adapter)}:\n${formatConfigIssues(tooLarge)}`);
+    gpu.destroy();
+    return 2;
+  }
+  const folder = start.openFolder();
   let lastBeat: Heartbeat | null = null;
   let lastBeatAt = Date.now();
   let fatal: string | null = null;
@@ -137,7 +161,7 @@ async function main(): Promise<number> {
     const age = (Date.now() - lastBeatAt) / 1000;
     if (age > stallSeconds) {
       const phase = trainer?.currentPhase ?? lastBeat?.phase ?? 'init';
-      const msg = `STALL: no heartbeat for ${age.toFixed(0)} s (phase '${phase}', step ${trainer?.stepsDone ?? 0}); giving up. The last checkpoint stands: npm run train -- --resume ${folder.dir}`;
+      const msg = `STALL: no heartbeat for ${age.toFixed(0)} s (phase '${phase}', step ${trainer?.stepsDone ?? 0}); giving up. If steps are this slow on this adapter, raise --stall-timeout (now ${stallSeconds} s). The last checkpoint stands: npm run train -- --resume ${folder.dir}`;
       console.error(msg);
       folder.heartbeat({ ...(lastBeat ?? emptyBeat()), ts: Date.now(), iso: new Date().toISOString(), msg, phase: 'error' });
       process.exit(3);

@@ -86,6 +86,9 @@ export function validateTrainConfig(t: TrainConfig): ConfigIssue[] {
   if (f !== undefined && !(typeof f === 'number' && Number.isFinite(f) && (f === 0 || (f > 1 && f <= 1e6))))
     errs.push({ field: 'train.divergenceFactor', message: `must be 0 (no guard) or in (1, 1e6] (got ${String(f)})` });
   if (t.divergenceSteps !== undefined) int('divergenceSteps', 1);
+  // Seeds are exact integers: past 2^53 − 1 neighbouring seeds are the same double.
+  if (Number.isInteger(t.seed) && t.seed > Number.MAX_SAFE_INTEGER)
+    errs.push({ field: 'train.seed', message: `must be at most ${Number.MAX_SAFE_INTEGER} (2^53 − 1; got ${t.seed})` });
   if (typeof t.lrMin === 'number' && typeof t.lrMax === 'number' && t.lrMin > t.lrMax)
     errs.push({ field: 'train.lrMin', message: `must not exceed lrMax (${t.lrMin} > ${t.lrMax})` });
   return errs;

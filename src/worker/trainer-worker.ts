@@ -3,10 +3,11 @@
 import * as Comlink from 'comlink';
 
 import { acquireBrowserGpu, WebGpuUnavailableError } from '../gpu/browser-device';
-import type { GpuContext } from '../gpu/context';
+import { describeAdapter, type GpuContext } from '../gpu/context';
 import type { SelectionSnapshot } from '../spec/selection-snapshot';
 import { loadBrownText } from '../train/brown-browser';
 import { assertValidRunConfig } from '../train/config';
+import { ANY_ADAPTER_LIMITS, assertRunResources, limitsOfAdapter } from '../train/resources';
 import type {
   AdapterProbe,
   ExportFiles,
@@ -99,10 +100,17 @@ const api = {
   async init(req: InitRequest): Promise<InitInfo> {
     const mine = ++epoch;
     await dropRun();
-    if (!req.checkpoint) assertValidRunConfig(req.config, 'Invalid run config'); // a checkpoint's config is validated as it is decoded
+    if (!req.checkpoint) {
+      // A checkpoint's config is validated as it is decoded. A new one: its fields, then what no
+      // adapter could hold, then (below) this adapter's limits, all before anything is allocated.
+      assertValidRunConfig(req.config, 'Invalid run config');
+      assertRunResources(req.config, ANY_ADAPTER_LIMITS, 'Invalid run config');
+    }
     if (!(Number.isInteger(req.snapshotEvery) && req.snapshotEvery >= 0))
       throw new Error(`snapshotEvery must be an integer ≥ 0 (got ${req.snapshotEvery})`);
     const [ctx, { PlaygroundRun }] = await Promise.all([device(), import('./run')]);
+    if (!req.checkpoint)
+      assertRunResources(req.config, limitsOfAdapter(ctx.adapter.limits, describeAdapter(ctx.adapter)), 'Run too large for this adapter');
     const created = await PlaygroundRun.create(ctx, req, () => brownText(req.pageUrl));
     if (mine !== epoch) {
       await created.stop();

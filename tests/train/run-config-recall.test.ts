@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { parseArgs } from '../../src/cli/args';
-import { runConfigFromArgs } from '../../src/cli/run-config';
+import { runConfigFromArgs, TRAIN_ARGS } from '../../src/cli/run-config';
 import { UsageError } from '../../src/cli/usage';
 import { type RunConfig, validateRunConfig } from '../../src/train/config';
 import { RECALL_TASK_FIELDS, type RecallTask, recallVocab } from '../../src/train/data/recall';
@@ -96,7 +96,7 @@ describe('recall data source', () => {
 });
 
 describe('CLI run config with the recall source', () => {
-  const fromArgs = (...argv: string[]) => runConfigFromArgs(parseArgs(argv)).config;
+  const fromArgs = (...argv: string[]) => runConfigFromArgs(parseArgs(argv, TRAIN_ARGS)).config;
 
   it('--preset recall is the recall preset', () => {
     expect(fromArgs('--preset', 'recall')).toEqual(recallPreset());
