@@ -25,7 +25,7 @@ def _plant() -> str:
     return os.environ.get(PLANT_ENV, "")
 
 
-# ---- Block arithmetic (spec sections 4.1, 4.2, 5.1, 5.2)
+# ---- Block arithmetic (spec sections 4.1, 4.2, 5.1)
 
 
 def num_cmp_blocks(T: int, c: NsaConfig) -> int:
@@ -43,15 +43,6 @@ def cmp_visible(T: int, c: NsaConfig, device) -> torch.Tensor:
     t = torch.arange(T, device=device)[:, None]
     k = torch.arange(num_cmp_blocks(T, c), device=device)[None, :]
     return k * c.d + c.l - 1 <= t
-
-
-def overlap_matrix(T: int, c: NsaConfig, dtype, device) -> torch.Tensor:
-    """[Ncmp, nBlocks]: |[k·d, k·d + l) ∩ [j·lSel, (j + 1)·lSel)| / l."""
-    k = torch.arange(num_cmp_blocks(T, c), device=device, dtype=torch.float64)[:, None]
-    j = torch.arange(num_sel_blocks(T, c), device=device, dtype=torch.float64)[None, :]
-    lo = torch.maximum(k * c.d, j * c.lSel)
-    hi = torch.minimum(k * c.d + c.l, (j + 1) * c.lSel)
-    return ((hi - lo).clamp(min=0) / c.l).to(dtype)
 
 
 # ---- Compression φ (section 4.3)
@@ -115,11 +106,21 @@ def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor
 
 def selection_scores(p_cmp: torch.Tensor, c: NsaConfig, G: int) -> torch.Tensor:
     """p_cmp [B, H, T, Ncmp] → P [B, T, G, nBlocks]: overlap-mapped, summed over the group's heads."""
-    B, H, T, _ = p_cmp.shape
-    p_slc = torch.matmul(p_cmp, overlap_matrix(T, c, p_cmp.dtype, p_cmp.device))  # [B, H, T, nBlocks]
+    B, H, T, n_cmp = p_cmp.shape
+    # p_slc[j] = Σ_k p_cmp[k]·overlap(k, j), summed in ascending k one block at a time (not a matmul,
+    # whose blocked sums depend on where the terms sit): equal terms give bit-equal scores, so
+    # exact ties stay ties and go to the lower block as the spec says.
+    p_slc = p_cmp.new_zeros(B, H, T, num_sel_blocks(T, c))
+    for k in range(n_cmp):
+        first, last = (k * c.d) // c.lSel, (k * c.d + c.l - 1) // c.lSel
+        for j in range(first, last + 1):
+            ov = (min(k * c.d + c.l, (j + 1) * c.lSel) - max(k * c.d, j * c.lSel)) / c.l
+            p_slc[..., j] += p_cmp[..., k] * ov
     h = H // G
-    P = p_slc[:, 0::h] if h == 1 else sum(p_slc[:, i::h] for i in range(h))  # heads g·h + i, ascending i
-    # p_slc[:, i::h] holds head g·h + i at index g.
+    # p_slc[:, i::h] holds head g·h + i at index g: the group sum runs over ascending heads.
+    P = p_slc[:, 0::h].clone()
+    for i in range(1, h):
+        P += p_slc[:, i::h]
     return P.transpose(1, 2)
 
 

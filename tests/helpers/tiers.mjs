@@ -29,6 +29,7 @@ const GPU_FOLDERS = ['tests/kernels/**/*.test.ts', 'tests/nsa-gpu/**/*.test.ts',
 /** GPU files in otherwise CPU-only folders (each acquires the shared test device). */
 export const GPU_FILES = [
   'tests/decode/gpu-prefill.test.ts',
+  'tests/export/parity.test.ts',
   'tests/train/loop-trainer.test.ts',
   'tests/train/recall.test.ts',
   'tests/train/resume.test.ts',
@@ -44,6 +45,7 @@ const FAST_FOLDERS = [
   'tests/architecture/**/*.test.ts',
   'tests/bundle/**/*.test.ts',
   'tests/decode/**/*.test.ts',
+  'tests/export/**/*.test.ts',
   'tests/nsa/**/*.test.ts',
   'tests/train/**/*.test.ts',
   'tests/ui/**/*.test.ts',

@@ -1,0 +1,48 @@
+// npm run export -- runs/<run> --out DIR
+// Writes the run's latest checkpoint as a directory PyTorch reads (python/nsa_playground):
+// DIR/config.json (every model and NSA field, the tokenizer, the run's train/data settings and step),
+// DIR/model.safetensors (Hugging Face Llama-style names, nn.Linear [out, in] weights) and
+// DIR/optimizer.safetensors (AdamW's moments). npm run train -- --from-export DIR brings it back.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { decodeCheckpoint } from '../train/checkpoint/checkpoint';
+import { exportDirectoryFiles } from '../train/export/directory';
+import { CHECKPOINT_FILE } from '../train/run-files';
+import { parseArgs } from './args';
+import { writeExportDirectory } from './export-dir';
+import { runMain } from './main';
+import { UsageError } from './usage';
+
+const USAGE = 'usage: npm run export -- runs/<run> --out DIR';
+
+function main(): number {
+  const args = parseArgs(process.argv.slice(2), { values: ['out'], booleans: ['help'], positional: 'run folder', usage: USAGE });
+  if (args.flags.has('help')) {
+    console.log(USAGE);
+    return 0;
+  }
+  if (args.positional.length !== 1) throw new UsageError(`export takes one run folder (got ${args.positional.length})\n${USAGE}`);
+  const out = args.flags.get('out');
+  if (out === undefined) throw new UsageError(`--out DIR is required\n${USAGE}`, { flag: 'out' });
+  const t0 = performance.now();
+  const file = join(args.positional[0], CHECKPOINT_FILE);
+  let bytes: Uint8Array;
+  try {
+    bytes = readFileSync(file);
+  } catch (e) {
+    throw new UsageError(`cannot read ${file} (${(e as Error).message})`, { value: args.positional[0] });
+  }
+  const c = decodeCheckpoint(bytes, { file });
+  const files = exportDirectoryFiles({ config: c.config, state: c.state, params: c.params, adamM: c.adamM, adamV: c.adamV });
+  const paths = writeExportDirectory(out, files);
+  const total = files.reduce((a, f) => a + f.bytes.byteLength, 0);
+  for (const [i, p] of paths.entries()) console.log(`[export] ${p} (${files[i].bytes.byteLength} bytes)`);
+  console.log(
+    `[export] step ${c.state.stepsDone}, ${c.config.model.attention}: ${(total / 2 ** 20).toFixed(2)} MiB in ${(performance.now() - t0).toFixed(0)} ms`,
+  );
+  console.log(`[export] load it in PyTorch: NsaLlamaForCausalLM.from_pretrained('${out}') (pip install ./python)`);
+  return 0;
+}
+
+runMain(main, { stack: false });

@@ -1,0 +1,41 @@
+// Runs the PyTorch package (python/nsa_playground) from the tests: the interpreter that has torch
+// (tests/helpers/python.ts), PYTHONPATH=python, and a failure — never a skip — when torch is missing.
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+import { expect } from 'vitest';
+
+import type { ExportFile } from '../../src/train/export/directory';
+import { pythonWithTorch } from '../helpers/python';
+
+const PACKAGE_DIR = resolve(__dirname, '../../python');
+
+/** The python with torch; fails the test with the fix when there is none. */
+export function torchPython(): string {
+  const { python, hasTorch } = pythonWithTorch();
+  expect(hasTorch, "no python3 with torch: install Debian's python3-torch (node scripts/ensure-test-env.mjs does, as root)").toBe(true);
+  return python;
+}
+
+/** `python -m <module> ...args` with the package on the path; throws with its output when it fails. */
+export function runTorch(
+  args: readonly string[],
+  o: { env?: Record<string, string>; timeoutMs?: number; command?: readonly string[] } = {},
+): SpawnSyncReturns<string> {
+  const python = torchPython();
+  const cmd = o.command ?? [python];
+  const r = spawnSync(cmd[0], [...cmd.slice(1), ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, PYTHONPATH: PACKAGE_DIR, OMP_NUM_THREADS: '1', ...o.env },
+    timeout: o.timeoutMs ?? 120_000,
+  });
+  if (r.status !== 0) throw new Error(`${cmd.join(' ')} ${args.join(' ')} exited ${r.status ?? r.signal}:\n${r.stdout}\n${r.stderr}`);
+  return r;
+}
+
+/** Writes exported files into dir. */
+export function writeFiles(dir: string, files: readonly ExportFile[]): void {
+  mkdirSync(dir, { recursive: true });
+  for (const f of files) writeFileSync(join(dir, f.name), f.bytes);
+}
