@@ -62,7 +62,28 @@ function ensureBrown() {
   if (!existsSync(BROWN)) fail([`scripts/prepare-data.mjs ran but ${BROWN} is still missing.`]);
 }
 
+// The PyTorch parity and torchrun tests (tests/export) run python/nsa_playground on Debian's
+// python3-torch (CPU), in /usr/bin/python3 (a pyenv python3 earlier on PATH does not see it).
+function ensurePythonTorch() {
+  const hasTorch = (python) => spawnSync(python, ['-c', 'import torch'], { stdio: 'ignore' }).status === 0;
+  if (['python3', '/usr/bin/python3'].some(hasTorch)) return;
+  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  const hasApt = existsSync('/usr/bin/apt-get');
+  if (!isRoot || !hasApt)
+    fail([
+      'no python3 with torch: the export parity and torchrun tests (tests/export) run the PyTorch package in python/.',
+      hasApt
+        ? "Install Debian's PyTorch as root: apt-get update && apt-get install -y python3-torch"
+        : 'Install PyTorch for python3 (pip install torch).',
+    ]);
+  const env = { DEBIAN_FRONTEND: 'noninteractive' };
+  run('apt-get', ['update'], env);
+  run('apt-get', ['install', '-y', 'python3-torch'], env);
+  if (!hasTorch('/usr/bin/python3')) fail(['apt-get installed python3-torch but /usr/bin/python3 still cannot import torch.']);
+}
+
 ensureChromium();
 checkVulkan();
 ensureBrown();
+ensurePythonTorch();
 console.log(`[ensure-test-env] ok: ${CHROMIUM}, ${CHROMIUM_LIB} Vulkan files, ${BROWN}`);
