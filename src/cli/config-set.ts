@@ -33,6 +33,8 @@ export function applySet(target: object, path: string, raw: string): void {
     if (k === '') fail('empty step in the path');
     if (FORBIDDEN_KEYS.has(k)) fail(`'${k}' is not a config field`);
   }
+  const whole = Object.keys(PARSED_FIELDS).find((f) => path.startsWith(`${f}.`));
+  if (whole) fail(`${whole} is set as a whole (--set ${whole}=…), not field by field`);
   let obj = target as Record<string, unknown>;
   for (const [i, k] of keys.slice(0, -1).entries()) {
     const next = Object.hasOwn(obj, k) ? obj[k] : undefined;

@@ -66,9 +66,7 @@ export function decodeTextFile(bytes: Uint8Array, path: string): string {
 
 /** Throws a DataFileError when a file of `bytes` bytes is over the limit (checked before reading it). */
 export function checkTextFileSize(path: string, bytes: number, limit = MAX_TEXT_FILE_BYTES): void {
+  const size = (b: number) => (b >= 2 ** 20 ? `${Number((b / 2 ** 20).toFixed(1))} MiB` : `${b} bytes`);
   if (bytes > limit)
-    throw new DataFileError(
-      path,
-      `is ${(bytes / 2 ** 20).toFixed(1)} MiB; text files up to ${(limit / 2 ** 20).toFixed(0)} MiB are read (cut it, e.g. head -c ${limit})`,
-    );
+    throw new DataFileError(path, `is ${size(bytes)}; text files up to ${size(limit)} are read (cut it, e.g. head -c ${limit})`);
 }
