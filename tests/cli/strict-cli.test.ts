@@ -33,7 +33,7 @@ function run(entry: string, args: string[]): Promise<Result> {
   });
 }
 
-const CLIS = ['train', 'generate', 'eval-recall', 'compare', 'bench', 'bench-nsa', 'gpu-adapter', 'train-golden'];
+const CLIS = ['train', 'generate', 'eval-recall', 'compare', 'bench', 'bench-nsa', 'gpu-adapter', 'train-golden', 'export'];
 
 describe('strict CLIs (spawned)', { timeout: 120_000 }, () => {
   it('each CLI exits 2 on an unknown flag, naming it, before any GPU work', async () => {
