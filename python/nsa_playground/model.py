@@ -91,8 +91,10 @@ class Attention(torch.nn.Module):
             gates = torch.sigmoid(self.branch_gate(x)).view(B, T, H, 3)
             fixed = nsa.gates.constants()
             if fixed is not None:
-                # An ablation replaces the gates by constants: no gradient reaches the gate weights.
-                gates = torch.tensor(fixed, dtype=x.dtype, device=x.device).expand(B, T, H, 3)
+                # An ablation replaces the computed gates by constants: the gate weights get a zero
+                # gradient (they stay in the graph, so AdamW still decays them as the WebGPU trainer
+                # does, and DDP sees every parameter used).
+                gates = gates * 0 + torch.tensor(fixed, dtype=x.dtype, device=x.device)
             out = nsa_attention(q, tensors, gates, nsa, getattr(self, "compress_k", None), getattr(self, "compress_v", None), selection)
             out["gates"] = gates
             self.last = {k: v.detach() for k, v in out.items()} if keep else None

@@ -54,7 +54,10 @@ def set_adam_state(opt: torch.optim.Optimizer, p: torch.nn.Parameter, m: torch.T
 def optimizer_step(model: torch.nn.Module, opt: torch.optim.Optimizer, train: Dict[str, Any], step: int) -> Dict[str, float]:
     """Clip (train.gradClip > 0), set the step's learning rate, update. Returns lr and the gradient norm."""
     lr = learning_rate(train, step)
-    params = [p for p in model.parameters() if p.grad is not None]
+    params = list(model.parameters())
+    for p in params:
+        if p.grad is None:  # the WebGPU trainer updates every tensor every step (decay, moments)
+            p.grad = torch.zeros_like(p)
     clip = float(train["gradClip"])
     norm = torch.sqrt(sum((p.grad.detach().double() ** 2).sum() for p in params))
     if clip > 0:
