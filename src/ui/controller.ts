@@ -13,6 +13,7 @@ import {
   type GenerateStart,
   type StreamedToken,
 } from '../worker/protocol';
+import type { TestFault } from '../worker/session';
 import { AUTOSAVE_EVERY, autosaveChunk, unsavedSteps } from './autosave-policy';
 import { runConfigErrors } from './config/parse';
 import { dataProblem } from './data/DataPanel';
@@ -22,6 +23,7 @@ import { checkpointFileName, newRunId } from './library/entry';
 import { libraryAction, libraryStorage, showSaved } from './library/library-actions';
 import { useLibrary } from './library/library-state';
 import { storageErrorMessage } from './library/storage-errors';
+import { MAX_AUTO_RECOVERIES, recoverableCause, type RecoveryCause } from './recovery/recovery-policy';
 import { useStore } from './store';
 
 let client: TrainerClient | null = null;
@@ -65,16 +67,72 @@ export function startProblems(c: RunConfig, upload: UploadedText | null): string
   return out;
 }
 
-/** Asks the worker for its adapter; the page shows it, or why WebGPU is unavailable. */
+/** How long the worker may take to name its adapter and create a device before it is replaced. */
+export const PROBE_TIMEOUT_MS = 30_000;
+/** Fresh workers tried before the page says the GPU does not answer (and offers "Try again"). */
+export const PROBE_ATTEMPTS = 3;
+/** How long a worker being replaced may take to destroy its device (a stuck one never answers). */
+const RELEASE_WAIT_MS = 1_000;
+
+const TIMED_OUT = Symbol('timed out');
+
+function within<T>(p: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
+  let handle: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<typeof TIMED_OUT>((r) => (handle = setTimeout(() => r(TIMED_OUT), ms)));
+  return Promise.race([p, timeout]).finally(() => clearTimeout(handle));
+}
+
+/** Asks the worker to destroy its device, then terminates it (a stalled GPU call or a blocked thread included). */
+async function dropWorker(): Promise<void> {
+  const old = client;
+  client = null;
+  checkpointQueue = Promise.resolve(); // a read from the old worker never answers
+  if (!old) return;
+  await within(
+    old.releaseDevice().catch(() => {}),
+    RELEASE_WAIT_MS,
+  );
+  old.terminate();
+}
+
+/**
+ * Asks the worker for its adapter; the page shows it, or why WebGPU is unavailable. A worker that
+ * does not answer within PROBE_TIMEOUT_MS (a GPU still busy with a terminated worker's work) is
+ * replaced by a fresh one, up to PROBE_ATTEMPTS times; then the page says so and offers "Try again".
+ */
 export async function probeAdapter(): Promise<void> {
   const { setAdapter } = useStore.getState();
-  const w = worker();
-  try {
-    const r = await w.getAdapter();
+  for (let attempt = 1; ; attempt++) {
+    const w = worker();
+    let r: Awaited<ReturnType<TrainerClient['getAdapter']>> | typeof TIMED_OUT;
+    try {
+      r = await within(w.getAdapter(), PROBE_TIMEOUT_MS);
+    } catch (e) {
+      if (w === client) setAdapter({ status: 'unavailable', message: message(e), retry: true });
+      return;
+    }
     if (w !== client) return;
-    setAdapter(r.ok ? { status: 'ready', summary: r.adapter } : { status: 'unavailable', message: r.message });
-  } catch (e) {
-    if (w === client) setAdapter({ status: 'unavailable', message: message(e) });
+    if (r !== TIMED_OUT) {
+      setAdapter(r.ok ? { status: 'ready', summary: r.adapter } : { status: 'unavailable', message: r.message });
+      return;
+    }
+    await dropWorker();
+    const waited = (attempt * PROBE_TIMEOUT_MS) / 1000;
+    if (attempt >= PROBE_ATTEMPTS) {
+      setAdapter({
+        status: 'unavailable',
+        retry: true,
+        message:
+          `The GPU did not give this page a device in ${waited} s (${attempt} fresh workers). It is probably still busy with work ` +
+          'that a stopped worker left on it, or another tab is using it. Wait a little and press "Try again"; if it still does not ' +
+          'answer, close other tabs that use the GPU, then restart the browser.',
+      });
+      return;
+    }
+    setAdapter({
+      status: 'probing',
+      note: `The GPU has not answered for ${waited} s; trying a fresh worker (attempt ${attempt + 1} of ${PROBE_ATTEMPTS})…`,
+    });
   }
 }
 
@@ -155,6 +213,7 @@ async function train(steps: number): Promise<void> {
         if (live()) useStore.getState().applyUpdate(u);
       });
       if (!live()) return;
+      autoRecoveries = 0;
       left -= r.stepsDone - before;
       if (r.end === 'done' && left > 0 && !pauseWanted) {
         useStore.getState().chunkEnded(r);
@@ -169,7 +228,13 @@ async function train(steps: number): Promise<void> {
       return;
     }
   } catch (e) {
-    if (live()) useStore.getState().runFailed(message(e));
+    if (!live()) return;
+    const cause = recoverableCause(e);
+    useStore.getState().runFailed(message(e));
+    if (cause && autoRecoveries < MAX_AUTO_RECOVERIES) {
+      autoRecoveries++;
+      await recoverRun(cause, message(e));
+    }
   }
 }
 
@@ -223,6 +288,7 @@ export async function reset(): Promise<void> {
   const saved = status === 'idle' ? undefined : useLibrary.getState().entries.find((e) => e.id === libraryId);
   if (saved) useLibrary.getState().setUndo({ kind: 'reset', id: saved.id, name: saved.name, step: saved.stepsDone });
   useStore.getState().clearRun();
+  useStore.getState().setRecovery(null);
   try {
     await worker().reset();
   } catch (e) {
@@ -230,15 +296,66 @@ export async function reset(): Promise<void> {
   }
 }
 
-/** Kills the worker (a stalled GPU call included) and starts a fresh one; the config stays. */
-export async function restartWorker(): Promise<void> {
-  client?.terminate();
-  client = null;
-  checkpointQueue = Promise.resolve(); // a read from the stalled worker never answers
+/**
+ * Terminates the worker (a stalled GPU call or a blocked thread included) after asking it to
+ * destroy its device, and gets a fresh worker and device. A run continues from its last autosave
+ * (recoverRun); without a run the config stays and the page waits for Run.
+ */
+export async function restartWorker(cause: RecoveryCause = 'restart', detail = 'The worker was restarted.'): Promise<void> {
   const s = useStore.getState();
+  if (s.runConfig && s.status !== 'idle') return recoverRun(cause, detail);
+  await dropWorker();
   s.clearRun();
   s.setAdapter({ status: 'probing' });
   await probeAdapter();
+}
+
+/** Automatic recoveries since a chunk last trained normally (MAX_AUTO_RECOVERIES stops a loop). */
+let autoRecoveries = 0;
+/** A recovery in progress: a second request (the watchdog and a crash at once) joins it. */
+let recovering: Promise<void> | null = null;
+
+/**
+ * Restarts the worker with a fresh device and continues the run from its run-library entry (its
+ * last autosave; at most one autosave interval is trained again), or, with no autosave yet, starts
+ * it again from step 0 with its config. A run that was training goes on training.
+ */
+export function recoverRun(cause: RecoveryCause, detail: string): Promise<void> {
+  recovering ??= recoverNow(cause, detail).finally(() => (recovering = null));
+  return recovering;
+}
+
+async function recoverNow(cause: RecoveryCause, detail: string): Promise<void> {
+  const before = useStore.getState();
+  const { runConfig, libraryId, stepsDone } = before;
+  // A train() that failed (status 'error' by then) or stalled was training; a pause asked meanwhile holds.
+  const keepTraining = (before.status === 'running' || before.status === 'error') && !pauseWanted;
+  const note = { cause, detail, lostAtStep: stepsDone, resumedAtStep: null };
+  useStore.getState().setRecovery({ ...note, state: 'recovering' });
+  await dropWorker();
+  useStore.getState().clearRun();
+  useStore.getState().setAdapter({ status: 'probing' });
+  await probeAdapter();
+  const fail = (failure: string) => useStore.getState().setRecovery({ ...note, state: 'failed', failure });
+  if (useStore.getState().adapter.status !== 'ready') return fail('no WebGPU device (see the GPU panel).');
+  if (!runConfig || !libraryId) return fail('the run had no config.');
+  let saved: { bytes: Uint8Array; file: string } | null = null;
+  try {
+    const entry = await libraryStorage.entry(libraryId);
+    const bytes = entry ? await libraryStorage.checkpoint(libraryId) : null;
+    if (entry && bytes) saved = { bytes, file: checkpointFileName(entry) };
+  } catch (e) {
+    return fail(storageErrorMessage('Reading the autosave', e));
+  }
+  if (saved) {
+    const error = await continueFromBytes(saved.bytes, saved.file, libraryId);
+    if (error) return fail(error);
+  } else {
+    useStore.getState().setConfig(structuredClone(runConfig));
+    if (!(await ensureRun(libraryId))) return fail(useStore.getState().error ?? 'the run could not be built again.');
+  }
+  useStore.getState().setRecovery({ ...note, state: 'recovered', resumedAtStep: useStore.getState().stepsDone });
+  if (keepTraining) void run(libraryId); // not awaited: a later failure must be able to start its own recovery
 }
 
 /** A kept training snapshot (the stepper's loader). */
@@ -373,6 +490,11 @@ export async function undoReset(): Promise<void> {
 
 export function exportRunFiles(): Promise<ExportFiles> {
   return worker().exportFiles();
+}
+
+/** Test hook (?testHooks=1): a device loss or a blocked worker thread before a given step. */
+export function debugFault(fault: TestFault): Promise<void> {
+  return worker().debugFault(fault);
 }
 
 /** Test hook (?testHooks=1): the worker's next step waits `ms` first. */

@@ -7,11 +7,16 @@ import type { RunConfig } from '../train/config';
 import type { EvalMetrics, Heartbeat, StepMetrics } from '../train/types';
 import type { InitInfo, TrainResult, TrainUpdate } from '../worker/protocol';
 import type { UploadedText } from './data/upload';
+import { DEFAULT_WATCHDOG_SECONDS } from './heartbeat/watchdog';
 import type { LibraryEntry } from './library/entry';
+import type { RecoveryNote } from './recovery/recovery-policy';
 import { type HashConfig, readConfigFromHash } from './url-state';
 
+/** 'probing' may carry a note (a retry after the GPU did not answer); 'unavailable' may be retried. */
 export type AdapterState =
-  { status: 'probing' } | { status: 'ready'; summary: AdapterSummary } | { status: 'unavailable'; message: string };
+  | { status: 'probing'; note?: string }
+  | { status: 'ready'; summary: AdapterSummary }
+  | { status: 'unavailable'; message: string; retry?: boolean };
 
 /**
  * idle: no run (the config is editable). starting: the worker builds the run. running: a train()
@@ -20,7 +25,7 @@ export type AdapterState =
  */
 export type RunStatus = 'idle' | 'starting' | 'running' | 'pausing' | 'paused' | 'done' | 'error';
 
-export const DEFAULT_WATCHDOG_SECONDS = 60;
+export { DEFAULT_WATCHDOG_SECONDS };
 
 /** The last autosave of this page (shown near the run controls); an error is never swallowed. */
 export type AutosaveStatus =
@@ -59,6 +64,8 @@ export interface PlaygroundState {
   autosave: AutosaveStatus | null;
   /** The library's current run found when the page loaded, offered until continued, dismissed or a run starts. */
   restorable: LibraryEntry | null;
+  /** The last recovery of a run from a lost device, a hung GPU, a crashed or stalled worker. */
+  recovery: RecoveryNote | null;
 
   setAdapter(a: AdapterState): void;
   setConfig(c: RunConfig): void;
@@ -81,6 +88,7 @@ export interface PlaygroundState {
   /** This run was autosaved at `step`. */
   autosaved(step: number, savedAt: string): void;
   setRestorable(m: LibraryEntry | null): void;
+  setRecovery(r: RecoveryNote | null): void;
   runFailed(message: string): void;
   /** Back to no run, keeping the config; returns the new epoch. */
   clearRun(): number;
@@ -122,6 +130,7 @@ export function createPlaygroundStore(initial: HashConfig) {
     watchdogSeconds: DEFAULT_WATCHDOG_SECONDS,
     autosave: null,
     restorable: null,
+    recovery: null,
     ...EMPTY_RUN,
 
     setAdapter: (adapter) => set({ adapter }),
@@ -175,6 +184,7 @@ export function createPlaygroundStore(initial: HashConfig) {
     setAutosave: (autosave) => set({ autosave }),
     autosaved: (step, savedAt) => set({ autosavedStep: step, autosave: { state: 'saved', step, savedAt } }),
     setRestorable: (restorable) => set({ restorable }),
+    setRecovery: (recovery) => set({ recovery }),
     runFailed: (error) => set((s) => ({ ...stopClock(s), status: 'error', error })),
     clearRun: () => {
       const epoch = get().epoch + 1;

@@ -16,6 +16,7 @@ import type {
   TrainResult,
   TrainUpdate,
 } from './protocol';
+import type { TestFault } from './session';
 import type { TrainerWorkerApi } from './trainer-worker';
 
 /** Why the worker is gone: it failed to load or threw at top level, or the page terminated it. */
@@ -119,6 +120,16 @@ export class TrainerClient {
   /** Test hook: honoured only when the run was initialised with testHooks. */
   debugStall(ms: number): Promise<void> {
     return this.call(this.remote.__debugStall(ms));
+  }
+
+  /** Test hook: a fault (device loss, a blocked thread) before a given step; honoured only with testHooks. */
+  debugFault(fault: TestFault): Promise<void> {
+    return this.call(this.remote.__debugFault(fault));
+  }
+
+  /** Asks the worker to destroy its device (before terminate()); a stuck worker never answers. */
+  releaseDevice(): Promise<void> {
+    return this.call(this.remote.releaseDevice());
   }
 
   /** Kills the worker at once (a stalled GPU call included); every pending call rejects. */

@@ -30,7 +30,7 @@ import {
   type TrainUpdate,
 } from './protocol';
 import { RunLog } from './run-log';
-import { type CheckpointResult, TrainingSession } from './session';
+import { type CheckpointResult, type TestFault, TrainingSession } from './session';
 import { snapshotCapacity, SnapshotHistory } from './snapshot-history';
 
 /** Every (layer, group) snapshot of one training step. */
@@ -84,9 +84,14 @@ export class PlaygroundRun {
     from: { metrics: StepMetrics[]; evals: EvalMetrics[] } | null,
   ) {
     this.testHooks = req.testHooks === true;
-    this.session = new TrainingSession(trainer, gpu, {
-      checkpoints: { due: (n) => this.checkpointDue(n), take: (n) => this.atCheckpoint(n) },
-    });
+    this.session = new TrainingSession(
+      trainer,
+      { onReport: (cb) => gpu.onReport(cb), workDone: () => gpu.device.queue.onSubmittedWorkDone() },
+      {
+        checkpoints: { due: (n) => this.checkpointDue(n), take: (n) => this.atCheckpoint(n) },
+        loseDevice: () => gpu.device.destroy(),
+      },
+    );
     this.streamer = new TokenStreamer(req.config.model, dataset);
     this.metrics = [...(from?.metrics ?? [])];
     this.evals = [...(from?.evals ?? [])];
@@ -206,6 +211,12 @@ export class PlaygroundRun {
   debugStall(ms: number): void {
     if (!this.testHooks) throw new Error('__debugStall is a test hook: open the page with ?testHooks=1 to use it.');
     this.session.stallNextStep(ms);
+  }
+
+  /** Test hook (only with testHooks): destroy the device or block this thread before a given step. */
+  debugFault(fault: TestFault): void {
+    if (!this.testHooks) throw new Error('__debugFault is a test hook: open the page with ?testHooks=1 to use it.');
+    this.session.injectFault(fault);
   }
 
   // ---- Checkpoints: snapshots first (an evaluation overwrites the activations), then validation.

@@ -6,6 +6,7 @@ import type { GpuReport } from '../gpu/context';
 import { type StepSource, trainingLoop } from '../train/loop';
 import type { EvalMetrics, Heartbeat, StepMetrics } from '../train/types';
 import { type Clock, type Sleep, UpdateBatcher } from './batcher';
+import { stepDeadlineMs, type Timers, watchForHang } from './gpu-hang';
 import { MAX_UPDATES_PER_SECOND, type TrainResult, type TrainUpdate } from './protocol';
 
 /** What the session needs from a Trainer (src/train/trainer.ts satisfies it). */
@@ -16,6 +17,8 @@ export interface SessionTrainer extends StepSource {
 /** What the session needs from a GpuContext. */
 export interface GpuReporter {
   onReport(cb: (r: GpuReport) => void): () => void;
+  /** Resolves when the GPU has finished the work submitted so far (queue.onSubmittedWorkDone); enables the hang timeout. */
+  workDone?(): Promise<void>;
 }
 
 /** Work between steps that needs the GPU caught up: evaluation, selection snapshots. */
@@ -32,12 +35,21 @@ export interface CheckpointResult {
   snapshotSteps?: number[];
 }
 
+/** A GPU report that ends the run; named 'DeviceLostError' for a lost device (the page recovers from that one). */
 export class GpuFailureError extends Error {
-  override readonly name = 'GpuFailureError';
+  override readonly name: string;
   constructor(readonly report: GpuReport) {
     super(report.kind === 'device-lost' ? report.message : `GPU ${report.kind} error: ${report.message}`);
+    this.name = report.kind === 'device-lost' ? 'DeviceLostError' : 'GpuFailureError';
   }
 }
+
+/**
+ * Test faults (the page opened with ?testHooks=1): before step `atStep`, destroy the GPU device
+ * ('lose-device') or block the worker's thread for `ms` ('block': no message, heartbeat or timer
+ * runs meanwhile, as with an endless loop; only terminating the worker ends it sooner).
+ */
+export type TestFault = { kind: 'lose-device'; atStep: number } | { kind: 'block'; atStep: number; ms: number };
 
 export type SessionState = 'ready' | 'training' | 'closed';
 
@@ -45,6 +57,10 @@ export interface SessionOptions {
   now?: Clock;
   sleep?: Sleep;
   checkpoints?: Checkpoints;
+  /** Timers of the GPU hang timeout (default: setTimeout). */
+  timers?: Timers;
+  /** What 'lose-device' does (the run destroys its GPUDevice). */
+  loseDevice?: () => void;
 }
 
 /** Granularity of a test stall: pause and stop still end it within this many ms. */
@@ -62,11 +78,14 @@ export class TrainingSession {
   private batcher: UpdateBatcher | null = null;
   private last: StepMetrics | null = null;
   private stallMs = 0;
+  private fault: TestFault | null = null;
+  /** The slowest optimizer step so far (ms, wall clock in this worker); null before the first. */
+  private slowestStepMs: number | null = null;
   private running$: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly trainer: SessionTrainer,
-    gpu: GpuReporter,
+    private readonly gpu: GpuReporter,
     private readonly opts: SessionOptions = {},
   ) {
     this.failed = new Promise<never>((_, reject) => (this.rejectFailed = reject));
@@ -111,9 +130,9 @@ export class TrainingSession {
         until: target,
         checkpointAfter: (n) => cp?.due(n) ?? false,
         shouldStop: () => this.pauseRequested || this.stopRequested,
-        beforeStep: () => (this.stallMs > 0 ? this.stall() : Promise.resolve()),
+        beforeStep: () => this.beforeStep(),
       });
-      for (let r = await this.guard(loop.next()); !r.done; r = await this.guard(loop.next())) {
+      for (let r = await this.guardStep(loop.next()); !r.done; r = await this.guardStep(loop.next())) {
         const e = r.value;
         if (e.kind === 'step') {
           this.last = e.metrics;
@@ -158,6 +177,46 @@ export class TrainingSession {
   stallNextStep(ms: number): void {
     if (!(Number.isFinite(ms) && ms >= 0)) throw new RangeError(`stall must be a finite number of ms ≥ 0 (got ${ms})`);
     this.stallMs = ms;
+  }
+
+  /** Test hook: the fault happens before step `fault.atStep` (at once when the run is past it). */
+  injectFault(fault: TestFault): void {
+    if (!(Number.isInteger(fault.atStep) && fault.atStep >= 0)) throw new RangeError(`atStep must be an integer ≥ 0 (got ${fault.atStep})`);
+    if (fault.kind === 'block' && !(Number.isFinite(fault.ms) && fault.ms >= 0))
+      throw new RangeError(`block must be a finite number of ms ≥ 0 (got ${fault.ms})`);
+    this.fault = fault;
+  }
+
+  private beforeStep(): Promise<void> {
+    const f = this.fault;
+    if (f && this.trainer.stepsDone >= f.atStep) {
+      this.fault = null;
+      if (f.kind === 'lose-device') this.opts.loseDevice?.();
+      else this.block(f.ms);
+    }
+    return this.stallMs > 0 ? this.stall() : Promise.resolve();
+  }
+
+  /** Spins on the clock: the thread does nothing else until it returns (or the worker is terminated). */
+  private block(ms: number): void {
+    const now = this.opts.now ?? (() => performance.now());
+    const end = now() + ms;
+    for (let t = now(); t < end; t = now());
+  }
+
+  /**
+   * A training-loop event, raced with the run's failure and, when the GPU can say whether its work
+   * is done, with the hang timeout (its deadline follows the slowest step so far).
+   */
+  private async guardStep<T>(p: Promise<T>): Promise<T> {
+    const gpu = this.gpu;
+    if (!gpu.workDone) return this.guard(p);
+    const now = this.opts.now ?? (() => performance.now());
+    const start = now();
+    const r = await this.guard(watchForHang(p, stepDeadlineMs(this.slowestStepMs), () => gpu.workDone!(), this.opts.timers));
+    const ms = now() - start;
+    this.slowestStepMs = Math.max(this.slowestStepMs ?? 0, ms);
+    return r;
   }
 
   private async stall(): Promise<void> {

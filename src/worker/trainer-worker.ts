@@ -22,6 +22,7 @@ import type {
   TrainUpdate,
 } from './protocol';
 import type { PlaygroundRun } from './run';
+import type { TestFault } from './session';
 
 let gpu: Promise<GpuContext> | null = null;
 const corpus = new Map<string, Promise<string>>();
@@ -193,6 +194,25 @@ const api = {
   /** The run's heartbeat.jsonl, metrics.csv and config.json, in the CLI's formats. */
   exportFiles(): ExportFiles {
     return current().exportFiles();
+  },
+
+  /**
+   * Drops this worker's device (destroyed: its queued work is abandoned) before the page terminates
+   * the worker, so a fresh worker's device does not wait behind it. The run is gone with it.
+   */
+  async releaseDevice(): Promise<void> {
+    epoch++;
+    const r = run;
+    run = null;
+    const g = gpu;
+    gpu = null;
+    r?.pause();
+    if (g) (await g.catch(() => null))?.device.destroy();
+  },
+
+  /** Test hook (?testHooks=1): destroy the device, or block this thread, before step `fault.atStep`. */
+  __debugFault(fault: TestFault): void {
+    current().debugFault(fault);
   },
 
   /** Test hook (the page was opened with ?testHooks=1): the next training step waits `ms` first. */

@@ -76,7 +76,7 @@ describe('watchdog', () => {
 
   it('stalls after the timeout without a beat, naming the last phase and step', () => {
     const w = { now: 100_000, active: true, heartbeat: beat(89_000, 'eval'), since: 50_000, timeoutSeconds: 10 };
-    expect(checkStall(w)).toEqual({ ageSeconds: 11, phase: 'eval', step: 5 });
+    expect(checkStall(w)).toEqual({ ageSeconds: 11, timeoutSeconds: 10, phase: 'eval', step: 5 });
     expect(checkStall({ ...w, heartbeat: beat(91_000) })).toBeNull();
   });
 

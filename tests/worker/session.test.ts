@@ -141,7 +141,42 @@ describe('TrainingSession', () => {
     const err = await session.train(10, emit).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(GpuFailureError);
     expect((err as Error).message).toBe('GPU device lost (unknown): test');
+    expect((err as Error).name).toBe('DeviceLostError'); // the page recovers from this one by name
     expect(trainer.destroyed).toBe(1);
+  });
+
+  it("test faults: 'lose-device' runs before step atStep, 'block' spins the thread's clock for its ms", async () => {
+    const trainer = new FakeTrainer();
+    const gpu = new FakeGpu();
+    let t = 0;
+    const lostAt: number[] = [];
+    const session = new TrainingSession(trainer, gpu, { now: () => (t += 10), loseDevice: () => lostAt.push(trainer.stepsDone) });
+    session.injectFault({ kind: 'lose-device', atStep: 2 });
+    await session.train(4, () => {});
+    expect(lostAt).toEqual([2]); // once, before step 2
+    session.injectFault({ kind: 'block', atStep: 5, ms: 10_000 });
+    const before = t;
+    await session.train(2, () => {});
+    expect(t - before).toBeGreaterThanOrEqual(10_000); // the clock was read until the block's end
+    expect(() => session.injectFault({ kind: 'block', atStep: 1, ms: Infinity })).toThrow(RangeError);
+    expect(() => session.injectFault({ kind: 'lose-device', atStep: -1 })).toThrow(RangeError);
+  });
+
+  it('a step the GPU never finishes (onSubmittedWorkDone silent past two deadlines) fails with GpuHangError', async () => {
+    const trainer = new FakeTrainer();
+    const fired: number[] = [];
+    const gpu = Object.assign(new FakeGpu(), { workDone: () => new Promise<void>(() => {}) });
+    // Timers that fire at once: every deadline passes immediately.
+    const timers = {
+      set: (cb: () => void, ms: number) => (fired.push(ms), setTimeout(cb, 0)),
+      clear: (h: unknown) => clearTimeout(h as number),
+    };
+    const session = new TrainingSession(trainer, gpu, { timers });
+    trainer.beforeStep = (s) => (s === 1 ? new Promise<void>(() => {}) : undefined);
+    const err = await session.train(5, () => {}).catch((e: unknown) => e);
+    expect((err as Error).name).toBe('GpuHangError');
+    expect(trainer.destroyed).toBe(1);
+    expect(fired.length).toBeGreaterThanOrEqual(2);
   });
 
   it('names GPU validation errors', async () => {

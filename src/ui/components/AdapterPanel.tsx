@@ -3,6 +3,7 @@ import { Fragment } from 'react';
 
 import type { AdapterSummary } from '../../gpu/context';
 import { describeAdapter } from '../../gpu/context';
+import { restartWorker } from '../controller';
 import { useStore } from '../store';
 import { hasFeature, KEY_FEATURES, KEY_LIMITS, limitText } from './adapter-facts';
 import { WebGpuHelp } from './WebGpuHelp';
@@ -70,7 +71,16 @@ export function AdapterPanel() {
   return (
     <section className="panel" aria-labelledby="adapter-heading" data-testid="adapter-panel" data-state={adapter.status}>
       <h2 id="adapter-heading">GPU</h2>
-      {adapter.status === 'probing' && <p className="muted">Looking for a WebGPU adapter…</p>}
+      {adapter.status === 'probing' && (
+        <>
+          <p className="muted">Looking for a WebGPU adapter…</p>
+          {adapter.note && (
+            <p className="note" role="status" data-testid="adapter-probe-note">
+              {adapter.note}
+            </p>
+          )}
+        </>
+      )}
       {adapter.status === 'ready' && <AdapterFacts a={adapter.summary} />}
       {adapter.status === 'unavailable' && (
         <>
@@ -79,6 +89,11 @@ export function AdapterPanel() {
               <strong>WebGPU is not available here, so this page cannot train.</strong>
             </p>
             <p data-testid="webgpu-unavailable-reason">{adapter.message}</p>
+            {adapter.retry && (
+              <button type="button" data-testid="adapter-retry" onClick={() => void restartWorker()}>
+                Try again
+              </button>
+            )}
             <p className="muted">
               This page: secure context {String(secure)}, navigator.gpu {hasGpu ? 'present' : 'missing'}.
             </p>

@@ -5,6 +5,7 @@ import { useId, useState } from 'react';
 import { formatBytes, formatRate } from '../format';
 import { useStore } from '../store';
 import { Downloads } from './Downloads';
+import { useEffectiveTimeout } from './use-stall';
 import { useTick } from './use-tick';
 import { heartbeatAge, MAX_WATCHDOG_SECONDS, MIN_WATCHDOG_SECONDS, parseWatchdogSeconds } from './watchdog';
 
@@ -18,6 +19,7 @@ export function HeartbeatPanel() {
   useTick(heartbeat ? 1000 : null);
   const age = heartbeatAge(heartbeat, Date.now());
   const valid = parseWatchdogSeconds(text) !== null;
+  const effective = useEffectiveTimeout();
   return (
     <section className="panel heartbeat-panel" aria-labelledby="hb-heading" data-testid="heartbeat-panel">
       <h2 id="hb-heading">Heartbeat</h2>
@@ -70,8 +72,11 @@ export function HeartbeatPanel() {
         />
         <span id={hintId} className={valid ? 'muted' : 'error-text'}>
           {valid
-            ? 'No heartbeat for this long while training shows a stall warning.'
+            ? 'At least this long without a heartbeat while training shows a stall warning; slower steps wait longer.'
             : `Enter ${MIN_WATCHDOG_SECONDS} to ${MAX_WATCHDOG_SECONDS} seconds.`}
+        </span>
+        <span className="muted" data-testid="watchdog-effective" data-seconds={Math.round(effective)}>
+          Now: {Math.round(effective)} s{effective > seconds ? ' (3 × the slowest step so far, or its estimate)' : ''}
         </span>
       </div>
       <Downloads />

@@ -1,43 +1,38 @@
 // Shown when the watchdog finds no heartbeat for longer than its timeout: names the phase the
-// worker was in and offers to restart it (terminate and recreate; the run is lost, the config kept).
+// worker was in and what to do, and offers to restart it (terminate it, drop its device, get a
+// fresh one) and continue the run from its last autosave. It sits in the page's flow above the
+// panels, never over the run controls.
 import { useState } from 'react';
 
 import { restartWorker } from '../controller';
+import { useStore } from '../store';
 import { useStall } from './use-stall';
-
-const PHASE_TEXT: Record<string, string> = {
-  init: 'building the model',
-  data: 'preparing a batch',
-  step: 'a training step on the GPU',
-  eval: 'evaluating the validation loss',
-  idle: 'idle between steps',
-  starting: 'starting the first step',
-};
+import { PHASE_TEXT, stallAdvice } from './watchdog';
 
 export function StallBanner() {
   const stall = useStall();
+  const autosavedStep = useStore((s) => s.autosavedStep);
   const [restarting, setRestarting] = useState(false);
   if (!stall) return null;
   return (
     <div className="stall-banner" role="alert" data-testid="stall-banner" data-phase={stall.phase}>
       <p>
-        <strong>The trainer has stopped responding.</strong> No heartbeat for {Math.floor(stall.ageSeconds)} s; it was in phase{' '}
-        <code data-testid="stall-phase">{stall.phase}</code> ({PHASE_TEXT[stall.phase] ?? stall.phase}) at step {stall.step}.
+        <strong>The trainer has stopped responding.</strong> No heartbeat for {Math.floor(stall.ageSeconds)} s (the watchdog allows{' '}
+        {Math.round(stall.timeoutSeconds)} s); it was in phase <code data-testid="stall-phase">{stall.phase}</code> (
+        {PHASE_TEXT[stall.phase] ?? stall.phase}) at step {stall.step}.
       </p>
-      <p>
-        The GPU may be hung or very slow. Restarting terminates the worker and starts a fresh one: this run is lost, the configuration is
-        kept.
-      </p>
+      <p data-testid="stall-advice">{stallAdvice(stall)}</p>
       <button
         type="button"
         data-testid="restart-worker"
         disabled={restarting}
         onClick={() => {
           setRestarting(true);
-          void restartWorker().finally(() => setRestarting(false));
+          const detail = `No heartbeat for ${Math.floor(stall.ageSeconds)} s in phase ${stall.phase} at step ${stall.step}.`;
+          void restartWorker('stalled', detail).finally(() => setRestarting(false));
         }}
       >
-        Restart the worker
+        {autosavedStep > 0 ? `Restart the worker and continue from step ${autosavedStep}` : 'Restart the worker and start this run again'}
       </button>
     </div>
   );

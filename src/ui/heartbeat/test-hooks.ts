@@ -1,15 +1,19 @@
 // With ?testHooks=1 the page exposes window.__nsaTest for the e2e suite: make the worker stall,
+// lose its device or block its thread at a given step,
 // feed the charts a synthetic long run (to measure rendering cost without GPU time), and make the
 // run library's next write fail (a full quota).
 // Without it nothing is exposed and the worker refuses the stall hook.
 import type { StepMetrics } from '../../train/types';
-import { debugStall, TEST_HOOKS } from '../controller';
+import type { TestFault } from '../../worker/session';
+import { debugFault, debugStall, TEST_HOOKS } from '../controller';
 import { libraryStorage } from '../library/library-actions';
 import { useStore } from '../store';
 
 export interface NsaTestHooks {
   /** The worker's next training step waits `ms` first (no heartbeats meanwhile). */
   stall(ms: number): Promise<void>;
+  /** Before step `atStep` the worker destroys its GPU device, or blocks its thread for `ms`. */
+  fault(f: TestFault): Promise<void>;
   /**
    * Streams `steps` synthetic step metrics (with NSA gates) and an evaluation every 100 steps into
    * the page's state, `perUpdate` steps per update at the worker's batching rate (10 per second),
@@ -49,6 +53,7 @@ export function installTestHooks(): void {
   if (!TEST_HOOKS) return;
   const hooks: NsaTestHooks = {
     stall: (ms) => debugStall(ms),
+    fault: (f) => debugFault(f),
     simulateRun,
     failNextStorageWrite: (name) => libraryStorage.failNextWrite(new DOMException(`injected ${name} (test hook)`, name)),
   };

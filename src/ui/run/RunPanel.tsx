@@ -1,4 +1,5 @@
 // The run: controls, where it is, and why it failed or cannot start.
+import { RecoveryNoteLine } from '../recovery/RecoveryNote';
 import { useStore } from '../store';
 import { AutosaveStatusLine } from './Autosave';
 import { RunControls } from './RunControls';
@@ -17,6 +18,7 @@ export function RunPanel({ problems }: Props) {
       <h2 id="run-heading">Run</h2>
       <RunControls problems={problems} />
       <AutosaveStatusLine />
+      <RecoveryNoteLine />
       {status === 'idle' && problems.length > 0 && (
         <p className="error-text" data-testid="start-blocked" role="status">
           Fix the configuration to start: {problems[0]}

@@ -1,0 +1,117 @@
+// Recovery without a browser reload (issue 10 part 2), on the tiny preset: the worker's device is
+// destroyed mid-run (device.destroy(), a test hook before a given step), and the worker's thread
+// is blocked mid-run (an endless loop, as a wedged worker). The page restarts the worker with a
+// fresh device and continues the run from its last autosave (the run library's entry): the run
+// resumes at that step, loses no more than the steps after it, and its losses equal the
+// uninterrupted run's bit for bit. The stall banner names the phase and never covers the run
+// controls (checked at desktop and 390 px widths).
+import { expect, type Page, test } from '@playwright/test';
+
+import type { TestFault } from '../src/worker/session';
+import { collectErrors, expectAdapter, saveScreenshot, trainingLosses, waitForStatus } from './page-helpers';
+
+test.describe.configure({ mode: 'serial' });
+
+const STEPS = 8;
+const SAVED_AT = 3;
+const FAULT_AT = 5;
+const HASH = `v=1&preset=tiny&train.steps=${STEPS}&train.warmupSteps=2&train.evalEvery=4`;
+
+let page: Page;
+let errors: string[];
+let straight: Array<[number, string]>;
+
+const recoveryNote = () => page.getByTestId('recovery-note');
+
+async function injectFault(fault: TestFault): Promise<void> {
+  await page.evaluate((f) => (window as unknown as { __nsaTest: { fault(f: TestFault): Promise<void> } }).__nsaTest.fault(f), fault);
+}
+
+/** A new run stepped to SAVED_AT (each Step autosaves), paused there. */
+async function runSavedAt(): Promise<void> {
+  page.once('dialog', (d) => void d.accept());
+  await page.getByTestId('reset-button').click();
+  await waitForStatus(page, /idle/);
+  for (let i = 1; i <= SAVED_AT; i++) {
+    await expect(page.getByTestId('step-button')).toBeEnabled({ timeout: 120_000 });
+    await page.getByTestId('step-button').click();
+    await expect(page.getByTestId('steps-done')).toHaveText(String(i), { timeout: 120_000 });
+    await waitForStatus(page, /paused/);
+  }
+  const saved = page.getByTestId('autosave-status');
+  await expect(saved).toHaveAttribute('data-state', 'saved', { timeout: 60_000 });
+  await expect(saved).toHaveAttribute('data-step', String(SAVED_AT));
+}
+
+/** The run finished after recovering from step SAVED_AT, with the uninterrupted run's losses. */
+async function expectRecoveredRun(cause: string): Promise<void> {
+  await expect(recoveryNote()).toHaveAttribute('data-state', 'recovered', { timeout: 120_000 });
+  await expect(recoveryNote()).toHaveAttribute('data-cause', cause);
+  await expect(recoveryNote()).toHaveAttribute('data-resumed-at', String(SAVED_AT));
+  const lostAt = Number(await recoveryNote().getAttribute('data-lost-at'));
+  expect(lostAt).toBeGreaterThanOrEqual(SAVED_AT);
+  expect(lostAt).toBeLessThanOrEqual(FAULT_AT);
+  await waitForStatus(page, /done/);
+  expect(await trainingLosses(page)).toEqual(straight);
+  expect(errors.filter((e) => e.startsWith('pageerror'))).toEqual([]);
+}
+
+test.beforeAll(async ({ browser }) => {
+  page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  errors = collectErrors(page);
+  await page.goto(`./?testHooks=1#${HASH}`);
+  await expectAdapter(page);
+  await page.getByTestId('run-button').click();
+  await waitForStatus(page, /done/);
+  straight = await trainingLosses(page);
+  expect(straight.map(([s]) => s)).toEqual([...Array(STEPS).keys()]);
+});
+
+test.afterAll(async () => {
+  await page.close();
+});
+
+test('a lost GPU device (device.destroy() mid-run) restarts the worker and continues from the last autosave', async ({}, testInfo) => {
+  await runSavedAt();
+  await injectFault({ kind: 'lose-device', atStep: FAULT_AT });
+  await page.getByTestId('run-button').click();
+  await expectRecoveredRun('device-lost');
+  await expect(recoveryNote()).toContainText(`continued from its last autosave at step ${SAVED_AT}`);
+  await saveScreenshot(page, testInfo, 'device-lost-recovered');
+});
+
+/** The banner and the run controls do not overlap (the banner sits in the page's flow). */
+async function expectBannerClearOfControls(): Promise<void> {
+  const banner = await page.getByTestId('stall-banner').boundingBox();
+  const controls = await page.getByRole('group', { name: 'Run controls' }).boundingBox();
+  if (!banner || !controls) throw new Error('stall banner or run controls not rendered');
+  const overlaps =
+    banner.x < controls.x + controls.width &&
+    controls.x < banner.x + banner.width &&
+    banner.y < controls.y + controls.height &&
+    controls.y < banner.y + banner.height;
+  expect(overlaps, `banner ${JSON.stringify(banner)} vs controls ${JSON.stringify(controls)}`).toBe(false);
+}
+
+test('a blocked worker raises the watchdog banner (phase, advice, clear of the controls); one click continues from the last autosave', async ({}, testInfo) => {
+  await runSavedAt();
+  await page.getByTestId('watchdog-seconds').fill('3');
+  await injectFault({ kind: 'block', atStep: FAULT_AT, ms: 600_000 });
+  await page.getByTestId('run-button').click();
+  const banner = page.getByTestId('stall-banner');
+  await expect(banner).toBeVisible({ timeout: 60_000 });
+  await expect(page.getByTestId('stall-phase')).toHaveText(/^(step|eval)$/);
+  await expect(page.getByTestId('stall-advice')).toContainText('Watchdog timeout');
+  const restart = page.getByTestId('restart-worker');
+  await expect(restart).toHaveText(`Restart the worker and continue from step ${SAVED_AT}`);
+  await expectBannerClearOfControls();
+  await saveScreenshot(page, testInfo, 'stall-desktop');
+  await page.setViewportSize({ width: 390, height: 844 });
+  await expectBannerClearOfControls();
+  await saveScreenshot(page, testInfo, 'stall-390px');
+  await page.setViewportSize({ width: 1400, height: 1000 });
+  await restart.click();
+  await expect(banner).toHaveCount(0, { timeout: 60_000 });
+  await expectRecoveredRun('stalled');
+  await page.getByTestId('watchdog-seconds').fill('60');
+});
