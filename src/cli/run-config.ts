@@ -13,6 +13,7 @@ export const USAGE = `usage: npm run train -- [--preset ${CLI_PRESETS.join('|')}
   [--attention dense|nsa] [--tokenizer byte|gpt2] [--steps N] [--batch N] [--accum N] [--lr X] [--seed N] [--eval-every N]
   [--log-every N] [--run NAME] [--out DIR] [--stall-timeout SECONDS] [--checkpoint-every N] [--set section.field=value ...]
        npm run train -- --resume runs/<run> [--stall-timeout SECONDS] [--checkpoint-every N]
+       npm run train -- --from-export DIR [--steps N] [--run NAME] [--out DIR]   (a directory npm run export or PyTorch wrote)
   A new run never reuses a folder. The checkpoint (runs/<run>/checkpoint.safetensors) is written every
   --checkpoint-every steps (default 100; 0 = only on stops and at the end), on Ctrl-C / SIGTERM, on a
   non-finite stop and at the end; --resume continues from it exactly. --stall-timeout (default 300 s): a
@@ -40,6 +41,7 @@ export const TRAIN_ARGS: ArgSpec = {
     'stall-timeout',
     'checkpoint-every',
     'resume',
+    'from-export',
   ],
   booleans: ['help'],
   sets: true,

@@ -24,6 +24,7 @@ import { NonFiniteError, Trainer } from '../train/trainer';
 import type { EvalMetrics, Heartbeat, StepMetrics } from '../train/types';
 import { intFlag, parseArgs, type ParsedArgs, positiveFlag } from './args';
 import { datasetForRun } from './data-node';
+import { fromExportRun } from './export-dir';
 import { runMain } from './main';
 import { nodeResourceLimits } from './resources-node';
 import { runConfigFromArgs, TRAIN_ARGS, USAGE } from './run-config';
@@ -124,7 +125,9 @@ async function main(): Promise<number> {
   if (checkpointEvery < 0)
     throw new UsageError(`--checkpoint-every must be ≥ 0 (0: only on stops and at the end)`, { flag: 'checkpoint-every' });
   const resumeDir = args.flags.get('resume');
-  const start = resumeDir !== undefined ? resumedRun(args, resumeDir) : newRun(args);
+  const exportDir = args.flags.get('from-export');
+  const start =
+    resumeDir !== undefined ? resumedRun(args, resumeDir) : exportDir !== undefined ? fromExportRun(args, exportDir) : newRun(args);
   if (typeof start === 'number') return start;
   const { config, dataset, from } = start;
   console.log(
