@@ -328,7 +328,7 @@ test('reset clears the run and unlocks the config', async ({}, testInfo) => {
   await saveScreenshot(page, testInfo, 'reset');
 });
 
-test('keyboard runs, pauses and steps; a stalled worker raises the watchdog banner naming the phase; restart recovers', async ({}, testInfo) => {
+test('keyboard runs, pauses and steps; a stalled worker raises the watchdog banner naming the phase; restart continues from the last autosave', async ({}, testInfo) => {
   await page.getByTestId('watchdog-seconds').fill('4');
   await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
   await page.keyboard.press('Space'); // run
@@ -357,11 +357,18 @@ test('keyboard runs, pauses and steps; a stalled worker raises the watchdog bann
   artifact.stall = { bannerAfterSeconds: (Date.now() - stalledAt) / 1000, phase };
   await saveScreenshot(page, testInfo, 'stall');
 
+  // Restart: a fresh worker and device; the run continues from its last autosave (the Step above saved n + 1).
+  await expect(page.getByTestId('restart-worker')).toHaveText(`Restart the worker and continue from step ${n + 1}`);
   await page.getByTestId('restart-worker').click();
   await expect(banner).toHaveCount(0);
   await expect(page.getByTestId('adapter-panel')).toHaveAttribute('data-state', 'ready', { timeout: 120_000 });
-  await expect(status()).toHaveAttribute('data-status', 'idle');
-  await expect(page.getByTestId('steps-done')).toHaveText('0');
-  await expect(page.getByTestId('run-button')).toBeEnabled();
+  const note = page.getByTestId('recovery-note');
+  await expect(note).toHaveAttribute('data-state', 'recovered', { timeout: 120_000 });
+  await expect(note).toHaveAttribute('data-cause', 'stalled');
+  await expect(note).toHaveAttribute('data-resumed-at', String(n + 1));
+  await expect(status()).toHaveAttribute('data-status', /^(running|done)$/);
+  await page.keyboard.press('Space'); // pause (or run a finished run's nothing): the restarted worker answers
+  await expect(status()).toHaveAttribute('data-status', /^(paused|done)$/, { timeout: 120_000 });
+  expect(Number(await page.getByTestId('steps-done').innerText())).toBeGreaterThanOrEqual(n + 1);
   expect(errors).toEqual([]);
 });

@@ -7,7 +7,7 @@ import { ChartsPanel } from './charts/ChartsPanel';
 import { ComparePanel } from './compare/ComparePanel';
 import { AdapterPanel } from './components/AdapterPanel';
 import { ConfigPanel } from './config/ConfigPanel';
-import { probeAdapter, startProblems } from './controller';
+import { newLinkQuestion, probeAdapter, reset, startProblems } from './controller';
 import { HeartbeatPanel } from './heartbeat/HeartbeatPanel';
 import { StallBanner } from './heartbeat/StallBanner';
 import { Inspect } from './layout/Inspect';
@@ -18,16 +18,42 @@ import { RunPanel } from './run/RunPanel';
 import { useStore } from './store';
 import { onHashConfigChange, writeConfigToHash } from './url-state';
 
-/** Keeps the config in the URL hash, and takes a pasted link's config. */
+/**
+ * Keeps the config in the URL hash (the held run's while a run exists; never text that is not a
+ * number), and takes a pasted link's config: into the draft when no run is held, else after
+ * asking, as a new run draft (the held run is reset; its autosave stays in the run library).
+ * A link whose keys were partly refused stays in the address bar, with the notice, until an edit.
+ */
 function useHashSync(): void {
-  const config = useStore((s) => s.config);
-  useEffect(() => writeConfigToHash(config), [config]);
-  useEffect(() => onHashConfigChange((h) => useStore.getState().loadHashConfig(h)), []);
+  const shown = useStore((s) => s.runConfig ?? s.config);
+  const notice = useStore((s) => s.configNotice);
+  const skipFirstWrite = useRef(notice !== null);
+  useEffect(() => {
+    if (skipFirstWrite.current) {
+      skipFirstWrite.current = false;
+      return;
+    }
+    writeConfigToHash(shown);
+  }, [shown]);
+  useEffect(
+    () =>
+      onHashConfigChange((h) => {
+        const s = useStore.getState();
+        if (!s.runConfig || s.status === 'idle') return s.loadHashConfig(h);
+        if (!window.confirm(newLinkQuestion())) {
+          writeConfigToHash(s.runConfig); // the address bar shows the held run again
+          return;
+        }
+        void reset().then(() => useStore.getState().loadHashConfig(h));
+      }),
+    [],
+  );
 }
 
 export function App() {
   const adapterStatus = useStore((s) => s.adapter.status);
   const config = useStore((s) => s.config);
+  const runConfig = useStore((s) => s.runConfig);
   const notice = useStore((s) => s.configNotice);
   const upload = useStore((s) => s.upload);
   const status = useStore((s) => s.status);
@@ -66,7 +92,13 @@ export function App() {
           <AutosaveBanner />
           <div className="layout">
             <div className="col-config">
-              <ConfigPanel value={config} onChange={setConfig} disabled={status !== 'idle'} upload={upload} onUpload={setUpload} />
+              <ConfigPanel
+                value={runConfig ?? config}
+                onChange={setConfig}
+                disabled={status !== 'idle'}
+                upload={upload}
+                onUpload={setUpload}
+              />
             </div>
             <div className="col-run">
               <RunPanel problems={problems} />

@@ -272,6 +272,15 @@ export function unsavedRunSteps(): number {
   return unsavedSteps(useStore.getState());
 }
 
+/** The question before a pasted link replaces the held run with a new run draft (App's hash sync). */
+export function newLinkQuestion(): string {
+  const n = unsavedRunSteps();
+  return (
+    "This tab holds a run. Open the link's configuration as a new run draft? The current run is reset" +
+    (n > 0 ? `, and its ${n} trained step${n === 1 ? '' : 's'} not autosaved yet are lost.` : '; its autosave stays in the run library.')
+  );
+}
+
 /** Reset, after a confirmation when the run has steps not yet autosaved (the button and the R key). */
 export async function confirmReset(): Promise<void> {
   const n = unsavedRunSteps();

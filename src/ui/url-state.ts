@@ -97,6 +97,19 @@ function fallback(preset: UiPresetName, why: string): HashConfig {
   return { config: uiPreset(preset), preset, error: `The link's config could not be used: ${why}. Showing the ${preset} preset instead.` };
 }
 
+/** Whether a diff path is the setting a validation issue names (or lies under it, or holds it). */
+function concerns(path: string, field: string): boolean {
+  return path === field || field.startsWith(`${path}.`) || path.startsWith(`${field}.`);
+}
+
+function keptNotice(problems: readonly string[], kept: number): string {
+  const which = problems.length === 1 ? 'One setting' : `${problems.length} settings`;
+  const rest = kept
+    ? `The link's other ${kept === 1 ? 'setting was' : `${kept} settings were`} applied.`
+    : 'The preset is shown without changes.';
+  return `${which} of the link could not be used and ${problems.length === 1 ? 'was' : 'were'} left out: ${problems.join('; ')}. ${rest}`;
+}
+
 /** Reads a hash ('#v=1&…' or the body alone). An empty or foreign hash gives the default preset. */
 export function decodeConfigHash(hash: string): HashConfig {
   let params: Params;
@@ -120,18 +133,45 @@ export function decodeConfigHash(hash: string): HashConfig {
     );
   const name = presetText ?? DEFAULT_PRESET;
   if (!isUiPresetName(name)) return fallback(DEFAULT_PRESET, `unknown preset '${name}' (known: ${UI_PRESET_NAMES.join(', ')})`);
+  // A bad key (unknown, repeated, or a value validation refuses) is left out and named; the valid ones are kept.
   const diff: ConfigDiff = {};
   const problems: string[] = [];
+  const twice = new Set<string>();
   for (const [path, text] of settings) {
     const value = decodeValue(text);
     if (OPTIONAL_OBJECTS.includes(path) ? value !== null : !SETTABLE.has(path)) problems.push(`${path}: is not a known setting`);
-    else if (Object.hasOwn(diff, path)) problems.push(`${path}: is set twice`);
-    else diff[path] = value;
+    else if (Object.hasOwn(diff, path) || twice.has(path)) {
+      // Which value was meant is unknowable: neither is used.
+      if (!twice.has(path)) problems.push(`${path}: is set twice`);
+      twice.add(path);
+      delete diff[path];
+    } else diff[path] = value;
   }
-  if (problems.length) return fallback(name, problems.join('; '));
-  const parsed = parseRunConfig(applyDiff(uiPreset(name), diff));
-  if (!parsed.ok) return fallback(name, parsed.errors.map((e) => `${e.field}: ${e.message}`).join('; '));
-  return { config: parsed.config, preset: name };
+  for (;;) {
+    const parsed = parseRunConfig(applyDiff(uiPreset(name), diff));
+    if (parsed.ok) {
+      const kept = Object.keys(diff).length;
+      return problems.length
+        ? { config: parsed.config, preset: name, error: keptNotice(problems, kept) }
+        : { config: parsed.config, preset: name };
+    }
+    const bad = Object.keys(diff).filter((path) => parsed.errors.some((e) => concerns(path, e.field)));
+    // Issues no single key explains (a combination, e.g. d ∤ l): drop every key they could involve.
+    const culprits = bad.length ? bad : Object.keys(diff);
+    if (!culprits.length) return fallback(name, parsed.errors.map((e) => `${e.field}: ${e.message}`).join('; '));
+    for (const path of culprits) {
+      const issue = parsed.errors.find((e) => concerns(path, e.field));
+      problems.push(`${path}: ${issue ? issue.message : parsed.errors.map((e) => `${e.field}: ${e.message}`).join('; ')}`);
+      delete diff[path];
+    }
+  }
+}
+
+/** Whether the config holds a number that is not finite (text in a number field that is not a number): it never goes into the URL. */
+export function hasNonFiniteNumber(v: unknown): boolean {
+  if (typeof v === 'number') return !Number.isFinite(v);
+  if (v && typeof v === 'object') return Object.values(v).some(hasNonFiniteNumber);
+  return false;
 }
 
 /** The config in this page's URL hash (see decodeConfigHash). */
@@ -139,12 +179,17 @@ export function readConfigFromHash(): HashConfig {
   return decodeConfigHash(globalThis.location?.hash ?? '');
 }
 
-/** Puts `config` into the URL hash without a history entry; other hash parameters are kept. */
-export function writeConfigToHash(config: RunConfig, preset?: UiPresetName): void {
+/**
+ * Puts `config` into the URL hash without a history entry; other hash parameters are kept. A config
+ * holding a non-finite number (a field whose text is not a number) is not written: returns false.
+ */
+export function writeConfigToHash(config: RunConfig, preset?: UiPresetName): boolean {
+  if (hasNonFiniteNumber(config)) return false;
   const body = encodeConfigHash(config, preset, foreignParams(location.hash));
   const url = new URL(location.href);
   url.hash = body;
   if (url.href !== location.href) history.replaceState(history.state, '', url.href);
+  return true;
 }
 
 /**

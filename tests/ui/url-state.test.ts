@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { editConfig } from '../../src/ui/config/edit';
 import { isRunConfigValid } from '../../src/ui/config/parse';
 import { closestPreset, UI_PRESET_NAMES, uiPreset } from '../../src/ui/config/presets';
-import { decodeConfigHash, decodeValue, encodeConfigHash, encodeValue, foreignParams } from '../../src/ui/url-state';
+import { decodeConfigHash, decodeValue, encodeConfigHash, encodeValue, foreignParams, hasNonFiniteNumber } from '../../src/ui/url-state';
 import { mulberry32 } from '../../src/util/random';
 import { randomEdit } from './config-edits';
 
@@ -99,7 +99,7 @@ describe('URL hash config', () => {
     );
   });
 
-  it('invalid edits fall back to the preset and name the field', () => {
+  it('invalid edits keep the valid settings, leave the bad ones out and name them', () => {
     const r = mulberry32(11);
     let invalid = 0;
     for (let i = 0; i < 200; i++) {
@@ -108,13 +108,37 @@ describe('URL hash config', () => {
       if (isRunConfigValid(edited)) continue;
       invalid++;
       const back = decodeConfigHash(throughUrl(encodeConfigHash(edited, from)));
-      expect(back.config).toEqual(uiPreset(from));
+      expect(isRunConfigValid(back.config)).toBe(true);
       expect(back.preset).toBe(from);
       expect(back.error).toMatch(
-        /^The link's config could not be used: (model|train|data)\.[A-Za-z0-9.]+: .+Showing the .+ preset instead\.$/,
+        /^(One setting|\d+ settings) of the link could not be used and (was|were) left out: (model|train|data)\.[A-Za-z0-9.]+: .+/,
       );
     }
     expect(invalid).toBeGreaterThan(20);
+  });
+
+  it('a link with one bad key keeps the valid ones and names the bad one', () => {
+    const back = decodeConfigHash('#v=1&preset=tiny&train.steps=7&model.depth=3&model.attention=nsa');
+    expect(back.config.train.steps).toBe(7);
+    expect(back.config.model.attention).toBe('nsa');
+    expect(back.error).toBe(
+      "One setting of the link could not be used and was left out: model.depth: is not a known setting. The link's other 2 settings were applied.",
+    );
+    const two = decodeConfigHash('#v=1&preset=small&train.steps=9&train.lrMax=abc&model.dim=-1');
+    expect(two.config).toEqual({ ...uiPreset('small'), train: { ...uiPreset('small').train, steps: 9 } });
+    expect(two.error).toMatch(
+      /^2 settings of the link .* left out: train.lrMax: .*; model.dim: .* The link's other setting was applied\.$/,
+    );
+  });
+
+  it('text that is not a number never reaches the URL', () => {
+    const c = uiPreset('tiny');
+    expect(hasNonFiniteNumber(c)).toBe(false);
+    c.train.lrMax = NaN;
+    expect(hasNonFiniteNumber(c)).toBe(true);
+    const g = uiPreset('tiny');
+    g.model.nsa = { ...g.model.nsa!, gates: { kind: 'freeze', value: [0.5, NaN, 1] } };
+    expect(hasNonFiniteNumber(g)).toBe(true);
   });
 
   it('keeps non-finite numbers so the page can show the field error', () => {
@@ -161,11 +185,18 @@ describe('URL hash config', () => {
     const back = decodeConfigHash(hash);
     if (error === undefined) {
       expect(back.error).toBeUndefined();
-    } else {
+      expect(back.config).toEqual(uiPreset(back.preset));
+    } else if (/format|version|preset '|URL encoding/.test(error)) {
+      // The link as a whole is unreadable: the preset instead.
       expect(back.error).toContain(error);
       expect(back.error).toMatch(/Showing the (tiny|small|m7c-125m|recall) preset instead\.$/);
+      expect(back.config).toEqual(uiPreset(back.preset));
+    } else {
+      // One bad key: left out and named; the rest of the link stays.
+      expect(back.error).toContain(error.startsWith('data.recall: is') ? error.slice('data.recall: '.length) : error);
+      expect(back.error).toMatch(/could not be used and (was|were) left out: /);
+      expect(isRunConfigValid(back.config)).toBe(true);
     }
-    expect(back.config).toEqual(uiPreset(back.preset));
   });
 
   it('an unknown preset falls back to the default preset', () => {

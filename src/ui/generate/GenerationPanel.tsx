@@ -65,7 +65,9 @@ export function GenerationPanel({
   const running = status === 'running';
   const ids = { heading: useId(), prompt: useId(), maxTokens: useId(), temperature: useId(), topK: useId(), seed: useId() };
   const limits = model ?? { contextLength: 2, vocabSize: 1 };
-  const { request, errors } = parseGenerationForm(form, limits);
+  const { request, errors: allErrors } = parseGenerationForm(form, limits);
+  // No error before there is a model to generate from (the limits are placeholders until then).
+  const errors: typeof allErrors = model ? allErrors : {};
 
   // Leaving the page section cancels a generation still running.
   const cancelRef = useRef(onCancel);
