@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Packs the offline GPU bundle: everything `run.sh` needs on a Linux x86-64 machine with an NVIDIA
 # driver, no network and no Node.
-#   bash scripts/gpu/pack.sh [OUTDIR]        (default dist/gpu-bundle; npm run gpu:pack)
+#   bash scripts/gpu/pack.sh [OUTDIR]        (default build/gpu-bundle, outside dist/ which vite build empties; npm run gpu:pack)
 # OUTDIR gets run.sh, payload.tar.xz and MANIFEST.txt. The payload holds:
 #   bin/node               this machine's Node binary (glibc ≥ 2.28, libstdc++)
 #   lib/libvulkan.so.1     the Vulkan loader, from Debian's libvulkan1 (Dawn dlopens it by name),
@@ -13,7 +13,7 @@
 # Fails when the bundle would exceed 60 MiB (what the device tool carries, with room to spare).
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
-out="${1:-$repo/dist/gpu-bundle}"
+out="${1:-$repo/build/gpu-bundle}"
 limit_mib=60
 say() { echo "[pack] $*" >&2; }
 

@@ -1,5 +1,5 @@
 // The offline GPU bundle's parts that can be checked without packing it (packing and running it on
-// SwiftShader takes minutes: `npm run gpu:pack && bash dist/gpu-bundle/run.sh OUT --small
+// SwiftShader takes minutes: `npm run gpu:pack && bash build/gpu-bundle/run.sh OUT --small
 // --allow-software`, recorded in docs/benchmarks.md): the dependency closure, the run script's
 // argument checks, the summary, the PyTorch side, the adapter preference and the FLOP arithmetic.
 import { spawnSync } from 'node:child_process';
