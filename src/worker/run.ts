@@ -86,7 +86,7 @@ export class PlaygroundRun {
     this.testHooks = req.testHooks === true;
     this.session = new TrainingSession(
       trainer,
-      { onReport: (cb) => gpu.onReport(cb), workDone: () => gpu.device.queue.onSubmittedWorkDone() },
+      { onReport: (cb) => gpu.onReport(cb), workDone: () => gpu.device.queue.onSubmittedWorkDone(), lost: gpu.lost },
       {
         checkpoints: { due: (n) => this.checkpointDue(n), take: (n) => this.atCheckpoint(n) },
         loseDevice: () => gpu.device.destroy(),

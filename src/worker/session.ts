@@ -19,7 +19,14 @@ export interface GpuReporter {
   onReport(cb: (r: GpuReport) => void): () => void;
   /** Resolves when the GPU has finished the work submitted so far (queue.onSubmittedWorkDone); enables the hang timeout. */
   workDone?(): Promise<void>;
+  /** Resolves when the device is lost (GpuContext.lost). */
+  lost?: Promise<GpuReport>;
 }
+
+/** DOMException names a WebGPU call rejects with when its device goes away (mapAsync aborted, device lost). */
+const LOST_DEVICE_SYMPTOMS = new Set(['AbortError', 'OperationError']);
+/** How long a failed GPU call waits for the device-lost report that explains it. */
+const LOST_REPORT_WAIT_MS = 1000;
 
 /** Work between steps that needs the GPU caught up: evaluation, selection snapshots. */
 export interface Checkpoints {
@@ -144,7 +151,7 @@ export class TrainingSession {
         }
       }
     } catch (e) {
-      this.fail(e instanceof Error ? e : new Error(String(e)));
+      this.fail(await this.explain(e instanceof Error ? e : new Error(String(e))));
     } finally {
       this.running = false;
       this.batcher = null;
@@ -228,6 +235,20 @@ export class TrainingSession {
       await sleep(ms);
       left -= ms;
     }
+  }
+
+  /**
+   * A GPU call that failed because its device was lost (a mapAsync aborted by device.destroy(), say)
+   * often rejects before the device's lost promise resolves: such an error waits briefly for that
+   * report and becomes the device-lost failure (the page recovers from it by name).
+   */
+  private async explain(e: Error): Promise<Error> {
+    const lost = this.gpu.lost;
+    if (!lost || !LOST_DEVICE_SYMPTOMS.has(e.name)) return e;
+    let handle: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<null>((r) => (handle = setTimeout(() => r(null), LOST_REPORT_WAIT_MS)));
+    const report = await Promise.race([lost, timeout]).finally(() => clearTimeout(handle));
+    return report ? new GpuFailureError(report) : e;
   }
 
   private guard<T>(p: Promise<T>): Promise<T> {

@@ -145,6 +145,21 @@ describe('TrainingSession', () => {
     expect(trainer.destroyed).toBe(1);
   });
 
+  it('a GPU call aborted by a lost device (rejected before the lost report) fails as DeviceLostError', async () => {
+    const trainer = new FakeTrainer();
+    let resolveLost: (r: GpuReport) => void = () => {};
+    const lost = new Promise<GpuReport>((r) => (resolveLost = r));
+    const session = new TrainingSession(trainer, Object.assign(new FakeGpu(), { lost }));
+    trainer.beforeStep = (s) => {
+      if (s !== 2) return;
+      setTimeout(() => resolveLost({ kind: 'device-lost', message: 'GPU device lost (destroyed): test' }), 5);
+      throw new DOMException('Buffer was unmapped before mapping was resolved.', 'AbortError');
+    };
+    const err = await session.train(5, () => {}).catch((e: unknown) => e);
+    expect((err as Error).name).toBe('DeviceLostError');
+    expect((err as Error).message).toBe('GPU device lost (destroyed): test');
+  });
+
   it("test faults: 'lose-device' runs before step atStep, 'block' spins the thread's clock for its ms", async () => {
     const trainer = new FakeTrainer();
     const gpu = new FakeGpu();
