@@ -80,8 +80,14 @@ test('a lost GPU device (device.destroy() mid-run) restarts the worker and conti
   await saveScreenshot(page, testInfo, 'device-lost-recovered');
 });
 
-/** The banner and the run controls do not overlap (the banner sits in the page's flow). */
+/** The banner and the run controls do not overlap (the banner sits in the page's flow), also with the controls scrolled to the top. */
 async function expectBannerClearOfControls(): Promise<void> {
+  await expectNoOverlap();
+  await page.getByRole('group', { name: 'Run controls' }).evaluate((el) => el.scrollIntoView({ block: 'start' }));
+  await expectNoOverlap();
+}
+
+async function expectNoOverlap(): Promise<void> {
   const banner = await page.getByTestId('stall-banner').boundingBox();
   const controls = await page.getByRole('group', { name: 'Run controls' }).boundingBox();
   if (!banner || !controls) throw new Error('stall banner or run controls not rendered');

@@ -9,7 +9,6 @@ import { AdapterPanel } from './components/AdapterPanel';
 import { ConfigPanel } from './config/ConfigPanel';
 import { newLinkQuestion, probeAdapter, reset, startProblems } from './controller';
 import { HeartbeatPanel } from './heartbeat/HeartbeatPanel';
-import { StallBanner } from './heartbeat/StallBanner';
 import { Inspect } from './layout/Inspect';
 import { useLibrary } from './library/library-state';
 import { LibraryPanel } from './library/LibraryPanel';
@@ -80,7 +79,6 @@ export function App() {
           each query selects.
         </p>
       </header>
-      <StallBanner />
       <AdapterPanel />
       {adapterStatus === 'ready' && (
         <>

@@ -1,4 +1,5 @@
 // The run: controls, where it is, and why it failed or cannot start.
+import { StallBanner } from '../heartbeat/StallBanner';
 import { RecoveryNoteLine } from '../recovery/RecoveryNote';
 import { useStore } from '../store';
 import { AutosaveStatusLine } from './Autosave';
@@ -17,6 +18,7 @@ export function RunPanel({ problems }: Props) {
     <section className="panel run-panel" aria-labelledby="run-heading" data-testid="run-panel">
       <h2 id="run-heading">Run</h2>
       <RunControls problems={problems} />
+      <StallBanner />
       <AutosaveStatusLine />
       <RecoveryNoteLine />
       {status === 'idle' && problems.length > 0 && (
