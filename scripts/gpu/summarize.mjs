@@ -113,9 +113,10 @@ function table(s) {
     lines.push(
       `${p.preset} ${p.attention}: ${p.tokens_per_s} tokens/s, ${p.ms_per_step} ms/step` +
         (p.mfu != null ? `, MFU ${p.mfu}` : '') +
-        (p.torch_sdpa_tokens_per_s != null
-          ? `; PyTorch eager ${p.torch_eager_tokens_per_s}, SDPA ${p.torch_sdpa_tokens_per_s} tokens/s`
-          : ''),
+        (p.torch_eager_tokens_per_s != null
+          ? `; PyTorch eager ${p.torch_eager_tokens_per_s}, SDPA ${p.torch_sdpa_tokens_per_s ?? '-'}`
+          : '') +
+        (p.torch_nsa_playground_tokens_per_s != null ? `; python/nsa_playground ${p.torch_nsa_playground_tokens_per_s} tokens/s` : ''),
     );
   for (const r of s.nsa_vs_dense)
     lines.push(`NSA vs dense T=${r.T}: ${r.nsa_ms} vs ${r.dense_ms} ms (×${r.time_ratio}), keys ×${r.keys_ratio}`);
