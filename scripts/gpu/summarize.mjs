@@ -87,6 +87,7 @@ export function summarize(outdir, stepsFile) {
           mfu: round(l.mfu),
           torch_eager_tokens_per_s: round(torchFor('eager')?.tokens_per_s),
           torch_sdpa_tokens_per_s: round(torchFor('sdpa')?.tokens_per_s),
+          torch_nsa_playground_tokens_per_s: round(torchFor('nsa_playground')?.tokens_per_s),
           top_kernels: kernels?.kernels?.slice(0, 5).map((k) => `${k.kernel} ${round(k.share * 100, 2)}%`),
         };
       }),
