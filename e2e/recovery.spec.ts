@@ -14,7 +14,7 @@ test.describe.configure({ mode: 'serial' });
 
 const STEPS = 8;
 const SAVED_AT = 3;
-const FAULT_AT = 5;
+const FAULT_AT = 6; // after the evaluation at step 4, so the stalled phase is a step (an evaluation is allowed longer)
 const HASH = `v=1&preset=tiny&train.steps=${STEPS}&train.warmupSteps=2&train.evalEvery=4`;
 
 let page: Page;

@@ -3,7 +3,6 @@
 // restarted meanwhile are dropped.
 import type { SelectionSnapshot } from '../spec/selection-snapshot';
 import type { RunConfig } from '../train/config';
-import { TrainerClient } from '../worker/client';
 import {
   type DataSpec,
   defaultSnapshotEvery,
@@ -25,13 +24,9 @@ import { useLibrary } from './library/library-state';
 import { storageErrorMessage } from './library/storage-errors';
 import { MAX_AUTO_RECOVERIES, recoverableCause, type RecoveryCause } from './recovery/recovery-policy';
 import { useStore } from './store';
+import { dropWorker, probeAdapter, worker } from './worker-handle';
 
-let client: TrainerClient | null = null;
-
-function worker(): TrainerClient {
-  client ??= new TrainerClient();
-  return client;
-}
+export { probeAdapter };
 
 function message(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
@@ -67,73 +62,10 @@ export function startProblems(c: RunConfig, upload: UploadedText | null): string
   return out;
 }
 
-/** How long the worker may take to name its adapter and create a device before it is replaced. */
-export const PROBE_TIMEOUT_MS = 30_000;
-/** Fresh workers tried before the page says the GPU does not answer (and offers "Try again"). */
-export const PROBE_ATTEMPTS = 3;
-/** How long a worker being replaced may take to destroy its device (a stuck one never answers). */
-const RELEASE_WAIT_MS = 1_000;
-
-const TIMED_OUT = Symbol('timed out');
-
-function within<T>(p: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
-  let handle: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<typeof TIMED_OUT>((r) => (handle = setTimeout(() => r(TIMED_OUT), ms)));
-  return Promise.race([p, timeout]).finally(() => clearTimeout(handle));
-}
-
-/** Asks the worker to destroy its device, then terminates it (a stalled GPU call or a blocked thread included). */
-async function dropWorker(): Promise<void> {
-  const old = client;
-  client = null;
-  checkpointQueue = Promise.resolve(); // a read from the old worker never answers
-  if (!old) return;
-  await within(
-    old.releaseDevice().catch(() => {}),
-    RELEASE_WAIT_MS,
-  );
-  old.terminate();
-}
-
-/**
- * Asks the worker for its adapter; the page shows it, or why WebGPU is unavailable. A worker that
- * does not answer within PROBE_TIMEOUT_MS (a GPU still busy with a terminated worker's work) is
- * replaced by a fresh one, up to PROBE_ATTEMPTS times; then the page says so and offers "Try again".
- */
-export async function probeAdapter(): Promise<void> {
-  const { setAdapter } = useStore.getState();
-  for (let attempt = 1; ; attempt++) {
-    const w = worker();
-    let r: Awaited<ReturnType<TrainerClient['getAdapter']>> | typeof TIMED_OUT;
-    try {
-      r = await within(w.getAdapter(), PROBE_TIMEOUT_MS);
-    } catch (e) {
-      if (w === client) setAdapter({ status: 'unavailable', message: message(e), retry: true });
-      return;
-    }
-    if (w !== client) return;
-    if (r !== TIMED_OUT) {
-      setAdapter(r.ok ? { status: 'ready', summary: r.adapter } : { status: 'unavailable', message: r.message });
-      return;
-    }
-    await dropWorker();
-    const waited = (attempt * PROBE_TIMEOUT_MS) / 1000;
-    if (attempt >= PROBE_ATTEMPTS) {
-      setAdapter({
-        status: 'unavailable',
-        retry: true,
-        message:
-          `The GPU did not give this page a device in ${waited} s (${attempt} fresh workers). It is probably still busy with work ` +
-          'that a stopped worker left on it, or another tab is using it. Wait a little and press "Try again"; if it still does not ' +
-          'answer, close other tabs that use the GPU, then restart the browser.',
-      });
-      return;
-    }
-    setAdapter({
-      status: 'probing',
-      note: `The GPU has not answered for ${waited} s; trying a fresh worker (attempt ${attempt + 1} of ${PROBE_ATTEMPTS})…`,
-    });
-  }
+/** Drops the worker (./worker-handle) and the checkpoint reads queued on it (they would never answer). */
+async function replaceWorker(): Promise<void> {
+  checkpointQueue = Promise.resolve();
+  await dropWorker();
 }
 
 /** Builds the run when there is none (a new run-library entry `libraryId`). Resolves true when a run is ready to train. */
@@ -313,7 +245,7 @@ export async function reset(): Promise<void> {
 export async function restartWorker(cause: RecoveryCause = 'restart', detail = 'The worker was restarted.'): Promise<void> {
   const s = useStore.getState();
   if (s.runConfig && s.status !== 'idle') return recoverRun(cause, detail);
-  await dropWorker();
+  await replaceWorker();
   s.clearRun();
   s.setAdapter({ status: 'probing' });
   await probeAdapter();
@@ -341,7 +273,7 @@ async function recoverNow(cause: RecoveryCause, detail: string): Promise<void> {
   const keepTraining = (before.status === 'running' || before.status === 'error') && !pauseWanted;
   const note = { cause, detail, lostAtStep: stepsDone, resumedAtStep: null };
   useStore.getState().setRecovery({ ...note, state: 'recovering' });
-  await dropWorker();
+  await replaceWorker();
   useStore.getState().clearRun();
   useStore.getState().setAdapter({ status: 'probing' });
   await probeAdapter();
