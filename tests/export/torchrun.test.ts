@@ -2,7 +2,7 @@
 // nsa_playground.train` with the gloo backend on CPU, a few steps of the tiny NSA model on a text:
 // both ranks end with identical parameters (DDP), the loss falls, and the checkpoint it writes is
 // the export format, which the importer (npm run train -- --from-export) reads back at the new step.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -66,9 +66,12 @@ describe('torchrun training from an exported directory', () => {
       { command: [torchPython(), '-m', 'torch.distributed.run'], timeoutMs: 180_000 },
     );
     const seconds = (performance.now() - t0) / 1000;
-    const lines = r.stdout
-      .split('\n')
-      .map((l) => l.replace(/^\[[^\]]*\]:/, '')) // the tee's "[default0]:" prefix
+    // Each rank's own stdout log (--redirects 1): the tee'd stdout can interleave the two ranks'
+    // lines mid-line when the machine is loaded.
+    const rankLogs = (readdirSync(join(root, 'logs'), { recursive: true }) as string[]).filter((f) => f.endsWith('stdout.log'));
+    expect(rankLogs, `each rank's stdout.log under ${join(root, 'logs')}`).toHaveLength(2);
+    const lines = rankLogs
+      .flatMap((f) => readFileSync(join(root, 'logs', f), 'utf8').split('\n'))
       .filter((l) => l.startsWith('{'))
       .map(
         (l) =>
