@@ -28,6 +28,7 @@ import { fromExportRun } from './export-dir';
 import { runMain } from './main';
 import { nodeResourceLimits } from './resources-node';
 import { runConfigFromArgs, TRAIN_ARGS, USAGE } from './run-config';
+import { StallWatchdog } from './stall-watchdog';
 import { UsageError } from './usage';
 
 const DEFAULT_CHECKPOINT_EVERY = 100;
@@ -146,31 +147,30 @@ async function main(): Promise<number> {
   }
   const folder = start.openFolder();
   let lastBeat: Heartbeat | null = null;
-  let lastBeatAt = Date.now();
   let fatal: string | null = null;
   let signal: NodeJS.Signals | null = null;
   let trainer: Trainer | null = null;
   gpu.onReport((r) => {
     fatal ??= `[gpu] ${r.kind}: ${r.message}`;
   });
-  const onHeartbeat = (b: Heartbeat) => {
-    lastBeat = b;
-    lastBeatAt = Date.now();
-    folder.heartbeat(b);
-  };
-  // Watchdog: a step that never finishes is reported with the phase it was in, never a silent hang.
-  // The GPU cannot be read then, so the last checkpoint (at most one interval old) is what stands.
-  const watchdog = setInterval(() => {
-    const age = (Date.now() - lastBeatAt) / 1000;
-    if (age > stallSeconds) {
-      const phase = trainer?.currentPhase ?? lastBeat?.phase ?? 'init';
-      const msg = `STALL: no heartbeat for ${age.toFixed(0)} s (phase '${phase}', step ${trainer?.stepsDone ?? 0}); giving up. If steps are this slow on this adapter, raise --stall-timeout (now ${stallSeconds} s). The last checkpoint stands: npm run train -- --resume ${folder.dir}`;
+  // Watchdog (src/cli/stall-watchdog.ts): a step that never finishes, or a main thread blocked in a
+  // synchronous call, is reported with the phase it was in, never a silent hang. The GPU cannot be
+  // read then, so the last checkpoint (at most one interval old) is what stands.
+  const watchdog = new StallWatchdog({
+    seconds: stallSeconds,
+    heartbeatFile: folder.heartbeatPath,
+    template: `STALL: no heartbeat for {age} s (phase '{phase}', step {step}); giving up. If steps are this slow on this adapter, raise --stall-timeout (now ${stallSeconds} s). The last checkpoint stands: npm run train -- --resume ${folder.dir}`,
+    onStall: (msg) => {
       console.error(msg);
       folder.heartbeat({ ...(lastBeat ?? emptyBeat()), ts: Date.now(), iso: new Date().toISOString(), msg, phase: 'error' });
       process.exit(3);
-    }
-  }, 1000);
-  watchdog.unref();
+    },
+  });
+  const onHeartbeat = (b: Heartbeat) => {
+    lastBeat = b;
+    watchdog.beat(b.phase, b.step);
+    folder.heartbeat(b);
+  };
   // The first SIGINT/SIGTERM ends the loop after the step in flight and writes a checkpoint; a second exits at once.
   for (const sig of ['SIGINT', 'SIGTERM'] as const) {
     process.on(sig, () => {
