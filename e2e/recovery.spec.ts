@@ -1,5 +1,5 @@
 // Recovery without a browser reload (issue 10 part 2), on the tiny preset: the worker's device is
-// destroyed mid-run (device.destroy(), a test hook before a given step), and the worker's thread
+// destroyed while paused and mid-run (device.destroy(), test hooks: now, or before a given step), and the worker's thread
 // is blocked mid-run (an endless loop, as a wedged worker). The page restarts the worker with a
 // fresh device and continues the run from its last autosave (the run library's entry): the run
 // resumes at that step, loses no more than the steps after it, and its losses equal the
@@ -71,10 +71,20 @@ test.afterAll(async () => {
   await page.close();
 });
 
-test('a lost GPU device (device.destroy() mid-run) restarts the worker and continues from the last autosave', async ({}, testInfo) => {
+test('a lost GPU device (device.destroy() while paused, then mid-run) restarts the worker and continues from the last autosave', async ({}, testInfo) => {
   await runSavedAt();
+  // Lost while paused: the worker reports it, and the run comes back paused at its autosave.
+  await page.evaluate(() => (window as unknown as { __nsaTest: { loseDevice(): Promise<void> } }).__nsaTest.loseDevice());
+  await expect(recoveryNote()).toHaveAttribute('data-state', 'recovered', { timeout: 120_000 });
+  await expect(recoveryNote()).toHaveAttribute('data-cause', 'device-lost');
+  await expect(recoveryNote()).toHaveAttribute('data-resumed-at', String(SAVED_AT));
+  await waitForStatus(page, /paused/);
+  await expect(page.getByTestId('steps-done')).toHaveText(String(SAVED_AT));
+
+  // Lost mid-run: the failed train() call recovers, and training goes on.
   await injectFault({ kind: 'lose-device', atStep: FAULT_AT });
   await page.getByTestId('run-button').click();
+  await expect.poll(async () => Number(await recoveryNote().getAttribute('data-lost-at')), { timeout: 120_000 }).toBeGreaterThan(SAVED_AT);
   await expectRecoveredRun('device-lost');
   await expect(recoveryNote()).toContainText(`continued from its last autosave at step ${SAVED_AT}`);
   await saveScreenshot(page, testInfo, 'device-lost-recovered');

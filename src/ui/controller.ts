@@ -24,7 +24,7 @@ import { useLibrary } from './library/library-state';
 import { storageErrorMessage } from './library/storage-errors';
 import { MAX_AUTO_RECOVERIES, recoverableCause, type RecoveryCause } from './recovery/recovery-policy';
 import { useStore } from './store';
-import { dropWorker, probeAdapter, worker } from './worker-handle';
+import { dropWorker, onWorkerDeviceLost, probeAdapter, worker } from './worker-handle';
 
 export { probeAdapter };
 
@@ -431,6 +431,20 @@ export async function undoReset(): Promise<void> {
 
 export function exportRunFiles(): Promise<ExportFiles> {
   return worker().exportFiles();
+}
+
+/**
+ * A lost device reported by the worker: a run held while paused or done continues from its last
+ * autosave at once (a training one fails its train() call, which recovers it).
+ */
+onWorkerDeviceLost((detail) => {
+  const st = useStore.getState().status;
+  if (st === 'paused' || st === 'done') void recoverRun('device-lost', detail);
+});
+
+/** Test hook (?testHooks=1): the worker destroys its device now. */
+export function debugLoseDevice(): Promise<void> {
+  return worker().debugLoseDevice();
 }
 
 /** Test hook (?testHooks=1): a device loss or a blocked worker thread before a given step. */

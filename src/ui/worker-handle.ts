@@ -6,11 +6,23 @@ import { TrainerClient } from '../worker/client';
 import { useStore } from './store';
 
 let client: TrainerClient | null = null;
+let deviceLost: (message: string) => void = () => {};
 
-/** The current worker, created when there is none. */
+/** The current worker, created when there is none (it reports a lost device to onWorkerDeviceLost's handler). */
 export function worker(): TrainerClient {
-  client ??= new TrainerClient();
+  if (!client) {
+    const w = new TrainerClient();
+    client = w;
+    w.onDeviceLost((m) => {
+      if (client === w) deviceLost(m);
+    }).catch(() => {});
+  }
   return client;
+}
+
+/** Sets what happens when the current worker's device is lost (the controller recovers the run). */
+export function onWorkerDeviceLost(handler: (message: string) => void): void {
+  deviceLost = handler;
 }
 
 function message(e: unknown): string {

@@ -127,6 +127,16 @@ export class TrainerClient {
     return this.call(this.remote.__debugFault(fault));
   }
 
+  /** `onLost` is called whenever the worker's device is lost (not for releaseDevice()). */
+  onDeviceLost(onLost: (message: string) => void): Promise<void> {
+    return this.call(this.remote.onDeviceLost(Comlink.proxy(onLost)));
+  }
+
+  /** Test hook: the worker destroys its device now; honoured only with testHooks. */
+  debugLoseDevice(): Promise<void> {
+    return this.call(this.remote.__debugLoseDevice());
+  }
+
   /** Asks the worker to destroy its device (before terminate()); a stuck worker never answers. */
   releaseDevice(): Promise<void> {
     return this.call(this.remote.releaseDevice());

@@ -213,6 +213,12 @@ export class PlaygroundRun {
     this.session.stallNextStep(ms);
   }
 
+  /** Test hook (only with testHooks): destroy the device now. */
+  debugLoseDevice(): void {
+    if (!this.testHooks) throw new Error('__debugLoseDevice is a test hook: open the page with ?testHooks=1 to use it.');
+    this.gpu.device.destroy();
+  }
+
   /** Test hook (only with testHooks): destroy the device or block this thread before a given step. */
   debugFault(fault: TestFault): void {
     if (!this.testHooks) throw new Error('__debugFault is a test hook: open the page with ?testHooks=1 to use it.');

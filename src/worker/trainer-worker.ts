@@ -30,15 +30,21 @@ let run: PlaygroundRun | null = null;
 /** Bumped by init and reset: an init that finishes after a newer call discards its run. */
 let epoch = 0;
 
-/** The worker's one device; dropped once lost so the next call acquires a fresh one. */
+/** The page's callback for a lost device (onDeviceLost); not called for a device releaseDevice() destroyed. */
+let lostListener: ((message: string) => void) | null = null;
+let lostProxy: unknown = null;
+let releasing = false;
+
+/** The worker's one device; dropped once lost so the next call acquires a fresh one, and the page told. */
 function device(): Promise<GpuContext> {
   if (!gpu) {
     const p = acquireBrowserGpu();
     gpu = p;
     p.then(
       (ctx) =>
-        void ctx.lost.then(() => {
+        void ctx.lost.then((r) => {
           if (gpu === p) gpu = null;
+          if (!releasing) lostListener?.(r.message);
         }),
       () => {
         if (gpu === p) gpu = null;
@@ -201,6 +207,7 @@ const api = {
    * the worker, so a fresh worker's device does not wait behind it. The run is gone with it.
    */
   async releaseDevice(): Promise<void> {
+    releasing = true;
     epoch++;
     const r = run;
     run = null;
@@ -208,6 +215,21 @@ const api = {
     gpu = null;
     r?.pause();
     if (g) (await g.catch(() => null))?.device.destroy();
+  },
+
+  /**
+   * `onLost` (wrapped in Comlink.proxy) is called with the reason whenever this worker's device is
+   * lost (a driver reset, a GPU process crash, device.destroy() by a test hook), training or not.
+   */
+  onDeviceLost(onLost: (message: string) => void): void {
+    if (lostProxy) release(lostProxy);
+    lostProxy = onLost;
+    lostListener = fireAndForget(onLost);
+  },
+
+  /** Test hook (?testHooks=1): destroy the device now (the run stays; its next GPU call fails). */
+  __debugLoseDevice(): void {
+    current().debugLoseDevice();
   },
 
   /** Test hook (?testHooks=1): destroy the device, or block this thread, before step `fault.atStep`. */

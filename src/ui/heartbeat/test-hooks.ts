@@ -5,7 +5,7 @@
 // Without it nothing is exposed and the worker refuses the stall hook.
 import type { StepMetrics } from '../../train/types';
 import type { TestFault } from '../../worker/session';
-import { debugFault, debugStall, TEST_HOOKS } from '../controller';
+import { debugFault, debugLoseDevice, debugStall, TEST_HOOKS } from '../controller';
 import { libraryStorage } from '../library/library-actions';
 import { useStore } from '../store';
 
@@ -14,6 +14,8 @@ export interface NsaTestHooks {
   stall(ms: number): Promise<void>;
   /** Before step `atStep` the worker destroys its GPU device, or blocks its thread for `ms`. */
   fault(f: TestFault): Promise<void>;
+  /** The worker destroys its GPU device now (the run held, paused or training, loses it). */
+  loseDevice(): Promise<void>;
   /**
    * Streams `steps` synthetic step metrics (with NSA gates) and an evaluation every 100 steps into
    * the page's state, `perUpdate` steps per update at the worker's batching rate (10 per second),
@@ -54,6 +56,7 @@ export function installTestHooks(): void {
   const hooks: NsaTestHooks = {
     stall: (ms) => debugStall(ms),
     fault: (f) => debugFault(f),
+    loseDevice: () => debugLoseDevice(),
     simulateRun,
     failNextStorageWrite: (name) => libraryStorage.failNextWrite(new DOMException(`injected ${name} (test hook)`, name)),
   };
