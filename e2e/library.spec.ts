@@ -1,6 +1,7 @@
 // The run library and the comparison view. Train the tiny preset (dense) 6 steps: the run appears
 // in the library; rename it; Reset and "Undo reset" bring it back. A second run stepped to 3 is
-// downloaded from the library, deleted (Undo delete, then for good), uploaded back (a broken file
+// downloaded from the library (and exported for PyTorch as a zip, uploaded back at the end),
+// deleted (Undo delete, then for good), uploaded back (a broken file
 // is refused first, naming the file and the field, and nothing is added) and continued: its losses
 // equal the uninterrupted run's bit for bit. Then "Same config, NSA" on the first run starts the
 // NSA counterpart, and the comparison view overlays both (legend names both, the diff table lists
@@ -144,6 +145,18 @@ test('library round trip: listed, renamed, reset undone, downloaded, deleted (an
   await expect(panel.getByTestId('compare-figures').locator('thead th')).toHaveCount(3); // a column per run
   await panel.scrollIntoViewIfNeeded();
   await saveScreenshot(page, testInfo, 'library-compare');
+
+  // The continued run's PyTorch export (a zip of npm run export's directory) uploads back as a new
+  // run at its step.
+  const [zip] = (await Promise.all([page.waitForEvent('download'), imported.getByTestId('library-export-pytorch').click()])) as [
+    Download,
+    void,
+  ];
+  expect(zip.suggestedFilename()).toMatch(/-pytorch\.zip$/);
+  await input.setInputFiles({ name: zip.suggestedFilename(), mimeType: 'application/zip', buffer: readFileSync(await zip.path()) });
+  await expect(page.getByTestId('library-error')).toHaveCount(0);
+  await expect(rows(page)).toHaveCount(4);
+  await expect(rows(page).first()).toHaveAttribute('data-steps', String(STEPS));
   expect(errors).toEqual([]);
   await page.close();
 });

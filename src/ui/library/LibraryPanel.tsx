@@ -59,14 +59,14 @@ export function LibraryPanel({ onOpen }: { onOpen(id: string): void }) {
         <button
           type="button"
           data-testid="library-upload"
-          title="Add a checkpoint.safetensors file (made by the CLI or another browser) to the library"
+          title="Add a checkpoint.safetensors file (made by the CLI or another browser), or a PyTorch export zipped (npm run export, nsa_playground.train), to the library"
           onClick={() => fileRef.current?.click()}
         >
           Upload checkpoint…
         </button>
         <HiddenFileInput
           inputRef={fileRef}
-          accept=".safetensors,application/octet-stream"
+          accept=".safetensors,.zip,application/octet-stream,application/zip"
           label="Checkpoint file to add to the library"
           testId="library-upload-input"
           onFile={onFile}

@@ -7,7 +7,7 @@ import { useStore } from '../store';
 import { counterpartLabel } from './counterpart';
 import { startCounterpart } from './counterpart-run';
 import type { LibraryEntry } from './entry';
-import { deleteRun, downloadRunCheckpoint, renameRun } from './library-actions';
+import { deleteRun, downloadRunCheckpoint, downloadRunForPyTorch, renameRun } from './library-actions';
 import { useLibrary } from './library-state';
 
 function when(iso: string): string {
@@ -107,6 +107,14 @@ export function LibraryRow({ entry: e, current, busy, onOpen }: Props) {
             onClick={() => void downloadRunCheckpoint(e.id)}
           >
             Download
+          </button>
+          <button
+            type="button"
+            data-testid="library-export-pytorch"
+            title="A zip of the PyTorch export (config.json, model.safetensors, optimizer.safetensors): unzip it and load it with nsa_playground's from_pretrained, or continue it with torchrun (README: Take a model to PyTorch)"
+            onClick={() => void downloadRunForPyTorch(e.id)}
+          >
+            PyTorch
           </button>
           <button type="button" data-testid="library-delete" disabled={current} onClick={() => void deleteRun(e.id)}>
             Delete

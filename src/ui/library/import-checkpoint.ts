@@ -1,17 +1,20 @@
-// A checkpoint file brought into the run library (made by the CLI or another browser): decoded and
-// validated in full first (sizes, dtypes, shapes, config: CheckpointFormatError names the file and
-// the field), so a broken file is refused before anything is stored.
+// A checkpoint file brought into the run library (made by the CLI or another browser, or a PyTorch
+// export as a zip: pytorch-zip.ts): decoded and validated in full first (sizes, dtypes, shapes,
+// config: CheckpointFormatError names the file and the field), so a broken file is refused before
+// anything is stored.
 import { decodeCheckpoint } from '../../train/checkpoint/checkpoint';
 import { newRunId } from './entry';
+import { checkpointFromPytorchZip } from './pytorch-zip';
 import type { RunSave } from './run-storage';
 
-/** The file's name without `.safetensors` (the new entry's name). */
+/** The file's name without `.safetensors` or `-pytorch.zip` / `.zip` (the new entry's name). */
 export function runNameOfFile(file: string): string {
-  return file.replace(/\.safetensors$/i, '') || file;
+  return file.replace(/(\.safetensors|-pytorch\.zip|\.zip)$/i, '') || file;
 }
 
 /** The library save of a checkpoint file; throws CheckpointFormatError for a file that is not one. */
-export function importedRun(bytes: Uint8Array, file: string, now: Date = new Date()): RunSave {
+export function importedRun(raw: Uint8Array, file: string, now: Date = new Date()): RunSave {
+  const bytes = /\.zip$/i.test(file) ? checkpointFromPytorchZip(raw, file, now) : raw;
   const c = decodeCheckpoint(bytes, { file });
   return {
     id: newRunId(now),

@@ -6,6 +6,7 @@ import { downloadText } from '../heartbeat/download';
 import { checkpointFileName, type LibraryEntry } from './entry';
 import { importedRun } from './import-checkpoint';
 import { type LibraryStore, useLibrary } from './library-state';
+import { pytorchZip } from './pytorch-zip';
 import { IndexedDbRunStorage, type RunStorage } from './run-storage';
 import { storageErrorMessage } from './storage-errors';
 
@@ -106,6 +107,24 @@ export async function downloadRunCheckpoint(
       const [entry, bytes] = await Promise.all([storage.entry(id), storage.checkpoint(id)]);
       if (!entry || !bytes) throw new Error('this run is no longer in the library (deleted in another tab?)');
       downloadText(checkpointFileName(entry), bytes as Uint8Array<ArrayBuffer>, 'application/octet-stream');
+    },
+    lib,
+  );
+}
+
+/** Downloads the run as the PyTorch export (`<run>-pytorch.zip`: config.json, model.safetensors, optimizer.safetensors). */
+export async function downloadRunForPyTorch(
+  id: string,
+  storage: RunStorage = libraryStorage,
+  lib: LibraryStore = useLibrary,
+): Promise<void> {
+  await libraryAction(
+    'Exporting for PyTorch',
+    async () => {
+      const [entry, bytes] = await Promise.all([storage.entry(id), storage.checkpoint(id)]);
+      if (!entry || !bytes) throw new Error('this run is no longer in the library (deleted in another tab?)');
+      const zip = pytorchZip(bytes, entry.name);
+      downloadText(zip.name, zip.bytes as Uint8Array<ArrayBuffer>, 'application/zip');
     },
     lib,
   );
