@@ -8,6 +8,8 @@ import { type ReactNode, useMemo, useState } from 'react';
 import type { RunConfig } from '../../train/config';
 import { DataPanel } from '../data/DataPanel';
 import type { UploadedText } from '../data/upload';
+import { estimatedStepSeconds } from '../run/step-estimate';
+import { useStore } from '../store';
 import { ConfigFileButtons } from './ConfigFileButtons';
 import { configFacts } from './derived';
 import { DerivedFacts } from './DerivedFacts';
@@ -63,6 +65,11 @@ export function ConfigPanel({ value, onChange, disabled, upload, onUpload }: Con
   const errors = useMemo(() => runConfigErrors(value), [value]);
   const grouped = useMemo(() => groupErrors(errors), [errors]);
   const facts = useMemo(() => configFacts(value, errors), [value, errors]);
+  const software = useStore((s) => (s.adapter.status === 'ready' ? s.adapter.summary.software : true));
+  const stepSeconds = useMemo(
+    () => (facts.params === null ? null : estimatedStepSeconds(value, software)),
+    [facts.params, value, software],
+  );
   const set = (path: string) => (v: unknown) => onChange(editConfig(value, path, v));
   const countIn = (id: SectionId) =>
     [...grouped.byField.keys()].filter((p) => SECTIONS.find((s) => s.id === id)!.fields.some((f) => f.path === p)).length;
@@ -88,7 +95,7 @@ export function ConfigPanel({ value, onChange, disabled, upload, onUpload }: Con
           )}
         </div>
       )}
-      <DerivedFacts facts={facts} />
+      <DerivedFacts facts={facts} stepSeconds={stepSeconds} />
       <fieldset className="cfg-sections" disabled={disabled}>
         <legend className="visually-hidden">Run configuration fields</legend>
         {SECTIONS.map((s) => (

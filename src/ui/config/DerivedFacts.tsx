@@ -1,5 +1,6 @@
 // What the config implies, next to it: size, tokens per step, and for NSA the block counts and
 // the keys a query reads compared with dense attention.
+import { formatDuration } from '../run/step-estimate';
 import type { ConfigFacts, KeyReads } from './derived';
 
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
@@ -18,7 +19,7 @@ function reads(r: KeyReads, exact: boolean, digits: number): string {
   return `${f(r.cmp)} compressed + ${exact ? '' : '≤ '}${f(r.sel)} selected + ${f(r.win)} window = ${f(r.total)} vs ${f(r.dense)} dense (${pct(r)})`;
 }
 
-export function DerivedFacts({ facts }: { facts: ConfigFacts }) {
+export function DerivedFacts({ facts, stepSeconds }: { facts: ConfigFacts; stepSeconds: number | null }) {
   const { params, tokensPerStep, trainTokens, nsa } = facts;
   const moreThanDense = nsa !== null && nsa.last.total >= nsa.last.dense;
   return (
@@ -33,6 +34,15 @@ export function DerivedFacts({ facts }: { facts: ConfigFacts }) {
         <div>
           <dt>Tokens per step</dt>
           <dd data-testid="fact-tokens-per-step">{tokensPerStep === null ? '–' : int(tokensPerStep)}</dd>
+        </div>
+        <div>
+          <dt>Time per step</dt>
+          <dd
+            data-testid="fact-step-time"
+            title="Rough, before Run: 6 FLOPs per parameter and token at a low rate for this adapter kind (1 GFLOP/s software, 100 GFLOP/s GPU)"
+          >
+            {stepSeconds === null ? '–' : formatDuration(stepSeconds)}
+          </dd>
         </div>
         <div>
           <dt>Training tokens</dt>
