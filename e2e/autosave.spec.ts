@@ -4,7 +4,7 @@
 
 import { expect, type Page, test } from '@playwright/test';
 
-import { collectErrors, expectAdapter, saveScreenshot, trainingLosses, waitForStatus } from './page-helpers';
+import { collectErrors, expectAdapter, saveScreenshot, stepTo, trainingLosses, waitForStatus } from './page-helpers';
 
 test.describe.configure({ mode: 'serial' });
 
@@ -38,12 +38,7 @@ test('pause autosaves; after a reload the banner continues the run and the losse
   // A fresh run: run, pause at PAUSE_AT (stepped, so the pause lands exactly there).
   await page.getByTestId('reset-button').click(); // saved: no confirmation needed
   await waitForStatus(page, /idle/);
-  for (let i = 1; i <= PAUSE_AT; i++) {
-    await expect(page.getByTestId('step-button')).toBeEnabled({ timeout: 300_000 });
-    await page.getByTestId('step-button').click();
-    await expect(page.getByTestId('steps-done')).toHaveText(String(i), { timeout: 300_000 });
-    await waitForStatus(page, /paused/);
-  }
+  await stepTo(page, PAUSE_AT);
   await autosavedAt(page, PAUSE_AT);
 
   // Reload with the preset's own step count: Continue must bring the autosave's config back.

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 
 import { expect, type Page, test } from '@playwright/test';
 
-import { collectErrors, download, expectAdapter, saveScreenshot, trainingLosses, waitForStatus } from './page-helpers';
+import { collectErrors, download, expectAdapter, saveScreenshot, stepTo, trainingLosses, waitForStatus } from './page-helpers';
 
 test.describe.configure({ mode: 'serial' });
 
@@ -32,12 +32,7 @@ test('download a checkpoint, reload, continue from it: the loss equals the unint
   // A fresh run of the same config, stepped to PAUSE_AT and saved.
   await page.getByTestId('reset-button').click();
   await waitForStatus(page, /idle/);
-  for (let i = 1; i <= PAUSE_AT; i++) {
-    await expect(page.getByTestId('step-button')).toBeEnabled({ timeout: 300_000 });
-    await page.getByTestId('step-button').click();
-    await expect(page.getByTestId('steps-done')).toHaveText(String(i), { timeout: 300_000 });
-    await waitForStatus(page, /paused/);
-  }
+  await stepTo(page, PAUSE_AT);
   const saved = await download(page, 'download-checkpoint');
   expect(saved.suggestedFilename()).toBe(`tiny-step${PAUSE_AT}.safetensors`);
   const bytes = readFileSync(await saved.path());

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 
 import { type Download, expect, type Locator, type Page, test } from '@playwright/test';
 
-import { collectErrors, expectAdapter, saveScreenshot, trainingLosses, waitForStatus } from './page-helpers';
+import { collectErrors, expectAdapter, saveScreenshot, stepTo, trainingLosses, waitForStatus } from './page-helpers';
 
 test.describe.configure({ mode: 'serial' });
 
@@ -73,12 +73,7 @@ test('library round trip: listed, renamed, reset undone, downloaded, deleted (an
   await waitForStatus(page, /idle/);
 
   // A second run, stepped to PAUSE_AT (autosaved there), then reset: two entries.
-  for (let i = 1; i <= PAUSE_AT; i++) {
-    await expect(page.getByTestId('step-button')).toBeEnabled({ timeout: 300_000 });
-    await page.getByTestId('step-button').click();
-    await expect(page.getByTestId('steps-done')).toHaveText(String(i), { timeout: 300_000 });
-    await waitForStatus(page, /paused/);
-  }
+  await stepTo(page, PAUSE_AT);
   await savedAt(page, PAUSE_AT);
   await page.getByTestId('reset-button').click();
   await waitForStatus(page, /idle/);

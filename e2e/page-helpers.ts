@@ -62,3 +62,13 @@ export async function trainingLosses(page: Page): Promise<Array<[number, string]
     .filter((r) => r[1] !== '')
     .map((r): [number, string] => [Number(r[0]), r[1]]);
 }
+
+/** Presses Step until `steps` steps are done (from a fresh or paused run), waiting for each to finish and pause. */
+export async function stepTo(page: Page, steps: number, timeout = 300_000): Promise<void> {
+  for (let i = 1; i <= steps; i++) {
+    await expect(page.getByTestId('step-button')).toBeEnabled({ timeout });
+    await page.getByTestId('step-button').click();
+    await expect(page.getByTestId('steps-done')).toHaveText(String(i), { timeout });
+    await waitForStatus(page, /paused/);
+  }
+}

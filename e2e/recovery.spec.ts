@@ -8,7 +8,7 @@
 import { expect, type Page, test } from '@playwright/test';
 
 import type { TestFault } from '../src/worker/session';
-import { collectErrors, expectAdapter, saveScreenshot, trainingLosses, waitForStatus } from './page-helpers';
+import { collectErrors, expectAdapter, saveScreenshot, stepTo, trainingLosses, waitForStatus } from './page-helpers';
 
 test.describe.configure({ mode: 'serial' });
 
@@ -32,12 +32,7 @@ async function runSavedAt(): Promise<void> {
   page.once('dialog', (d) => void d.accept());
   await page.getByTestId('reset-button').click();
   await waitForStatus(page, /idle/);
-  for (let i = 1; i <= SAVED_AT; i++) {
-    await expect(page.getByTestId('step-button')).toBeEnabled({ timeout: 120_000 });
-    await page.getByTestId('step-button').click();
-    await expect(page.getByTestId('steps-done')).toHaveText(String(i), { timeout: 120_000 });
-    await waitForStatus(page, /paused/);
-  }
+  await stepTo(page, SAVED_AT, 120_000);
   const saved = page.getByTestId('autosave-status');
   await expect(saved).toHaveAttribute('data-state', 'saved', { timeout: 60_000 });
   await expect(saved).toHaveAttribute('data-step', String(SAVED_AT));

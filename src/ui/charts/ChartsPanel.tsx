@@ -6,6 +6,7 @@ import { useStore } from '../store';
 import { type LineSpec, MetricChart } from './MetricChart';
 import { LOSS_SHARE } from './pacing';
 import { ChartSeries } from './series';
+import { SmoothingControl } from './SmoothingControl';
 
 export const COLORS = {
   train: '#3b82f6',
@@ -26,7 +27,7 @@ export function ChartsPanel() {
   const evals = useStore((s) => s.evals);
   const [smoothing, setSmoothing] = useState(DEFAULT_SMOOTHING);
   const [log, setLog] = useState(false);
-  const ids = { smooth: useId(), log: useId() };
+  const ids = { log: useId() };
   const series = useRef<ChartSeries | null>(null);
   series.current ??= new ChartSeries(DEFAULT_SMOOTHING);
   const s = series.current;
@@ -65,20 +66,7 @@ export function ChartsPanel() {
       <div className="charts-head">
         <h2 id="charts-heading">Charts</h2>
         <div className="controls">
-          <label htmlFor={ids.smooth}>Smoothing</label>
-          <input
-            id={ids.smooth}
-            data-testid="smoothing-slider"
-            type="range"
-            min={0}
-            max={0.99}
-            step={0.01}
-            value={smoothing}
-            onChange={(e) => setSmoothing(Number(e.target.value))}
-          />
-          <output htmlFor={ids.smooth} data-testid="smoothing-value">
-            {smoothing.toFixed(2)}
-          </output>
+          <SmoothingControl value={smoothing} onChange={setSmoothing} testId="smoothing-slider" valueTestId="smoothing-value" />
           <input id={ids.log} data-testid="log-scale" type="checkbox" checked={log} onChange={(e) => setLog(e.target.checked)} />
           <label htmlFor={ids.log}>Log-scale loss</label>
         </div>

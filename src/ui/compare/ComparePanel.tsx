@@ -2,10 +2,11 @@
 // loss, tokens/s, gate means; one colour per run, a legend, one smoothing control for all) with
 // the settings that differ and each run's figures beside them. One picked run ("Open") shows its
 // curves alone.
-import { forwardRef, useId, useMemo, useState } from 'react';
+import { forwardRef, useMemo, useState } from 'react';
 
 import { compareRuns } from '../../train/compare';
 import { MetricChart } from '../charts/MetricChart';
+import { SmoothingControl } from '../charts/SmoothingControl';
 import { useLibrary } from '../library/library-state';
 import { compareLines } from './compare-series';
 import { CompareTables } from './CompareTables';
@@ -20,7 +21,6 @@ export const ComparePanel = forwardRef<HTMLElement>(function ComparePanel(_props
   const setCompare = useLibrary((s) => s.setCompare);
   const runs = useComparedRuns();
   const [smoothing, setSmoothing] = useState(DEFAULT_SMOOTHING);
-  const smoothId = useId();
   // New series whenever the runs or the smoothing change: a new revision for the charts.
   const { lines, revision } = useMemo(() => ({ lines: compareLines(runs, smoothing), revision: ++revisions }), [runs, smoothing]);
   const comparison = useMemo(() => compareRuns(runs), [runs]);
@@ -36,18 +36,7 @@ export const ComparePanel = forwardRef<HTMLElement>(function ComparePanel(_props
       <div className="charts-head">
         <h2 id="compare-heading">{runs.length > 1 ? `Comparing ${runs.length} runs` : 'Run'}</h2>
         <div className="controls">
-          <label htmlFor={smoothId}>Smoothing</label>
-          <input
-            id={smoothId}
-            data-testid="compare-smoothing"
-            type="range"
-            min={0}
-            max={0.99}
-            step={0.01}
-            value={smoothing}
-            onChange={(e) => setSmoothing(Number(e.target.value))}
-          />
-          <output htmlFor={smoothId}>{smoothing.toFixed(2)}</output>
+          <SmoothingControl value={smoothing} onChange={setSmoothing} testId="compare-smoothing" />
           <button type="button" data-testid="compare-close" onClick={() => setCompare([])}>
             Close
           </button>

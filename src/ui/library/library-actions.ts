@@ -95,37 +95,44 @@ export async function importCheckpointFile(
   return entry;
 }
 
-/** Downloads the run's stored checkpoint (`<preset>-step<N>.safetensors`, the CLI's format). */
-export async function downloadRunCheckpoint(
+/** A file made from a run's stored entry and checkpoint, downloaded (failures shown in the library). */
+async function downloadFromRun(
   id: string,
-  storage: RunStorage = libraryStorage,
-  lib: LibraryStore = useLibrary,
+  action: string,
+  make: (entry: LibraryEntry, checkpoint: Uint8Array) => { name: string; bytes: Uint8Array; type: string },
+  storage: RunStorage,
+  lib: LibraryStore,
 ): Promise<void> {
   await libraryAction(
-    'Downloading the checkpoint',
+    action,
     async () => {
       const [entry, bytes] = await Promise.all([storage.entry(id), storage.checkpoint(id)]);
       if (!entry || !bytes) throw new Error('this run is no longer in the library (deleted in another tab?)');
-      downloadText(checkpointFileName(entry), bytes as Uint8Array<ArrayBuffer>, 'application/octet-stream');
+      const file = make(entry, bytes);
+      downloadText(file.name, file.bytes as Uint8Array<ArrayBuffer>, file.type);
     },
     lib,
   );
 }
 
+/** Downloads the run's stored checkpoint (`<preset>-step<N>.safetensors`, the CLI's format). */
+export function downloadRunCheckpoint(id: string, storage: RunStorage = libraryStorage, lib: LibraryStore = useLibrary): Promise<void> {
+  return downloadFromRun(
+    id,
+    'Downloading the checkpoint',
+    (entry, bytes) => ({ name: checkpointFileName(entry), bytes, type: 'application/octet-stream' }),
+    storage,
+    lib,
+  );
+}
+
 /** Downloads the run as the PyTorch export (`<run>-pytorch.zip`: config.json, model.safetensors, optimizer.safetensors). */
-export async function downloadRunForPyTorch(
-  id: string,
-  storage: RunStorage = libraryStorage,
-  lib: LibraryStore = useLibrary,
-): Promise<void> {
-  await libraryAction(
+export function downloadRunForPyTorch(id: string, storage: RunStorage = libraryStorage, lib: LibraryStore = useLibrary): Promise<void> {
+  return downloadFromRun(
+    id,
     'Exporting for PyTorch',
-    async () => {
-      const [entry, bytes] = await Promise.all([storage.entry(id), storage.checkpoint(id)]);
-      if (!entry || !bytes) throw new Error('this run is no longer in the library (deleted in another tab?)');
-      const zip = pytorchZip(bytes, entry.name);
-      downloadText(zip.name, zip.bytes as Uint8Array<ArrayBuffer>, 'application/zip');
-    },
+    (entry, bytes) => ({ ...pytorchZip(bytes, entry.name), type: 'application/zip' }),
+    storage,
     lib,
   );
 }
