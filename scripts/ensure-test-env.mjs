@@ -25,22 +25,30 @@ function run(cmd, args, env = {}) {
   if (r.status !== 0) fail([`${cmd} ${args.join(' ')} exited with ${r.status ?? r.signal}`]);
 }
 
-function ensureChromium() {
-  if (existsSync(CHROMIUM)) return;
+/**
+ * Installs a Debian package with apt-get when this is root on a Debian-like system (and `allowed`),
+ * or fails with `why` and how to install it by hand.
+ */
+function aptInstall(pkg, why, { allowed = true, withoutApt }) {
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   const hasApt = existsSync('/usr/bin/apt-get');
-  if (process.env.NSA_CHROMIUM || !isRoot || !hasApt) {
-    fail([
-      `${CHROMIUM} is missing. The e2e tests drive Debian's chromium (Playwright cannot download browsers here),`,
-      `and Dawn in Node uses the Vulkan loader and SwiftShader driver that package ships in ${CHROMIUM_LIB}.`,
-      hasApt
-        ? 'Install it as root: apt-get update && apt-get install -y chromium'
-        : 'Install Chromium, or point NSA_CHROMIUM at a Chromium binary.',
-    ]);
-  }
+  if (!allowed || !isRoot || !hasApt)
+    fail([...why, hasApt ? `Install it as root: apt-get update && apt-get install -y ${pkg}` : withoutApt]);
   const env = { DEBIAN_FRONTEND: 'noninteractive' };
   run('apt-get', ['update'], env);
-  run('apt-get', ['install', '-y', 'chromium'], env);
+  run('apt-get', ['install', '-y', pkg], env);
+}
+
+function ensureChromium() {
+  if (existsSync(CHROMIUM)) return;
+  aptInstall(
+    'chromium',
+    [
+      `${CHROMIUM} is missing. The e2e tests drive Debian's chromium (Playwright cannot download browsers here),`,
+      `and Dawn in Node uses the Vulkan loader and SwiftShader driver that package ships in ${CHROMIUM_LIB}.`,
+    ],
+    { allowed: !process.env.NSA_CHROMIUM, withoutApt: 'Install Chromium, or point NSA_CHROMIUM at a Chromium binary.' },
+  );
   if (!existsSync(CHROMIUM)) fail([`apt-get installed chromium but ${CHROMIUM} is still missing.`]);
 }
 
@@ -67,18 +75,11 @@ function ensureBrown() {
 function ensurePythonTorch() {
   const hasTorch = (python) => spawnSync(python, ['-c', 'import torch'], { stdio: 'ignore' }).status === 0;
   if (['python3', '/usr/bin/python3'].some(hasTorch)) return;
-  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
-  const hasApt = existsSync('/usr/bin/apt-get');
-  if (!isRoot || !hasApt)
-    fail([
-      'no python3 with torch: the export parity and torchrun tests (tests/export) run the PyTorch package in python/.',
-      hasApt
-        ? "Install Debian's PyTorch as root: apt-get update && apt-get install -y python3-torch"
-        : 'Install PyTorch for python3 (pip install torch).',
-    ]);
-  const env = { DEBIAN_FRONTEND: 'noninteractive' };
-  run('apt-get', ['update'], env);
-  run('apt-get', ['install', '-y', 'python3-torch'], env);
+  aptInstall(
+    'python3-torch',
+    ['no python3 with torch: the export parity and torchrun tests (tests/export) run the PyTorch package in python/.'],
+    { withoutApt: 'Install PyTorch for python3 (pip install torch).' },
+  );
   if (!hasTorch('/usr/bin/python3')) fail(['apt-get installed python3-torch but /usr/bin/python3 still cannot import torch.']);
 }
 
