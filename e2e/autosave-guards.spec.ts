@@ -4,15 +4,12 @@
 // what makes the browser prompt), and hiding the tab saves them (after which leaving no longer asks).
 import { expect, test } from '@playwright/test';
 
-import { collectErrors, expectAdapter, waitForStatus } from './page-helpers';
+import { openPlayground, waitForStatus } from './page-helpers';
 
 const HASH = 'v=1&preset=tiny&train.steps=4&train.warmupSteps=2&train.evalEvery=0';
 
 test('a failed autosave is shown and arms the leave-page prompt; a hidden tab saves the steps', async ({ browser }) => {
-  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-  const errors = collectErrors(page);
-  await page.goto(`./?testHooks=1#${HASH}`);
-  await expectAdapter(page);
+  const { page, errors } = await openPlayground(browser, `./?testHooks=1#${HASH}`);
   await page.evaluate(() =>
     (globalThis as unknown as { __nsaTest: { failNextStorageWrite(n: string): void } }).__nsaTest.failNextStorageWrite(
       'QuotaExceededError',

@@ -4,7 +4,7 @@
 
 import { expect, type Page, test } from '@playwright/test';
 
-import { collectErrors, expectAdapter, saveScreenshot, stepTo, trainingLosses, waitForStatus } from './page-helpers';
+import { expectAdapter, openPlayground, saveScreenshot, stepTo, trainingLosses, waitForStatus } from './page-helpers';
 
 test.describe.configure({ mode: 'serial' });
 
@@ -22,10 +22,7 @@ async function autosavedAt(page: Page, step: number): Promise<void> {
 test('pause autosaves; after a reload the banner continues the run and the losses equal the uninterrupted run; Discard removes it', async ({
   browser,
 }, testInfo) => {
-  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-  const errors = collectErrors(page);
-  await page.goto(`./#${HASH}`);
-  await expectAdapter(page);
+  const { page, errors } = await openPlayground(browser, `./#${HASH}`);
   await expect(page.getByTestId('autosave-banner')).toHaveCount(0); // a fresh browser profile
 
   // The uninterrupted run (autosaved when done).

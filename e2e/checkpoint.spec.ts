@@ -4,9 +4,9 @@
 // refused next to the control, naming the file and the field; the next attempt clears the message.
 import { readFileSync } from 'node:fs';
 
-import { expect, type Page, test } from '@playwright/test';
+import { expect, test } from '@playwright/test';
 
-import { collectErrors, download, expectAdapter, saveScreenshot, stepTo, trainingLosses, waitForStatus } from './page-helpers';
+import { download, expectAdapter, openPlayground, saveScreenshot, stepTo, trainingLosses, waitForStatus } from './page-helpers';
 
 test.describe.configure({ mode: 'serial' });
 
@@ -17,10 +17,7 @@ const HASH = `v=1&preset=tiny&train.steps=${STEPS}&train.warmupSteps=2&train.eva
 test('download a checkpoint, reload, continue from it: the loss equals the uninterrupted run bit for bit', async ({
   browser,
 }, testInfo) => {
-  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-  const errors = collectErrors(page);
-  await page.goto(`./#${HASH}`);
-  await expectAdapter(page);
+  const { page, errors } = await openPlayground(browser, `./#${HASH}`);
   await expect(page.getByTestId('download-checkpoint')).toBeDisabled(); // no run yet
 
   // The uninterrupted run.

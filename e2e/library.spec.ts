@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 
 import { type Download, expect, type Locator, type Page, test } from '@playwright/test';
 
-import { collectErrors, expectAdapter, saveScreenshot, stepTo, trainingLosses, waitForStatus } from './page-helpers';
+import { openPlayground, saveScreenshot, stepTo, trainingLosses, waitForStatus } from './page-helpers';
 
 test.describe.configure({ mode: 'serial' });
 
@@ -36,10 +36,7 @@ async function downloadFrom(row: Locator): Promise<Download> {
 test('library round trip: listed, renamed, reset undone, downloaded, deleted (and undone), uploaded back and continued to the uninterrupted losses; compare with the NSA counterpart', async ({
   browser,
 }, testInfo) => {
-  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-  const errors = collectErrors(page);
-  await page.goto(`./#${HASH}`);
-  await expectAdapter(page);
+  const { page, errors } = await openPlayground(browser, `./#${HASH}`);
   await expect(page.getByTestId('library-empty')).toBeVisible();
 
   // The uninterrupted run: listed with its steps and best validation loss.

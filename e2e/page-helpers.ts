@@ -1,7 +1,7 @@
 // Shared steps of the e2e specs.
 import { readFileSync } from 'node:fs';
 
-import { type Download, expect, type Page, type TestInfo } from '@playwright/test';
+import { type Browser, type Download, expect, type Page, type TestInfo } from '@playwright/test';
 
 /** Collects uncaught page errors and console errors (dedicated workers' included). */
 export function collectErrors(page: Page): string[] {
@@ -71,4 +71,13 @@ export async function stepTo(page: Page, steps: number, timeout = 300_000): Prom
     await expect(page.getByTestId('steps-done')).toHaveText(String(i), { timeout });
     await waitForStatus(page, /paused/);
   }
+}
+
+/** A new desktop-sized page on `path` (e.g. `./#<config hash>`), its console errors collected, once the adapter is named. */
+export async function openPlayground(browser: Browser, path: string): Promise<{ page: Page; errors: string[] }> {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  const errors = collectErrors(page);
+  await page.goto(path);
+  await expectAdapter(page);
+  return { page, errors };
 }

@@ -13,7 +13,7 @@ import { preset } from '../src/train/presets';
 import { type RunArtifact, writeArtifact } from './artifact';
 import { goldenFor, goldenKey, missingGoldenMessage, RECORD_GOLDEN, recordGolden } from './golden';
 import { E2E_PROFILE, EXPECTED_ADAPTER, GPU_MODE } from './gpu-mode';
-import { collectErrors, expectAdapter, saveScreenshot } from './page-helpers';
+import { openPlayground, saveScreenshot } from './page-helpers';
 import { startResponsivenessProbe, stopResponsivenessProbe } from './responsiveness';
 
 test.describe.configure({ mode: 'serial' });
@@ -43,10 +43,7 @@ async function download(testId: string): Promise<string> {
 }
 
 test.beforeAll(async ({ browser }) => {
-  page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-  errors = collectErrors(page);
-  await page.goto(`./?testHooks=1#${P.hash}`);
-  await expectAdapter(page);
+  ({ page, errors } = await openPlayground(browser, `./?testHooks=1#${P.hash}`));
 });
 
 test.afterAll(async ({}, testInfo) => {

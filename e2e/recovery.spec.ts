@@ -8,7 +8,7 @@
 import { expect, type Page, test } from '@playwright/test';
 
 import type { TestFault } from '../src/worker/session';
-import { collectErrors, expectAdapter, saveScreenshot, stepTo, trainingLosses, waitForStatus } from './page-helpers';
+import { openPlayground, saveScreenshot, stepTo, trainingLosses, waitForStatus } from './page-helpers';
 
 test.describe.configure({ mode: 'serial' });
 
@@ -52,10 +52,7 @@ async function expectRecoveredRun(cause: string): Promise<void> {
 }
 
 test.beforeAll(async ({ browser }) => {
-  page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-  errors = collectErrors(page);
-  await page.goto(`./?testHooks=1#${HASH}`);
-  await expectAdapter(page);
+  ({ page, errors } = await openPlayground(browser, `./?testHooks=1#${HASH}`));
   await page.getByTestId('run-button').click();
   await waitForStatus(page, /done/);
   straight = await trainingLosses(page);
