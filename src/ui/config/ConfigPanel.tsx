@@ -8,7 +8,7 @@ import { type ReactNode, useMemo, useState } from 'react';
 import type { RunConfig } from '../../train/config';
 import { DataPanel } from '../data/DataPanel';
 import type { UploadedText } from '../data/upload';
-import { estimatedStepSeconds } from '../run/step-estimate';
+import { stepSecondsFor } from '../run/step-estimate';
 import { useStore } from '../store';
 import { ConfigFileButtons } from './ConfigFileButtons';
 import { configFacts } from './derived';
@@ -66,10 +66,9 @@ export function ConfigPanel({ value, onChange, disabled, upload, onUpload }: Con
   const grouped = useMemo(() => groupErrors(errors), [errors]);
   const facts = useMemo(() => configFacts(value, errors), [value, errors]);
   const software = useStore((s) => (s.adapter.status === 'ready' ? s.adapter.summary.software : true));
-  const stepSeconds = useMemo(
-    () => (facts.params === null ? null : estimatedStepSeconds(value, software)),
-    [facts.params, value, software],
-  );
+  // From the facts' own parameter and token counts (not counted again).
+  const stepSeconds =
+    facts.params === null || facts.tokensPerStep === null ? null : stepSecondsFor(facts.params, facts.tokensPerStep, software);
   const set = (path: string) => (v: unknown) => onChange(editConfig(value, path, v));
   const countIn = (id: SectionId) =>
     [...grouped.byField.keys()].filter((p) => SECTIONS.find((s) => s.id === id)!.fields.some((f) => f.path === p)).length;

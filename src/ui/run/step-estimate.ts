@@ -20,7 +20,12 @@ export function estimatedStepSeconds(config: RunConfig, software: boolean): numb
   } catch {
     return null;
   }
-  return Number.isFinite(params) && params > 0 ? estimateStepMs(params, tokens, software) / 1000 : null;
+  return Number.isFinite(params) && params > 0 ? stepSecondsFor(params, tokens, software) : null;
+}
+
+/** Seconds per optimizer step for a model of `params` parameters and `tokensPerStep` tokens. */
+export function stepSecondsFor(params: number, tokensPerStep: number, software: boolean): number {
+  return estimateStepMs(params, tokensPerStep, software) / 1000;
 }
 
 /** Two significant figures at most, never in exponent form. */
