@@ -153,7 +153,7 @@ async function main(): Promise<number> {
         outcome = problems.length ? 'mismatch' : 'match';
       }
       failed ||= outcome === 'missing' || outcome === 'mismatch';
-      const line = { key, outcome, losses, golden: golden?.losses ?? null, problems, seconds, entry: readGoldens()[key] ?? null };
+      const line = { key, outcome, losses, golden: golden?.losses ?? null, problems, seconds, entry: goldens[key] ?? null };
       console.log(JSON.stringify(line));
       results.push(line);
     }
