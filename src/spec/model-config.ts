@@ -69,11 +69,10 @@ export function validateModelConfig(c: ModelConfig): ConfigIssue[] {
   if (c.attention === 'nsa') {
     if (!c.nsa) errs.push({ field: 'model.nsa', message: "is required when attention is 'nsa'" });
     else {
+      // The shape's own checks (T, H, G, dk, dv) repeat the model fields' checks above under the
+      // shape's letters; only the NSA fields' issues are new here.
       for (const e of validateNsaConfig(c.nsa, { T: c.seqLen, H: c.nHeads, G: c.nKvGroups, dk: c.dk, dv: c.dv }))
-        errs.push({
-          field: e.field.startsWith('nsa.') ? `model.${e.field}` : `model.${e.field.replace(/^shape\./, '')}`,
-          message: e.message,
-        });
+        if (e.field.startsWith('nsa.')) errs.push({ field: `model.${e.field}`, message: e.message });
       if (typeof c.nsa.sharedKV !== 'boolean') errs.push({ field: 'model.nsa.sharedKV', message: 'must be true or false' });
       const g = c.nsa.gates;
       const okGates =

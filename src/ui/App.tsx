@@ -8,6 +8,7 @@ import { ComparePanel } from './compare/ComparePanel';
 import { AdapterPanel } from './components/AdapterPanel';
 import { ConfigPanel } from './config/ConfigPanel';
 import { newLinkQuestion, probeAdapter, reset, startProblems } from './controller';
+import { ExplainPanel } from './explain/ExplainPanel';
 import { HeartbeatPanel } from './heartbeat/HeartbeatPanel';
 import { Inspect } from './layout/Inspect';
 import { useLibrary } from './library/library-state';
@@ -58,6 +59,7 @@ export function App() {
   const status = useStore((s) => s.status);
   const setConfig = useStore((s) => s.setConfig);
   const setUpload = useStore((s) => s.setUpload);
+  const shown = runConfig ?? config;
   const problems = useMemo(() => startProblems(config, upload), [config, upload]);
   const compareRef = useRef<HTMLElement>(null);
   // "Open" a library run: its curves alone in the comparison view, scrolled to.
@@ -90,13 +92,8 @@ export function App() {
           <AutosaveBanner />
           <div className="layout">
             <div className="col-config">
-              <ConfigPanel
-                value={runConfig ?? config}
-                onChange={setConfig}
-                disabled={status !== 'idle'}
-                upload={upload}
-                onUpload={setUpload}
-              />
+              <ConfigPanel value={shown} onChange={setConfig} disabled={status !== 'idle'} upload={upload} onUpload={setUpload} />
+              <ExplainPanel nsa={shown.model.nsa} T={shown.model.seqLen} dense={shown.model.attention === 'dense'} />
             </div>
             <div className="col-run">
               <RunPanel problems={problems} />

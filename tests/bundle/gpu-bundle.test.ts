@@ -32,10 +32,10 @@ describe('model FLOPs (MFU in npm run bench)', () => {
   });
 
   it('NSA keys per query: compressed + selected (≤ nSel·lSel, ≤ t+1) + window', () => {
-    const m: ModelConfig = { ...tinyDense(), attention: 'nsa' }; // l 8, d 4, lSel 16, nSel 3, w 16
+    const m: ModelConfig = { ...tinyDense(), attention: 'nsa' }; // l 8, d 4, lSel 8, nSel 3, w 16
     expect(keysPerQuery(m, 0)).toBe(0 + 1 + 1); // no compressed block yet
     expect(keysPerQuery(m, 7)).toBe(1 + 8 + 8); // block 0 = [0, 8) complete
-    expect(keysPerQuery(m, 63)).toBe(15 + 48 + 16); // (64 − 8)/4 + 1 blocks, 3 × 16 selected, w 16
+    expect(keysPerQuery(m, 63)).toBe(15 + 24 + 16); // (64 − 8)/4 + 1 blocks, 3 × 8 selected, w 16
     expect(keysPerQuery(tinyDense(), 63)).toBe(64);
   });
 });

@@ -30,7 +30,7 @@ function writeRun(name: string, model: ModelConfig): Map<string, Float32Array> {
   return values;
 }
 
-const dense: ModelConfig = { ...preset('tiny').model, dim: 16, ffnHidden: 24, dk: 4, dv: 4, seqLen: 24, initStd: 0.5 };
+const dense: ModelConfig = { ...preset('tiny').model, attention: 'dense', dim: 16, ffnHidden: 24, dk: 4, dv: 4, seqLen: 24, initStd: 0.5 };
 const nsa: ModelConfig = nsaModel({}, { vocabSize: 256, dim: 16, ffnHidden: 24, dk: 4, dv: 4, seqLen: 80, initStd: 0.5 });
 const denseValues = writeRun('dense', dense);
 mkdirSync(join(root, 'empty'));

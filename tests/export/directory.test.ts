@@ -65,7 +65,7 @@ describe('exported directory', () => {
       tokenizer: 'byte',
       state: { step: 7, batches_drawn: 14 },
     });
-    expect(cfg.nsa).toMatchObject({ l: 8, d: 4, lSel: 16, nSel: 3, w: 16, phi: 'mlp', cmpMlpHidden: { k: 32, v: 32 } });
+    expect(cfg.nsa).toMatchObject({ l: 8, d: 4, lSel: 8, nSel: 3, w: 16, phi: 'mlp', cmpMlpHidden: { k: 32, v: 32 } });
   });
 
   it.each(['dense', 'nsa'] as const)('%s: round trip to the same checkpoint, bit for bit', (attention) => {

@@ -49,6 +49,7 @@ function writeRun(name: string, config: RunConfig, metrics: StepMetrics[], evals
 }
 
 const dense = preset('tiny');
+dense.model.attention = 'dense';
 dense.train.steps = 3;
 const nsa = structuredClone(dense);
 nsa.model.attention = 'nsa';

@@ -82,6 +82,7 @@ describe('compare lines', () => {
 describe('config diff and counterpart', () => {
   it('the counterpart of a dense run is the same config with NSA, and back; the diff lists only model.attention', () => {
     const d = preset('tiny');
+    d.model.attention = 'dense';
     const n = counterpartConfig(d);
     expect(n.model.attention).toBe('nsa');
     expect(counterpartLabel(d)).toBe('Same config, NSA');
@@ -99,6 +100,7 @@ describe('config diff and counterpart', () => {
 
   it('a dense config without NSA settings gets its closest preset’s', () => {
     const d = preset('tiny');
+    d.model.attention = 'dense';
     delete d.model.nsa;
     expect(counterpartConfig(d).model.nsa).toEqual(preset('tiny').model.nsa);
   });

@@ -7,6 +7,7 @@ import { RECALL_TASK } from '../../src/train/recall-preset';
 import { flattenConfig } from '../../src/ui/config/diff';
 import { editConfig } from '../../src/ui/config/edit';
 import { errorFieldPath, groupErrors } from '../../src/ui/config/errors';
+import { FIELD_HELP } from '../../src/ui/config/field-help';
 import { ALL_FIELDS, errorDomId, fieldDomId, RECALL_FIELDS } from '../../src/ui/config/fields';
 import { formatNumberText, parseNumberText } from '../../src/ui/config/number-text';
 import { isRunConfigValid, runConfigErrors } from '../../src/ui/config/parse';
@@ -105,8 +106,14 @@ describe('config fields', () => {
     expect(parseNumberText(formatNumberText(0.1 + 0.2))).toBe(0.1 + 0.2);
   });
 
+  it('every field has a tooltip, and every tooltip a field', () => {
+    expect(Object.keys(FIELD_HELP).sort()).toEqual(ALL_FIELDS.map((f) => f.path).sort());
+    for (const text of Object.values(FIELD_HELP)) expect(text.length).toBeGreaterThan(20);
+  });
+
   it('switching a dense config without an nsa block to NSA fills in its preset’s block', () => {
     const c = uiPreset('small');
+    c.model.attention = 'dense';
     delete c.model.nsa;
     const next = editConfig(c, 'model.attention', 'nsa');
     expect(next.model.nsa).toEqual(uiPreset('small').model.nsa);

@@ -101,6 +101,6 @@ describe('config JSON files', () => {
 
   it('names files after preset, attention and steps', () => {
     expect(configFileName(uiPreset('recall'), 'recall')).toBe('nsa-playground-recall-nsa-1500steps.json');
-    expect(configFileName(uiPreset('tiny'))).toBe('nsa-playground-config-dense-300steps.json');
+    expect(configFileName(uiPreset('tiny'))).toBe('nsa-playground-config-nsa-300steps.json');
   });
 });

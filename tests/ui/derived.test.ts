@@ -78,6 +78,7 @@ describe('derived config facts', () => {
     expect(facts.nsa?.cmpBlocks).toBe(15);
 
     const dense = uiPreset('tiny');
+    dense.model.attention = 'dense';
     expect(configFacts(dense, []).nsa).toBeNull();
 
     const bad = setPath(uiPreset('tiny'), 'model.nKvGroups', 3);

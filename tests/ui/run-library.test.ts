@@ -47,6 +47,7 @@ function checkpointBytes(config: RunConfig, steps: number): Uint8Array {
 }
 
 const tiny = preset('tiny');
+tiny.model.attention = 'dense';
 tiny.train.steps = 6;
 
 function save(id: string, steps: number, savedAt: string): RunSave {

@@ -93,6 +93,7 @@ describe('controller choices', () => {
 
   it('snapshots about 64 times per NSA run, never for dense', () => {
     const c = preset('tiny');
+    c.model.attention = 'dense';
     expect(snapshotEvery(c)).toBe(0);
     c.model.attention = 'nsa';
     expect(snapshotEvery(c)).toBe(5); // 300 steps

@@ -51,9 +51,10 @@ describe('URL hash config', () => {
 
   it('round-trips a dense config without an nsa block', () => {
     const c = uiPreset('tiny');
+    c.model.attention = 'dense';
     delete c.model.nsa;
     const body = encodeConfigHash(c, 'tiny');
-    expect(body).toBe('v=1&preset=tiny&model.nsa=null');
+    expect(body).toBe('v=1&preset=tiny&model.attention=dense&model.nsa=null');
     const back = decodeConfigHash(throughUrl(body));
     expect(back.error).toBeUndefined();
     expect(back.config).toEqual(c);
@@ -91,11 +92,11 @@ describe('URL hash config', () => {
 
   it('is readable: each changed setting as path=value', () => {
     const c = uiPreset('tiny');
-    c.model.attention = 'nsa';
+    c.model.attention = 'dense';
     c.train.steps = 500;
     c.model.nsa!.gates = { kind: 'force', branch: 'sel' };
     expect(encodeConfigHash(c, 'tiny')).toBe(
-      'v=1&preset=tiny&model.attention=nsa&model.nsa.gates={%22kind%22:%22force%22,%22branch%22:%22sel%22}&train.steps=500',
+      'v=1&preset=tiny&model.attention=dense&model.nsa.gates={%22kind%22:%22force%22,%22branch%22:%22sel%22}&train.steps=500',
     );
   });
 

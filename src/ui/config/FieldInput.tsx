@@ -1,5 +1,6 @@
 // One config field: its label, input, hint and validation messages (linked by aria-describedby).
 import type { GateAblation } from '../../spec/gates';
+import { FIELD_HELP } from './field-help';
 import { errorDomId, fieldDomId, type FieldSpec } from './fields';
 import { GatesInput } from './GatesInput';
 import { NumberInput } from './NumberInput';
@@ -51,6 +52,25 @@ export function FieldInput({ spec, value, onChange, errors, disabled }: FieldInp
       />
     );
   }
+  const help = FIELD_HELP[spec.path];
+  const label = (
+    <>
+      <label htmlFor={id} title={help}>
+        {spec.label}
+      </label>
+      {help && (
+        <span
+          className="cfg-help"
+          tabIndex={0}
+          title={help}
+          aria-label={`About ${spec.label}: ${help}`}
+          data-testid={`config-help-${spec.path}`}
+        >
+          ?
+        </span>
+      )}
+    </>
+  );
   const notes = (
     <>
       {spec.hint && (
@@ -70,7 +90,7 @@ export function FieldInput({ spec, value, onChange, errors, disabled }: FieldInp
       <div className="cfg-field cfg-kind-checkbox" data-invalid={invalid || undefined}>
         <span className="cfg-inline">
           {control}
-          <label htmlFor={id}>{spec.label}</label>
+          {label}
         </span>
         {notes}
       </div>
@@ -78,7 +98,7 @@ export function FieldInput({ spec, value, onChange, errors, disabled }: FieldInp
   }
   return (
     <div className={`cfg-field cfg-kind-${k.type}`} data-invalid={invalid || undefined}>
-      <label htmlFor={id}>{spec.label}</label>
+      <span className="cfg-label">{label}</span>
       <div className="cfg-control">
         {control}
         {notes}

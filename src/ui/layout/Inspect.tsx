@@ -15,6 +15,7 @@ import {
 import { useDecode } from '../run/use-decode';
 import { SelectionStepper } from '../stepper';
 import { useStore } from '../store';
+import { DenseRunNote } from './DenseRunNote';
 
 /** Milliseconds between generated tokens: a tiny model decodes faster than one can read. */
 const TOKEN_DELAY_MS = 40;
@@ -65,6 +66,7 @@ function RunViews({ epoch }: { epoch: number }) {
         decode={decode}
         snapshots={picked?.snapshots}
         focus={picked?.focus ?? null}
+        emptyNote={runConfig?.model.attention === 'dense' ? <DenseRunNote /> : undefined}
       />
       <GenerationPanel
         onGenerate={onGenerate}

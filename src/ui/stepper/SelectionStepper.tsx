@@ -4,7 +4,7 @@
 // [ and ] the previous / next snapshot.
 import './stepper.css';
 
-import { type KeyboardEvent, useEffect, useId, useMemo, useState } from 'react';
+import { type KeyboardEvent, type ReactNode, useEffect, useId, useMemo, useState } from 'react';
 
 import { rowRecorded, snapshotIssues, type SnapshotRange, snapshotRanges } from '../../spec/selection-snapshot';
 import { gateMeans } from './cell-facts';
@@ -42,6 +42,8 @@ export interface SelectionStepperProps extends StepperSources {
   focus?: StepperFocus | null;
   /** Called whenever the view changes (for the URL, a store, …). */
   onViewChange?: (v: StepperView) => void;
+  /** Shown instead of the default text while there is no snapshot (e.g. a dense run's note). */
+  emptyNote?: ReactNode;
 }
 
 const EDITABLE = new Set(['INPUT', 'SELECT', 'TEXTAREA']);
@@ -49,7 +51,7 @@ const EDITABLE = new Set(['INPUT', 'SELECT', 'TEXTAREA']);
 /** A token shown on its own: spaces made visible so a blank token is not an empty box. */
 const showBlank = (text: string) => (text.trim() === '' ? text.replace(/ /g, '␣') || '∅' : text);
 
-export function SelectionStepper({ decode, focus, onViewChange, ...sources }: SelectionStepperProps) {
+export function SelectionStepper({ decode, focus, onViewChange, emptyNote, ...sources }: SelectionStepperProps) {
   const palette = usePalette();
   const [frame, setFrame] = useState<string | null>(null);
   const [layer, setLayer] = useState(0);
@@ -125,9 +127,11 @@ export function SelectionStepper({ decode, focus, onViewChange, ...sources }: Se
     return (
       <section className="panel stepper" data-testid="stepper" aria-labelledby={ids.heading}>
         <h2 id={ids.heading}>Selection stepper</h2>
-        <p className="muted" data-testid="stepper-empty">
-          No selection snapshots yet. They are taken every few training steps of an NSA model (and for every generated token).
-        </p>
+        {emptyNote ?? (
+          <p className="muted" data-testid="stepper-empty">
+            No selection snapshots yet. They are taken every few training steps of an NSA model (and for every generated token).
+          </p>
+        )}
       </section>
     );
   }

@@ -1,0 +1,60 @@
+// One sentence per config field, shown as its tooltip ("?" beside the label). A test checks that
+// every field of the panel has one.
+export const FIELD_HELP: Readonly<Record<string, string>> = {
+  'model.attention':
+    'NSA reads compressed blocks, the top-n selected blocks and a sliding window per query; dense reads every earlier key. Switch to compare the two on the same model.',
+  'model.vocabSize':
+    'Rows of the token embedding and of the output layer; must cover every token id of the data (256 for bytes, 50257 for GPT-2 BPE).',
+  'model.dim': 'Width C of the residual stream: the size of every token’s hidden vector between layers.',
+  'model.nLayers': 'Transformer blocks, each an attention layer and a SwiGLU feed-forward layer with RMSNorm before each.',
+  'model.nHeads': 'Query heads H per attention layer.',
+  'model.nKvGroups':
+    'K/V groups G (grouped-query attention): the H query heads share G key/value heads. NSA selects blocks per group, so all heads of a group read the same blocks.',
+  'model.dk': 'Size of each query/key head vector; even, because RoPE rotates pairs of dimensions.',
+  'model.dv': 'Size of each value head vector.',
+  'model.ffnHidden': 'Hidden units of the SwiGLU feed-forward layer.',
+  'model.seqLen':
+    'T: tokens per training sequence, and the longest context the model sees. NSA saves reads once T is large against l′·n + w.',
+  'model.ropeTheta': 'Base of the rotary position embedding’s frequencies.',
+  'model.normEps': 'Added to the mean square inside RMSNorm for stability.',
+  'model.initStd': 'Standard deviation of the normal initialisation of the weight matrices.',
+  'model.nsa.l': 'Compression block length l: each compressed key summarises l consecutive keys. Paper: 32.',
+  'model.nsa.d': 'Compression stride d: a new compressed block starts every d tokens, so blocks overlap when d < l. Paper: 16.',
+  'model.nsa.lSel': 'Selection block length l′: the unit the top-n selection reads in full. Paper: 64.',
+  'model.nsa.nSel': 'Selected blocks n per query, the forced ones included; the rest are the highest-scoring candidates. Paper: 16.',
+  'model.nsa.w': 'Sliding window w: every query also reads its last w keys. Paper: 512.',
+  'model.nsa.phi':
+    'How a block of l keys (and values) becomes one compressed key: their mean, or a learned MLP over the block with a position embedding.',
+  'model.nsa.forceInit': 'Always select block 0 (the start of the sequence), as the paper does.',
+  'model.nsa.forceLocal': 'Always select the block holding the query and this many − 1 blocks before it.',
+  'model.nsa.sharedKV': 'One key/value projection shared by the three branches instead of one per branch (fewer parameters).',
+  'model.nsa.gates':
+    'Ablate the learned gates that mix the three branches: none (learned), force one branch (only it contributes) or freeze them to constants.',
+  'train.steps': 'Optimizer steps; the learning-rate schedule (warmup, then cosine decay) spans them.',
+  'train.batchSize': 'Sequences per micro-batch, processed in one forward and backward pass.',
+  'train.gradAccum': 'Micro-batches whose gradients are summed before each optimizer step (effective batch = batch size × this).',
+  'train.lrMax': 'Learning rate at the end of warmup (the peak of the schedule).',
+  'train.lrMin': 'Learning rate the cosine decay reaches at the last step; ≤ the peak.',
+  'train.warmupSteps': 'Steps of linear warmup from peak × start fraction to the peak; 0 starts at the peak.',
+  'train.warmupStartFraction': 'Warmup starts at peak × this fraction, in (0, 1].',
+  'train.weightDecay': 'AdamW’s decoupled weight decay on the weight matrices.',
+  'train.beta1': 'Adam’s decay of the first moment (the running mean of gradients).',
+  'train.beta2': 'Adam’s decay of the second moment (the running mean of squared gradients).',
+  'train.eps': 'Added to the square root of the second moment in Adam’s update.',
+  'train.gradClip': 'Scale the gradients down when their global L2 norm exceeds this; 0 disables clipping.',
+  'train.seed': 'Seeds the initialisation and the data order: the same seed and config give the same bits.',
+  'train.evalEvery': 'Steps between validation losses (and task accuracies); 0 disables evaluation.',
+  'train.evalBatches': 'Held-out batches averaged for each validation loss.',
+  'train.logEvery': 'Steps between heartbeats (loss, tokens/s, gate means) in the run log.',
+  'data.source':
+    'Training text: the Brown corpus, random or copy tokens (sanity checks), your own .txt file, or the associative-recall task that needs attention beyond the window.',
+  'data.tokenizer': 'Bytes (256 ids, no merges) or GPT-2’s BPE (50257 ids; needs a vocabulary of that size).',
+  'data.recall.keys': 'Distinct key tokens K; at least the number of pairs.',
+  'data.recall.values': 'Value tokens V; guessing gives accuracy 1/V (the chance line).',
+  'data.recall.fillers': 'Filler tokens between the pairs; 1 = a constant filler.',
+  'data.recall.pairs': 'Key→value pairs per sequence: the queried ones plus distractors.',
+  'data.recall.queries': 'Queries at the end of each sequence; each asks for an earlier key’s value. At most the pairs.',
+  'data.recall.minDistance':
+    'Each queried value lies at least this far before its query; above nLayers·(w − 1) the window alone cannot reach it.',
+  'data.recall.minStart': 'Queried keys lie at this position or later (e.g. l′, out of the always-selected block 0); 0 = anywhere.',
+};
