@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 
 import { forcedBlocks, numSelCandidates, visibleCmpBlocks } from '../../src/spec/nsa-blocks';
 import type { NsaConfig } from '../../src/spec/nsa-config';
-import { cellFacts, gateMeans } from '../../src/ui/stepper/cell-facts';
+import { cellFacts, gateMeans, whyBlock } from '../../src/ui/stepper/cell-facts';
 import { cellKind, clampT, cmpFrontier, rowBins, stepKey, windowBlocks, windowSpan } from '../../src/ui/stepper/geometry';
 import { blockX, heatmapLayout, hitCell, posX, rowY, ticks } from '../../src/ui/stepper/heatmap-layout';
 import { CASES } from '../nsa/helpers';
@@ -80,6 +80,51 @@ describe('cell kinds and tooltip facts on reference selections', () => {
     }
     expect(counts.selected + counts.forced).toBeGreaterThan(0);
     expect(counts.future).toBeGreaterThan(0);
+  });
+});
+
+describe('"why (not) this block?" on reference selections', () => {
+  it.each([0, 7, 9].map((i) => [CASES[i].name, i] as const))('%s', (_n, i) => {
+    const { c, shape } = CASES[i];
+    const [s] = refSnapshots(shape, c, 60 + i).snaps;
+    const nb = Math.floor((shape.T - 1) / c.lSel) + 1;
+    const seen = { future: 0, forced: 0, below: 0, tie: 0, picked: 0, allForced: 0, unpicked: 0 };
+    for (let t = 0; t < s.T; t++) {
+      const row = [...s.sel.subarray(t * c.nSel, (t + 1) * c.nSel)];
+      const forced = forcedBlocks(t, c);
+      const byScore = row.filter((b) => b >= 0 && !forced.includes(b));
+      const sc = s.scores!.subarray(t * nb, (t + 1) * nb);
+      for (let j = 0; j < nb; j++) {
+        const text = whyBlock(s, t, j);
+        if (j >= numSelCandidates(t, c)) {
+          expect(text).toMatch(/^Not yet a candidate/);
+          seen.future++;
+        } else if (forced.includes(j)) {
+          expect(text).toMatch(/^Always read/);
+          seen.forced++;
+        } else if (row.includes(j)) {
+          expect(text).toMatch(new RegExp(`^Selected by score: P = ${sc[j].toFixed(4)}, rank \\d+ of the ${byScore.length}`));
+          seen.picked++;
+        } else if (byScore.length === 0) {
+          expect(text).toMatch(/^Not selected: all n = \d+ slots go to forced blocks/);
+          seen.allForced++;
+        } else {
+          seen.unpicked++;
+          // The reference's top-n: an unpicked candidate never beats a block picked by score.
+          const lowest = Math.min(...byScore.map((b) => sc[b]));
+          expect(sc[j]).toBeLessThanOrEqual(lowest);
+          if (sc[j] < lowest) {
+            expect(text).toContain(`P = ${sc[j].toFixed(4)} is below ${lowest.toFixed(4)}`);
+            seen.below++;
+          } else {
+            expect(text).toMatch(/ties block \d+/);
+            seen.tie++;
+          }
+        }
+      }
+    }
+    expect(seen.future + seen.forced + seen.picked).toBeGreaterThan(0);
+    expect(seen.below + seen.tie).toBe(seen.unpicked);
   });
 });
 

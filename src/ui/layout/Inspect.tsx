@@ -56,6 +56,9 @@ function RunViews({ epoch }: { epoch: number }) {
   }, []);
 
   const vocab = info?.dataset.vocabSize ?? 0;
+  const task = runConfig?.data.source === 'recall' ? runConfig.data.recall : undefined;
+  const seqLen = runConfig?.model.seqLen ?? 0;
+  const recall = useMemo(() => (task ? { task, seqLen } : undefined), [task, seqLen]);
   return (
     <>
       <SelectionStepper
@@ -67,6 +70,7 @@ function RunViews({ epoch }: { epoch: number }) {
         snapshots={picked?.snapshots}
         focus={picked?.focus ?? null}
         emptyNote={runConfig?.model.attention === 'dense' ? <DenseRunNote /> : undefined}
+        recall={recall}
       />
       <GenerationPanel
         onGenerate={onGenerate}

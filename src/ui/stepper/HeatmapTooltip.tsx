@@ -1,6 +1,6 @@
 // Hover card of one heatmap cell.
 import type { SelectionSnapshot } from '../../spec/selection-snapshot';
-import { cellFacts, KIND_LABEL } from './cell-facts';
+import { cellFacts, KIND_LABEL, whyBlock } from './cell-facts';
 
 interface Props {
   snapshot: SelectionSnapshot;
@@ -24,6 +24,9 @@ export function HeatmapTooltip({ snapshot, t, j, x, y, width }: Props) {
         </span>
       </div>
       <div className={`kind kind-${f.kind}`}>{KIND_LABEL[f.kind]}</div>
+      <div className="why" data-testid="stepper-why">
+        {whyBlock(snapshot, t, j)}
+      </div>
       <div>P = {f.score === null ? 'not recorded' : f.score.toFixed(4)}</div>
       <div>{f.inWindow ? 'touched by the window' : 'outside the window'}</div>
       <div>

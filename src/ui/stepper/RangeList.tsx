@@ -2,6 +2,7 @@
 // highlighted), plus the window and compressed spans for context.
 import type { SelectionSnapshot, SnapshotRange } from '../../spec/selection-snapshot';
 import { cmpFrontier, windowSpan } from './geometry';
+import type { TokenRole } from './task-roles';
 import { type DecodeFn, tokenText } from './tokens';
 
 interface Props {
@@ -9,9 +10,11 @@ interface Props {
   t: number;
   ranges: SnapshotRange[];
   decode?: DecodeFn;
+  /** Task roles of the positions (recall runs), shown as token colours and in the titles. */
+  roles?: readonly TokenRole[];
 }
 
-export function RangeList({ snapshot: s, t, ranges, decode }: Props) {
+export function RangeList({ snapshot: s, t, ranges, decode, roles }: Props) {
   const win = windowSpan(t, s.cfg);
   const f = cmpFrontier(t, s.cfg);
   return (
@@ -45,7 +48,7 @@ export function RangeList({ snapshot: s, t, ranges, decode }: Props) {
                 ) : null,
               )}
             </div>
-            <TokenRun tokens={s.tokens} start={r.start} end={r.end} query={t} decode={decode} />
+            <TokenRun tokens={s.tokens} start={r.start} end={r.end} query={t} decode={decode} roles={roles} />
           </li>
         ))}
       </ol>
@@ -62,20 +65,29 @@ function TokenRun({
   end,
   query,
   decode,
+  roles,
 }: {
   tokens: Int32Array;
   start: number;
   end: number;
   query: number;
   decode?: DecodeFn;
+  roles?: readonly TokenRole[];
 }) {
   const out = [];
   for (let p = start; p < end; p++) {
     const id = tokens[p];
     const text = tokenText(decode, id);
-    const cls = `tok${text === null ? ' tok-id' : ''}${p === query ? ' tok-query' : ''}`;
+    const role = roles?.[p];
+    const cls = `tok${text === null ? ' tok-id' : ''}${p === query ? ' tok-query' : ''}${role && role !== 'filler' ? ` tok-role-${role}` : ''}`;
     out.push(
-      <span key={p} className={cls} title={`position ${p}, token id ${id}`} data-testid={p === query ? 'stepper-query-token' : undefined}>
+      <span
+        key={p}
+        className={cls}
+        title={`position ${p}, token id ${id}${role ? `, ${role}` : ''}`}
+        data-role={role}
+        data-testid={p === query ? 'stepper-query-token' : undefined}
+      >
         {text === null ? String(id) : text}
       </span>,
     );

@@ -7,13 +7,16 @@ import './stepper.css';
 import { type KeyboardEvent, type ReactNode, useEffect, useId, useMemo, useState } from 'react';
 
 import { rowRecorded, snapshotIssues, type SnapshotRange, snapshotRanges } from '../../spec/selection-snapshot';
+import type { RecallTask } from '../../train/data/recall';
 import { gateMeans } from './cell-facts';
 import { frameKey, type SnapshotSource, sourceOf } from './frames';
 import { clampT, stepKey } from './geometry';
 import { Heatmap } from './Heatmap';
 import { Legend } from './Legend';
 import { RangeList } from './RangeList';
+import { RecallPairNote } from './RecallPairNote';
 import { ScoreBars } from './ScoreBars';
+import { recallLabels } from './task-roles';
 import { type DecodeFn, tokenText } from './tokens';
 import { usePalette } from './use-palette';
 import { type StepperSources, useStepperData } from './use-stepper-data';
@@ -44,6 +47,8 @@ export interface SelectionStepperProps extends StepperSources {
   onViewChange?: (v: StepperView) => void;
   /** Shown instead of the default text while there is no snapshot (e.g. a dense run's note). */
   emptyNote?: ReactNode;
+  /** The recall task of the run: its tokens are labelled key, value, query and answer. */
+  recall?: { task: RecallTask; seqLen: number };
 }
 
 const EDITABLE = new Set(['INPUT', 'SELECT', 'TEXTAREA']);
@@ -51,7 +56,7 @@ const EDITABLE = new Set(['INPUT', 'SELECT', 'TEXTAREA']);
 /** A token shown on its own: spaces made visible so a blank token is not an empty box. */
 const showBlank = (text: string) => (text.trim() === '' ? text.replace(/ /g, '␣') || '∅' : text);
 
-export function SelectionStepper({ decode, focus, onViewChange, emptyNote, ...sources }: SelectionStepperProps) {
+export function SelectionStepper({ decode, focus, onViewChange, emptyNote, recall, ...sources }: SelectionStepperProps) {
   const palette = usePalette();
   const [frame, setFrame] = useState<string | null>(null);
   const [layer, setLayer] = useState(0);
@@ -136,6 +141,7 @@ export function SelectionStepper({ decode, focus, onViewChange, emptyNote, ...so
     );
   }
 
+  const labels = recall ? recallLabels(snapshot.tokens, recall.task, recall.seqLen) : null;
   const gates = gateMeans(snapshot, t);
   const queryText = tokenText(decode, snapshot.tokens[t]);
   return (
@@ -254,6 +260,11 @@ export function SelectionStepper({ decode, focus, onViewChange, emptyNote, ...so
               {queryText === null ? snapshot.tokens[t] : showBlank(queryText)}
             </span>{' '}
             <span className="muted">id {snapshot.tokens[t]}</span>
+            {labels && (
+              <span className={`badge tok-role-${labels.roles[t]}`} data-testid="stepper-query-role">
+                {labels.roles[t]}
+              </span>
+            )}
             {gates && (
               <span className="muted stepper-gates" data-testid="stepper-gates">
                 {' '}
@@ -261,6 +272,7 @@ export function SelectionStepper({ decode, focus, onViewChange, emptyNote, ...so
               </span>
             )}
           </p>
+          {labels && recorded && <RecallPairNote snapshot={snapshot} t={t} labels={labels} />}
           <ScoreBars snapshot={snapshot} t={t} palette={palette} />
           {!recorded ? (
             <p className="muted" data-testid="stepper-unrecorded">
@@ -271,7 +283,7 @@ export function SelectionStepper({ decode, focus, onViewChange, emptyNote, ...so
               Invalid selection at t = {t}: {rangeError}
             </p>
           ) : (
-            <RangeList snapshot={snapshot} t={t} ranges={ranges} decode={decode} />
+            <RangeList snapshot={snapshot} t={t} ranges={ranges} decode={decode} roles={labels?.roles} />
           )}
         </div>
       </div>

@@ -55,3 +55,41 @@ export const KIND_LABEL: Record<CellKind, string> = {
   forced: 'selected (forced)',
   unrecorded: 'selection not recorded for this query',
 };
+
+/**
+ * The hover's answer to "why (not) this block?": not yet a candidate, forced, or its score against
+ * the lowest score the selection took by content (the n-th selected block; ties go to the lower
+ * index, as in the spec's top-n).
+ */
+export function whyBlock(s: SelectionSnapshot, t: number, j: number): string {
+  const c = s.cfg;
+  const f = cellFacts(s, t, j);
+  const fmt = (x: number) => x.toFixed(4);
+  switch (f.kind) {
+    case 'unrecorded':
+      return 'Not recorded: this snapshot kept the selection of other queries only.';
+    case 'future':
+      return `Not yet a candidate: block ${j} starts at ${f.start}, after t = ${t}.`;
+    case 'forced':
+      return j === 0 && c.forceInit
+        ? 'Always read: block 0 is forced (forceInit), whatever its score.'
+        : `Always read: one of the ${c.forceLocal} local block${c.forceLocal === 1 ? '' : 's'} ending at t (forceLocal), whatever its score.`;
+    default:
+      break;
+  }
+  const row = selectionRow(s, t);
+  const picked = [...row].filter((b) => b >= 0 && cellKind(t, b, row, c) === 'selected');
+  const sc = scoreRow(s, t);
+  if (f.kind === 'selected') {
+    if (!sc) return `Selected by score (one of the ${picked.length} blocks picked by content).`;
+    const rank = picked.filter((b) => sc[b] > sc[j] || (sc[b] === sc[j] && b < j)).length + 1;
+    return `Selected by score: P = ${fmt(sc[j])}, rank ${rank} of the ${picked.length} picked by content.`;
+  }
+  if (picked.length === 0) return `Not selected: all n = ${c.nSel} slots go to forced blocks, so no block is picked by score.`;
+  if (!sc) return 'Not selected: its score was below those of the selected blocks (scores not recorded).';
+  const nth = picked.reduce((m, b) => (sc[b] < sc[m] || (sc[b] === sc[m] && b > m) ? b : m), picked[0]);
+  const gap = sc[nth] - sc[j];
+  return gap > 0
+    ? `Not selected: P = ${fmt(sc[j])} is below ${fmt(sc[nth])}, the lowest score picked (block ${nth}); it lacks ${fmt(gap)}.`
+    : `Not selected: P = ${fmt(sc[j])} ties block ${nth}'s ${fmt(sc[nth])}, and ties go to the lower block index.`;
+}
