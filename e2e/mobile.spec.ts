@@ -1,0 +1,54 @@
+// A phone (390 × 844) and a 4k screen: nothing overflows horizontally, the run controls come
+// before the config on the phone, and the stepper's heatmap stays inside its box.
+import { expect, type Page, test } from '@playwright/test';
+
+import { collectErrors, expectAdapter, saveScreenshot, stepTo } from './page-helpers';
+
+/** Widths (CSS px) of the page and of the panels that overflowed before. */
+async function widths(page: Page) {
+  return page.evaluate(() => {
+    const w = (sel: string) => Math.max(0, ...[...document.querySelectorAll(sel)].map((e) => e.getBoundingClientRect().right));
+    return {
+      viewport: window.innerWidth,
+      scroll: document.documentElement.scrollWidth,
+      panels: w('.panel'),
+      stepper: w('[data-testid="stepper"]'),
+      heatmapBox: w('.stepper-heatmap'),
+      legend: w('.stepper-legend, [data-testid="stepper-legend"]'),
+      config: w('[data-testid="config-panel"]'),
+      charts: w('[data-testid="charts-panel"]'),
+      explain: w('[data-testid="explain"] svg'),
+    };
+  });
+}
+
+test('phone: no horizontal overflow, Run reachable before the config', async ({ browser }, testInfo) => {
+  const page = await browser.newPage({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+  const errors = collectErrors(page);
+  await page.goto('./#v=1&preset=tiny&train.steps=2&train.evalEvery=0');
+  await expectAdapter(page);
+  const run = await page.getByTestId('run-button').boundingBox();
+  const config = await page.getByTestId('config-panel').boundingBox();
+  expect(run!.y).toBeLessThan(config!.y);
+  expect(run!.y + run!.height).toBeLessThan(844 * 1.5); // within the first screen and a half
+  await stepTo(page, 2);
+  await expect(page.getByTestId('stepper')).toHaveAttribute('data-loading', 'false', { timeout: 60_000 });
+  const w = await widths(page);
+  for (const [name, right] of Object.entries(w)) if (name !== 'viewport') expect(right, name).toBeLessThanOrEqual(w.viewport);
+  await saveScreenshot(page, testInfo, 'phone-390');
+  expect(errors).toEqual([]);
+  await page.close();
+});
+
+test('4k screen: no overflow and the layout uses the width', async ({ browser }, testInfo) => {
+  const page = await browser.newPage({ viewport: { width: 3840, height: 2160 } });
+  const errors = collectErrors(page);
+  await page.goto('./#v=1&preset=tiny');
+  await expectAdapter(page);
+  const w = await widths(page);
+  expect(w.scroll).toBeLessThanOrEqual(w.viewport);
+  expect((await page.getByTestId('charts-panel').boundingBox())!.width).toBeGreaterThan(1400);
+  await saveScreenshot(page, testInfo, 'screen-3840');
+  expect(errors).toEqual([]);
+  await page.close();
+});

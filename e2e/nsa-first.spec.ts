@@ -1,0 +1,59 @@
+// NSA first: the default preset trains NSA, and after two steps the stepper already shows a query
+// that leaves blocks out; the explanation follows the config; the hover says why a block was not
+// picked; a dense run's stepper offers the NSA counterpart.
+import { expect, test } from '@playwright/test';
+
+import { openPlayground, saveScreenshot, stepTo } from './page-helpers';
+
+test('the default preset trains NSA and the stepper shows sparsity after 2 steps', async ({ browser }, testInfo) => {
+  const { page, errors } = await openPlayground(browser, './');
+  await expect(page.getByTestId('config-field-model.attention')).toHaveValue('nsa');
+  // The explanation: numbers of the config, the paper link, and they follow an edit.
+  const explain = page.getByTestId('explain');
+  await expect(explain.getByRole('link', { name: /arXiv 2502\.11089/ })).toHaveAttribute('href', 'https://arxiv.org/abs/2502.11089');
+  await expect(page.getByTestId('explain-t')).toHaveText('63');
+  await expect(page.getByTestId('explain-cmp')).toHaveText('15'); // (64 − 8)/4 + 1
+  await expect(page.getByTestId('explain-reads')).toContainText(
+    '15 compressed + 24 selected + 16 window = 55 keys, where dense attention reads 64',
+  );
+  await page.getByTestId('config-field-model.nsa.w').fill('8');
+  await expect(page.getByTestId('explain-reads')).toContainText('+ 8 window = 47 keys');
+  await page.getByTestId('config-field-model.nsa.w').fill('16');
+  await expect(page.getByTestId('config-help-model.nsa.lSel')).toHaveAttribute('title', /Selection block length/);
+
+  await stepTo(page, 2);
+  const stepper = page.getByTestId('stepper');
+  await expect(stepper).toHaveAttribute('data-loading', 'false', { timeout: 60_000 });
+  await expect(stepper).toHaveAttribute('data-invalid-rows', '0');
+  // The last query (t = 63) has 8 candidate blocks and reads n = 3 of them.
+  await page.getByTestId('stepper-t-slider').fill('63');
+  await expect(page.getByTestId('stepper-t')).toHaveAttribute('data-t', '63');
+  const blocks = await page
+    .getByTestId('stepper-range')
+    .evaluateAll((els) => els.flatMap((e) => (e.getAttribute('data-blocks') ?? '').split(',')));
+  expect(blocks).toHaveLength(3);
+  // Hover the heatmap cell (t = 63, a block not read): the tooltip answers why.
+  // Hover the heatmap cell (t = 63, a block not read), placed with the heatmap's margins
+  // (src/ui/stepper/heatmap-layout.ts: left 44, top 26, right 10, bottom 10): the tooltip says why.
+  const box = (await page.getByTestId('stepper-heatmap').boundingBox())!;
+  const picked = new Set(blocks.map(Number));
+  const notPicked = [1, 2, 3, 4, 5, 6].find((j) => !picked.has(j))!;
+  const plotW = box.width - 54;
+  const plotH = box.height - 36;
+  await page.mouse.move(box.x + 44 + ((notPicked + 0.5) / 8) * plotW, box.y + 26 + ((63 + 0.5) / 64) * plotH);
+  await expect(page.getByTestId('stepper-why')).toContainText(/^Not selected: P = [\d.]+ (is below|ties)/);
+  await saveScreenshot(page, testInfo, 'nsa-first');
+  expect(errors).toEqual([]);
+  await page.close();
+});
+
+test('a dense run: the stepper says so and starts the NSA counterpart', async ({ browser }) => {
+  const { page, errors } = await openPlayground(browser, './#v=1&preset=tiny&model.attention=dense&train.steps=3&train.evalEvery=0');
+  await stepTo(page, 1);
+  await expect(page.getByTestId('stepper-dense')).toContainText('dense attention');
+  await page.getByTestId('stepper-start-nsa').click();
+  await expect(page.getByTestId('config-field-model.attention')).toHaveValue('nsa');
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', /running|paused|done/, { timeout: 120_000 });
+  expect(errors).toEqual([]);
+  await page.close();
+});
