@@ -189,6 +189,13 @@ describe('chart series (incremental)', () => {
     c.sync(metrics, [], 0);
     expect(c.revision).toBeGreaterThan(r);
     expect(c.get('lossSmooth').points()).toEqual(c.get('lossRaw').points()); // no smoothing: the raw curve
+    // Every smoothed series follows its raw one (the learning rate has none).
+    for (const [smooth, raw] of [
+      ['tokensSmooth', 'tokensPerSecond'],
+      ['gradSmooth', 'gradNorm'],
+      ['gateCmpSmooth', 'gateCmp'],
+    ] as const)
+      expect(c.get(smooth).points()).toEqual(c.get(raw).points());
 
     const next = Array.from({ length: 20 }, (_, i) => ({ ...m(i), loss: 1 }));
     c.sync(next, [], 0);

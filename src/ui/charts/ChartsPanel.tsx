@@ -1,5 +1,6 @@
-// The run's charts: training and validation loss (TensorBoard-style smoothing, log scale),
-// tokens/s, learning rate, gradient norm and, for NSA models, the gate mean of each branch.
+// The run's charts: training and validation loss, tokens/s, learning rate, gradient norm and, for
+// NSA models, the gate mean of each branch; one smoothing weight (TensorBoard-style, the raw
+// values faint behind) and one log-scale switch for all of them.
 import { useId, useMemo, useRef, useState } from 'react';
 
 import { useStore } from '../store';
@@ -46,18 +47,28 @@ export function ChartsPanel() {
           { id: 'train', name: 'train', series: s.get('lossSmooth'), color: COLORS.train },
           { id: 'val', name: 'validation', series: s.get('val'), color: COLORS.val, dots: true },
         ],
-        tokens: [{ id: 'tokens', name: 'tokens/s', series: s.get('tokensPerSecond'), color: COLORS.rate }],
+        tokens: [
+          { id: 'tokens-raw', name: 'tokens/s (raw)', series: s.get('tokensPerSecond'), color: COLORS.rate, faint: true },
+          { id: 'tokens', name: 'tokens/s', series: s.get('tokensSmooth'), color: COLORS.rate },
+        ],
         lr: [{ id: 'lr', name: 'lr', series: s.get('lr'), color: COLORS.lr }],
-        grad: [{ id: 'grad', name: 'grad norm', series: s.get('gradNorm'), color: COLORS.grad }],
+        grad: [
+          { id: 'grad-raw', name: 'grad norm (raw)', series: s.get('gradNorm'), color: COLORS.grad, faint: true },
+          { id: 'grad', name: 'grad norm', series: s.get('gradSmooth'), color: COLORS.grad },
+        ],
         gates: [
-          { id: 'gate-cmp', name: 'compressed', series: s.get('gateCmp'), color: COLORS.cmp },
-          { id: 'gate-sel', name: 'selected', series: s.get('gateSel'), color: COLORS.sel },
-          { id: 'gate-win', name: 'window', series: s.get('gateWin'), color: COLORS.win },
+          { id: 'gate-cmp', name: 'compressed', series: s.get('gateCmpSmooth'), color: COLORS.cmp },
+          { id: 'gate-sel', name: 'selected', series: s.get('gateSelSmooth'), color: COLORS.sel },
+          { id: 'gate-win', name: 'window', series: s.get('gateWinSmooth'), color: COLORS.win },
         ],
       }) satisfies Record<string, LineSpec[]>,
     [s],
   );
-  const lossLines = useMemo(() => [...lines.loss], [lines, smoothing]);
+  // New arrays when the smoothing weight changes: the smoothed charts redraw at once.
+  const shownLines = useMemo(
+    () => ({ loss: [...lines.loss], tokens: [...lines.tokens], grad: [...lines.grad], gates: [...lines.gates] }),
+    [lines, smoothing],
+  );
   // Gates: for NSA runs (mounted before the run, like every chart), or whatever run reported them.
   const nsa = useStore((st) => (st.runConfig ?? st.config).model.attention === 'nsa');
   const hasGates = nsa || s.get('gateCmp').length > 0;
@@ -68,7 +79,7 @@ export function ChartsPanel() {
         <div className="controls">
           <SmoothingControl value={smoothing} onChange={setSmoothing} testId="smoothing-slider" valueTestId="smoothing-value" />
           <input id={ids.log} data-testid="log-scale" type="checkbox" checked={log} onChange={(e) => setLog(e.target.checked)} />
-          <label htmlFor={ids.log}>Log-scale loss</label>
+          <label htmlFor={ids.log}>Log scale (every chart)</label>
         </div>
       </div>
       <MetricChart
@@ -77,16 +88,29 @@ export function ChartsPanel() {
         log={log}
         height={260}
         format={twoDecimals}
-        lines={lossLines}
+        lines={shownLines.loss}
         revision={revision}
         share={LOSS_SHARE}
       />
       <div className="chart-grid">
-        <MetricChart testId="tokens-chart" title="Tokens per second" lines={lines.tokens} revision={revision} />
-        <MetricChart testId="lr-chart" title="Learning rate" lines={lines.lr} revision={revision} />
-        <MetricChart testId="gradnorm-chart" title="Gradient norm (before clipping)" lines={lines.grad} revision={revision} />
+        <MetricChart testId="tokens-chart" title="Tokens per second" log={log} lines={shownLines.tokens} revision={revision} />
+        <MetricChart testId="lr-chart" title="Learning rate" log={log} lines={lines.lr} revision={revision} />
+        <MetricChart
+          testId="gradnorm-chart"
+          title="Gradient norm (before clipping)"
+          log={log}
+          lines={shownLines.grad}
+          revision={revision}
+        />
         {hasGates && (
-          <MetricChart testId="gates-chart" title="Gate mean per branch" format={twoDecimals} lines={lines.gates} revision={revision} />
+          <MetricChart
+            testId="gates-chart"
+            title="Gate mean per branch"
+            log={log}
+            format={twoDecimals}
+            lines={shownLines.gates}
+            revision={revision}
+          />
         )}
       </div>
     </section>

@@ -6,6 +6,7 @@ import { CartesianGrid, Legend, Line, LineChart, Tooltip, XAxis, YAxis } from 'r
 
 import { type MinMaxBuckets, type Point, pointBudget } from './decimate';
 import { NOT_DRAWN, usePacedRevision } from './pacing';
+import { axisTicks } from './ticks';
 import { useBox } from './use-box';
 
 export interface LineSpec {
@@ -103,21 +104,23 @@ interface BodyProps {
 
 /** The drawing: re-rendered only when what is drawn changes (not on every run update). */
 const ChartBody = memo(function ChartBody({ drawn, width, log, height, format }: BodyProps) {
+  const axes = useMemo(() => chartAxes(drawn, width, height, log, format), [drawn, width, height, log, format]);
   // The chart stays mounted while empty (mounting is recharts' costliest render): a new run or a
   // reset only changes its lines.
   return (
     <div style={BODY_STYLE}>
       <LineChart width={width} height={height} margin={{ top: 8, right: 24, bottom: 0, left: 0 }}>
         <CartesianGrid strokeDasharray="3 3" />
-        {/* interval 0: every computed tick (≤ 6, never overlapping), no label text measured per redraw. */}
-        <XAxis dataKey="x" type="number" domain={['dataMin', 'dataMax']} allowDecimals={false} tickCount={6} interval={0} />
+        {/* Ticks from ./ticks (round, distinct, spaced for their labels); interval 0 draws them all. */}
+        <XAxis dataKey="x" type="number" domain={axes.xDomain} ticks={axes.xTicks} allowDecimals={false} interval={0} />
         <YAxis
           dataKey="y"
           type="number"
           scale={log ? 'log' : 'auto'}
-          domain={['auto', 'auto']}
-          allowDataOverflow={log}
-          width={64}
+          domain={axes.yDomain}
+          ticks={axes.yTicks}
+          allowDataOverflow
+          width={Y_AXIS_WIDTH}
           interval={0}
           tickFormatter={format}
         />
@@ -145,6 +148,40 @@ const ChartBody = memo(function ChartBody({ drawn, width, log, height, format }:
     </div>
   );
 });
+
+const Y_AXIS_WIDTH = 64;
+const MARGIN_RIGHT = 24;
+
+interface Axes {
+  xDomain: [number, number] | ['dataMin', 'dataMax'];
+  xTicks: number[] | undefined;
+  yDomain: [number, number] | ['auto', 'auto'];
+  yTicks: number[] | undefined;
+}
+
+/** Domains and ticks of the drawn points (log: positive values only). */
+function chartAxes(drawn: readonly DrawnLine[], width: number, height: number, log: boolean, format: (v: number) => string): Axes {
+  let x0 = Infinity;
+  let x1 = -Infinity;
+  let y0 = Infinity;
+  let y1 = -Infinity;
+  for (const l of drawn)
+    for (const p of l.points) {
+      if (Number.isFinite(p.x)) [x0, x1] = [Math.min(x0, p.x), Math.max(x1, p.x)];
+      if (Number.isFinite(p.y) && (!log || p.y > 0)) [y0, y1] = [Math.min(y0, p.y), Math.max(y1, p.y)];
+    }
+  if (!(x0 <= x1 && y0 <= y1)) return { xDomain: ['dataMin', 'dataMax'], xTicks: undefined, yDomain: ['auto', 'auto'], yTicks: undefined };
+  if (y0 === y1) [y0, y1] = log ? [y0 / 2, y1 * 2] : [y0 - Math.max(1e-6, Math.abs(y0) * 0.05), y1 + Math.max(1e-6, Math.abs(y1) * 0.05)];
+  const plotW = Math.max(40, width - Y_AXIS_WIDTH - MARGIN_RIGHT);
+  const plotH = Math.max(40, height - 40);
+  const xFormat = (v: number) => String(v);
+  return {
+    xDomain: [x0, x1],
+    xTicks: axisTicks(x0, x1, plotW, xFormat, { integer: true, horizontal: true }),
+    yDomain: [y0, y1],
+    yTicks: axisTicks(y0, y1, plotH, format, { log }),
+  };
+}
 
 function Empty({ height, overlay = false }: { height: number; overlay?: boolean }) {
   return (

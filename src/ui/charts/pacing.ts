@@ -49,11 +49,16 @@ export function usePacedRevision(key: string, revision: number, visible: boolean
   const lastAt = useRef(-Infinity);
   const cost = useRef<number | null>(null);
   const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
+  const wasVisible = useRef(visible);
   useEffect(() => {
+    // A chart scrolled into view shows its data in the next queue slot, not after its pacing
+    // interval (it showed what it had when it left the screen, e.g. "No data yet.").
+    const appeared = visible && !wasVisible.current;
+    wasVisible.current = visible;
     // The first drawing mounts the chart (recharts' costliest render): done at once, on screen
     // or not, so that it happens when the page loads rather than during a run.
     if (shown === revision || (!visible && shown !== NOT_DRAWN) || timer.current !== null) return;
-    const wait = lastAt.current + refreshInterval(cost.current ?? 0, share) - performance.now();
+    const wait = appeared ? 0 : lastAt.current + refreshInterval(cost.current ?? 0, share) - performance.now();
     timer.current = setTimeout(
       () =>
         queue.request(key, () => {

@@ -6,10 +6,22 @@ import type { EvalMetrics, StepMetrics } from '../../train/types';
 import { MAX_CHART_POINTS, MinMaxBuckets } from './decimate';
 import { DebiasedEma } from './smoothing';
 
-type StepSeries = 'lossRaw' | 'lossSmooth' | 'tokensPerSecond' | 'lr' | 'gradNorm' | 'gateCmp' | 'gateSel' | 'gateWin';
-export type SeriesId = StepSeries | 'val';
+type RawSeries = 'lossRaw' | 'tokensPerSecond' | 'lr' | 'gradNorm' | 'gateCmp' | 'gateSel' | 'gateWin';
+type SmoothSeries = 'lossSmooth' | 'tokensSmooth' | 'gradSmooth' | 'gateCmpSmooth' | 'gateSelSmooth' | 'gateWinSmooth';
+export type SeriesId = RawSeries | SmoothSeries | 'val';
 
-const STEP_VALUES: Record<Exclude<StepSeries, 'lossSmooth'>, (m: StepMetrics) => number | undefined> = {
+/** The smoothed series and the raw one each follows (the learning rate is a schedule: never smoothed). */
+const SMOOTHED: Record<SmoothSeries, RawSeries> = {
+  lossSmooth: 'lossRaw',
+  tokensSmooth: 'tokensPerSecond',
+  gradSmooth: 'gradNorm',
+  gateCmpSmooth: 'gateCmp',
+  gateSelSmooth: 'gateSel',
+  gateWinSmooth: 'gateWin',
+};
+const SMOOTH_IDS = Object.keys(SMOOTHED) as SmoothSeries[];
+
+const STEP_VALUES: Record<RawSeries, (m: StepMetrics) => number | undefined> = {
   lossRaw: (m) => m.loss,
   tokensPerSecond: (m) => m.tokensPerSecond,
   lr: (m) => m.lr,
@@ -33,15 +45,21 @@ export class ChartSeries {
   private readonly series: Record<SeriesId, MinMaxBuckets>;
   private metrics: readonly StepMetrics[] = [];
   private evals: readonly EvalMetrics[] = [];
-  private ema: DebiasedEma;
+  private ema: Record<SmoothSeries, DebiasedEma>;
+  private weight: number;
 
   constructor(
     smoothing: number,
     readonly maxPoints: number = MAX_CHART_POINTS,
   ) {
-    this.ema = new DebiasedEma(smoothing);
-    const ids: SeriesId[] = [...STEP_IDS, 'lossSmooth', 'val'];
+    this.weight = smoothing;
+    this.ema = ChartSeries.emas(smoothing);
+    const ids: SeriesId[] = [...STEP_IDS, ...SMOOTH_IDS, 'val'];
     this.series = Object.fromEntries(ids.map((id) => [id, new MinMaxBuckets(maxPoints)])) as Record<SeriesId, MinMaxBuckets>;
+  }
+
+  private static emas(weight: number): Record<SmoothSeries, DebiasedEma> {
+    return Object.fromEntries(SMOOTH_IDS.map((id) => [id, new DebiasedEma(weight)])) as Record<SmoothSeries, DebiasedEma>;
   }
 
   /** A series (decimated to `maxPoints`; narrower views with `.points(n)`). */
@@ -53,12 +71,12 @@ export class ChartSeries {
   sync(metrics: readonly StepMetrics[], evals: readonly EvalMetrics[], smoothing: number): void {
     let changed = false;
     if (!extends_(this.metrics, metrics)) {
-      for (const id of STEP_IDS) this.get(id).clear();
-      this.get('lossSmooth').clear();
-      this.ema = new DebiasedEma(smoothing);
+      for (const id of [...STEP_IDS, ...SMOOTH_IDS]) this.get(id).clear();
+      this.weight = smoothing;
+      this.ema = ChartSeries.emas(smoothing);
       this.metrics = [];
       changed = true;
-    } else if (smoothing !== this.ema.weight) {
+    } else if (smoothing !== this.weight) {
       this.resmooth(smoothing);
       changed = true;
     }
@@ -85,13 +103,20 @@ export class ChartSeries {
       const y = STEP_VALUES[id](m);
       if (y !== undefined) this.get(id).push({ x: m.step, y });
     }
-    this.get('lossSmooth').push({ x: m.step, y: this.ema.push(m.loss) });
+    for (const id of SMOOTH_IDS) {
+      const y = STEP_VALUES[SMOOTHED[id]](m);
+      if (y !== undefined) this.get(id).push({ x: m.step, y: this.ema[id].push(y) });
+    }
   }
 
   private resmooth(weight: number): void {
-    this.ema = new DebiasedEma(weight);
-    const s = this.get('lossSmooth');
-    s.clear();
-    for (const m of this.metrics) s.push({ x: m.step, y: this.ema.push(m.loss) });
+    this.weight = weight;
+    this.ema = ChartSeries.emas(weight);
+    for (const id of SMOOTH_IDS) this.get(id).clear();
+    for (const m of this.metrics)
+      for (const id of SMOOTH_IDS) {
+        const y = STEP_VALUES[SMOOTHED[id]](m);
+        if (y !== undefined) this.get(id).push({ x: m.step, y: this.ema[id].push(y) });
+      }
   }
 }
