@@ -148,6 +148,9 @@ test('downloads use the CLI formats, and the loss at the last step matches the g
   artifact.valLosses = val;
   const tps = rows.filter((r) => r[5] !== null).map((r) => r[5]!);
   artifact.tokensPerSecond = { last: tps.at(-1)!, mean: tps.reduce((a, b) => a + b, 0) / tps.length };
+  // An NSA run: every training row carries the three gate means, each in (0, 1).
+  const gates = rows.filter((r) => r[1] !== null).map((r) => r.slice(8, 11));
+  for (const g of gates) for (const v of g) expect(v !== null && v > 0 && v < 1).toBe(true);
 
   const beats = (await download('download-heartbeat.jsonl'))
     .trim()

@@ -2,7 +2,8 @@
 // page's worker write the same columns.
 import type { EvalMetrics, StepMetrics } from './types';
 
-export const METRICS_HEADER = 'step,loss,val_loss,lr,grad_norm,tokens_per_s,step_ms,elapsed_ms';
+// gate_*: the NSA gates' mean per branch over the step (empty for dense models).
+export const METRICS_HEADER = 'step,loss,val_loss,lr,grad_norm,tokens_per_s,step_ms,elapsed_ms,gate_cmp,gate_sel,gate_win';
 
 export function metricsCsvRow(m: StepMetrics | null, e: EvalMetrics | null): string {
   const f = (x: number | undefined | null) => (x === undefined || x === null ? '' : String(x));
@@ -15,6 +16,9 @@ export function metricsCsvRow(m: StepMetrics | null, e: EvalMetrics | null): str
     f(m?.tokensPerSecond),
     f(m?.stepMs),
     f(m?.elapsedMs),
+    f(m?.nsa?.gateMean[0]),
+    f(m?.nsa?.gateMean[1]),
+    f(m?.nsa?.gateMean[2]),
   ].join(',');
 }
 

@@ -5,8 +5,16 @@ import { useState } from 'react';
 
 import { closestPreset } from '../config/presets';
 import { exportRunFiles, runCheckpoint } from '../controller';
+import { useLibrary } from '../library/library-state';
 import { useStore } from '../store';
 import { downloadText } from './download';
+import { runFileName } from './file-name';
+
+/** The library name of the run held by the page, if it has been saved. */
+function currentRunName(): string | null {
+  const id = useStore.getState().libraryId;
+  return useLibrary.getState().entries.find((e) => e.id === id)?.name ?? null;
+}
 
 const FILES = [
   { key: 'heartbeatsJsonl', name: 'heartbeat.jsonl', type: 'application/x-ndjson', label: 'Heartbeats (JSONL)' },
@@ -22,7 +30,8 @@ export function Downloads() {
   const get = async (f: (typeof FILES)[number]) => {
     try {
       const files = await exportRunFiles();
-      downloadText(f.name, files[f.key], f.type);
+      const { runConfig, stepsDone } = useStore.getState();
+      downloadText(runFileName(runConfig, currentRunName(), stepsDone, f.name), files[f.key], f.type);
       setError(null);
     } catch (e) {
       setError(e instanceof Error ? e.message : String(e));
