@@ -14,10 +14,12 @@ import { preset } from '../../src/train/presets';
 import { Trainer } from '../../src/train/trainer';
 import { getGpu } from '../helpers/gpu';
 
-describe('learning (tiny preset)', { timeout: 900_000 }, () => {
+// Dense attention here (the presets default to NSA; tests/train/learning-nsa.test.ts covers it).
+describe('learning (tiny preset, dense attention)', { timeout: 900_000 }, () => {
   it('Brown: validation loss falls by > 2 nats to at least 0.1 nats below the unigram entropy', async () => {
     const gpu = await getGpu();
     const cfg = preset('tiny');
+    cfg.model.attention = 'dense';
     cfg.train.steps = 150;
     const ds = createDataset(
       { kind: 'text', name: 'brown', text: loadBrownText(), tokenizer: 'byte' },
@@ -40,6 +42,7 @@ describe('learning (tiny preset)', { timeout: 900_000 }, () => {
   it('uniform random tokens: training loss never drops more than 0.05 nats below ln(256)', async () => {
     const gpu = await getGpu();
     const cfg = preset('tiny');
+    cfg.model.attention = 'dense';
     cfg.data.source = 'random';
     cfg.train.steps = 120;
     const ds = createDataset({ kind: 'random', vocabSize: 256 }, { batchSize: cfg.train.batchSize, seqLen: cfg.model.seqLen, seed: 3 });
