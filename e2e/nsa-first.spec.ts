@@ -48,9 +48,20 @@ test('the default preset trains NSA and the stepper shows sparsity after 2 steps
 });
 
 test('a dense run: the stepper says so and starts the NSA counterpart', async ({ browser }) => {
-  const { page, errors } = await openPlayground(browser, './#v=1&preset=tiny&model.attention=dense&train.steps=3&train.evalEvery=0');
+  const { page, errors } = await openPlayground(browser, './#v=1&preset=tiny&model.attention=dense&train.steps=4&train.evalEvery=0');
+  // A config file that does not parse: its message stays until dismissed.
+  await page.getByTestId('config-import-input').setInputFiles({ name: 'bad.json', mimeType: 'application/json', buffer: Buffer.from('{') });
+  await expect(page.getByTestId('config-import-errors')).toContainText('bad.json');
+  await page.getByTestId('config-import-dismiss').click();
+  await expect(page.getByTestId('config-import-errors')).toHaveCount(0);
   await stepTo(page, 1);
+  // Three quick S presses during a step: each is one step (queued, not dropped).
+  await page.getByTestId('step-button').focus();
+  for (let i = 0; i < 3; i++) await page.keyboard.press('s');
+  await expect(page.getByTestId('steps-done')).toHaveText('4', { timeout: 120_000 });
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done', { timeout: 120_000 });
   await expect(page.getByTestId('stepper-dense')).toContainText('dense attention');
+  page.on('dialog', (d) => void d.accept()); // "reset the held run?" if its autosave is still being written
   await page.getByTestId('stepper-start-nsa').click();
   await expect(page.getByTestId('config-field-model.attention')).toHaveValue('nsa');
   await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', /running|paused|done/, { timeout: 120_000 });

@@ -181,11 +181,32 @@ export async function run(libraryId: string = newRunId()): Promise<void> {
   if (s.status === 'paused' && left > 0) await train(left);
 }
 
-/** One optimizer step (building the run first when there is none). */
+let stepping = false;
+
+/**
+ * One optimizer step (building the run first when there is none). A press while a step runs is
+ * queued (shown as pending) and runs after it, each press one step.
+ */
 export async function stepOnce(): Promise<void> {
-  if (!(await ensureRun(newRunId()))) return;
-  const s = useStore.getState();
-  if (s.status === 'paused' && s.stepsDone < (s.runConfig?.train.steps ?? 0)) await train(1);
+  if (stepping) {
+    useStore.getState().setQueuedSteps(useStore.getState().queuedSteps + 1);
+    return;
+  }
+  stepping = true;
+  try {
+    if (!(await ensureRun(newRunId()))) return;
+    for (;;) {
+      const s = useStore.getState();
+      if (!(s.status === 'paused' && s.stepsDone < (s.runConfig?.train.steps ?? 0))) return;
+      await train(1);
+      const queued = useStore.getState().queuedSteps;
+      if (queued <= 0) return;
+      useStore.getState().setQueuedSteps(queued - 1);
+    }
+  } finally {
+    stepping = false;
+    useStore.getState().setQueuedSteps(0);
+  }
 }
 
 export async function pause(): Promise<void> {

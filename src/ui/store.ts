@@ -58,6 +58,8 @@ export interface PlaygroundState {
   runningSince: number | null;
   /** Wall-clock start of the active train() call (Date.now(), the heartbeats' clock). */
   runningSinceWall: number | null;
+  /** Step presses (S / Step) made while a step was running, run one after another. */
+  queuedSteps: number;
   watchdogSeconds: number;
   /** The step of this run's last autosave (a run continued from a checkpoint starts saved at its step). */
   autosavedStep: number;
@@ -80,6 +82,7 @@ export interface PlaygroundState {
   runResumed(info: InitInfo): void;
   trainingStarted(): void;
   setStatus(status: RunStatus): void;
+  setQueuedSteps(n: number): void;
   applyUpdate(u: TrainUpdate): void;
   trainingEnded(r: TrainResult): void;
   /** A chunk of a longer train() ended (an autosave is due): the run stays 'running'. */
@@ -96,6 +99,7 @@ export interface PlaygroundState {
 
 const EMPTY_RUN = {
   status: 'idle' as RunStatus,
+  queuedSteps: 0,
   runConfig: null,
   libraryId: null,
   runInfo: null,
@@ -159,6 +163,7 @@ export function createPlaygroundStore(initial: HashConfig) {
       }),
     trainingStarted: () => set({ status: 'running', runningSince: performance.now(), runningSinceWall: Date.now() }),
     setStatus: (status) => set({ status }),
+    setQueuedSteps: (queuedSteps) => set({ queuedSteps }),
     applyUpdate: (u) =>
       set((s) => {
         const metrics = u.metrics.length ? [...s.metrics, ...u.metrics] : s.metrics;

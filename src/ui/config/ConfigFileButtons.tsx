@@ -1,6 +1,6 @@
 // Export the config as a JSON file; import one (validated: on any error nothing changes and every
 // problem is listed with its field).
-import { useRef, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 
 import type { RunConfig } from '../../train/config';
 import { HiddenFileInput } from '../components/HiddenFileInput';
@@ -20,6 +20,8 @@ type Status = { kind: 'idle' } | { kind: 'imported'; name: string } | { kind: 'f
 export function ConfigFileButtons({ value, onImport, preset, disabled }: ConfigFileButtonsProps) {
   const fileRef = useRef<HTMLInputElement>(null);
   const [status, setStatus] = useState<Status>({ kind: 'idle' });
+  // A failed import's message goes once the config changes (an edit, a preset, a link) or on Dismiss.
+  useEffect(() => setStatus((s) => (s.kind === 'failed' ? { kind: 'idle' } : s)), [value]);
   const onFile = async (file: File | undefined) => {
     if (!file) return;
     const r = await readConfigFile(file);
@@ -50,7 +52,10 @@ export function ConfigFileButtons({ value, onImport, preset, disabled }: ConfigF
       </span>
       {status.kind === 'failed' && (
         <div className="error" role="alert" data-testid="config-import-errors">
-          Could not import {status.name}; the configuration is unchanged.
+          Could not import {status.name}; the configuration is unchanged.{' '}
+          <button type="button" className="link" data-testid="config-import-dismiss" onClick={() => setStatus({ kind: 'idle' })}>
+            Dismiss
+          </button>
           <ul>
             {status.errors.map((e) => (
               <li key={e}>{e}</li>

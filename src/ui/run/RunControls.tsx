@@ -17,6 +17,7 @@ export function RunControls({ problems }: Props) {
   const canRun = (status === 'idle' && canStart) || status === 'paused';
   const running = status === 'running';
   const busy = status === 'starting' || status === 'pausing';
+  const queued = useStore((s) => s.queuedSteps);
   const fileRef = useRef<HTMLInputElement>(null);
   const [checkpointError, setCheckpointError] = useState<string | null>(null);
   const onCheckpoint = async (file: File | undefined) => {
@@ -71,7 +72,7 @@ export function RunControls({ problems }: Props) {
         </button>
       )}
       <button type="button" data-testid="step-button" aria-keyshortcuts="S" disabled={!canRun || busy} onClick={() => void stepOnce()}>
-        Step
+        Step{queued > 0 && <span data-testid="queued-steps"> (+{queued} queued)</span>}
       </button>
       <button
         type="button"
