@@ -68,16 +68,16 @@ test('the URL carries the config: a reload and a fresh tab restore it', async ({
   const errors = collectErrors(page);
   await page.goto('./');
   await expectAdapter(page);
-  await field(page, 'model.attention').selectOption('nsa');
+  await field(page, 'model.attention').selectOption('dense'); // NSA is the default: the link carries the change
   await field(page, 'train.steps').fill('123');
   await field(page, 'train.seed').fill('7');
   await expect.poll(() => page.evaluate(() => location.hash)).toContain('train.steps=123');
   const url = page.url();
-  expect(url).toContain('model.attention=nsa');
+  expect(url).toContain('model.attention=dense');
 
   await page.reload();
   await expectAdapter(page);
-  await expect(field(page, 'model.attention')).toHaveValue('nsa');
+  await expect(field(page, 'model.attention')).toHaveValue('dense');
   await expect(field(page, 'train.steps')).toHaveValue('123');
   await expect(field(page, 'train.seed')).toHaveValue('7');
   await expect(page.getByTestId('steps-target')).toHaveText('123');
@@ -86,7 +86,7 @@ test('the URL carries the config: a reload and a fresh tab restore it', async ({
   await other.goto(url);
   await expectAdapter(other);
   await expect(field(other, 'train.steps')).toHaveValue('123');
-  await expect(field(other, 'model.attention')).toHaveValue('nsa');
+  await expect(field(other, 'model.attention')).toHaveValue('dense');
   await saveScreenshot(other, testInfo, 'restored');
   expect(errors).toEqual([]);
 });
