@@ -1,13 +1,24 @@
 // The run's charts: training and validation loss, tokens/s, learning rate, gradient norm and, for
 // NSA models, the gate mean of each branch; one smoothing weight (TensorBoard-style, the raw
 // values faint behind) and one log-scale switch for all of them.
-import { useId, useMemo, useRef, useState } from 'react';
+import { useEffect, useId, useMemo, useRef, useState } from 'react';
 
+import { runFileName } from '../heartbeat/file-name';
+import { useLibrary } from '../library/library-state';
 import { useStore } from '../store';
+import { type ChartSettings, DEFAULT_CHART_SETTINGS, parseChartSettings, writeChartSettings, type XAxisKind } from './chart-settings';
 import { type LineSpec, MetricChart } from './MetricChart';
 import { LOSS_SHARE } from './pacing';
 import { ChartSeries } from './series';
 import { SmoothingControl } from './SmoothingControl';
+import { ZoomControl } from './ZoomControl';
+
+/** The exports' file name stem, read when a file is saved: run name, attention and step (e.g. tiny-nsa-12-34-56_nsa_step120). */
+function currentFileBase(): string {
+  const { runConfig, config, stepsDone, libraryId } = useStore.getState();
+  const name = useLibrary.getState().entries.find((e) => e.id === libraryId)?.name ?? null;
+  return runFileName(runConfig ?? config, name, stepsDone, 'x').replace(/_x$/, '');
+}
 
 export const COLORS = {
   train: '#3b82f6',
@@ -20,24 +31,30 @@ export const COLORS = {
   win: '#22c55e',
 };
 
-const DEFAULT_SMOOTHING = 0.6;
 const twoDecimals = (v: number) => v.toFixed(2);
 
 export function ChartsPanel() {
   const metrics = useStore((s) => s.metrics);
   const evals = useStore((s) => s.evals);
-  const [smoothing, setSmoothing] = useState(DEFAULT_SMOOTHING);
-  const [log, setLog] = useState(false);
-  const ids = { log: useId() };
+  const [settings, setSettings] = useState<ChartSettings>(() =>
+    typeof location === 'undefined' ? DEFAULT_CHART_SETTINGS : parseChartSettings(location.search),
+  );
+  useEffect(() => writeChartSettings(settings), [settings]);
+  const { smoothing, log, x, zoom } = settings;
+  const set = (patch: Partial<ChartSettings>) => setSettings((c) => ({ ...c, ...patch }));
+  const ids = { log: useId(), x: useId() };
   const series = useRef<ChartSeries | null>(null);
-  series.current ??= new ChartSeries(DEFAULT_SMOOTHING);
+  // A new x axis rebuilds the series from the metrics (their x values change).
+  if (series.current?.x !== x) series.current = new ChartSeries(smoothing, undefined, x);
   const s = series.current;
+  const xName = x === 'step' ? 'step' : 'seconds';
   // Appends only the new steps (sync is idempotent, so a repeated render does no harm); each
   // chart then redraws at its own pace (see MetricChart).
   const revision = useMemo(() => {
     s.sync(metrics, evals, smoothing);
     return s.revision;
   }, [s, metrics, evals, smoothing]);
+  const common = { revision, log, xName, xRange: zoom, fileBase: currentFileBase };
   // Line lists change identity only with the smoothing weight: the loss chart redraws at once.
   const lines = useMemo(
     () =>
@@ -77,40 +94,37 @@ export function ChartsPanel() {
       <div className="charts-head">
         <h2 id="charts-heading">Charts</h2>
         <div className="controls">
-          <SmoothingControl value={smoothing} onChange={setSmoothing} testId="smoothing-slider" valueTestId="smoothing-value" />
-          <input id={ids.log} data-testid="log-scale" type="checkbox" checked={log} onChange={(e) => setLog(e.target.checked)} />
+          <SmoothingControl
+            value={smoothing}
+            onChange={(v) => set({ smoothing: v })}
+            testId="smoothing-slider"
+            valueTestId="smoothing-value"
+          />
+          <input id={ids.log} data-testid="log-scale" type="checkbox" checked={log} onChange={(e) => set({ log: e.target.checked })} />
           <label htmlFor={ids.log}>Log scale (every chart)</label>
+          <label htmlFor={ids.x}>x axis</label>
+          <select id={ids.x} data-testid="chart-x-axis" value={x} onChange={(e) => set({ x: e.target.value as XAxisKind, zoom: null })}>
+            <option value="step">step</option>
+            <option value="time">wall-clock seconds</option>
+          </select>
+          <ZoomControl zoom={zoom} unit={xName} onChange={(z) => set({ zoom: z })} />
         </div>
       </div>
       <MetricChart
         testId="loss-chart"
         title="Loss (nats/token)"
-        log={log}
+        {...common}
         height={260}
         format={twoDecimals}
         lines={shownLines.loss}
-        revision={revision}
         share={LOSS_SHARE}
       />
       <div className="chart-grid">
-        <MetricChart testId="tokens-chart" title="Tokens per second" log={log} lines={shownLines.tokens} revision={revision} />
-        <MetricChart testId="lr-chart" title="Learning rate" log={log} lines={lines.lr} revision={revision} />
-        <MetricChart
-          testId="gradnorm-chart"
-          title="Gradient norm (before clipping)"
-          log={log}
-          lines={shownLines.grad}
-          revision={revision}
-        />
+        <MetricChart {...common} testId="tokens-chart" title="Tokens per second" lines={shownLines.tokens} />
+        <MetricChart {...common} testId="lr-chart" title="Learning rate" lines={lines.lr} />
+        <MetricChart {...common} testId="gradnorm-chart" title="Gradient norm (before clipping)" lines={shownLines.grad} />
         {hasGates && (
-          <MetricChart
-            testId="gates-chart"
-            title="Gate mean per branch"
-            log={log}
-            format={twoDecimals}
-            lines={shownLines.gates}
-            revision={revision}
-          />
+          <MetricChart {...common} testId="gates-chart" title="Gate mean per branch" format={twoDecimals} lines={shownLines.gates} />
         )}
       </div>
     </section>

@@ -4,6 +4,7 @@
 import { memo, useMemo } from 'react';
 import { CartesianGrid, Legend, Line, LineChart, Tooltip, XAxis, YAxis } from 'recharts';
 
+import { ChartExport } from './ChartExport';
 import { type MinMaxBuckets, type Point, pointBudget } from './decimate';
 import { NOT_DRAWN, usePacedRevision } from './pacing';
 import { axisTicks } from './ticks';
@@ -34,6 +35,11 @@ interface Props {
   format?: (v: number) => string;
   /** Share of the main thread its redraws may take during a run (see pacing.ts). */
   share?: number;
+  /** The x axis' name ('step' or 'seconds') and the shown range (zoom), null for all. */
+  xName?: string;
+  xRange?: readonly [number, number] | null;
+  /** The exports' file name stem, asked when a file is saved (`${stem}_loss.svg`); no export buttons without it. */
+  fileBase?: () => string;
 }
 
 const FIGURE_STYLE = { minWidth: 0 } as const;
@@ -55,6 +61,9 @@ export const MetricChart = memo(function MetricChart({
   height = 200,
   format = defaultFormat,
   share,
+  xName = 'step',
+  xRange = null,
+  fileBase,
 }: Props) {
   const [ref, width, visible] = useBox<HTMLElement>(600);
   const budget = pointBudget(width);
@@ -62,8 +71,11 @@ export const MetricChart = memo(function MetricChart({
   // `shown` is the key of the series' contents (they are mutated in place): new arrays only when
   // the chart redraws, the width changes or the lines do (e.g. another smoothing weight).
   const drawn = useMemo(
-    () => (shown === NOT_DRAWN ? [] : lines.map((l) => ({ ...l, points: l.series.points(budget) })).filter((l) => l.points.length > 0)),
-    [lines, shown, budget],
+    () =>
+      shown === NOT_DRAWN
+        ? []
+        : lines.map((l) => ({ ...l, points: inRange(l.series.points(budget), xRange) })).filter((l) => l.points.length > 0),
+    [lines, shown, budget, xRange],
   );
   const count = drawn.reduce((a, l) => a + l.points.length, 0);
   return (
@@ -79,11 +91,14 @@ export const MetricChart = memo(function MetricChart({
       data-current={shown === revision}
       aria-label={title}
     >
-      <figcaption>{title}</figcaption>
+      <figcaption>
+        {title}
+        {fileBase && <ChartExport testId={testId} title={title} fileBase={fileBase} xName={xName} drawn={drawn} figure={ref} />}
+      </figcaption>
       {shown === NOT_DRAWN ? (
         <Empty height={height} />
       ) : (
-        <ChartBody drawn={drawn} width={width} log={log} height={height} format={format} />
+        <ChartBody drawn={drawn} width={width} log={log} height={height} format={format} xName={xName} xRange={xRange} />
       )}
     </figure>
   );
@@ -100,11 +115,21 @@ interface BodyProps {
   log: boolean;
   height: number;
   format: (v: number) => string;
+  xName: string;
+  xRange: readonly [number, number] | null;
+}
+
+/** The points inside the zoom range (all without one). */
+function inRange(points: Point[], range: readonly [number, number] | null): Point[] {
+  return range ? points.filter((p) => p.x >= range[0] && p.x <= range[1]) : points;
 }
 
 /** The drawing: re-rendered only when what is drawn changes (not on every run update). */
-const ChartBody = memo(function ChartBody({ drawn, width, log, height, format }: BodyProps) {
-  const axes = useMemo(() => chartAxes(drawn, width, height, log, format), [drawn, width, height, log, format]);
+const ChartBody = memo(function ChartBody({ drawn, width, log, height, format, xName, xRange }: BodyProps) {
+  const axes = useMemo(
+    () => chartAxes(drawn, width, height, log, format, xRange, xName),
+    [drawn, width, height, log, format, xRange, xName],
+  );
   // The chart stays mounted while empty (mounting is recharts' costliest render): a new run or a
   // reset only changes its lines.
   return (
@@ -124,7 +149,7 @@ const ChartBody = memo(function ChartBody({ drawn, width, log, height, format }:
           interval={0}
           tickFormatter={format}
         />
-        <Tooltip formatter={(v) => (typeof v === 'number' ? format(v) : String(v))} labelFormatter={(s) => `step ${String(s)}`} />
+        <Tooltip formatter={(v) => (typeof v === 'number' ? format(v) : String(v))} labelFormatter={(s) => `${xName} ${String(s)}`} />
         {drawn.length > 1 && <Legend verticalAlign="top" height={22} iconSize={10} />}
         {drawn.map((l) => (
           <Line
@@ -160,7 +185,15 @@ interface Axes {
 }
 
 /** Domains and ticks of the drawn points (log: positive values only). */
-function chartAxes(drawn: readonly DrawnLine[], width: number, height: number, log: boolean, format: (v: number) => string): Axes {
+function chartAxes(
+  drawn: readonly DrawnLine[],
+  width: number,
+  height: number,
+  log: boolean,
+  format: (v: number) => string,
+  xRange: readonly [number, number] | null,
+  xName: string,
+): Axes {
   let x0 = Infinity;
   let x1 = -Infinity;
   let y0 = Infinity;
@@ -170,14 +203,16 @@ function chartAxes(drawn: readonly DrawnLine[], width: number, height: number, l
       if (Number.isFinite(p.x)) [x0, x1] = [Math.min(x0, p.x), Math.max(x1, p.x)];
       if (Number.isFinite(p.y) && (!log || p.y > 0)) [y0, y1] = [Math.min(y0, p.y), Math.max(y1, p.y)];
     }
+  if (xRange) [x0, x1] = [xRange[0], xRange[1]];
   if (!(x0 <= x1 && y0 <= y1)) return { xDomain: ['dataMin', 'dataMax'], xTicks: undefined, yDomain: ['auto', 'auto'], yTicks: undefined };
   if (y0 === y1) [y0, y1] = log ? [y0 / 2, y1 * 2] : [y0 - Math.max(1e-6, Math.abs(y0) * 0.05), y1 + Math.max(1e-6, Math.abs(y1) * 0.05)];
   const plotW = Math.max(40, width - Y_AXIS_WIDTH - MARGIN_RIGHT);
   const plotH = Math.max(40, height - 40);
   const xFormat = (v: number) => String(v);
+  const integer = xName === 'step';
   return {
     xDomain: [x0, x1],
-    xTicks: axisTicks(x0, x1, plotW, xFormat, { integer: true, horizontal: true }),
+    xTicks: axisTicks(x0, x1, plotW, xFormat, { integer, horizontal: true }),
     yDomain: [y0, y1],
     yTicks: axisTicks(y0, y1, plotH, format, { log }),
   };

@@ -3,6 +3,7 @@
 // that is not an extension of the last one seen (a new run, a reset) is rebuilt from scratch, and
 // so is the smoothed loss when the smoothing weight changes.
 import type { EvalMetrics, StepMetrics } from '../../train/types';
+import type { XAxisKind } from './chart-settings';
 import { MAX_CHART_POINTS, MinMaxBuckets } from './decimate';
 import { DebiasedEma } from './smoothing';
 
@@ -48,9 +49,14 @@ export class ChartSeries {
   private ema: Record<SmoothSeries, DebiasedEma>;
   private weight: number;
 
+  /** Wall-clock seconds of each step (x = 'time'), for the evaluations that follow them. */
+  private readonly secondsAt = new Map<number, number>();
+
   constructor(
     smoothing: number,
     readonly maxPoints: number = MAX_CHART_POINTS,
+    /** x of each point: the step, or the run's elapsed training time in seconds. */
+    readonly x: XAxisKind = 'step',
   ) {
     this.weight = smoothing;
     this.ema = ChartSeries.emas(smoothing);
@@ -72,6 +78,7 @@ export class ChartSeries {
     let changed = false;
     if (!extends_(this.metrics, metrics)) {
       for (const id of [...STEP_IDS, ...SMOOTH_IDS]) this.get(id).clear();
+      this.secondsAt.clear();
       this.weight = smoothing;
       this.ema = ChartSeries.emas(smoothing);
       this.metrics = [];
@@ -92,20 +99,30 @@ export class ChartSeries {
     }
     // Both describe weights after x updates: train loss of step x is computed before update x,
     // an evaluation after n steps (e.step = n) uses the weights after n updates.
-    for (let i = this.evals.length; i < evals.length; i++) val.push({ x: evals[i].step, y: evals[i].valLoss });
+    for (let i = this.evals.length; i < evals.length; i++) {
+      // Evaluation n follows step n − 1 (its time axis position is that step's end).
+      const x = this.x === 'step' ? evals[i].step : this.secondsAt.get(evals[i].step - 1);
+      if (x !== undefined) val.push({ x, y: evals[i].valLoss });
+    }
     changed ||= evals.length !== this.evals.length;
     this.evals = evals;
     if (changed) this.revision++;
   }
 
+  private xOf(m: StepMetrics): number {
+    return this.x === 'step' ? m.step : m.elapsedMs / 1000;
+  }
+
   private appendStep(m: StepMetrics): void {
+    const x = this.xOf(m);
+    this.secondsAt.set(m.step, m.elapsedMs / 1000);
     for (const id of STEP_IDS) {
       const y = STEP_VALUES[id](m);
-      if (y !== undefined) this.get(id).push({ x: m.step, y });
+      if (y !== undefined) this.get(id).push({ x, y });
     }
     for (const id of SMOOTH_IDS) {
       const y = STEP_VALUES[SMOOTHED[id]](m);
-      if (y !== undefined) this.get(id).push({ x: m.step, y: this.ema[id].push(y) });
+      if (y !== undefined) this.get(id).push({ x, y: this.ema[id].push(y) });
     }
   }
 
@@ -116,7 +133,7 @@ export class ChartSeries {
     for (const m of this.metrics)
       for (const id of SMOOTH_IDS) {
         const y = STEP_VALUES[SMOOTHED[id]](m);
-        if (y !== undefined) this.get(id).push({ x: m.step, y: this.ema[id].push(y) });
+        if (y !== undefined) this.get(id).push({ x: this.xOf(m), y: this.ema[id].push(y) });
       }
   }
 }

@@ -1,0 +1,57 @@
+// Zoom of every chart to an x range: from/to inputs applied on Enter or blur, and a reset.
+import { useEffect, useId, useState } from 'react';
+
+export function ZoomControl({
+  zoom,
+  unit,
+  onChange,
+}: {
+  zoom: [number, number] | null;
+  unit: string;
+  onChange: (z: [number, number] | null) => void;
+}) {
+  const id = useId();
+  const [from, setFrom] = useState(zoom ? String(zoom[0]) : '');
+  const [to, setTo] = useState(zoom ? String(zoom[1]) : '');
+  useEffect(() => {
+    setFrom(zoom ? String(zoom[0]) : '');
+    setTo(zoom ? String(zoom[1]) : '');
+  }, [zoom]);
+  const a = Number(from);
+  const b = Number(to);
+  const valid = from.trim() !== '' && to.trim() !== '' && Number.isFinite(a) && Number.isFinite(b) && a < b;
+  const apply = () => {
+    if (valid && (zoom?.[0] !== a || zoom?.[1] !== b)) onChange([a, b]);
+  };
+  return (
+    <span className="chart-zoom" role="group" aria-label="Zoom to an x range">
+      <label htmlFor={id}>zoom {unit}</label>
+      <input
+        id={id}
+        data-testid="chart-zoom-from"
+        inputMode="decimal"
+        size={6}
+        value={from}
+        aria-invalid={from !== '' && !valid}
+        onChange={(e) => setFrom(e.target.value)}
+        onBlur={apply}
+        onKeyDown={(e) => e.key === 'Enter' && apply()}
+      />
+      –
+      <input
+        data-testid="chart-zoom-to"
+        aria-label={`zoom to ${unit}`}
+        inputMode="decimal"
+        size={6}
+        value={to}
+        aria-invalid={to !== '' && !valid}
+        onChange={(e) => setTo(e.target.value)}
+        onBlur={apply}
+        onKeyDown={(e) => e.key === 'Enter' && apply()}
+      />
+      <button type="button" data-testid="chart-zoom-reset" disabled={!zoom} onClick={() => onChange(null)}>
+        All
+      </button>
+    </span>
+  );
+}
