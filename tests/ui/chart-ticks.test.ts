@@ -47,8 +47,22 @@ describe('chart ticks', () => {
         expect(new Set(ts).size).toBe(ts.length);
       }
     }
+    // Ranges at the limit of float precision end (no round multiples exist there).
+    expect(linearTicks(0.3, 0.30000000000000004, 3)).toEqual([0.3]);
+    expect(axisTicks(3.5, 3.5 + 4e-16, 200, two)).toEqual([3.5]);
     // A nearly flat loss: the two-decimal labels stay distinct.
     const flat = axisTicks(4.6101, 4.6189, 200, two);
     expect(new Set(flat.map(two)).size).toBe(flat.length);
+  });
+
+  it('terminates with few ticks on any finite range (random magnitudes and widths)', () => {
+    let seed = 7;
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    for (let i = 0; i < 3000; i++) {
+      const lo = (rand() - 0.5) * 10 ** Math.floor(rand() * 20 - 10);
+      const hi = lo + Math.abs(lo) * 10 ** -Math.floor(rand() * 18) * rand() + (rand() < 0.1 ? 0 : 1e-300);
+      const ts = axisTicks(lo, hi, 40 + rand() * 400, two, { integer: rand() < 0.3, horizontal: rand() < 0.5 });
+      expect(ts.length).toBeLessThanOrEqual(9);
+    }
   });
 });

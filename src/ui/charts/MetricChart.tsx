@@ -205,7 +205,7 @@ function chartAxes(
     }
   if (xRange) [x0, x1] = [xRange[0], xRange[1]];
   if (!(x0 <= x1 && y0 <= y1)) return { xDomain: ['dataMin', 'dataMax'], xTicks: undefined, yDomain: ['auto', 'auto'], yTicks: undefined };
-  if (y0 === y1) [y0, y1] = log ? [y0 / 2, y1 * 2] : [y0 - Math.max(1e-6, Math.abs(y0) * 0.05), y1 + Math.max(1e-6, Math.abs(y1) * 0.05)];
+  if (y1 - y0 <= Math.abs(y1) * 1e-9) [y0, y1] = log ? [y0 / 2, y1 * 2] : [y0 - Math.max(1e-6, Math.abs(y0) * 0.05), y1 + Math.max(1e-6, Math.abs(y1) * 0.05)];
   const plotW = Math.max(40, width - Y_AXIS_WIDTH - MARGIN_RIGHT);
   const plotH = Math.max(40, height - 40);
   const xFormat = (v: number) => String(v);

@@ -18,13 +18,16 @@ function niceStep(minStep: number): number {
 /** Multiples of a round step inside [lo, hi], at most `maxTicks` of them (≥ 2 when lo < hi). */
 export function linearTicks(lo: number, hi: number, maxTicks: number, integer = false): number[] {
   if (!(Number.isFinite(lo) && Number.isFinite(hi))) return [];
-  if (hi <= lo) return [lo];
+  // A range at the limit of float precision (e.g. 0.3 … 0.30000000000000004) has no round steps:
+  // the multiples k·step would need k beyond 2^53 (k++ stops changing k).
+  if (hi - lo <= Math.max(Math.abs(lo), Math.abs(hi)) * 1e-9) return [lo];
   const n = Math.max(2, Math.floor(maxTicks));
   let step = niceStep((hi - lo) / n);
   for (;;) {
     if (integer) step = Math.max(1, Math.round(step));
     const out: number[] = [];
-    for (let k = Math.ceil(lo / step - 1e-9); k * step <= hi + step * 1e-9; k++) out.push(Number((k * step).toPrecision(12)));
+    for (let k = Math.ceil(lo / step - 1e-9); k * step <= hi + step * 1e-9 && out.length <= n; k++)
+      out.push(Number((k * step).toPrecision(12)));
     if (out.length <= n) return out;
     step = niceStep(step * 1.5); // the next round step
   }
