@@ -42,6 +42,7 @@ test('no error before the user acts; "abc" in a number field stays out of the UR
 test('a new link pasted into a tab holding a run asks first; declining keeps the held config in the panel and the URL', async ({
   page,
 }) => {
+  const errors = collectErrors(page);
   await page.goto('./#v=1&preset=tiny&train.steps=5');
   await expectAdapter(page);
   await page.getByTestId('step-button').click();
@@ -65,4 +66,5 @@ test('a new link pasted into a tab holding a run asks first; declining keeps the
   await waitForStatus(page, /idle/);
   await expect(dim).toHaveValue('256');
   await expect(page.getByTestId('config-field-model.dim')).toBeEnabled();
+  expect(errors).toEqual([]);
 });
