@@ -25,7 +25,7 @@ async function widths(page: Page) {
 test('phone: no horizontal overflow, Run reachable before the config', async ({ browser }, testInfo) => {
   const page = await browser.newPage({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
   const errors = collectErrors(page);
-  await page.goto('./#v=1&preset=tiny&train.steps=2&train.evalEvery=0');
+  await page.goto('./#v=1&preset=tiny&train.steps=3&train.evalEvery=0');
   await expectAdapter(page);
   const run = await page.getByTestId('run-button').boundingBox();
   const config = await page.getByTestId('config-panel').boundingBox();
