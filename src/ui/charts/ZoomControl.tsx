@@ -23,32 +23,24 @@ export function ZoomControl({
   const apply = () => {
     if (valid && (zoom?.[0] !== a || zoom?.[1] !== b)) onChange([a, b]);
   };
+  const bound = (testId: string, value: string, set: (v: string) => void, label: string, id?: string) => (
+    <input
+      id={id}
+      data-testid={testId}
+      aria-label={label}
+      inputMode="decimal"
+      size={6}
+      value={value}
+      aria-invalid={value !== '' && !valid}
+      onChange={(e) => set(e.target.value)}
+      onBlur={apply}
+      onKeyDown={(e) => e.key === 'Enter' && apply()}
+    />
+  );
   return (
     <span className="chart-zoom" role="group" aria-label="Zoom to an x range">
       <label htmlFor={id}>zoom {unit}</label>
-      <input
-        id={id}
-        data-testid="chart-zoom-from"
-        inputMode="decimal"
-        size={6}
-        value={from}
-        aria-invalid={from !== '' && !valid}
-        onChange={(e) => setFrom(e.target.value)}
-        onBlur={apply}
-        onKeyDown={(e) => e.key === 'Enter' && apply()}
-      />
-      –
-      <input
-        data-testid="chart-zoom-to"
-        aria-label={`zoom to ${unit}`}
-        inputMode="decimal"
-        size={6}
-        value={to}
-        aria-invalid={to !== '' && !valid}
-        onChange={(e) => setTo(e.target.value)}
-        onBlur={apply}
-        onKeyDown={(e) => e.key === 'Enter' && apply()}
-      />
+      {bound('chart-zoom-from', from, setFrom, `zoom from ${unit}`, id)}–{bound('chart-zoom-to', to, setTo, `zoom to ${unit}`)}
       <button type="button" data-testid="chart-zoom-reset" disabled={!zoom} onClick={() => onChange(null)}>
         All
       </button>
