@@ -29,7 +29,7 @@ test('export each chart as SVG, PNG and CSV; wall-clock x axis, zoom and setting
   expect(csv[0]).toBe('series,step,value');
   expect(new Set(csv.slice(1).map((l) => l.split(',')[0]))).toEqual(new Set(['compressed', 'selected', 'window']));
   const metrics = readFileSync(await (await download(page, 'download-metrics.csv')).path(), 'utf8').split('\n')[0];
-  expect(metrics.endsWith(',gate_cmp,gate_sel,gate_win')).toBe(true);
+  expect(metrics.endsWith(',gate_cmp,gate_sel,gate_win,accuracy')).toBe(true);
 
   // Wall-clock x axis, zoom, log scale: into the URL, restored by a reload.
   await page.getByTestId('chart-x-axis').selectOption('time');

@@ -114,6 +114,8 @@ test('the recall preset trains its own task: task fields with messages at the fi
   // Untrained (init std 0.02): near-uniform over the 33-token vocabulary, ln 33 = 3.50.
   await expect.poll(async () => Number(await page.getByTestId('loss-latest').innerText()), { timeout: 60_000 }).toBeGreaterThan(3.0);
   expect(Number(await page.getByTestId('loss-latest').innerText())).toBeLessThan(4.0);
+  // The task's accuracy chart, with its chance line once the first evaluation is drawn.
+  await expect(page.getByTestId('accuracy-chart')).toContainText('Answer accuracy');
   await saveScreenshot(page, testInfo, 'recall-step');
   expect(errors).toEqual([]);
 });

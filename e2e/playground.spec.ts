@@ -220,10 +220,11 @@ test('charts: every series drawn, smoothing changes the smoothed curve, log scal
   await expect(page.getByTestId('smoothing-value')).toHaveText('0.90');
   await expect.poll(() => path('train')).not.toBe(rawPath);
   expect(await path('train-raw')).toBe(rawPath);
+  // Label and position of each y tick: a log axis places the same round values differently.
   const ticks = () =>
     loss
       .locator('.recharts-yAxis-tick-labels .recharts-cartesian-axis-tick-value')
-      .evaluateAll((els) => els.map((e) => e.textContent ?? ''));
+      .evaluateAll((els) => els.map((e) => `${e.textContent ?? ''}@${Math.round(Number(e.getAttribute('y')))}`));
   await expect.poll(async () => (await ticks()).length).toBeGreaterThan(2);
   const linear = await ticks();
   await page.getByTestId('log-scale').check();

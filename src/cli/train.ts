@@ -20,6 +20,8 @@ import { trainingLoop } from '../train/loop';
 import { csvRows } from '../train/metrics-csv';
 import { checkEvalSupply, checkRunResources } from '../train/resources';
 import { type AtomicWriteHooks, CHECKPOINT_FILE, RUN_SOURCE_FILE, RunFolder, saveCheckpoint } from '../train/run-files';
+import { taskChance } from '../train/task-chance';
+import { evaluateRun } from '../train/task-eval';
 import { NonFiniteError, Trainer } from '../train/trainer';
 import type { EvalMetrics, Heartbeat, StepMetrics } from '../train/types';
 import { intFlag, parseArgs, type ParsedArgs, positiveFlag } from './args';
@@ -215,10 +217,16 @@ async function main(): Promise<number> {
       );
   };
   const evaluate = async () => {
-    const e = await trainer!.evaluate();
+    const e = await evaluateRun(trainer!, config);
     evals.push(e);
     folder.metrics(null, e);
-    console.log(`eval  ${String(e.step).padStart(5)} | val loss ${fmt(e.valLoss)}`);
+    const chance = taskChance(config);
+    console.log(
+      `eval  ${String(e.step).padStart(5)} | val loss ${fmt(e.valLoss)}` +
+        (e.accuracy === undefined
+          ? ''
+          : ` | answer accuracy ${(100 * e.accuracy).toFixed(1)}% (chance ${(100 * (chance ?? 0)).toFixed(1)}%)`),
+    );
   };
   const hasVal = dataset.valTokens > 0;
   const evalDue = (n: number) => hasVal && t.evalEvery > 0 && n % t.evalEvery === 0 && n < t.steps;

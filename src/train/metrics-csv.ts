@@ -2,8 +2,9 @@
 // page's worker write the same columns.
 import type { EvalMetrics, StepMetrics } from './types';
 
-// gate_*: the NSA gates' mean per branch over the step (empty for dense models).
-export const METRICS_HEADER = 'step,loss,val_loss,lr,grad_norm,tokens_per_s,step_ms,elapsed_ms,gate_cmp,gate_sel,gate_win';
+// gate_*: the NSA gates' mean per branch over the step (empty for dense models); accuracy: the
+// recall task's answer accuracy at an evaluation (empty otherwise).
+export const METRICS_HEADER = 'step,loss,val_loss,lr,grad_norm,tokens_per_s,step_ms,elapsed_ms,gate_cmp,gate_sel,gate_win,accuracy';
 
 export function metricsCsvRow(m: StepMetrics | null, e: EvalMetrics | null): string {
   const f = (x: number | undefined | null) => (x === undefined || x === null ? '' : String(x));
@@ -19,6 +20,7 @@ export function metricsCsvRow(m: StepMetrics | null, e: EvalMetrics | null): str
     f(m?.nsa?.gateMean[0]),
     f(m?.nsa?.gateMean[1]),
     f(m?.nsa?.gateMean[2]),
+    f(e?.accuracy),
   ].join(',');
 }
 

@@ -33,6 +33,8 @@ export interface StepMetrics {
 export interface EvalMetrics {
   step: number;
   valLoss: number;
+  /** Task runs (recall): the share of answers whose argmax is right, on the validation batches. */
+  accuracy?: number;
 }
 
 export interface NsaStepStats {

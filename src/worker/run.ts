@@ -11,6 +11,7 @@ import { decodeCheckpoint, type TrainingCheckpoint } from '../train/checkpoint/c
 import type { RunConfig } from '../train/config';
 import type { Dataset } from '../train/datasets';
 import { csvRows } from '../train/metrics-csv';
+import { evaluateRun } from '../train/task-eval';
 import { Trainer } from '../train/trainer';
 import type { EvalMetrics, Heartbeat, StepMetrics } from '../train/types';
 import { buildDataset, describeDataset } from './data-source';
@@ -246,7 +247,7 @@ export class PlaygroundRun {
     const out: CheckpointResult = {};
     if (this.snapshotDue(stepsDone)) out.snapshotSteps = await this.takeSnapshot(stepsDone - 1);
     if (this.evalDue(stepsDone)) {
-      const e: EvalMetrics = await this.trainer.evaluate();
+      const e: EvalMetrics = await evaluateRun(this.trainer, this.req.config);
       this.log.evaluation(e);
       this.evals.push(e);
       out.eval = e;

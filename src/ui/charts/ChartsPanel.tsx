@@ -3,6 +3,7 @@
 // values faint behind) and one log-scale switch for all of them.
 import { useEffect, useId, useMemo, useRef, useState } from 'react';
 
+import { taskChance } from '../../train/task-chance';
 import { runFileName } from '../heartbeat/file-name';
 import { useLibrary } from '../library/library-state';
 import { useStore } from '../store';
@@ -32,6 +33,7 @@ export const COLORS = {
 };
 
 const twoDecimals = (v: number) => v.toFixed(2);
+const percent = (v: number) => `${(100 * v).toFixed(1)}%`;
 
 export function ChartsPanel() {
   const metrics = useStore((s) => s.metrics);
@@ -69,6 +71,7 @@ export function ChartsPanel() {
           { id: 'tokens', name: 'tokens/s', series: s.get('tokensSmooth'), color: COLORS.rate },
         ],
         lr: [{ id: 'lr', name: 'lr', series: s.get('lr'), color: COLORS.lr }],
+        accuracy: [{ id: 'accuracy', name: 'accuracy', series: s.get('accuracy'), color: COLORS.val, dots: true }],
         grad: [
           { id: 'grad-raw', name: 'grad norm (raw)', series: s.get('gradNorm'), color: COLORS.grad, faint: true },
           { id: 'grad', name: 'grad norm', series: s.get('gradSmooth'), color: COLORS.grad },
@@ -89,6 +92,7 @@ export function ChartsPanel() {
   // Gates: for NSA runs (mounted before the run, like every chart), or whatever run reported them.
   const nsa = useStore((st) => (st.runConfig ?? st.config).model.attention === 'nsa');
   const hasGates = nsa || s.get('gateCmp').length > 0;
+  const chance = useStore((st) => taskChance(st.runConfig ?? st.config));
   return (
     <section className="panel charts-panel" aria-labelledby="charts-heading" data-testid="charts-panel">
       <div className="charts-head">
@@ -123,6 +127,16 @@ export function ChartsPanel() {
         <MetricChart {...common} testId="tokens-chart" title="Tokens per second" lines={shownLines.tokens} />
         <MetricChart {...common} testId="lr-chart" title="Learning rate" lines={lines.lr} />
         <MetricChart {...common} testId="gradnorm-chart" title="Gradient norm (before clipping)" lines={shownLines.grad} />
+        {chance !== null && (
+          <MetricChart
+            {...common}
+            testId="accuracy-chart"
+            title="Answer accuracy (recall, validation)"
+            format={percent}
+            lines={lines.accuracy}
+            reference={{ y: chance, label: `chance ${percent(chance)}` }}
+          />
+        )}
         {hasGates && (
           <MetricChart {...common} testId="gates-chart" title="Gate mean per branch" format={twoDecimals} lines={shownLines.gates} />
         )}

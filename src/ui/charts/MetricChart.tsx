@@ -2,7 +2,7 @@
 // width (min/max buckets, see decimate.ts), no animation, optional log-scaled y axis. During a run
 // it redraws at its own pace, one chart per frame, and not while off screen (see pacing.ts).
 import { memo, useMemo } from 'react';
-import { CartesianGrid, Legend, Line, LineChart, Tooltip, XAxis, YAxis } from 'recharts';
+import { CartesianGrid, Legend, Line, LineChart, ReferenceLine, Tooltip, XAxis, YAxis } from 'recharts';
 
 import { ChartExport } from './ChartExport';
 import { type MinMaxBuckets, type Point, pointBudget } from './decimate';
@@ -38,6 +38,8 @@ interface Props {
   /** The x axis' name ('step' or 'seconds') and the shown range (zoom), null for all. */
   xName?: string;
   xRange?: readonly [number, number] | null;
+  /** A labelled horizontal line, e.g. the task's chance accuracy. */
+  reference?: { y: number; label: string } | null;
   /** The exports' file name stem, asked when a file is saved (`${stem}_loss.svg`); no export buttons without it. */
   fileBase?: () => string;
 }
@@ -64,6 +66,7 @@ export const MetricChart = memo(function MetricChart({
   xName = 'step',
   xRange = null,
   fileBase,
+  reference = null,
 }: Props) {
   const [ref, width, visible] = useBox<HTMLElement>(600);
   const budget = pointBudget(width);
@@ -98,7 +101,16 @@ export const MetricChart = memo(function MetricChart({
       {shown === NOT_DRAWN ? (
         <Empty height={height} />
       ) : (
-        <ChartBody drawn={drawn} width={width} log={log} height={height} format={format} xName={xName} xRange={xRange} />
+        <ChartBody
+          drawn={drawn}
+          width={width}
+          log={log}
+          height={height}
+          format={format}
+          xName={xName}
+          xRange={xRange}
+          reference={reference}
+        />
       )}
     </figure>
   );
@@ -117,6 +129,7 @@ interface BodyProps {
   format: (v: number) => string;
   xName: string;
   xRange: readonly [number, number] | null;
+  reference: { y: number; label: string } | null;
 }
 
 /** The points inside the zoom range (all without one). */
@@ -125,10 +138,11 @@ function inRange(points: Point[], range: readonly [number, number] | null): Poin
 }
 
 /** The drawing: re-rendered only when what is drawn changes (not on every run update). */
-const ChartBody = memo(function ChartBody({ drawn, width, log, height, format, xName, xRange }: BodyProps) {
+const ChartBody = memo(function ChartBody({ drawn, width, log, height, format, xName, xRange, reference }: BodyProps) {
+  const refY = reference?.y ?? null;
   const axes = useMemo(
-    () => chartAxes(drawn, width, height, log, format, xRange, xName),
-    [drawn, width, height, log, format, xRange, xName],
+    () => chartAxes(drawn, width, height, log, format, xRange, xName, refY),
+    [drawn, width, height, log, format, xRange, xName, refY],
   );
   // The chart stays mounted while empty (mounting is recharts' costliest render): a new run or a
   // reset only changes its lines.
@@ -150,6 +164,14 @@ const ChartBody = memo(function ChartBody({ drawn, width, log, height, format, x
           tickFormatter={format}
         />
         <Tooltip formatter={(v) => (typeof v === 'number' ? format(v) : String(v))} labelFormatter={(s) => `${xName} ${String(s)}`} />
+        {reference && drawn.length > 0 && (
+          <ReferenceLine
+            y={reference.y}
+            stroke="currentColor"
+            strokeDasharray="4 4"
+            label={{ value: reference.label, position: 'insideTopRight', fontSize: 11 }}
+          />
+        )}
         {drawn.length > 1 && <Legend verticalAlign="top" height={22} iconSize={10} />}
         {drawn.map((l) => (
           <Line
@@ -193,6 +215,8 @@ function chartAxes(
   format: (v: number) => string,
   xRange: readonly [number, number] | null,
   xName: string,
+  /** A reference line's y, kept inside the y range. */
+  refY: number | null,
 ): Axes {
   let x0 = Infinity;
   let x1 = -Infinity;
@@ -204,8 +228,10 @@ function chartAxes(
       if (Number.isFinite(p.y) && (!log || p.y > 0)) [y0, y1] = [Math.min(y0, p.y), Math.max(y1, p.y)];
     }
   if (xRange) [x0, x1] = [xRange[0], xRange[1]];
+  if (refY !== null && Number.isFinite(refY) && (!log || refY > 0) && y0 <= y1) [y0, y1] = [Math.min(y0, refY), Math.max(y1, refY)];
   if (!(x0 <= x1 && y0 <= y1)) return { xDomain: ['dataMin', 'dataMax'], xTicks: undefined, yDomain: ['auto', 'auto'], yTicks: undefined };
-  if (y1 - y0 <= Math.abs(y1) * 1e-9) [y0, y1] = log ? [y0 / 2, y1 * 2] : [y0 - Math.max(1e-6, Math.abs(y0) * 0.05), y1 + Math.max(1e-6, Math.abs(y1) * 0.05)];
+  if (y1 - y0 <= Math.abs(y1) * 1e-9)
+    [y0, y1] = log ? [y0 / 2, y1 * 2] : [y0 - Math.max(1e-6, Math.abs(y0) * 0.05), y1 + Math.max(1e-6, Math.abs(y1) * 0.05)];
   const plotW = Math.max(40, width - Y_AXIS_WIDTH - MARGIN_RIGHT);
   const plotH = Math.max(40, height - 40);
   const xFormat = (v: number) => String(v);

@@ -9,7 +9,7 @@ import { DebiasedEma } from './smoothing';
 
 type RawSeries = 'lossRaw' | 'tokensPerSecond' | 'lr' | 'gradNorm' | 'gateCmp' | 'gateSel' | 'gateWin';
 type SmoothSeries = 'lossSmooth' | 'tokensSmooth' | 'gradSmooth' | 'gateCmpSmooth' | 'gateSelSmooth' | 'gateWinSmooth';
-export type SeriesId = RawSeries | SmoothSeries | 'val';
+export type SeriesId = RawSeries | SmoothSeries | 'val' | 'accuracy';
 
 /** The smoothed series and the raw one each follows (the learning rate is a schedule: never smoothed). */
 const SMOOTHED: Record<SmoothSeries, RawSeries> = {
@@ -60,7 +60,7 @@ export class ChartSeries {
   ) {
     this.weight = smoothing;
     this.ema = ChartSeries.emas(smoothing);
-    const ids: SeriesId[] = [...STEP_IDS, ...SMOOTH_IDS, 'val'];
+    const ids: SeriesId[] = [...STEP_IDS, ...SMOOTH_IDS, 'val', 'accuracy'];
     this.series = Object.fromEntries(ids.map((id) => [id, new MinMaxBuckets(maxPoints)])) as Record<SeriesId, MinMaxBuckets>;
   }
 
@@ -92,8 +92,10 @@ export class ChartSeries {
     this.metrics = metrics;
 
     const val = this.get('val');
+    const accuracy = this.get('accuracy');
     if (!extends_(this.evals, evals)) {
       val.clear();
+      accuracy.clear();
       this.evals = [];
       changed = true;
     }
@@ -102,7 +104,10 @@ export class ChartSeries {
     for (let i = this.evals.length; i < evals.length; i++) {
       // Evaluation n follows step n − 1 (its time axis position is that step's end).
       const x = this.x === 'step' ? evals[i].step : this.secondsAt.get(evals[i].step - 1);
-      if (x !== undefined) val.push({ x, y: evals[i].valLoss });
+      if (x === undefined) continue;
+      val.push({ x, y: evals[i].valLoss });
+      const a = evals[i].accuracy;
+      if (a !== undefined) accuracy.push({ x, y: a });
     }
     changed ||= evals.length !== this.evals.length;
     this.evals = evals;
