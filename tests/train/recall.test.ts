@@ -22,6 +22,7 @@ import {
 import { preset } from '../../src/train/presets';
 import { scoreRecall } from '../../src/train/recall-eval';
 import { RECALL_PRESET, RECALL_TASK } from '../../src/train/recall-preset';
+import { evaluateRun } from '../../src/train/task-eval';
 import { Trainer } from '../../src/train/trainer';
 import { rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
@@ -178,6 +179,7 @@ describe('scoreRecall', () => {
     const gpu = await getGpu();
     const task = RECALL_TASK;
     const cfg = preset('tiny');
+    cfg.model.attention = 'dense';
     const B = cfg.train.batchSize;
     const ds = createRecallDataset({ kind: 'recall', ...task }, { batchSize: B, seqLen: T, seed: 3 });
     const trainer = await Trainer.create(gpu, cfg, ds);
@@ -223,6 +225,17 @@ describe('scoreRecall', () => {
       };
       expect((await scoreRecall(trainer, [retarget((a) => a)], answers)).accuracy).toBe(1);
       expect((await scoreRecall(trainer, [retarget((a) => (a + 1) % V)], answers)).accuracy).toBe(0);
+      // The run's evaluation (CLI and page): the validation loss and, for recall data, the accuracy
+      // of the same scorer on the same validation batches; text data gets none.
+      const run = {
+        ...cfg,
+        train: { ...cfg.train, evalBatches: 2 },
+        data: { source: 'recall' as const, tokenizer: 'byte' as const, recall: task },
+      };
+      const e = await evaluateRun(trainer, run);
+      expect(e.accuracy).toBe((await scoreRecall(trainer, ds.validationBatches(2), answers)).accuracy);
+      expect(e.valLoss).toBe((await trainer.evaluate()).valLoss);
+      expect((await evaluateRun(trainer, cfg)).accuracy).toBeUndefined();
     } finally {
       trainer.destroy();
     }
