@@ -10,13 +10,14 @@ import { readFileSync } from 'node:fs';
 
 import { type Download, expect, type Locator, type Page, test } from '@playwright/test';
 
-import { openPlayground, saveScreenshot, stepTo, trainingLosses, waitForStatus } from './page-helpers';
+import { expectAdapter, openPlayground, saveScreenshot, stepTo, trainingLosses, waitForStatus } from './page-helpers';
 
 test.describe.configure({ mode: 'serial' });
 
 const STEPS = 6;
 const PAUSE_AT = 3;
-const HASH = `v=1&preset=tiny&train.steps=${STEPS}&train.warmupSteps=2&train.evalEvery=3`;
+// Dense first (the presets default to NSA): its counterpart is then 'Same config, NSA'.
+const HASH = `v=1&preset=tiny&model.attention=dense&train.steps=${STEPS}&train.warmupSteps=2&train.evalEvery=3`;
 
 const rows = (page: Page) => page.getByTestId('library-row');
 const rowById = (page: Page, id: string) => page.locator(`[data-testid="library-row"][data-run-id="${id}"]`);
@@ -149,6 +150,15 @@ test('library round trip: listed, renamed, reset undone, downloaded, deleted (an
   await expect(page.getByTestId('library-error')).toHaveCount(0);
   await expect(rows(page)).toHaveCount(4);
   await expect(rows(page).first()).toHaveAttribute('data-steps', String(STEPS));
+
+  // A link to a run's view: Open puts ?run=<id> in the address bar; loading it opens that run.
+  page.on('dialog', (d) => void d.accept()); // leaving a paused run: its autosave is in the library
+  await rowById(page, baselineId).getByTestId('library-open').click();
+  await expect.poll(() => page.evaluate(() => new URLSearchParams(location.search).get('run'))).toBe(baselineId);
+  await page.reload();
+  await expectAdapter(page);
+  await expect(page.getByTestId('compare-panel')).toHaveAttribute('data-runs', '1');
+  await expect(rowById(page, baselineId).getByTestId('library-compare')).toBeChecked();
   expect(errors).toEqual([]);
   await page.close();
 });

@@ -13,6 +13,7 @@ import { HeartbeatPanel } from './heartbeat/HeartbeatPanel';
 import { Inspect } from './layout/Inspect';
 import { useLibrary } from './library/library-state';
 import { LibraryPanel } from './library/LibraryPanel';
+import { runIdFromSearch, writeRunToUrl } from './library/run-link';
 import { AutosaveBanner, useAutosaveGuards } from './run/Autosave';
 import { RunPanel } from './run/RunPanel';
 import { useStore } from './store';
@@ -50,6 +51,23 @@ function useHashSync(): void {
   );
 }
 
+/** A page opened with ?run=<id>: that library run's curves, once the library is read; or why not. */
+function useRunFromUrl(openRun: (id: string) => void): void {
+  const loaded = useLibrary((l) => l.loaded);
+  const done = useRef(false);
+  useEffect(() => {
+    if (done.current || !loaded || typeof location === 'undefined') return;
+    done.current = true;
+    const id = runIdFromSearch(location.search);
+    if (id === null) return;
+    if (useLibrary.getState().entries.some((e) => e.id === id)) openRun(id);
+    else {
+      useLibrary.getState().setError(`The linked run (${id}) is not in this browser's run library: runs are kept per browser.`);
+      writeRunToUrl(null);
+    }
+  }, [loaded, openRun]);
+}
+
 export function App() {
   const adapterStatus = useStore((s) => s.adapter.status);
   const config = useStore((s) => s.config);
@@ -64,10 +82,12 @@ export function App() {
   const compareRef = useRef<HTMLElement>(null);
   // "Open" a library run: its curves alone in the comparison view, scrolled to.
   const openRun = useCallback((id: string) => {
+    writeRunToUrl(id); // the address bar now links to this run's view
     useLibrary.getState().setCompare([id]);
     requestAnimationFrame(() => compareRef.current?.scrollIntoView({ behavior: 'smooth', block: 'start' }));
   }, []);
   useHashSync();
+  useRunFromUrl(openRun);
   useAutosaveGuards();
   useEffect(() => {
     void probeAdapter();

@@ -27,7 +27,17 @@ function tiny(edit: (c: RunConfig) => void = () => {}): RunConfig {
 /** A Llama-7B-like shape: 6.5 billion parameters. */
 function sixPointFiveBillion(): RunConfig {
   return tiny((c) => {
-    Object.assign(c.model, { attention: 'dense', vocabSize: 32000, dim: 4096, nLayers: 32, nHeads: 32, nKvGroups: 8, dk: 128, dv: 128, ffnHidden: 12800 });
+    Object.assign(c.model, {
+      attention: 'dense',
+      vocabSize: 32000,
+      dim: 4096,
+      nLayers: 32,
+      nHeads: 32,
+      nKvGroups: 8,
+      dk: 128,
+      dv: 128,
+      ffnHidden: 12800,
+    });
   });
 }
 
