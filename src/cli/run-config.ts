@@ -1,13 +1,14 @@
 // Builds a run config from CLI flags: a preset, shortcut flags, then --set overrides.
 import type { AttentionKind } from '../spec/model-config';
 import type { DataSource, RunConfig } from '../train/config';
+import { longPreset } from '../train/long-preset';
 import { preset, PRESET_NAMES, type PresetName } from '../train/presets';
 import { recallPreset, withDataSource } from '../train/recall-preset';
 import { applySet, type ArgSpec, intFlag, numFlag, type ParsedArgs } from './args';
 import { UsageError } from './usage';
 
 /** The engine's presets plus the associative-recall one (the tiny NSA model on data.recall). */
-const CLI_PRESETS: readonly string[] = [...PRESET_NAMES, 'recall'];
+const CLI_PRESETS: readonly string[] = [...PRESET_NAMES, 'recall', 'long'];
 
 export const USAGE = `usage: npm run train -- [--preset ${CLI_PRESETS.join('|')}] [--data brown|random|copy|recall|file:<path>]
   [--attention dense|nsa] [--tokenizer byte|gpt2] [--steps N] [--batch N] [--accum N] [--lr X] [--seed N] [--eval-every N]
@@ -52,7 +53,7 @@ export function runConfigFromArgs(args: ParsedArgs): { config: RunConfig; upload
   const name = args.flags.get('preset') ?? 'tiny';
   if (!CLI_PRESETS.includes(name))
     throw new UsageError(`--preset: unknown preset '${name}' (known: ${CLI_PRESETS.join(', ')})`, { flag: 'preset', value: name });
-  const config = name === 'recall' ? recallPreset() : preset(name as PresetName);
+  const config = name === 'recall' ? recallPreset() : name === 'long' ? longPreset() : preset(name as PresetName);
   let uploadPath: string | undefined;
   const data = args.flags.get('data');
   if (data !== undefined) {

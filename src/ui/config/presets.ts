@@ -1,10 +1,11 @@
 // The presets the page offers: the engine's named presets plus the associative-recall task.
 import type { RunConfig } from '../../train/config';
+import { longPreset } from '../../train/long-preset';
 import { preset, type PresetName } from '../../train/presets';
 import { recallPreset } from '../../train/recall-preset';
 import { diffSize } from './diff';
 
-export const UI_PRESET_NAMES = ['tiny', 'small', 'm7c-125m', 'recall'] as const;
+export const UI_PRESET_NAMES = ['tiny', 'small', 'm7c-125m', 'recall', 'long'] as const;
 export type UiPresetName = (typeof UI_PRESET_NAMES)[number];
 export const DEFAULT_PRESET: UiPresetName = 'tiny';
 
@@ -13,6 +14,7 @@ export const PRESET_LABELS: Record<UiPresetName, string> = {
   small: 'small — 4 layers, dim 256, T 256',
   'm7c-125m': 'm7c-125m — 12 layers, dim 768, T 1024, GPT-2 tokens',
   recall: 'recall task — tiny NSA model, answers beyond the window',
+  long: 'long — recall at T 4096, paper NSA blocks (a GPU preset)',
 };
 
 export function isUiPresetName(s: string): s is UiPresetName {
@@ -21,7 +23,9 @@ export function isUiPresetName(s: string): s is UiPresetName {
 
 /** A fresh copy of the preset, safe to edit. */
 export function uiPreset(name: UiPresetName): RunConfig {
-  return name === 'recall' ? recallPreset() : preset(name satisfies PresetName);
+  if (name === 'recall') return recallPreset();
+  if (name === 'long') return longPreset();
+  return preset(name satisfies PresetName);
 }
 
 /** The preset `c` equals, if any. */
