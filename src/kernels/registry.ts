@@ -7,6 +7,7 @@ import type { Kernel, KernelVariant } from '../gpu/kernel-interface';
 import { ADAMW_VARIANTS } from './adamw';
 import { ATTENTION_VARIANTS } from './attention';
 import { CROSSENTROPY_VARIANTS } from './crossentropy';
+import { DECODE_VARIANTS } from './decode';
 import { EMBEDDING_VARIANTS } from './embedding';
 import { GRADNORM_VARIANTS } from './gradnorm';
 import { MATMUL_VARIANTS } from './matmul';
@@ -26,6 +27,7 @@ export const KERNEL_VARIANTS: readonly KernelVariant[] = [
   ...ADAMW_VARIANTS,
   ...ATTENTION_VARIANTS,
   ...CROSSENTROPY_VARIANTS,
+  ...DECODE_VARIANTS,
   ...EMBEDDING_VARIANTS,
   ...GRADNORM_VARIANTS,
   ...MATMUL_VARIANTS,

@@ -1,0 +1,163 @@
+// GPU decode (src/model/decode/gpu-decoder.ts) against its float64 twin, the KV-cache decoder of
+// src/reference/decoder.ts, fed the same tokens one position at a time, two sequences in lockstep:
+// at every position the logits agree to relative RMS ≤ 1e-5 (f32 vs f64), the NSA selections are
+// equal, and the key rows each group's kernel counted equal the reference's and the formula
+// ncmp(t) + |selected ≤ t| + min(w, t+1) exactly. Cases: dense; φ avg and mlp; shared and
+// per-branch K/V; learned, forced and frozen gates; windows that wrap (T > w) and T not a
+// multiple of l, d or l′; one group. Then GPU decode = GPU prefill (the training forward's
+// per-position losses), and no buffer is created per token after the first.
+import { describe, expect, it } from 'vitest';
+
+import { tokenIndexLength } from '../../src/kernels/embedding-index';
+import { GpuDecoder, READ_SLOTS } from '../../src/model/decode/gpu-decoder';
+import { ModelPlan } from '../../src/model/plan';
+import { crossEntropyRef } from '../../src/reference/crossentropy';
+import { type DecodeStep, ModelDecoder, readsFormula } from '../../src/reference/decoder';
+import type { ModelConfig } from '../../src/spec/model-config';
+import { getGpu } from '../helpers/gpu';
+import { NO_OPTIMIZER } from '../helpers/models';
+import { DENSE, NSA_CASES, nsaModel, randomParams, randomTokens } from './helpers';
+
+const LOGITS_TOL = 1e-5;
+const B = 2;
+
+const CASES: Array<[string, ModelConfig]> = [
+  ['dense', { ...DENSE, seqLen: 19 }],
+  ...NSA_CASES,
+  [
+    'avg, shared K/V, l 6, d 3, l′ 9: T = 37 a multiple of none; w = 3',
+    nsaModel({ sharedKV: true, w: 3, l: 6, d: 3, lSel: 9 }, { seqLen: 37 }),
+  ],
+  ['mlp, per-branch K/V (window ring of 4), gates forced to cmp', nsaModel({ phi: 'mlp', w: 4, gates: { kind: 'force', branch: 'cmp' } })],
+];
+
+function relRms(got: ArrayLike<number>, want: ArrayLike<number>): number {
+  let e = 0;
+  let n = 0;
+  for (let i = 0; i < want.length; i++) {
+    e += (got[i] - want[i]) ** 2;
+    n += want[i] ** 2;
+  }
+  return Math.sqrt(e / Math.max(n, 1e-300));
+}
+
+describe('GPU decode = float64 decode at every position (logits rel RMS ≤ 1e-5, selections and counted reads equal)', () => {
+  it.each(CASES)('%s', async (_name, c) => {
+    const gpu = await getGpu();
+    const params = randomParams(c, 21);
+    const T = c.seqLen;
+    const tokens = [randomTokens(T, c.vocabSize, 5), randomTokens(T, c.vocabSize, 6)];
+    const dec = await GpuDecoder.create(gpu, c, { batch: B });
+    dec.loadParams(params);
+    const refs = tokens.map(() => new ModelDecoder(c, params));
+    const nsa = c.attention === 'nsa' ? c.nsa : undefined;
+    const G = c.nKvGroups;
+    const nSel = nsa?.nSel ?? 1;
+    let worst = 0;
+    let buffersAfterFirst = 0;
+    for (let t = 0; t < T; t++) {
+      const out = await dec.step([tokens[0][t], tokens[1][t]]);
+      if (!out) throw new Error('no output');
+      if (t === 0) buffersAfterFirst = gpu.counters.buffersCreated;
+      expect(out.t).toBe(t);
+      for (let b = 0; b < B; b++) {
+        const want: DecodeStep = refs[b].step(tokens[b][t]);
+        const got = out.logits.subarray(b * c.vocabSize, (b + 1) * c.vocabSize);
+        const e = relRms(got, want.logits);
+        worst = Math.max(worst, e);
+        expect(e, `b=${b} t=${t}`).toBeLessThanOrEqual(LOGITS_TOL);
+        for (let l = 0; l < c.nLayers; l++) {
+          for (let g = 0; g < G; g++) {
+            const r = Array.from(out.reads.subarray(((l * B + b) * G + g) * 4, ((l * B + b) * G + g + 1) * 4));
+            if (!nsa) {
+              expect(r, `dense reads l=${l} b=${b} t=${t}`).toEqual([0, 0, 0, t + 1]);
+              continue;
+            }
+            const L = want.nsa[l];
+            const row = Array.from(out.selection.subarray(((l * B + b) * G + g) * nSel, ((l * B + b) * G + g + 1) * nSel));
+            expect(row, `selection l=${l} b=${b} g=${g} t=${t}`).toEqual(Array.from(L.selection.subarray(g * nSel, (g + 1) * nSel)));
+            const f = readsFormula(t, row, nsa);
+            expect(r.slice(0, 3), `reads l=${l} b=${b} g=${g} t=${t}`).toEqual([L.reads[g].cmp, L.reads[g].sel, L.reads[g].win]);
+            expect(r.slice(0, 3)).toEqual([f.cmp, f.sel, f.win]);
+          }
+        }
+      }
+    }
+    // Every buffer (caches, staging, uniforms) exists after the first token; none per token.
+    expect(gpu.counters.buffersCreated).toBe(buffersAfterFirst);
+    expect(READ_SLOTS).toEqual(['cmp', 'sel', 'win', 'dense']);
+    console.log(`GPU decode vs float64 decode (${_name}): worst logits rel RMS ${worst.toExponential(2)} over ${T} positions × ${B}`);
+    dec.destroy();
+    expect(gpu.reports).toEqual([]);
+  });
+
+  it('reset starts again at position 0 with the same results; bad tokens and a full context are refused', async () => {
+    const gpu = await getGpu();
+    const c = NSA_CASES[0][1];
+    const params = randomParams(c, 3);
+    const dec = await GpuDecoder.create(gpu, c, { batch: 1, capacity: 12 });
+    dec.loadParams(params);
+    const toks = randomTokens(12, c.vocabSize, 8);
+    const first: number[][] = [];
+    for (const id of toks) first.push(Array.from((await dec.step([id]))!.logits));
+    await expect(dec.step([0])).rejects.toThrow(/context full \(12 tokens\)/);
+    dec.reset();
+    for (const [t, id] of toks.entries()) expect(Array.from((await dec.step([id]))!.logits), `t=${t}`).toEqual(first[t]);
+    dec.reset();
+    await expect(dec.step([c.vocabSize])).rejects.toThrow(/token 37 \(sequence 0\) outside the vocabulary/);
+    await expect(dec.step([1, 2])).rejects.toThrow(/2 tokens for a batch of 1/);
+    expect(() => dec.loadParams(new Map())).toThrow(/missing tensor/);
+    dec.destroy();
+  });
+});
+
+describe('GPU decode = GPU prefill (the training forward) at every position', () => {
+  it.each([CASES[0], CASES[1], CASES[2]])('%s: per-position losses rel ≤ 1e-5, selections equal', async (_name, c) => {
+    const gpu = await getGpu();
+    const T = c.seqLen;
+    const N = B * T;
+    const params = randomParams(c, 33);
+    const f32 = new Map([...params].map(([k, v]) => [k, Float32Array.from(v)]));
+    const plan = await ModelPlan.build(gpu, c, { batchSize: B, gradAccum: 1, optimizer: NO_OPTIMIZER });
+    plan.importParams(f32);
+    const tokens = randomTokens(N, c.vocabSize, 12);
+    const targets = randomTokens(N, c.vocabSize, 13);
+    plan.writeBatch(0, Int32Array.from(tokens), Int32Array.from(targets), new Int32Array(tokenIndexLength(N)));
+    const enc = gpu.device.createCommandEncoder();
+    plan.encodeEval(enc);
+    gpu.submit([enc.finish()]);
+    const losses = await plan.readLosses();
+    const nsa = c.attention === 'nsa' ? c.nsa : undefined;
+    const prefillSel: Int32Array[] = [];
+    if (nsa) for (let l = 0; l < c.nLayers; l++) prefillSel.push((await plan.readSelection(l, N)).sel);
+    plan.destroy();
+
+    const dec = await GpuDecoder.create(gpu, c, { batch: B });
+    dec.loadParams(f32);
+    const G = c.nKvGroups;
+    const nSel = nsa?.nSel ?? 1;
+    let worst = 0;
+    for (let t = 0; t < T; t++) {
+      const out = (await dec.step([tokens[t], tokens[T + t]]))!;
+      for (let b = 0; b < B; b++) {
+        const n = b * T + t;
+        const loss = crossEntropyRef(
+          Float64Array.from(out.logits.subarray(b * c.vocabSize, (b + 1) * c.vocabSize)),
+          [targets[n]],
+          1,
+          c.vocabSize,
+        ).losses[0];
+        const e = Math.abs(loss - losses[n]) / Math.abs(losses[n]);
+        worst = Math.max(worst, e);
+        expect(e, `b=${b} t=${t}: decode ${loss} vs prefill ${losses[n]}`).toBeLessThanOrEqual(1e-5);
+        for (let l = 0; nsa && l < c.nLayers; l++) {
+          const got = Array.from(out.selection.subarray((l * B + b) * G * nSel, (l * B + b + 1) * G * nSel));
+          expect(got, `selection l=${l} b=${b} t=${t}`).toEqual(Array.from(prefillSel[l].subarray(n * G * nSel, (n + 1) * G * nSel)));
+        }
+      }
+    }
+    console.log(`GPU decode vs GPU prefill (${_name}): worst per-position loss rel ${worst.toExponential(2)}`);
+    dec.destroy();
+    expect(gpu.reports).toEqual([]);
+  });
+});
