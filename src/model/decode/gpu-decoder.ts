@@ -19,8 +19,8 @@ import {
 } from '../../kernels/decode';
 import { embeddingForwardDispatch } from '../../kernels/embedding';
 import { combineForwardDispatch, gateForwardDispatch } from '../../kernels/nsa-gates';
-import { ropeTable } from '../../kernels/rope';
 import { rmsnormForwardDispatch } from '../../kernels/rmsnorm';
+import { ropeTable } from '../../kernels/rope';
 import { swigluForwardDispatch } from '../../kernels/swiglu';
 import { assertValidModelConfig, type ModelConfig } from '../../spec/model-config';
 import { numCmpBlocks, numSelBlocks } from '../../spec/nsa-blocks';
