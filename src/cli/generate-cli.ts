@@ -1,12 +1,17 @@
 // The generate command, as a function of argv and two output sinks (the entry point
-// src/cli/generate.ts wires it to the process; tests call it in-process). CPU only: no GPU needed.
+// src/cli/generate.ts wires it to the process; tests call it in-process). Decodes on the GPU
+// (src/model/decode/gpu-decoder.ts: KV caches per layer and branch, counted reads); --cpu uses the
+// float64 CPU decoder, the oracle (no GPU needed).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { acquireNodeGpu } from '../gpu/node-device';
+import { GpuDecoder } from '../model/decode/gpu-decoder';
+import { gpuTokenDecoder } from '../model/decode/gpu-token-decoder';
 import { formatConfigIssues } from '../spec/config-issue';
 import { validateModelConfig } from '../spec/model-config';
 import type { RunConfig } from '../train/config';
-import { generate, type GenerateResult } from '../train/generate';
+import { cpuTokenDecoder, generate, type GenerateResult, type TokenDecoder } from '../train/generate';
 import { loadCheckpoint } from '../train/run-files';
 import { createTokenizer, type Tokenizer } from '../train/tokenizer';
 import { type ArgSpec, intFlag, numFlag, parseArgs } from './args';
@@ -18,13 +23,15 @@ export const GENERATE_USAGE = `usage: npm run generate -- --run <run> --prompt "
   --tokens N          most tokens to generate (default 100; stops earlier at the context length)
   --temperature X     0 = greedy argmax (default 0.8)
   --top-k K           sample among the K most likely tokens; 0 = all (default 40)
+  --top-p P           then keep the most likely tokens up to probability P, in (0, 1] (default 1 = all)
   --seed S            sampling seed (default 1)
   --runs-dir DIR      where runs live (default runs)
+  --cpu               decode on the float64 CPU decoder (the oracle) instead of the GPU
   --help`;
 
 const ARGS: ArgSpec = {
-  values: ['run', 'prompt', 'tokens', 'temperature', 'top-k', 'seed', 'runs-dir'],
-  booleans: ['help'],
+  values: ['run', 'prompt', 'tokens', 'temperature', 'top-k', 'top-p', 'seed', 'runs-dir'],
+  booleans: ['help', 'cpu'],
   usage: GENERATE_USAGE,
 };
 
@@ -101,7 +108,7 @@ function printReads(io: CliIo, config: RunConfig, tok: Tokenizer, res: GenerateR
   return bad === 0;
 }
 
-export function runGenerateCli(argv: readonly string[], io: CliIo): number {
+export async function runGenerateCli(argv: readonly string[], io: CliIo): Promise<number> {
   try {
     const args = parseArgs(argv, ARGS);
     if (args.flags.has('help')) {
@@ -114,11 +121,13 @@ export function runGenerateCli(argv: readonly string[], io: CliIo): number {
       maxTokens: intFlag(args, 'tokens') ?? 100,
       temperature: numFlag(args, 'temperature') ?? 0.8,
       topK: intFlag(args, 'top-k') ?? 40,
+      topP: numFlag(args, 'top-p') ?? 1,
       seed: intFlag(args, 'seed') ?? 1,
     }));
     if (opts.maxTokens < 0) throw new UsageError(`--tokens must be ≥ 0 (got ${opts.maxTokens})`);
     if (opts.temperature < 0) throw new UsageError(`--temperature must be ≥ 0 (got ${opts.temperature})`);
     if (opts.topK < 0) throw new UsageError(`--top-k must be ≥ 0 (got ${opts.topK})`);
+    if (!(opts.topP > 0 && opts.topP <= 1)) throw new UsageError(`--top-p must be in (0, 1] (got ${opts.topP})`);
     const { config, values, dir } = loadRun(args.flags.get('runs-dir') ?? 'runs', run);
     const m = config.model;
     const tok = createTokenizer(config.data.tokenizer);
@@ -130,12 +139,30 @@ export function runGenerateCli(argv: readonly string[], io: CliIo): number {
       );
     const tooBig = ids.find((id) => id >= m.vocabSize);
     if (tooBig !== undefined) throw new UsageError(`--prompt has token ${tooBig}, outside run '${run}''s vocabulary of ${m.vocabSize}`);
+    let decoder: TokenDecoder;
+    let release = () => {};
+    if (args.flags.has('cpu')) decoder = cpuTokenDecoder(m, values);
+    else {
+      const gpu = await acquireNodeGpu({ announce: false });
+      const dec = await GpuDecoder.create(gpu, m);
+      dec.loadParams(values);
+      decoder = gpuTokenDecoder(dec);
+      release = () => {
+        dec.destroy();
+        gpu.destroy();
+      };
+    }
     io.out(
       `[run] ${dir}: ${m.attention} attention, ${m.nLayers} layers, dim ${m.dim}, context ${m.seqLen}, ${tok.name} tokenizer; ` +
-        `temperature ${opts.temperature}, top-k ${opts.topK}, seed ${opts.seed}; CPU float64 decoder with KV cache`,
+        `temperature ${opts.temperature}, top-k ${opts.topK}, top-p ${opts.topP}, seed ${opts.seed}; ${decoder.name} with KV caches`,
     );
     const t0 = performance.now();
-    const res = generate(m, values, ids, { ...opts, vocabLimit: Math.min(m.vocabSize, tok.vocabSize) }, (x) => tok.decode(x));
+    let res: GenerateResult;
+    try {
+      res = await generate(m, decoder, ids, { ...opts, vocabLimit: Math.min(m.vocabSize, tok.vocabSize) }, (x) => tok.decode(x));
+    } finally {
+      release();
+    }
     const seconds = (performance.now() - t0) / 1000;
     io.out('');
     io.out(prompt + res.text);

@@ -1,5 +1,5 @@
-// npm run generate -- --run <run> --prompt "text" [--tokens N --temperature X --top-k K --seed S]
-// Loads runs/<run>'s checkpoint and continues the prompt on the CPU decoder (src/reference/decoder.ts).
+// npm run generate -- --run <run> --prompt "text" [--tokens N --temperature X --top-k K --top-p P --seed S --cpu]
+// Loads runs/<run>'s checkpoint and continues the prompt on the GPU decoder (--cpu: the float64 CPU decoder).
 import { runGenerateCli } from './generate-cli';
 import { runMain } from './main';
 

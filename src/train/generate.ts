@@ -1,9 +1,11 @@
-// Text generation on the CPU decoder: the prompt is fed token by token (decode = prefill), then
-// tokens are sampled with temperature and top-k from a seeded mulberry32 stream, until the
-// requested count or the context length. One loop (generateStream) serves the CLI's generate()
-// and the worker's token streaming. For NSA models every generated token carries, per layer
-// and group, the keys each branch read for the query that produced it, beside the paper's formula.
-import { type BranchReads, type DecodeStep, ModelDecoder, type ReadsFormula, readsFormula } from '../reference/decoder';
+// Text generation over a token decoder — the GPU decoder (src/model/decode/gpu-decoder.ts,
+// through gpuTokenDecoder) or the float64 CPU decoder (cpuTokenDecoder, the oracle): the prompt
+// is fed token by token (decode = prefill), then tokens are sampled with temperature, top-k and
+// top-p from a seeded mulberry32 stream, until the requested count or the context length. One
+// loop (generateStream) serves the CLI's generate() and the worker's token streaming. For NSA
+// models every generated token carries, per layer and group, the keys each branch read for the
+// query that produced it (counted by the decoder), beside the paper's formula.
+import { type BranchReads, ModelDecoder, type ReadsFormula, readsFormula } from '../reference/decoder';
 import type { ModelConfig } from '../spec/model-config';
 import { mulberry32 } from '../util/random';
 
@@ -12,6 +14,11 @@ export interface SamplingOptions {
   temperature: number;
   /** Keep only the k most likely tokens (ties to the lower id); 0 = no limit. */
   topK: number;
+  /**
+   * Nucleus sampling: keep the most likely tokens (after top-k) until their probability reaches
+   * topP, in (0, 1]; 1 or absent = no limit.
+   */
+  topP?: number;
 }
 
 export interface GenerateOptions extends SamplingOptions {
@@ -60,11 +67,14 @@ export function checkSampling(o: SamplingOptions): void {
   if (!(Number.isFinite(o.temperature) && o.temperature >= 0))
     throw new Error(`temperature must be a finite number ≥ 0 (got ${o.temperature})`);
   if (!(Number.isInteger(o.topK) && o.topK >= 0)) throw new Error(`top-k must be an integer ≥ 0 (got ${o.topK})`);
+  const p = o.topP ?? 1;
+  if (!(Number.isFinite(p) && p > 0 && p <= 1)) throw new Error(`top-p must be a number in (0, 1] (got ${p})`);
 }
 
 /**
  * One token from logits[0..n): argmax when temperature = 0 or topK = 1; otherwise the softmax of
- * logits/temperature over the top-k ids, inverted at one uniform draw u ∈ [0, 1).
+ * logits/temperature over the top-k ids, cut to the smallest most-likely set reaching top-p,
+ * inverted at one uniform draw u ∈ [0, 1).
  */
 export function sampleToken(logits: ArrayLike<number>, o: SamplingOptions, rand: () => number, n: number = logits.length): number {
   checkSampling(o);
@@ -81,7 +91,9 @@ export function sampleToken(logits: ArrayLike<number>, o: SamplingOptions, rand:
   // exp(−∞) = 0 for the rest, never ∞ − ∞.
   let m = -Infinity;
   for (const i of ids) m = Math.max(m, logits[i]);
-  const w = ids.map((i) => Math.exp((logits[i] - m) / o.temperature));
+  let w = ids.map((i) => Math.exp((logits[i] - m) / o.temperature));
+  const topP = o.topP ?? 1;
+  if (topP < 1) [ids, w] = nucleus(ids, w, topP);
   let z = 0;
   for (const v of w) z += v;
   const u = rand() * z;
@@ -93,16 +105,70 @@ export function sampleToken(logits: ArrayLike<number>, o: SamplingOptions, rand:
   return ids[ids.length - 1];
 }
 
-function groupReads(st: DecodeStep, c: ModelConfig): GroupReads[] {
+/** The most likely ids (weights descending, ties to the lower id) until their share reaches p; in id order. */
+function nucleus(ids: number[], w: number[], p: number): [number[], number[]] {
+  let z = 0;
+  for (const v of w) z += v;
+  const order = ids.map((_, r) => r).sort((a, b) => w[b] - w[a] || ids[a] - ids[b]);
+  const keep: number[] = [];
+  let acc = 0;
+  for (const r of order) {
+    keep.push(r);
+    acc += w[r];
+    if (acc >= p * z) break;
+  }
+  keep.sort((a, b) => ids[a] - ids[b]);
+  return [keep.map((r) => ids[r]), keep.map((r) => w[r])];
+}
+
+/** What a decoder returns for a fed token whose logits were asked for. */
+export interface FedToken {
+  /** Position of the token fed. */
+  t: number;
+  /** Next-token logits [vocabSize]. */
+  logits: ArrayLike<number>;
+  /** Per NSA layer: selected blocks [G, nSel] of query t (copies). Empty for dense models. */
+  selection: Int32Array[];
+  /** Per NSA layer, per group: the key rows each branch read for query t. Empty for dense. */
+  reads: BranchReads[][];
+}
+
+/** A decoder as generation drives it, one token at a time. */
+export interface TokenDecoder {
+  /** For messages: which decoder runs (e.g. 'GPU decoder (WebGPU, f32)'). */
+  readonly name: string;
+  /** Feeds the token at the next position; want = false: its logits are not needed (prompt tokens but the last). */
+  feed(token: number, want: boolean): Promise<FedToken | null>;
+}
+
+/** The float64 CPU decoder (src/reference/decoder.ts) as a TokenDecoder: the oracle. */
+export function cpuTokenDecoder(config: ModelConfig, params: ReadonlyMap<string, ArrayLike<number>>): TokenDecoder {
+  const dec = new ModelDecoder(config, params);
+  return {
+    name: 'CPU float64 decoder',
+    feed(token: number, want: boolean): Promise<FedToken | null> {
+      const st = dec.step(token);
+      if (!want) return Promise.resolve(null);
+      return Promise.resolve({
+        t: st.t,
+        logits: st.logits,
+        selection: st.nsa.map((L) => L.selection.slice()),
+        reads: st.nsa.map((L) => L.reads),
+      });
+    },
+  };
+}
+
+function groupReads(st: FedToken, c: ModelConfig): GroupReads[] {
   const nsa = c.nsa;
   if (!nsa || c.attention !== 'nsa') return [];
   const out: GroupReads[] = [];
-  for (const L of st.nsa) {
+  st.reads.forEach((layerReads, layer) => {
     for (let g = 0; g < c.nKvGroups; g++) {
-      const row = L.selection.subarray(g * nsa.nSel, (g + 1) * nsa.nSel);
-      out.push({ layer: L.layer, group: g, ...L.reads[g], formula: readsFormula(st.t, row, nsa) });
+      const row = st.selection[layer].subarray(g * nsa.nSel, (g + 1) * nsa.nSel);
+      out.push({ layer, group: g, ...layerReads[g], formula: readsFormula(st.t, row, nsa) });
     }
-  }
+  });
   return out;
 }
 
@@ -134,41 +200,41 @@ export function checkGenerate(config: ModelConfig, promptTokens: readonly number
 
 /**
  * The generation loop: yields each token as soon as it is sampled (the worker streams and cancels
- * between tokens; generate() collects them). Arguments are checked on the first next().
+ * between tokens; generate() collects them). Arguments are checked before the first token is fed;
+ * `decoder` must be fresh (nothing fed yet).
  */
-export function* generateStream(
+export async function* generateStream(
   config: ModelConfig,
-  params: ReadonlyMap<string, ArrayLike<number>>,
+  decoder: TokenDecoder,
   promptTokens: readonly number[],
   o: GenerateOptions,
-): Generator<StreamStep, void, void> {
+): AsyncGenerator<StreamStep, void, void> {
   checkGenerate(config, promptTokens, o);
   const V = o.vocabLimit ?? config.vocabSize;
   const P = promptTokens.length;
-  const dec = new ModelDecoder(config, params);
   const rand = mulberry32(o.seed);
-  let last: DecodeStep | undefined;
-  for (const id of promptTokens) last = dec.step(id);
+  let last: FedToken | null = null;
+  for (const [i, id] of promptTokens.entries()) last = await decoder.feed(id, i === P - 1);
   let n = 0;
   while (n < o.maxTokens && P + n < config.seqLen) {
-    const st = last as DecodeStep;
+    const st = last as FedToken;
     const token = sampleToken(st.logits, o, rand, V);
     n++;
-    yield { token, t: st.t, selection: st.nsa.map((L) => L.selection.slice()), reads: groupReads(st, config) };
+    yield { token, t: st.t, selection: st.selection.map((s) => s.slice()), reads: groupReads(st, config) };
     // The last token is never fed: nothing would read its logits.
-    if (n < o.maxTokens && P + n < config.seqLen) last = dec.step(token);
+    if (n < o.maxTokens && P + n < config.seqLen) last = await decoder.feed(token, true);
   }
 }
 
-export function generate(
+export async function generate(
   config: ModelConfig,
-  params: ReadonlyMap<string, ArrayLike<number>>,
+  decoder: TokenDecoder,
   promptTokens: readonly number[],
   o: GenerateOptions,
   decode: (ids: number[]) => string,
-): GenerateResult {
+): Promise<GenerateResult> {
   const steps: GeneratedToken[] = [];
-  for (const { token, t, reads } of generateStream(config, params, promptTokens, o)) steps.push({ token, t, reads });
+  for await (const { token, t, reads } of generateStream(config, decoder, promptTokens, o)) steps.push({ token, t, reads });
   const tokens = steps.map((s) => s.token);
   return {
     promptTokens: [...promptTokens],

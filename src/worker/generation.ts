@@ -1,10 +1,12 @@
 // Generation for the page: tokenizes the prompt with the run's tokenizer (or reads token ids for
 // synthetic data), streams tokens from generateStream in batches of at most 10 per second,
 // yields to the worker's event loop between tokens (so training and cancel messages interleave),
-// and stops early on cancel(). A new generation cancels the one running.
+// and stops early on cancel(). A new generation cancels the one running and starts once it has
+// stopped (the runs share one decoder). The decoder comes from the run (the GPU decoder in the
+// page); the default is the float64 CPU decoder.
 import type { ModelConfig } from '../spec/model-config';
 import type { Dataset } from '../train/datasets';
-import { generateStream } from '../train/generate';
+import { cpuTokenDecoder, generateStream, type TokenDecoder } from '../train/generate';
 import { type GenerateRequest, type GenerateResult, type GenerateStart, MAX_UPDATES_PER_SECOND, type StreamedToken } from './protocol';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -20,12 +22,17 @@ export function parseTokenIds(prompt: string, vocabSize: number): number[] {
   return ids;
 }
 
+/** A fresh decoder over the given weights (nothing fed yet). */
+export type DecoderFactory = (params: ReadonlyMap<string, ArrayLike<number>>) => Promise<TokenDecoder>;
+
 export class TokenStreamer {
   private current = 0;
+  private running: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly model: ModelConfig,
     private readonly dataset: Dataset,
+    private readonly decoderFor: DecoderFactory = (p) => Promise.resolve(cpuTokenDecoder(model, p)),
   ) {}
 
   private encode(prompt: string): number[] {
@@ -51,17 +58,33 @@ export class TokenStreamer {
     onTokens: (t: StreamedToken[]) => void,
   ): Promise<GenerateResult> {
     const id = ++this.current;
+    const previous = this.running;
+    const mine = previous.catch(() => undefined).then(() => this.generate(id, params, step, req, onStart, onTokens));
+    this.running = mine;
+    return mine;
+  }
+
+  private async generate(
+    id: number,
+    params: ReadonlyMap<string, ArrayLike<number>>,
+    step: number,
+    req: GenerateRequest,
+    onStart: (s: GenerateStart) => void,
+    onTokens: (t: StreamedToken[]) => void,
+  ): Promise<GenerateResult> {
     const promptTokens = this.encode(req.prompt);
     const o = {
       maxTokens: req.maxTokens,
       temperature: req.temperature,
       topK: req.topK,
+      topP: req.topP,
       seed: req.seed,
       vocabLimit: Math.min(this.dataset.vocabSize, this.model.vocabSize),
     };
-    const stream = generateStream(this.model, params, promptTokens, o);
-    const first = stream.next(); // a generator body runs on the first next(): bad arguments throw here, before onStart
-    onStart({ promptTokens, promptPieces: promptTokens.map((t) => this.decode([t])) });
+    const decoder = await this.decoderFor(params);
+    const stream = generateStream(this.model, decoder, promptTokens, o);
+    const first = await stream.next(); // a generator body runs on the first next(): bad arguments throw here, before onStart
+    onStart({ promptTokens, promptPieces: promptTokens.map((t) => this.decode([t])), decoder: decoder.name });
     const tokens: number[] = [];
     let pending: StreamedToken[] = [];
     let lastEmit = -Infinity;
@@ -72,7 +95,7 @@ export class TokenStreamer {
       lastEmit = performance.now();
     };
     let cancelled = false;
-    for (let r = first; !r.done; r = stream.next()) {
+    for (let r = first; !r.done; r = await stream.next()) {
       const s = r.value;
       tokens.push(s.token);
       // Decode the whole continuation so multi-byte characters come out whole once complete.

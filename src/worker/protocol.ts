@@ -101,6 +101,8 @@ export interface GenerateRequest {
   temperature: number;
   /** 0 = no limit. */
   topK: number;
+  /** Nucleus sampling in (0, 1]; absent or 1 = no limit. */
+  topP?: number;
   seed: number;
   /** Wait at least this long between tokens, so a fast model still streams visibly (0 = none). */
   tokenDelayMs?: number;
@@ -125,6 +127,8 @@ export interface GenerateStart {
   promptTokens: number[];
   /** Decoded prompt pieces, one per prompt token. */
   promptPieces: string[];
+  /** Which decoder generates (e.g. the GPU decoder and its adapter). */
+  decoder?: string;
 }
 
 export interface GenerateResult {

@@ -3,6 +3,8 @@
 // file (the CLI's format) it is saved to or continued from. Imported lazily by the worker, so
 // probing the adapter does not wait for the model code and tokenizers to load.
 import type { GpuContext } from '../gpu/context';
+import { GpuDecoder } from '../model/decode/gpu-decoder';
+import { gpuTokenDecoder } from '../model/decode/gpu-token-decoder';
 import { readSelectionSnapshots } from '../model/nsa/snapshot-read';
 import { numSelBlocks } from '../spec/nsa-blocks';
 import { countParams } from '../spec/params';
@@ -10,6 +12,7 @@ import type { SelectionSnapshot } from '../spec/selection-snapshot';
 import { decodeCheckpoint, type TrainingCheckpoint } from '../train/checkpoint/checkpoint';
 import type { RunConfig } from '../train/config';
 import type { Dataset } from '../train/datasets';
+import type { TokenDecoder } from '../train/generate';
 import { csvRows } from '../train/metrics-csv';
 import { evaluateRun } from '../train/task-eval';
 import { Trainer } from '../train/trainer';
@@ -68,6 +71,7 @@ export class PlaygroundRun {
   private readonly session: TrainingSession;
   private snapshots: SnapshotHistory<StepSnapshots> | null = null;
   private readonly streamer: TokenStreamer;
+  private decoder: Promise<GpuDecoder> | null = null;
   private testHooks: boolean;
   /** Every step's metrics and every evaluation so far (a checkpoint's included), for checkpoints. */
   private readonly metrics: StepMetrics[];
@@ -93,7 +97,7 @@ export class PlaygroundRun {
         loseDevice: () => gpu.device.destroy(),
       },
     );
-    this.streamer = new TokenStreamer(req.config.model, dataset);
+    this.streamer = new TokenStreamer(req.config.model, dataset, (params) => this.gpuDecoder(params));
     this.metrics = [...(from?.metrics ?? [])];
     this.evals = [...(from?.evals ?? [])];
     for (const [m, e] of csvRows(this.metrics, this.evals)) {
@@ -287,7 +291,15 @@ export class PlaygroundRun {
     return s?.snaps.find((x) => x.layer === layer && x.group === group) ?? null;
   }
 
-  // ---- Generation from the current weights (CPU decoder in this worker).
+  // ---- Generation from the current weights (the GPU decoder on this run's device).
+
+  /** The run's GPU decoder (built on first use, kept: its pipelines and caches) over these weights. */
+  private async gpuDecoder(params: ReadonlyMap<string, ArrayLike<number>>): Promise<TokenDecoder> {
+    this.decoder ??= GpuDecoder.create(this.gpu, this.req.config.model);
+    const dec = await this.decoder;
+    dec.loadParams(params);
+    return gpuTokenDecoder(dec);
+  }
 
   async generate(
     req: GenerateRequest,

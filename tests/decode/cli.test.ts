@@ -1,5 +1,5 @@
 // The generate command end to end through a checkpoint written with saveCheckpoint to a temp dir
-// (CPU only): output = prompt + the text generate() gives for the same options, the NSA reads table
+// (CPU only: --cpu, the float64 decoder; the GPU decoder's run is tests/decode/cli-gpu.test.ts): output = prompt + the text generate() gives for the same options, the NSA reads table
 // and summary, and a clear message with exit code 2 for each user error. One run goes through the
 // real entry point (npm script target) in a child process.
 import { spawnSync } from 'node:child_process';
@@ -14,7 +14,7 @@ import { initParams } from '../../src/model/init';
 import type { ModelConfig } from '../../src/spec/model-config';
 import { paramSpecs } from '../../src/spec/params';
 import { createByteTokenizer } from '../../src/train/byte-tokenizer';
-import { generate } from '../../src/train/generate';
+import { cpuTokenDecoder, generate } from '../../src/train/generate';
 import { preset } from '../../src/train/presets';
 import { saveCheckpoint } from '../../src/train/run-files';
 import { nsaModel } from './helpers';
@@ -36,23 +36,23 @@ const denseValues = writeRun('dense', dense);
 mkdirSync(join(root, 'empty'));
 const nsaValues = writeRun('nsa', nsa);
 
-function cli(...argv: string[]) {
+async function cli(...argv: string[]) {
   const out: string[] = [];
   const err: string[] = [];
-  const code = runGenerateCli(['--runs-dir', root, ...argv], { out: (l) => out.push(l), err: (l) => err.push(l) });
+  const code = await runGenerateCli(['--runs-dir', root, '--cpu', ...argv], { out: (l) => out.push(l), err: (l) => err.push(l) });
   return { code, out: out.join('\n'), err: err.join('\n') };
 }
 
 describe('npm run generate', () => {
   const tok = createByteTokenizer();
 
-  it('dense run: prints prompt + the generated text of generate() with the same options', () => {
-    const r = cli('--run', 'dense', '--prompt', 'The ', '--tokens', '6', '--temperature', '0.9', '--top-k', '20', '--seed', '4');
+  it('dense run: prints prompt + the generated text of generate() with the same options', async () => {
+    const r = await cli('--run', 'dense', '--prompt', 'The ', '--tokens', '6', '--temperature', '0.9', '--top-k', '20', '--seed', '4');
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
-    const want = generate(
+    const want = await generate(
       dense,
-      denseValues,
+      cpuTokenDecoder(dense, denseValues),
       tok.encode('The '),
       { maxTokens: 6, temperature: 0.9, topK: 20, seed: 4, vocabLimit: 256 },
       (x) => tok.decode(x),
@@ -63,9 +63,9 @@ describe('npm run generate', () => {
     expect(r.out).toMatch(/dense attention: query t reads t\+1 keys/);
   });
 
-  it('NSA run: per-token reads beside the formula and dense, a summary, stop at the context', () => {
+  it('NSA run: per-token reads beside the formula and dense, a summary, stop at the context', async () => {
     const prompt = 'Once upon a time';
-    const r = cli('--run', 'nsa', '--prompt', prompt, '--tokens', '1000', '--temperature', '0');
+    const r = await cli('--run', 'nsa', '--prompt', prompt, '--tokens', '1000', '--temperature', '0');
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
     const n = nsa.seqLen - prompt.length;
@@ -89,9 +89,9 @@ describe('npm run generate', () => {
     expect(rows.every((l) => l.endsWith('yes'))).toBe(true);
     expect(r.out).toMatch(/\[reads\] total \d+ keys vs dense \d+ \(\d+\.\d%\) over \d+ tokens/);
     expect(r.out).toMatch(/every \(token, layer, group\) count equals the formula/);
-    const want = generate(
+    const want = await generate(
       nsa,
-      nsaValues,
+      cpuTokenDecoder(nsa, nsaValues),
       tok.encode(prompt),
       { maxTokens: 1000, temperature: 0, topK: 40, seed: 1, vocabLimit: 256 },
       (x) => tok.decode(x),
@@ -108,21 +108,36 @@ describe('npm run generate', () => {
     [['--run', 'dense', '--prompt', 'x', '--temprature', '1'], /unknown flag --temprature/],
     [['--run', 'dense', '--prompt', 'x', '--tokens', 'many'], /--tokens must be an integer/],
     [['--run', 'dense', '--prompt', 'x', '--top-k', '-1'], /--top-k must be ≥ 0/],
+    [['--run', 'dense', '--prompt', 'x', '--top-p', '0'], /--top-p must be in \(0, 1\]/],
     [['--run', 'dense', 'hello'], /unexpected argument 'hello'/],
     [['--run', 'dense', '--prompt'], /--prompt needs a value/],
     [['--run', 'dense', '--prompt', 'x', '--temperature', 'hot'], /--temperature must be a number/],
     [['--run', 'empty', '--prompt', 'x'], /run 'empty' has no checkpoint .*missing config\.json, weights\.json, weights\.bin/],
-  ])('error: %j', (argv, msg) => {
-    const r = cli(...argv);
+  ])('error: %j', async (argv, msg) => {
+    const r = await cli(...argv);
     expect(r.code).toBe(2);
     expect(r.err).toMatch(msg);
     expect(r.out).toBe('');
   });
 
-  it('the entry point runs through node scripts/run-node.mjs (the npm script)', () => {
+  it('the entry point runs through node scripts/run-node.mjs (the npm script)', async () => {
     const p = spawnSync(
       process.execPath,
-      ['scripts/run-node.mjs', 'src/cli/generate.ts', '--runs-dir', root, '--run', 'nsa', '--prompt', 'ab', '--tokens', '3', '--seed', '2'],
+      [
+        'scripts/run-node.mjs',
+        'src/cli/generate.ts',
+        '--cpu',
+        '--runs-dir',
+        root,
+        '--run',
+        'nsa',
+        '--prompt',
+        'ab',
+        '--tokens',
+        '3',
+        '--seed',
+        '2',
+      ],
       { encoding: 'utf8', timeout: 60_000 },
     );
     expect(p.stderr).toBe('');

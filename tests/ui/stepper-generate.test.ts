@@ -18,11 +18,11 @@ import { nsaTestModel } from '../helpers/models';
 
 describe('parseGenerationForm', () => {
   const m = { contextLength: 64, vocabSize: 256 };
-  const ok = { ...DEFAULT_FORM, prompt: 'Hi', maxTokens: '63', temperature: '0', topK: '256', seed: '4294967295' };
+  const ok = { ...DEFAULT_FORM, prompt: 'Hi', maxTokens: '63', temperature: '0', topK: '256', topP: '1', seed: '4294967295' };
 
   it('accepts the boundaries', () => {
     expect(parseGenerationForm(ok, m)).toEqual({
-      request: { prompt: 'Hi', maxTokens: 63, temperature: 0, topK: 256, seed: 4294967295 },
+      request: { prompt: 'Hi', maxTokens: 63, temperature: 0, topK: 256, topP: 1, seed: 4294967295 },
       errors: {},
     });
     expect(parseGenerationForm(DEFAULT_FORM, m).request).not.toBeNull();
@@ -39,6 +39,9 @@ describe('parseGenerationForm', () => {
     ['temperature', { temperature: '11' }],
     ['topK', { topK: '257' }],
     ['topK', { topK: '-1' }],
+    ['topP', { topP: '0' }],
+    ['topP', { topP: '1.01' }],
+    ['topP', { topP: '' }],
     ['seed', { seed: '4294967296' }],
     ['seed', { seed: '1e3' }],
   ] as const)('%s %j is refused with a message on that field only', (field, over) => {

@@ -5,29 +5,39 @@ import { describe, expect, it } from 'vitest';
 
 import { readsFormula } from '../../src/reference/decoder';
 import { createDataset } from '../../src/train/datasets';
-import { generate, generateStream } from '../../src/train/generate';
+import { cpuTokenDecoder, generate, type GenerateOptions, generateStream, type StreamStep } from '../../src/train/generate';
 import { parseTokenIds, TokenStreamer } from '../../src/worker/generation';
 import type { StreamedToken } from '../../src/worker/protocol';
 import { DENSE, nsaModel, randomParams } from '../decode/helpers';
 
 const opts = { maxTokens: 20, temperature: 0.9, topK: 5, seed: 7 };
 
+type Params = ReturnType<typeof randomParams>;
+/** The stream on a fresh float64 CPU decoder. */
+const stream = (c: typeof DENSE, p: Params, prompt: number[], o: GenerateOptions) => generateStream(c, cpuTokenDecoder(c, p), prompt, o);
+async function all(c: typeof DENSE, p: Params, prompt: number[], o: GenerateOptions): Promise<StreamStep[]> {
+  const out: StreamStep[] = [];
+  for await (const s of stream(c, p, prompt, o)) out.push(s);
+  return out;
+}
+
 describe('generateStream', () => {
   for (const [name, c] of [
     ['dense', DENSE],
     ['nsa', nsaModel()],
   ] as const) {
-    it(`${name}: yields generate()'s tokens, positions and reads one at a time; a stream cut short is their prefix`, () => {
+    it(`${name}: yields generate()'s tokens, positions and reads one at a time; a stream cut short is their prefix`, async () => {
       const p = randomParams(c, 3);
       const prompt = [1, 5, 2];
-      const want = generate(c, p, prompt, opts, (ids) => ids.join(' '));
+      const want = await generate(c, cpuTokenDecoder(c, p), prompt, opts, (ids) => ids.join(' '));
       expect(want.tokens.length).toBeGreaterThan(5);
       // Pulled one by one, then dropped: the first 5 tokens equal the full run's first 5.
-      const stream = generateStream(c, p, prompt, opts);
-      const head = Array.from({ length: 5 }, () => stream.next());
+      const s5 = stream(c, p, prompt, opts);
+      const head = [];
+      for (let i = 0; i < 5; i++) head.push(await s5.next());
       expect(head.every((r) => !r.done)).toBe(true);
       expect(head.map((r) => (r.done ? -1 : r.value.token))).toEqual(want.tokens.slice(0, 5));
-      const got = [...generateStream(c, p, prompt, opts)];
+      const got = await all(c, p, prompt, opts);
       expect(got.map((s) => s.token)).toEqual(want.tokens);
       expect(got.map((s) => s.t)).toEqual(want.tokens.map((_, i) => prompt.length - 1 + i));
       expect(got.map((s) => s.reads)).toEqual(want.steps.map((s) => s.reads));
@@ -49,21 +59,22 @@ describe('generateStream', () => {
     });
   }
 
-  it('stops at a full context like generate()', () => {
+  it('stops at a full context like generate()', async () => {
     const c = DENSE; // seqLen 13
     const p = randomParams(c, 4);
     const prompt = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
-    const got = [...generateStream(c, p, prompt, { ...opts, maxTokens: 50 })];
+    const got = await all(c, p, prompt, { ...opts, maxTokens: 50 });
     expect(got).toHaveLength(c.seqLen - prompt.length);
-    expect(got.map((s) => s.token)).toEqual(generate(c, p, prompt, { ...opts, maxTokens: 50 }, String).tokens);
+    expect(got.map((s) => s.token)).toEqual((await generate(c, cpuTokenDecoder(c, p), prompt, { ...opts, maxTokens: 50 }, String)).tokens);
   });
 
-  it('refuses an empty prompt, a prompt filling the context and bad sampling options', () => {
+  it('refuses an empty prompt, a prompt filling the context and bad sampling options', async () => {
     const p = randomParams(DENSE, 1);
-    expect(() => generateStream(DENSE, p, [], opts).next()).toThrow(/prompt is empty/);
-    expect(() => generateStream(DENSE, p, new Array(13).fill(1), opts).next()).toThrow(/context holds 13/);
-    expect(() => generateStream(DENSE, p, [1], { ...opts, temperature: -1 }).next()).toThrow(/temperature/);
-    expect(() => generateStream(DENSE, p, [99], opts).next()).toThrow(/outside the model's vocabulary/);
+    await expect(stream(DENSE, p, [], opts).next()).rejects.toThrow(/prompt is empty/);
+    await expect(stream(DENSE, p, new Array(13).fill(1), opts).next()).rejects.toThrow(/context holds 13/);
+    await expect(stream(DENSE, p, [1], { ...opts, temperature: -1 }).next()).rejects.toThrow(/temperature/);
+    await expect(stream(DENSE, p, [1], { ...opts, topP: 0 }).next()).rejects.toThrow(/top-p/);
+    await expect(stream(DENSE, p, [99], opts).next()).rejects.toThrow(/outside the model's vocabulary/);
   });
 });
 
@@ -91,9 +102,7 @@ describe('TokenStreamer', () => {
     expect(r.stop).toBe('tokens');
     expect(r.step).toBe(12);
     expect(r.tokens).toEqual(
-      [...generateStream(c, randomParams(c, 2), prompt, { maxTokens: 10, temperature: 1, topK: 0, seed: 3, vocabLimit: 256 })].map(
-        (x) => x.token,
-      ),
+      (await all(c, randomParams(c, 2), prompt, { maxTokens: 10, temperature: 1, topK: 0, seed: 3, vocabLimit: 256 })).map((x) => x.token),
     );
     // Valid UTF-8 or not, the decoded text is what the byte tokenizer gives for all tokens together.
     expect(r.text).toBe(data.tokenizer!.decode(r.tokens));

@@ -63,7 +63,7 @@ export function GenerationPanel({
   const [stepAtStart, setStepAtStart] = useState(0);
   const runId = useRef(0);
   const running = status === 'running';
-  const ids = { heading: useId(), prompt: useId(), maxTokens: useId(), temperature: useId(), topK: useId(), seed: useId() };
+  const ids = { heading: useId(), prompt: useId(), maxTokens: useId(), temperature: useId(), topK: useId(), topP: useId(), seed: useId() };
   const limits = model ?? { contextLength: 2, vocabSize: 1 };
   const { request, errors: allErrors } = parseGenerationForm(form, limits);
   // No error before there is a model to generate from (the limits are placeholders until then).
@@ -226,6 +226,7 @@ export function GenerationPanel({
             ids.temperature,
           )}
           {field('topK', 'Top-k', { type: 'number', inputMode: 'numeric', min: 0, max: limits.vocabSize, step: 1 }, ids.topK)}
+          {field('topP', 'Top-p', { type: 'number', inputMode: 'decimal', min: 0, max: 1, step: 0.05 }, ids.topP)}
           {field('seed', 'Seed', { type: 'number', inputMode: 'numeric', min: 0, step: 1 }, ids.seed)}
           <div className="gen-buttons">
             <button type="submit" data-testid="gen-start" disabled={!request || !model || running}>
@@ -249,6 +250,7 @@ export function GenerationPanel({
               ? `Generating… ${pieces.length} token${pieces.length === 1 ? '' : 's'}`
               : `${pieces.length} token${pieces.length === 1 ? '' : 's'}${stop ? ` · ${STOP_TEXT[stop]}` : ''}`}
             {` · weights of step ${stepAtStart}`}
+            {start?.decoder && <span data-testid="gen-decoder">{` · ${start.decoder}`}</span>}
             {pieces.length > 0 && ' · click a token to see the blocks it selected'}
           </p>
           <div className="gen-text">

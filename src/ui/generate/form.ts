@@ -7,12 +7,13 @@ export interface GenerationForm {
   maxTokens: string;
   temperature: string;
   topK: string;
+  topP: string;
   seed: string;
 }
 
 export type GenerationField = keyof GenerationForm;
 
-export const DEFAULT_FORM: GenerationForm = { prompt: 'The ', maxTokens: '40', temperature: '0.8', topK: '20', seed: '1' };
+export const DEFAULT_FORM: GenerationForm = { prompt: 'The ', maxTokens: '40', temperature: '0.8', topK: '20', topP: '1', seed: '1' };
 
 export const MAX_TEMPERATURE = 10;
 const MAX_SEED = 2 ** 32 - 1;
@@ -38,8 +39,10 @@ export function parseGenerationForm(
     errors.temperature = `A number from 0 (greedy) to ${MAX_TEMPERATURE}.`;
   const topK = int(f.topK);
   if (topK === null || topK > m.vocabSize) errors.topK = `A whole number from 0 (no limit) to ${m.vocabSize}.`;
+  const topP = f.topP.trim() === '' ? NaN : Number(f.topP);
+  if (!(Number.isFinite(topP) && topP > 0 && topP <= 1)) errors.topP = 'A number above 0 and at most 1 (1 = no limit).';
   const seed = int(f.seed);
   if (seed === null || seed > MAX_SEED) errors.seed = `A whole number from 0 to ${MAX_SEED}.`;
   if (Object.keys(errors).length) return { request: null, errors };
-  return { request: { prompt: f.prompt, maxTokens: maxTokens!, temperature, topK: topK!, seed: seed! }, errors };
+  return { request: { prompt: f.prompt, maxTokens: maxTokens!, temperature, topK: topK!, topP, seed: seed! }, errors };
 }

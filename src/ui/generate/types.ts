@@ -13,6 +13,8 @@ export interface GenerationRequest {
   temperature: number;
   /** 0 = no limit. */
   topK: number;
+  /** Nucleus sampling in (0, 1]; 1 = no limit. */
+  topP: number;
   seed: number;
 }
 
@@ -21,6 +23,8 @@ export interface GenerationStart {
   promptTokens: number[];
   /** Decoded prompt pieces, one per prompt token. */
   promptPieces: string[];
+  /** Which decoder generates (e.g. the GPU decoder and its adapter). */
+  decoder?: string;
 }
 
 /** One generated token. */

@@ -1,0 +1,35 @@
+// The GPU decoder as generation's TokenDecoder (src/train/generate.ts): one sequence, the selections
+// and the key rows the kernels counted, per NSA layer and group, copied out of the decoder's
+// readback for the token just fed.
+import { describeAdapter } from '../../gpu/context';
+import type { ModelConfig } from '../../spec/model-config';
+import type { FedToken, TokenDecoder } from '../../train/generate';
+import type { GpuDecoder } from './gpu-decoder';
+
+/** Wraps a batch-1 decoder, which it resets: generation starts at position 0. */
+export function gpuTokenDecoder(dec: GpuDecoder): TokenDecoder {
+  if (dec.batch !== 1) throw new RangeError(`gpuTokenDecoder: the decoder decodes ${dec.batch} sequences; generation needs 1`);
+  dec.reset();
+  const c: ModelConfig = dec.config;
+  const nsa = c.attention === 'nsa' ? c.nsa : undefined;
+  const G = c.nKvGroups;
+  return {
+    name: `GPU decoder (WebGPU, f32; ${describeAdapter(dec.gpu.adapter)})`,
+    async feed(token: number, want: boolean): Promise<FedToken | null> {
+      const out = await dec.step([token], want);
+      if (!out) return null;
+      const selection: Int32Array[] = [];
+      const reads: FedToken['reads'] = [];
+      if (nsa) {
+        for (let l = 0; l < c.nLayers; l++) {
+          selection.push(out.selection.slice(l * G * nsa.nSel, (l + 1) * G * nsa.nSel));
+          const r = out.reads;
+          reads.push(
+            Array.from({ length: G }, (_, g) => ({ cmp: r[(l * G + g) * 4], sel: r[(l * G + g) * 4 + 1], win: r[(l * G + g) * 4 + 2] })),
+          );
+        }
+      }
+      return { t: out.t, logits: out.logits, selection, reads };
+    },
+  };
+}

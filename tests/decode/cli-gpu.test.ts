@@ -1,0 +1,57 @@
+// npm run generate on the GPU decoder (the default; tests/decode/cli.test.ts runs --cpu): for a
+// dense and an NSA checkpoint, greedy generation gives the same text as the float64 CPU decoder,
+// and every per-token read count the kernels report equals the formula.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { afterAll, describe, expect, it } from 'vitest';
+
+import { runGenerateCli } from '../../src/cli/generate-cli';
+import { initParams } from '../../src/model/init';
+import type { ModelConfig } from '../../src/spec/model-config';
+import { paramSpecs } from '../../src/spec/params';
+import { preset } from '../../src/train/presets';
+import { saveCheckpoint } from '../../src/train/run-files';
+import { nsaModel } from './helpers';
+
+const root = mkdtempSync(join(tmpdir(), 'nsa-generate-gpu-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const dense: ModelConfig = { ...preset('tiny').model, attention: 'dense', dim: 16, ffnHidden: 24, dk: 4, dv: 4, seqLen: 24, initStd: 0.5 };
+const nsa: ModelConfig = nsaModel({}, { vocabSize: 256, dim: 16, ffnHidden: 24, dk: 4, dv: 4, seqLen: 80, initStd: 0.5 });
+for (const [name, model] of [
+  ['dense', dense],
+  ['nsa', nsa],
+] as const) {
+  saveCheckpoint(join(root, name), { ...preset('tiny'), model }, paramSpecs(model), initParams(paramSpecs(model), 5), { stepsDone: 0 });
+}
+
+async function cli(...argv: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runGenerateCli(['--runs-dir', root, ...argv], { out: (l) => out.push(l), err: (l) => err.push(l) });
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
+
+/** The generated text: the line after the first blank one. */
+const text = (out: string) => out.split('\n')[out.split('\n').indexOf('') + 1];
+
+describe('npm run generate on the GPU decoder', () => {
+  it.each(['dense', 'nsa'])('%s: greedy text = the CPU decoder’s; reads = the formula', async (run) => {
+    const argv = ['--run', run, '--prompt', 'Once upon', '--tokens', '40', '--temperature', '0'];
+    const gpu = await cli(...argv);
+    expect(gpu.err).toBe('');
+    expect(gpu.code).toBe(0);
+    expect(gpu.out).toMatch(/GPU decoder \(WebGPU, f32; .*\) with KV caches/);
+    const cpu = await cli(...argv, '--cpu');
+    expect(cpu.out).toMatch(/CPU float64 decoder with KV caches/);
+    expect(text(gpu.out)).toBe(text(cpu.out));
+    if (run === 'nsa') {
+      expect(gpu.out).toMatch(/every \(token, layer, group\) count equals the formula/);
+      // The per-token table (counted by the kernels) equals the CPU decoder's.
+      const rows = (o: string) => o.split('\n').filter((l) => /^\s+\d+\s/.test(l));
+      expect(rows(gpu.out)).toEqual(rows(cpu.out));
+    }
+  });
+});
