@@ -301,6 +301,8 @@ test('generation streams text from the trained weights; a token opens its decode
   await expect(gen).toHaveAttribute('data-status', /^(done|error)$/, { timeout: 120_000 });
   await expect(page.getByTestId('gen-error')).toHaveCount(0);
   await expect(page.getByTestId('gen-token')).toHaveCount(16);
+  // Decoded on the GPU: the worker's GPU decoder on the run's adapter.
+  await expect(page.getByTestId('gen-decoder')).toContainText('GPU decoder (WebGPU, f32');
   const text = await page.getByTestId('gen-output').innerText();
   expect(text.trim().length).toBeGreaterThan(0);
   artifact.generation = { prompt, text, tokens: 16 };
