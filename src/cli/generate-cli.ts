@@ -5,10 +5,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { acquireNodeGpu } from '../gpu/node-device';
-import { GpuDecoder } from '../model/decode/gpu-decoder';
-import { gpuTokenDecoder } from '../model/decode/gpu-token-decoder';
 import { formatConfigIssues } from '../spec/config-issue';
+import type { ModelConfig } from '../spec/model-config';
 import { validateModelConfig } from '../spec/model-config';
 import type { RunConfig } from '../train/config';
 import { cpuTokenDecoder, generate, type GenerateResult, type TokenDecoder } from '../train/generate';
@@ -34,6 +32,12 @@ const ARGS: ArgSpec = {
   booleans: ['help', 'cpu'],
   usage: GENERATE_USAGE,
 };
+
+/** A GPU decoder over a checkpoint's weights (src/cli/gpu-decoder-node.ts in a Node process). */
+export type GpuDecoderSource = (
+  model: ModelConfig,
+  values: ReadonlyMap<string, Float32Array>,
+) => Promise<{ decoder: TokenDecoder; release: () => void }>;
 
 export interface CliIo {
   out: (line: string) => void;
@@ -108,7 +112,8 @@ function printReads(io: CliIo, config: RunConfig, tok: Tokenizer, res: GenerateR
   return bad === 0;
 }
 
-export async function runGenerateCli(argv: readonly string[], io: CliIo): Promise<number> {
+/** gpuDecoder: how this process gets a GPU decoder; without one only --cpu runs. */
+export async function runGenerateCli(argv: readonly string[], io: CliIo, gpuDecoder?: GpuDecoderSource): Promise<number> {
   try {
     const args = parseArgs(argv, ARGS);
     if (args.flags.has('help')) {
@@ -143,14 +148,8 @@ export async function runGenerateCli(argv: readonly string[], io: CliIo): Promis
     let release = () => {};
     if (args.flags.has('cpu')) decoder = cpuTokenDecoder(m, values);
     else {
-      const gpu = await acquireNodeGpu({ announce: false });
-      const dec = await GpuDecoder.create(gpu, m);
-      dec.loadParams(values);
-      decoder = gpuTokenDecoder(dec);
-      release = () => {
-        dec.destroy();
-        gpu.destroy();
-      };
+      if (!gpuDecoder) throw new UsageError('this process has no GPU decoder: use --cpu');
+      ({ decoder, release } = await gpuDecoder(m, values));
     }
     io.out(
       `[run] ${dir}: ${m.attention} attention, ${m.nLayers} layers, dim ${m.dim}, context ${m.seqLen}, ${tok.name} tokenizer; ` +

@@ -4,7 +4,6 @@
 // probing the adapter does not wait for the model code and tokenizers to load.
 import type { GpuContext } from '../gpu/context';
 import { GpuDecoder } from '../model/decode/gpu-decoder';
-import { gpuTokenDecoder } from '../model/decode/gpu-token-decoder';
 import { readSelectionSnapshots } from '../model/nsa/snapshot-read';
 import { numSelBlocks } from '../spec/nsa-blocks';
 import { countParams } from '../spec/params';
@@ -13,11 +12,12 @@ import { decodeCheckpoint, type TrainingCheckpoint } from '../train/checkpoint/c
 import type { RunConfig } from '../train/config';
 import type { Dataset } from '../train/datasets';
 import type { TokenDecoder } from '../train/generate';
+import { gpuTokenDecoder } from '../train/gpu-token-decoder';
 import { csvRows } from '../train/metrics-csv';
 import { evaluateRun } from '../train/task-eval';
 import { Trainer } from '../train/trainer';
 import type { EvalMetrics, Heartbeat, StepMetrics } from '../train/types';
-import { buildDataset, describeDataset } from './data-source';
+import { buildDataset, describeDataset, type WorkerDataSpec } from './data-source';
 import { TokenStreamer } from './generation';
 import {
   type DataSpec,
@@ -63,6 +63,9 @@ export function checkpointData(config: RunConfig, offered: DataSpec, file: strin
     case 'copy':
     case 'recall':
       return { kind: config.data.source };
+    case 'passkey':
+      // DataSpec does not list passkey yet: see WorkerDataSpec in data-source.ts.
+      return { kind: 'passkey' } as WorkerDataSpec as DataSpec;
   }
 }
 

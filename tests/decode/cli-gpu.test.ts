@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
 import { runGenerateCli } from '../../src/cli/generate-cli';
+import { nodeGpuDecoder } from '../../src/cli/gpu-decoder-node';
 import { initParams } from '../../src/model/init';
 import type { ModelConfig } from '../../src/spec/model-config';
 import { paramSpecs } from '../../src/spec/params';
@@ -30,7 +31,7 @@ for (const [name, model] of [
 async function cli(...argv: string[]) {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await runGenerateCli(['--runs-dir', root, ...argv], { out: (l) => out.push(l), err: (l) => err.push(l) });
+  const code = await runGenerateCli(['--runs-dir', root, ...argv], { out: (l) => out.push(l), err: (l) => err.push(l) }, nodeGpuDecoder);
   return { code, out: out.join('\n'), err: err.join('\n') };
 }
 
