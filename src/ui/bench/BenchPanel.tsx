@@ -1,0 +1,151 @@
+// "NSA vs dense on this GPU": the benchmark of npm run bench:nsa run in the page's worker on the
+// user's adapter — training attention fwd+bwd time per token and decode time per token for NSA
+// and dense as the context grows, keys read per query, the crossover marked — with the lines
+// downloadable in the schema the CLI prints. Sizes the adapter cannot hold are refused by the
+// worker before it allocates anything.
+import './bench.css';
+
+import { useId, useState } from 'react';
+
+import { downloadText } from '../heartbeat/download';
+import { useStore } from '../store';
+import { benchJsonl, type BenchLine, benchSeries, parseContextLengths } from './bench-lines';
+import { BenchChart } from './BenchChart';
+
+/** What the worker runs (the flags of npm run bench:nsa). */
+export interface BenchRequest {
+  Ts: number[];
+  train: boolean;
+  decode: boolean;
+}
+
+export interface BenchPanelProps {
+  /** Runs the benchmark, sending each JSON line as it is printed; rejects with a readable message. */
+  onRun(req: BenchRequest, onLine: (line: BenchLine) => void): Promise<void>;
+  /** Why the benchmark cannot run now (e.g. a run is training), or null. */
+  busyReason: string | null;
+}
+
+const MIN_T = 64;
+const MAX_T = 65536;
+const DEFAULT_GPU = '1k, 2k, 4k, 8k, 16k, 32k';
+const DEFAULT_SOFTWARE = '256, 512, 1k';
+
+export function BenchPanel({ onRun, busyReason }: BenchPanelProps) {
+  const software = useStore((s) => s.adapter.status === 'ready' && s.adapter.summary.software);
+  const [text, setText] = useState(software ? DEFAULT_SOFTWARE : DEFAULT_GPU);
+  const [train, setTrain] = useState(true);
+  const [decode, setDecode] = useState(true);
+  const [lines, setLines] = useState<BenchLine[]>([]);
+  const [status, setStatus] = useState<'idle' | 'running' | 'done' | 'error'>('idle');
+  const [error, setError] = useState<string | null>(null);
+  const ids = { heading: useId(), Ts: useId() };
+  const parsed = parseContextLengths(text, MIN_T, MAX_T);
+  const fieldError = 'error' in parsed ? parsed.error : !train && !decode ? 'Pick training, decoding or both.' : null;
+  const running = status === 'running';
+  const s = benchSeries(lines);
+  const adapter = lines.find((l) => l.kind === 'adapter');
+
+  const run = () => {
+    if (fieldError || 'error' in parsed || running || busyReason) return;
+    setLines([]);
+    setError(null);
+    setStatus('running');
+    onRun({ Ts: parsed.Ts, train, decode }, (l) => setLines((prev) => [...prev, l])).then(
+      () => setStatus('done'),
+      (e: unknown) => {
+        setError(e instanceof Error ? e.message : String(e));
+        setStatus('error');
+      },
+    );
+  };
+
+  return (
+    <section className="panel bench-panel" aria-labelledby={ids.heading} data-testid="bench-panel" data-status={status}>
+      <h2 id={ids.heading}>NSA vs dense on this GPU</h2>
+      <p className="muted">
+        Where sparse attention pays: the m7c-125m attention shape (12 heads, 2 groups, d<sub>k</sub> = 64; l = 32, d = 16, l′ = 64, n = 16,
+        w = 512) timed on your adapter as the context grows — the same measurement as <code>npm run bench:nsa -- --decode --train</code>.
+      </p>
+      <form
+        className="bench-form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          run();
+        }}
+      >
+        <label htmlFor={ids.Ts}>Context lengths</label>
+        <input
+          id={ids.Ts}
+          data-testid="bench-T"
+          value={text}
+          disabled={running}
+          aria-invalid={fieldError !== null}
+          onChange={(e) => setText(e.target.value)}
+        />
+        <label>
+          <input
+            type="checkbox"
+            data-testid="bench-train"
+            checked={train}
+            disabled={running}
+            onChange={(e) => setTrain(e.target.checked)}
+          />{' '}
+          training fwd+bwd
+        </label>
+        <label>
+          <input
+            type="checkbox"
+            data-testid="bench-decode"
+            checked={decode}
+            disabled={running}
+            onChange={(e) => setDecode(e.target.checked)}
+          />{' '}
+          decode
+        </label>
+        <button type="submit" data-testid="bench-run" disabled={running || fieldError !== null || busyReason !== null}>
+          {running ? 'Measuring…' : 'Run benchmark'}
+        </button>
+        <button
+          type="button"
+          data-testid="bench-download"
+          disabled={lines.length === 0 || running}
+          onClick={() =>
+            downloadText(`nsa-bench_${new Date().toISOString().slice(0, 10)}.jsonl`, benchJsonl(lines), 'application/x-ndjson')
+          }
+        >
+          Download JSON lines
+        </button>
+      </form>
+      {fieldError && (
+        <p className="error-text" data-testid="bench-field-error">
+          {fieldError}
+        </p>
+      )}
+      {busyReason && <p className="note">{busyReason}</p>}
+      {error && (
+        <p className="error" role="alert" data-testid="bench-error">
+          {error}
+        </p>
+      )}
+      {(running || lines.length > 0) && (
+        <p className="muted" data-testid="bench-progress" aria-live="polite">
+          {adapter ? `${String(adapter.adapter)} · ` : ''}
+          {s.train.length + s.decode.length} measurement{s.train.length + s.decode.length === 1 ? '' : 's'}
+          {running ? ' so far…' : ''}
+        </p>
+      )}
+      <div className="bench-charts">
+        <BenchChart testId="bench-train-chart" title="Training attention fwd+bwd, ms per token" unit="ms/token" points={s.train} />
+        <BenchChart testId="bench-decode-chart" title="Decode attention, ms per token" unit="ms/token" points={s.decode} />
+        <BenchChart
+          testId="bench-keys-chart"
+          title="Keys read per query (decode)"
+          unit="keys"
+          points={s.decodeKeys}
+          markCrossover={false}
+        />
+      </div>
+    </section>
+  );
+}
