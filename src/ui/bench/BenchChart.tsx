@@ -46,7 +46,6 @@ export function BenchChart({ testId, title, unit, points, markCrossover = true }
               dataKey="T"
               type="number"
               scale="log"
-              base={2}
               domain={['dataMin', 'dataMax']}
               ticks={points.map((p) => p.T)}
               tickFormatter={formatT}
