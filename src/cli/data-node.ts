@@ -1,10 +1,11 @@
 // Node: builds the dataset a run config asks for (Brown from node_modules, an uploaded file, or
-// the synthetic tasks, associative recall from data.recall).
+// the synthetic tasks, associative recall from data.recall, passkey retrieval from data.passkey).
 import { readFileSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
 
 import { loadBrownText } from '../train/brown-node';
 import type { RunConfig } from '../train/config';
+import { passkeyDatasetForRun } from '../train/data/passkey';
 import { recallDatasetForRun } from '../train/data/recall';
 import { checkTextFileSize, DataFileError, decodeTextFile } from '../train/data/text-file';
 import { createDataset, type Dataset } from '../train/datasets';
@@ -25,6 +26,8 @@ export function datasetForRun(cfg: RunConfig, uploadPath?: string): Dataset {
       return createDataset({ kind: 'copy', vocabSize: cfg.model.vocabSize }, opts);
     case 'recall':
       return recallDatasetForRun(cfg);
+    case 'passkey':
+      return passkeyDatasetForRun(cfg);
   }
 }
 

@@ -1,29 +1,38 @@
 // npm run eval:recall [-- --modes nsa,win --steps 1500 --seed 1 --eval-batches 8 --set task.pairs=8 --set model.nsa.w=8]
-// Trains the recall preset once per mode from the same seed (nsa = NSA with learned gates; win,
-// cmp, sel = NSA forced to that branch; nosel = NSA without the selected branch; dense = dense
-// attention) and scores held-out queries.
+// npm run eval:recall -- --task passkey [--set task.keyLength=6 --set task.maxDepth=0.5 …]
+// Trains the task's preset (recall, or passkey) once per mode from the same seed (nsa = NSA with
+// learned gates; win, cmp, sel = NSA forced to that branch; nosel = NSA without the selected
+// branch; dense = dense attention) and scores held-out answers: recall queries, or passkey digits
+// (accuracy per digit, chance 1/digits; key_accuracy: whole keys, chance digits^−keyLength).
 // Prints JSON lines: the adapter, the task, training progress, one result per mode, a summary.
 import { describeAdapter } from '../gpu/context';
 import { acquireNodeGpu } from '../gpu/node-device';
 import { formatConfigIssues } from '../spec/config-issue';
 import { validateRunConfig } from '../train/config';
+import { passkeyVocab } from '../train/data/passkey';
 import { recallVocab } from '../train/data/recall';
+import { passkeyPreset } from '../train/passkey-preset';
 import { configForMode, RECALL_MODES, type RecallMode, trainAndScoreRecall } from '../train/recall-eval';
 import { recallPreset } from '../train/recall-preset';
 import { checkRunResources } from '../train/resources';
+import { taskChance, taskKeyChance } from '../train/task-chance';
 import { applySet, intFlag, numFlag, parseArgs } from './args';
 import { runMain } from './main';
 import { nodeResourceLimits } from './resources-node';
 import { UsageError } from './usage';
 
-const USAGE = `usage: npm run eval:recall -- [--modes ${RECALL_MODES.join(',')}] [--steps N] [--seed N] [--batch N]
-  [--lr X] [--eval-batches N] [--eval-every N] [--log-every N] [--set model.x=.. | train.x=.. | task.x=..]`;
+const TASKS = ['recall', 'passkey'] as const;
+type TaskName = (typeof TASKS)[number];
+
+const USAGE = `usage: npm run eval:recall -- [--task ${TASKS.join('|')}] [--modes ${RECALL_MODES.join(',')}] [--steps N] [--seed N]
+  [--batch N] [--lr X] [--eval-batches N] [--eval-every N] [--log-every N] [--set model.x=.. | train.x=.. | task.x=..]
+  --task picks the preset and its task (default recall); task.x is a field of data.recall or data.passkey.`;
 
 const out = (o: Record<string, unknown>) => console.log(JSON.stringify(o));
 
 async function main(): Promise<number> {
   const args = parseArgs(process.argv.slice(2), {
-    values: ['modes', 'steps', 'seed', 'batch', 'lr', 'eval-batches', 'eval-every', 'log-every'],
+    values: ['task', 'modes', 'steps', 'seed', 'batch', 'lr', 'eval-batches', 'eval-every', 'log-every'],
     booleans: ['help'],
     sets: true,
     usage: USAGE,
@@ -32,9 +41,14 @@ async function main(): Promise<number> {
     console.log(USAGE);
     return 0;
   }
-  const run = recallPreset();
-  // The task is the run's own data.recall: --set task.x and --set data.recall.x edit the same object.
-  const task = run.data.recall!;
+  const taskName = (args.flags.get('task') ?? 'recall') as TaskName;
+  if (!TASKS.includes(taskName))
+    throw new UsageError(`--task: unknown task '${taskName}' (known: ${TASKS.join(', ')})`, { flag: 'task', value: taskName });
+  const run = taskName === 'passkey' ? passkeyPreset() : recallPreset();
+  // The task is the run's own data.recall or data.passkey: --set task.x and --set data.<task>.x
+  // edit the same object.
+  const task = taskName === 'passkey' ? run.data.passkey! : run.data.recall!;
+  const vocabOf = () => (taskName === 'passkey' ? passkeyVocab(run.data.passkey!).size : recallVocab(run.data.recall!).size);
   const modes = (args.flags.get('modes') ?? 'nsa,win').split(',').filter(Boolean) as RecallMode[];
   for (const m of modes)
     if (!RECALL_MODES.includes(m))
@@ -49,7 +63,7 @@ async function main(): Promise<number> {
   const evalEvery = intFlag(args, 'eval-every') ?? 0;
   const target = { model: run.model, train: run.train, data: run.data, task };
   for (const [path, value] of args.sets) applySet(target, path, value);
-  run.model.vocabSize = Math.max(run.model.vocabSize, recallVocab(task).size);
+  run.model.vocabSize = Math.max(run.model.vocabSize, vocabOf());
   // Everything is checked before any GPU work.
   const errs = modes.flatMap((m) => {
     const cfg = configForMode(run, m);
@@ -72,12 +86,16 @@ async function main(): Promise<number> {
   }
   out({ kind: 'adapter', adapter: describeAdapter(gpu.adapter), architecture: gpu.adapter.architecture });
   const nsa = run.model.nsa;
+  const chance = taskChance(run)!;
+  const keyChance = taskKeyChance(run);
   out({
     kind: 'task',
+    task: taskName,
     ...task,
     seqLen: run.model.seqLen,
-    vocab: recallVocab(task).size,
-    chance: 1 / task.values,
+    vocab: vocabOf(),
+    chance,
+    ...(keyChance === null ? {} : { key_chance: keyChance }),
     nsa: nsa ? { l: nsa.l, d: nsa.d, lSel: nsa.lSel, nSel: nsa.nSel, w: nsa.w } : null,
   });
   const acc: Partial<Record<RecallMode, number>> = {};
@@ -86,7 +104,15 @@ async function main(): Promise<number> {
     const r = await trainAndScoreRecall(gpu, cfg, {
       evalBatches,
       evalEvery,
-      onEval: (step, s) => out({ kind: 'eval', mode, step, accuracy: s.accuracy, answer_loss: s.answerLoss }),
+      onEval: (step, s) =>
+        out({
+          kind: 'eval',
+          mode,
+          step,
+          accuracy: s.accuracy,
+          ...(keyChance === null ? {} : { key_accuracy: s.sequenceAccuracy }),
+          answer_loss: s.answerLoss,
+        }),
       onStep: (m) => {
         if (m.step % t.logEvery === 0 || m.step === t.steps - 1)
           out({ kind: 'step', mode, step: m.step, loss: m.loss, grad_norm: m.gradNorm });
@@ -94,10 +120,11 @@ async function main(): Promise<number> {
     });
     acc[mode] = r.score.accuracy;
     out({
-      kind: 'recall',
+      kind: taskName,
       mode,
       accuracy: r.score.accuracy,
-      chance: 1 / task.values,
+      chance,
+      ...(keyChance === null ? {} : { key_accuracy: r.score.sequenceAccuracy, key_chance: keyChance, keys: r.score.sequences }),
       answers: r.score.answers,
       mean_p_correct: r.score.meanPCorrect,
       answer_loss: r.score.answerLoss,
@@ -108,7 +135,7 @@ async function main(): Promise<number> {
       ms_per_step: r.trainMs / r.steps,
     });
   }
-  out({ kind: 'summary', chance: 1 / task.values, accuracy: acc });
+  out({ kind: 'summary', task: taskName, chance, accuracy: acc });
   gpu.destroy();
   return 0;
 }

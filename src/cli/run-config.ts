@@ -2,15 +2,16 @@
 import type { AttentionKind } from '../spec/model-config';
 import type { DataSource, RunConfig } from '../train/config';
 import { longPreset } from '../train/long-preset';
+import { passkeyPreset } from '../train/passkey-preset';
 import { preset, PRESET_NAMES, type PresetName } from '../train/presets';
 import { recallPreset, withDataSource } from '../train/recall-preset';
 import { applySet, type ArgSpec, intFlag, numFlag, type ParsedArgs } from './args';
 import { UsageError } from './usage';
 
-/** The engine's presets plus the associative-recall one (the tiny NSA model on data.recall). */
-const CLI_PRESETS: readonly string[] = [...PRESET_NAMES, 'recall', 'long'];
+/** The engine's presets plus the task ones (the tiny NSA model on data.recall or data.passkey, and long recall). */
+const CLI_PRESETS: readonly string[] = [...PRESET_NAMES, 'recall', 'long', 'passkey'];
 
-export const USAGE = `usage: npm run train -- [--preset ${CLI_PRESETS.join('|')}] [--data brown|random|copy|recall|file:<path>]
+export const USAGE = `usage: npm run train -- [--preset ${CLI_PRESETS.join('|')}] [--data brown|random|copy|recall|passkey|file:<path>]
   [--attention dense|nsa] [--tokenizer byte|gpt2] [--steps N] [--batch N] [--accum N] [--lr X] [--seed N] [--eval-every N]
   [--log-every N] [--run NAME] [--out DIR] [--stall-timeout SECONDS] [--checkpoint-every N] [--set section.field=value ...]
        npm run train -- --resume runs/<run> [--stall-timeout SECONDS] [--checkpoint-every N]
@@ -53,7 +54,8 @@ export function runConfigFromArgs(args: ParsedArgs): { config: RunConfig; upload
   const name = args.flags.get('preset') ?? 'tiny';
   if (!CLI_PRESETS.includes(name))
     throw new UsageError(`--preset: unknown preset '${name}' (known: ${CLI_PRESETS.join(', ')})`, { flag: 'preset', value: name });
-  const config = name === 'recall' ? recallPreset() : name === 'long' ? longPreset() : preset(name as PresetName);
+  const config =
+    name === 'recall' ? recallPreset() : name === 'long' ? longPreset() : name === 'passkey' ? passkeyPreset() : preset(name as PresetName);
   let uploadPath: string | undefined;
   const data = args.flags.get('data');
   if (data !== undefined) {
@@ -75,8 +77,8 @@ export function runConfigFromArgs(args: ParsedArgs): { config: RunConfig; upload
   t.seed = intFlag(args, 'seed') ?? t.seed;
   t.evalEvery = intFlag(args, 'eval-every') ?? t.evalEvery;
   t.logEvery = intFlag(args, 'log-every') ?? t.logEvery;
-  // A --set of data.source switches the source first, so the recall source brings its task
-  // (data.recall, which later --set data.recall.x edit) and other sources drop it.
+  // A --set of data.source switches the source first, so a task source brings its task
+  // (data.recall or data.passkey, which later --set data.<task>.x edit) and other sources drop it.
   const setSource = args.sets.filter(([path]) => path === 'data.source').at(-1)?.[1];
   if (setSource !== undefined) config.data = withDataSource(config.data, setSource as DataSource);
   for (const [path, value] of args.sets) applySet(config, path, value);

@@ -2,10 +2,11 @@
 import { type ConfigIssue, InvalidConfigError, prefixIssues } from '../spec/config-issue';
 import type { ModelConfig } from '../spec/model-config';
 import { validateModelConfig } from '../spec/model-config';
+import { type PasskeyTask, passkeyVocab, validatePasskeyTask } from './data/passkey';
 import { type RecallTask, recallVocab, validateRecallTask } from './data/recall';
 
-export type DataSource = 'brown' | 'random' | 'copy' | 'upload' | 'recall';
-export const DATA_SOURCES: readonly DataSource[] = ['brown', 'random', 'copy', 'upload', 'recall'];
+export type DataSource = 'brown' | 'random' | 'copy' | 'upload' | 'recall' | 'passkey';
+export const DATA_SOURCES: readonly DataSource[] = ['brown', 'random', 'copy', 'upload', 'recall', 'passkey'];
 export type TokenizerName = 'byte' | 'gpt2';
 
 export interface DataConfig {
@@ -14,6 +15,8 @@ export interface DataConfig {
   tokenizer: TokenizerName;
   /** The associative-recall task (src/train/data/recall.ts): present exactly when source is 'recall'. */
   recall?: RecallTask;
+  /** The passkey (needle-in-a-haystack) task (src/train/data/passkey.ts): present exactly when source is 'passkey'. */
+  passkey?: PasskeyTask;
 }
 
 export interface TrainConfig {
@@ -103,7 +106,7 @@ export function validateRunConfig(c: RunConfig): ConfigIssue[] {
   const vocab = c.data.tokenizer === 'gpt2' ? 50257 : 256;
   if ((c.data.source === 'brown' || c.data.source === 'upload') && c.model.vocabSize < vocab)
     errs.push({ field: 'model.vocabSize', message: `must be ≥ ${vocab} for the ${c.data.tokenizer} tokenizer (got ${c.model.vocabSize})` });
-  errs.push(...validateRecallData(c));
+  errs.push(...validateRecallData(c), ...validatePasskeyData(c));
   return errs;
 }
 
@@ -130,6 +133,33 @@ function validateRecallData(c: RunConfig): ConfigIssue[] {
     errs.push({
       field: 'model.vocabSize',
       message: `must be ≥ ${size} for the recall task (fillers + keys + values; got ${c.model.vocabSize})`,
+    });
+  return errs;
+}
+
+/** data.passkey: required by the passkey source (and only there), valid, fitting model.seqLen and the vocabulary. */
+function validatePasskeyData(c: RunConfig): ConfigIssue[] {
+  const task = c.data.passkey;
+  if (c.data.source !== 'passkey') {
+    return task === undefined
+      ? []
+      : [{ field: 'data.passkey', message: `is only used with data.source 'passkey' (source is '${c.data.source}'): remove it` }];
+  }
+  if (typeof task !== 'object' || task === null)
+    return [
+      {
+        field: 'data.passkey',
+        message: "is required when data.source is 'passkey' (the task: digits, keyLength, fillers, minDepth, maxDepth)",
+      },
+    ];
+  const errs = prefixIssues('data.passkey', validatePasskeyTask(task, c.model.seqLen));
+  // The vocabulary check needs the two token counts (their own errors are reported above).
+  const countsOk = (['fillers', 'digits'] as const).every((f) => Number.isInteger(task[f]));
+  const size = passkeyVocab(task).size;
+  if (countsOk && c.model.vocabSize < size)
+    errs.push({
+      field: 'model.vocabSize',
+      message: `must be ≥ ${size} for the passkey task (fillers + 2 markers + digits; got ${c.model.vocabSize})`,
     });
   return errs;
 }

@@ -1,26 +1,24 @@
-// Train a model on the associative-recall task and score it: accuracy = the fraction of held-out
-// queries whose most probable next token (argmax) at the answer position is the stored value.
+// Train a model on a task (associative recall, or passkey retrieval) and score it: accuracy = the
+// fraction of held-out answers whose most probable next token (argmax) at the answer position is
+// the stored value (recall) or passkey digit (passkey).
 //
 // Predictions come from the plan's probabilities (a forward to the logits, softmax per row): the
-// full distribution, so the argmax is the true one and p(value) is read directly.
+// full distribution, so the argmax is the true one and p(answer) is read directly; the tally is
+// src/train/answer-score.ts.
 import type { GpuContext } from '../gpu/context';
 import { tokenIndexLength } from '../kernels/embedding-index';
+import { type AnswerScore, AnswerTally } from './answer-score';
 import type { RunConfig } from './config';
-import { recallAnswerPositions, recallDatasetForRun } from './data/recall';
-import type { Batch } from './datasets';
+import { passkeyDatasetForRun } from './data/passkey';
+import { recallDatasetForRun } from './data/recall';
+import type { Batch, Dataset } from './datasets';
 import { trainingLoop } from './loop';
+import { taskAnswerPositions } from './task-chance';
 import { Trainer } from './trainer';
 import type { StepMetrics } from './types';
 
-export interface RecallScore {
-  answers: number;
-  correct: number;
-  accuracy: number;
-  /** Mean p(value) at the answer positions. */
-  meanPCorrect: number;
-  /** Mean cross-entropy (nats) at the answer positions. */
-  answerLoss: number;
-}
+/** Per answer token, plus whole sequences (every answer right: the whole passkey). */
+export type RecallScore = AnswerScore;
 
 /**
  * Scores a trained model on the given batches at the given input positions (same in every row).
@@ -33,33 +31,14 @@ export async function scoreRecall(trainer: Trainer, batches: readonly Batch[], a
   const { B, T, N } = plan.shape;
   const V = plan.config.vocabSize;
   const index = new Int32Array(tokenIndexLength(N));
-  let answers = 0;
-  let correct = 0;
-  let pSum = 0;
-  let lossSum = 0;
+  const tally = new AnswerTally();
   for (const b of batches) {
     if (b.tokens.length !== N) throw new Error(`scoreRecall: batch holds ${b.tokens.length} tokens, the plan expects ${N}`);
     plan.writeBatch(0, b.tokens, b.targets, index);
     const probs = await plan.readProbabilities();
-    for (let r = 0; r < B; r++) {
-      for (const t of answerPositions) {
-        const n = r * T + t;
-        const target = b.targets[n];
-        if (!(Number.isInteger(target) && target >= 0 && target < V))
-          throw new Error(`scoreRecall: row ${n} has target ${target}, not an answer`);
-        const row = probs.subarray(n * V, (n + 1) * V);
-        const p = row[target];
-        // argmax is the target: p(target) > every other p(v) (a tie counts as wrong).
-        let best = true;
-        for (let v = 0; v < V && best; v++) if (v !== target && row[v] >= p) best = false;
-        answers++;
-        if (best) correct++;
-        pSum += p;
-        lossSum += -Math.log(p);
-      }
-    }
+    tally.add(probs, b.targets, { B, T, V }, answerPositions);
   }
-  return { answers, correct, accuracy: correct / answers, meanPCorrect: pSum / answers, answerLoss: lossSum / answers };
+  return tally.score();
 }
 
 /**
@@ -99,21 +78,28 @@ export interface RecallRunResult {
   buildMs: number;
   /** Wall-clock training time (model build and every scoring excluded). */
   trainMs: number;
-  /** Training loss of the last step (the mean over its answers: the recall task scores only those). */
+  /** Training loss of the last step (the mean over its answers: the task scores only those). */
   finalLoss: number;
   score: RecallScore;
 }
 
-/** Trains `config` from its seed on its recall task (config.data.recall) for config.train.steps, then scores held-out queries. */
+/** The task dataset of a run (checks data.source and its task), or an error for text data. */
+function taskDatasetForRun(config: RunConfig): Dataset {
+  if (config.data.source === 'passkey') return passkeyDatasetForRun(config);
+  return recallDatasetForRun(config);
+}
+
+/**
+ * Trains `config` from its seed on its task (config.data.recall or config.data.passkey) for
+ * config.train.steps, then scores held-out answers.
+ */
 export async function trainAndScoreRecall(gpu: GpuContext, config: RunConfig, opts: RecallRunOptions): Promise<RecallRunResult> {
-  const dataset = recallDatasetForRun(config); // checks data.source and data.recall
-  const T = config.model.seqLen;
-  const queries = config.data.recall!.queries;
+  const dataset = taskDatasetForRun(config); // checks data.source and its task
   const tBuild = performance.now();
   const trainer = await Trainer.create(gpu, config, dataset);
   const buildMs = performance.now() - tBuild;
   try {
-    const answers = recallAnswerPositions(T, queries);
+    const answers = taskAnswerPositions(config)!;
     const held = dataset.validationBatches(opts.evalBatches);
     const every = opts.evalEvery ?? 0;
     const steps = config.train.steps;

@@ -4,6 +4,7 @@
 // found among the six blocks in between by content (distractor pairs fill the same region).
 import type { DataConfig, DataSource, RunConfig } from './config';
 import { type RecallTask, recallVocab } from './data/recall';
+import { PASSKEY_TASK } from './passkey-preset';
 import { PRESETS } from './presets';
 
 const NSA = {
@@ -51,10 +52,13 @@ export function recallPreset(): RunConfig {
 }
 
 /**
- * `d` with another source: the recall source brings its task (the one already there, else
- * RECALL_TASK), every other source drops it (validation rejects a task the run would ignore).
+ * `d` with another source: a task source (recall, passkey) brings its task (the one already there,
+ * else RECALL_TASK / PASSKEY_TASK), and every source drops the tasks it does not train (validation
+ * rejects a task the run would ignore).
  */
 export function withDataSource(d: DataConfig, source: DataSource): DataConfig {
-  const { recall, ...rest } = d;
-  return source === 'recall' ? { ...rest, source, recall: recall ?? { ...RECALL_TASK } } : { ...rest, source };
+  const { recall, passkey, ...rest } = d;
+  if (source === 'recall') return { ...rest, source, recall: recall ?? { ...RECALL_TASK } };
+  if (source === 'passkey') return { ...rest, source, passkey: passkey ?? { ...PASSKEY_TASK } };
+  return { ...rest, source };
 }

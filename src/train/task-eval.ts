@@ -1,16 +1,18 @@
-// One evaluation for the CLI and the page: the validation loss, plus for task data (the recall
-// task) the accuracy on the answers only, scored on the same validation batches — the figure that
-// says whether attention reached the stored pair, against chance = 1 / values.
+// One evaluation for the CLI and the page: the validation loss, plus for task data (the recall and
+// passkey tasks) the accuracy on the answers only, scored on the same validation batches — the
+// figure that says whether attention reached the stored pair or the needle, against chance =
+// 1 / values (recall) or 1 / digits (passkey, per digit).
 import type { RunConfig } from './config';
-import { recallAnswerPositions } from './data/recall';
 import { scoreRecall } from './recall-eval';
+import { taskAnswerPositions } from './task-chance';
 import type { Trainer } from './trainer';
 import type { EvalMetrics } from './types';
 
 export async function evaluateRun(trainer: Trainer, c: RunConfig): Promise<EvalMetrics> {
   const e = await trainer.evaluate();
-  if (c.data.source !== 'recall' || !c.data.recall) return e;
+  const answers = taskAnswerPositions(c);
+  if (!answers) return e;
   const batches = trainer.dataset.validationBatches(c.train.evalBatches);
-  const score = await scoreRecall(trainer, batches, recallAnswerPositions(c.model.seqLen, c.data.recall.queries));
+  const score = await scoreRecall(trainer, batches, answers);
   return { ...e, accuracy: score.accuracy };
 }

@@ -3,6 +3,7 @@
 // restarted meanwhile are dropped.
 import type { SelectionSnapshot } from '../spec/selection-snapshot';
 import type { RunConfig } from '../train/config';
+import type { WorkerDataSpec } from '../worker/data-source';
 import {
   type DataSpec,
   defaultSnapshotEvery,
@@ -39,7 +40,7 @@ export const TEST_HOOKS: boolean = typeof location !== 'undefined' && new URLSea
 /** Snapshot every K steps: about 64 over the run (the worker thins them to its budget). */
 export const snapshotEvery: (c: RunConfig) => number = defaultSnapshotEvery;
 
-/** The worker's data for a config (the recall task travels in the config: data.recall). */
+/** The worker's data for a config (a task travels in the config: data.recall, data.passkey). */
 export function dataSpecFor(c: RunConfig, upload: UploadedText | null): DataSpec | null {
   switch (c.data.source) {
     case 'brown':
@@ -52,6 +53,9 @@ export function dataSpecFor(c: RunConfig, upload: UploadedText | null): DataSpec
       return { kind: 'random' };
     case 'recall':
       return { kind: 'recall' };
+    case 'passkey':
+      // DataSpec does not list passkey yet: see WorkerDataSpec in ../worker/data-source.ts.
+      return { kind: 'passkey' } as WorkerDataSpec as DataSpec;
   }
 }
 

@@ -3,12 +3,13 @@
 import { describe, expect, it } from 'vitest';
 
 import { type RunConfig, validateRunConfig } from '../../src/train/config';
+import { PASSKEY_TASK } from '../../src/train/passkey-preset';
 import { RECALL_TASK } from '../../src/train/recall-preset';
 import { flattenConfig } from '../../src/ui/config/diff';
 import { editConfig } from '../../src/ui/config/edit';
 import { errorFieldPath, groupErrors } from '../../src/ui/config/errors';
 import { FIELD_HELP } from '../../src/ui/config/field-help';
-import { ALL_FIELDS, errorDomId, fieldDomId, RECALL_FIELDS } from '../../src/ui/config/fields';
+import { ALL_FIELDS, errorDomId, fieldDomId, PASSKEY_FIELDS, RECALL_FIELDS } from '../../src/ui/config/fields';
 import { formatNumberText, parseNumberText } from '../../src/ui/config/number-text';
 import { isRunConfigValid, runConfigErrors } from '../../src/ui/config/parse';
 import { setPath } from '../../src/ui/config/paths';
@@ -23,7 +24,8 @@ describe('config fields', () => {
     for (const name of UI_PRESET_NAMES) {
       const c = uiPreset(name);
       c.model.attention = 'nsa'; // all presets carry an nsa block
-      c.data.recall ??= { ...RECALL_TASK }; // only the recall preset has a recall task
+      c.data.recall ??= { ...RECALL_TASK }; // only the recall presets have a recall task
+      c.data.passkey ??= { ...PASSKEY_TASK }; // only the passkey preset has a passkey task
       expect([...flattenConfig(c).keys()].sort(), name).toEqual([...paths].sort());
     }
   });
@@ -52,9 +54,12 @@ describe('config fields', () => {
   });
 
   it('a bad value in any field is reported at that field', () => {
-    // Every field applies: NSA attention and the recall source with its task.
+    // Every field applies: NSA attention and the recall source with its task (the passkey source
+    // with its task for the passkey fields).
     const base: RunConfig = editConfig(setPath(uiPreset('tiny'), 'model.attention', 'nsa'), 'data.source', 'recall');
+    const passkeyBase: RunConfig = editConfig(base, 'data.source', 'passkey');
     expect(validateRunConfig(base)).toEqual([]);
+    expect(validateRunConfig(passkeyBase)).toEqual([]);
     for (const f of ALL_FIELDS) {
       const bad =
         f.kind.type === 'int' || f.kind.type === 'number'
@@ -64,7 +69,7 @@ describe('config fields', () => {
             : f.kind.type === 'gates'
               ? { kind: 'boost' }
               : 'bogus';
-      const c = setPath(base, f.path, bad);
+      const c = setPath(f.path.startsWith('data.passkey.') ? passkeyBase : base, f.path, bad);
       const g = groupErrors(runConfigErrors(c));
       expect(g.byField.get(f.path), f.path).toBeDefined();
       expect(g.other).toEqual([]);
@@ -143,5 +148,30 @@ describe('config fields', () => {
     // The recall source without a task (a hand-made config) is shown at the source.
     const bare = setPath(tiny, 'data.source', 'recall');
     expect(groupErrors(runConfigErrors(bare)).byField.get('data.source')!.join()).toMatch(/is required when data.source is 'recall'/);
+  });
+
+  it('the passkey source: its task fields, added and dropped with the source, errors at each field', () => {
+    expect(PASSKEY_FIELDS.map((f) => f.path)).toEqual(
+      ['digits', 'keyLength', 'fillers', 'minDepth', 'maxDepth'].map((k) => `data.passkey.${k}`),
+    );
+    const tiny = uiPreset('tiny');
+    const passkey = editConfig(tiny, 'data.source', 'passkey');
+    expect(passkey.data.passkey).toEqual(PASSKEY_TASK);
+    expect(isRunConfigValid(passkey)).toBe(true);
+    const edited = editConfig(passkey, 'data.passkey.keyLength', 6);
+    expect(editConfig(edited, 'data.source', 'passkey').data.passkey!.keyLength).toBe(6);
+    const back = editConfig(edited, 'data.source', 'recall');
+    expect('passkey' in back.data).toBe(false);
+    expect(isRunConfigValid(back)).toBe(true);
+    // Each infeasible setting is shown at the field that names it; none goes to the summary.
+    const g = groupErrors(runConfigErrors(editConfig(editConfig(passkey, 'data.passkey.minDepth', 0.9), 'data.passkey.keyLength', 40)));
+    expect(g.other).toEqual([]);
+    expect([...g.byField.keys()].sort()).toEqual(['data.passkey.minDepth']);
+    expect(g.byField.get('data.passkey.minDepth')!.join()).toBe('must not exceed maxDepth (0.9 > 0.8)');
+    const long = groupErrors(runConfigErrors(editConfig(passkey, 'data.passkey.keyLength', 40)));
+    expect(long.byField.get('data.passkey.keyLength')!.join()).toMatch(/^40 needs seqLen ≥ 81/);
+    expect(errorFieldPath('data.passkey')).toBe('data.source');
+    const bare = setPath(tiny, 'data.source', 'passkey');
+    expect(groupErrors(runConfigErrors(bare)).byField.get('data.source')!.join()).toMatch(/is required when data.source is 'passkey'/);
   });
 });

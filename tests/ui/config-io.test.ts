@@ -49,7 +49,9 @@ describe('config JSON files', () => {
         ? setPath(uiPreset('tiny'), 'model.attention', 'nsa')
         : f.path.startsWith('data.recall.')
           ? uiPreset('recall')
-          : uiPreset('tiny');
+          : f.path.startsWith('data.passkey.')
+            ? uiPreset('passkey')
+            : uiPreset('tiny');
       const errs = errorsOf(configToJson(deletePath(c, f.path)));
       expect(errs).toContainEqual({ field: f.path, message: 'is missing' });
     }

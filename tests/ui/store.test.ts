@@ -1,6 +1,7 @@
 // Page state transitions and the controller's pure choices (data source, snapshot rate, start).
 import { describe, expect, it } from 'vitest';
 
+import { passkeyPreset } from '../../src/train/passkey-preset';
 import { preset } from '../../src/train/presets';
 import { recallPreset } from '../../src/train/recall-preset';
 import { dataSpecFor, snapshotEvery, startProblems } from '../../src/ui/controller';
@@ -89,6 +90,7 @@ describe('controller choices', () => {
     r.data.source = 'random';
     delete r.data.recall;
     expect(dataSpecFor(r, null)).toEqual({ kind: 'random' });
+    expect(dataSpecFor(passkeyPreset(), null)).toEqual({ kind: 'passkey' });
   });
 
   it('snapshots about 64 times per NSA run, never for dense', () => {

@@ -2,6 +2,7 @@
 // before any GPU work, and the page's description of it is finite and cloneable.
 import { describe, expect, it } from 'vitest';
 
+import { passkeyPreset } from '../../src/train/passkey-preset';
 import { preset } from '../../src/train/presets';
 import { recallPreset } from '../../src/train/recall-preset';
 import { buildDataset, dataMismatch, describeDataset } from '../../src/worker/data-source';
@@ -57,6 +58,28 @@ describe('worker datasets', () => {
     expect(dataMismatch(tiny, { kind: 'recall' })).toBe("the data is 'recall' but config.data.source is 'brown'");
     tiny.data.source = 'recall';
     await expect(buildDataset(tiny, { kind: 'recall' }, async () => '')).rejects.toThrow('config.data.recall (the recall task) is missing');
+  });
+
+  it('passkey builds the task in config.data.passkey, and needs the passkey source and its task', async () => {
+    const run = passkeyPreset();
+    run.data.passkey = { ...run.data.passkey!, digits: 4, keyLength: 2 };
+    const d = await buildDataset(run, { kind: 'passkey' }, async () => '');
+    expect(d.vocabSize).toBe(8 + 2 + 4);
+    expect(d.name).toBe('passkey-d4-k2-f8-depth0.15-0.8');
+    const [batch] = d.validationBatches(1);
+    const T = run.model.seqLen;
+    // The last two targets of every sequence are the passkey digits; the query marker (9) precedes them.
+    for (let b = 0; b < run.train.batchSize; b++) {
+      expect(batch.tokens[(b + 1) * T - 2]).toBe(9);
+      for (const n of [(b + 1) * T - 2, (b + 1) * T - 1]) expect(batch.targets[n]).toBeGreaterThanOrEqual(10);
+    }
+    expect(dataMismatch(run, { kind: 'recall' })).toBe("the data is 'recall' but config.data.source is 'passkey'");
+    const tiny = preset('tiny');
+    expect(dataMismatch(tiny, { kind: 'passkey' })).toBe("the data is 'passkey' but config.data.source is 'brown'");
+    tiny.data.source = 'passkey';
+    await expect(buildDataset(tiny, { kind: 'passkey' }, async () => '')).rejects.toThrow(
+      'config.data.passkey (the passkey task) is missing',
+    );
   });
 
   it('a data kind that does not match config.data.source fails, naming both', async () => {

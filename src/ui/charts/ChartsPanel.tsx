@@ -3,7 +3,7 @@
 // values faint behind) and one log-scale switch for all of them.
 import { useEffect, useId, useMemo, useRef, useState } from 'react';
 
-import { taskChance } from '../../train/task-chance';
+import { taskAnswerLabel, taskChance } from '../../train/task-chance';
 import { runFileName } from '../heartbeat/file-name';
 import { useLibrary } from '../library/library-state';
 import { useStore } from '../store';
@@ -93,6 +93,7 @@ export function ChartsPanel() {
   const nsa = useStore((st) => (st.runConfig ?? st.config).model.attention === 'nsa');
   const hasGates = nsa || s.get('gateCmp').length > 0;
   const chance = useStore((st) => taskChance(st.runConfig ?? st.config));
+  const answers = useStore((st) => taskAnswerLabel(st.runConfig ?? st.config));
   return (
     <section className="panel charts-panel" aria-labelledby="charts-heading" data-testid="charts-panel">
       <div className="charts-head">
@@ -131,7 +132,7 @@ export function ChartsPanel() {
           <MetricChart
             {...common}
             testId="accuracy-chart"
-            title="Answer accuracy (recall, validation)"
+            title={`Answer accuracy (${answers ?? 'answers'}, validation)`}
             format={percent}
             lines={lines.accuracy}
             reference={{ y: chance, label: `chance ${percent(chance)}` }}

@@ -1,5 +1,5 @@
 // Validation errors → the input they belong to. The engine names some fields by the NSA spec's
-// shape names (model.H for nHeads…) or a whole object (model.nsa, data.recall); those map to the
+// shape names (model.H for nHeads…) or a whole object (model.nsa, data.recall, data.passkey); those map to the
 // input a user would change.
 import type { ConfigIssue } from '../../spec/config-issue';
 import { fieldSpec } from './fields';
@@ -7,6 +7,7 @@ import { fieldSpec } from './fields';
 const ALIASES: Record<string, string> = {
   'model.nsa': 'model.attention',
   'data.recall': 'data.source',
+  'data.passkey': 'data.source',
   'model.H': 'model.nHeads',
   'model.G': 'model.nKvGroups',
   'model.T': 'model.seqLen',

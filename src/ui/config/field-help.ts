@@ -47,7 +47,7 @@ export const FIELD_HELP: Readonly<Record<string, string>> = {
   'train.evalBatches': 'Held-out batches averaged for each validation loss.',
   'train.logEvery': 'Steps between heartbeats (loss, tokens/s, gate means) in the run log.',
   'data.source':
-    'Training text: the Brown corpus, random or copy tokens (sanity checks), your own .txt file, or the associative-recall task that needs attention beyond the window.',
+    'Training text: the Brown corpus, random or copy tokens (sanity checks), your own .txt file, or a task that needs attention beyond the window: associative recall or passkey retrieval.',
   'data.tokenizer': 'Bytes (256 ids, no merges) or GPT-2’s BPE (50257 ids; needs a vocabulary of that size).',
   'data.recall.keys': 'Distinct key tokens K; at least the number of pairs.',
   'data.recall.values': 'Value tokens V; guessing gives accuracy 1/V (the chance line).',
@@ -57,4 +57,10 @@ export const FIELD_HELP: Readonly<Record<string, string>> = {
   'data.recall.minDistance':
     'Each queried value lies at least this far before its query; above nLayers·(w − 1) the window alone cannot reach it.',
   'data.recall.minStart': 'Queried keys lie at this position or later (e.g. l′, out of the always-selected block 0); 0 = anywhere.',
+  'data.passkey.digits': 'Digit tokens D of the passkey; guessing a digit gives accuracy 1/D (the chance line), a whole key D^−k.',
+  'data.passkey.keyLength': 'Digits k of the passkey: stored after the needle marker, asked for after the query marker at the end.',
+  'data.passkey.fillers': 'Filler tokens of the haystack, drawn at random around the needle; 1 = a constant filler.',
+  'data.passkey.minDepth':
+    'The needle lies at this depth or deeper: 0 = the first token, 1 = right before the query; far from the query, the window alone cannot reach it.',
+  'data.passkey.maxDepth': 'The needle lies at this depth or shallower, in [0, 1] and at least the shallowest depth.',
 };

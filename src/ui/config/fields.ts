@@ -119,6 +119,7 @@ export const SECTIONS: readonly SectionSpec[] = [
         { value: 'copy', label: 'copy task' },
         { value: 'upload', label: 'uploaded .txt file' },
         { value: 'recall', label: 'associative recall task' },
+        { value: 'passkey', label: 'passkey retrieval (needle in a haystack)' },
       ]),
       select('data.tokenizer', 'Tokenizer', [
         { value: 'byte', label: 'bytes (vocab 256)' },
@@ -132,12 +133,18 @@ export const SECTIONS: readonly SectionSpec[] = [
       int('data.recall.queries', 'Queries per sequence', 'At the end of the sequence; ≤ pairs.'),
       int('data.recall.minDistance', 'Minimum answer distance', 'Each queried value lies at least this far before its query.'),
       int('data.recall.minStart', 'First key position', 'Queried keys lie at this position or later (0 = anywhere).', 0),
+      // The passkey task (data source 'passkey' only); token ids: fillers, the two markers, then digits.
+      int('data.passkey.digits', 'Passkey digits', 'Digit tokens D; chance accuracy per digit is 1/D.', 2),
+      int('data.passkey.keyLength', 'Passkey length', 'Digits k after the needle marker and after the query marker.'),
+      int('data.passkey.fillers', 'Filler tokens', 'The haystack around the needle; 1 = a constant filler.'),
+      num('data.passkey.minDepth', 'Shallowest needle', 'Depth in [0, 1]: 0 = the sequence start, 1 = right before the query.', 0),
+      num('data.passkey.maxDepth', 'Deepest needle', 'Depth in [0, 1]; ≥ the shallowest.', 0),
     ],
   },
 ];
 
-/** Objects a config may leave out: model.nsa (dense models) and data.recall (sources other than recall). */
-export const OPTIONAL_OBJECTS: readonly string[] = ['model.nsa', 'data.recall'];
+/** Objects a config may leave out: model.nsa (dense models), data.recall and data.passkey (sources other than that task). */
+export const OPTIONAL_OBJECTS: readonly string[] = ['model.nsa', 'data.recall', 'data.passkey'];
 
 export const ALL_FIELDS: readonly FieldSpec[] = SECTIONS.flatMap((s) => s.fields);
 
@@ -154,6 +161,9 @@ export function sectionApplies(id: SectionId, c: RunConfig): boolean {
 
 /** The recall task's fields (shown with the data source when it is 'recall'). */
 export const RECALL_FIELDS: readonly FieldSpec[] = ALL_FIELDS.filter((f) => f.path.startsWith('data.recall.'));
+
+/** The passkey task's fields (shown with the data source when it is 'passkey'). */
+export const PASSKEY_FIELDS: readonly FieldSpec[] = ALL_FIELDS.filter((f) => f.path.startsWith('data.passkey.'));
 
 /** The DOM id of a field's input and of its error message. */
 export function fieldDomId(path: string): string {

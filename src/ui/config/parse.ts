@@ -41,8 +41,8 @@ function typeProblem(spec: FieldSpec, v: unknown): string | null {
 }
 
 /**
- * Shape errors of a would-be RunConfig. `model.nsa` (dense models) and `data.recall` (sources
- * other than recall) may be absent; when present every field in them is required. Unknown keys inside model/train/data are errors; extra top-level
+ * Shape errors of a would-be RunConfig. `model.nsa` (dense models), `data.recall` and
+ * `data.passkey` (sources other than that task) may be absent; when present every field in them is required. Unknown keys inside model/train/data are errors; extra top-level
  * keys are too unless `allowExtraTopLevel` (the CLI's config.json carries e.g. stepsDone).
  */
 export function configShapeErrors(x: unknown, allowExtraTopLevel = false): ConfigIssue[] {

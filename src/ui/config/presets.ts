@@ -1,11 +1,12 @@
-// The presets the page offers: the engine's named presets plus the associative-recall task.
+// The presets the page offers: the engine's named presets plus the task ones (recall, long, passkey).
 import type { RunConfig } from '../../train/config';
 import { longPreset } from '../../train/long-preset';
+import { passkeyPreset } from '../../train/passkey-preset';
 import { preset, type PresetName } from '../../train/presets';
 import { recallPreset } from '../../train/recall-preset';
 import { diffSize } from './diff';
 
-export const UI_PRESET_NAMES = ['tiny', 'small', 'm7c-125m', 'recall', 'long'] as const;
+export const UI_PRESET_NAMES = ['tiny', 'small', 'm7c-125m', 'recall', 'long', 'passkey'] as const;
 export type UiPresetName = (typeof UI_PRESET_NAMES)[number];
 export const DEFAULT_PRESET: UiPresetName = 'tiny';
 
@@ -15,6 +16,7 @@ export const PRESET_LABELS: Record<UiPresetName, string> = {
   'm7c-125m': 'm7c-125m — 12 layers, dim 768, T 1024, GPT-2 tokens',
   recall: 'recall task — tiny NSA model, answers beyond the window',
   long: 'long — recall at T 4096, paper NSA blocks (a GPU preset)',
+  passkey: 'passkey task — tiny NSA model, the needle beyond the window',
 };
 
 export function isUiPresetName(s: string): s is UiPresetName {
@@ -25,6 +27,7 @@ export function isUiPresetName(s: string): s is UiPresetName {
 export function uiPreset(name: UiPresetName): RunConfig {
   if (name === 'recall') return recallPreset();
   if (name === 'long') return longPreset();
+  if (name === 'passkey') return passkeyPreset();
   return preset(name satisfies PresetName);
 }
 

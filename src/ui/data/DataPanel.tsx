@@ -1,4 +1,4 @@
-// The training data: Brown corpus, a synthetic task (with the recall task's settings), or an
+// The training data: Brown corpus, a synthetic task (with the recall or passkey task's settings), or an
 // uploaded .txt file. A refused upload shows why and changes nothing else (the source, the
 // previous file, the config).
 import { useId, useRef, useState } from 'react';
@@ -7,6 +7,7 @@ import type { DataConfig, DataSource } from '../../train/config';
 import { withDataSource } from '../../train/recall-preset';
 import { FieldInput } from '../config/FieldInput';
 import { fieldSpec } from '../config/fields';
+import { PasskeyTaskFields } from '../config/PasskeyTaskFields';
 import { RecallTaskFields } from '../config/RecallTaskFields';
 import { formatSize, MAX_UPLOAD_LABEL, type UploadedText, validateUploadedText } from './upload';
 
@@ -28,6 +29,8 @@ export const SOURCE_NOTES: Record<DataSource, string> = {
   upload: `Your own UTF-8 .txt file, up to ${MAX_UPLOAD_LABEL}. It stays in this browser.`,
   recall:
     'Associative recall: key→value pairs among fillers, then queries of earlier keys; each answer lies at least the minimum distance back, beyond a short sliding window.',
+  passkey:
+    'Passkey retrieval: a needle (a marker and a k-digit key) hidden among fillers at a random depth; the sequence ends with a query marker and the key, and only the key after it is scored.',
 };
 
 /** Why the data choice cannot start a run yet, or null. */
@@ -76,6 +79,9 @@ export function DataPanel({ data, onChange, upload, onUpload, disabled, errors }
       </p>
       {data.source === 'recall' && data.recall && (
         <RecallTaskFields task={data.recall} onChange={(recall) => onChange({ ...data, recall })} disabled={disabled} errors={errors} />
+      )}
+      {data.source === 'passkey' && data.passkey && (
+        <PasskeyTaskFields task={data.passkey} onChange={(passkey) => onChange({ ...data, passkey })} disabled={disabled} errors={errors} />
       )}
       {data.source === 'upload' && (
         <div className="cfg-field cfg-upload">

@@ -57,8 +57,10 @@ function RunViews({ epoch }: { epoch: number }) {
 
   const vocab = info?.dataset.vocabSize ?? 0;
   const task = runConfig?.data.source === 'recall' ? runConfig.data.recall : undefined;
+  const passkeyTask = runConfig?.data.source === 'passkey' ? runConfig.data.passkey : undefined;
   const seqLen = runConfig?.model.seqLen ?? 0;
   const recall = useMemo(() => (task ? { task, seqLen } : undefined), [task, seqLen]);
+  const passkey = useMemo(() => (passkeyTask ? { task: passkeyTask, seqLen } : undefined), [passkeyTask, seqLen]);
   return (
     <>
       <SelectionStepper
@@ -71,6 +73,7 @@ function RunViews({ epoch }: { epoch: number }) {
         focus={picked?.focus ?? null}
         emptyNote={runConfig?.model.attention === 'dense' ? <DenseRunNote /> : undefined}
         recall={recall}
+        passkey={passkey}
       />
       <GenerationPanel
         onGenerate={onGenerate}

@@ -10,7 +10,7 @@ interface Props {
   t: number;
   ranges: SnapshotRange[];
   decode?: DecodeFn;
-  /** Task roles of the positions (recall runs), shown as token colours and in the titles. */
+  /** Task roles of the positions (recall and passkey runs), shown as token colours and in the titles. */
   roles?: readonly TokenRole[];
 }
 

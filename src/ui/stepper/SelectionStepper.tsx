@@ -7,16 +7,18 @@ import './stepper.css';
 import { type KeyboardEvent, type ReactNode, useEffect, useId, useMemo, useState } from 'react';
 
 import { rowRecorded, snapshotIssues, type SnapshotRange, snapshotRanges } from '../../spec/selection-snapshot';
+import type { PasskeyTask } from '../../train/data/passkey';
 import type { RecallTask } from '../../train/data/recall';
 import { gateMeans } from './cell-facts';
 import { frameKey, type SnapshotSource, sourceOf } from './frames';
 import { clampT, stepKey } from './geometry';
 import { Heatmap } from './Heatmap';
 import { Legend } from './Legend';
+import { PasskeyNote } from './PasskeyNote';
 import { RangeList } from './RangeList';
 import { RecallPairNote } from './RecallPairNote';
 import { ScoreBars } from './ScoreBars';
-import { recallLabels } from './task-roles';
+import { passkeyLabels, recallLabels } from './task-roles';
 import { type DecodeFn, tokenText } from './tokens';
 import { usePalette } from './use-palette';
 import { type StepperSources, useStepperData } from './use-stepper-data';
@@ -49,6 +51,8 @@ export interface SelectionStepperProps extends StepperSources {
   emptyNote?: ReactNode;
   /** The recall task of the run: its tokens are labelled key, value, query and answer. */
   recall?: { task: RecallTask; seqLen: number };
+  /** The passkey task of the run: its tokens are labelled needle, query and answer. */
+  passkey?: { task: PasskeyTask; seqLen: number };
 }
 
 const EDITABLE = new Set(['INPUT', 'SELECT', 'TEXTAREA']);
@@ -56,7 +60,7 @@ const EDITABLE = new Set(['INPUT', 'SELECT', 'TEXTAREA']);
 /** A token shown on its own: spaces made visible so a blank token is not an empty box. */
 const showBlank = (text: string) => (text.trim() === '' ? text.replace(/ /g, '␣') || '∅' : text);
 
-export function SelectionStepper({ decode, focus, onViewChange, emptyNote, recall, ...sources }: SelectionStepperProps) {
+export function SelectionStepper({ decode, focus, onViewChange, emptyNote, recall, passkey, ...sources }: SelectionStepperProps) {
   const palette = usePalette();
   const [frame, setFrame] = useState<string | null>(null);
   const [layer, setLayer] = useState(0);
@@ -142,6 +146,8 @@ export function SelectionStepper({ decode, focus, onViewChange, emptyNote, recal
   }
 
   const labels = recall ? recallLabels(snapshot.tokens, recall.task, recall.seqLen) : null;
+  const needle = passkey ? passkeyLabels(snapshot.tokens, passkey.task, passkey.seqLen) : null;
+  const roles = labels?.roles ?? needle?.roles;
   const gates = gateMeans(snapshot, t);
   const queryText = tokenText(decode, snapshot.tokens[t]);
   return (
@@ -260,9 +266,9 @@ export function SelectionStepper({ decode, focus, onViewChange, emptyNote, recal
               {queryText === null ? snapshot.tokens[t] : showBlank(queryText)}
             </span>{' '}
             <span className="muted">id {snapshot.tokens[t]}</span>
-            {labels && (
-              <span className={`badge tok-role-${labels.roles[t]}`} data-testid="stepper-query-role">
-                {labels.roles[t]}
+            {roles && (
+              <span className={`badge tok-role-${roles[t]}`} data-testid="stepper-query-role">
+                {roles[t]}
               </span>
             )}
             {gates && (
@@ -273,6 +279,7 @@ export function SelectionStepper({ decode, focus, onViewChange, emptyNote, recal
             )}
           </p>
           {labels && recorded && <RecallPairNote snapshot={snapshot} t={t} labels={labels} />}
+          {needle && recorded && <PasskeyNote snapshot={snapshot} t={t} labels={needle} />}
           <ScoreBars snapshot={snapshot} t={t} palette={palette} />
           {!recorded ? (
             <p className="muted" data-testid="stepper-unrecorded">
@@ -283,7 +290,7 @@ export function SelectionStepper({ decode, focus, onViewChange, emptyNote, recal
               Invalid selection at t = {t}: {rangeError}
             </p>
           ) : (
-            <RangeList snapshot={snapshot} t={t} ranges={ranges} decode={decode} roles={labels?.roles} />
+            <RangeList snapshot={snapshot} t={t} ranges={ranges} decode={decode} roles={roles} />
           )}
         </div>
       </div>

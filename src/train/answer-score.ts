@@ -1,0 +1,94 @@
+// Answer-only scoring of a task (recall, passkey) from the model's next-token probabilities, pure
+// and browser-safe: the GPU scorer (scoreRecall) reads the probabilities and tallies them here, and
+// tests tally hand-made ones.
+//
+// An answer is right when its target is the row's strict argmax (a tie counts as wrong). Per
+// sequence, the answers are all right or not: for the passkey task that is the whole key.
+
+export interface AnswerScore {
+  answers: number;
+  correct: number;
+  /** correct / answers: per answer token (chance 1/values for recall, 1/digits for passkey). */
+  accuracy: number;
+  /** Mean p(target) at the answer positions. */
+  meanPCorrect: number;
+  /** Mean cross-entropy (nats) at the answer positions. */
+  answerLoss: number;
+  sequences: number;
+  /** Sequences whose every answer is right (the whole passkey). */
+  sequencesCorrect: number;
+  /** sequencesCorrect / sequences (chance for a k-digit passkey: digits^−k). */
+  sequenceAccuracy: number;
+}
+
+/** Running sums over batches; `score` turns them into an AnswerScore. */
+export class AnswerTally {
+  private answers = 0;
+  private correct = 0;
+  private pSum = 0;
+  private lossSum = 0;
+  private sequences = 0;
+  private sequencesCorrect = 0;
+
+  /**
+   * Adds one batch: `probs` holds B·T rows of V probabilities (row r·T + t follows input t of
+   * sequence r), `targets` the B·T targets; `answerPositions` are the scored inputs (the same in
+   * every sequence).
+   */
+  add(
+    probs: ArrayLike<number>,
+    targets: ArrayLike<number>,
+    shape: { B: number; T: number; V: number },
+    answerPositions: readonly number[],
+  ) {
+    const { B, T, V } = shape;
+    if (probs.length !== B * T * V) throw new Error(`scoreAnswers: ${probs.length} probabilities, expected B·T·V = ${B * T * V}`);
+    if (targets.length !== B * T) throw new Error(`scoreAnswers: ${targets.length} targets, expected B·T = ${B * T}`);
+    for (let r = 0; r < B; r++) {
+      let all = true;
+      for (const t of answerPositions) {
+        if (!(Number.isInteger(t) && t >= 0 && t < T)) throw new Error(`scoreAnswers: answer position ${t} outside [0, ${T})`);
+        const n = r * T + t;
+        const target = targets[n];
+        if (!(Number.isInteger(target) && target >= 0 && target < V))
+          throw new Error(`scoreAnswers: row ${n} has target ${target}, not an answer`);
+        const base = n * V;
+        const p = probs[base + target];
+        let best = true;
+        for (let v = 0; v < V && best; v++) if (v !== target && probs[base + v] >= p) best = false;
+        this.answers++;
+        if (best) this.correct++;
+        else all = false;
+        this.pSum += p;
+        this.lossSum += -Math.log(p);
+      }
+      this.sequences++;
+      if (all) this.sequencesCorrect++;
+    }
+  }
+
+  score(): AnswerScore {
+    const { answers, correct, sequences, sequencesCorrect } = this;
+    return {
+      answers,
+      correct,
+      accuracy: correct / answers,
+      meanPCorrect: this.pSum / answers,
+      answerLoss: this.lossSum / answers,
+      sequences,
+      sequencesCorrect,
+      sequenceAccuracy: sequencesCorrect / sequences,
+    };
+  }
+}
+
+/** Scores one or more batches of probabilities at once (see AnswerTally.add). */
+export function scoreAnswers(
+  batches: ReadonlyArray<{ probs: ArrayLike<number>; targets: ArrayLike<number> }>,
+  shape: { B: number; T: number; V: number },
+  answerPositions: readonly number[],
+): AnswerScore {
+  const tally = new AnswerTally();
+  for (const b of batches) tally.add(b.probs, b.targets, shape, answerPositions);
+  return tally.score();
+}
