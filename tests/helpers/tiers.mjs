@@ -34,6 +34,7 @@ export const GPU_FILES = [
   'tests/export/parity.test.ts',
   'tests/spec/config-fuzz-train.test.ts',
   'tests/train/loop-trainer.test.ts',
+  'tests/train/passkey-gpu.test.ts',
   'tests/train/recall.test.ts',
   'tests/train/resume.test.ts',
   'tests/train/train-cli.test.ts',

@@ -1,0 +1,51 @@
+// The passkey task on the GPU, kept small (the tiny dense preset, whose pipelines other test files
+// already build; the eval CLI runs NSA models through the same code): one training step on passkey
+// data scores only the k answer digits per sequence, and the run's evaluation (CLI and page)
+// reports the per-digit accuracy of the answer scorer on the validation batches.
+import { describe, expect, it } from 'vitest';
+
+import { lossScale } from '../../src/model/plan';
+import { passkeyAnswerPositions, passkeyDatasetForRun } from '../../src/train/data/passkey';
+import { trainingLoop } from '../../src/train/loop';
+import { PASSKEY_TASK } from '../../src/train/passkey-preset';
+import { preset } from '../../src/train/presets';
+import { scoreRecall } from '../../src/train/recall-eval';
+import { withDataSource } from '../../src/train/recall-preset';
+import { evaluateRun } from '../../src/train/task-eval';
+import { Trainer } from '../../src/train/trainer';
+import type { StepMetrics } from '../../src/train/types';
+import { getGpu } from '../helpers/gpu';
+
+describe('passkey on the GPU', () => {
+  it('one step: the loss is the mean over the k answer digits; evaluateRun reports their accuracy', async () => {
+    const gpu = await getGpu();
+    const cfg = preset('tiny');
+    cfg.model.attention = 'dense';
+    cfg.data = withDataSource(cfg.data, 'passkey');
+    cfg.train.evalBatches = 2;
+    const { batchSize: B } = cfg.train;
+    const T = cfg.model.seqLen;
+    const k = PASSKEY_TASK.keyLength;
+    const ds = passkeyDatasetForRun(cfg);
+    const trainer = await Trainer.create(gpu, cfg, ds);
+    try {
+      expect(trainer.plan.shape.scoredPerSequence).toBe(k);
+      expect(lossScale(trainer.plan.shape, 'eval')).toBe(1 / (B * k));
+      let step: StepMetrics | null = null;
+      for await (const e of trainingLoop(trainer, { until: 1 })) if (e.kind === 'step') step = e.metrics;
+      // Untrained (init std 0.02): near-uniform over the model's vocabulary at the answers.
+      expect(Math.abs(step!.loss - Math.log(cfg.model.vocabSize))).toBeLessThan(0.3);
+      const answers = passkeyAnswerPositions(T, k);
+      const s = await scoreRecall(trainer, ds.validationBatches(2), answers);
+      expect(s.answers).toBe(2 * B * k);
+      expect(s.sequences).toBe(2 * B);
+      expect(s.sequenceAccuracy).toBeLessThanOrEqual(s.accuracy);
+      const e = await evaluateRun(trainer, cfg);
+      expect(e.accuracy).toBe(s.accuracy);
+      expect(e.valLoss).toBe((await trainer.evaluate()).valLoss);
+      expect(Math.abs(e.valLoss - s.answerLoss)).toBeLessThan(1e-3); // GPU f32 loss vs f64 of the f32 probabilities
+    } finally {
+      trainer.destroy();
+    }
+  });
+});
