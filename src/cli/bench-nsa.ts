@@ -8,35 +8,38 @@
 // around one submit and onSubmittedWorkDone; the wall clock of the same runs is printed too), the time ratio and the ratio of keys
 // visited (dense T(T+1)/2 per head; NSA Σ_t ncmp(t) + |selected positions ≤ t| + min(w, t+1), from
 // the selection the GPU made).
-import { type Arena, type ArenaEntry, createArena, layoutEntries, type PlaceTensor, resolveLayout } from '../gpu/arena';
-import { describeAdapter, type Dispatch, GpuContext } from '../gpu/context';
+// --decode measures decode per token instead (bench-nsa-decode.ts: one step at position T − 1 on
+// the GPU decoder, NSA and dense; --train adds the training lines before them, --layers sets the
+// decode model's layers). Every T is checked against the adapter's buffer and binding limits
+// before anything is allocated (bench-nsa-options.ts). A closing 'summary' line gives the
+// crossover T of training and of decode (where NSA becomes faster than dense) and decode's growth.
+import { type Arena, createArena, resolveLayout } from '../gpu/arena';
+import { describeAdapter, type Dispatch, type GpuContext } from '../gpu/context';
 import { acquireNodeGpu } from '../gpu/node-device';
 import { type DispatchTiming, profileDispatches, timingsByKernel } from '../gpu/profiler';
 import { attentionBackwardDispatches, attentionForwardDispatch } from '../kernels/attention';
-import { nsaCoreBackward, nsaCoreForward, nsaCoreSavedTensors, nsaCoreScratchTensors, nsaCoreSizes } from '../model/nsa/core';
+import { nsaCoreBackward, nsaCoreForward, nsaCoreSizes } from '../model/nsa/core';
 import { visibleCmpBlocks } from '../spec/nsa-blocks';
 import { assertNsaConfig, type NsaConfig } from '../spec/nsa-config';
 import { selectionRanges } from '../spec/nsa-ranges';
 import type { AttentionShape } from '../spec/shapes';
-import { PRESETS } from '../train/presets';
 import { gaussian, mulberry32 } from '../util/random';
-import { intFlag, parseArgs } from './args';
+import { decodeBenchRow, decodeConfigLine } from './bench-nsa-decode';
+import {
+  assertBenchSizes,
+  benchNsaOptions,
+  benchSummary,
+  CFG,
+  M,
+  resolveBenchNsa,
+  type TimedPair,
+  trainCoreLayout,
+  trainEntries,
+  trainShape,
+} from './bench-nsa-options';
 import { runMain } from './main';
-import { UsageError } from './usage';
 
 const out = (o: Record<string, unknown>) => console.log(JSON.stringify(o));
-
-const M = PRESETS['m7c-125m'].model;
-const CFG: NsaConfig = {
-  l: M.nsa.l,
-  d: M.nsa.d,
-  lSel: M.nsa.lSel,
-  nSel: M.nsa.nSel,
-  w: M.nsa.w,
-  phi: M.nsa.phi,
-  forceInit: M.nsa.forceInit,
-  forceLocal: M.nsa.forceLocal,
-};
 
 /** Keys one head visits over all queries, dense causal: Σ_t (t + 1). */
 const denseKeysVisited = (T: number): number => (T * (T + 1)) / 2;
@@ -68,40 +71,13 @@ interface Lists {
 }
 
 async function buildLists(gpu: GpuContext, T: number): Promise<{ arena: Arena; lists: Lists; s: AttentionShape }> {
-  const s: AttentionShape = { B: 1, T, H: M.nHeads, G: M.nKvGroups, dk: M.dk, dv: M.dv };
+  const s = trainShape(T);
   const z = nsaCoreSizes(s, CFG);
   const nq = T * s.H;
   const nk = T * s.G;
-  const f32 = (name: string, n: number): ArenaEntry => ({ name, bytes: 4 * n });
-  const kv = ['cmp', 'sel', 'win'].flatMap((b) => [
-    f32(`k.${b}`, nk * s.dk),
-    f32(`v.${b}`, nk * s.dv),
-    f32(`dk.${b}`, nk * s.dk),
-    f32(`dv.${b}`, nk * s.dv),
-  ]);
-  const core = (place: PlaceTensor) => ({
-    saved: nsaCoreSavedTensors(place, 's.', s, CFG),
-    scratch: nsaCoreScratchTensors(place, 'x.', s, CFG),
-  });
-  const arena = createArena(gpu, 'bench.nsa', [
-    f32('q', nq * s.dk),
-    ...kv,
-    f32('gates', nq * 3),
-    f32('out', z.o),
-    f32('dout', z.o),
-    f32('dq', nq * s.dk),
-    f32('dgates', nq * 3),
-    ...layoutEntries(core),
-    // Dense attention reads q and the sel branch's k, v; its own outputs and gradients:
-    f32('dense.out', z.o),
-    f32('dense.lse', z.lse),
-    f32('dense.delta', z.lse),
-    f32('dense.dq', nq * s.dk),
-    f32('dense.dk', nk * s.dk),
-    f32('dense.dv', nk * s.dv),
-  ]);
+  const arena = createArena(gpu, 'bench.nsa', trainEntries(T));
   const a = (n: string) => arena.get(n);
-  const { saved, scratch } = resolveLayout(core, arena);
+  const { saved, scratch } = resolveLayout(trainCoreLayout(T), arena);
   const r = gaussian(mulberry32(T));
   const randn = (n: number) => Float32Array.from({ length: n }, r);
   for (const n of ['q', 'dout']) gpu.write(a(n), randn(n === 'q' ? nq * s.dk : z.o));
@@ -181,23 +157,41 @@ async function timeList(
 }
 
 async function main(): Promise<number> {
-  const args = parseArgs(process.argv.slice(2), {
-    values: ['T', 'repeats', 'warmup'],
-    usage: 'usage: npm run bench:nsa -- [--T 1024,2048,...] [--repeats N] [--warmup N]',
-  });
+  const opts = benchNsaOptions(process.argv.slice(2));
   assertNsaConfig(CFG);
   const gpu = await acquireNodeGpu({ announce: false });
   const software = gpu.adapter.architecture === 'swiftshader' || /swiftshader/i.test(describeAdapter(gpu.adapter));
-  const Ts = (args.flags.get('T') ?? (software ? '1024' : '1024,2048,4096,8192,16384')).split(',').filter(Boolean).map(Number);
-  for (const T of Ts) if (!Number.isInteger(T) || T < 1) throw new UsageError(`--T: '${T}' is not a positive integer`, { flag: 'T' });
-  // SwiftShader: one untimed-warmup-free round (a T = 1024 round of both takes minutes there, and
-  // its pipelines are compiled when built, so the first run is not slower).
-  const repeats = intFlag(args, 'repeats') ?? (software ? 1 : 5);
-  const warmup = intFlag(args, 'warmup') ?? (software ? 0 : 2);
-  if (repeats < 1 || warmup < 0)
-    throw new UsageError('--repeats must be ≥ 1 and --warmup ≥ 0', { flag: repeats < 1 ? 'repeats' : 'warmup' });
+  const o = resolveBenchNsa(opts, software);
+  // Before anything is allocated: every T against this adapter's buffer and binding limits.
+  assertBenchSizes(o, {
+    maxBufferSize: gpu.device.limits.maxBufferSize,
+    maxStorageBufferBindingSize: gpu.device.limits.maxStorageBufferBindingSize,
+    source: `this adapter (${describeAdapter(gpu.adapter)})`,
+  });
   const timing = gpu.hasTimestamps ? 'timestamp' : 'wall';
   out({ kind: 'adapter', adapter: describeAdapter(gpu.adapter), architecture: gpu.adapter.architecture, timestamps: gpu.hasTimestamps });
+  const train: TimedPair[] = [];
+  const decode: TimedPair[] = [];
+  const decodeAttention: TimedPair[] = [];
+  if (o.train) train.push(...(await trainRows(gpu, o.Ts, o.trainRepeats, o.trainWarmup, timing)));
+  if (o.decode) {
+    const d = { layers: o.layers, repeats: o.decodeRepeats, warmup: o.decodeWarmup };
+    out(decodeConfigLine(d, timing));
+    for (const T of o.Ts) {
+      const row = await decodeBenchRow(gpu, T, d);
+      out(row);
+      decode.push({ T, nsa: row.nsa_ms, dense: row.dense_ms });
+      decodeAttention.push({ T, nsa: row.nsa_attention_ms, dense: row.dense_attention_ms });
+    }
+  }
+  out(benchSummary(train, decode, decodeAttention));
+  gpu.destroy();
+  return 0;
+}
+
+/** The training lines: config, then per T NSA vs dense attention fwd+bwd. */
+async function trainRows(gpu: GpuContext, Ts: readonly number[], repeats: number, warmup: number, timing: string): Promise<TimedPair[]> {
+  const rows: TimedPair[] = [];
   out({ kind: 'config', B: 1, H: M.nHeads, G: M.nKvGroups, dk: M.dk, dv: M.dv, nsa: CFG, repeats, warmup, timing });
   for (const T of Ts) {
     const tBuild = performance.now();
@@ -256,9 +250,9 @@ async function main(): Promise<number> {
       nsa_kernels: kernels,
     });
     for (const b of arena.buffers) b.destroy();
+    rows.push({ T, nsa: nsa.fwd + nsa.bwd, dense: dense.fwd + dense.bwd });
   }
-  gpu.destroy();
-  return 0;
+  return rows;
 }
 
 runMain(main);

@@ -28,9 +28,11 @@ const GPU_FOLDERS = ['tests/kernels/**/*.test.ts', 'tests/nsa-gpu/**/*.test.ts',
 
 /** GPU files in otherwise CPU-only folders (each acquires the shared test device). */
 export const GPU_FILES = [
+  'tests/cli/bench-nsa-decode.test.ts',
   'tests/decode/cli-gpu.test.ts',
   'tests/decode/gpu-decode.test.ts',
   'tests/decode/gpu-prefill.test.ts',
+  'tests/decode/gpu-seek.test.ts',
   'tests/export/parity.test.ts',
   'tests/spec/config-fuzz-train.test.ts',
   'tests/train/loop-trainer.test.ts',

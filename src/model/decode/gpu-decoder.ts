@@ -66,7 +66,13 @@ export class GpuDecoder {
     readonly capacity: number,
     private readonly params: Arena,
     private readonly work: Arena,
-    private readonly dispatches: readonly Dispatch[],
+    /**
+     * One step's dispatches, in order (for benchmarks that time them one by one: they read the
+     * position and tokens the last step wrote, so running them again repeats that step).
+     */
+    readonly dispatches: readonly Dispatch[],
+    /** The compression dispatches among them (every layer's, in order): seek rebuilds the compressed caches with them. */
+    private readonly compress: readonly Dispatch[],
     private readonly staging: GPUBuffer,
   ) {
     this.tokenWords = new Int32Array(batch);
@@ -91,10 +97,10 @@ export class GpuDecoder {
     const layout = decodeLayout(config, B, cap);
     const work = createArena(gpu, 'decode.work', layout.entries);
     gpu.write(work.get('rope'), ropeTable(cap, config.dk, config.ropeTheta));
-    const dispatches = await buildDispatches(gpu, config, B, cap, paramTable(config, params), work);
+    const { dispatches, compress } = await buildDispatches(gpu, config, B, cap, paramTable(config, params), work);
     const bytes = (['logits', 'sel', 'reads'] as const).reduce((s, n) => s + work.get(n).size, 0);
     const staging = gpu.createBuffer({ label: 'decode.readback', size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-    return new GpuDecoder(gpu, config, B, cap, params, work, dispatches, staging);
+    return new GpuDecoder(gpu, config, B, cap, params, work, dispatches, compress, staging);
   }
 
   /** Loads the weights (every tensor of the layout, checked first). */
@@ -122,6 +128,69 @@ export class GpuDecoder {
   /** Empties the caches (the next token is position 0). */
   reset(): void {
     this.len = 0;
+  }
+
+  /**
+   * For benchmarks: moves to position `t` (the next step feeds position t) without feeding tokens
+   * 0 … t − 1, which at large t takes far longer than the step being timed.
+   *
+   * With `fill`: every row of every K/V cache (each sequence, layer and KV set; the window ring
+   * whole) is overwritten with values drawn from `fill`, then the compressed caches are rebuilt from
+   * those rows by the decoder's own compression dispatches at each position p < t whose token
+   * completes a block (the emission rule), in order, in one submit. The compressed cache is then
+   * exactly what feeding tokens whose (rotated) K/V rows were those values would have left; the rows
+   * themselves are random, not the projections of any tokens, so the step at t attends over
+   * random keys — the same work as over real ones (logits and selections mean nothing).
+   *
+   * Without `fill` the caches are kept and t must be `length` or `length − 1`: stepping back over
+   * the last token to time the same step again. That step wrote only row t of each cache (in the
+   * window ring, row t mod w, whose old position t − w is outside position t's window) and the
+   * compressed row of the block it completed; repeating it with the same token rewrites them.
+   */
+  async seek(t: number, fill?: () => number): Promise<void> {
+    if (!(Number.isInteger(t) && t >= 0 && t < this.capacity))
+      throw new RangeError(`decoder seek: position ${t} outside [0, ${this.capacity})`);
+    if (!fill) {
+      if (t !== this.len && t !== this.len - 1)
+        throw new RangeError(`decoder seek: without fill only back one token (length ${this.len}, asked ${t})`);
+      this.len = t;
+      return;
+    }
+    const c = this.config;
+    for (let l = 0; l < c.nLayers; l++) {
+      for (let s = 0; s < kvSets(c); s++) {
+        for (const n of [`L${l}.K${s}`, `L${l}.V${s}`]) {
+          const slice = this.work.get(n);
+          this.gpu.write(slice, Float32Array.from({ length: slice.size / F32 }, fill));
+        }
+      }
+    }
+    const nsa = c.attention === 'nsa' ? c.nsa : undefined;
+    const emitted = nsa ? Array.from({ length: numCmpBlocks(t, nsa) }, (_, k) => k * nsa.d + nsa.l - 1) : [];
+    if (emitted.length && this.compress.length) {
+      // Each block's position goes into the state word by a copy between passes, so one submit
+      // runs every emission in order.
+      const positions = this.gpu.createBuffer({
+        label: 'decode.seek',
+        size: F32 * emitted.length,
+        usage: GPUBufferUsage.COPY_SRC,
+        mappedAtCreation: true,
+      });
+      new Uint32Array(positions.getMappedRange()).set(emitted);
+      positions.unmap();
+      const st = this.work.get('st');
+      const enc = this.gpu.device.createCommandEncoder({ label: 'decode.seek' });
+      emitted.forEach((_, i) => {
+        enc.copyBufferToBuffer(positions, F32 * i, st.buffer, st.offset, F32);
+        const pass = enc.beginComputePass();
+        GpuContext.encode(pass, this.compress);
+        pass.end();
+      });
+      this.gpu.submit([enc.finish()]);
+      await this.gpu.finish();
+      positions.destroy();
+    }
+    this.len = t;
   }
 
   /**
@@ -184,7 +253,12 @@ function cacheRows(c: ModelConfig, s: number, cap: number): number {
   return kvSets(c) === 3 && s === 2 && c.nsa ? Math.min(c.nsa.w, cap) : cap;
 }
 
-function decodeLayout(c: ModelConfig, B: number, cap: number): { entries: { name: string; bytes: number }[] } {
+/**
+ * The decoder's work tensors (caches, scratch, state) for B sequences of capacity `cap`, by name and
+ * bytes, without a GPU: with paramSpecs, what a decoder of that size allocates (each tensor must fit
+ * one buffer and binding).
+ */
+export function decodeLayout(c: ModelConfig, B: number, cap: number): { entries: { name: string; bytes: number }[] } {
   const { dim: C, nHeads: H, nKvGroups: G, dk, dv, ffnHidden: Fh, vocabSize: V } = c;
   const nsa = c.attention === 'nsa' ? c.nsa : undefined;
   const Nmax = nsa ? Math.max(1, numCmpBlocks(cap, nsa)) : 1;
@@ -233,7 +307,7 @@ async function buildDispatches(
   cap: number,
   p: ReturnType<typeof paramTable>,
   work: Arena,
-): Promise<Dispatch[]> {
+): Promise<{ dispatches: Dispatch[]; compress: Dispatch[] }> {
   const W = (n: string): BufferSlice => work.get(n);
   const { dim: C, nHeads: H, nKvGroups: G, dk, dv, ffnHidden: Fh, vocabSize: V } = c;
   const nsa = c.attention === 'nsa' ? c.nsa : undefined;
@@ -258,6 +332,7 @@ async function buildDispatches(
     scale: 1 / Math.sqrt(dk),
   };
   const out: Promise<Dispatch>[] = [];
+  const compress: Promise<Dispatch>[] = [];
   const mv = (x: BufferSlice, Wt: BufferSlice, o: BufferSlice, K: number, N: number, label: string, accumulate = false, transW = false) =>
     out.push(matvecDispatch(gpu, { st, x, W: Wt, out: o, rows: B, K, N, accumulate, transW, label }));
   out.push(embeddingForwardDispatch(gpu, { tokens: W('tokens'), table: p.wte, out: W('x'), N: B, C }));
@@ -303,19 +378,20 @@ async function buildDispatches(
     else {
       // Compression of the cmp K/V cache (set 0) when this token completes a block.
       const cmpRows = cacheRows(c, 0, cap);
+      const compressFrom = compress.length;
       for (const [which, D, src, dst] of [
         ['k', dk, W(`L${l}.K0`), W(`L${l}.kc`)],
         ['v', dv, W(`L${l}.V0`), W(`L${l}.vc`)],
       ] as const) {
         if (nsa.phi === 'avg') {
           const P = decodeParams(base, { rows: cmpRows, D, total: B * G * D });
-          out.push(decodeRowsDispatch(gpu, 'compressAvg', st, P, { a: src, b: dst }, `${at} compress ${which}`));
+          compress.push(decodeRowsDispatch(gpu, 'compressAvg', st, P, { a: src, b: dst }, `${at} compress ${which}`));
         } else {
           const m = L.cmpMlp?.[which];
           if (!m) throw new Error(`decoder: layer ${l} has no compression MLP for ${which}`);
           const Dh = cmpMlpHidden(D);
           const Ph = decodeParams(base, { rows: cmpRows, D, Dh, total: B * G * Dh });
-          out.push(
+          compress.push(
             decodeRowsDispatch(
               gpu,
               'compressHidden',
@@ -326,11 +402,12 @@ async function buildDispatches(
             ),
           );
           const Po = decodeParams(base, { D, Dh, total: B * G * D });
-          out.push(
+          compress.push(
             decodeRowsDispatch(gpu, 'compressOut', st, Po, { a: W('hidden'), b: m.w2, c: m.b2, d: dst }, `${at} compress ${which} out`),
           );
         }
       }
+      out.push(...compress.slice(compressFrom));
       const Ps = decodeParams(base, { slot });
       out.push(decodeSelectDispatch(gpu, Ps, { st, q: W('q'), kc: W(`L${l}.kc`), scores: W('scores'), sel: W('sel') }, `${at} select`));
       const sets = kvSets(c);
@@ -363,5 +440,5 @@ async function buildDispatches(
   }
   out.push(rmsnormForwardDispatch(gpu, { x: W('x'), weight: p.finalNorm, out: W('fin'), rstd: W('rstd'), rows: B, C, eps: c.normEps }));
   mv(W('fin'), p.wte, W('logits'), C, V, 'decode lm head', false, true);
-  return Promise.all(out);
+  return { dispatches: await Promise.all(out), compress: await Promise.all(compress) };
 }

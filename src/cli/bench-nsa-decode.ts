@@ -1,0 +1,240 @@
+// npm run bench:nsa -- --decode: the time of one decode step at position T − 1 (T tokens in the
+// cache) for NSA and for dense attention on the GPU decoder (src/model/decode/gpu-decoder.ts),
+// with the m7c-125m attention shape in a model of --layers layers and a 256-token vocabulary, so
+// the step's time is mostly the layers' (the per-kernel split separates attention from the rest).
+// The caches are filled by GpuDecoder.seek: random K/V rows, the compressed cache built from them
+// by the emission rule, so the step attends over T keys' worth of cache without feeding T tokens.
+// Per step: wall clock around step() (write, submit, readback), and where the adapter has
+// timestamp queries the same step again with each dispatch in its own pass (GPU time per kernel).
+// Keys read per query are the decoder's own in-kernel counts, beside the formula
+// ncmp(t) + |selected positions ≤ t| + min(w, t + 1) from the selection the GPU made, and t + 1 dense.
+import { type Dispatch, GpuContext } from '../gpu/context';
+import { type DispatchTiming, profileDispatches } from '../gpu/profiler';
+import { GpuDecoder } from '../model/decode/gpu-decoder';
+import { initParams } from '../model/init';
+import { visibleCmpBlocks } from '../spec/nsa-blocks';
+import { selectionRanges } from '../spec/nsa-ranges';
+import { paramSpecs } from '../spec/params';
+import { gaussian, mulberry32 } from '../util/random';
+import { CFG, DECODE_VOCAB, decodeModelConfig } from './bench-nsa-options';
+
+const PARAM_SEED = 7;
+/** The token fed at position T − 1 (any id below DECODE_VOCAB). */
+const TOKEN = 42;
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** A decode dispatch's kernel group, from its label ('decode L3 attend sel' → 'attend sel'). */
+export function decodeKernelGroup(label: string): string {
+  const k = label.replace(/^decode L\d+ /, '');
+  if (/^attend /.test(k) || k === 'select') return k;
+  if (/^compress /.test(k)) return 'compress';
+  if (/^append kv/.test(k)) return 'append kv';
+  if (/^(q|k\d|v\d|rope q)$/.test(k)) return 'q k v';
+  if (/gate|combine/.test(k)) return 'gates';
+  if (k === 'o') return 'o';
+  if (/^(w1|w2|w3)$/.test(k) || /swiglu/.test(k)) return 'ffn';
+  if (/rmsnorm/.test(k)) return 'rmsnorm';
+  if (/embedding/.test(k)) return 'embedding';
+  if (k === 'decode lm head') return 'lm head';
+  return k;
+}
+
+/** The groups that read the caches: compression, selection and the attention kernels. */
+export const ATTENTION_GROUPS = ['compress', 'select', 'attend cmp', 'attend sel', 'attend win', 'attend dense'];
+
+function byGroup(t: readonly DispatchTiming[]): Array<{ kernel: string; ms: number; calls: number }> {
+  const m = new Map<string, { ms: number; calls: number }>();
+  for (const { label, ms } of t) {
+    const k = decodeKernelGroup(label);
+    const e = m.get(k) ?? { ms: 0, calls: 0 };
+    e.ms += ms;
+    e.calls++;
+    m.set(k, e);
+  }
+  return [...m].map(([kernel, e]) => ({ kernel, ms: +e.ms.toFixed(4), calls: e.calls })).sort((a, b) => b.ms - a.ms);
+}
+
+/** Without timestamps: each dispatch submitted alone, wall clock to completion (includes a submit's overhead). */
+async function wallPerDispatch(gpu: GpuContext, list: readonly Dispatch[]): Promise<DispatchTiming[]> {
+  const out: DispatchTiming[] = [];
+  for (const d of list) {
+    await gpu.finish();
+    const t0 = performance.now();
+    gpu.run([d]);
+    await gpu.finish();
+    out.push({ label: d.label, ms: performance.now() - t0 });
+  }
+  return out;
+}
+
+export interface KeysPerQuery {
+  cmp: number;
+  sel: number;
+  win: number;
+  total: number;
+}
+
+interface Measured {
+  wall: number[];
+  gpu: number[] | null;
+  split: Array<{ kernel: string; ms: number; calls: number }>;
+  reads: Uint32Array;
+  selection: Int32Array;
+  finite: boolean;
+  buildS: number;
+  fillS: number;
+}
+
+async function measure(
+  gpu: GpuContext,
+  attention: 'nsa' | 'dense',
+  T: number,
+  layers: number,
+  repeats: number,
+  warmup: number,
+): Promise<Measured> {
+  const c = decodeModelConfig(attention, T, layers);
+  const t0 = performance.now();
+  const dec = await GpuDecoder.create(gpu, c, { batch: 1, capacity: T });
+  dec.loadParams(initParams(paramSpecs(c), PARAM_SEED));
+  const t1 = performance.now();
+  await dec.seek(T - 1, gaussian(mulberry32(T)));
+  await gpu.finish();
+  const fillS = (performance.now() - t1) / 1000;
+  const wall: number[] = [];
+  const ts: number[] = [];
+  let per: DispatchTiming[] = [];
+  let reads = new Uint32Array(0);
+  let selection = new Int32Array(0);
+  let finite = true;
+  for (let rep = 0; rep < warmup + repeats; rep++) {
+    await gpu.finish();
+    const a = performance.now();
+    const out = await dec.step([TOKEN]);
+    const ms = performance.now() - a;
+    if (!out) throw new Error('decoder step returned no output');
+    await dec.seek(T - 1); // back one token: the same step again
+    if (gpu.hasTimestamps) per = await profileDispatches(gpu, dec.dispatches);
+    if (rep < warmup) continue;
+    wall.push(ms);
+    if (gpu.hasTimestamps) ts.push(per.reduce((s, x) => s + x.ms, 0));
+    reads = out.reads.slice();
+    selection = out.selection.slice();
+    finite &&= out.logits.every(Number.isFinite);
+  }
+  if (!gpu.hasTimestamps) per = await wallPerDispatch(gpu, dec.dispatches);
+  dec.destroy();
+  return { wall, gpu: gpu.hasTimestamps ? ts : null, split: byGroup(per), reads, selection, finite, buildS: (t1 - t0) / 1000, fillS };
+}
+
+/** Keys read per query (mean over layers and groups) as counted, as the formula gives, and whether every (layer, group) agrees. */
+function nsaKeys(m: Measured, T: number, layers: number): { read: KeysPerQuery; formula: KeysPerQuery; match: boolean } {
+  const G = decodeModelConfig('nsa', T, layers).nKvGroups;
+  const t = T - 1;
+  const read = { cmp: 0, sel: 0, win: 0, total: 0 };
+  const formula = { cmp: 0, sel: 0, win: 0, total: 0 };
+  let match = true;
+  for (let l = 0; l < layers; l++) {
+    for (let g = 0; g < G; g++) {
+      const i = l * G + g;
+      const row = m.selection.subarray(i * CFG.nSel, (i + 1) * CFG.nSel);
+      const f = {
+        cmp: visibleCmpBlocks(t, CFG),
+        sel: selectionRanges(row, t, CFG).reduce((a, [s, e]) => a + e - s, 0),
+        win: Math.min(CFG.w, t + 1),
+      };
+      const r = { cmp: m.reads[i * 4], sel: m.reads[i * 4 + 1], win: m.reads[i * 4 + 2] };
+      match &&= r.cmp === f.cmp && r.sel === f.sel && r.win === f.win && m.reads[i * 4 + 3] === 0;
+      for (const k of ['cmp', 'sel', 'win'] as const) {
+        read[k] += r[k] / (layers * G);
+        formula[k] += f[k] / (layers * G);
+      }
+    }
+  }
+  read.total = read.cmp + read.sel + read.win;
+  formula.total = formula.cmp + formula.sel + formula.win;
+  return { read, formula, match };
+}
+
+/** Dense keys read per query (mean over layers and groups), and whether each is t + 1 with no branch counted. */
+function denseKeys(m: Measured, T: number, layers: number): { read: number; match: boolean } {
+  const G = decodeModelConfig('dense', T, layers).nKvGroups;
+  let read = 0;
+  let match = true;
+  for (let i = 0; i < layers * G; i++) {
+    read += m.reads[i * 4 + 3] / (layers * G);
+    match &&= m.reads[i * 4 + 3] === T && m.reads[i * 4] === 0 && m.reads[i * 4 + 1] === 0 && m.reads[i * 4 + 2] === 0;
+  }
+  return { read, match };
+}
+
+const attentionMs = (split: Measured['split']) => split.filter((k) => ATTENTION_GROUPS.includes(k.kernel)).reduce((a, k) => a + k.ms, 0);
+
+/** The JSON line of one T (kind 'decode'): NSA and dense at position T − 1, NSA first. */
+export async function decodeBenchRow(
+  gpu: GpuContext,
+  T: number,
+  o: { layers: number; repeats: number; warmup: number },
+): Promise<
+  Record<string, unknown> & { T: number; nsa_ms: number; dense_ms: number; nsa_attention_ms: number; dense_attention_ms: number }
+> {
+  const nsa = await measure(gpu, 'nsa', T, o.layers, o.repeats, o.warmup);
+  const dense = await measure(gpu, 'dense', T, o.layers, o.repeats, o.warmup);
+  const pick = (m: Measured) => median(m.gpu ?? m.wall);
+  const [nsaMs, denseMs] = [pick(nsa), pick(dense)];
+  const nk = nsaKeys(nsa, T, o.layers);
+  const dk = denseKeys(dense, T, o.layers);
+  const [nsaAtt, denseAtt] = [attentionMs(nsa.split), attentionMs(dense.split)];
+  return {
+    kind: 'decode',
+    T,
+    position: T - 1,
+    timing: gpu.hasTimestamps ? 'timestamp' : 'wall',
+    nsa_ms: nsaMs,
+    dense_ms: denseMs,
+    nsa_over_dense_time: nsaMs / denseMs,
+    nsa_attention_ms: nsaAtt,
+    dense_attention_ms: denseAtt,
+    nsa_over_dense_attention_time: nsaAtt / denseAtt,
+    wall_ms: { nsa: median(nsa.wall), dense: median(dense.wall) },
+    nsa_keys_per_query: nk.read,
+    nsa_keys_formula: nk.formula,
+    dense_keys_per_query: dk.read,
+    dense_keys_formula: T,
+    nsa_over_dense_keys: nk.read.total / dk.read,
+    reads_match_formula: nk.match && dk.match,
+    outputs_finite: nsa.finite && dense.finite,
+    build_s: { nsa: nsa.buildS, dense: dense.buildS },
+    fill_s: { nsa: nsa.fillS, dense: dense.fillS },
+    split_timing: gpu.hasTimestamps ? 'timestamp, each dispatch in its own pass' : 'wall, each dispatch submitted alone',
+    nsa_kernels: nsa.split,
+    dense_kernels: dense.split,
+  };
+}
+
+/** The decode mode's config line. */
+export function decodeConfigLine(o: { layers: number; repeats: number; warmup: number }, timing: string): Record<string, unknown> {
+  const c = decodeModelConfig('nsa', 1, o.layers);
+  return {
+    kind: 'decode_config',
+    B: 1,
+    H: c.nHeads,
+    G: c.nKvGroups,
+    dk: c.dk,
+    dv: c.dv,
+    dim: c.dim,
+    ffn: c.ffnHidden,
+    layers: o.layers,
+    vocab: DECODE_VOCAB,
+    nsa: CFG,
+    sharedKV: c.nsa?.sharedKV ?? false,
+    repeats: o.repeats,
+    warmup: o.warmup,
+    timing,
+    note:
+      `m7c-125m attention shape with ${o.layers} layer(s) and a ${DECODE_VOCAB}-token vocabulary (attention isolated; *_attention_ms sums ` +
+      `${ATTENTION_GROUPS.join(', ')}); one step at position T − 1 with capacity T; caches filled with random K/V rows ` +
+      '(GpuDecoder.seek: the compressed cache built from them by the emission rule), random weights',
+  };
+}

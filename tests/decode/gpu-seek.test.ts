@@ -1,0 +1,79 @@
+// GpuDecoder.seek (the benchmark's way to position T − 1 without feeding T tokens): a decoder
+// moved to t by seek, with `fill` handing back exactly the K/V cache rows a second decoder wrote
+// by feeding t tokens, then holds the same compressed cache (built by the emission rule) and gives
+// the same logits, selections and read counts at every later position, bit for bit. Seeking back
+// one token repeats a step exactly; other moves without fill are refused.
+import { describe, expect, it } from 'vitest';
+
+import type { Arena } from '../../src/gpu/arena';
+import { GpuDecoder } from '../../src/model/decode/gpu-decoder';
+import { getGpu } from '../helpers/gpu';
+import { NSA_CASES, randomParams, randomTokens } from './helpers';
+
+/** The decoder's work arena (private: read here to copy its caches). */
+const work = (d: GpuDecoder) => (d as unknown as { work: Arena }).work;
+
+/** The cache tensors in the order seek fills them: per layer, per KV set, K then V. */
+const cacheNames = (d: GpuDecoder) =>
+  work(d)
+    .entries()
+    .map((e) => e.name)
+    .filter((n) => /^L\d+\.[KV]\d+$/.test(n));
+
+describe('GpuDecoder.seek', () => {
+  it.each([NSA_CASES[0], NSA_CASES[1]])(
+    '%s: seek(t, rows of a fed decoder) = feeding t tokens, at every later position',
+    async (_name, c) => {
+      const gpu = await getGpu();
+      const params = randomParams(c, 41);
+      const T = c.seqLen;
+      const t0 = 29; // past several emitted blocks and a wrapped window ring
+      const tokens = randomTokens(T, c.vocabSize, 9);
+      const fed = await GpuDecoder.create(gpu, c, { batch: 2 });
+      const sought = await GpuDecoder.create(gpu, c, { batch: 2 });
+      fed.loadParams(params);
+      sought.loadParams(params);
+      for (let t = 0; t < t0; t++) await fed.step([tokens[t], tokens[T - 1 - t]], false);
+      const rows: number[] = [];
+      for (const n of cacheNames(fed)) for (const v of await gpu.readF32(work(fed).get(n))) rows.push(v);
+      let i = 0;
+      await sought.seek(t0, () => rows[i++]);
+      expect(i).toBe(rows.length);
+      expect(sought.length).toBe(t0);
+      const compressed = work(fed)
+        .entries()
+        .map((e) => e.name)
+        .filter((n) => /^L\d+\.[kv]c$/.test(n));
+      expect(compressed.length).toBe(2 * c.nLayers);
+      for (const n of compressed)
+        expect(Array.from(await gpu.readF32(work(sought).get(n))), n).toEqual(Array.from(await gpu.readF32(work(fed).get(n))));
+      for (let t = t0; t < T; t++) {
+        const tok = [tokens[t], tokens[T - 1 - t]];
+        const a = (await fed.step(tok))!;
+        const want = { logits: Array.from(a.logits), selection: Array.from(a.selection), reads: Array.from(a.reads) };
+        const b = (await sought.step(tok))!;
+        expect({ logits: Array.from(b.logits), selection: Array.from(b.selection), reads: Array.from(b.reads) }, `t=${t}`).toEqual(want);
+        // Back one token and the same step again: the same output.
+        await sought.seek(t);
+        expect(Array.from((await sought.step(tok))!.logits), `t=${t} repeated`).toEqual(want.logits);
+      }
+      fed.destroy();
+      sought.destroy();
+      expect(gpu.reports).toEqual([]);
+    },
+  );
+
+  it('without fill only back one token; positions outside the capacity are refused', async () => {
+    const gpu = await getGpu();
+    const c = NSA_CASES[0][1];
+    const dec = await GpuDecoder.create(gpu, c, { batch: 1, capacity: 12 });
+    dec.loadParams(randomParams(c, 3));
+    await dec.step([1], false);
+    await dec.step([2], false);
+    await expect(dec.seek(0)).rejects.toThrow(/only back one token \(length 2, asked 0\)/);
+    await expect(dec.seek(12, () => 0)).rejects.toThrow(/position 12 outside \[0, 12\)/);
+    await dec.seek(1);
+    expect(dec.length).toBe(1);
+    dec.destroy();
+  });
+});
