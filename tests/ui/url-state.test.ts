@@ -90,6 +90,35 @@ describe('URL hash config', () => {
     expect('recall' in decodeConfigHash(encodeConfigHash(b, 'recall')).config.data).toBe(false);
   });
 
+  it('round-trips the passkey source and its task; another source drops it (data.passkey=null)', () => {
+    const p = uiPreset('passkey');
+    p.data.passkey!.keyLength = 6;
+    p.data.passkey!.maxDepth = 0.5;
+    expect(encodeConfigHash(p, 'passkey')).toBe('v=1&preset=passkey&data.passkey.keyLength=6&data.passkey.maxDepth=0.5');
+    const t = editConfig(uiPreset('tiny'), 'data.source', 'passkey');
+    expect(encodeConfigHash(t, 'tiny')).toBe(
+      'v=1&preset=tiny&data.source=passkey&data.passkey.digits=10&data.passkey.keyLength=4&data.passkey.fillers=8&data.passkey.minDepth=0.15&data.passkey.maxDepth=0.8',
+    );
+    const r = editConfig(uiPreset('passkey'), 'data.source', 'copy');
+    expect(encodeConfigHash(r, 'passkey')).toBe('v=1&preset=passkey&data.source=copy&data.passkey=null');
+    for (const [c, preset] of [
+      [p, 'passkey'],
+      [p, 'tiny'],
+      [t, 'tiny'],
+      [t, 'passkey'],
+      [r, 'passkey'],
+      [r, 'small'],
+    ] as const) {
+      const back = decodeConfigHash(throughUrl(encodeConfigHash(c, preset)));
+      expect(back.error).toBeUndefined();
+      expect(back.config).toEqual(c);
+    }
+    // A bad task value in a link is left out, named by its field.
+    const bad = decodeConfigHash('#v=1&preset=passkey&data.passkey.minDepth=0.9');
+    expect(bad.error).toMatch(/data\.passkey\.minDepth: must not exceed maxDepth \(0\.9 > 0\.8\)/);
+    expect(bad.config).toEqual(uiPreset('passkey'));
+  });
+
   it('is readable: each changed setting as path=value', () => {
     const c = uiPreset('tiny');
     c.model.attention = 'dense';
