@@ -3,7 +3,6 @@
 // restarted meanwhile are dropped.
 import type { SelectionSnapshot } from '../spec/selection-snapshot';
 import type { RunConfig } from '../train/config';
-import type { WorkerDataSpec } from '../worker/data-source';
 import {
   type DataSpec,
   defaultSnapshotEvery,
@@ -54,8 +53,7 @@ export function dataSpecFor(c: RunConfig, upload: UploadedText | null): DataSpec
     case 'recall':
       return { kind: 'recall' };
     case 'passkey':
-      // DataSpec does not list passkey yet: see WorkerDataSpec in ../worker/data-source.ts.
-      return { kind: 'passkey' } as WorkerDataSpec as DataSpec;
+      return { kind: 'passkey' };
   }
 }
 

@@ -6,15 +6,8 @@ import { recallDatasetForRun } from '../train/data/recall';
 import { createDataset, type Dataset } from '../train/datasets';
 import type { DatasetInfo, DataSpec } from './protocol';
 
-/**
- * The data kinds the worker builds: protocol.ts's DataSpec plus the passkey task (like recall, its
- * task travels in config.data.passkey). TODO: list `{ kind: 'passkey' }` in DataSpec itself and
- * drop this type and the casts to DataSpec in controller.ts and run.ts.
- */
-export type WorkerDataSpec = DataSpec | { kind: 'passkey' };
-
 /** Which config.data.source each data kind trains under. */
-const SOURCE_OF: Record<WorkerDataSpec['kind'], RunConfig['data']['source']> = {
+const SOURCE_OF: Record<DataSpec['kind'], RunConfig['data']['source']> = {
   brown: 'brown',
   upload: 'upload',
   random: 'random',
@@ -24,7 +17,7 @@ const SOURCE_OF: Record<WorkerDataSpec['kind'], RunConfig['data']['source']> = {
 };
 
 /** Why `data` cannot feed `config`, or null. */
-export function dataMismatch(config: RunConfig, data: WorkerDataSpec): string | null {
+export function dataMismatch(config: RunConfig, data: DataSpec): string | null {
   const want = SOURCE_OF[data.kind];
   if (config.data.source !== want) return `the data is '${data.kind}' but config.data.source is '${config.data.source}'`;
   if (data.kind === 'upload' && data.text.length === 0) return `the uploaded file '${data.name}' is empty`;
@@ -34,7 +27,7 @@ export function dataMismatch(config: RunConfig, data: WorkerDataSpec): string | 
 }
 
 /** `brownText` fetches the corpus (only called for Brown runs). */
-export async function buildDataset(config: RunConfig, data: WorkerDataSpec, brownText: () => Promise<string>): Promise<Dataset> {
+export async function buildDataset(config: RunConfig, data: DataSpec, brownText: () => Promise<string>): Promise<Dataset> {
   const why = dataMismatch(config, data);
   if (why) throw new Error(`Cannot build the dataset: ${why}.`);
   const opts = { batchSize: config.train.batchSize, seqLen: config.model.seqLen, seed: config.train.seed };

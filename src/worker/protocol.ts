@@ -13,7 +13,12 @@ export type AdapterProbe = { ok: true; adapter: AdapterSummary } | { ok: false; 
  * already validated; `recall` generates the task in config.data.recall.
  */
 export type DataSpec =
-  { kind: 'brown' } | { kind: 'upload'; name: string; text: string } | { kind: 'random' } | { kind: 'copy' } | { kind: 'recall' };
+  | { kind: 'brown' }
+  | { kind: 'upload'; name: string; text: string }
+  | { kind: 'random' }
+  | { kind: 'copy' }
+  | { kind: 'recall' }
+  | { kind: 'passkey' };
 
 export interface InitRequest {
   config: RunConfig;

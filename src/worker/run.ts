@@ -17,7 +17,7 @@ import { csvRows } from '../train/metrics-csv';
 import { evaluateRun } from '../train/task-eval';
 import { Trainer } from '../train/trainer';
 import type { EvalMetrics, Heartbeat, StepMetrics } from '../train/types';
-import { buildDataset, describeDataset, type WorkerDataSpec } from './data-source';
+import { buildDataset, describeDataset } from './data-source';
 import { TokenStreamer } from './generation';
 import {
   type DataSpec,
@@ -64,8 +64,7 @@ export function checkpointData(config: RunConfig, offered: DataSpec, file: strin
     case 'recall':
       return { kind: config.data.source };
     case 'passkey':
-      // DataSpec does not list passkey yet: see WorkerDataSpec in data-source.ts.
-      return { kind: 'passkey' } as WorkerDataSpec as DataSpec;
+      return { kind: 'passkey' };
   }
 }
 
