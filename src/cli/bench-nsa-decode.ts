@@ -5,7 +5,8 @@
 // The caches are filled by GpuDecoder.seek: random K/V rows, the compressed cache built from them
 // by the emission rule, so the step attends over T keys' worth of cache without feeding T tokens.
 // Per step: wall clock around step() (write, submit, readback), and where the adapter has
-// timestamp queries the same step again with each dispatch in its own pass (GPU time per kernel).
+// timestamp queries the same step again with each dispatch in its own pass (GPU time per kernel;
+// the split per kernel group and the attention kernels' sum are medians over the timed steps).
 // Keys read per query are the decoder's own in-kernel counts, beside the formula
 // ncmp(t) + |selected positions ≤ t| + min(w, t + 1) from the selection the GPU made, and t + 1 dense.
 import { type Dispatch, GpuContext } from '../gpu/context';
@@ -43,7 +44,9 @@ export function decodeKernelGroup(label: string): string {
 /** The groups that read the caches: compression, selection and the attention kernels. */
 export const ATTENTION_GROUPS = ['compress', 'select', 'attend cmp', 'attend sel', 'attend win', 'attend dense'];
 
-function byGroup(t: readonly DispatchTiming[]): Array<{ kernel: string; ms: number; calls: number }> {
+type Split = Array<{ kernel: string; ms: number; calls: number }>;
+
+function byGroup(t: readonly DispatchTiming[]): Split {
   const m = new Map<string, { ms: number; calls: number }>();
   for (const { label, ms } of t) {
     const k = decodeKernelGroup(label);
@@ -52,7 +55,18 @@ function byGroup(t: readonly DispatchTiming[]): Array<{ kernel: string; ms: numb
     e.calls++;
     m.set(k, e);
   }
-  return [...m].map(([kernel, e]) => ({ kernel, ms: +e.ms.toFixed(4), calls: e.calls })).sort((a, b) => b.ms - a.ms);
+  return [...m].map(([kernel, e]) => ({ kernel, ...e }));
+}
+
+const attentionSum = (split: Split) => split.filter((k) => ATTENTION_GROUPS.includes(k.kernel)).reduce((a, k) => a + k.ms, 0);
+
+/** Per group, the median over runs of its time in a run; and the median over runs of the attention groups' sum. */
+function medianSplit(runs: readonly DispatchTiming[][]): { split: Split; attention: number } {
+  const splits = runs.map(byGroup);
+  const split = splits[0]
+    .map(({ kernel, calls }) => ({ kernel, ms: +median(splits.map((r) => r.find((k) => k.kernel === kernel)?.ms ?? 0)).toFixed(4), calls }))
+    .sort((a, b) => b.ms - a.ms);
+  return { split, attention: median(splits.map(attentionSum)) };
 }
 
 /** Without timestamps: each dispatch submitted alone, wall clock to completion (includes a submit's overhead). */
@@ -78,7 +92,10 @@ export interface KeysPerQuery {
 interface Measured {
   wall: number[];
   gpu: number[] | null;
-  split: Array<{ kernel: string; ms: number; calls: number }>;
+  /** Per kernel group, the median over the timed steps. */
+  split: Split;
+  /** The median over the timed steps of the attention groups' sum. */
+  attention: number;
   reads: Uint32Array;
   selection: Int32Array;
   finite: boolean;
@@ -104,7 +121,7 @@ async function measure(
   const fillS = (performance.now() - t1) / 1000;
   const wall: number[] = [];
   const ts: number[] = [];
-  let per: DispatchTiming[] = [];
+  const runs: DispatchTiming[][] = [];
   let reads = new Uint32Array(0);
   let selection = new Int32Array(0);
   let finite = true;
@@ -115,17 +132,20 @@ async function measure(
     const ms = performance.now() - a;
     if (!out) throw new Error('decoder step returned no output');
     await dec.seek(T - 1); // back one token: the same step again
-    if (gpu.hasTimestamps) per = await profileDispatches(gpu, dec.dispatches);
+    const per = gpu.hasTimestamps ? await profileDispatches(gpu, dec.dispatches) : [];
     if (rep < warmup) continue;
     wall.push(ms);
-    if (gpu.hasTimestamps) ts.push(per.reduce((s, x) => s + x.ms, 0));
+    if (gpu.hasTimestamps) {
+      runs.push(per);
+      ts.push(per.reduce((s, x) => s + x.ms, 0));
+    }
     reads = out.reads.slice();
     selection = out.selection.slice();
     finite &&= out.logits.every(Number.isFinite);
   }
-  if (!gpu.hasTimestamps) per = await wallPerDispatch(gpu, dec.dispatches);
+  if (!gpu.hasTimestamps) runs.push(await wallPerDispatch(gpu, dec.dispatches));
   dec.destroy();
-  return { wall, gpu: gpu.hasTimestamps ? ts : null, split: byGroup(per), reads, selection, finite, buildS: (t1 - t0) / 1000, fillS };
+  return { wall, gpu: gpu.hasTimestamps ? ts : null, ...medianSplit(runs), reads, selection, finite, buildS: (t1 - t0) / 1000, fillS };
 }
 
 /** Keys read per query (mean over layers and groups) as counted, as the formula gives, and whether every (layer, group) agrees. */
@@ -169,8 +189,6 @@ function denseKeys(m: Measured, T: number, layers: number): { read: number; matc
   return { read, match };
 }
 
-const attentionMs = (split: Measured['split']) => split.filter((k) => ATTENTION_GROUPS.includes(k.kernel)).reduce((a, k) => a + k.ms, 0);
-
 /** The JSON line of one T (kind 'decode'): NSA and dense at position T − 1, NSA first. */
 export async function decodeBenchRow(
   gpu: GpuContext,
@@ -185,7 +203,7 @@ export async function decodeBenchRow(
   const [nsaMs, denseMs] = [pick(nsa), pick(dense)];
   const nk = nsaKeys(nsa, T, o.layers);
   const dk = denseKeys(dense, T, o.layers);
-  const [nsaAtt, denseAtt] = [attentionMs(nsa.split), attentionMs(dense.split)];
+  const [nsaAtt, denseAtt] = [nsa.attention, dense.attention];
   return {
     kind: 'decode',
     T,
