@@ -1,258 +1,32 @@
 // npm run bench:nsa [-- --T 1024,2048 --repeats 3 --warmup 1]   (defaults: T = 1024 once on SwiftShader;
 // T = 1k … 16k, 2 warm-up + 5 timed rounds elsewhere)
-// NSA attention (the GPU core: compression, cmp/sel/win branches, selection, gated mix) against
-// dense causal flash attention, forward and backward, on one adapter in one run, with the
-// m7c-125m per-layer shape (B = 1, H = 12, G = 2, dk = dv = 64; l = 32, d = 16, l' = 64, n = 16,
-// w = 512). Prints JSON lines: the adapter, then per T the median ms of each (GPU time from
-// timestamp queries when the adapter has them, each dispatch in its own pass; else wall clock
-// around one submit and onSubmittedWorkDone; the wall clock of the same runs is printed too), the time ratio and the ratio of keys
-// visited (dense T(T+1)/2 per head; NSA Σ_t ncmp(t) + |selected positions ≤ t| + min(w, t+1), from
-// the selection the GPU made).
-// --decode measures decode per token instead (bench-nsa-decode.ts: one step at position T − 1 on
-// the GPU decoder, NSA and dense; --train adds the training lines before them, --layers sets the
-// decode model's layers). Every T is checked against the adapter's buffer and binding limits
-// before anything is allocated (bench-nsa-options.ts). A closing 'summary' line gives the
-// crossover T of training and of decode (where NSA becomes faster than dense) and decode's growth.
-import { type Arena, createArena, resolveLayout } from '../gpu/arena';
-import { describeAdapter, type Dispatch, type GpuContext } from '../gpu/context';
+// NSA attention against dense flash attention, training fwd+bwd (src/train/bench/train-bench.ts)
+// and, with --decode, decode per token (decode-bench.ts: one step at position T − 1 on the GPU
+// decoder; --train adds the training lines before them, --layers sets the decode model's layers),
+// on one adapter in one run, as JSON lines. Every T is checked against the adapter's buffer and
+// binding limits before anything is allocated. A closing 'summary' line gives the crossover T of
+// training and of decode (where NSA becomes faster than dense) and decode's growth. The page's
+// benchmark view runs the same code (src/train/bench/run-bench.ts) in its worker.
+import { describeAdapter } from '../gpu/context';
 import { acquireNodeGpu } from '../gpu/node-device';
-import { type DispatchTiming, profileDispatches, timingsByKernel } from '../gpu/profiler';
-import { attentionBackwardDispatches, attentionForwardDispatch } from '../kernels/attention';
-import { nsaCoreBackward, nsaCoreForward, nsaCoreSizes } from '../model/nsa/core';
-import { visibleCmpBlocks } from '../spec/nsa-blocks';
-import { assertNsaConfig, type NsaConfig } from '../spec/nsa-config';
-import { selectionRanges } from '../spec/nsa-ranges';
-import type { AttentionShape } from '../spec/shapes';
-import { gaussian, mulberry32 } from '../util/random';
-import { decodeBenchRow, decodeConfigLine } from './bench-nsa-decode';
-import {
-  assertBenchSizes,
-  benchNsaOptions,
-  benchSummary,
-  CFG,
-  M,
-  resolveBenchNsa,
-  type TimedPair,
-  trainCoreLayout,
-  trainEntries,
-  trainShape,
-} from './bench-nsa-options';
+import { resolveBenchNsa } from '../train/bench/bench-sizes';
+import { runNsaBench } from '../train/bench/run-bench';
+import { assertBenchSizes, benchNsaOptions } from './bench-nsa-options';
 import { runMain } from './main';
-
-const out = (o: Record<string, unknown>) => console.log(JSON.stringify(o));
-
-/** Keys one head visits over all queries, dense causal: Σ_t (t + 1). */
-const denseKeysVisited = (T: number): number => (T * (T + 1)) / 2;
-
-/**
- * Keys one head of group g visits over all queries under NSA: ncmp(t) compressed keys, the selected
- * positions ≤ t (from the selection `sel` [T, G, nSel], validated) and min(w, t + 1) window keys.
- * Returned as the mean over groups (every head of a group shares its group's selection).
- */
-function nsaKeysVisited(sel: Int32Array, T: number, G: number, cfg: NsaConfig): number {
-  let total = 0;
-  for (let t = 0; t < T; t++) {
-    for (let g = 0; g < G; g++) {
-      const row = sel.subarray((t * G + g) * cfg.nSel, (t * G + g + 1) * cfg.nSel);
-      const selected = selectionRanges(row, t, cfg).reduce((a, [s, e]) => a + e - s, 0);
-      total += visibleCmpBlocks(t, cfg) + selected + Math.min(cfg.w, t + 1);
-    }
-  }
-  return total / G;
-}
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
-interface Lists {
-  nsaFwd: Dispatch[];
-  nsaBwd: Dispatch[];
-  denseFwd: Dispatch[];
-  denseBwd: Dispatch[];
-}
-
-async function buildLists(gpu: GpuContext, T: number): Promise<{ arena: Arena; lists: Lists; s: AttentionShape }> {
-  const s = trainShape(T);
-  const z = nsaCoreSizes(s, CFG);
-  const nq = T * s.H;
-  const nk = T * s.G;
-  const arena = createArena(gpu, 'bench.nsa', trainEntries(T));
-  const a = (n: string) => arena.get(n);
-  const { saved, scratch } = resolveLayout(trainCoreLayout(T), arena);
-  const r = gaussian(mulberry32(T));
-  const randn = (n: number) => Float32Array.from({ length: n }, r);
-  for (const n of ['q', 'dout']) gpu.write(a(n), randn(n === 'q' ? nq * s.dk : z.o));
-  for (const b of ['cmp', 'sel', 'win']) {
-    gpu.write(a(`k.${b}`), randn(nk * s.dk));
-    gpu.write(a(`v.${b}`), randn(nk * s.dv));
-  }
-  const rg = mulberry32(T + 1);
-  gpu.write(
-    a('gates'),
-    Float32Array.from({ length: nq * 3 }, () => 0.25 + 0.5 * rg()),
-  );
-  const branch = (b: string) => ({ k: a(`k.${b}`), v: a(`v.${b}`) });
-  const grad = (b: string) => ({ k: a(`dk.${b}`), v: a(`dv.${b}`) });
-  const io = {
-    q: a('q'),
-    cmp: branch('cmp'),
-    sel: branch('sel'),
-    win: branch('win'),
-    gates: a('gates'),
-    out: a('out'),
-    saved,
-  };
-  const dense = {
-    B: 1,
-    T,
-    H: s.H,
-    G: s.G,
-    dk: s.dk,
-    dv: s.dv,
-    q: a('q'),
-    k: a('k.sel'),
-    v: a('v.sel'),
-    out: a('dense.out'),
-    lse: a('dense.lse'),
-  };
-  const [nsaFwd, nsaBwd, denseFwd, denseBwd] = await Promise.all([
-    nsaCoreForward(gpu, s, CFG, io, scratch),
-    nsaCoreBackward(gpu, s, CFG, io, scratch, {
-      dout: a('dout'),
-      dq: a('dq'),
-      cmp: grad('cmp'),
-      sel: grad('sel'),
-      win: grad('win'),
-      gates: { kind: 'gates', dgates: a('dgates') },
-    }),
-    attentionForwardDispatch(gpu, dense).then((d) => [d]),
-    attentionBackwardDispatches(gpu, {
-      ...dense,
-      dout: a('dout'),
-      delta: a('dense.delta'),
-      gradQ: a('dense.dq'),
-      gradK: a('dense.dk'),
-      gradV: a('dense.dv'),
-    }),
-  ]);
-  return { arena, lists: { nsaFwd, nsaBwd, denseFwd, denseBwd }, s };
-}
-
-/**
- * One timed run of a list: GPU ms from timestamp queries (each dispatch in its own pass) when the
- * adapter has them, and the wall-clock ms of that same run (submit to completion).
- */
-async function timeList(
-  gpu: GpuContext,
-  list: readonly Dispatch[],
-): Promise<{ wall: number; gpu: number | null; perDispatch: DispatchTiming[] }> {
-  await gpu.finish();
-  const t0 = performance.now();
-  if (gpu.hasTimestamps) {
-    const perDispatch = await profileDispatches(gpu, list);
-    return { wall: performance.now() - t0, gpu: perDispatch.reduce((a, t) => a + t.ms, 0), perDispatch };
-  }
-  gpu.run(list);
-  await gpu.finish();
-  return { wall: performance.now() - t0, gpu: null, perDispatch: [] };
-}
 
 async function main(): Promise<number> {
   const opts = benchNsaOptions(process.argv.slice(2));
-  assertNsaConfig(CFG);
   const gpu = await acquireNodeGpu({ announce: false });
-  const software = gpu.adapter.architecture === 'swiftshader' || /swiftshader/i.test(describeAdapter(gpu.adapter));
-  const o = resolveBenchNsa(opts, software);
+  const o = resolveBenchNsa(opts, gpu.adapter.software);
   // Before anything is allocated: every T against this adapter's buffer and binding limits.
   assertBenchSizes(o, {
     maxBufferSize: gpu.device.limits.maxBufferSize,
     maxStorageBufferBindingSize: gpu.device.limits.maxStorageBufferBindingSize,
     source: `this adapter (${describeAdapter(gpu.adapter)})`,
   });
-  const timing = gpu.hasTimestamps ? 'timestamp' : 'wall';
-  out({ kind: 'adapter', adapter: describeAdapter(gpu.adapter), architecture: gpu.adapter.architecture, timestamps: gpu.hasTimestamps });
-  const train: TimedPair[] = [];
-  const decode: TimedPair[] = [];
-  const decodeAttention: TimedPair[] = [];
-  if (o.train) train.push(...(await trainRows(gpu, o.Ts, o.trainRepeats, o.trainWarmup, timing)));
-  if (o.decode) {
-    const d = { layers: o.layers, repeats: o.decodeRepeats, warmup: o.decodeWarmup };
-    out(decodeConfigLine(d, timing));
-    for (const T of o.Ts) {
-      const row = await decodeBenchRow(gpu, T, d);
-      out(row);
-      decode.push({ T, nsa: row.nsa_ms, dense: row.dense_ms });
-      decodeAttention.push({ T, nsa: row.nsa_attention_ms, dense: row.dense_attention_ms });
-    }
-  }
-  out(benchSummary(train, decode, decodeAttention));
+  await runNsaBench(gpu, o, (line) => console.log(JSON.stringify(line)));
   gpu.destroy();
   return 0;
-}
-
-/** The training lines: config, then per T NSA vs dense attention fwd+bwd. */
-async function trainRows(gpu: GpuContext, Ts: readonly number[], repeats: number, warmup: number, timing: string): Promise<TimedPair[]> {
-  const rows: TimedPair[] = [];
-  out({ kind: 'config', B: 1, H: M.nHeads, G: M.nKvGroups, dk: M.dk, dv: M.dv, nsa: CFG, repeats, warmup, timing });
-  for (const T of Ts) {
-    const tBuild = performance.now();
-    const { arena, lists, s } = await buildLists(gpu, T);
-    const buildS = (performance.now() - tBuild) / 1000;
-    const parts: Array<[keyof Lists, Dispatch[]]> = Object.entries(lists) as Array<[keyof Lists, Dispatch[]]>;
-    const wall: Record<string, number[]> = {};
-    const ts: Record<string, number[]> = {};
-    let lastNsa: DispatchTiming[] = [];
-    // The forwards run first in every round, so each backward reads its own forward's outputs.
-    for (let rep = 0; rep < warmup + repeats; rep++) {
-      for (const [name, list] of parts) {
-        const r = await timeList(gpu, list);
-        if (rep < warmup) continue;
-        (wall[name] ??= []).push(r.wall);
-        (ts[name] ??= []).push(r.gpu ?? r.wall);
-        if (name === 'nsaFwd') lastNsa = r.perDispatch;
-        if (name === 'nsaBwd') lastNsa = [...lastNsa, ...r.perDispatch];
-      }
-    }
-    const med = (src: Record<string, number[]>, k: keyof Lists) => median(src[k]);
-    const pick = gpu.hasTimestamps ? ts : wall;
-    const dense = { fwd: med(pick, 'denseFwd'), bwd: med(pick, 'denseBwd') };
-    const nsa = { fwd: med(pick, 'nsaFwd'), bwd: med(pick, 'nsaBwd') };
-    const sel = await gpu.readI32(arena.get('s.sel'), T * s.G * CFG.nSel);
-    const [outNsa, outDense] = [
-      await gpu.readF32(arena.get('out'), T * s.H * s.dv),
-      await gpu.readF32(arena.get('dense.out'), T * s.H * s.dv),
-    ];
-    const finite = outNsa.every(Number.isFinite) && outDense.every(Number.isFinite);
-    const denseKeys = denseKeysVisited(T);
-    const nsaKeys = nsaKeysVisited(sel, T, s.G, CFG);
-    // Per-kernel split of the last timed NSA forward + backward.
-    const kernels = gpu.hasTimestamps
-      ? timingsByKernel(lastNsa).map((k) => ({ kernel: k.kernel, ms: +k.ms.toFixed(3), calls: k.calls }))
-      : undefined;
-    out({
-      kind: 'nsa_vs_dense',
-      T,
-      timing,
-      dense_fwd_ms: dense.fwd,
-      dense_bwd_ms: dense.bwd,
-      dense_ms: dense.fwd + dense.bwd,
-      nsa_fwd_ms: nsa.fwd,
-      nsa_bwd_ms: nsa.bwd,
-      nsa_ms: nsa.fwd + nsa.bwd,
-      nsa_over_dense_time: (nsa.fwd + nsa.bwd) / (dense.fwd + dense.bwd),
-      nsa_over_dense_fwd: nsa.fwd / dense.fwd,
-      nsa_over_dense_bwd: nsa.bwd / dense.bwd,
-      dense_keys_per_head: denseKeys,
-      nsa_keys_per_head: nsaKeys,
-      nsa_over_dense_keys: nsaKeys / denseKeys,
-      wall_ms: Object.fromEntries(parts.map(([k]) => [k, med(wall, k)])),
-      outputs_finite: finite,
-      build_s: buildS,
-      nsa_kernels: kernels,
-    });
-    for (const b of arena.buffers) b.destroy();
-    rows.push({ T, nsa: nsa.fwd + nsa.bwd, dense: dense.fwd + dense.bwd });
-  }
-  return rows;
 }
 
 runMain(main);

@@ -7,9 +7,9 @@ import { spawnSync } from 'node:child_process';
 
 import { describe, expect, it } from 'vitest';
 
+import { assertBenchSizes, benchNsaOptions } from '../../src/cli/bench-nsa-options';
+import { UsageError } from '../../src/cli/usage';
 import {
-  assertBenchSizes,
-  benchNsaOptions,
   benchSummary,
   crossover,
   DECODE_MAX_T,
@@ -17,8 +17,7 @@ import {
   decodeGrowth,
   resolveBenchNsa,
   trainEntries,
-} from '../../src/cli/bench-nsa-options';
-import { UsageError } from '../../src/cli/usage';
+} from '../../src/train/bench/bench-sizes';
 
 function usage(f: () => unknown): UsageError {
   try {

@@ -1,4 +1,5 @@
-// npm run bench:nsa -- --decode: the time of one decode step at position T − 1 (T tokens in the
+// The decode half of the NSA-vs-dense benchmark (npm run bench:nsa -- --decode, the page's
+// benchmark view): the time of one decode step at position T − 1 (T tokens in the
 // cache) for NSA and for dense attention on the GPU decoder (src/model/decode/gpu-decoder.ts),
 // with the m7c-125m attention shape in a model of --layers layers and a 256-token vocabulary, so
 // the step's time is mostly the layers' (the per-kernel split separates attention from the rest).
@@ -9,15 +10,15 @@
 // the split per kernel group and the attention kernels' sum are medians over the timed steps).
 // Keys read per query are the decoder's own in-kernel counts, beside the formula
 // ncmp(t) + |selected positions ≤ t| + min(w, t + 1) from the selection the GPU made, and t + 1 dense.
-import { type Dispatch, GpuContext } from '../gpu/context';
-import { type DispatchTiming, profileDispatches } from '../gpu/profiler';
-import { GpuDecoder } from '../model/decode/gpu-decoder';
-import { initParams } from '../model/init';
-import { visibleCmpBlocks } from '../spec/nsa-blocks';
-import { selectionRanges } from '../spec/nsa-ranges';
-import { paramSpecs } from '../spec/params';
-import { gaussian, mulberry32 } from '../util/random';
-import { CFG, DECODE_VOCAB, decodeModelConfig } from './bench-nsa-options';
+import { type Dispatch, GpuContext } from '../../gpu/context';
+import { type DispatchTiming, profileDispatches } from '../../gpu/profiler';
+import { GpuDecoder } from '../../model/decode/gpu-decoder';
+import { initParams } from '../../model/init';
+import { visibleCmpBlocks } from '../../spec/nsa-blocks';
+import { selectionRanges } from '../../spec/nsa-ranges';
+import { paramSpecs } from '../../spec/params';
+import { gaussian, mulberry32 } from '../../util/random';
+import { type BenchRow, CFG, DECODE_VOCAB, decodeModelConfig } from './bench-sizes';
 
 const PARAM_SEED = 7;
 /** The token fed at position T − 1 (any id below DECODE_VOCAB). */
@@ -194,9 +195,7 @@ export async function decodeBenchRow(
   gpu: GpuContext,
   T: number,
   o: { layers: number; repeats: number; warmup: number },
-): Promise<
-  Record<string, unknown> & { T: number; nsa_ms: number; dense_ms: number; nsa_attention_ms: number; dense_attention_ms: number }
-> {
+): Promise<BenchRow & { T: number; nsa_ms: number; dense_ms: number; nsa_attention_ms: number; dense_attention_ms: number }> {
   const nsa = await measure(gpu, 'nsa', T, o.layers, o.repeats, o.warmup);
   const dense = await measure(gpu, 'dense', T, o.layers, o.repeats, o.warmup);
   const pick = (m: Measured) => median(m.gpu ?? m.wall);
@@ -232,7 +231,7 @@ export async function decodeBenchRow(
 }
 
 /** The decode mode's config line. */
-export function decodeConfigLine(o: { layers: number; repeats: number; warmup: number }, timing: string): Record<string, unknown> {
+export function decodeConfigLine(o: { layers: number; repeats: number; warmup: number }, timing: string): BenchRow {
   const c = decodeModelConfig('nsa', 1, o.layers);
   return {
     kind: 'decode_config',

@@ -1,0 +1,55 @@
+// The NSA-vs-dense benchmark in order, for npm run bench:nsa and the page's worker alike: the
+// adapter line, the training lines (config, one per T), the decode lines (config, one per T) and the
+// closing summary, each handed to `out` as soon as it is measured. The caller checks the sizes
+// first (benchSizeProblem) and may stop between lines (shouldStop).
+import { describeAdapter, type GpuContext } from '../../gpu/context';
+import { assertNsaConfig } from '../../spec/nsa-config';
+import { type BenchRow, benchSummary, CFG, type ResolvedBenchNsa, type TimedPair } from './bench-sizes';
+import { decodeBenchRow, decodeConfigLine } from './decode-bench';
+import { trainBenchRow, trainConfigLine } from './train-bench';
+
+/** Thrown when shouldStop() asked the benchmark to end early. */
+export class BenchStopped extends Error {
+  constructor() {
+    super('benchmark stopped');
+  }
+}
+
+export async function runNsaBench(
+  gpu: GpuContext,
+  o: ResolvedBenchNsa,
+  out: (line: BenchRow) => void,
+  shouldStop: () => boolean = () => false,
+): Promise<void> {
+  assertNsaConfig(CFG);
+  const check = () => {
+    if (shouldStop()) throw new BenchStopped();
+  };
+  const timing = gpu.hasTimestamps ? 'timestamp' : 'wall';
+  out({ kind: 'adapter', adapter: describeAdapter(gpu.adapter), architecture: gpu.adapter.architecture, timestamps: gpu.hasTimestamps });
+  const train: TimedPair[] = [];
+  const decode: TimedPair[] = [];
+  const decodeAttention: TimedPair[] = [];
+  if (o.train) {
+    const t = { repeats: o.trainRepeats, warmup: o.trainWarmup };
+    out(trainConfigLine(t, timing));
+    for (const T of o.Ts) {
+      check();
+      const { line, pair } = await trainBenchRow(gpu, T, t);
+      out(line);
+      train.push(pair);
+    }
+  }
+  if (o.decode) {
+    const d = { layers: o.layers, repeats: o.decodeRepeats, warmup: o.decodeWarmup };
+    out(decodeConfigLine(d, timing));
+    for (const T of o.Ts) {
+      check();
+      const row = await decodeBenchRow(gpu, T, d);
+      out(row);
+      decode.push({ T, nsa: row.nsa_ms, dense: row.dense_ms });
+      decodeAttention.push({ T, nsa: row.nsa_attention_ms, dense: row.dense_attention_ms });
+    }
+  }
+  out(benchSummary(train, decode, decodeAttention));
+}
