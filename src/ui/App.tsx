@@ -3,11 +3,12 @@
 // are mounted with the page's state; the worker is reached through ./controller only.
 import { useCallback, useEffect, useMemo, useRef } from 'react';
 
+import { BenchPanel } from './bench/BenchPanel';
 import { ChartsPanel } from './charts/ChartsPanel';
 import { ComparePanel } from './compare/ComparePanel';
 import { AdapterPanel } from './components/AdapterPanel';
 import { ConfigPanel } from './config/ConfigPanel';
-import { newLinkQuestion, probeAdapter, reset, startProblems } from './controller';
+import { cancelBenchmark, newLinkQuestion, probeAdapter, reset, runBenchmark, startProblems } from './controller';
 import { ExplainPanel } from './explain/ExplainPanel';
 import { HeartbeatPanel } from './heartbeat/HeartbeatPanel';
 import { Inspect } from './layout/Inspect';
@@ -124,6 +125,15 @@ export function App() {
           </div>
           <LibraryPanel onOpen={openRun} />
           <ComparePanel ref={compareRef} />
+          <BenchPanel
+            onRun={runBenchmark}
+            onCancel={() => void cancelBenchmark()}
+            busyReason={
+              status === 'running' || status === 'pausing' || status === 'starting'
+                ? 'Pause the training run to benchmark: both would share the GPU.'
+                : null
+            }
+          />
         </>
       )}
     </main>

@@ -2,8 +2,10 @@
 // Each action checks the store's epoch after awaiting, so answers from a run that was reset or
 // restarted meanwhile are dropped.
 import type { SelectionSnapshot } from '../spec/selection-snapshot';
+import type { BenchRow } from '../train/bench/bench-sizes';
 import type { RunConfig } from '../train/config';
 import {
+  type BenchRequest,
   type DataSpec,
   defaultSnapshotEvery,
   type ExportFiles,
@@ -341,6 +343,15 @@ export function generate(
 
 export function cancelGeneration(): Promise<void> {
   return worker().cancelGenerate();
+}
+
+/** The NSA-vs-dense benchmark on the worker's device (the page's benchmark view). */
+export function runBenchmark(req: BenchRequest, onLine: (line: BenchRow) => void): Promise<void> {
+  return worker().benchmark(req, onLine);
+}
+
+export function cancelBenchmark(): Promise<void> {
+  return worker().cancelBenchmark();
 }
 
 /** The run's checkpoint file (the CLI's checkpoint.safetensors format); only while paused or done. */

@@ -3,8 +3,10 @@
 import * as Comlink from 'comlink';
 
 import type { SelectionSnapshot } from '../spec/selection-snapshot';
+import type { BenchRow } from '../train/bench/bench-sizes';
 import type {
   AdapterProbe,
+  BenchRequest,
   ExportFiles,
   GenerateRequest,
   GenerateResult,
@@ -101,6 +103,15 @@ export class TrainerClient {
 
   cancelGenerate(): Promise<void> {
     return this.call(this.remote.cancelGenerate());
+  }
+
+  /** The NSA-vs-dense benchmark on the worker's device; each JSON line goes to onLine as it is measured. */
+  benchmark(req: BenchRequest, onLine: (line: BenchRow) => void): Promise<void> {
+    return this.call(this.remote.benchmark(req, Comlink.proxy(onLine)));
+  }
+
+  cancelBenchmark(): Promise<void> {
+    return this.call(this.remote.cancelBenchmark());
   }
 
   /** The run's checkpoint file (transferred from the worker). */

@@ -162,3 +162,13 @@ export interface ExportFiles {
 
 /** At most this many TrainUpdate (and generation) messages per second reach the page. */
 export const MAX_UPDATES_PER_SECOND = 10;
+
+/** The page's benchmark view: what npm run bench:nsa measures, on this worker's device. */
+export interface BenchRequest {
+  /** Context lengths, ascending. */
+  Ts: number[];
+  /** Training attention fwd+bwd per T. */
+  train: boolean;
+  /** Decode per token at position T − 1. */
+  decode: boolean;
+}

@@ -207,6 +207,11 @@ export class PlaygroundRun {
     this.session.pause();
   }
 
+  /** Whether a training call is running on the device now. */
+  get training(): boolean {
+    return this.session.state === 'training';
+  }
+
   /** Ends the run after the step in flight and frees its GPU memory. */
   async stop(): Promise<void> {
     this.streamer.cancel();

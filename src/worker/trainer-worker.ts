@@ -5,11 +5,14 @@ import * as Comlink from 'comlink';
 import { acquireBrowserGpu, WebGpuUnavailableError } from '../gpu/browser-device';
 import { describeAdapter, type GpuContext } from '../gpu/context';
 import type { SelectionSnapshot } from '../spec/selection-snapshot';
+import { type BenchRow, benchSizeProblem, DECODE_LAYERS, resolveBenchNsa } from '../train/bench/bench-sizes';
+import { BenchStopped, runNsaBench } from '../train/bench/run-bench';
 import { loadBrownText } from '../train/brown-browser';
 import { assertValidRunConfig } from '../train/config';
 import { ANY_ADAPTER_LIMITS, assertRunResources, limitsOfAdapter } from '../train/resources';
 import type {
   AdapterProbe,
+  BenchRequest,
   ExportFiles,
   GenerateRequest,
   GenerateResult,
@@ -27,6 +30,8 @@ import type { TestFault } from './session';
 let gpu: Promise<GpuContext> | null = null;
 const corpus = new Map<string, Promise<string>>();
 let run: PlaygroundRun | null = null;
+/** The benchmark running (one at a time) and whether it was asked to stop. */
+let bench: { stop: boolean } | null = null;
 /** Bumped by init and reset: an init that finishes after a newer call discards its run. */
 let epoch = 0;
 
@@ -162,7 +167,7 @@ const api = {
   },
 
   /**
-   * Generates from the current weights on the CPU decoder (in this worker; training may go on).
+   * Generates from the current weights on the GPU decoder (in this worker; training may go on).
    * `onStart` gets the tokenized prompt, `onTokens` the tokens in order, ≤ 10 calls per second.
    */
   async generate(
@@ -176,6 +181,51 @@ const api = {
       release(onStart);
       release(onTokens);
     }
+  },
+
+  /**
+   * The NSA-vs-dense benchmark of npm run bench:nsa on this worker's device (src/train/bench):
+   * `onLine` gets each JSON line as it is measured. Refused while a run trains (both would share
+   * the GPU) and for sizes the adapter cannot hold, before anything is allocated. Resolves when the
+   * summary line is sent, or early (without it) after cancelBenchmark().
+   */
+  async benchmark(req: BenchRequest, onLine: (line: BenchRow) => void): Promise<void> {
+    try {
+      if (bench) throw new Error('A benchmark is already running.');
+      if (run?.training) throw new Error('Pause the training run first: the benchmark and training would share the GPU.');
+      const ctx = await device();
+      const o = resolveBenchNsa(
+        { Ts: req.Ts, train: req.train, decode: req.decode, repeats: undefined, warmup: undefined, layers: DECODE_LAYERS },
+        ctx.adapter.software,
+      );
+      const limits = ctx.device.limits;
+      const p = benchSizeProblem(o, {
+        maxBufferSize: limits.maxBufferSize,
+        maxStorageBufferBindingSize: limits.maxStorageBufferBindingSize,
+        source: `this adapter (${describeAdapter(ctx.adapter)})`,
+      });
+      if (p)
+        throw new Error(
+          `Context length ${p.T} ${p.needs}${p.fitsUpTo >= 1 ? `: lengths up to ${p.fitsUpTo} fit` : ''}. Nothing was allocated.`,
+        );
+      const mine = { stop: false };
+      bench = mine;
+      const send = fireAndForget(onLine);
+      try {
+        await runNsaBench(ctx, o, send, () => mine.stop);
+      } catch (e) {
+        if (!(e instanceof BenchStopped)) throw e;
+      } finally {
+        bench = null;
+      }
+    } finally {
+      release(onLine);
+    }
+  },
+
+  /** Ends the running benchmark before its next measurement. */
+  cancelBenchmark(): void {
+    if (bench) bench.stop = true;
   },
 
   /** Stops the running generation after its current token (it resolves with stop 'cancelled'). */

@@ -10,7 +10,7 @@ const DENSE_COLOR = '#d9822b';
 export const formatT = (T: number): string => (T >= 1024 && T % 1024 === 0 ? `${T / 1024}k` : String(T));
 
 function formatValue(v: number): string {
-  if (v === 0) return '0';
+  if (Number.isInteger(v)) return String(v);
   const a = Math.abs(v);
   return a >= 100 ? v.toFixed(0) : a >= 1 ? v.toFixed(2) : v.toPrecision(2);
 }

@@ -7,21 +7,18 @@ import './bench.css';
 
 import { useId, useState } from 'react';
 
+import { CFG, M } from '../../train/bench/bench-sizes';
+import type { BenchRequest } from '../../worker/protocol';
 import { downloadText } from '../heartbeat/download';
 import { useStore } from '../store';
 import { benchJsonl, type BenchLine, benchSeries, parseContextLengths } from './bench-lines';
 import { BenchChart } from './BenchChart';
 
-/** What the worker runs (the flags of npm run bench:nsa). */
-export interface BenchRequest {
-  Ts: number[];
-  train: boolean;
-  decode: boolean;
-}
-
 export interface BenchPanelProps {
   /** Runs the benchmark, sending each JSON line as it is printed; rejects with a readable message. */
   onRun(req: BenchRequest, onLine: (line: BenchLine) => void): Promise<void>;
+  /** Asks the running benchmark to stop before its next measurement. */
+  onCancel(): void;
   /** Why the benchmark cannot run now (e.g. a run is training), or null. */
   busyReason: string | null;
 }
@@ -31,7 +28,7 @@ const MAX_T = 65536;
 const DEFAULT_GPU = '1k, 2k, 4k, 8k, 16k, 32k';
 const DEFAULT_SOFTWARE = '256, 512, 1k';
 
-export function BenchPanel({ onRun, busyReason }: BenchPanelProps) {
+export function BenchPanel({ onRun, onCancel, busyReason }: BenchPanelProps) {
   const software = useStore((s) => s.adapter.status === 'ready' && s.adapter.summary.software);
   const [text, setText] = useState(software ? DEFAULT_SOFTWARE : DEFAULT_GPU);
   const [train, setTrain] = useState(true);
@@ -105,6 +102,9 @@ export function BenchPanel({ onRun, busyReason }: BenchPanelProps) {
         </label>
         <button type="submit" data-testid="bench-run" disabled={running || fieldError !== null || busyReason !== null}>
           {running ? 'Measuring…' : 'Run benchmark'}
+        </button>
+        <button type="button" data-testid="bench-stop" disabled={!running} onClick={() => onCancel()}>
+          Stop
         </button>
         <button
           type="button"

@@ -1,0 +1,58 @@
+// The benchmark view: NSA vs dense on the page's own adapter, in the worker — training fwd+bwd and
+// decode per token at two context lengths, keys read per query, the crossover line, and the JSON
+// lines download in the schema npm run bench:nsa prints. A bad context length is refused at the
+// field; a training run in progress keeps the button disabled.
+import { readFileSync } from 'node:fs';
+
+import { expect, test } from '@playwright/test';
+
+import { download, openPlayground, stepTo } from './page-helpers';
+
+test('benchmark NSA vs dense on this adapter: charts, crossover note, JSON lines download', async ({ browser }, testInfo) => {
+  const { page, errors } = await openPlayground(browser, './#v=1&preset=tiny&train.steps=50');
+  const panel = page.getByTestId('bench-panel');
+  await panel.scrollIntoViewIfNeeded();
+  await page.getByTestId('bench-T').fill('32, 128');
+  await expect(page.getByTestId('bench-field-error')).toContainText("'32' is not a context length from 64");
+  await expect(page.getByTestId('bench-run')).toBeDisabled();
+  await page.getByTestId('bench-T').fill('128, 64');
+  await expect(page.getByTestId('bench-field-error')).toHaveCount(0);
+  await page.getByTestId('bench-run').click();
+  await expect(panel).toHaveAttribute('data-status', /^(done|error)$/, { timeout: 300_000 });
+  await expect(page.getByTestId('bench-error')).toHaveCount(0);
+  for (const id of ['bench-train-chart', 'bench-decode-chart', 'bench-keys-chart'])
+    await expect(page.getByTestId(id)).toHaveAttribute('data-points', '2');
+  await expect(page.getByTestId('bench-decode-chart-crossover')).toContainText(/NSA (is not below dense|below dense from T = )/);
+  await expect(page.getByTestId('bench-progress')).toContainText('4 measurements');
+
+  const file = await download(page, 'bench-download');
+  expect(file.suggestedFilename()).toMatch(/^nsa-bench_\d{4}-\d\d-\d\d\.jsonl$/);
+  const lines = readFileSync(await file.path(), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { kind: string; T?: number; reads_match_formula?: boolean; outputs_finite?: boolean });
+  expect(lines.map((l) => l.kind)).toEqual([
+    'adapter',
+    'config',
+    'nsa_vs_dense',
+    'nsa_vs_dense',
+    'decode_config',
+    'decode',
+    'decode',
+    'summary',
+  ]);
+  expect(lines.filter((l) => l.kind === 'decode').map((l) => [l.T, l.reads_match_formula, l.outputs_finite])).toEqual([
+    [64, true, true],
+    [128, true, true],
+  ]);
+  await panel.screenshot({ path: testInfo.outputPath('bench.png') });
+  await testInfo.attach('bench', { path: testInfo.outputPath('bench.png'), contentType: 'image/png' });
+
+  // While a run trains the benchmark waits: the button is disabled with the reason.
+  await stepTo(page, 1);
+  await page.getByTestId('run-button').click();
+  await expect(page.getByTestId('bench-run')).toBeDisabled();
+  await expect(panel).toContainText('Pause the training run to benchmark');
+  expect(errors).toEqual([]);
+  await page.close();
+});
