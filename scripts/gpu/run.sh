@@ -8,7 +8,7 @@
 #            test (gpu-tests.json, Vitest's JSON report)
 #   bench    npm run bench: matmul up to 4096³, tiny/small/m7c-125m × dense/NSA, per-kernel GPU
 #            time, MFU against the fp32 peak (bench.jsonl)
-#   nsa      npm run bench:nsa for T = 1k … 32k (bench-nsa.jsonl)
+#   nsa      npm run bench:nsa --decode --train for T = 1k … 32k: training fwd+bwd and decode per token (bench-nsa.jsonl)
 #   golden   npm run train:golden on tiny and small, dense and NSA: compared with
 #            tests/golden/train.json, and recorded where this adapter has none (golden.json)
 #   torch    the same dense models in PyTorch, eager and SDPA, when python3 has torch and CUDA
@@ -103,8 +103,8 @@ if wants bench; then
   step bench tsx src/cli/bench.ts "${args[@]}" > "$outdir/bench.jsonl"
 fi
 if wants nsa; then
-  if [ "$small" = 1 ]; then args=(--T 512 --repeats 1 --warmup 0)
-  else args=(--T 1024,2048,4096,8192,16384,32768); fi
+  if [ "$small" = 1 ]; then args=(--T 512 --repeats 1 --warmup 0 --decode --train)
+  else args=(--T 1024,2048,4096,8192,16384,32768 --decode --train); fi
   step nsa tsx src/cli/bench-nsa.ts "${args[@]}" > "$outdir/bench-nsa.jsonl"
 fi
 if wants golden; then

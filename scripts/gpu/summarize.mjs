@@ -100,6 +100,18 @@ export function summarize(outdir, stepsFile) {
         time_ratio: round(l.nsa_over_dense_time),
         keys_ratio: round(l.nsa_over_dense_keys),
       })),
+    decode: nsa
+      .filter((l) => l.kind === 'decode')
+      .map((l) => ({
+        T: l.T,
+        nsa_ms_per_token: round(l.nsa_ms),
+        dense_ms_per_token: round(l.dense_ms),
+        nsa_attention_ms: round(l.nsa_attention_ms),
+        dense_attention_ms: round(l.dense_attention_ms),
+        keys_ratio: round(l.nsa_over_dense_keys),
+        reads_match_formula: l.reads_match_formula,
+      })),
+    nsa_summary: nsa.find((l) => l.kind === 'summary') ?? null,
     golden: golden?.results?.map((r) => ({ key: r.key, outcome: r.outcome, problems: r.problems })) ?? golden,
     torch: torch?.skipped ? { skipped: torch.skipped } : (torch?.environment ?? null),
   };
@@ -121,6 +133,10 @@ function table(s) {
     );
   for (const r of s.nsa_vs_dense)
     lines.push(`NSA vs dense T=${r.T}: ${r.nsa_ms} vs ${r.dense_ms} ms (×${r.time_ratio}), keys ×${r.keys_ratio}`);
+  for (const r of s.decode)
+    lines.push(
+      `decode T=${r.T}: NSA ${r.nsa_ms_per_token} vs dense ${r.dense_ms_per_token} ms/token (attention ${r.nsa_attention_ms} vs ${r.dense_attention_ms}), keys ×${r.keys_ratio}${r.reads_match_formula ? '' : ', READS ≠ FORMULA'}`,
+    );
   for (const g of s.golden ?? []) lines.push(`golden ${g.key}: ${g.outcome}`);
   return lines.join('\n');
 }

@@ -132,6 +132,22 @@ describe('summary of a bundle run', () => {
         results: [{ preset: 'tiny', attention: 'dense', mode: 'sdpa', tokens_per_s: 99999 }],
       }),
     );
+    writeFileSync(
+      join(dir, 'bench-nsa.jsonl'),
+      [
+        JSON.stringify({
+          kind: 'decode',
+          T: 4096,
+          nsa_ms: 0.5,
+          dense_ms: 0.9,
+          nsa_attention_ms: 0.2,
+          dense_attention_ms: 0.6,
+          nsa_over_dense_keys: 0.437,
+          reads_match_formula: true,
+        }),
+        JSON.stringify({ kind: 'summary', decode_crossover: { T: 4096 } }),
+      ].join('\n'),
+    );
     const steps = join(dir, 'steps.tsv');
     writeFileSync(steps, 'adapter\t0\t2\ntests\t1\t60\n');
     const s = summarize(dir, steps);
@@ -148,6 +164,18 @@ describe('summary of a bundle run', () => {
       torch_sdpa_tokens_per_s: 100000,
       top_kernels: ['matmul 50%'],
     });
+    expect(s.decode).toEqual([
+      {
+        T: 4096,
+        nsa_ms_per_token: 0.5,
+        dense_ms_per_token: 0.9,
+        nsa_attention_ms: 0.2,
+        dense_attention_ms: 0.6,
+        keys_ratio: 0.437,
+        reads_match_formula: true,
+      },
+    ]);
+    expect(s.nsa_summary).toMatchObject({ decode_crossover: { T: 4096 } });
     expect(testCounts(null)).toBeNull();
   });
 });
