@@ -15,11 +15,9 @@
 // S = T − 2k − 1 is the last position at which the needle still ends before the query marker
 // (depth 0 = the sequence's first token, 1 = right before the query).
 import { type ConfigIssue, InvalidConfigError, prefixIssues } from '../../spec/config-issue';
-import { IGNORE_TARGET } from '../../spec/targets';
-import { mulberry32, subSeed } from '../../util/random';
 import type { RunConfig } from '../config';
 import type { Dataset, DatasetOptions } from '../datasets';
-import { type Batch, checkBatchShape, createBatch, writeWindow } from './batch';
+import { answerTaskDataset } from './answer-task';
 
 export interface PasskeyTask {
   /** Passkey alphabet D (digit tokens, ≥ 2); chance accuracy per answer token is 1/D. */
@@ -160,40 +158,20 @@ export function passkeyDatasetForRun(config: RunConfig): Dataset {
 }
 
 export function createPasskeyDataset(spec: PasskeyDatasetSpec, opts: DatasetOptions): Dataset {
-  const { batchSize, seqLen, seed } = opts;
+  const { seqLen } = opts;
   const issues = validatePasskeyTask(spec, seqLen);
   if (issues.length) throw new InvalidConfigError('passkey dataset', issues);
   const name = `passkey-d${spec.digits}-k${spec.keyLength}-f${spec.fillers}-depth${spec.minDepth}-${spec.maxDepth}`;
   // Only the passkey after the query marker is scored (as the recall task scores its answers):
   // fillers and the needle's own digits are unpredictable by design.
-  const scored = new Uint8Array(seqLen);
-  for (const t of passkeyAnswerPositions(seqLen, spec.keyLength)) scored[t] = 1;
-  const fill = (out: Batch, rand: () => number) => {
-    checkBatchShape(out, batchSize, seqLen);
-    for (let b = 0; b < batchSize; b++) {
-      writeWindow(out, b, seqLen, generatePasskeySequence(spec, seqLen, rand).raw, 0);
-      for (let t = 0; t < seqLen; t++) if (!scored[t]) out.targets[b * seqLen + t] = IGNORE_TARGET;
-    }
-  };
-  const trainRand = mulberry32(subSeed(seed, `${name}:train`));
-  return {
-    name,
-    vocabSize: passkeyVocab(spec).size,
-    tokenizer: null,
-    trainTokens: Number.POSITIVE_INFINITY,
-    valTokens: Number.POSITIVE_INFINITY,
-    nextTrainBatch: (out) => fill(out, trainRand),
-    // Held out by seed stream: regenerated identically on every call.
-    validationBatches: (count) => {
-      const rand = mulberry32(subSeed(seed, `${name}:val`));
-      return Array.from({ length: count }, () => {
-        const batch = createBatch(batchSize, seqLen);
-        fill(batch, rand);
-        return batch;
-      });
+  return answerTaskDataset(
+    {
+      name,
+      vocabSize: passkeyVocab(spec).size,
+      sequence: (rand) => generatePasskeySequence(spec, seqLen, rand).raw,
+      answerPositions: passkeyAnswerPositions(seqLen, spec.keyLength),
+      answerEntropy: Math.log(spec.digits),
     },
-    // The scored targets are the passkey digits: drawn uniformly.
-    unigramEntropy: () => Math.log(spec.digits),
-    scoredPerSequence: spec.keyLength,
-  };
+    opts,
+  );
 }

@@ -10,11 +10,9 @@
 // so the answer of the last query is the last target. The answer positions (inputs whose target is
 // an answer) are the same in every sequence: recallAnswerPositions.
 import { type ConfigIssue, InvalidConfigError, prefixIssues } from '../../spec/config-issue';
-import { IGNORE_TARGET } from '../../spec/targets';
-import { mulberry32, subSeed } from '../../util/random';
 import type { RunConfig } from '../config';
 import type { Dataset, DatasetOptions } from '../datasets';
-import { type Batch, checkBatchShape, createBatch, writeWindow } from './batch';
+import { answerTaskDataset } from './answer-task';
 
 export interface RecallTask {
   /** Distinct key tokens K (≥ pairs). */
@@ -196,40 +194,20 @@ export function recallDatasetForRun(config: RunConfig): Dataset {
 }
 
 export function createRecallDataset(spec: RecallDatasetSpec, opts: DatasetOptions): Dataset {
-  const { batchSize, seqLen, seed } = opts;
+  const { seqLen } = opts;
   const issues = validateRecallTask(spec, seqLen);
   if (issues.length) throw new InvalidConfigError('recall dataset', issues);
   const name = `recall-k${spec.keys}-v${spec.values}-f${spec.fillers}-p${spec.pairs}-q${spec.queries}-d${spec.minDistance}`;
   // Only the answers are scored (as in MQAR): every other target is unpredictable by design (random
   // keys, values, fillers), so scoring it would bury the recall signal in noise.
-  const scored = new Uint8Array(seqLen);
-  for (const t of recallAnswerPositions(seqLen, spec.queries)) scored[t] = 1;
-  const fill = (out: Batch, rand: () => number) => {
-    checkBatchShape(out, batchSize, seqLen);
-    for (let b = 0; b < batchSize; b++) {
-      writeWindow(out, b, seqLen, generateRecallSequence(spec, seqLen, rand).raw, 0);
-      for (let t = 0; t < seqLen; t++) if (!scored[t]) out.targets[b * seqLen + t] = IGNORE_TARGET;
-    }
-  };
-  const trainRand = mulberry32(subSeed(seed, `${name}:train`));
-  return {
-    name,
-    vocabSize: recallVocab(spec).size,
-    tokenizer: null,
-    trainTokens: Number.POSITIVE_INFINITY,
-    valTokens: Number.POSITIVE_INFINITY,
-    nextTrainBatch: (out) => fill(out, trainRand),
-    // Held out by seed stream: regenerated identically on every call.
-    validationBatches: (count) => {
-      const rand = mulberry32(subSeed(seed, `${name}:val`));
-      return Array.from({ length: count }, () => {
-        const batch = createBatch(batchSize, seqLen);
-        fill(batch, rand);
-        return batch;
-      });
+  return answerTaskDataset(
+    {
+      name,
+      vocabSize: recallVocab(spec).size,
+      sequence: (rand) => generateRecallSequence(spec, seqLen, rand).raw,
+      answerPositions: recallAnswerPositions(seqLen, spec.queries),
+      answerEntropy: Math.log(spec.values),
     },
-    // The scored targets are the answers: values drawn uniformly.
-    unigramEntropy: () => Math.log(spec.values),
-    scoredPerSequence: spec.queries,
-  };
+    opts,
+  );
 }
