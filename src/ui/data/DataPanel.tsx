@@ -7,8 +7,7 @@ import type { DataConfig, DataSource } from '../../train/config';
 import { withDataSource } from '../../train/recall-preset';
 import { FieldInput } from '../config/FieldInput';
 import { fieldSpec } from '../config/fields';
-import { PasskeyTaskFields } from '../config/PasskeyTaskFields';
-import { RecallTaskFields } from '../config/RecallTaskFields';
+import { TaskFields } from '../config/TaskFields';
 import { formatSize, MAX_UPLOAD_LABEL, type UploadedText, validateUploadedText } from './upload';
 
 export interface DataPanelProps {
@@ -78,10 +77,22 @@ export function DataPanel({ data, onChange, upload, onUpload, disabled, errors }
         {SOURCE_NOTES[data.source] ?? ''}
       </p>
       {data.source === 'recall' && data.recall && (
-        <RecallTaskFields task={data.recall} onChange={(recall) => onChange({ ...data, recall })} disabled={disabled} errors={errors} />
+        <TaskFields
+          kind="recall"
+          task={data.recall}
+          onChange={(recall) => onChange({ ...data, recall })}
+          disabled={disabled}
+          errors={errors}
+        />
       )}
       {data.source === 'passkey' && data.passkey && (
-        <PasskeyTaskFields task={data.passkey} onChange={(passkey) => onChange({ ...data, passkey })} disabled={disabled} errors={errors} />
+        <TaskFields
+          kind="passkey"
+          task={data.passkey}
+          onChange={(passkey) => onChange({ ...data, passkey })}
+          disabled={disabled}
+          errors={errors}
+        />
       )}
       {data.source === 'upload' && (
         <div className="cfg-field cfg-upload">
