@@ -7,20 +7,7 @@
 import type { RunConfig } from './config';
 import { type PasskeyTask, passkeyVocab } from './data/passkey';
 import { PRESETS } from './presets';
-
-// The recall preset's (src/train/recall-preset.ts, which imports this file for withDataSource).
-const NSA = {
-  l: 8,
-  d: 4,
-  lSel: 8,
-  nSel: 3,
-  w: 8,
-  phi: 'avg',
-  forceInit: true,
-  forceLocal: 1,
-  sharedKV: false,
-  gates: { kind: 'none' },
-} as const;
+import { TASK_NSA } from './task-nsa';
 
 export const PASSKEY_TASK: PasskeyTask = {
   // A decimal passkey: chance is 10 % per digit, 10^−k per whole key.
@@ -34,7 +21,7 @@ export const PASSKEY_TASK: PasskeyTask = {
 
 /** The run config: the vocabulary holds exactly the task's tokens (the tokenizer is unused). */
 export const PASSKEY_PRESET: RunConfig = {
-  model: { ...PRESETS.tiny.model, vocabSize: passkeyVocab(PASSKEY_TASK).size, attention: 'nsa', nsa: { ...NSA } },
+  model: { ...PRESETS.tiny.model, vocabSize: passkeyVocab(PASSKEY_TASK).size, attention: 'nsa', nsa: { ...TASK_NSA } },
   // The recall preset's schedule.
   train: { ...PRESETS.tiny.train, steps: 1500, batchSize: 4, evalBatches: 16 },
   data: { source: 'passkey', tokenizer: 'byte', passkey: { ...PASSKEY_TASK } },

@@ -6,19 +6,8 @@ import type { DataConfig, DataSource, RunConfig } from './config';
 import { type RecallTask, recallVocab } from './data/recall';
 import { PASSKEY_TASK } from './passkey-preset';
 import { PRESETS } from './presets';
+import { TASK_NSA } from './task-nsa';
 
-const NSA = {
-  l: 8,
-  d: 4,
-  lSel: 8,
-  nSel: 3,
-  w: 8,
-  phi: 'avg',
-  forceInit: true,
-  forceLocal: 1,
-  sharedKV: false,
-  gates: { kind: 'none' },
-} as const;
 const LAYERS = PRESETS.tiny.model.nLayers;
 
 export const RECALL_TASK: RecallTask = {
@@ -32,14 +21,14 @@ export const RECALL_TASK: RecallTask = {
   queries: 8,
   // Window-only attention carries information at most nLayers·(w − 1) positions back; one more
   // and the answer is out of its reach in every sample, not just out of the last layer's window.
-  minDistance: LAYERS * (NSA.w - 1) + 1,
+  minDistance: LAYERS * (TASK_NSA.w - 1) + 1,
   // Out of the always-selected block 0: selection has to find the block.
-  minStart: NSA.lSel,
+  minStart: TASK_NSA.lSel,
 };
 
 /** The run config: the vocabulary holds exactly the task's tokens (the tokenizer is unused). */
 export const RECALL_PRESET: RunConfig = {
-  model: { ...PRESETS.tiny.model, vocabSize: recallVocab(RECALL_TASK).size, attention: 'nsa', nsa: { ...NSA } },
+  model: { ...PRESETS.tiny.model, vocabSize: recallVocab(RECALL_TASK).size, attention: 'nsa', nsa: { ...TASK_NSA } },
   // 1500 steps: measured on SwiftShader, NSA reaches 18 % held-out accuracy (chance 6.25 %) while
   // window-only stays at chance; at 300 steps every mode is still at chance.
   train: { ...PRESETS.tiny.train, steps: 1500, batchSize: 4, evalBatches: 16 },
