@@ -1,22 +1,91 @@
-// GPU decode, top-n selection of the new query (after decode_common.wgsl): one invocation per
-// (b, g), the arithmetic of shaders/nsa_select.wgsl for the single row t = st[0] — each head's
-// p_cmp from its own max and sum over the visible compressed blocks, spread over the selection
-// blocks by overlap, heads added in ascending order into scores[b, g, ·]; then the forced blocks
-// and the best rem = min(nSel, nb) − #forced others by (P descending, j ascending), written
-// ascending and −1 padded to sel[slot + (b·G + g)·nSel + ·].
-// Bindings: q [B, H, dk], kc [B, Nmax, G, dk], scores [B, G, nBmax] (scratch), sel (i32).
+// GPU decode, top-n selection of the new query (after decode_common.wgsl): one workgroup of WG lanes
+// per (b, g) (workgroup_id, so every barrier is in uniform control flow), the arithmetic of
+// shaders/nsa_select.wgsl for the single row t = st[0] — same inputs, same bits
+// (tests/decode/gpu-decode.test.ts checks scores and selections against it).
+// 1. Each head's p_cmp over the n = ncmp(t) visible compressed blocks, in the head's row of the
+//    attention scratch (scratch[(b·H + head)·cap + k]: free until the attention kernels run;
+//    cap ≥ Nmax ≥ n). Lanes take blocks in turn (k to lane k % WG) and write s_k = q·kc_k/√dk —
+//    the fma chain over c ascending, then × scale, computed for four or two heads at once
+//    (component-wise, the same chain per head) so each key row is loaded once for them. Then per
+//    head, ascending: the max by a fixed tree (exact); e_k = exp(s_k − max) in place; the sum by
+//    lane 0 alone, k ascending (`sum += e_k`, as nsa_select.wgsl); p_k = e_k / sum in place.
+// 2. Scores: lanes take selection blocks j < nb = floor(t / l′) + 1 in turn; each adds, from 0,
+//    heads ascending and within a head the blocks k < n that overlap j ascending, p_k · overlap(k, j)
+//    — per j the order of additions of nsa_select.wgsl — into scores[b, g, j].
+// 3. Lane 0 (after a storage barrier): the forced blocks and the best rem = min(nSel, nb) − #forced
+//    others by (P descending, j ascending), rem scans as nsa_select.wgsl's topN, written ascending
+//    and −1 padded to sel[slot + (b·G + g)·nSel + ·].
+// Bindings: q [B, H, dk], kc [B, Nmax, G, dk], scratch [B, H, cap], scores [B, G, nBmax] (scratch),
+// sel (i32).
 
 const WG: u32 = 64u;
+var<workgroup> redF: array<f32, WG>;
 
+// s = q·kc/√dk: the fma chain over c ascending, then × scale — for one head, or component-wise
+// for two or four heads (q rows at qo.*) against the one key row at ko, loaded once; unrolled by
+// four (on SwiftShader the loop overhead outweighs the fma).
 fn cmpScore(qo: u32, ko: u32) -> f32 {
   var s = 0.0;
-  for (var c = 0u; c < P.dk; c++) { s = fma(q[qo + c], kc[ko + c], s); }
+  var c = 0u;
+  for (; c + 4u <= P.dk; c += 4u) {
+    s = fma(q[qo + c], kc[ko + c], s);
+    s = fma(q[qo + c + 1u], kc[ko + c + 1u], s);
+    s = fma(q[qo + c + 2u], kc[ko + c + 2u], s);
+    s = fma(q[qo + c + 3u], kc[ko + c + 3u], s);
+  }
+  for (; c < P.dk; c++) { s = fma(q[qo + c], kc[ko + c], s); }
   return s * P.scale;
 }
 
+fn q2(qo: vec2<u32>, c: u32) -> vec2<f32> { return vec2<f32>(q[qo.x + c], q[qo.y + c]); }
+
+fn cmpScore2(qo: vec2<u32>, ko: u32) -> vec2<f32> {
+  var s = vec2<f32>(0.0);
+  var c = 0u;
+  for (; c + 4u <= P.dk; c += 4u) {
+    s = fma(q2(qo, c), vec2<f32>(kc[ko + c]), s);
+    s = fma(q2(qo, c + 1u), vec2<f32>(kc[ko + c + 1u]), s);
+    s = fma(q2(qo, c + 2u), vec2<f32>(kc[ko + c + 2u]), s);
+    s = fma(q2(qo, c + 3u), vec2<f32>(kc[ko + c + 3u]), s);
+  }
+  for (; c < P.dk; c++) { s = fma(q2(qo, c), vec2<f32>(kc[ko + c]), s); }
+  return s * P.scale;
+}
+
+fn q4(qo: vec4<u32>, c: u32) -> vec4<f32> { return vec4<f32>(q[qo.x + c], q[qo.y + c], q[qo.z + c], q[qo.w + c]); }
+
+fn cmpScore4(qo: vec4<u32>, ko: u32) -> vec4<f32> {
+  var s = vec4<f32>(0.0);
+  var c = 0u;
+  for (; c + 4u <= P.dk; c += 4u) {
+    s = fma(q4(qo, c), vec4<f32>(kc[ko + c]), s);
+    s = fma(q4(qo, c + 1u), vec4<f32>(kc[ko + c + 1u]), s);
+    s = fma(q4(qo, c + 2u), vec4<f32>(kc[ko + c + 2u]), s);
+    s = fma(q4(qo, c + 3u), vec4<f32>(kc[ko + c + 3u]), s);
+  }
+  for (; c < P.dk; c++) { s = fma(q4(qo, c), vec4<f32>(kc[ko + c]), s); }
+  return s * P.scale;
+}
+
+fn reduceMax(lane: u32, x: f32) -> f32 {
+  redF[lane] = x;
+  workgroupBarrier();
+  for (var s = WG / 2u; s > 0u; s >>= 1u) {
+    if (lane < s) { redF[lane] = max(redF[lane], redF[lane + s]); }
+    workgroupBarrier();
+  }
+  let r = redF[0];
+  workgroupBarrier();
+  return r;
+}
+
 @compute @workgroup_size(WG)
-fn selectTop(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let bg = gid.x + gid.y * nwg.x * WG;
+fn selectTop(
+  @builtin(workgroup_id) wid: vec3<u32>,
+  @builtin(num_workgroups) nwg: vec3<u32>,
+  @builtin(local_invocation_index) lane: u32,
+) {
+  let bg = wid.x + wid.y * nwg.x;
   if (bg >= P.B * P.G) { return; }
   let g = bg % P.G;
   let b = bg / P.G;
@@ -25,27 +94,81 @@ fn selectTop(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
   let bt = t / P.lSel;
   let nb = bt + 1u;
   let base = bg * P.nBmax;
-  for (var j = 0u; j < nb; j++) { scores[base + j] = 0.0; }
-  let lf = f32(P.l);
-  if (n > 0u) {
-    for (var m = 0u; m < P.hpg; m++) {
-      let qo = (b * P.H + g * P.hpg + m) * P.dk;
-      var mx = cmpScore(qo, (b * P.Nmax * P.G + g) * P.dk);
-      for (var k = 1u; k < n; k++) { mx = max(mx, cmpScore(qo, ((b * P.Nmax + k) * P.G + g) * P.dk)); }
-      var sum = 0.0;
-      for (var k = 0u; k < n; k++) { sum += exp(cmpScore(qo, ((b * P.Nmax + k) * P.G + g) * P.dk) - mx); }
-      for (var k = 0u; k < n; k++) {
-        let p = exp(cmpScore(qo, ((b * P.Nmax + k) * P.G + g) * P.dk) - mx) / sum;
-        let lo = k * P.d;
-        let hi = lo + P.l;
-        for (var j = lo / P.lSel; j <= (hi - 1u) / P.lSel; j++) {
-          let ov = f32(min(hi, (j + 1u) * P.lSel) - max(lo, j * P.lSel)) / lf;
-          scores[base + j] += p * ov;
-        }
-      }
+  let head0 = b * P.H + g * P.hpg;
+
+  // 1a. s_k of the group's heads into their rows: four heads at a time, then two, then one.
+  var m0 = 0u;
+  for (; m0 + 4u <= P.hpg; m0 += 4u) {
+    let hs = head0 + m0 + vec4<u32>(0u, 1u, 2u, 3u);
+    let ro = hs * P.cap;
+    for (var k = lane; k < n; k += WG) {
+      let s = cmpScore4(hs * P.dk, ((b * P.Nmax + k) * P.G + g) * P.dk);
+      scratch[ro.x + k] = s.x;
+      scratch[ro.y + k] = s.y;
+      scratch[ro.z + k] = s.z;
+      scratch[ro.w + k] = s.w;
     }
   }
+  if (m0 + 2u <= P.hpg) {
+    let hs = head0 + m0 + vec2<u32>(0u, 1u);
+    let ro = hs * P.cap;
+    for (var k = lane; k < n; k += WG) {
+      let s = cmpScore2(hs * P.dk, ((b * P.Nmax + k) * P.G + g) * P.dk);
+      scratch[ro.x + k] = s.x;
+      scratch[ro.y + k] = s.y;
+    }
+    m0 += 2u;
+  }
+  if (m0 < P.hpg) {
+    let h = head0 + m0;
+    for (var k = lane; k < n; k += WG) {
+      scratch[h * P.cap + k] = cmpScore(h * P.dk, ((b * P.Nmax + k) * P.G + g) * P.dk);
+    }
+  }
+  // 1b. p_cmp of each head.
+  for (var m = 0u; m < P.hpg; m++) {
+    let row = (head0 + m) * P.cap;
+    var mx = NEG_BIG;
+    for (var k = lane; k < n; k += WG) { mx = max(mx, scratch[row + k]); }
+    let M = reduceMax(lane, mx);
+    for (var k = lane; k < n; k += WG) { scratch[row + k] = exp(scratch[row + k] - M); }
+    storageBarrier();
+    if (lane == 0u) {
+      var sum = 0.0;
+      for (var k = 0u; k < n; k++) { sum += scratch[row + k]; }
+      redF[0] = sum;
+    }
+    workgroupBarrier();
+    let S = redF[0];
+    workgroupBarrier();
+    for (var k = lane; k < n; k += WG) { scratch[row + k] = scratch[row + k] / S; }
+  }
+  storageBarrier();
 
+  // 2. Scores: block k covers [k·d, k·d + l) and overlaps j's [j·l′, (j + 1)·l′) for
+  //    k·d + l > j·l′ and k·d < (j + 1)·l′.
+  let lf = f32(P.l);
+  for (var j = lane; j < nb; j += WG) {
+    let jlo = j * P.lSel;
+    let jhi = jlo + P.lSel;
+    var k0 = 0u;
+    if (jlo + 1u > P.l) { k0 = (jlo + 1u - P.l + P.d - 1u) / P.d; }
+    let k1 = min(n, (jhi - 1u) / P.d + 1u);
+    var acc = 0.0;
+    for (var m = 0u; m < P.hpg; m++) {
+      let row = (head0 + m) * P.cap;
+      for (var k = k0; k < k1; k++) {
+        let lo = k * P.d;
+        let ov = f32(min(lo + P.l, jhi) - max(lo, jlo)) / lf;
+        acc = acc + scratch[row + k] * ov;
+      }
+    }
+    scores[base + j] = acc;
+  }
+  storageBarrier();
+  if (lane != 0u) { return; }
+
+  // 3. Top-n (lane 0).
   let take = min(P.nSel, nb);
   let fInit = P.forceInit != 0u;
   let fL = P.forceLocal;

@@ -108,6 +108,7 @@ export const DECODE_SELECT_KERNEL = defineKernel({
       ['st', 'array<u32>'],
       ['q', F],
       ['kc', F],
+      ['scratch', F],
       ['scores', F],
       ['sel', 'array<i32>'],
     ],
@@ -194,14 +195,23 @@ export function matvecDispatch(gpu: GpuContext, a: MatvecArgs): Promise<Dispatch
   );
 }
 
-/** Top-n selection of the new query of every (b, g) into sel[P.slot …]. */
+/**
+ * Top-n selection of the new query of every (b, g) into sel[P.slot …]; one workgroup each, the
+ * heads' compressed-attention probabilities in their rows of the attention scratch [B, H, cap].
+ */
 export function decodeSelectDispatch(
   gpu: GpuContext,
   P: DecodeParams,
-  s: { st: BufferSlice; q: BufferSlice; kc: BufferSlice; scores: BufferSlice; sel: BufferSlice },
+  s: { st: BufferSlice; q: BufferSlice; kc: BufferSlice; scratch: BufferSlice; scores: BufferSlice; sel: BufferSlice },
   label: string,
 ): Promise<Dispatch> {
-  return kernelDispatch(gpu, DECODE_SELECT_KERNEL, 'selectTop', { uniforms: { P }, storage: s, label }, grid1d(ceilDiv(P.B * P.G, WG)));
+  return kernelDispatch(
+    gpu,
+    DECODE_SELECT_KERNEL,
+    'selectTop',
+    { uniforms: { P }, storage: s, label },
+    grid1d(P.B * P.G, gpu.limits.maxComputeWorkgroupsPerDimension),
+  );
 }
 
 /** Attention of the new query of every (b, head) over branch P.branch's keys; one workgroup each. */

@@ -5,15 +5,21 @@
 // ncmp(t) + |selected ≤ t| + min(w, t+1) exactly. Cases: dense; φ avg and mlp; shared and
 // per-branch K/V; learned, forced and frozen gates; windows that wrap (T > w) and T not a
 // multiple of l, d or l′; one group. Then GPU decode = GPU prefill (the training forward's
-// per-position losses), and no buffer is created per token after the first.
+// per-position losses and selections), also over a context long enough that the selection
+// kernel's lanes wrap (ncmp(t), nb > 64), and no buffer is created per token after the first.
+// Last, the decode selection kernel against the training forward's (shaders/nsa_select.wgsl) on
+// the decoder's own q and compressed keys: scores equal bit for bit, selections equal.
 import { describe, expect, it } from 'vitest';
 
+import { createArena } from '../../src/gpu/arena';
 import { tokenIndexLength } from '../../src/kernels/embedding-index';
+import { selectionScoresDispatch, topNSelectionDispatch } from '../../src/kernels/nsa-select';
 import { GpuDecoder, READ_SLOTS } from '../../src/model/decode/gpu-decoder';
 import { ModelPlan } from '../../src/model/plan';
 import { crossEntropyRef } from '../../src/reference/crossentropy';
 import { type DecodeStep, ModelDecoder, readsFormula } from '../../src/reference/decoder';
 import type { ModelConfig } from '../../src/spec/model-config';
+import { numCmpBlocks, numSelBlocks } from '../../src/spec/nsa-blocks';
 import { getGpu } from '../helpers/gpu';
 import { NO_OPTIMIZER } from '../helpers/models';
 import { DENSE, NSA_CASES, nsaModel, randomParams, randomTokens } from './helpers';
@@ -111,8 +117,18 @@ describe('GPU decode = float64 decode at every position (logits rel RMS ≤ 1e-5
   });
 });
 
+/**
+ * A long context for the selection kernel's workgroup: at the last positions ncmp(t) ≈ 298 and
+ * nb = 100 exceed its 64 lanes, so lanes take several compressed and selection blocks (they wrap);
+ * 7 heads in one group take its four-, two- and one-head score paths, dk = 6 its remainder loop.
+ */
+const LONG: [string, ModelConfig] = [
+  'avg, l 3, d 1, l′ 3, n 4, 7 heads in one group: ncmp(t) and nb past 64 (T = 300)',
+  nsaModel({ l: 3, d: 1, lSel: 3, nSel: 4, w: 5 }, { seqLen: 300, nHeads: 7, nKvGroups: 1 }),
+];
+
 describe('GPU decode = GPU prefill (the training forward) at every position', () => {
-  it.each([CASES[0], CASES[1], CASES[2]])('%s: per-position losses rel ≤ 1e-5, selections equal', async (_name, c) => {
+  it.each([CASES[0], CASES[1], CASES[2], LONG])('%s: per-position losses rel ≤ 1e-5, selections equal', async (_name, c) => {
     const gpu = await getGpu();
     const T = c.seqLen;
     const N = B * T;
@@ -158,6 +174,68 @@ describe('GPU decode = GPU prefill (the training forward) at every position', ()
     }
     console.log(`GPU decode vs GPU prefill (${_name}): worst per-position loss rel ${worst.toExponential(2)}`);
     dec.destroy();
+    expect(gpu.reports).toEqual([]);
+  });
+});
+
+describe('GPU decode selection = the training kernels (shaders/nsa_select.wgsl) on the same q and kc, bit for bit', () => {
+  it.each([CASES[1], CASES[3], CASES[4], LONG])('%s: scores and top-n equal at every position', async (_name, c) => {
+    const gpu = await getGpu();
+    const nsa = c.nsa!;
+    const { nHeads: H, nKvGroups: G, dk } = c;
+    const T = c.seqLen;
+    const nB = numSelBlocks(T, nsa);
+    const dec = await GpuDecoder.create(gpu, c, { batch: B });
+    dec.loadParams(randomParams(c, 41));
+    const tokens = [randomTokens(T, c.vocabSize, 42), randomTokens(T, c.vocabSize, 43)];
+    const last = c.nLayers - 1;
+    // The last layer's rotated q, selection scores and selection of each step, laid out as the
+    // training forward's rows [B, T, ·].
+    const q = new Float32Array(B * T * H * dk);
+    const scores = new Float32Array(B * T * G * nB);
+    const sel = new Int32Array(B * T * G * nsa.nSel);
+    for (let t = 0; t < T; t++) {
+      const out = (await dec.step([tokens[0][t], tokens[1][t]]))!;
+      const [qt, st] = await Promise.all([dec.readWork('q'), dec.readWork('scores')]);
+      for (let b = 0; b < B; b++) {
+        q.set(qt.subarray(b * H * dk, (b + 1) * H * dk), (b * T + t) * H * dk);
+        scores.set(st.subarray(b * G * nB, (b + 1) * G * nB), (b * T + t) * G * nB);
+        const rows = out.selection.subarray((last * B + b) * G * nsa.nSel, (last * B + b + 1) * G * nsa.nSel);
+        sel.set(rows, (b * T + t) * G * nsa.nSel);
+      }
+    }
+    // The compressed cache only grows: at the end it holds every block each step saw.
+    const N = numCmpBlocks(T, nsa);
+    const kc = (await dec.readWork(`L${last}.kc`)).subarray(0, B * N * G * dk);
+    dec.destroy();
+
+    const arena = createArena(gpu, 'decode-select-vs-train', [
+      { name: 'q', bytes: q.byteLength },
+      { name: 'kc', bytes: kc.byteLength },
+      { name: 'scores', bytes: scores.byteLength },
+      { name: 'sel', bytes: sel.byteLength },
+    ]);
+    const a = (n: string) => arena.get(n);
+    gpu.write(a('q'), q);
+    gpu.write(a('kc'), kc);
+    gpu.run([
+      await selectionScoresDispatch(gpu, { q: a('q'), kc: a('kc'), scores: a('scores'), B, T, H, G, dk, cfg: nsa }),
+      await topNSelectionDispatch(gpu, { scores: a('scores'), sel: a('sel'), B, T, G, cfg: nsa }),
+    ]);
+    const [wantScores, wantSel] = await Promise.all([gpu.readF32(a('scores')), gpu.readI32(a('sel'))]);
+    for (const buf of arena.buffers) buf.destroy();
+
+    const bits = (x: Float32Array) => Array.from(new Uint32Array(x.buffer, x.byteOffset, x.length));
+    for (let b = 0; b < B; b++) {
+      for (let t = 0; t < T; t++) {
+        const nb = Math.floor(t / nsa.lSel) + 1;
+        for (let g = 0; g < G; g++) {
+          const o = ((b * T + t) * G + g) * nB;
+          expect(bits(scores.subarray(o, o + nb)), `scores b=${b} t=${t} g=${g}`).toEqual(bits(wantScores.subarray(o, o + nb)));
+        }
+      }
+    }
+    expect(Array.from(sel)).toEqual(Array.from(wantSel));
     expect(gpu.reports).toEqual([]);
   });
 });

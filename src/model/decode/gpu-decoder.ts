@@ -236,6 +236,14 @@ export class GpuDecoder {
     return { t, logits: this.logits, selection: this.selection, reads: this.reads };
   }
 
+  /**
+   * For tests: one work tensor (decodeLayout's names) as floats. The per-layer ones shared by the
+   * layers (q, scores, …) hold what the last layer left.
+   */
+  readWork(name: string): Promise<Float32Array> {
+    return this.gpu.readF32(this.work.get(name));
+  }
+
   /** Releases the decoder's buffers. */
   destroy(): void {
     this.staging.destroy();
@@ -281,7 +289,7 @@ export function decodeLayout(c: ModelConfig, B: number, cap: number): { entries:
   add('gates', B * 3 * H);
   for (const n of ['ffA', 'ffB', 'ffH']) add(n, B * Fh);
   add('logits', B * V);
-  add('scratch', B * H * cap);
+  add('scratch', B * H * cap); // per head: attention scores, and before them the selection's p_cmp
   add('scores', B * G * nBmax);
   add('hidden', B * G * cmpMlpHidden(Math.max(dk, dv)));
   add('sel', c.nLayers * B * G * nSel);
@@ -409,7 +417,8 @@ async function buildDispatches(
       }
       out.push(...compress.slice(compressFrom));
       const Ps = decodeParams(base, { slot });
-      out.push(decodeSelectDispatch(gpu, Ps, { st, q: W('q'), kc: W(`L${l}.kc`), scores: W('scores'), sel: W('sel') }, `${at} select`));
+      const selStorage = { st, q: W('q'), kc: W(`L${l}.kc`), scratch: W('scratch'), scores: W('scores'), sel: W('sel') };
+      out.push(decodeSelectDispatch(gpu, Ps, selStorage, `${at} select`));
       const sets = kvSets(c);
       attend(0, 'cmp', W('oCmp'), 'attend cmp');
       attend(1, sets === 3 ? 1 : 0, W('oSel'), 'attend sel');
