@@ -2,7 +2,7 @@
 // the crossover (NSA below dense from there on), the JSON-lines download and the T field.
 import { describe, expect, it } from 'vitest';
 
-import { type BenchLine, benchJsonl, benchSeries, crossover, parseContextLengths } from '../../src/ui/bench/bench-lines';
+import { benchJsonl, type BenchLine, benchSeries, crossover, parseContextLengths } from '../../src/ui/bench/bench-lines';
 
 const train = (T: number, nsa: number, dense: number): BenchLine => ({
   kind: 'nsa_vs_dense',
