@@ -197,7 +197,8 @@ export function matvecDispatch(gpu: GpuContext, a: MatvecArgs): Promise<Dispatch
 
 /**
  * Top-n selection of the new query of every (b, g) into sel[P.slot …]; one workgroup each, the
- * heads' compressed-attention probabilities in their rows of the attention scratch [B, H, cap].
+ * heads' compressed-attention probabilities in their rows of the attention scratch [B, H, cap],
+ * where the compressed branch's attend dispatch (next) takes them as its weights.
  */
 export function decodeSelectDispatch(
   gpu: GpuContext,

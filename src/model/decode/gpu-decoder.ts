@@ -289,7 +289,7 @@ export function decodeLayout(c: ModelConfig, B: number, cap: number): { entries:
   add('gates', B * 3 * H);
   for (const n of ['ffA', 'ffB', 'ffH']) add(n, B * Fh);
   add('logits', B * V);
-  add('scratch', B * H * cap); // per head: attention scores, and before them the selection's p_cmp
+  add('scratch', B * H * cap); // per head: the selection's p_cmp (the cmp branch's weights), then each branch's scores
   add('scores', B * G * nBmax);
   add('hidden', B * G * cmpMlpHidden(Math.max(dk, dv)));
   add('sel', c.nLayers * B * G * nSel);
