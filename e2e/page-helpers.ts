@@ -1,20 +1,7 @@
-// Shared steps of the e2e specs.
+// Shared steps of the e2e specs (console, page and HTTP errors: the guard in e2e/test.ts).
 import { readFileSync } from 'node:fs';
 
-import { type Browser, type Download, expect, type Page, type TestInfo } from '@playwright/test';
-
-/** Collects uncaught page errors and console errors (dedicated workers' included). */
-export function collectErrors(page: Page): string[] {
-  const errors: string[] = [];
-  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
-  page.on('console', (m) => {
-    if (m.type() === 'error') errors.push(`console: ${m.text()} (${m.location().url})`);
-  });
-  page.on('response', (r) => {
-    if (r.status() >= 400) errors.push(`HTTP ${r.status()}: ${r.url()}`);
-  });
-  return errors;
-}
+import { type Browser, type Download, expect, type Page, type TestInfo } from './test';
 
 /** Waits until the page has probed WebGPU; returns 'ready' or 'unavailable'. */
 export async function adapterState(page: Page): Promise<string> {
@@ -73,11 +60,10 @@ export async function stepTo(page: Page, steps: number, timeout = 300_000): Prom
   }
 }
 
-/** A new desktop-sized page on `path` (e.g. `./#<config hash>`), its console errors collected, once the adapter is named. */
-export async function openPlayground(browser: Browser, path: string): Promise<{ page: Page; errors: string[] }> {
+/** A new desktop-sized page on `path` (e.g. `./#<config hash>`), once the adapter is named (its errors: e2e/test.ts). */
+export async function openPlayground(browser: Browser, path: string): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-  const errors = collectErrors(page);
   await page.goto(path);
   await expectAdapter(page);
-  return { page, errors };
+  return page;
 }

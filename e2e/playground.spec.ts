@@ -5,8 +5,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { type Download, expect, type Page, test } from '@playwright/test';
-
 import { forcedBlocks } from '../src/spec/nsa-blocks';
 import { METRICS_HEADER } from '../src/train/metrics-csv';
 import { preset } from '../src/train/presets';
@@ -15,6 +13,7 @@ import { goldenFor, goldenKey, missingGoldenMessage, RECORD_GOLDEN, recordGolden
 import { E2E_PROFILE, EXPECTED_ADAPTER, GPU_MODE } from './gpu-mode';
 import { openPlayground, saveScreenshot } from './page-helpers';
 import { startResponsivenessProbe, stopResponsivenessProbe } from './responsiveness';
+import { type Download, expect, type Page, test } from './test';
 
 test.describe.configure({ mode: 'serial' });
 
@@ -25,7 +24,6 @@ const HEARTBEAT_FIELDS = ['ts', 'iso', 'step', 'msg', 'phase', 'loss', 'toks_per
 const ARTIFACT_FILE = 'nsa-e2e-run.json';
 
 let page: Page;
-let errors: string[];
 const artifact: RunArtifact = { date: new Date().toISOString(), gpuMode: GPU_MODE, profile: P.name, configHash: P.hash };
 
 const status = () => page.getByTestId('run-status');
@@ -43,7 +41,7 @@ async function download(testId: string): Promise<string> {
 }
 
 test.beforeAll(async ({ browser }) => {
-  ({ page, errors } = await openPlayground(browser, `./?testHooks=1#${P.hash}`));
+  page = await openPlayground(browser, `./?testHooks=1#${P.hash}`);
 });
 
 test.afterAll(async ({}, testInfo) => {
@@ -373,5 +371,4 @@ test('keyboard runs, pauses and steps; a stalled worker raises the watchdog bann
   await page.keyboard.press('Space'); // pause (or run a finished run's nothing): the restarted worker answers
   await expect(status()).toHaveAttribute('data-status', /^(paused|done)$/, { timeout: 120_000 });
   expect(Number(await page.getByTestId('steps-done').innerText())).toBeGreaterThanOrEqual(n + 1);
-  expect(errors).toEqual([]);
 });

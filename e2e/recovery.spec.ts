@@ -5,10 +5,9 @@
 // resumes at that step, loses no more than the steps after it, and its losses equal the
 // uninterrupted run's bit for bit. The stall banner names the phase and never covers the run
 // controls (checked at desktop and 390 px widths).
-import { expect, type Page, test } from '@playwright/test';
-
 import type { TestFault } from '../src/worker/session';
 import { openPlayground, saveScreenshot, stepTo, trainingLosses, waitForStatus } from './page-helpers';
+import { expect, type Page, test } from './test';
 
 test.describe.configure({ mode: 'serial' });
 
@@ -18,7 +17,6 @@ const FAULT_AT = 6; // after the evaluation at step 4, so the stalled phase is a
 const HASH = `v=1&preset=tiny&train.steps=${STEPS}&train.warmupSteps=2&train.evalEvery=4`;
 
 let page: Page;
-let errors: string[];
 let straight: Array<[number, string]>;
 
 const recoveryNote = () => page.getByTestId('recovery-note');
@@ -48,11 +46,10 @@ async function expectRecoveredRun(cause: string): Promise<void> {
   expect(lostAt).toBeLessThanOrEqual(FAULT_AT);
   await waitForStatus(page, /done/);
   expect(await trainingLosses(page)).toEqual(straight);
-  expect(errors.filter((e) => e.startsWith('pageerror'))).toEqual([]);
 }
 
 test.beforeAll(async ({ browser }) => {
-  ({ page, errors } = await openPlayground(browser, `./?testHooks=1#${HASH}`));
+  page = await openPlayground(browser, `./?testHooks=1#${HASH}`);
   await page.getByTestId('run-button').click();
   await waitForStatus(page, /done/);
   straight = await trainingLosses(page);

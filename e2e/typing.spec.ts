@@ -9,9 +9,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { expect, test } from '@playwright/test';
-
 import { openPlayground, waitForStatus } from './page-helpers';
+import { expect, test } from './test';
 
 // One key's latency split (Event Timing): inputDelay = waiting for the main thread,
 // processing = the page's handlers, presentation = until the next frame is painted.
@@ -31,7 +30,7 @@ const TEXT = 'The quick brown fox jumps over the lazy dog while the model trains
 test('typing stays responsive while training: the page answers a key within 50 ms (p95), no task over 100 ms', async ({
   browser,
 }, testInfo) => {
-  const { page, errors } = await openPlayground(browser, './#v=1&preset=tiny&train.steps=2000&train.evalEvery=25');
+  const page = await openPlayground(browser, './#v=1&preset=tiny&train.steps=2000&train.evalEvery=25');
   await page.getByTestId('run-button').click();
   await waitForStatus(page, /running/);
   // Warm-up: the first steps build pipelines and mount the charts' lines.
@@ -97,6 +96,5 @@ test('typing stays responsive while training: the page answers a key within 50 m
   expect(figures.keys).toBeGreaterThan(50);
   expect(figures.mainThreadMs.p95).toBeLessThanOrEqual(50);
   expect(figures.longTasks.over100).toBe(0);
-  expect(errors).toEqual([]);
   await page.close();
 });

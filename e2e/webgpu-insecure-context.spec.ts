@@ -1,8 +1,7 @@
 // Without a secure context there is no navigator.gpu: the page must explain, not go blank.
 // The page is served from a non-localhost http origin by routing its requests to the server.
-import { expect, test } from '@playwright/test';
-
 import { adapterState, saveScreenshot } from './page-helpers';
+import { expect, test } from './test';
 
 const INSECURE_HOST = 'nsa-playground.test';
 

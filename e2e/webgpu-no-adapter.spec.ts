@@ -1,9 +1,8 @@
 // A browser with navigator.gpu but no usable adapter (GPU disabled, no unsafe SwiftShader flag):
 // the page must say so, with the hints from WebGpuUnavailableError.
-import { expect, test } from '@playwright/test';
-
 import { BASE_ARGS, CHROMIUM_PATH } from './gpu-mode';
 import { adapterState, saveScreenshot } from './page-helpers';
+import { expect, test } from './test';
 
 test.use({ launchOptions: { executablePath: CHROMIUM_PATH, args: [...BASE_ARGS, '--disable-gpu'] } });
 
