@@ -13,8 +13,6 @@
 // Bindings: q [B, H, dk], k / v caches [B, rows, G, dk|dv], out [B, H, dv], scratch [B, H, cap],
 // sel (i32), reads (u32).
 
-const WG: u32 = 64u;
-var<workgroup> redF: array<f32, WG>;
 var<workgroup> redU: array<u32, WG>;
 
 // Key range m of the (b, g) row: positions (or compressed rows) [x, y).
@@ -36,18 +34,6 @@ fn rangeCount() -> u32 { return select(1u, P.nSel, P.branch == SEL); }
 
 // Cache row of key position s (the window ring wraps; other caches have a row per position).
 fn keyRow(b: u32, s: u32, g: u32) -> u32 { return (b * P.rows + s % P.rows) * P.G + g; }
-
-fn reduceMax(lane: u32, x: f32) -> f32 {
-  redF[lane] = x;
-  workgroupBarrier();
-  for (var s = WG / 2u; s > 0u; s >>= 1u) {
-    if (lane < s) { redF[lane] = max(redF[lane], redF[lane + s]); }
-    workgroupBarrier();
-  }
-  let r = redF[0];
-  workgroupBarrier();
-  return r;
-}
 
 fn reduceSum(lane: u32, x: f32, n: u32) -> vec2<f32> {
   redF[lane] = x;

@@ -27,3 +27,20 @@ fn ncmp(t: u32) -> u32 {
 fn emits(t: u32) -> bool { return t + 1u >= P.l && (t + 1u - P.l) % P.d == 0u; }
 
 fn isNan(v: f32) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u; }
+
+// Lanes per workgroup of every decode kernel, and the workgroup kernels' max by a fixed tree (the
+// same bits whatever the lane count that holds values; call in uniform control flow).
+const WG: u32 = 64u;
+var<workgroup> redF: array<f32, WG>;
+
+fn reduceMax(lane: u32, x: f32) -> f32 {
+  redF[lane] = x;
+  workgroupBarrier();
+  for (var s = WG / 2u; s > 0u; s >>= 1u) {
+    if (lane < s) { redF[lane] = max(redF[lane], redF[lane + s]); }
+    workgroupBarrier();
+  }
+  let r = redF[0];
+  workgroupBarrier();
+  return r;
+}

@@ -9,8 +9,6 @@
 //   compressOut     d[b, k, g, e] = c[e] + Σ_u a[b, g, u] · b[u, e]
 // Every storage binding is read_write (see residual.wgsl).
 
-const WG: u32 = 64u;
-
 fn linear(gid: vec3<u32>, nwg: vec3<u32>) -> u32 { return gid.x + gid.y * nwg.x * WG; }
 
 @compute @workgroup_size(WG)

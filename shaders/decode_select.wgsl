@@ -18,9 +18,6 @@
 // Bindings: q [B, H, dk], kc [B, Nmax, G, dk], scratch [B, H, cap], scores [B, G, nBmax] (scratch),
 // sel (i32).
 
-const WG: u32 = 64u;
-var<workgroup> redF: array<f32, WG>;
-
 // s = q·kc/√dk: the fma chain over c ascending, then × scale — for one head, or component-wise
 // for two or four heads (q rows at qo.*) against the one key row at ko, loaded once; unrolled by
 // four (on SwiftShader the loop overhead outweighs the fma).
@@ -65,18 +62,6 @@ fn cmpScore4(qo: vec4<u32>, ko: u32) -> vec4<f32> {
   }
   for (; c < P.dk; c++) { s = fma(q4(qo, c), vec4<f32>(kc[ko + c]), s); }
   return s * P.scale;
-}
-
-fn reduceMax(lane: u32, x: f32) -> f32 {
-  redF[lane] = x;
-  workgroupBarrier();
-  for (var s = WG / 2u; s > 0u; s >>= 1u) {
-    if (lane < s) { redF[lane] = max(redF[lane], redF[lane + s]); }
-    workgroupBarrier();
-  }
-  let r = redF[0];
-  workgroupBarrier();
-  return r;
 }
 
 @compute @workgroup_size(WG)
