@@ -3,8 +3,9 @@
 // positions ≤ t of the selected blocks sel[slot + (b·G + g)·nSel + ·], in their (ascending) order;
 // WIN: positions max(0, t − w + 1) … t; FULL: positions 0 … t (dense). SEL, WIN, FULL: lanes take
 // keys in turn (key o goes to lane o % WG): scores q·k/√dk into scratch, the max by a fixed tree, then
-// exp(s − max) into scratch and their sum by the same tree; then each lane owns output columns
-// and sums p·v over the keys in ascending order (every branch). Fixed orders throughout: same inputs, same bits.
+// exp(s − max) into scratch and their sum by the same tree. Then, every branch: each lane owns
+// output columns and sums p·v over the keys in ascending order. Fixed orders throughout: same
+// inputs, same bits.
 // The group's first head counts the key rows it read into reads[rslot + (b·G + g)·4 + branch].
 // CMP reuses the selection: decode_select.wgsl, dispatched just before, leaves each head's p_cmp —
 // the softmax of q·kc/√dk over the ncmp(t) visible blocks, the compressed branch's own weights — in
@@ -32,8 +33,10 @@ fn keyRange(bg: u32, m: u32, t: u32) -> vec2<u32> {
 
 fn rangeCount() -> u32 { return select(1u, P.nSel, P.branch == SEL); }
 
-// Cache row of key position s (the window ring wraps; other caches have a row per position).
-fn keyRow(b: u32, s: u32, g: u32) -> u32 { return (b * P.rows + s % P.rows) * P.G + g; }
+// Row `row` of the (b, g) cache, and the row of key position s (the window ring wraps; other caches
+// have a row per position).
+fn cacheRow(b: u32, row: u32, g: u32) -> u32 { return (b * P.rows + row) * P.G + g; }
+fn keyRow(b: u32, s: u32, g: u32) -> u32 { return cacheRow(b, s % P.rows, g); }
 
 fn reduceSum(lane: u32, x: f32, n: u32) -> vec2<f32> {
   redF[lane] = x;
@@ -112,7 +115,7 @@ fn attend(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
       let r = keyRange(bg, m, t);
       var row = r.x % P.rows;
       for (var s = r.x; s < r.y; s++) {
-        acc = fma(scratch[scr + o], v[((b * P.rows + row) * P.G + g) * P.dv + c], acc);
+        acc = fma(scratch[scr + o], v[cacheRow(b, row, g) * P.dv + c], acc);
         o++;
         row++;
         if (row == P.rows) { row = 0u; }

@@ -28,8 +28,8 @@ fn emits(t: u32) -> bool { return t + 1u >= P.l && (t + 1u - P.l) % P.d == 0u; }
 
 fn isNan(v: f32) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u; }
 
-// Lanes per workgroup of every decode kernel, and the workgroup kernels' max by a fixed tree (the
-// same bits whatever the lane count that holds values; call in uniform control flow).
+// Lanes per workgroup of every decode kernel; reduceMax: the max of the lanes' x by a fixed tree
+// (select and attend; call it in uniform control flow).
 const WG: u32 = 64u;
 var<workgroup> redF: array<f32, WG>;
 
