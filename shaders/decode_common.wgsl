@@ -26,8 +26,6 @@ fn ncmp(t: u32) -> u32 {
 // Whether feeding position t completes compressed block (t + 1 − l) / d.
 fn emits(t: u32) -> bool { return t + 1u >= P.l && (t + 1u - P.l) % P.d == 0u; }
 
-fn isNan(v: f32) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u; }
-
 // Lanes per workgroup of every decode kernel; reduceMax: the max of the lanes' x by a fixed tree
 // (select and attend; call it in uniform control flow).
 const WG: u32 = 64u;

@@ -13,10 +13,14 @@
 //    heads ascending and within a head the blocks k < n that overlap j ascending, p_k · overlap(k, j)
 //    — per j the order of additions of nsa_select.wgsl — into scores[b, g, j].
 // 3. Lane 0 (after a storage barrier): the forced blocks and the best rem = min(nSel, nb) − #forced
-//    others by (P descending, j ascending), rem scans as nsa_select.wgsl's topN, written ascending
-//    and −1 padded to sel[slot + (b·G + g)·nSel + ·].
+//    others by (P descending, j ascending), by the scan of nsa_topn.wgsl that nsa_select.wgsl's
+//    topN runs too, written ascending and −1 padded to sel[slot + (b·G + g)·nSel + ·].
 // Bindings: q [B, H, dk], kc [B, Nmax, G, dk], scratch [B, H, cap], scores [B, G, nBmax] (scratch),
 // sel (i32).
+
+// The top-n scan's access to this kernel's buffers (see nsa_topn.wgsl).
+fn topnScore(i: u32) -> f32 { return scores[i]; }
+fn topnWrite(i: u32, j: i32) { sel[i] = j; }
 
 // s = q·kc/√dk: the fma chain over c ascending, then × scale — for one head, or component-wise
 // for two or four heads (q rows at qo.*) against the one key row at ko, loaded once; unrolled by
@@ -153,45 +157,6 @@ fn selectTop(
   storageBarrier();
   if (lane != 0u) { return; }
 
-  // 3. Top-n (lane 0).
-  let take = min(P.nSel, nb);
-  let fInit = P.forceInit != 0u;
-  let fL = P.forceLocal;
-  let nForced = min(fL, nb) + select(0u, 1u, fInit && fL <= bt);
-  let rem = take - nForced;
-  var found = 0u;
-  var lastP = 0.0;
-  var lastJ = 0u;
-  for (var step = 0u; step < rem; step++) {
-    var best = -1;
-    var bestP = 0.0;
-    for (var j = 0u; j < nb; j++) {
-      if ((fInit && j == 0u) || j + fL > bt) { continue; }
-      let p = scores[base + j];
-      if (isNan(p)) { continue; }
-      let after = found == 0u || p < lastP || (p == lastP && j > lastJ);
-      if (after && (best < 0 || p > bestP)) {
-        best = i32(j);
-        bestP = p;
-      }
-    }
-    if (best < 0) { break; }
-    found++;
-    lastP = bestP;
-    lastJ = u32(best);
-  }
-  let out = P.slot + bg * P.nSel;
-  var m = 0u;
-  for (var j = 0u; j < nb && m < P.nSel; j++) {
-    var chosen = (fInit && j == 0u) || j + fL > bt;
-    if (!chosen && found > 0u) {
-      let p = scores[base + j];
-      chosen = !isNan(p) && (p > lastP || (p == lastP && j <= lastJ));
-    }
-    if (chosen) {
-      sel[out + m] = i32(j);
-      m++;
-    }
-  }
-  for (; m < P.nSel; m++) { sel[out + m] = -1; }
+  // 3. Top-n (lane 0): the scan of nsa_topn.wgsl, as nsa_select.wgsl's topN.
+  topnSelect(bt, P.nSel, P.forceInit != 0u, P.forceLocal, base, P.slot + bg * P.nSel);
 }

@@ -2,20 +2,16 @@
 // x [B,T,G,D] (K_cmp after RoPE, or V_cmp); compressed out [B,N,G,D] with N = Ncmp(T); block k
 // covers positions [k·d, k·d + l). A compressed row r = (b·N + k)·G + g.
 //
-// φ = avg: avgForward (mean over the block), avgBackward (dx gathered over the blocks holding s).
+// φ = avg: avgForward  out[b,k,g] = mean_{i<l} x[b, k·d + i, g]
+//          avgBackward dx[b,s,g] = Σ_{blocks k holding s} dout[b,k,g] / l
 // φ = mlp: the dense layers are matmul.wgsl dispatches; this file holds the pieces around them:
-//   gather        z[r, i·D + e] = x[b, k·d + i, g, e] + pos[i·D + e]
-//   biasGelu      hPre[r, u] += b1[u]; act[r, u] = gelu(hPre[r, u])
-//   addBias       out[r, e] += b2[e]
-//   geluBackward  dh[r, u] *= gelu'(hPre[r, u])
-//   colSum        out[c] += Σ_r x[r·cols + c]        (db1, db2, dpos; fixed order)
+//   gather         z[r, i·D + e] = x[b, k·d + i, g, e] + pos[i·D + e]
+//   biasGelu       hPre[r, u] += bias[u] (b1); act[r, u] = gelu(hPre[r, u])
+//   addBias        out[r, e] += bias[e] (b2)
+//   geluBackward   dh[r, u] *= gelu'(hPre[r, u])
+//   colSum         dParam[c] += Σ_r dRows[r·cols + c]   (db1, db2, dpos from dh, dout, dz; fixed order)
 //   gatherBackward dx[b, s, g, e] = Σ_k dz[r(k), (s − k·d)·D + e] over blocks k holding s
 // Gathers loop k ascending; no atomics; same inputs → same bits.
-// Bindings (one declaration per slot, meaning per entry point):
-//   avgForward: s1 = x, s2 = out          avgBackward / gatherBackward: s1 = dout / dz, s2 = dx
-//   gather: s1 = x, s2 = pos, s3 = z      biasGelu: s1 = hPre, s2 = b1, s3 = act
-//   addBias: s1 = out, s2 = b2            geluBackward: s1 = dh, s2 = hPre
-//   colSum: s1 = x, s2 = out
 // Every storage binding is read_write (see residual.wgsl).
 
 const WG: u32 = 256u;
@@ -48,70 +44,70 @@ fn blocksOf(s: u32) -> vec2<i32> {
 
 @compute @workgroup_size(WG)
 fn avgForward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let x = linear(gid, nwg);
-  if (x >= P.total) { return; }
-  let e = x % P.D;
-  let kg = x / P.D;        // (b·N + k)·G + g
+  let idx = linear(gid, nwg);
+  if (idx >= P.total) { return; }
+  let e = idx % P.D;
+  let kg = idx / P.D;      // (b·N + k)·G + g
   let g = kg % P.G;
   let k = (kg / P.G) % P.N;
   let b = kg / (P.G * P.N);
   var s = 0.0;
-  for (var i = 0u; i < P.l; i++) { s += s1[((b * P.T + k * P.d + i) * P.G + g) * P.D + e]; }
-  s2[x] = s / f32(P.l);
+  for (var i = 0u; i < P.l; i++) { s += x[((b * P.T + k * P.d + i) * P.G + g) * P.D + e]; }
+  out[idx] = s / f32(P.l);
 }
 
 @compute @workgroup_size(WG)
 fn avgBackward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let x = linear(gid, nwg);
-  if (x >= P.total) { return; }
-  let e = x % P.D;
-  let sg = x / P.D;        // (b·T + s)·G + g
+  let idx = linear(gid, nwg);
+  if (idx >= P.total) { return; }
+  let e = idx % P.D;
+  let sg = idx / P.D;      // (b·T + s)·G + g
   let g = sg % P.G;
   let s = (sg / P.G) % P.T;
   let b = sg / (P.G * P.T);
   let kr = blocksOf(s);
   let inv = 1.0 / f32(P.l);
   var acc = 0.0;
-  for (var k = kr.x; k <= kr.y; k++) { acc += s1[((b * P.N + u32(k)) * P.G + g) * P.D + e] * inv; }
-  s2[x] = acc;
+  for (var k = kr.x; k <= kr.y; k++) { acc += dout[((b * P.N + u32(k)) * P.G + g) * P.D + e] * inv; }
+  dx[idx] = acc;
 }
 
 @compute @workgroup_size(WG)
 fn gather(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let x = linear(gid, nwg);
-  if (x >= P.total) { return; }
+  let idx = linear(gid, nwg);
+  if (idx >= P.total) { return; }
   let lD = P.l * P.D;
-  let c = x % lD;          // i·D + e
+  let c = idx % lD;        // i·D + e
   let i = c / P.D;
   let e = c % P.D;
-  let kg = x / lD;
+  let kg = idx / lD;
   let g = kg % P.G;
   let k = (kg / P.G) % P.N;
   let b = kg / (P.G * P.N);
-  s3[x] = s1[((b * P.T + k * P.d + i) * P.G + g) * P.D + e] + s2[c];
+  z[idx] = x[((b * P.T + k * P.d + i) * P.G + g) * P.D + e] + pos[c];
 }
 
 @compute @workgroup_size(WG)
 fn biasGelu(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let x = linear(gid, nwg);
-  if (x >= P.total) { return; }
-  let h = s1[x] + s2[x % P.cols];
-  s1[x] = h;
-  s3[x] = gelu(h);
+  let idx = linear(gid, nwg);
+  if (idx >= P.total) { return; }
+  let h = hPre[idx] + bias[idx % P.cols];
+  hPre[idx] = h;
+  act[idx] = gelu(h);
 }
 
 @compute @workgroup_size(WG)
 fn addBias(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let x = linear(gid, nwg);
-  if (x >= P.total) { return; }
-  s1[x] += s2[x % P.cols];
+  let idx = linear(gid, nwg);
+  if (idx >= P.total) { return; }
+  out[idx] += bias[idx % P.cols];
 }
 
 @compute @workgroup_size(WG)
 fn geluBackward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let x = linear(gid, nwg);
-  if (x >= P.total) { return; }
-  s1[x] *= geluGrad(s2[x]);
+  let idx = linear(gid, nwg);
+  if (idx >= P.total) { return; }
+  dh[idx] *= geluGrad(hPre[idx]);
 }
 
 // One workgroup per TC columns; lane y walks rows y, y + TL, … in order, then a fixed tree.
@@ -120,22 +116,22 @@ fn colSum(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) l
   let c = wid.x * TC + lid.x;
   var acc = 0.0;
   if (c < P.cols) {
-    for (var r = lid.y; r < P.rows; r += TL) { acc += s1[r * P.cols + c]; }
+    for (var r = lid.y; r < P.rows; r += TL) { acc += dRows[r * P.cols + c]; }
   }
   red[lid.y * TC + lid.x] = acc;
   for (var stride = TL / 2u; stride > 0u; stride >>= 1u) {
     workgroupBarrier();
     if (lid.y < stride) { red[lid.y * TC + lid.x] += red[(lid.y + stride) * TC + lid.x]; }
   }
-  if (lid.y == 0u && c < P.cols) { s2[c] += red[lid.x]; }
+  if (lid.y == 0u && c < P.cols) { dParam[c] += red[lid.x]; }
 }
 
 @compute @workgroup_size(WG)
 fn gatherBackward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let x = linear(gid, nwg);
-  if (x >= P.total) { return; }
-  let e = x % P.D;
-  let sg = x / P.D;
+  let idx = linear(gid, nwg);
+  if (idx >= P.total) { return; }
+  let e = idx % P.D;
+  let sg = idx / P.D;
   let g = sg % P.G;
   let s = (sg / P.G) % P.T;
   let b = sg / (P.G * P.T);
@@ -144,7 +140,7 @@ fn gatherBackward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wo
   var acc = 0.0;
   for (var k = kr.x; k <= kr.y; k++) {
     let ku = u32(k);
-    acc += s1[((b * P.N + ku) * P.G + g) * lD + (s - ku * P.d) * P.D + e];
+    acc += dz[((b * P.N + ku) * P.G + g) * lD + (s - ku * P.d) * P.D + e];
   }
-  s2[x] = acc;
+  dx[idx] = acc;
 }

@@ -1,18 +1,14 @@
 // NSA gates and the gated mix of the three branches (docs/nsa-spec.md "Gates and output").
 // Rows r = b·T + t; gates and logits are [rows, 3H] with column 3i + c, c ∈ (cmp, sel, win);
 // branch outputs and the mix are [rows, H, dv].
-//   gateForward        gates = sigmoid(logits + bias), or the ablation's constants (MODE_CONST)
-//   combineForward     out = g_cmp·O_cmp + g_sel·O_sel + g_win·O_win
-//   combineBackwardDo  dO_c = g_c·dO for each branch (overwrite)
-//   combineBackwardDg  dlogits[r, 3i+c] = ⟨dO, O_c⟩·g(1 − g) (overwrite; 0 for constant gates),
-//                      or with MODE_GATES the gradient wrt the gate values, ⟨dO, O_c⟩ (overwrite)
+//   gateForward        gates = sigmoid(logits + bias), or the ablation's constants
+//                      (constCmp, constSel, constWin) under MODE_CONST
+//   combineForward     out = g_cmp·oCmp + g_sel·oSel + g_win·oWin
+//   combineBackwardDo  dCmp, dSel, dWin = g_c·dout for each branch (overwrite)
+//   combineBackwardDg  gateGrad[r, 3i+c] = ⟨dout, O_c⟩·g(1 − g), the gradient wrt the logits
+//                      (overwrite; 0 for constant gates), or with MODE_GATES the gradient wrt the
+//                      gate values, ⟨dout, O_c⟩ (overwrite)
 //   colSum             dbias[col] += Σ_r dlogits[r, col], rows in a fixed order, then a fixed tree
-// Bindings (one declaration per slot, meaning per entry point):
-//   gateForward:       s1 = logits, s2 = bias, s3 = gates
-//   combineForward:    s1 = gates, s2 = oCmp, s3 = oSel, s4 = oWin, s5 = out
-//   combineBackwardDo: s1 = gates, s2 = dout, s3 = dCmp, s4 = dSel, s5 = dWin
-//   combineBackwardDg: s1 = gates, s2 = dout, s3 = oCmp, s4 = oSel, s5 = oWin, s6 = dlogits (or dgates)
-//   colSum:            s1 = dlogits, s2 = dbias
 // Every storage binding is read_write (see residual.wgsl).
 
 const WG: u32 = 256u;
@@ -36,9 +32,9 @@ fn gateForward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
   let x = linear(gid, nwg);
   if (x >= P.total) { return; }
   let c = x % 3u;
-  var g = sigmoid(s1[x] + s2[x % (3u * P.H)]);
-  if (P.mode == MODE_CONST) { g = select(select(P.c2, P.c1, c == 1u), P.c0, c == 0u); }
-  s3[x] = g;
+  var g = sigmoid(logits[x] + bias[x % (3u * P.H)]);
+  if (P.mode == MODE_CONST) { g = select(select(P.constWin, P.constSel, c == 1u), P.constCmp, c == 0u); }
+  gates[x] = g;
 }
 
 @compute @workgroup_size(WG)
@@ -46,7 +42,7 @@ fn combineForward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wo
   let x = linear(gid, nwg);
   if (x >= P.total) { return; }
   let ri = x / P.dv; // r·H + i
-  s5[x] = s1[3u * ri] * s2[x] + s1[3u * ri + 1u] * s3[x] + s1[3u * ri + 2u] * s4[x];
+  out[x] = gates[3u * ri] * oCmp[x] + gates[3u * ri + 1u] * oSel[x] + gates[3u * ri + 2u] * oWin[x];
 }
 
 @compute @workgroup_size(WG)
@@ -54,10 +50,10 @@ fn combineBackwardDo(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num
   let x = linear(gid, nwg);
   if (x >= P.total) { return; }
   let ri = x / P.dv;
-  let d = s2[x];
-  s3[x] = s1[3u * ri] * d;
-  s4[x] = s1[3u * ri + 1u] * d;
-  s5[x] = s1[3u * ri + 2u] * d;
+  let d = dout[x];
+  dCmp[x] = gates[3u * ri] * d;
+  dSel[x] = gates[3u * ri + 1u] * d;
+  dWin[x] = gates[3u * ri + 2u] * d;
 }
 
 @compute @workgroup_size(WG)
@@ -69,18 +65,18 @@ fn combineBackwardDg(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num
   var dw = 0.0;
   for (var e = 0u; e < P.dv; e++) {
     let x = ri * P.dv + e;
-    let d = s2[x];
-    dc += d * s3[x];
-    ds += d * s4[x];
-    dw += d * s5[x];
+    let d = dout[x];
+    dc += d * oCmp[x];
+    ds += d * oSel[x];
+    dw += d * oWin[x];
   }
-  let g = vec3<f32>(s1[3u * ri], s1[3u * ri + 1u], s1[3u * ri + 2u]);
+  let g = vec3<f32>(gates[3u * ri], gates[3u * ri + 1u], gates[3u * ri + 2u]);
   var dz = vec3<f32>(dc, ds, dw) * g * (1.0 - g);
   if (P.mode == MODE_CONST) { dz = vec3<f32>(0.0); } // constant gates: no gradient reaches the logits
   if (P.mode == MODE_GATES) { dz = vec3<f32>(dc, ds, dw); }
-  s6[3u * ri] = dz.x;
-  s6[3u * ri + 1u] = dz.y;
-  s6[3u * ri + 2u] = dz.z;
+  gateGrad[3u * ri] = dz.x;
+  gateGrad[3u * ri + 1u] = dz.y;
+  gateGrad[3u * ri + 2u] = dz.z;
 }
 
 // One workgroup per TC columns (cols = 3H); lane y walks rows y, y + TL, … in order, then a tree.
@@ -90,12 +86,12 @@ fn colSum(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) l
   let c = wid.x * TC + lid.x;
   var acc = 0.0;
   if (c < cols) {
-    for (var r = lid.y; r < P.rows; r += TL) { acc += s1[r * cols + c]; }
+    for (var r = lid.y; r < P.rows; r += TL) { acc += dlogits[r * cols + c]; }
   }
   red[lid.y * TC + lid.x] = acc;
   for (var stride = TL / 2u; stride > 0u; stride >>= 1u) {
     workgroupBarrier();
     if (lid.y < stride) { red[lid.y * TC + lid.x] += red[(lid.y + stride) * TC + lid.x]; }
   }
-  if (lid.y == 0u && c < cols) { s2[c] += red[lid.x]; }
+  if (lid.y == 0u && c < cols) { dbias[c] += red[lid.x]; }
 }

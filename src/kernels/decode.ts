@@ -6,6 +6,7 @@ import attendCode from '../../shaders/decode_attend.wgsl?raw';
 import commonCode from '../../shaders/decode_common.wgsl?raw';
 import rowsCode from '../../shaders/decode_rows.wgsl?raw';
 import selectCode from '../../shaders/decode_select.wgsl?raw';
+import topnCode from '../../shaders/nsa_topn.wgsl?raw';
 import type { BufferSlice } from '../gpu/arena';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
@@ -101,7 +102,7 @@ export const DECODE_ROWS_KERNEL = defineKernel({
 
 export const DECODE_SELECT_KERNEL = defineKernel({
   name: 'decode.select',
-  files: [COMMON, ['decode_select.wgsl', selectCode]],
+  files: [COMMON, ['nsa_topn.wgsl', topnCode], ['decode_select.wgsl', selectCode]],
   uniforms: { P: DECODE_PARAMS },
   entries: {
     selectTop: [

@@ -5,7 +5,7 @@ import type { BufferSlice } from '../gpu/arena';
 import { checkDims, checkSlices, type SliceArg } from '../gpu/checks';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
-import { defineKernel, kernelDispatch, type KernelVariant } from '../gpu/kernel-interface';
+import { defineKernel, kernelDispatch, type KernelVariant, type StorageArgs } from '../gpu/kernel-interface';
 import { numCmpBlocks } from '../spec/nsa-blocks';
 import { assertNsaConfig, type NsaConfig } from '../spec/nsa-config';
 import { matmulDispatch } from './matmul';
@@ -14,7 +14,6 @@ const WG = 256; // elementwise entry points
 const TC = 16; // colSum columns per workgroup
 
 const F = 'array<f32>';
-/** Bindings s1.. per entry point (meaning per entry point: see shaders/nsa_compress.wgsl). */
 export const NSA_COMPRESS_KERNEL = defineKernel({
   name: 'nsa_compress',
   files: [['nsa_compress.wgsl', code]],
@@ -35,40 +34,42 @@ export const NSA_COMPRESS_KERNEL = defineKernel({
       ],
     },
   },
+  // A name keeps one binding index in every entry point (kernelHeader): biasGelu and addBias list
+  // the bias first.
   entries: {
     avgForward: [
-      ['s1', F],
-      ['s2', F],
+      ['x', F],
+      ['out', F],
     ],
     avgBackward: [
-      ['s1', F],
-      ['s2', F],
+      ['dout', F],
+      ['dx', F],
     ],
     gather: [
-      ['s1', F],
-      ['s2', F],
-      ['s3', F],
+      ['x', F],
+      ['pos', F],
+      ['z', F],
     ],
     biasGelu: [
-      ['s1', F],
-      ['s2', F],
-      ['s3', F],
+      ['bias', F],
+      ['hPre', F],
+      ['act', F],
     ],
     addBias: [
-      ['s1', F],
-      ['s2', F],
+      ['bias', F],
+      ['out', F],
     ],
     geluBackward: [
-      ['s1', F],
-      ['s2', F],
+      ['dh', F],
+      ['hPre', F],
     ],
     colSum: [
-      ['s1', F],
-      ['s2', F],
+      ['dRows', F],
+      ['dParam', F],
     ],
     gatherBackward: [
-      ['s1', F],
-      ['s2', F],
+      ['dz', F],
+      ['dx', F],
     ],
   },
 });
@@ -146,7 +147,10 @@ export interface CompressMlpBackwardArgs extends CompressMlpDims {
   scratch: CmpMlpScratch;
 }
 
-type Entry = 'avgForward' | 'avgBackward' | 'gather' | 'biasGelu' | 'addBias' | 'geluBackward' | 'colSum' | 'gatherBackward';
+type Entries = typeof NSA_COMPRESS_KERNEL.spec.entries;
+type Entry = keyof Entries;
+/** The bindings of entry point E, by name. */
+type Storage<E extends Entry> = StorageArgs<Entries[E]>;
 
 interface Words {
   total?: number;
@@ -161,31 +165,25 @@ function checkCompressDims(label: string, a: CompressDims & { dHidden?: number }
   checkDims(label, dims, { B: 0, T: 0 });
 }
 
-function dispatch(
+function dispatch<E extends Entry>(
   gpu: GpuContext,
-  entry: Entry,
+  entry: E,
   a: CompressDims,
   w: Words,
-  slices: BufferSlice[],
+  storage: Storage<E>,
   workgroups: readonly [number, number?],
 ): Promise<Dispatch> {
   const N = numCmpBlocks(a.T, a.cfg);
   const P = { B: a.B, T: a.T, G: a.G, D: a.D, N, l: a.cfg.l, d: a.cfg.d, total: w.total ?? 0, rows: w.rows ?? 0, cols: w.cols ?? 0 };
-  const storage = { s1: slices[0], s2: slices[1], ...(slices.length > 2 ? { s3: slices[2] } : {}) };
-  return kernelDispatch(
-    gpu,
-    NSA_COMPRESS_KERNEL,
-    entry,
-    { uniforms: { P }, storage: storage as never, label: `nsa_compress.${entry}` },
-    workgroups,
-  );
+  return kernelDispatch(gpu, NSA_COMPRESS_KERNEL, entry, { uniforms: { P }, storage, label: `nsa_compress.${entry}` }, workgroups);
 }
 
-const elementwise = (gpu: GpuContext, entry: Entry, a: CompressDims, total: number, slices: BufferSlice[], cols = 0) =>
-  dispatch(gpu, entry, a, { total, cols }, slices, grid1d(ceilDiv(total, WG)));
+const elementwise = <E extends Entry>(gpu: GpuContext, entry: E, a: CompressDims, total: number, storage: Storage<E>, cols = 0) =>
+  dispatch(gpu, entry, a, { total, cols }, storage, grid1d(ceilDiv(total, WG)));
 
-const colSum = (gpu: GpuContext, a: CompressDims, x: BufferSlice, out: BufferSlice, rows: number, cols: number) =>
-  dispatch(gpu, 'colSum', a, { rows, cols }, [x, out], [ceilDiv(cols, TC)]);
+/** dParam[c] += Σ_r dRows[r·cols + c] (a bias or position gradient from a gradient matrix [rows, cols]). */
+const colSum = (gpu: GpuContext, a: CompressDims, dRows: BufferSlice, dParam: BufferSlice, rows: number, cols: number) =>
+  dispatch(gpu, 'colSum', a, { rows, cols }, { dRows, dParam }, [ceilDiv(cols, TC)]);
 
 /** φ = avg: out[b,k,g] = mean_{i<l} x[b, k·d+i, g]. Zero workgroups (a no-op) when Ncmp = 0. */
 export async function compressAvgForwardDispatch(gpu: GpuContext, a: CompressAvgForwardArgs): Promise<Dispatch> {
@@ -193,7 +191,7 @@ export async function compressAvgForwardDispatch(gpu: GpuContext, a: CompressAvg
   checkCompressDims(label, a);
   const N = numCmpBlocks(a.T, a.cfg);
   checkSlices(label, { x: [a.x, a.B * a.T * a.G * a.D], out: [a.out, a.B * N * a.G * a.D] });
-  return elementwise(gpu, 'avgForward', a, a.B * N * a.G * a.D, [a.x, a.out]);
+  return elementwise(gpu, 'avgForward', a, a.B * N * a.G * a.D, { x: a.x, out: a.out });
 }
 
 /** φ = avg backward: dx[b,s,g] = Σ_{blocks k ∋ s} dout[b,k,g]/l, k ascending; overwrites dx. */
@@ -202,7 +200,7 @@ export async function compressAvgBackwardDispatch(gpu: GpuContext, a: CompressAv
   checkCompressDims(label, a);
   const N = numCmpBlocks(a.T, a.cfg);
   checkSlices(label, { dout: [a.dout, a.B * N * a.G * a.D], dx: [a.dx, a.B * a.T * a.G * a.D] });
-  return elementwise(gpu, 'avgBackward', a, a.B * a.T * a.G * a.D, [a.dout, a.dx]);
+  return elementwise(gpu, 'avgBackward', a, a.B * a.T * a.G * a.D, { dout: a.dout, dx: a.dx });
 }
 
 /** f32 elements of each MLP scratch slice (0 when Ncmp = 0; the arena still gives 4 bytes). */
@@ -253,11 +251,11 @@ export async function compressMlpForwardDispatches(gpu: GpuContext, a: CompressM
   const { z, hPre, act } = a.scratch;
   const w = a.weights;
   return Promise.all([
-    elementwise(gpu, 'gather', a, R * lD, [a.x, w.pos, z]),
+    elementwise(gpu, 'gather', a, R * lD, { x: a.x, pos: w.pos, z }),
     matmulDispatch(gpu, { a: z, b: w.w1, c: hPre, M: R, N: Dh, K: lD, label: `${label}.w1` }),
-    elementwise(gpu, 'biasGelu', a, R * Dh, [hPre, w.b1, act], Dh),
+    elementwise(gpu, 'biasGelu', a, R * Dh, { bias: w.b1, hPre, act }, Dh),
     matmulDispatch(gpu, { a: act, b: w.w2, c: a.out, M: R, N: a.D, K: Dh, label: `${label}.w2` }),
-    elementwise(gpu, 'addBias', a, R * a.D, [a.out, w.b2], a.D),
+    elementwise(gpu, 'addBias', a, R * a.D, { bias: w.b2, out: a.out }, a.D),
   ]);
 }
 
@@ -280,7 +278,7 @@ export async function compressMlpBackwardDispatches(gpu: GpuContext, a: Compress
     dx: [a.dx, nx],
     dout: [a.dout, R * a.D],
   });
-  const dx = elementwise(gpu, 'gatherBackward', a, nx, [a.scratch.z, a.dx]);
+  const dx = elementwise(gpu, 'gatherBackward', a, nx, { dz: a.scratch.z, dx: a.dx });
   if (R === 0) return Promise.all([dx]); // no blocks: dx = 0, parameter gradients unchanged
   const lD = a.cfg.l * a.D;
   const Dh = a.dHidden;
@@ -288,11 +286,11 @@ export async function compressMlpBackwardDispatches(gpu: GpuContext, a: Compress
   const w = a.weights;
   const g = a.grads;
   return Promise.all([
-    elementwise(gpu, 'gather', a, R * lD, [a.x, w.pos, z]),
+    elementwise(gpu, 'gather', a, R * lD, { x: a.x, pos: w.pos, z }),
     colSum(gpu, a, a.dout, g.b2, R, a.D),
     matmulDispatch(gpu, { a: act, b: a.dout, c: g.w2, M: Dh, N: a.D, K: R, transA: true, accumulate: true, label: `${label}.dw2` }),
     matmulDispatch(gpu, { a: a.dout, b: w.w2, c: dh, M: R, N: Dh, K: a.D, transB: true, label: `${label}.dh` }),
-    elementwise(gpu, 'geluBackward', a, R * Dh, [dh, hPre]),
+    elementwise(gpu, 'geluBackward', a, R * Dh, { dh, hPre }),
     colSum(gpu, a, dh, g.b1, R, Dh),
     matmulDispatch(gpu, { a: z, b: dh, c: g.w1, M: lD, N: Dh, K: R, transA: true, accumulate: true, label: `${label}.dw1` }),
     matmulDispatch(gpu, { a: dh, b: w.w1, c: z, M: R, N: lD, K: Dh, transB: true, label: `${label}.dz` }),

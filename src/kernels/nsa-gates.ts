@@ -16,7 +16,6 @@ const WG = 256;
 const TC = 16; // colSum columns per workgroup
 
 const F = 'array<f32>';
-/** Bindings s1.. per entry point (meaning per entry point: see shaders/nsa_gates.wgsl). */
 export const NSA_GATES_KERNEL = defineKernel({
   name: 'nsa_gates',
   files: [['nsa_gates.wgsl', code]],
@@ -28,44 +27,46 @@ export const NSA_GATES_KERNEL = defineKernel({
         ['H', 'u32'],
         ['dv', 'u32'],
         ['total', 'u32', 'elements of the launch'],
-        ['mode', 'u32', '0: learned gates; 1: constants c0, c1, c2 (force / freeze ablation); 2: see MODE_GATES'],
-        ['c0', 'f32'],
-        ['c1', 'f32'],
-        ['c2', 'f32'],
+        ['mode', 'u32', '0: learned gates; 1: the constants below (force / freeze ablation); 2: see MODE_GATES'],
+        ['constCmp', 'f32', 'mode 1: the cmp gate'],
+        ['constSel', 'f32', 'mode 1: the sel gate'],
+        ['constWin', 'f32', 'mode 1: the win gate'],
       ],
     },
   },
+  // A name keeps one binding index in every entry point (kernelHeader): gates come first, the
+  // branch outputs (or their gradients) next, and dout after them in both backwards.
   entries: {
     gateForward: [
-      ['s1', F],
-      ['s2', F],
-      ['s3', F],
+      ['gates', F],
+      ['logits', F],
+      ['bias', F],
     ],
     combineForward: [
-      ['s1', F],
-      ['s2', F],
-      ['s3', F],
-      ['s4', F],
-      ['s5', F],
+      ['gates', F],
+      ['oCmp', F],
+      ['oSel', F],
+      ['oWin', F],
+      ['out', F],
     ],
     combineBackwardDo: [
-      ['s1', F],
-      ['s2', F],
-      ['s3', F],
-      ['s4', F],
-      ['s5', F],
+      ['gates', F],
+      ['dCmp', F],
+      ['dSel', F],
+      ['dWin', F],
+      ['dout', F],
     ],
     combineBackwardDg: [
-      ['s1', F],
-      ['s2', F],
-      ['s3', F],
-      ['s4', F],
-      ['s5', F],
-      ['s6', F],
+      ['gates', F],
+      ['oCmp', F],
+      ['oSel', F],
+      ['oWin', F],
+      ['dout', F],
+      ['gateGrad', F],
     ],
     colSum: [
-      ['s1', F],
-      ['s2', F],
+      ['dlogits', F],
+      ['dbias', F],
     ],
   },
 });
@@ -75,7 +76,7 @@ export const NSA_GATES_VARIANTS: readonly KernelVariant[] = Object.keys(NSA_GATE
   entryPoint,
 }));
 
-type Ablation = { mode: number; c0: number; c1: number; c2: number };
+type Ablation = { mode: number; constCmp: number; constSel: number; constWin: number };
 
 export interface GateForwardArgs {
   /** [rows, 3H] = x·Wg (bias not included). */
@@ -134,9 +135,9 @@ export interface CombineBackwardGatesArgs extends MixBackwardArgs {
 /** mode word of combineBackwardDg that stops at the gate values (MODE_GATES in the shader). */
 const MODE_GATES = 2;
 
-/** Uniform fields mode, c0, c1, c2 of an ablation (reference semantics: applyGateAblation). */
+/** Uniform fields mode, constCmp, constSel, constWin of an ablation (reference semantics: applyGateAblation). */
 function ablationWords(label: string, ab: GateAblation): Ablation {
-  if (ab.kind === 'none') return { mode: 0, c0: 0, c1: 0, c2: 0 };
+  if (ab.kind === 'none') return { mode: 0, constCmp: 0, constSel: 0, constWin: 0 };
   let v: readonly number[];
   if (ab.kind === 'force') {
     if (!BRANCHES.includes(ab.branch)) argumentError(label, 'ablation', `unknown branch ${String(ab.branch)}`);
@@ -145,7 +146,7 @@ function ablationWords(label: string, ab: GateAblation): Ablation {
     v = typeof ab.value === 'number' ? [ab.value, ab.value, ab.value] : ab.value;
     if (v.length !== 3 || !v.every(Number.isFinite)) argumentError(label, 'ablation', `freeze value must be finite (one or three numbers)`);
   }
-  return { mode: 1, c0: v[0], c1: v[1], c2: v[2] };
+  return { mode: 1, constCmp: v[0], constSel: v[1], constWin: v[2] };
 }
 
 /** Dims (rows may be 0; H, dv ≥ 1), then slice sizes and no overlap (every binding is writable). */
@@ -167,7 +168,7 @@ export async function gateForwardDispatch(gpu: GpuContext, a: GateForwardArgs): 
     gpu,
     NSA_GATES_KERNEL,
     'gateForward',
-    { uniforms: uniform(rows, H, 0, total, ab), storage: { s1: a.logits, s2: a.bias, s3: a.gates }, label },
+    { uniforms: uniform(rows, H, 0, total, ab), storage: { gates: a.gates, logits: a.logits, bias: a.bias }, label },
     grid1d(ceilDiv(total, WG)),
   );
 }
@@ -194,7 +195,7 @@ export async function combineForwardDispatch(gpu: GpuContext, a: CombineForwardA
     'combineForward',
     {
       uniforms: uniform(rows, H, dv, n, ablationWords(label, { kind: 'none' })),
-      storage: { s1: a.gates, s2: a.oCmp, s3: a.oSel, s4: a.oWin, s5: a.out },
+      storage: { gates: a.gates, oCmp: a.oCmp, oSel: a.oSel, oWin: a.oWin, out: a.out },
       label,
     },
     grid1d(ceilDiv(n, WG)),
@@ -238,7 +239,7 @@ function mixBackwardPasses(
       'combineBackwardDo',
       {
         uniforms: uniform(rows, H, dv, n, mode),
-        storage: { s1: a.gates, s2: a.dout, s3: a.dCmp, s4: a.dSel, s5: a.dWin },
+        storage: { gates: a.gates, dCmp: a.dCmp, dSel: a.dSel, dWin: a.dWin, dout: a.dout },
         label: `${label}.dO`,
       },
       grid1d(ceilDiv(n, WG)),
@@ -249,7 +250,7 @@ function mixBackwardPasses(
       'combineBackwardDg',
       {
         uniforms: uniform(rows, H, dv, rows * H, mode),
-        storage: { s1: a.gates, s2: a.dout, s3: a.oCmp, s4: a.oSel, s5: a.oWin, s6: dg },
+        storage: { gates: a.gates, oCmp: a.oCmp, oSel: a.oSel, oWin: a.oWin, dout: a.dout, gateGrad: dg },
         label: `${label}.${dgName}`,
       },
       grid1d(ceilDiv(rows * H, WG)),
@@ -269,7 +270,7 @@ export async function combineBackwardDispatches(gpu: GpuContext, a: CombineBackw
       gpu,
       NSA_GATES_KERNEL,
       'colSum',
-      { uniforms: uniform(rows, H, dv, 0, ab), storage: { s1: a.dlogits, s2: a.dbias }, label: `${label}.dbias` },
+      { uniforms: uniform(rows, H, dv, 0, ab), storage: { dlogits: a.dlogits, dbias: a.dbias }, label: `${label}.dbias` },
       [ceilDiv(3 * H, TC)],
     ),
   ]);
@@ -279,5 +280,5 @@ export async function combineBackwardDispatches(gpu: GpuContext, a: CombineBackw
 export async function combineBackwardGatesDispatches(gpu: GpuContext, a: CombineBackwardGatesArgs): Promise<Dispatch[]> {
   const label = 'nsa_gates.combineBackwardGates';
   checkArgs(label, { rows: a.rows, H: a.H, dv: a.dv }, { ...mixBackwardSlices(a), dgates: [a.dgates, a.rows * 3 * a.H] });
-  return Promise.all(mixBackwardPasses(gpu, label, a, { mode: MODE_GATES, c0: 0, c1: 0, c2: 0 }, 'dgates', a.dgates));
+  return Promise.all(mixBackwardPasses(gpu, label, a, { mode: MODE_GATES, constCmp: 0, constSel: 0, constWin: 0 }, 'dgates', a.dgates));
 }

@@ -1,9 +1,11 @@
-// Wrapper for shaders/nsa_select.wgsl: NSA selection scores (group sums of p_slc) and top-n.
+// Wrapper for shaders/nsa_select.wgsl: NSA selection scores (group sums of p_slc) and top-n (the scan of
+// shaders/nsa_topn.wgsl, which the decode selection kernel runs too).
 // Layouts: q [B,T,H,dk], kc [B,Ncmp,G,dk], scores [B,T,G,nBlocks] with nBlocks = ceil(T / lSel),
 // selection int32 [B,T,G,nSel] ascending, −1 padded. The scores kernel computes each head's
 // compressed probabilities itself, from its own row max and sum in natural-log units (see the
 // shader), so they sum to 1 at any score magnitude and equal scores give equal probabilities.
 import code from '../../shaders/nsa_select.wgsl?raw';
+import topnCode from '../../shaders/nsa_topn.wgsl?raw';
 import type { BufferSlice } from '../gpu/arena';
 import { checkDims, checkSlices } from '../gpu/checks';
 import type { Dispatch, GpuContext } from '../gpu/context';
@@ -15,10 +17,12 @@ import { assertNsaConfig, type NsaConfig } from '../spec/nsa-config';
 const WG = 64;
 
 const F = 'array<f32>';
-/** scores: s1 = q, s2 = kc, s3 = scores; topN: s1 = scores, i1 = sel. */
 export const NSA_SELECT_KERNEL = defineKernel({
   name: 'nsa_select',
-  files: [['nsa_select.wgsl', code]],
+  files: [
+    ['nsa_topn.wgsl', topnCode],
+    ['nsa_select.wgsl', code],
+  ],
   uniforms: {
     P: {
       struct: 'Params',
@@ -41,15 +45,16 @@ export const NSA_SELECT_KERNEL = defineKernel({
       ],
     },
   },
+  // blockScores first in both: a name keeps one binding index in every entry point (kernelHeader).
   entries: {
     scores: [
-      ['s1', F],
-      ['s2', F],
-      ['s3', F],
+      ['blockScores', F],
+      ['q', F],
+      ['kc', F],
     ],
     topN: [
-      ['s1', F],
-      ['i1', 'array<i32>'],
+      ['blockScores', F],
+      ['sel', 'array<i32>'],
     ],
   },
 });
@@ -125,7 +130,7 @@ export async function selectionScoresDispatch(gpu: GpuContext, a: SelectionScore
     gpu,
     NSA_SELECT_KERNEL,
     'scores',
-    { uniforms: params(cfg, { B, T, H, G, dk }, rows), storage: { s1: a.q, s2: a.kc, s3: a.scores }, label },
+    { uniforms: params(cfg, { B, T, H, G, dk }, rows), storage: { blockScores: a.scores, q: a.q, kc: a.kc }, label },
     grid1d(ceilDiv(rows, WG)),
   );
 }
@@ -143,7 +148,7 @@ export async function topNSelectionDispatch(gpu: GpuContext, a: TopNSelectionArg
     gpu,
     NSA_SELECT_KERNEL,
     'topN',
-    { uniforms: params(cfg, { B, T, H: G, G, dk: 1 }, rows), storage: { s1: a.scores, i1: a.sel }, label },
+    { uniforms: params(cfg, { B, T, H: G, G, dk: 1 }, rows), storage: { blockScores: a.scores, sel: a.sel }, label },
     grid1d(ceilDiv(rows, WG)),
   );
 }

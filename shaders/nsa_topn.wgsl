@@ -1,0 +1,65 @@
+// Top-n selection of one query row (docs/nsa-spec.md "Top-n selection"), shared by the training
+// kernel (nsa_select.wgsl topN: one invocation per (b, t, g) row) and the decode kernel
+// (decode_select.wgsl selectTop: lane 0 of the (b, g) workgroup). The two bind different buffers
+// and WGSL has no function pointers, so each including file defines how a row's scores are read
+// and its selection written, by element index in its own buffers:
+//   fn topnScore(i: u32) -> f32     the group score P held at element i
+//   fn topnWrite(i: u32, j: i32)    element i of the selection := block j (or −1 padding)
+//
+// Query block bt = floor(t / l′) sees blocks j ≤ bt. Forced blocks (0 if forceInit; bt, …,
+// bt − forceLocal + 1) are always in. The other candidates are ranked by (P descending, j
+// ascending), a total order: ties go to the lower block. The rem = min(nSel, bt + 1) − #forced
+// best are found by rem scans, each taking the best candidate strictly after the previous pick,
+// so no per-row array is needed. A final ascending scan writes the forced blocks and every
+// candidate at or before the last pick, then −1 padding. NaN scores are never picked (the row
+// comes out short, which the stats count as invalid).
+
+fn isNan(v: f32) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u; }
+
+// The selection of query block bt whose scores P[j] are topnScore(scoreBase + j), j = 0 … bt,
+// written ascending to topnWrite(outBase + m), m = 0 … nSel − 1.
+fn topnSelect(bt: u32, nSel: u32, forceInit: bool, forceLocal: u32, scoreBase: u32, outBase: u32) {
+  let nb = bt + 1u;
+  let take = min(nSel, nb);
+  let fL = forceLocal;
+  // Forced: j = 0 (forceInit) and bt − fL < j ≤ bt (written j + fL > bt to stay unsigned).
+  let initInLocal = fL > bt;
+  let nForced = min(fL, nb) + select(0u, 1u, forceInit && !initInLocal);
+  let rem = take - nForced; // ≥ 0: nSel ≥ forceInit + forceLocal and forced blocks are candidates
+
+  var found = 0u;
+  var lastP = 0.0;
+  var lastJ = 0u;
+  for (var step = 0u; step < rem; step++) {
+    var best = -1;
+    var bestP = 0.0;
+    for (var j = 0u; j < nb; j++) {
+      if ((forceInit && j == 0u) || j + fL > bt) { continue; }
+      let p = topnScore(scoreBase + j);
+      if (isNan(p)) { continue; }
+      let after = found == 0u || p < lastP || (p == lastP && j > lastJ);
+      if (after && (best < 0 || p > bestP)) { // strict >: ties keep the lower j
+        best = i32(j);
+        bestP = p;
+      }
+    }
+    if (best < 0) { break; }
+    found++;
+    lastP = bestP;
+    lastJ = u32(best);
+  }
+
+  var m = 0u;
+  for (var j = 0u; j < nb && m < nSel; j++) {
+    var chosen = (forceInit && j == 0u) || j + fL > bt;
+    if (!chosen && found > 0u) {
+      let p = topnScore(scoreBase + j);
+      chosen = !isNan(p) && (p > lastP || (p == lastP && j <= lastJ));
+    }
+    if (chosen) {
+      topnWrite(outBase + m, i32(j));
+      m++;
+    }
+  }
+  for (; m < nSel; m++) { topnWrite(outBase + m, -1); }
+}
