@@ -36,9 +36,26 @@ export function layoutEntries(layout: (place: PlaceTensor) => unknown): ArenaEnt
   return entries;
 }
 
-/** The layout's tensors over an arena made from its layoutEntries. */
+/**
+ * The layout's tensors over an arena made from its layoutEntries: the one place a tensor is looked
+ * up by name (tests/architecture/typed-tables.test.ts fails on any other arena look-up in src/).
+ */
 export function resolveLayout<T>(layout: (place: PlaceTensor) => T, arena: Arena): T {
   return layout((name) => arena.get(name));
+}
+
+/**
+ * An arena laid out by one layout function and the layout's typed table over it (layoutEntries,
+ * createArena and resolveLayout in one): callers reach tensors by field, never by name.
+ */
+export function createLayoutArena<T>(
+  gpu: GpuContext,
+  label: string,
+  layout: (place: PlaceTensor) => T,
+  usage?: GPUBufferUsageFlags,
+): { arena: Arena; tensors: T } {
+  const arena = createArena(gpu, label, layoutEntries(layout), usage);
+  return { arena, tensors: resolveLayout(layout, arena) };
 }
 const alignUp = (x: number, a: number) => Math.ceil(x / a) * a;
 

@@ -1,6 +1,6 @@
 // Matmul throughput on the given device (used by `npm run bench`). Timed with timestamp queries
 // (one compute pass per repetition) where the device has them, else wall clock around gpu.finish().
-import { createArena } from '../gpu/arena';
+import { createLayoutArena } from '../gpu/arena';
 import { type Dispatch, GpuContext } from '../gpu/context';
 import { mulberry32 } from '../util/random';
 import { matmulDispatch, type MatmulTiling } from './matmul';
@@ -95,17 +95,17 @@ export async function benchMatmul(
     const { M, N, K } = s;
     const transA = s.transA ?? false;
     const transB = s.transB ?? false;
-    const arena = createArena(gpu, `bench.matmul${i}`, [
-      { name: 'a', bytes: M * K * 4 },
-      { name: 'b', bytes: K * N * 4 },
-      { name: 'c', bytes: M * N * 4 },
-    ]);
+    const { arena, tensors: t } = createLayoutArena(gpu, `bench.matmul${i}`, (place) => ({
+      a: place('a', M * K),
+      b: place('b', K * N),
+      c: place('c', M * N),
+    }));
     try {
-      gpu.write(arena.get('a'), randomFloats(M * K, 2 * i + 1));
-      gpu.write(arena.get('b'), randomFloats(K * N, 2 * i + 2));
+      gpu.write(t.a, randomFloats(M * K, 2 * i + 1));
+      gpu.write(t.b, randomFloats(K * N, 2 * i + 2));
       const d = await matmulDispatch(
         gpu,
-        { a: arena.get('a'), b: arena.get('b'), c: arena.get('c'), M, N, K, transA, transB, label: 'bench.matmul' },
+        { a: t.a, b: t.b, c: t.c, M, N, K, transA, transB, label: 'bench.matmul' },
         { tiling: opts.tiling },
       );
       gpu.run([d]); // warm-up: pipeline compilation (lazy on some backends) and first touch

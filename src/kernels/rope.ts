@@ -1,6 +1,6 @@
 // Wrapper for shaders/rope.wgsl, and the cos/sin table it reads.
 import code from '../../shaders/rope.wgsl?raw';
-import { type BufferSlice, createArena } from '../gpu/arena';
+import { type BufferSlice, createLayoutArena } from '../gpu/arena';
 import { argumentError, checkDims, checkSlices } from '../gpu/checks';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
@@ -81,7 +81,7 @@ function tableSlice(gpu: GpuContext, T: number, headDim: number, theta: number):
   let slice = perGpu.get(key);
   if (!slice) {
     const data = ropeTable(T, headDim, theta);
-    slice = createArena(gpu, `rope.table ${key}`, [{ name: 'table', bytes: data.byteLength }]).get('table');
+    slice = createLayoutArena(gpu, `rope.table ${key}`, (place) => place('table', data.length)).tensors;
     gpu.write(slice, data);
     perGpu.set(key, slice);
   }

@@ -3,8 +3,8 @@
 // (the backward walks the layers one at a time), and token inputs with one slot per micro-batch so
 // a whole optimizer step, gradient accumulation included, is one submit. The arena names live in
 // this file only: one function lays the table out, once to size the arena and once to resolve it
-// (layoutEntries / resolveLayout in src/gpu/arena.ts).
-import { type Arena, type ArenaEntry, type BufferSlice, layoutEntries, type PlaceTensor, resolveLayout } from '../gpu/arena';
+// (layoutEntries / resolveLayout / createLayoutArena in src/gpu/arena.ts).
+import { type ArenaEntry, type BufferSlice, layoutEntries, type PlaceTensor } from '../gpu/arena';
 import { tokenIndexLength } from '../kernels/embedding-index';
 import { NSA_STATS_MAX_DISTANCE, nsaStatsLength } from '../kernels/nsa-stats';
 import type { ModelConfig } from '../spec/model-config';
@@ -122,6 +122,10 @@ export function dkvLabel(i: number, which: 0 | 1): string {
 }
 
 /** The one layout: every name and size of the activation arena. */
+export function activationLayout(c: ModelConfig, s: PlanShape): (place: PlaceTensor) => Activations {
+  return (place) => layout(c, s, place);
+}
+
 function layout(c: ModelConfig, s: PlanShape, f32: PlaceTensor): Activations {
   const { N, B, T } = s;
   const C = c.dim;
@@ -199,12 +203,7 @@ function layout(c: ModelConfig, s: PlanShape, f32: PlaceTensor): Activations {
   };
 }
 
-/** The arena entries of the activations (the sizing pass of the layout). */
+/** The arena entries of the activations (the sizing pass of the layout: resource estimates). */
 export function activationEntries(c: ModelConfig, s: PlanShape): ArenaEntry[] {
-  return layoutEntries((place) => layout(c, s, place));
-}
-
-/** The typed table over an arena made from activationEntries (the resolving pass). */
-export function activationTable(c: ModelConfig, s: PlanShape, arena: Arena): Activations {
-  return resolveLayout((place) => layout(c, s, place), arena);
+  return layoutEntries(activationLayout(c, s));
 }

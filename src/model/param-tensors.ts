@@ -1,10 +1,11 @@
 // The parameter tensors of one arena as a typed table (llm.c's ParameterTensors). The parameter,
-// gradient and both Adam-moment arenas share the layout of src/spec/params.ts, so each resolves to
-// the same table shape; the plan reads tensors by field, never by name.
-import type { Arena, BufferSlice } from '../gpu/arena';
+// gradient and both Adam-moment arenas share the layout of src/spec/params.ts, so each is laid out
+// by the same layout function and resolves to the same table shape; callers read tensors by field
+// (or walk `all` in paramSpecs order for named export and import), never by name.
+import type { BufferSlice, PlaceTensor } from '../gpu/arena';
 import type { CmpMlpSlices } from '../kernels/nsa-compress';
 import type { ModelConfig } from '../spec/model-config';
-import { EMBEDDING, FINAL_NORM, layerParamNames } from '../spec/params';
+import { EMBEDDING, FINAL_NORM, type LayerParamNames, layerParamNames, numel, type ParamSpec, paramSpecs } from '../spec/params';
 
 export interface LayerParams {
   attnNorm: BufferSlice;
@@ -22,37 +23,62 @@ export interface LayerParams {
   w2: BufferSlice;
 }
 
+/** One tensor of the arena with its spec (name, shape, weight decay). */
+export interface SpecSlice {
+  spec: ParamSpec;
+  slice: BufferSlice;
+}
+
 export interface ParamTensors {
   /** Token embedding [V, C], tied to the LM head. */
   wte: BufferSlice;
   layers: LayerParams[];
   finalNorm: BufferSlice;
+  /** Every tensor in paramSpecs order (arena order): named export and import, per-tensor optimizer, gradient-norm ranges. */
+  all: readonly SpecSlice[];
 }
 
-export function paramTable(c: ModelConfig, arena: Arena): ParamTensors {
-  const get = (name: string) => arena.get(name);
-  const nsa = c.attention === 'nsa' ? c.nsa : undefined;
-  const layers = Array.from({ length: c.nLayers }, (_, l): LayerParams => {
-    const n = layerParamNames(l);
-    const mlp = (m: LayerParamNamesMlp): CmpMlpSlices => ({ pos: get(m.pos), w1: get(m.w1), b1: get(m.b1), w2: get(m.w2), b2: get(m.b2) });
-    const p: LayerParams = {
-      attnNorm: get(n.attnNorm),
-      wq: get(n.wq),
-      kv:
-        !nsa || nsa.sharedKV
-          ? [{ wk: get(n.wk), wv: get(n.wv) }]
-          : (['cmp', 'sel', 'win'] as const).map((b) => ({ wk: get(n.branchKV[b].wk), wv: get(n.branchKV[b].wv) })),
-      wo: get(n.wo),
-      mlpNorm: get(n.mlpNorm),
-      w1: get(n.w1),
-      w3: get(n.w3),
-      w2: get(n.w2),
+/**
+ * The one layout of a parameter-shaped arena (parameters, gradients, either Adam moment): every
+ * tensor of paramSpecs placed in order, and the typed table over them. The names come from
+ * src/spec/params.ts (layerParamNames), so a misspelt field is a type error.
+ */
+export function paramLayout(c: ModelConfig): (place: PlaceTensor) => ParamTensors {
+  return (place) => {
+    const all = paramSpecs(c).map((spec): SpecSlice => ({ spec, slice: place(spec.name, numel(spec.shape)) }));
+    const placed = new Map(all.map((t) => [t.spec.name, t.slice]));
+    const get = (name: string): BufferSlice => {
+      const s = placed.get(name);
+      if (!s) throw new Error(`paramLayout: ${name} is not a tensor of paramSpecs`);
+      return s;
     };
-    if (nsa) p.gates = { wg: get(n.wg), bg: get(n.bg) };
-    if (nsa?.phi === 'mlp') p.cmpMlp = { k: mlp(n.cmpMlp.k), v: mlp(n.cmpMlp.v) };
-    return p;
-  });
-  return { wte: get(EMBEDDING), layers, finalNorm: get(FINAL_NORM) };
+    const nsa = c.attention === 'nsa' ? c.nsa : undefined;
+    const layers = Array.from({ length: c.nLayers }, (_, l): LayerParams => {
+      const n = layerParamNames(l);
+      const mlp = (m: LayerParamNames['cmpMlp']['k']): CmpMlpSlices => ({
+        pos: get(m.pos),
+        w1: get(m.w1),
+        b1: get(m.b1),
+        w2: get(m.w2),
+        b2: get(m.b2),
+      });
+      const p: LayerParams = {
+        attnNorm: get(n.attnNorm),
+        wq: get(n.wq),
+        kv:
+          !nsa || nsa.sharedKV
+            ? [{ wk: get(n.wk), wv: get(n.wv) }]
+            : (['cmp', 'sel', 'win'] as const).map((b) => ({ wk: get(n.branchKV[b].wk), wv: get(n.branchKV[b].wv) })),
+        wo: get(n.wo),
+        mlpNorm: get(n.mlpNorm),
+        w1: get(n.w1),
+        w3: get(n.w3),
+        w2: get(n.w2),
+      };
+      if (nsa) p.gates = { wg: get(n.wg), bg: get(n.bg) };
+      if (nsa?.phi === 'mlp') p.cmpMlp = { k: mlp(n.cmpMlp.k), v: mlp(n.cmpMlp.v) };
+      return p;
+    });
+    return { wte: get(EMBEDDING), layers, finalNorm: get(FINAL_NORM), all };
+  };
 }
-
-type LayerParamNamesMlp = ReturnType<typeof layerParamNames>['cmpMlp']['k'];

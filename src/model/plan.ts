@@ -4,7 +4,7 @@
 // batch, encode a training step / an eval forward / a logits forward, copy the step's scalars out,
 // read probabilities or the selection, export and import named parameters and optimizer state —
 // and never see an arena name. A step only encodes prebuilt lists; it creates nothing.
-import { type Arena, type BufferSlice, createArena } from '../gpu/arena';
+import { type Arena, type BufferSlice, createLayoutArena } from '../gpu/arena';
 import { type Dispatch, GpuContext } from '../gpu/context';
 import type { UniformSlot } from '../gpu/uniforms';
 import { adamwDispatch, adamwHyperWords } from '../kernels/adamw';
@@ -25,18 +25,9 @@ import { assertValidModelConfig, type ModelConfig } from '../spec/model-config';
 import { numSelBlocks } from '../spec/nsa-blocks';
 import { adamwHyper, type OptimizerSettings } from '../spec/optimizer';
 import { numel, type ParamSpec, paramSpecs } from '../spec/params';
-import {
-  activationEntries,
-  type Activations,
-  activationTable,
-  dkvLabel,
-  kvLabel,
-  nsaShape,
-  nsaStatsMaxDistance,
-  type PlanShape,
-} from './activations';
+import { activationLayout, type Activations, dkvLabel, kvLabel, nsaShape, nsaStatsMaxDistance, type PlanShape } from './activations';
 import { nsaCoreBackward, nsaCoreForward, type NsaCoreIO } from './nsa/core';
-import { paramTable, type ParamTensors } from './param-tensors';
+import { paramLayout, type ParamTensors } from './param-tensors';
 
 export type { PlanShape } from './activations';
 
@@ -98,7 +89,8 @@ export class ModelPlan {
     readonly shape: PlanShape,
     readonly specs: readonly ParamSpec[],
     private readonly arenas: { params: Arena; grads: Arena; adamM: Arena; adamV: Arena; acts: Arena },
-    private readonly params: ParamTensors,
+    /** The four parameter-shaped tables (one layout over four arenas). */
+    private readonly tables: { params: ParamTensors; grads: ParamTensors; adamM: ParamTensors; adamV: ParamTensors },
     private readonly acts: Activations,
     private readonly builder: StepBuilder,
     /** Per micro-batch: forward then backward. */
@@ -123,41 +115,43 @@ export class ModelPlan {
       throw new RangeError(`ModelPlan: scoredPerSequence must be an integer in [1, seqLen = ${T}] (got ${scoredPerSequence})`);
     const shape: PlanShape = { B: o.batchSize, T, N: o.batchSize * T, gradAccum: o.gradAccum, scoredPerSequence };
     const specs = paramSpecs(config);
-    const entries = specs.map((s) => ({ name: s.name, bytes: 4 * numel(s.shape) }));
-    const params = createArena(gpu, 'params', entries);
-    const grads = createArena(gpu, 'grads', entries);
-    const adamM = createArena(gpu, 'adam_m', entries);
-    const adamV = createArena(gpu, 'adam_v', entries);
-    const ranges: GradRange[] = specs.map((s) => ({ slice: grads.get(s.name), n: numel(s.shape) }));
-    const PARTIALS = 'gradnorm_partials';
-    const acts = createArena(gpu, 'activations', [
-      ...activationEntries(config, shape),
-      { name: PARTIALS, bytes: 4 * gradNormPartialsLength(ranges) },
-    ]);
-    const a = activationTable(config, shape, acts);
-    const p = paramTable(config, params);
-    const builder = new StepBuilder(gpu, config, shape, p, paramTable(config, grads), a);
+    const layout = paramLayout(config);
+    const { arena: params, tensors: p } = createLayoutArena(gpu, 'params', layout);
+    const { arena: grads, tensors: g } = createLayoutArena(gpu, 'grads', layout);
+    const { arena: adamM, tensors: am } = createLayoutArena(gpu, 'adam_m', layout);
+    const { arena: adamV, tensors: av } = createLayoutArena(gpu, 'adam_v', layout);
+    const ranges: GradRange[] = g.all.map((t) => ({ slice: t.slice, n: numel(t.spec.shape) }));
+    // The activations, then the gradient norm's partial sums (sized by the gradient ranges).
+    const {
+      arena: acts,
+      tensors: { a, gradNormPartials },
+    } = createLayoutArena(gpu, 'activations', (place) => ({
+      a: activationLayout(config, shape)(place),
+      gradNormPartials: place('gradnorm_partials', gradNormPartialsLength(ranges)),
+    }));
+    const builder = new StepBuilder(gpu, config, shape, p, g, a);
     const micro = Array.from({ length: o.gradAccum }, (_, m) => settle([builder.forward(m, 'train'), builder.backward(m)]));
     const evalList = builder.forward(0, 'eval');
     const opt = { ...o.optimizer };
     const hyper = gpu.uniform(adamwHyperWords(adamwHyper(opt, 0, 1)));
     const optimizerList: PendingDispatches = [
-      gradNormDispatches(gpu, { ranges, partials: acts.get(PARTIALS), stats: a.gradStats, maxNorm: opt.gradClip }),
+      gradNormDispatches(gpu, { ranges, partials: gradNormPartials, stats: a.gradStats, maxNorm: opt.gradClip }),
     ];
-    for (const s of specs) {
+    // The four tables share one layout: tensor i of each is the same parameter.
+    p.all.forEach(({ spec, slice }, i) => {
       optimizerList.push(
         adamwDispatch(gpu, {
-          param: params.get(s.name),
-          grad: grads.get(s.name),
-          m: adamM.get(s.name),
-          v: adamV.get(s.name),
-          n: numel(s.shape),
-          decay: s.decay,
+          param: slice,
+          grad: g.all[i].slice,
+          m: am.all[i].slice,
+          v: av.all[i].slice,
+          n: numel(spec.shape),
+          decay: spec.decay,
           hyper,
           stats: a.gradStats,
         }),
       );
-    }
+    });
     const [microSteps, evalForward, optimizer] = await Promise.all([Promise.all(micro), evalList, settle(optimizerList)]);
     return new ModelPlan(
       gpu,
@@ -165,7 +159,7 @@ export class ModelPlan {
       shape,
       specs,
       { params, grads, adamM, adamV, acts },
-      p,
+      { params: p, grads: g, adamM: am, adamV: av },
       a,
       builder,
       microSteps,
@@ -324,43 +318,43 @@ export class ModelPlan {
 
   // ---- Named parameters and optimizer state (checkpoints, export, tests)
 
-  private async readNamed(arena: Arena): Promise<NamedTensors> {
+  private async readNamed(table: ParamTensors): Promise<NamedTensors> {
     const out: NamedTensors = new Map();
-    for (const s of this.specs) out.set(s.name, await this.gpu.readF32(arena.get(s.name), numel(s.shape)));
+    for (const { spec, slice } of table.all) out.set(spec.name, await this.gpu.readF32(slice, numel(spec.shape)));
     return out;
   }
 
-  private writeNamed(arena: Arena, what: string, values: ReadonlyMap<string, Float32Array>): void {
-    for (const s of this.specs) {
+  private writeNamed(table: ParamTensors, what: string, values: ReadonlyMap<string, Float32Array>): void {
+    for (const { spec: s } of table.all) {
       const v = values.get(s.name);
       if (!v) throw new RangeError(`${what}: no value for parameter ${s.name}`);
       if (v.length !== numel(s.shape)) throw new RangeError(`${what}: parameter ${s.name} has ${v.length} values for shape [${s.shape}]`);
     }
-    for (const s of this.specs) this.gpu.write(arena.get(s.name), values.get(s.name)!);
+    for (const { spec, slice } of table.all) this.gpu.write(slice, values.get(spec.name)!);
   }
 
   exportParams(): Promise<NamedTensors> {
-    return this.readNamed(this.arenas.params);
+    return this.readNamed(this.tables.params);
   }
 
   /** Every parameter by name; all are checked before any is written. */
   importParams(values: ReadonlyMap<string, Float32Array>): void {
-    this.writeNamed(this.arenas.params, 'importParams', values);
+    this.writeNamed(this.tables.params, 'importParams', values);
   }
 
   /** The gradients of the last forward + backward (accumulated over its micro-batches). */
   exportGrads(): Promise<NamedTensors> {
-    return this.readNamed(this.arenas.grads);
+    return this.readNamed(this.tables.grads);
   }
 
   /** AdamW's first and second moments by parameter name. */
   async exportOptimizerState(): Promise<{ m: NamedTensors; v: NamedTensors }> {
-    return { m: await this.readNamed(this.arenas.adamM), v: await this.readNamed(this.arenas.adamV) };
+    return { m: await this.readNamed(this.tables.adamM), v: await this.readNamed(this.tables.adamV) };
   }
 
   importOptimizerState(state: { m: ReadonlyMap<string, Float32Array>; v: ReadonlyMap<string, Float32Array> }): void {
-    this.writeNamed(this.arenas.adamM, 'importOptimizerState (m)', state.m);
-    this.writeNamed(this.arenas.adamV, 'importOptimizerState (v)', state.v);
+    this.writeNamed(this.tables.adamM, 'importOptimizerState (m)', state.m);
+    this.writeNamed(this.tables.adamV, 'importOptimizerState (v)', state.v);
   }
 
   destroy(): void {

@@ -196,7 +196,7 @@ describe('GPU decode selection = the training kernels (shaders/nsa_select.wgsl) 
     const sel = new Int32Array(B * T * G * nsa.nSel);
     for (let t = 0; t < T; t++) {
       const out = (await dec.step([tokens[0][t], tokens[1][t]]))!;
-      const [qt, st] = await Promise.all([dec.readWork('q'), dec.readWork('scores')]);
+      const [qt, st] = await Promise.all([dec.readWork((w) => w.q), dec.readWork((w) => w.blockScores)]);
       for (let b = 0; b < B; b++) {
         q.set(qt.subarray(b * H * dk, (b + 1) * H * dk), (b * T + t) * H * dk);
         scores.set(st.subarray(b * G * nB, (b + 1) * G * nB), (b * T + t) * G * nB);
@@ -206,7 +206,7 @@ describe('GPU decode selection = the training kernels (shaders/nsa_select.wgsl) 
     }
     // The compressed cache only grows: at the end it holds every block each step saw.
     const N = numCmpBlocks(T, nsa);
-    const kc = (await dec.readWork(`L${last}.kc`)).subarray(0, B * N * G * dk);
+    const kc = (await dec.readWork((w) => w.layers[last].compressed!.k)).subarray(0, B * N * G * dk);
     dec.destroy();
 
     const arena = createArena(gpu, 'decode-select-vs-train', [

@@ -5,20 +5,20 @@
 // one token repeats a step exactly; other moves without fill are refused.
 import { describe, expect, it } from 'vitest';
 
-import type { Arena } from '../../src/gpu/arena';
-import { GpuDecoder } from '../../src/model/decode/gpu-decoder';
+import type { BufferSlice } from '../../src/gpu/arena';
+import { type DecodeWork, GpuDecoder } from '../../src/model/decode/gpu-decoder';
 import { getGpu } from '../helpers/gpu';
 import { NSA_CASES, randomParams, randomTokens } from './helpers';
 
-/** The decoder's work arena (private: read here to copy its caches). */
-const work = (d: GpuDecoder) => (d as unknown as { work: Arena }).work;
+/** The decoder's work table (private: read here to copy its caches). */
+const work = (d: GpuDecoder) => (d as unknown as { work: DecodeWork }).work;
 
-/** The cache tensors in the order seek fills them: per layer, per KV set, K then V. */
-const cacheNames = (d: GpuDecoder) =>
-  work(d)
-    .entries()
-    .map((e) => e.name)
-    .filter((n) => /^L\d+\.[KV]\d+$/.test(n));
+/** The K/V caches in the order seek fills them: per layer, per KV set, K then V. */
+const caches = (d: GpuDecoder): BufferSlice[] => work(d).layers.flatMap((l) => l.kv.flatMap((kv) => [kv.k, kv.v]));
+
+/** The compressed caches, per layer K then V. */
+const compressedCaches = (d: GpuDecoder): BufferSlice[] =>
+  work(d).layers.flatMap((l) => (l.compressed ? [l.compressed.k, l.compressed.v] : []));
 
 describe('GpuDecoder.seek', () => {
   it.each([NSA_CASES[0], NSA_CASES[1]])(
@@ -35,18 +35,15 @@ describe('GpuDecoder.seek', () => {
       sought.loadParams(params);
       for (let t = 0; t < t0; t++) await fed.step([tokens[t], tokens[T - 1 - t]], false);
       const rows: number[] = [];
-      for (const n of cacheNames(fed)) for (const v of await gpu.readF32(work(fed).get(n))) rows.push(v);
+      for (const slice of caches(fed)) for (const v of await gpu.readF32(slice)) rows.push(v);
       let i = 0;
       await sought.seek(t0, () => rows[i++]);
       expect(i).toBe(rows.length);
       expect(sought.length).toBe(t0);
-      const compressed = work(fed)
-        .entries()
-        .map((e) => e.name)
-        .filter((n) => /^L\d+\.[kv]c$/.test(n));
-      expect(compressed.length).toBe(2 * c.nLayers);
-      for (const n of compressed)
-        expect(Array.from(await gpu.readF32(work(sought).get(n))), n).toEqual(Array.from(await gpu.readF32(work(fed).get(n))));
+      const [want, got] = [compressedCaches(fed), compressedCaches(sought)];
+      expect(want.length).toBe(2 * c.nLayers);
+      for (const [i, slice] of want.entries())
+        expect(Array.from(await gpu.readF32(got[i])), `compressed cache ${i}`).toEqual(Array.from(await gpu.readF32(slice)));
       for (let t = t0; t < T; t++) {
         const tok = [tokens[t], tokens[T - 1 - t]];
         const a = (await fed.step(tok))!;

@@ -7,7 +7,7 @@
 // maps one preallocated staging buffer: nothing is allocated per token.
 // The float64 oracle is ModelDecoder (src/reference/decoder.ts); tests/gpu/decode.test.ts checks
 // this against it and against the training forward at every position.
-import { type Arena, type BufferSlice, createArena } from '../../gpu/arena';
+import { type ArenaEntry, type BufferSlice, createLayoutArena, layoutEntries, type PlaceTensor } from '../../gpu/arena';
 import { type Dispatch, GpuContext } from '../../gpu/context';
 import {
   decodeAttendDispatch,
@@ -25,8 +25,8 @@ import { swigluForwardDispatch } from '../../kernels/swiglu';
 import { assertValidModelConfig, type ModelConfig } from '../../spec/model-config';
 import { numCmpBlocks, numSelBlocks } from '../../spec/nsa-blocks';
 import { cmpMlpHidden } from '../../spec/nsa-config';
-import { numel, paramSpecs } from '../../spec/params';
-import { type LayerParams, paramTable } from '../param-tensors';
+import { numel } from '../../spec/params';
+import { type LayerParams, paramLayout, type ParamTensors } from '../param-tensors';
 
 /** Key rows read by one (layer, sequence, group) for the last token: per branch, and dense. */
 export const READ_SLOTS = ['cmp', 'sel', 'win', 'dense'] as const;
@@ -64,8 +64,9 @@ export class GpuDecoder {
     readonly config: ModelConfig,
     readonly batch: number,
     readonly capacity: number,
-    private readonly params: Arena,
-    private readonly work: Arena,
+    private readonly params: ParamTensors,
+    private readonly work: DecodeWork,
+    private readonly buffers: readonly GPUBuffer[],
     /**
      * One step's dispatches, in order (for benchmarks that time them one by one: they read the
      * position and tokens the last step wrote, so running them again repeats that step).
@@ -77,8 +78,8 @@ export class GpuDecoder {
   ) {
     this.tokenWords = new Int32Array(batch);
     this.logits = new Float32Array(batch * config.vocabSize);
-    this.selection = new Int32Array(this.work.get('sel').size / F32);
-    this.reads = new Uint32Array(this.work.get('reads').size / F32);
+    this.selection = new Int32Array(work.selection.size / F32);
+    this.reads = new Uint32Array(work.reads.size / F32);
   }
 
   static async create(gpu: GpuContext, config: ModelConfig, o: GpuDecoderOptions = {}): Promise<GpuDecoder> {
@@ -88,25 +89,21 @@ export class GpuDecoder {
     if (!(Number.isInteger(B) && B >= 1)) throw new RangeError(`decoder batch must be an integer ≥ 1 (got ${B})`);
     if (!(Number.isInteger(cap) && cap >= 1 && cap <= config.seqLen))
       throw new RangeError(`decoder capacity must be an integer in [1, ${config.seqLen}] (got ${cap})`);
-    const specs = paramSpecs(config);
-    const params = createArena(
-      gpu,
-      'decode.params',
-      specs.map((s) => ({ name: s.name, bytes: F32 * numel(s.shape) })),
-    );
-    const layout = decodeLayout(config, B, cap);
-    const work = createArena(gpu, 'decode.work', layout.entries);
-    gpu.write(work.get('rope'), ropeTable(cap, config.dk, config.ropeTheta));
-    const { dispatches, compress } = await buildDispatches(gpu, config, B, cap, paramTable(config, params), work);
-    const bytes = (['logits', 'sel', 'reads'] as const).reduce((s, n) => s + work.get(n).size, 0);
+    const params = createLayoutArena(gpu, 'decode.params', paramLayout(config));
+    const work = createLayoutArena(gpu, 'decode.work', decodeWorkLayout(config, B, cap));
+    const w = work.tensors;
+    gpu.write(w.rope, ropeTable(cap, config.dk, config.ropeTheta));
+    const { dispatches, compress } = await buildDispatches(gpu, config, B, cap, params.tensors, w);
+    const bytes = readbackSlices(w).reduce((s, x) => s + x.size, 0);
     const staging = gpu.createBuffer({ label: 'decode.readback', size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-    return new GpuDecoder(gpu, config, B, cap, params, work, dispatches, compress, staging);
+    const buffers = [...params.arena.buffers, ...work.arena.buffers];
+    return new GpuDecoder(gpu, config, B, cap, params.tensors, w, buffers, dispatches, compress, staging);
   }
 
   /** Loads the weights (every tensor of the layout, checked first). */
   loadParams(values: ReadonlyMap<string, ArrayLike<number>>): void {
-    const specs = paramSpecs(this.config);
-    for (const s of specs) {
+    const all = this.params.all;
+    for (const { spec: s } of all) {
       const v = values.get(s.name);
       if (!v) throw new RangeError(`decoder weights: missing tensor ${s.name}`);
       if (v.length !== numel(s.shape))
@@ -114,9 +111,9 @@ export class GpuDecoder {
           `decoder weights: tensor ${s.name} has ${v.length} values, expected ${numel(s.shape)} ([${s.shape.join(', ')}])`,
         );
     }
-    for (const s of specs) {
-      const v = values.get(s.name) as ArrayLike<number>;
-      this.gpu.write(this.params.get(s.name), v instanceof Float32Array ? v : Float32Array.from(v));
+    for (const { spec, slice } of all) {
+      const v = values.get(spec.name) as ArrayLike<number>;
+      this.gpu.write(slice, v instanceof Float32Array ? v : Float32Array.from(v));
     }
   }
 
@@ -157,12 +154,9 @@ export class GpuDecoder {
       return;
     }
     const c = this.config;
-    for (let l = 0; l < c.nLayers; l++) {
-      for (let s = 0; s < kvSets(c); s++) {
-        for (const n of [`L${l}.K${s}`, `L${l}.V${s}`]) {
-          const slice = this.work.get(n);
-          this.gpu.write(slice, Float32Array.from({ length: slice.size / F32 }, fill));
-        }
+    for (const layer of this.work.layers) {
+      for (const kv of layer.kv) {
+        for (const slice of [kv.k, kv.v]) this.gpu.write(slice, Float32Array.from({ length: slice.size / F32 }, fill));
       }
     }
     const nsa = c.attention === 'nsa' ? c.nsa : undefined;
@@ -178,7 +172,7 @@ export class GpuDecoder {
       });
       new Uint32Array(positions.getMappedRange()).set(emitted);
       positions.unmap();
-      const st = this.work.get('st');
+      const st = this.work.state;
       const enc = this.gpu.device.createCommandEncoder({ label: 'decode.seek' });
       emitted.forEach((_, i) => {
         enc.copyBufferToBuffer(positions, F32 * i, st.buffer, st.offset, F32);
@@ -209,16 +203,15 @@ export class GpuDecoder {
       this.tokenWords[b] = id;
     }
     this.stateWords[0] = t;
-    this.gpu.write(this.work.get('st'), this.stateWords);
-    this.gpu.write(this.work.get('tokens'), this.tokenWords);
+    this.gpu.write(this.work.state, this.stateWords);
+    this.gpu.write(this.work.tokens, this.tokenWords);
     const enc = this.gpu.device.createCommandEncoder({ label: 'decode.step' });
     const pass = enc.beginComputePass();
     GpuContext.encode(pass, this.dispatches);
     pass.end();
     if (read) {
       let at = 0;
-      for (const n of ['logits', 'sel', 'reads'] as const) {
-        const s = this.work.get(n);
+      for (const s of readbackSlices(this.work)) {
         enc.copyBufferToBuffer(s.buffer, s.offset, this.staging, at, s.size);
         at += s.size;
       }
@@ -231,23 +224,23 @@ export class GpuDecoder {
     const L = this.logits.byteLength;
     this.logits.set(new Float32Array(data, 0, this.logits.length));
     this.selection.set(new Int32Array(data, L, this.selection.length));
-    this.reads.set(new Uint32Array(data, L + this.work.get('sel').size, this.reads.length));
+    this.reads.set(new Uint32Array(data, L + this.work.selection.size, this.reads.length));
     this.staging.unmap();
     return { t, logits: this.logits, selection: this.selection, reads: this.reads };
   }
 
   /**
-   * For tests: one work tensor (decodeLayout's names) as floats. The per-layer ones shared by the
-   * layers (q, scores, …) hold what the last layer left.
+   * For tests: one work tensor, picked from the table, as floats. The ones shared by the layers
+   * (q, blockScores, …) hold what the last layer left.
    */
-  readWork(name: string): Promise<Float32Array> {
-    return this.gpu.readF32(this.work.get(name));
+  readWork(pick: (work: DecodeWork) => BufferSlice): Promise<Float32Array> {
+    return this.gpu.readF32(pick(this.work));
   }
 
   /** Releases the decoder's buffers. */
   destroy(): void {
     this.staging.destroy();
-    for (const b of [...this.params.buffers, ...this.work.buffers]) b.destroy();
+    for (const b of this.buffers) b.destroy();
   }
 }
 
@@ -261,51 +254,152 @@ function cacheRows(c: ModelConfig, s: number, cap: number): number {
   return kvSets(c) === 3 && s === 2 && c.nsa ? Math.min(c.nsa.w, cap) : cap;
 }
 
+/** A K/V pair of tensors. */
+export interface KvPair {
+  k: BufferSlice;
+  v: BufferSlice;
+}
+
+/** One layer's caches. */
+export interface DecodeLayerCaches {
+  /**
+   * K/V caches per KV set (one: dense or shared K/V; else cmp, sel, win), rows [B, rows, G, dk|dv]
+   * with K rotated; the per-branch window keeps a ring of w rows.
+   */
+  kv: KvPair[];
+  /** NSA: the compressed K/V caches [B, Nmax, G, dk|dv] (the step that completes a block appends its row). */
+  compressed?: KvPair;
+}
+
 /**
- * The decoder's work tensors (caches, scratch, state) for B sequences of capacity `cap`, by name and
- * bytes, without a GPU: with paramSpecs, what a decoder of that size allocates (each tensor must fit
- * one buffer and binding).
+ * The decoder's work tensors as a typed table (caches, per-token scratch, state, what is read back).
+ * The ones shared by the layers are overwritten layer by layer.
  */
-export function decodeLayout(c: ModelConfig, B: number, cap: number): { entries: { name: string; bytes: number }[] } {
+export interface DecodeWork {
+  /** u32 [4]: word 0 is the position being decoded, written before each step. */
+  state: BufferSlice;
+  /** i32 [B]: the step's token per sequence. */
+  tokens: BufferSlice;
+  /** RoPE cos/sin table [cap, dk/2, 2]. */
+  rope: BufferSlice;
+  /** Residual stream [B, C]. */
+  x: BufferSlice;
+  /** RMSNorm outputs [B, C]: before attention, before the MLP, after the last layer. */
+  attnNormed: BufferSlice;
+  mlpNormed: BufferSlice;
+  finalNormed: BufferSlice;
+  /** Reciprocal RMS [B] of the last norm (unused by decode, written by the norm kernel). */
+  rstd: BufferSlice;
+  /** Query [B, H, dk], rotated in place. */
+  q: BufferSlice;
+  /** The token's new K/V per KV set [B, G, dk|dv], before they are rotated into the caches. */
+  kvNew: KvPair[];
+  /** Attention output [B, H, dv] (NSA: the gated mix of the branches). */
+  attn: BufferSlice;
+  /** NSA: each branch's output [B, H, dv]. */
+  branchOut: { cmp: BufferSlice; sel: BufferSlice; win: BufferSlice };
+  /** NSA gate logits and gates [B, H, 3]. */
+  gateLogits: BufferSlice;
+  gates: BufferSlice;
+  /** SwiGLU: a = normed·w1, b = normed·w3, h = silu(a)·b, each [B, F]. */
+  ffnA: BufferSlice;
+  ffnB: BufferSlice;
+  ffnH: BufferSlice;
+  /** Next-token logits [B, V] (read back). */
+  logits: BufferSlice;
+  /** Per (sequence, head) a row of cap floats: the selection's p_cmp (the cmp branch's weights), then each branch's scores. */
+  headScratch: BufferSlice;
+  /** NSA selection-block scores [B, G, nBmax]. */
+  blockScores: BufferSlice;
+  /** φ = mlp: the compression MLP's hidden row [B, G, Dh]. */
+  cmpHidden: BufferSlice;
+  /** Selected blocks int32 [nLayers, B, G, nSel] (read back). */
+  selection: BufferSlice;
+  /** Key rows read u32 [nLayers, B, G, 4] in READ_SLOTS order (read back). */
+  reads: BufferSlice;
+  layers: DecodeLayerCaches[];
+}
+
+/** What a step reads back, in staging order: logits, selection, reads. */
+const readbackSlices = (w: DecodeWork): BufferSlice[] => [w.logits, w.selection, w.reads];
+
+/**
+ * The one layout of the decoder's work arena (caches, scratch, state) for B sequences of capacity
+ * `cap`: every arena name and size, and the typed table over them.
+ */
+export function decodeWorkLayout(c: ModelConfig, B: number, cap: number): (place: PlaceTensor) => DecodeWork {
   const { dim: C, nHeads: H, nKvGroups: G, dk, dv, ffnHidden: Fh, vocabSize: V } = c;
   const nsa = c.attention === 'nsa' ? c.nsa : undefined;
   const Nmax = nsa ? Math.max(1, numCmpBlocks(cap, nsa)) : 1;
   const nBmax = nsa ? numSelBlocks(cap, nsa) : 1;
   const nSel = nsa?.nSel ?? 1;
-  const e: { name: string; bytes: number }[] = [];
-  const add = (name: string, floats: number) => e.push({ name, bytes: F32 * Math.max(1, floats) });
-  add('st', 4);
-  add('tokens', B);
-  add('rope', cap * dk);
-  for (const n of ['x', 'n1', 'n2', 'fin']) add(n, B * C);
-  add('rstd', B);
-  add('q', B * H * dk);
-  for (let s = 0; s < kvSets(c); s++) {
-    add(`kNew${s}`, B * G * dk);
-    add(`vNew${s}`, B * G * dv);
-  }
-  for (const n of ['attn', 'oCmp', 'oSel', 'oWin']) add(n, B * H * dv);
-  add('gateLogits', B * 3 * H);
-  add('gates', B * 3 * H);
-  for (const n of ['ffA', 'ffB', 'ffH']) add(n, B * Fh);
-  add('logits', B * V);
-  add('scratch', B * H * cap); // per head: the selection's p_cmp (the cmp branch's weights), then each branch's scores
-  add('scores', B * G * nBmax);
-  add('hidden', B * G * cmpMlpHidden(Math.max(dk, dv)));
-  add('sel', c.nLayers * B * G * nSel);
-  add('reads', c.nLayers * B * G * 4);
-  for (let l = 0; l < c.nLayers; l++) {
-    for (let s = 0; s < kvSets(c); s++) {
-      const rows = cacheRows(c, s, cap);
-      add(`L${l}.K${s}`, B * rows * G * dk);
-      add(`L${l}.V${s}`, B * rows * G * dv);
-    }
-    if (nsa) {
-      add(`L${l}.kc`, B * Nmax * G * dk);
-      add(`L${l}.vc`, B * Nmax * G * dv);
-    }
-  }
-  return { entries: e };
+  return (place) => {
+    const f32 = (name: string, floats: number) => place(name, Math.max(1, floats));
+    const state = f32('st', 4);
+    const tokens = f32('tokens', B);
+    const rope = f32('rope', cap * dk);
+    const x = f32('x', B * C);
+    const attnNormed = f32('n1', B * C);
+    const mlpNormed = f32('n2', B * C);
+    const finalNormed = f32('fin', B * C);
+    const rstd = f32('rstd', B);
+    const q = f32('q', B * H * dk);
+    const kvNew = Array.from({ length: kvSets(c) }, (_, s) => ({ k: f32(`kNew${s}`, B * G * dk), v: f32(`vNew${s}`, B * G * dv) }));
+    const attn = f32('attn', B * H * dv);
+    const branchOut = { cmp: f32('oCmp', B * H * dv), sel: f32('oSel', B * H * dv), win: f32('oWin', B * H * dv) };
+    const gateLogits = f32('gateLogits', B * 3 * H);
+    const gates = f32('gates', B * 3 * H);
+    const ffnA = f32('ffA', B * Fh);
+    const ffnB = f32('ffB', B * Fh);
+    const ffnH = f32('ffH', B * Fh);
+    const logits = f32('logits', B * V);
+    const headScratch = f32('scratch', B * H * cap);
+    const blockScores = f32('scores', B * G * nBmax);
+    const cmpHidden = f32('hidden', B * G * cmpMlpHidden(Math.max(dk, dv)));
+    const selection = f32('sel', c.nLayers * B * G * nSel);
+    const reads = f32('reads', c.nLayers * B * G * 4);
+    const layers = Array.from({ length: c.nLayers }, (_, l): DecodeLayerCaches => {
+      const kv = Array.from({ length: kvSets(c) }, (_, s) => {
+        const rows = cacheRows(c, s, cap);
+        return { k: f32(`L${l}.K${s}`, B * rows * G * dk), v: f32(`L${l}.V${s}`, B * rows * G * dv) };
+      });
+      return nsa ? { kv, compressed: { k: f32(`L${l}.kc`, B * Nmax * G * dk), v: f32(`L${l}.vc`, B * Nmax * G * dv) } } : { kv };
+    });
+    return {
+      state,
+      tokens,
+      rope,
+      x,
+      attnNormed,
+      mlpNormed,
+      finalNormed,
+      rstd,
+      q,
+      kvNew,
+      attn,
+      branchOut,
+      gateLogits,
+      gates,
+      ffnA,
+      ffnB,
+      ffnH,
+      logits,
+      headScratch,
+      blockScores,
+      cmpHidden,
+      selection,
+      reads,
+      layers,
+    };
+  };
+}
+
+/**
+ * The decoder's work tensors by name and bytes, without a GPU: with the parameters (paramLayout),
+ * what a decoder of that size allocates (each tensor must fit one buffer and binding).
+ */
+export function decodeWorkEntries(c: ModelConfig, B: number, cap: number): ArenaEntry[] {
+  return layoutEntries(decodeWorkLayout(c, B, cap));
 }
 
 async function buildDispatches(
@@ -313,13 +407,12 @@ async function buildDispatches(
   c: ModelConfig,
   B: number,
   cap: number,
-  p: ReturnType<typeof paramTable>,
-  work: Arena,
+  p: ParamTensors,
+  w: DecodeWork,
 ): Promise<{ dispatches: Dispatch[]; compress: Dispatch[] }> {
-  const W = (n: string): BufferSlice => work.get(n);
   const { dim: C, nHeads: H, nKvGroups: G, dk, dv, ffnHidden: Fh, vocabSize: V } = c;
   const nsa = c.attention === 'nsa' ? c.nsa : undefined;
-  const st = W('st');
+  const st = w.state;
   const base: Partial<DecodeParams> = {
     B,
     H,
@@ -343,27 +436,29 @@ async function buildDispatches(
   const compress: Promise<Dispatch>[] = [];
   const mv = (x: BufferSlice, Wt: BufferSlice, o: BufferSlice, K: number, N: number, label: string, accumulate = false, transW = false) =>
     out.push(matvecDispatch(gpu, { st, x, W: Wt, out: o, rows: B, K, N, accumulate, transW, label }));
-  out.push(embeddingForwardDispatch(gpu, { tokens: W('tokens'), table: p.wte, out: W('x'), N: B, C }));
+  out.push(embeddingForwardDispatch(gpu, { tokens: w.tokens, table: p.wte, out: w.x, N: B, C }));
   for (let l = 0; l < c.nLayers; l++) {
     const L: LayerParams = p.layers[l];
+    const cache = w.layers[l];
     const at = `decode L${l}`;
-    out.push(rmsnormForwardDispatch(gpu, { x: W('x'), weight: L.attnNorm, out: W('n1'), rstd: W('rstd'), rows: B, C, eps: c.normEps }));
-    mv(W('n1'), L.wq, W('q'), C, H * dk, `${at} q`);
+    out.push(rmsnormForwardDispatch(gpu, { x: w.x, weight: L.attnNorm, out: w.attnNormed, rstd: w.rstd, rows: B, C, eps: c.normEps }));
+    mv(w.attnNormed, L.wq, w.q, C, H * dk, `${at} q`);
     out.push(
       decodeRowsDispatch(
         gpu,
         'ropeQ',
         st,
         decodeParams(base, { half: dk / 2, total: B * H * (dk / 2) }),
-        { a: W('rope'), b: W('q') },
+        { a: w.rope, b: w.q },
         `${at} rope q`,
       ),
     );
     L.kv.forEach((kv, s) => {
-      mv(W('n1'), kv.wk, W(`kNew${s}`), C, G * dk, `${at} k${s}`);
-      mv(W('n1'), kv.wv, W(`vNew${s}`), C, G * dv, `${at} v${s}`);
+      const fresh = w.kvNew[s];
+      mv(w.attnNormed, kv.wk, fresh.k, C, G * dk, `${at} k${s}`);
+      mv(w.attnNormed, kv.wv, fresh.v, C, G * dv, `${at} v${s}`);
       const P = decodeParams(base, { rows: cacheRows(c, s, cap), total: B * G * (dk + dv) });
-      const storage = { a: W('rope'), b: W(`kNew${s}`), c: W(`vNew${s}`), d: W(`L${l}.K${s}`), e_: W(`L${l}.V${s}`) };
+      const storage = { a: w.rope, b: fresh.k, c: fresh.v, d: cache.kv[s].k, e_: cache.kv[s].v };
       out.push(decodeRowsDispatch(gpu, 'appendKV', st, P, storage, `${at} append kv${s}`));
     });
     const slot = l * B * G * (nsa?.nSel ?? 1);
@@ -371,25 +466,27 @@ async function buildDispatches(
     const attend = (branch: number, s: number | 'cmp', o: BufferSlice, label: string) => {
       const cmp = s === 'cmp';
       const P = decodeParams(base, { branch, slot, rslot, rows: cmp ? (base.Nmax as number) : cacheRows(c, s, cap) });
-      const k = cmp ? W(`L${l}.kc`) : W(`L${l}.K${s}`);
-      const v = cmp ? W(`L${l}.vc`) : W(`L${l}.V${s}`);
+      const kv = cmp ? cache.compressed : cache.kv[s];
+      if (!kv) throw new Error(`decoder: layer ${l} has no compressed cache`);
       out.push(
         decodeAttendDispatch(
           gpu,
           P,
-          { st, q: W('q'), k, v, out: o, scratch: W('scratch'), sel: W('sel'), reads: W('reads') },
+          { st, q: w.q, k: kv.k, v: kv.v, out: o, scratch: w.headScratch, sel: w.selection, reads: w.reads },
           `${at} ${label}`,
         ),
       );
     };
-    if (!nsa) attend(3, 0, W('attn'), 'attend dense');
+    if (!nsa) attend(3, 0, w.attn, 'attend dense');
     else {
+      const compressed = cache.compressed;
+      if (!compressed) throw new Error(`decoder: layer ${l} has no compressed cache`);
       // Compression of the cmp K/V cache (set 0) when this token completes a block.
       const cmpRows = cacheRows(c, 0, cap);
       const compressFrom = compress.length;
       for (const [which, D, src, dst] of [
-        ['k', dk, W(`L${l}.K0`), W(`L${l}.kc`)],
-        ['v', dv, W(`L${l}.V0`), W(`L${l}.vc`)],
+        ['k', dk, cache.kv[0].k, compressed.k],
+        ['v', dv, cache.kv[0].v, compressed.v],
       ] as const) {
         if (nsa.phi === 'avg') {
           const P = decodeParams(base, { rows: cmpRows, D, total: B * G * D });
@@ -405,49 +502,49 @@ async function buildDispatches(
               'compressHidden',
               st,
               Ph,
-              { a: src, b: m.pos, c: m.w1, d: m.b1, e_: W('hidden') },
+              { a: src, b: m.pos, c: m.w1, d: m.b1, e_: w.cmpHidden },
               `${at} compress ${which} hidden`,
             ),
           );
           const Po = decodeParams(base, { D, Dh, total: B * G * D });
           compress.push(
-            decodeRowsDispatch(gpu, 'compressOut', st, Po, { a: W('hidden'), b: m.w2, c: m.b2, d: dst }, `${at} compress ${which} out`),
+            decodeRowsDispatch(gpu, 'compressOut', st, Po, { a: w.cmpHidden, b: m.w2, c: m.b2, d: dst }, `${at} compress ${which} out`),
           );
         }
       }
       out.push(...compress.slice(compressFrom));
       const Ps = decodeParams(base, { slot });
-      const selStorage = { st, q: W('q'), kc: W(`L${l}.kc`), scratch: W('scratch'), scores: W('scores'), sel: W('sel') };
+      const selStorage = { st, q: w.q, kc: compressed.k, scratch: w.headScratch, scores: w.blockScores, sel: w.selection };
       out.push(decodeSelectDispatch(gpu, Ps, selStorage, `${at} select`));
       const sets = kvSets(c);
-      attend(0, 'cmp', W('oCmp'), 'attend cmp');
-      attend(1, sets === 3 ? 1 : 0, W('oSel'), 'attend sel');
-      attend(2, sets === 3 ? 2 : 0, W('oWin'), 'attend win');
+      attend(0, 'cmp', w.branchOut.cmp, 'attend cmp');
+      attend(1, sets === 3 ? 1 : 0, w.branchOut.sel, 'attend sel');
+      attend(2, sets === 3 ? 2 : 0, w.branchOut.win, 'attend win');
       const gates = L.gates;
       if (!gates) throw new Error(`decoder: layer ${l} has no gate weights`);
-      mv(W('n1'), gates.wg, W('gateLogits'), C, 3 * H, `${at} gate logits`);
-      out.push(gateForwardDispatch(gpu, { logits: W('gateLogits'), bias: gates.bg, gates: W('gates'), rows: B, H, ablation: nsa.gates }));
+      mv(w.attnNormed, gates.wg, w.gateLogits, C, 3 * H, `${at} gate logits`);
+      out.push(gateForwardDispatch(gpu, { logits: w.gateLogits, bias: gates.bg, gates: w.gates, rows: B, H, ablation: nsa.gates }));
       out.push(
         combineForwardDispatch(gpu, {
-          gates: W('gates'),
-          oCmp: W('oCmp'),
-          oSel: W('oSel'),
-          oWin: W('oWin'),
-          out: W('attn'),
+          gates: w.gates,
+          oCmp: w.branchOut.cmp,
+          oSel: w.branchOut.sel,
+          oWin: w.branchOut.win,
+          out: w.attn,
           rows: B,
           H,
           dv,
         }),
       );
     }
-    mv(W('attn'), L.wo, W('x'), H * dv, C, `${at} o`, true);
-    out.push(rmsnormForwardDispatch(gpu, { x: W('x'), weight: L.mlpNorm, out: W('n2'), rstd: W('rstd'), rows: B, C, eps: c.normEps }));
-    mv(W('n2'), L.w1, W('ffA'), C, Fh, `${at} w1`);
-    mv(W('n2'), L.w3, W('ffB'), C, Fh, `${at} w3`);
-    out.push(swigluForwardDispatch(gpu, { a: W('ffA'), b: W('ffB'), out: W('ffH'), n: B * Fh }));
-    mv(W('ffH'), L.w2, W('x'), Fh, C, `${at} w2`, true);
+    mv(w.attn, L.wo, w.x, H * dv, C, `${at} o`, true);
+    out.push(rmsnormForwardDispatch(gpu, { x: w.x, weight: L.mlpNorm, out: w.mlpNormed, rstd: w.rstd, rows: B, C, eps: c.normEps }));
+    mv(w.mlpNormed, L.w1, w.ffnA, C, Fh, `${at} w1`);
+    mv(w.mlpNormed, L.w3, w.ffnB, C, Fh, `${at} w3`);
+    out.push(swigluForwardDispatch(gpu, { a: w.ffnA, b: w.ffnB, out: w.ffnH, n: B * Fh }));
+    mv(w.ffnH, L.w2, w.x, Fh, C, `${at} w2`, true);
   }
-  out.push(rmsnormForwardDispatch(gpu, { x: W('x'), weight: p.finalNorm, out: W('fin'), rstd: W('rstd'), rows: B, C, eps: c.normEps }));
-  mv(W('fin'), p.wte, W('logits'), C, V, 'decode lm head', false, true);
+  out.push(rmsnormForwardDispatch(gpu, { x: w.x, weight: p.finalNorm, out: w.finalNormed, rstd: w.rstd, rows: B, C, eps: c.normEps }));
+  mv(w.finalNormed, p.wte, w.logits, C, V, 'decode lm head', false, true);
   return { dispatches: await Promise.all(out), compress: await Promise.all(compress) };
 }

@@ -4,7 +4,7 @@
 // each write their inputs, submit once and map once, creating no GPU object.
 // For data that stays on the GPU, use `op.tensors` + `op.binding` (write the slices, encode the
 // dispatch lists yourself) or `NsaOp.bind` on your own slices.
-import { type Arena, type BufferSlice, createArena } from '../../gpu/arena';
+import { type Arena, type BufferSlice, createLayoutArena, type PlaceTensor } from '../../gpu/arena';
 import { type Dispatch, GpuContext } from '../../gpu/context';
 import type { NsaConfig } from '../../spec/nsa-config';
 import type { AttentionShape } from '../../spec/shapes';
@@ -96,14 +96,14 @@ export class NsaOp {
     const s: AttentionShape = { B: shape.B, T: shape.T, H: shape.H, G: shape.G, dk: shape.dk, dv: shape.dv };
     const c: NsaConfig = { ...cfg };
     const z = nsaOpTensorSizes(s, c);
-    const sizes: Record<string, number> = { ...z.inputs, out: z.out, ...z.grads };
-    const arena = createArena(
-      gpu,
-      'nsa-op.io',
-      Object.entries(sizes).map(([name, n]) => ({ name, bytes: 4 * n })),
-    );
-    const get = <K extends string>(keys: readonly K[]) => Object.fromEntries(keys.map((k) => [k, arena.get(k)])) as Record<K, BufferSlice>;
-    const tensors: NsaOpTensors = { inputs: get(INPUTS), out: arena.get('out'), grads: get([...GRADS, 'dout']) };
+    // One tensor per key of the size tables, named by its key: inputs, the output, the gradients.
+    const placeEach = <K extends string>(place: PlaceTensor, sizes: Record<K, number>) =>
+      Object.fromEntries((Object.keys(sizes) as K[]).map((k) => [k, place(k, sizes[k])])) as Record<K, BufferSlice>;
+    const { arena, tensors } = createLayoutArena(gpu, 'nsa-op.io', (place): NsaOpTensors => ({
+      inputs: placeEach(place, z.inputs),
+      out: place('out', z.out),
+      grads: placeEach(place, z.grads),
+    }));
     let binding: NsaOpBinding;
     try {
       binding = await bindNsaOp(gpu, s, c, tensors);

@@ -3,9 +3,16 @@
 // before anything is allocated), the decode model config and the closing summary line (crossovers
 // and growth). The GPU work is in train-bench.ts (training attention fwd+bwd) and decode-bench.ts
 // (decode per token); run-bench.ts runs them in order.
-import { type ArenaEntry, layoutEntries, type PlaceTensor, SLICE_ALIGN } from '../../gpu/arena';
-import { decodeLayout } from '../../model/decode/gpu-decoder';
-import { nsaCoreSavedTensors, nsaCoreScratchTensors, nsaCoreSizes } from '../../model/nsa/core';
+import { type ArenaEntry, type BufferSlice, layoutEntries, type PlaceTensor, SLICE_ALIGN } from '../../gpu/arena';
+import { decodeWorkEntries } from '../../model/decode/gpu-decoder';
+import {
+  type NsaBranchKV,
+  type NsaCoreSaved,
+  nsaCoreSavedTensors,
+  type NsaCoreScratch,
+  nsaCoreScratchTensors,
+  nsaCoreSizes,
+} from '../../model/nsa/core';
 import type { ModelConfig } from '../../spec/model-config';
 import type { NsaConfig } from '../../spec/nsa-config';
 import { numel, paramSpecs } from '../../spec/params';
@@ -83,42 +90,65 @@ export function resolveBenchNsa(o: BenchNsaOptions, software: boolean): Resolved
 /** The training mode's per-T shape: B = 1 and the m7c-125m layer. */
 export const trainShape = (T: number): AttentionShape => ({ B: 1, T, H: M.nHeads, G: M.nKvGroups, dk: M.dk, dv: M.dv });
 
-/** The NSA core's saved and scratch tensors at T (laid out once for sizing, once over the arena). */
-export const trainCoreLayout = (T: number) => (place: PlaceTensor) => ({
-  saved: nsaCoreSavedTensors(place, 's.', trainShape(T), CFG),
-  scratch: nsaCoreScratchTensors(place, 'x.', trainShape(T), CFG),
-});
+/** The training mode's tensors at T as a typed table (one arena): inputs, both attentions' outputs and gradients. */
+export interface TrainTensors {
+  /** Queries [T, H, dk], read by both attentions. */
+  q: BufferSlice;
+  /** Per branch K/V [T, G, dk|dv] (dense attention reads the sel pair), and their NSA gradients. */
+  kv: Record<Branch, NsaBranchKV>;
+  dkv: Record<Branch, NsaBranchKV>;
+  /** Gate values [T, H, 3] and their gradient. */
+  gates: BufferSlice;
+  dgates: BufferSlice;
+  /** NSA output [T, H, dv]; dout is the upstream gradient both backwards read. */
+  out: BufferSlice;
+  dout: BufferSlice;
+  dq: BufferSlice;
+  /** The NSA core's saved and scratch tensors. */
+  saved: NsaCoreSaved;
+  scratch: NsaCoreScratch;
+  /** Dense attention's own outputs and gradients. */
+  dense: { out: BufferSlice; lse: BufferSlice; delta: BufferSlice; dq: BufferSlice; dk: BufferSlice; dv: BufferSlice };
+}
 
-/** Every tensor the training mode allocates at T (one arena): inputs, both attentions' outputs and gradients. */
-export function trainEntries(T: number): ArenaEntry[] {
+type Branch = 'cmp' | 'sel' | 'win';
+
+/** The one layout of the training mode's arena at T (names and sizes, and the table over them). */
+export function trainLayout(T: number): (place: PlaceTensor) => TrainTensors {
   const s = trainShape(T);
   const z = nsaCoreSizes(s, CFG);
   const nq = T * s.H;
   const nk = T * s.G;
-  const f32 = (name: string, n: number): ArenaEntry => ({ name, bytes: 4 * n });
-  const kv = ['cmp', 'sel', 'win'].flatMap((b) => [
-    f32(`k.${b}`, nk * s.dk),
-    f32(`v.${b}`, nk * s.dv),
-    f32(`dk.${b}`, nk * s.dk),
-    f32(`dv.${b}`, nk * s.dv),
-  ]);
-  return [
-    f32('q', nq * s.dk),
-    ...kv,
-    f32('gates', nq * 3),
-    f32('out', z.o),
-    f32('dout', z.o),
-    f32('dq', nq * s.dk),
-    f32('dgates', nq * 3),
-    ...layoutEntries(trainCoreLayout(T)),
-    // Dense attention reads q and the sel branch's k, v; its own outputs and gradients:
-    f32('dense.out', z.o),
-    f32('dense.lse', z.lse),
-    f32('dense.delta', z.lse),
-    f32('dense.dq', nq * s.dk),
-    f32('dense.dk', nk * s.dk),
-    f32('dense.dv', nk * s.dv),
-  ];
+  return (place) => {
+    const q = place('q', nq * s.dk);
+    const kv = {} as Record<Branch, NsaBranchKV>;
+    const dkv = {} as Record<Branch, NsaBranchKV>;
+    for (const b of ['cmp', 'sel', 'win'] as const) {
+      kv[b] = { k: place(`k.${b}`, nk * s.dk), v: place(`v.${b}`, nk * s.dv) };
+      dkv[b] = { k: place(`dk.${b}`, nk * s.dk), v: place(`dv.${b}`, nk * s.dv) };
+    }
+    const gates = place('gates', nq * 3);
+    const out = place('out', z.o);
+    const dout = place('dout', z.o);
+    const dq = place('dq', nq * s.dk);
+    const dgates = place('dgates', nq * 3);
+    const saved = nsaCoreSavedTensors(place, 's.', s, CFG);
+    const scratch = nsaCoreScratchTensors(place, 'x.', s, CFG);
+    const dense = {
+      out: place('dense.out', z.o),
+      lse: place('dense.lse', z.lse),
+      delta: place('dense.delta', z.lse),
+      dq: place('dense.dq', nq * s.dk),
+      dk: place('dense.dk', nk * s.dk),
+      dv: place('dense.dv', nk * s.dv),
+    };
+    return { q, kv, dkv, gates, dgates, out, dout, dq, saved, scratch, dense };
+  };
+}
+
+/** Every tensor the training mode allocates at T (one arena), without a GPU. */
+export function trainEntries(T: number): ArenaEntry[] {
+  return layoutEntries(trainLayout(T));
 }
 
 /**
@@ -133,7 +163,7 @@ export function decodeModelConfig(attention: 'nsa' | 'dense', T: number, layers:
 /** Every tensor one decoder of the decode mode allocates at T (parameters and work; B = 1, capacity T). */
 export function decodeEntries(attention: 'nsa' | 'dense', T: number, layers: number): ArenaEntry[] {
   const c = decodeModelConfig(attention, T, layers);
-  return [...paramSpecs(c).map((s) => ({ name: s.name, bytes: 4 * numel(s.shape) })), ...decodeLayout(c, 1, T).entries];
+  return [...paramSpecs(c).map((s) => ({ name: s.name, bytes: 4 * numel(s.shape) })), ...decodeWorkEntries(c, 1, T)];
 }
 
 /** The adapter limits the sizes are checked against. */

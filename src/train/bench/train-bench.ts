@@ -6,7 +6,7 @@
 // else wall clock around one submit and onSubmittedWorkDone; the wall clock of the same runs is
 // given too), the time ratio and the ratio of keys visited (dense T(T+1)/2 per head; NSA
 // Σ_t ncmp(t) + |selected positions ≤ t| + min(w, t+1), from the selection the GPU made).
-import { type Arena, createArena, resolveLayout } from '../../gpu/arena';
+import { type Arena, createLayoutArena } from '../../gpu/arena';
 import type { Dispatch, GpuContext } from '../../gpu/context';
 import { type DispatchTiming, profileDispatches, timingsByKernel } from '../../gpu/profiler';
 import { attentionBackwardDispatches, attentionForwardDispatch } from '../../kernels/attention';
@@ -16,7 +16,7 @@ import type { NsaConfig } from '../../spec/nsa-config';
 import { selectionRanges } from '../../spec/nsa-ranges';
 import type { AttentionShape } from '../../spec/shapes';
 import { gaussian, mulberry32 } from '../../util/random';
-import { type BenchRow, CFG, M, type TimedPair, trainCoreLayout, trainEntries, trainShape } from './bench-sizes';
+import { type BenchRow, CFG, M, type TimedPair, trainLayout, trainShape, type TrainTensors } from './bench-sizes';
 
 /** Keys one head visits over all queries, dense causal: Σ_t (t + 1). */
 const denseKeysVisited = (T: number): number => (T * (T + 1)) / 2;
@@ -47,37 +47,26 @@ interface Lists {
   denseBwd: Dispatch[];
 }
 
-async function buildLists(gpu: GpuContext, T: number): Promise<{ arena: Arena; lists: Lists; s: AttentionShape }> {
+async function buildLists(gpu: GpuContext, T: number): Promise<{ arena: Arena; t: TrainTensors; lists: Lists; s: AttentionShape }> {
   const s = trainShape(T);
   const z = nsaCoreSizes(s, CFG);
   const nq = T * s.H;
   const nk = T * s.G;
-  const arena = createArena(gpu, 'bench.nsa', trainEntries(T));
-  const a = (n: string) => arena.get(n);
-  const { saved, scratch } = resolveLayout(trainCoreLayout(T), arena);
+  const { arena, tensors: t } = createLayoutArena(gpu, 'bench.nsa', trainLayout(T));
   const r = gaussian(mulberry32(T));
   const randn = (n: number) => Float32Array.from({ length: n }, r);
-  for (const n of ['q', 'dout']) gpu.write(a(n), randn(n === 'q' ? nq * s.dk : z.o));
-  for (const b of ['cmp', 'sel', 'win']) {
-    gpu.write(a(`k.${b}`), randn(nk * s.dk));
-    gpu.write(a(`v.${b}`), randn(nk * s.dv));
+  gpu.write(t.q, randn(nq * s.dk));
+  gpu.write(t.dout, randn(z.o));
+  for (const b of ['cmp', 'sel', 'win'] as const) {
+    gpu.write(t.kv[b].k, randn(nk * s.dk));
+    gpu.write(t.kv[b].v, randn(nk * s.dv));
   }
   const rg = mulberry32(T + 1);
   gpu.write(
-    a('gates'),
+    t.gates,
     Float32Array.from({ length: nq * 3 }, () => 0.25 + 0.5 * rg()),
   );
-  const branch = (b: string) => ({ k: a(`k.${b}`), v: a(`v.${b}`) });
-  const grad = (b: string) => ({ k: a(`dk.${b}`), v: a(`dv.${b}`) });
-  const io = {
-    q: a('q'),
-    cmp: branch('cmp'),
-    sel: branch('sel'),
-    win: branch('win'),
-    gates: a('gates'),
-    out: a('out'),
-    saved,
-  };
+  const io = { q: t.q, cmp: t.kv.cmp, sel: t.kv.sel, win: t.kv.win, gates: t.gates, out: t.out, saved: t.saved };
   const dense = {
     B: 1,
     T,
@@ -85,33 +74,33 @@ async function buildLists(gpu: GpuContext, T: number): Promise<{ arena: Arena; l
     G: s.G,
     dk: s.dk,
     dv: s.dv,
-    q: a('q'),
-    k: a('k.sel'),
-    v: a('v.sel'),
-    out: a('dense.out'),
-    lse: a('dense.lse'),
+    q: t.q,
+    k: t.kv.sel.k,
+    v: t.kv.sel.v,
+    out: t.dense.out,
+    lse: t.dense.lse,
   };
   const [nsaFwd, nsaBwd, denseFwd, denseBwd] = await Promise.all([
-    nsaCoreForward(gpu, s, CFG, io, scratch),
-    nsaCoreBackward(gpu, s, CFG, io, scratch, {
-      dout: a('dout'),
-      dq: a('dq'),
-      cmp: grad('cmp'),
-      sel: grad('sel'),
-      win: grad('win'),
-      gates: { kind: 'gates', dgates: a('dgates') },
+    nsaCoreForward(gpu, s, CFG, io, t.scratch),
+    nsaCoreBackward(gpu, s, CFG, io, t.scratch, {
+      dout: t.dout,
+      dq: t.dq,
+      cmp: t.dkv.cmp,
+      sel: t.dkv.sel,
+      win: t.dkv.win,
+      gates: { kind: 'gates', dgates: t.dgates },
     }),
     attentionForwardDispatch(gpu, dense).then((d) => [d]),
     attentionBackwardDispatches(gpu, {
       ...dense,
-      dout: a('dout'),
-      delta: a('dense.delta'),
-      gradQ: a('dense.dq'),
-      gradK: a('dense.dk'),
-      gradV: a('dense.dv'),
+      dout: t.dout,
+      delta: t.dense.delta,
+      gradQ: t.dense.dq,
+      gradK: t.dense.dk,
+      gradV: t.dense.dv,
     }),
   ]);
-  return { arena, lists: { nsaFwd, nsaBwd, denseFwd, denseBwd }, s };
+  return { arena, t, lists: { nsaFwd, nsaBwd, denseFwd, denseBwd }, s };
 }
 
 /**
@@ -148,7 +137,7 @@ export async function trainBenchRow(
   const timing = gpu.hasTimestamps ? 'timestamp' : 'wall';
   {
     const tBuild = performance.now();
-    const { arena, lists, s } = await buildLists(gpu, T);
+    const { arena, t, lists, s } = await buildLists(gpu, T);
     const buildS = (performance.now() - tBuild) / 1000;
     const parts: Array<[keyof Lists, Dispatch[]]> = Object.entries(lists) as Array<[keyof Lists, Dispatch[]]>;
     const wall: Record<string, number[]> = {};
@@ -169,11 +158,8 @@ export async function trainBenchRow(
     const pick = gpu.hasTimestamps ? ts : wall;
     const dense = { fwd: med(pick, 'denseFwd'), bwd: med(pick, 'denseBwd') };
     const nsa = { fwd: med(pick, 'nsaFwd'), bwd: med(pick, 'nsaBwd') };
-    const sel = await gpu.readI32(arena.get('s.sel'), T * s.G * CFG.nSel);
-    const [outNsa, outDense] = [
-      await gpu.readF32(arena.get('out'), T * s.H * s.dv),
-      await gpu.readF32(arena.get('dense.out'), T * s.H * s.dv),
-    ];
+    const sel = await gpu.readI32(t.saved.sel, T * s.G * CFG.nSel);
+    const [outNsa, outDense] = [await gpu.readF32(t.out, T * s.H * s.dv), await gpu.readF32(t.dense.out, T * s.H * s.dv)];
     const finite = outNsa.every(Number.isFinite) && outDense.every(Number.isFinite);
     const denseKeys = denseKeysVisited(T);
     const nsaKeys = nsaKeysVisited(sel, T, s.G, CFG);
