@@ -98,24 +98,29 @@ describe('TrainingSession', () => {
 
   it('stop ends the run, frees the trainer once, and refuses to train again', async () => {
     const { trainer, gpu, session, emit } = setup();
+    // Not awaited in the hook: stop() resolves once the run it ends has let go of the trainer.
+    let stopped: Promise<void> | undefined;
     trainer.beforeStep = (s) => {
-      if (s === 2) session.stop();
+      if (s === 2) stopped = session.stop();
     };
     const r = await session.train(10, emit);
+    await expect(stopped).resolves.toBeUndefined();
     expect(r.end).toBe('stopped');
     expect(r.stepsDone).toBe(3);
     expect(trainer.destroyed).toBe(1);
     expect(gpu.subscribers).toBe(0);
-    session.stop();
+    await session.stop();
     expect(trainer.destroyed).toBe(1);
     await expect(session.train(1, emit)).rejects.toThrow(/stopped/);
   });
 
-  it('stop while idle frees the trainer at once', () => {
+  it('stop while idle frees the trainer at once', async () => {
     const { trainer, session } = setup();
-    session.stop();
+    const stopped = session.stop();
+    // Before stop() has resolved: with nothing running it frees synchronously.
     expect(trainer.destroyed).toBe(1);
     expect(session.state).toBe('closed');
+    await stopped;
   });
 
   it('a non-finite loss fails the run with a readable message, after sending the good steps', async () => {

@@ -94,6 +94,15 @@ async function migrateV1(db: IDBPDatabase<LibraryDb>, tx: RunTx): Promise<void> 
   await tx.objectStore('state').put(id, CURRENT_KEY);
 }
 
+/** Aborts `tx`, which a failed request may have aborted already (abort() then throws InvalidStateError). */
+function abortUnlessFinished(tx: RunTx): void {
+  try {
+    tx.abort();
+  } catch (e) {
+    if (!(e instanceof DOMException && e.name === 'InvalidStateError')) throw e;
+  }
+}
+
 export class IndexedDbRunStorage implements RunStorage {
   private fault: Error | null = null;
 
@@ -115,16 +124,26 @@ export class IndexedDbRunStorage implements RunStorage {
     let onBlocked: (e: Error) => void = () => {};
     const blocked = new Promise<never>((_, reject) => (onBlocked = reject));
     blocked.catch(() => {});
+    let migrationError: unknown = null;
     const opened = openDB<LibraryDb>(this.dbName, LIBRARY_DB_VERSION, {
-      async upgrade(db, oldVersion, _newVersion, tx) {
+      upgrade(db, oldVersion, _newVersion, tx) {
         db.createObjectStore('library', { keyPath: 'id' });
         db.createObjectStore('histories');
         db.createObjectStore('checkpoints');
         db.createObjectStore('state');
-        if (oldVersion === 1) await migrateV1(db, tx);
+        // idb does not wait for the migration. One that fails aborts the upgrade, so nothing is half
+        // moved (version 1's record stays) and opening fails with the migration's error.
+        if (oldVersion === 1)
+          migrateV1(db, tx).catch((e: unknown) => {
+            migrationError = e;
+            tx.done.catch(() => {}); // the abort is reported by openDB's rejection
+            abortUnlessFinished(tx);
+          });
       },
       blocked: () =>
         onBlocked(new Error('the run library is held open by an older version of this page in another tab: close that tab and reload')),
+    }).catch((e: unknown) => {
+      throw migrationError ?? e;
     });
     // Once the other tab lets go, the upgrade completes: that late connection is not used, so close it.
     void blocked.catch(() => opened.then((db) => db.close())).catch(() => {});
