@@ -1,7 +1,7 @@
 // The run's charts: training and validation loss, tokens/s, learning rate, gradient norm and, for
 // NSA models, the gate mean of each branch; one smoothing weight (TensorBoard-style, the raw
 // values faint behind) and one log-scale switch for all of them.
-import { useEffect, useId, useMemo, useRef, useState } from 'react';
+import { useEffect, useId, useMemo, useState } from 'react';
 
 import { taskAnswerLabel, taskChance } from '../../train/task-chance';
 import { runFileName } from '../heartbeat/file-name';
@@ -45,10 +45,10 @@ export function ChartsPanel() {
   const { smoothing, log, x, zoom } = settings;
   const set = (patch: Partial<ChartSettings>) => setSettings((c) => ({ ...c, ...patch }));
   const ids = { log: useId(), x: useId() };
-  const series = useRef<ChartSeries | null>(null);
-  // A new x axis rebuilds the series from the metrics (their x values change).
-  if (series.current?.x !== x) series.current = new ChartSeries(smoothing, undefined, x);
-  const s = series.current;
+  // A new x axis rebuilds the series from the metrics (their x values change). They are a cache of
+  // (metrics, evals, smoothing, x): sync() below fills new ones with the weight of the moment, so
+  // they are made with any weight (the default).
+  const s = useMemo(() => new ChartSeries(DEFAULT_CHART_SETTINGS.smoothing, undefined, x), [x]);
   const xName = x === 'step' ? 'step' : 'seconds';
   // Appends only the new steps (sync is idempotent, so a repeated render does no harm); each
   // chart then redraws at its own pace (see MetricChart).
@@ -84,9 +84,10 @@ export function ChartsPanel() {
       }) satisfies Record<string, LineSpec[]>,
     [s],
   );
-  // New arrays when the smoothing weight changes: the smoothed charts redraw at once.
+  // New arrays when the smoothing weight changes: the smoothed charts redraw at once (`weight`: the
+  // smoothing they show).
   const shownLines = useMemo(
-    () => ({ loss: [...lines.loss], tokens: [...lines.tokens], grad: [...lines.grad], gates: [...lines.gates] }),
+    () => ({ weight: smoothing, loss: [...lines.loss], tokens: [...lines.tokens], grad: [...lines.grad], gates: [...lines.gates] }),
     [lines, smoothing],
   );
   // Gates: for NSA runs (mounted before the run, like every chart), or whatever run reported them.

@@ -1,5 +1,5 @@
 // Zoom of every chart to an x range: from/to inputs applied on Enter or blur, and a reset.
-import { useEffect, useId, useState } from 'react';
+import { useId, useState } from 'react';
 
 export function ZoomControl({
   zoom,
@@ -13,10 +13,14 @@ export function ZoomControl({
   const id = useId();
   const [from, setFrom] = useState(zoom ? String(zoom[0]) : '');
   const [to, setTo] = useState(zoom ? String(zoom[1]) : '');
-  useEffect(() => {
+  // A new zoom (applied, reset or from the x axis) replaces what the inputs hold; adjusted while
+  // rendering (React's pattern for state that follows a prop), not in an effect after a commit.
+  const [shownZoom, setShownZoom] = useState(zoom);
+  if (zoom !== shownZoom) {
+    setShownZoom(zoom);
     setFrom(zoom ? String(zoom[0]) : '');
     setTo(zoom ? String(zoom[1]) : '');
-  }, [zoom]);
+  }
   const a = Number(from);
   const b = Number(to);
   const valid = from.trim() !== '' && to.trim() !== '' && Number.isFinite(a) && Number.isFinite(b) && a < b;

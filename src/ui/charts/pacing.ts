@@ -44,8 +44,11 @@ export const NOT_DRAWN = -1;
 export function usePacedRevision(key: string, revision: number, visible: boolean, share: number = DEFAULT_SHARE): number {
   // Even the first drawing (recharts' mount is the costliest) waits for its queue slot.
   const [shown, setShown] = useState(NOT_DRAWN);
+  // The revision a queued redraw shows: the latest committed one when its slot comes.
   const latest = useRef(revision);
-  latest.current = revision;
+  useEffect(() => {
+    latest.current = revision;
+  }, [revision]);
   const lastAt = useRef(-Infinity);
   const cost = useRef<number | null>(null);
   const timer = useRef<ReturnType<typeof setTimeout> | null>(null);

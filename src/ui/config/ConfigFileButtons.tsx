@@ -1,6 +1,6 @@
 // Export the config as a JSON file; import one (validated: on any error nothing changes and every
 // problem is listed with its field).
-import { useEffect, useRef, useState } from 'react';
+import { useRef, useState } from 'react';
 
 import type { RunConfig } from '../../train/config';
 import { HiddenFileInput } from '../components/HiddenFileInput';
@@ -20,8 +20,13 @@ type Status = { kind: 'idle' } | { kind: 'imported'; name: string } | { kind: 'f
 export function ConfigFileButtons({ value, onImport, preset, disabled }: ConfigFileButtonsProps) {
   const fileRef = useRef<HTMLInputElement>(null);
   const [status, setStatus] = useState<Status>({ kind: 'idle' });
-  // A failed import's message goes once the config changes (an edit, a preset, a link) or on Dismiss.
-  useEffect(() => setStatus((s) => (s.kind === 'failed' ? { kind: 'idle' } : s)), [value]);
+  // A failed import's message goes once the config changes (an edit, a preset, a link) or on Dismiss;
+  // adjusted while rendering (React's pattern for state that follows a prop), not in an effect.
+  const [shownValue, setShownValue] = useState(value);
+  if (value !== shownValue) {
+    setShownValue(value);
+    if (status.kind === 'failed') setStatus({ kind: 'idle' });
+  }
   const onFile = async (file: File | undefined) => {
     if (!file) return;
     const r = await readConfigFile(file);

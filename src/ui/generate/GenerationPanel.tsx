@@ -71,9 +71,11 @@ export function GenerationPanel({
 
   // Leaving the page section cancels a generation still running.
   const cancelRef = useRef(onCancel);
-  cancelRef.current = onCancel;
   const runningRef = useRef(false);
-  runningRef.current = running;
+  useEffect(() => {
+    cancelRef.current = onCancel;
+    runningRef.current = running;
+  });
   useEffect(
     () => () => {
       if (runningRef.current) cancelRef.current();

@@ -17,6 +17,9 @@ export function HeartbeatPanel() {
   const id = useId();
   const hintId = useId();
   useTick(heartbeat ? 1000 : null);
+  // A clock: the age is of this render's moment (useTick renders again every second, a new
+  // heartbeat at once), so the render reads the time on purpose.
+  // eslint-disable-next-line react-hooks/purity -- see above
   const age = heartbeatAge(heartbeat, Date.now());
   const valid = parseWatchdogSeconds(text) !== null;
   const effective = useEffectiveTimeout();

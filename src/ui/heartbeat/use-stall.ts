@@ -26,6 +26,9 @@ export function useStall(): Stall | null {
   const timeoutSeconds = useStore((s) => s.watchdogSeconds);
   const timing = useStepTiming();
   useTick(active ? 1000 : null);
+  // The watchdog judges the moment of each render (useTick renders every second while a train()
+  // call is active, a heartbeat or status change at once), so the render reads the time on purpose.
+  // eslint-disable-next-line react-hooks/purity -- see above
   return checkStall({ now: Date.now(), active, heartbeat, since, timeoutSeconds, timing });
 }
 

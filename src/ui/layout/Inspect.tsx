@@ -22,10 +22,10 @@ const TOKEN_DELAY_MS = 40;
 
 export function Inspect() {
   const epoch = useStore((s) => s.epoch);
-  return <RunViews key={epoch} epoch={epoch} />;
+  return <RunViews key={epoch} />;
 }
 
-function RunViews({ epoch }: { epoch: number }) {
+function RunViews() {
   const steps = useStore((s) => s.snapshotSteps);
   const runConfig = useStore((s) => s.runConfig);
   const info = useStore((s) => s.runInfo);
@@ -33,8 +33,8 @@ function RunViews({ epoch }: { epoch: number }) {
   const stepsDone = useStore((s) => s.stepsDone);
   const decode = useDecode(info?.dataset.tokenizer ?? null);
   const [picked, setPicked] = useState<TokenSelection | null>(null);
-  // A new loader per run (epoch is its only input): the stepper's cache is keyed on it.
-  const load = useCallback((step: number, layer: number, group: number) => loadSnapshot(step, layer, group), [epoch]);
+  // A new loader per run (RunViews is remounted for each): the stepper's cache is keyed on it.
+  const load = useCallback((step: number, layer: number, group: number) => loadSnapshot(step, layer, group), []);
 
   const model = useMemo((): GenerationModel | null => {
     if (!runConfig || !info || status === 'starting' || status === 'error') return null;

@@ -71,26 +71,27 @@ export function SelectionStepper({ decode, focus, onViewChange, emptyNote, recal
   const [tRaw, setT] = useState(0);
   const ids = { layer: useId(), group: useId(), slider: useId(), follow: useId(), heading: useId(), keys: useId() };
 
-  // Follow the newest training snapshot unless the user chose an older one.
+  // The state below follows props and snapshots: it is adjusted while rendering (React's pattern
+  // for that; the render starts again at once with the new state), not in effects after a commit.
   const latestKey = latestTrain?.key ?? null;
-  useEffect(() => {
-    if (follow && latestKey) setFrame(latestKey);
-  }, [follow, latestKey]);
-  // A frame that disappeared (snapshots thinned out) falls back to the latest.
-  useEffect(() => {
-    if (frame !== null && latestKey && !frames.some((f) => f.key === frame)) setFrame(latestKey);
-  }, [frame, frames, latestKey]);
+  // A new focus moves the stepper (and stops following the latest).
+  const [appliedFocus, setAppliedFocus] = useState<StepperFocus | null>(null);
+  if ((focus ?? null) !== appliedFocus) {
+    setAppliedFocus(focus ?? null);
+    if (focus) {
+      setFrame(frameKey(focus.source ?? 'train', focus.step));
+      setFollow(false);
+      if (focus.layer !== undefined) setLayer(focus.layer);
+      if (focus.group !== undefined) setGroup(focus.group);
+      if (focus.t !== undefined) setT(focus.t);
+    }
+  } else if (latestKey && frame !== latestKey && (follow || (frame !== null && !frames.some((f) => f.key === frame)))) {
+    // Follow the newest training snapshot unless the user chose an older one; a frame that
+    // disappeared (snapshots thinned out) falls back to the latest.
+    setFrame(latestKey);
+  }
   const frameIndex = frames.findIndex((f) => f.key === frame);
   const current = frameIndex >= 0 ? frames[frameIndex] : null;
-
-  useEffect(() => {
-    if (!focus) return;
-    setFrame(frameKey(focus.source ?? 'train', focus.step));
-    setFollow(false);
-    if (focus.layer !== undefined) setLayer(focus.layer);
-    if (focus.group !== undefined) setGroup(focus.group);
-    if (focus.t !== undefined) setT(focus.t);
-  }, [focus]);
 
   const T = snapshot?.T ?? 0;
   const t = clampT(tRaw, T);

@@ -54,16 +54,20 @@ export function useStepperData(src: StepperSources, key: string | null, layer: n
   const g = groups.includes(group) ? group : (groups[0] ?? 0);
   const lazyKey = lazyFrame ? `${lazyFrame.step}/${L}/${g}` : null;
 
+  const lazyStep = lazyFrame ? lazyFrame.step : null;
+  const load = src.load;
+
   const cache = useRef(new Map<string, SelectionSnapshot | null>());
   const [loaded, setLoaded] = useState<{ key: string; snap: SelectionSnapshot | null; error: string | null } | null>(null);
   // A new loader is a new run: nothing cached belongs to it.
-  useEffect(() => cache.current.clear(), [src.load]);
+  useEffect(() => cache.current.clear(), [load]);
   useEffect(() => {
     const keep = new Set(steps);
     for (const k of [...cache.current.keys()]) if (!keep.has(Number(k.split('/')[0]))) cache.current.delete(k);
   }, [steps]);
+  // lazyKey is `${lazyStep}/${L}/${g}`: the step, layer and group change only with it.
   useEffect(() => {
-    if (!lazyKey || !lazyFrame || !src.load) return;
+    if (!lazyKey || lazyStep === null || !load) return;
     const hit = cache.current.get(lazyKey);
     if (hit !== undefined) {
       cache.current.delete(lazyKey);
@@ -72,7 +76,7 @@ export function useStepperData(src: StepperSources, key: string | null, layer: n
       return;
     }
     let live = true;
-    src.load(lazyFrame.step, L, g).then(
+    load(lazyStep, L, g).then(
       (snap) => {
         cache.current.set(lazyKey, snap);
         while (cache.current.size > CACHE_SIZE) cache.current.delete(cache.current.keys().next().value as string);
@@ -85,8 +89,7 @@ export function useStepperData(src: StepperSources, key: string | null, layer: n
     return () => {
       live = false;
     };
-    // lazyFrame, L and g are encoded in lazyKey.
-  }, [lazyKey, src.load]);
+  }, [lazyKey, lazyStep, L, g, load]);
 
   if (!lazyKey) return { frames, snapshot: eager.snapshot, layers, groups, loading: false, error: null };
   const ready = loaded?.key === lazyKey;
