@@ -9,15 +9,15 @@ import { TIERS } from './tests/helpers/tiers.mjs';
 // Forked test workers inherit this environment at spawn, so Dawn can dlopen libvulkan.so.1.
 Object.assign(process.env, envWithVulkan());
 
-// Three tiers (tests/helpers/tiers.mjs lists their files; tests/tiers.test.ts checks that every
-// test file is in exactly one): `vitest run --project fast|gpu|learning`, or all three in order
-// with `vitest run`. sequence.groupOrder runs them one after another (fast, gpu, learning), never
-// side by side: SwiftShader already spreads every dispatch over all cores.
+// Four tiers (tests/helpers/tiers.mjs lists their files; tests/tiers.test.ts checks that every
+// test file is in exactly one): `vitest run --project fast|integration|gpu|learning`, or all four
+// in order with `vitest run`. sequence.groupOrder runs them one after another, never side by side:
+// SwiftShader already spreads every dispatch over all cores.
 //
-// gpu and learning: one process for all files, modules shared: the GPU device and its pipeline
-// cache are built once per tier (SwiftShader compiles each pipeline for seconds), one file at a
-// time. tests/setup/gpu-errors.ts fails a file during which the GPU reported an error.
-function sharedGpuProcess(name: 'gpu' | 'learning', groupOrder: number) {
+// integration, gpu and learning: one process for all files, modules shared: the GPU device and its
+// pipeline cache are built once per tier (SwiftShader compiles each pipeline for seconds), one file
+// at a time. tests/setup/gpu-errors.ts fails a file during which the GPU reported an error.
+function sharedGpuProcess(name: 'integration' | 'gpu' | 'learning', groupOrder: number) {
   return {
     extends: true as const,
     test: {
@@ -48,8 +48,8 @@ export default defineConfig({
         test: {
           name: 'fast',
           ...TIERS.fast,
-          // CPU only, isolated files, in parallel worker threads (they start faster than forks;
-          // ~25 s instead of ~36 s here); any GPU use fails. Vitest's default leaves a core to
+          // In process and CPU only, isolated files, in parallel worker threads (they start faster
+          // than forks); any GPU use or child process fails. Vitest's default leaves a core to
           // itself (one worker on a 2-core machine); the files are CPU-bound, so use them all.
           pool: 'threads',
           isolate: true,
@@ -58,8 +58,9 @@ export default defineConfig({
           sequence: { groupOrder: 0 },
         },
       },
-      sharedGpuProcess('gpu', 1),
-      sharedGpuProcess('learning', 2),
+      sharedGpuProcess('integration', 1),
+      sharedGpuProcess('gpu', 2),
+      sharedGpuProcess('learning', 3),
     ],
   },
 });

@@ -1,13 +1,14 @@
 // The Vitest tiers (tests/helpers/tiers.mjs): every tests/**/*.test.ts file is in exactly one
 // project, the config builds its projects from those lists, and no file of the fast tier reaches
-// the GPU through its imports (tests/setup/fast-tier.ts also refuses the GPU while it runs).
+// the GPU, a child process or python through its imports (tests/setup/fast-tier.ts also refuses
+// them while it runs, as this file checks).
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
 import config from '../vitest.config';
-import { GPU_FILES, type TierName, TIERS } from './helpers/tiers.mjs';
+import { FAST_TIER_SPAWN_ERROR, GPU_FILES, LEARNING_CHECK, type TierName, TIERS } from './helpers/tiers.mjs';
 
 const TIER_NAMES = Object.keys(TIERS) as TierName[];
 
@@ -45,6 +46,8 @@ describe('test tiers', () => {
     expect(globRegex('tests/ui/**/*.test.ts').test('tests/uix/store.test.ts')).toBe(false);
     expect(globRegex('tests/train/learning*.test.ts').test('tests/train/learning-nsa.test.ts')).toBe(true);
     expect(globRegex('tests/train/learning*.test.ts').test('tests/train/learningXtest.ts')).toBe(false);
+    expect(globRegex('tests/**/*.integration.test.ts').test('tests/cli/strict-cli.integration.test.ts')).toBe(true);
+    expect(globRegex('tests/**/*.integration.test.ts').test('tests/cli/strict-cli.test.ts')).toBe(false);
   });
 
   it('every tests/**/*.test.ts file is in exactly one tier', () => {
@@ -54,6 +57,10 @@ describe('test tiers', () => {
     const lines = wrong.map((x) => `${x.f}: ${x.in.length ? `in ${x.in.join(' and ')}` : 'in no tier'}`);
     expect(lines, `add each file to exactly one tier in tests/helpers/tiers.mjs:\n${lines.join('\n')}`).toEqual([]);
     expect(tiersOf('tests/tiers.test.ts')).toEqual(['fast']);
+    expect(tiersOf('tests/cli/strict-cli.integration.test.ts')).toEqual(['integration']);
+    expect(tiersOf('tests/export/parity.integration.test.ts')).toEqual(['integration']); // python and the GPU
+    expect(tiersOf(LEARNING_CHECK)).toEqual(['gpu']); // npm test keeps the learning check
+    expect(tiersOf('tests/learning/nsa.test.ts')).toEqual(['learning']);
     for (const t of TIER_NAMES)
       expect(
         files.some((f) => tiersOf(f)[0] === t),
@@ -82,6 +89,20 @@ describe('test tiers', () => {
       return path ? [`${path.join(' → ')}`] : [];
     });
     expect(bad, `these fast-tier files reach the GPU; list them in GPU_FILES (tests/helpers/tiers.mjs):\n${bad.join('\n')}`).toEqual([]);
+  });
+
+  it('no fast-tier test file imports child_process or the python helper (this file excepted: it tests the guard)', () => {
+    const fast = testFiles().filter((f) => tiersOf(f)[0] === 'fast' && f !== 'tests/tiers.test.ts');
+    const FORBIDDEN = ['node:child_process', 'child_process', 'tests/helpers/python.ts'];
+    const bad = fast.filter((f) => importsOf(f).some((i) => FORBIDDEN.includes(i)));
+    expect(bad, `these fast-tier files start processes; name them *.integration.test.ts:\n${bad.join('\n')}`).toEqual([]);
+  });
+
+  it('in the fast tier, starting a process throws (tests/setup/fast-tier.ts)', async () => {
+    const cp = await import('node:child_process');
+    expect(() => cp.spawnSync('true')).toThrow(FAST_TIER_SPAWN_ERROR);
+    expect(() => cp.spawn('true')).toThrow(FAST_TIER_SPAWN_ERROR);
+    expect(() => cp.execFileSync('true')).toThrow(FAST_TIER_SPAWN_ERROR);
   });
 });
 

@@ -1,10 +1,8 @@
 // npm run bench:nsa's flags, size refusals and summary, without the GPU (src/cli/bench-nsa-options.ts):
 // --decode / --train / --layers, --T checked as integers and (decode) against the longest context,
 // every T against the adapter's buffer and binding limits naming the largest --T that fits, and
-// the crossover and growth figures of the closing line. Then the CLI itself, spawned: a refused
-// flag exits 2 before any output (the adapter line comes after the checks that need no adapter).
-import { spawnSync } from 'node:child_process';
-
+// the crossover and growth figures of the closing line. The CLI itself, spawned, is
+// tests/cli/bench-nsa.integration.test.ts.
 import { describe, expect, it } from 'vitest';
 
 import { assertBenchSizes, benchNsaOptions } from '../../src/cli/bench-nsa-options';
@@ -136,22 +134,5 @@ describe('bench:nsa summary', () => {
     const s = benchSummary([], rows, rows);
     expect(s).toMatchObject({ kind: 'summary', train_crossover: null, decode_growth: { nsa: 1.2 }, decode_attention_growth: { dense: 4 } });
     expect(benchSummary(rows, [])).toMatchObject({ decode_crossover: null, decode_growth: null, train_crossover: { T: 4096 } });
-  });
-});
-
-describe('bench:nsa (spawned)', { timeout: 120_000 }, () => {
-  it('a refused flag exits 2 with the message alone, before the adapter line', () => {
-    for (const [argv, message] of [
-      [['--decode', '--T', '70000'], /^--T: 70000 is longer than a model's longest context/],
-      [['--train'], /^--train goes with --decode/],
-    ] as const) {
-      const r = spawnSync(process.execPath, ['scripts/run-node.mjs', 'src/cli/bench-nsa.ts', ...argv], {
-        encoding: 'utf8',
-        env: { ...process.env, NSA_GPU: 'software' },
-      });
-      expect(r.status, r.stderr).toBe(2);
-      expect(r.stderr).toMatch(message);
-      expect(r.stdout).toBe('');
-    }
   });
 });

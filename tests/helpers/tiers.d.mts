@@ -1,5 +1,5 @@
 // Types for tiers.mjs (the Vitest tiers; see there).
-export type TierName = 'fast' | 'gpu' | 'learning';
+export type TierName = 'fast' | 'integration' | 'gpu' | 'learning';
 
 export interface Tier {
   include: string[];
@@ -7,6 +7,9 @@ export interface Tier {
 }
 
 export const LEARNING_FILES: string[];
+export const LEARNING_CHECK: string;
+export const INTEGRATION_FILES: string[];
 export const GPU_FILES: string[];
 export const TIERS: Record<TierName, Tier>;
 export const FAST_TIER_GPU_ERROR: string;
+export const FAST_TIER_SPAWN_ERROR: string;

@@ -14,7 +14,7 @@ import { preset } from '../../src/train/presets';
 import { Trainer } from '../../src/train/trainer';
 import { getGpu } from '../helpers/gpu';
 
-// Dense attention here (the presets default to NSA; tests/train/learning-nsa.test.ts covers it).
+// Dense attention here (the presets default to NSA; tests/learning/nsa.test.ts covers it).
 describe('learning (tiny preset, dense attention)', { timeout: 900_000 }, () => {
   it('Brown: validation loss falls by > 2 nats to at least 0.1 nats below the unigram entropy', async () => {
     const gpu = await getGpu();

@@ -1,7 +1,7 @@
 // Learning and leakage control for the tiny NSA model (attention: 'nsa', the tiny preset's NSA
 // config: l=8, d=4, lSel=16, nSel=3, w=16 at T=64, so every branch matters):
 // - Brown (byte level): validation loss falls from ln(256)-level to the unigram entropy (see
-//   learning.test.ts for why not further in a CI-sized run), and the stats kernel
+//   tests/learning/dense.test.ts for why not further in a CI-sized run), and the stats kernel
 //   counts no invalid selection at any step (the trainer throws InvalidSelectionError otherwise).
 // - Uniform random tokens: the training loss never falls more than a small margin below ln(256);
 //   NSA's compressed branch is where the predecessor leaked the future — this catches it.
