@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import asdict, dataclass, field
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any
 
 EXPORT_FORMAT = "nsa-playground-export"
 EXPORT_VERSION = 1
@@ -32,10 +32,10 @@ class GateAblation:
     """'none', 'force' (one branch's gate 1, the others 0) or 'freeze' (constant gates)."""
 
     kind: str = "none"
-    branch: Optional[str] = None
-    value: Optional[Union[float, Tuple[float, float, float]]] = None
+    branch: str | None = None
+    value: float | tuple[float, float, float] | None = None
 
-    def constants(self) -> Optional[Tuple[float, float, float]]:
+    def constants(self) -> tuple[float, float, float] | None:
         """The gate values an ablation fixes, in branch order; None without an ablation."""
         if self.kind == "force":
             return tuple(1.0 if b == self.branch else 0.0 for b in BRANCHES)  # type: ignore[return-value]
@@ -44,7 +44,7 @@ class GateAblation:
             return (float(v), float(v), float(v)) if isinstance(v, (int, float)) else tuple(float(x) for x in v)  # type: ignore[return-value,union-attr]
         return None
 
-    def to_json(self) -> Dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         if self.kind == "force":
             return {"kind": "force", "branch": self.branch}
         if self.kind == "freeze":
@@ -54,7 +54,7 @@ class GateAblation:
 
 @dataclass
 class NsaConfig:
-    l: int  # compression block length
+    l: int  # noqa: E741 -- compression block length: the spec's l and config.json's key
     d: int  # compression stride
     lSel: int  # selection block length (the paper's l')
     nSel: int  # selected blocks per query and group
@@ -81,9 +81,9 @@ class ModelConfig:
     rms_norm_eps: float
     attention: str
     initializer_range: float
-    nsa: Optional[NsaConfig] = None
+    nsa: NsaConfig | None = None
 
-    def to_json(self) -> Dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         if self.nsa is not None:
             d["nsa"]["gates"] = self.nsa.gates.to_json()
@@ -95,7 +95,7 @@ def _is_int(x: Any, lo: int = 1) -> bool:
     return isinstance(x, int) and not isinstance(x, bool) and x >= lo
 
 
-def _check_nsa(raw: Any, c: Dict[str, Any], fail) -> NsaConfig:
+def _check_nsa(raw: Any, c: dict[str, Any], fail) -> NsaConfig:
     if not isinstance(raw, dict):
         fail("nsa", "must be an object when attention is 'nsa'")
     for k in ("l", "d", "lSel", "nSel", "w"):
@@ -108,13 +108,13 @@ def _check_nsa(raw: Any, c: Dict[str, Any], fail) -> NsaConfig:
             fail(f"nsa.{k}", f"must be true or false (got {raw.get(k)!r})")
     if raw.get("phi") not in ("avg", "mlp"):
         fail("nsa.phi", f"must be 'avg' or 'mlp' (got {raw.get('phi')!r})")
-    l, d, lsel = raw["l"], raw["d"], raw["lSel"]
-    if l % d:
-        fail("nsa.d", f"d ({d}) must divide l ({l})")
+    lcmp, d, lsel = raw["l"], raw["d"], raw["lSel"]
+    if lcmp % d:
+        fail("nsa.d", f"d ({d}) must divide l ({lcmp})")
     if lsel % d:
         fail("nsa.d", f"d ({d}) must divide lSel ({lsel})")
-    if l > lsel:
-        fail("nsa.lSel", f"lSel ({lsel}) must be >= l ({l})")
+    if lcmp > lsel:
+        fail("nsa.lSel", f"lSel ({lsel}) must be >= l ({lcmp})")
     forced = (1 if raw["forceInit"] else 0) + raw["forceLocal"]
     if raw["nSel"] < forced:
         fail("nsa.nSel", f"nSel ({raw['nSel']}) must be >= forceInit + forceLocal ({forced})")
@@ -126,19 +126,36 @@ def _check_nsa(raw: Any, c: Dict[str, Any], fail) -> NsaConfig:
             g.get("kind") == "freeze"
             and (
                 (isinstance(g.get("value"), (int, float)) and 0 <= g["value"] <= 1)
-                or (isinstance(g.get("value"), list) and len(g["value"]) == 3 and all(isinstance(v, (int, float)) and 0 <= v <= 1 for v in g["value"]))
+                or (
+                    isinstance(g.get("value"), list)
+                    and len(g["value"]) == 3
+                    and all(isinstance(v, (int, float)) and 0 <= v <= 1 for v in g["value"])
+                )
             )
         )
     )
     if not ok:
-        fail("nsa.gates", "must be {kind:'none'}, {kind:'force', branch:'cmp'|'sel'|'win'} or {kind:'freeze', value in [0,1] or [cmp, sel, win]}")
+        fail(
+            "nsa.gates",
+            "must be {kind:'none'}, {kind:'force', branch:'cmp'|'sel'|'win'} or {kind:'freeze', value in [0,1] or [cmp, sel, win]}",
+        )
     value = g.get("value")
     gates = GateAblation(kind=g["kind"], branch=g.get("branch"), value=tuple(value) if isinstance(value, list) else value)
-    return NsaConfig(l=l, d=d, lSel=lsel, nSel=raw["nSel"], w=raw["w"], phi=raw["phi"], forceInit=raw["forceInit"],
-                     forceLocal=raw["forceLocal"], sharedKV=raw["sharedKV"], gates=gates)
+    return NsaConfig(
+        l=lcmp,
+        d=d,
+        lSel=lsel,
+        nSel=raw["nSel"],
+        w=raw["w"],
+        phi=raw["phi"],
+        forceInit=raw["forceInit"],
+        forceLocal=raw["forceLocal"],
+        sharedKV=raw["sharedKV"],
+        gates=gates,
+    )
 
 
-def parse_model_config(c: Dict[str, Any], path: str = "config.json") -> ModelConfig:
+def parse_model_config(c: dict[str, Any], path: str = "config.json") -> ModelConfig:
     """Validates the model fields of a config.json object; raises ConfigError naming the field."""
 
     def fail(name: str, detail: str):
@@ -146,12 +163,23 @@ def parse_model_config(c: Dict[str, Any], path: str = "config.json") -> ModelCon
 
     if not isinstance(c, dict):
         fail("(root)", "is not a JSON object")
-    for k in ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim",
-              "v_head_dim", "intermediate_size", "max_position_embeddings"):
+    for k in (
+        "vocab_size",
+        "hidden_size",
+        "num_hidden_layers",
+        "num_attention_heads",
+        "num_key_value_heads",
+        "head_dim",
+        "v_head_dim",
+        "intermediate_size",
+        "max_position_embeddings",
+    ):
         if not _is_int(c.get(k)):
             fail(k, f"must be an integer >= 1 (got {c.get(k)!r})")
     if c["num_attention_heads"] % c["num_key_value_heads"]:
-        fail("num_key_value_heads", f"must divide num_attention_heads ({c['num_attention_heads']} heads, {c['num_key_value_heads']} groups)")
+        fail(
+            "num_key_value_heads", f"must divide num_attention_heads ({c['num_attention_heads']} heads, {c['num_key_value_heads']} groups)"
+        )
     if c["head_dim"] % 2:
         fail("head_dim", f"must be even for RoPE (got {c['head_dim']})")
     for k, lo, hi in (("rope_theta", 1, float("inf")), ("rms_norm_eps", 0, 1), ("initializer_range", 0, 1)):
@@ -162,19 +190,28 @@ def parse_model_config(c: Dict[str, Any], path: str = "config.json") -> ModelCon
         fail("attention", f"must be 'dense' or 'nsa' (got {c.get('attention')!r})")
     nsa = _check_nsa(c.get("nsa"), c, fail) if c["attention"] == "nsa" else None
     return ModelConfig(
-        vocab_size=c["vocab_size"], hidden_size=c["hidden_size"], num_hidden_layers=c["num_hidden_layers"],
-        num_attention_heads=c["num_attention_heads"], num_key_value_heads=c["num_key_value_heads"], head_dim=c["head_dim"],
-        v_head_dim=c["v_head_dim"], intermediate_size=c["intermediate_size"], max_position_embeddings=c["max_position_embeddings"],
-        rope_theta=float(c["rope_theta"]), rms_norm_eps=float(c["rms_norm_eps"]), attention=c["attention"],
-        initializer_range=float(c["initializer_range"]), nsa=nsa,
+        vocab_size=c["vocab_size"],
+        hidden_size=c["hidden_size"],
+        num_hidden_layers=c["num_hidden_layers"],
+        num_attention_heads=c["num_attention_heads"],
+        num_key_value_heads=c["num_key_value_heads"],
+        head_dim=c["head_dim"],
+        v_head_dim=c["v_head_dim"],
+        intermediate_size=c["intermediate_size"],
+        max_position_embeddings=c["max_position_embeddings"],
+        rope_theta=float(c["rope_theta"]),
+        rms_norm_eps=float(c["rms_norm_eps"]),
+        attention=c["attention"],
+        initializer_range=float(c["initializer_range"]),
+        nsa=nsa,
     )
 
 
-def read_config_json(directory: str) -> Dict[str, Any]:
+def read_config_json(directory: str) -> dict[str, Any]:
     """config.json of an exported directory, checked to be this format."""
     path = os.path.join(directory, "config.json")
     try:
-        with open(path, "r", encoding="utf-8") as f:
+        with open(path, encoding="utf-8") as f:
             raw = json.load(f)
     except OSError as e:
         raise ConfigError(path, "(file)", f"cannot be read ({e.strerror})") from None
@@ -189,7 +226,7 @@ def read_config_json(directory: str) -> Dict[str, Any]:
     return raw
 
 
-def required_sections(raw: Dict[str, Any], path: str, names: List[str]) -> None:
+def required_sections(raw: dict[str, Any], path: str, names: list[str]) -> None:
     for n in names:
         if not isinstance(raw.get(n), dict):
             raise ConfigError(path, n, "is missing or not an object")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Dict, Optional, Tuple
+from typing import Any
 
 import torch
 
@@ -37,14 +37,14 @@ class ExportFormatError(ValueError):
         self.field = field
 
 
-def read_config(directory: str) -> Tuple[Dict[str, Any], ModelConfig]:
+def read_config(directory: str) -> tuple[dict[str, Any], ModelConfig]:
     """config.json as read, and its validated model config."""
     raw = read_config_json(directory)
     path = os.path.join(directory, CONFIG_FILE)
     return raw, parse_model_config(raw, path)
 
 
-def _check_tensors(path: str, found: Dict[str, torch.Tensor], expected: Dict[str, torch.Tensor], prefix: str = "") -> None:
+def _check_tensors(path: str, found: dict[str, torch.Tensor], expected: dict[str, torch.Tensor], prefix: str = "") -> None:
     for name, t in expected.items():
         got = found.get(prefix + name)
         if got is None:
@@ -72,7 +72,7 @@ def load_model(directory: str, dtype: torch.dtype = torch.float32, device: str =
     return model.to(device=device, dtype=dtype)
 
 
-def load_optimizer(directory: str, model: torch.nn.Module, train: Dict[str, Any]) -> Tuple[torch.optim.AdamW, int]:
+def load_optimizer(directory: str, model: torch.nn.Module, train: dict[str, Any]) -> tuple[torch.optim.AdamW, int]:
     """AdamW over `model` (torch's own, with the exported moments) and the optimizer steps done."""
     path = os.path.join(directory, OPTIMIZER_FILE)
     if not os.path.exists(path):
@@ -92,8 +92,8 @@ def load_optimizer(directory: str, model: torch.nn.Module, train: Dict[str, Any]
     return opt, step
 
 
-def _moments(model: torch.nn.Module, opt: Optional[torch.optim.Optimizer]) -> Dict[str, torch.Tensor]:
-    out: Dict[str, torch.Tensor] = {}
+def _moments(model: torch.nn.Module, opt: torch.optim.Optimizer | None) -> dict[str, torch.Tensor]:
+    out: dict[str, torch.Tensor] = {}
     for kind in ("exp_avg", "exp_avg_sq"):
         for name, p in model.named_parameters():
             state = opt.state.get(p, {}) if opt is not None else {}
@@ -104,10 +104,10 @@ def _moments(model: torch.nn.Module, opt: Optional[torch.optim.Optimizer]) -> Di
 def save_directory(
     directory: str,
     model: NsaLlamaForCausalLM,
-    optimizer: Optional[torch.optim.Optimizer] = None,
+    optimizer: torch.optim.Optimizer | None = None,
     step: int = 0,
     batches_drawn: int = 0,
-    base_config: Optional[Dict[str, Any]] = None,
+    base_config: dict[str, Any] | None = None,
 ) -> None:
     """Writes config.json, model.safetensors and optimizer.safetensors (each atomically).
 
@@ -115,19 +115,29 @@ def save_directory(
     package does not interpret are kept, `state` is replaced and train.steps raised to `step` if lower.
     """
     os.makedirs(directory, exist_ok=True)
-    cfg: Dict[str, Any] = json.loads(json.dumps(base_config or {}))
+    cfg: dict[str, Any] = json.loads(json.dumps(base_config or {}))
     model_json = model.config.to_json()
     if model.config.nsa is None:
         model_json.pop("nsa")  # a dense model keeps the NSA settings it came with, if any
     cfg.update(model_json)
-    cfg.update({"format": "nsa-playground-export", "format_version": 1, "architectures": ["NsaLlamaForCausalLM"],
-                "model_type": "nsa_llama", "tie_word_embeddings": True, "hidden_act": "silu"})
+    cfg.update(
+        {
+            "format": "nsa-playground-export",
+            "format_version": 1,
+            "architectures": ["NsaLlamaForCausalLM"],
+            "model_type": "nsa_llama",
+            "tie_word_embeddings": True,
+            "hidden_act": "silu",
+        }
+    )
     if isinstance(cfg.get("train"), dict) and cfg["train"].get("steps", 0) < step:
         cfg["train"]["steps"] = step
     cfg["state"] = {"step": step, "batches_drawn": batches_drawn}
     named = {n: p.detach() for n, p in model.named_parameters()}
     write_safetensors(os.path.join(directory, MODEL_FILE), named, {"format": "nsa-playground-export"})
-    write_safetensors(os.path.join(directory, OPTIMIZER_FILE), _moments(model, optimizer), {"format": "nsa-playground-export", "step": str(step)})
+    write_safetensors(
+        os.path.join(directory, OPTIMIZER_FILE), _moments(model, optimizer), {"format": "nsa-playground-export", "step": str(step)}
+    )
     tmp = os.path.join(directory, f".{CONFIG_FILE}.tmp-{os.getpid()}")
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(cfg, f, indent=2)
@@ -135,11 +145,25 @@ def save_directory(
     os.replace(tmp, os.path.join(directory, CONFIG_FILE))
 
 
-def train_settings(raw: Dict[str, Any], directory: str) -> Dict[str, Any]:
+def train_settings(raw: dict[str, Any], directory: str) -> dict[str, Any]:
     """config.json's `train` section (the run's optimizer and schedule settings)."""
     path = os.path.join(directory, CONFIG_FILE)
     required_sections(raw, path, ["train"])
-    for k in ("lrMax", "lrMin", "warmupSteps", "steps", "warmupStartFraction", "weightDecay", "beta1", "beta2", "eps", "gradClip", "batchSize", "gradAccum", "seed"):
+    for k in (
+        "lrMax",
+        "lrMin",
+        "warmupSteps",
+        "steps",
+        "warmupStartFraction",
+        "weightDecay",
+        "beta1",
+        "beta2",
+        "eps",
+        "gradClip",
+        "batchSize",
+        "gradAccum",
+        "seed",
+    ):
         v = raw["train"].get(k)
         if not isinstance(v, (int, float)) or isinstance(v, bool):
             raise ConfigError(path, f"train.{k}", f"must be a number (got {v!r})")

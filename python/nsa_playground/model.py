@@ -10,7 +10,6 @@ Hugging Face Llama (model.layers.{i}.self_attn.q_proj, ...) with nn.Linear's [ou
 from __future__ import annotations
 
 import os
-from typing import Dict, List, Optional
 
 import torch
 import torch.nn.functional as F
@@ -52,7 +51,7 @@ class Attention(torch.nn.Module):
         self.q_proj = lin(C, H * c.head_dim)
         self.o_proj = lin(H * c.v_head_dim, C)
         nsa = c.nsa if c.attention == "nsa" else None
-        self.branches: List[str] = [] if nsa is None or nsa.sharedKV else ["cmp", "sel", "win"]
+        self.branches: list[str] = [] if nsa is None or nsa.sharedKV else ["cmp", "sel", "win"]
         if not self.branches:
             self.k_proj = lin(C, G * c.head_dim)
             self.v_proj = lin(C, G * c.v_head_dim)
@@ -65,9 +64,9 @@ class Attention(torch.nn.Module):
             if nsa.phi == "mlp":
                 self.compress_k = CompressionMlp(nsa.l, c.head_dim, 2 * c.head_dim)
                 self.compress_v = CompressionMlp(nsa.l, c.v_head_dim, 2 * c.v_head_dim)
-        self.last: Optional[Dict[str, torch.Tensor]] = None
+        self.last: dict[str, torch.Tensor] | None = None
 
-    def forward(self, x: torch.Tensor, keep: bool = False, selection: Optional[torch.Tensor] = None) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, keep: bool = False, selection: torch.Tensor | None = None) -> torch.Tensor:
         c = self.c
         B, T, _ = x.shape
         H, G = c.num_attention_heads, c.num_key_value_heads
@@ -121,7 +120,7 @@ class DecoderLayer(torch.nn.Module):
         self.post_attention_layernorm = RMSNorm(c.hidden_size, c.rms_norm_eps)
         self.mlp = Mlp(c)
 
-    def forward(self, x: torch.Tensor, keep: bool = False, selection: Optional[torch.Tensor] = None) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, keep: bool = False, selection: torch.Tensor | None = None) -> torch.Tensor:
         x = x + self.self_attn(self.input_layernorm(x), keep, selection)
         return x + self.mlp(self.post_attention_layernorm(x))
 
@@ -142,7 +141,7 @@ class NsaLlamaForCausalLM(torch.nn.Module):
         self.config = config
         self.model = Backbone(config)
 
-    def forward(self, tokens: torch.Tensor, keep: bool = False, selections: Optional[List[torch.Tensor]] = None) -> torch.Tensor:
+    def forward(self, tokens: torch.Tensor, keep: bool = False, selections: list[torch.Tensor] | None = None) -> torch.Tensor:
         """tokens int64 [B, T] → logits [B, T, V]. keep: each NSA layer keeps its selection, scores and
         gates in `self_attn.last`. selections: per layer, use these instead of computing them."""
         x = self.model.embed_tokens(tokens)
@@ -155,7 +154,7 @@ class NsaLlamaForCausalLM(torch.nn.Module):
         logits = self.forward(tokens, **kw)
         return F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=-1)
 
-    def selections(self) -> List[Optional[Dict[str, torch.Tensor]]]:
+    def selections(self) -> list[dict[str, torch.Tensor] | None]:
         """What each layer kept in the last forward(keep=True) (None for dense layers)."""
         return [layer.self_attn.last for layer in self.model.layers]
 
@@ -179,7 +178,7 @@ class NsaLlamaForCausalLM(torch.nn.Module):
                     p.copy_(torch.randn(p.shape, generator=g) * c.initializer_range)
 
     @classmethod
-    def from_pretrained(cls, directory: str, dtype: torch.dtype = torch.float32, device: str = "cpu") -> "NsaLlamaForCausalLM":
+    def from_pretrained(cls, directory: str, dtype: torch.dtype = torch.float32, device: str = "cpu") -> NsaLlamaForCausalLM:
         """The model an exported directory holds (config.json + model.safetensors)."""
         from .export_dir import load_model
 

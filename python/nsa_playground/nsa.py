@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Dict, Optional
 
 import torch
 import torch.nn.functional as F
@@ -51,12 +50,12 @@ def cmp_visible(T: int, c: NsaConfig, device) -> torch.Tensor:
 class CompressionMlp(torch.nn.Module):
     """φ = mlp for one of K or V: z = concat_i(X[k·d + i] + pos[i]); out = fc2(gelu_tanh(fc1(z)))."""
 
-    def __init__(self, l: int, D: int, hidden: int):
+    def __init__(self, block_len: int, D: int, hidden: int):
         super().__init__()
-        self.l = l
+        self.l = block_len
         self.D = D
-        self.pos_embed = torch.nn.Parameter(torch.zeros(l, D))
-        self.fc1 = torch.nn.Linear(l * D, hidden)
+        self.pos_embed = torch.nn.Parameter(torch.zeros(block_len, D))
+        self.fc1 = torch.nn.Linear(block_len * D, hidden)
         self.fc2 = torch.nn.Linear(hidden, D)
 
     def forward(self, blocks: torch.Tensor) -> torch.Tensor:
@@ -65,7 +64,7 @@ class CompressionMlp(torch.nn.Module):
         return self.fc2(F.gelu(self.fc1(z), approximate="tanh"))
 
 
-def compress(x: torch.Tensor, c: NsaConfig, mlp: Optional[CompressionMlp]) -> torch.Tensor:
+def compress(x: torch.Tensor, c: NsaConfig, mlp: CompressionMlp | None) -> torch.Tensor:
     """x [B, T, G, D] → [B, Ncmp, G, D] (φ avg: the block mean; φ mlp: the MLP over the block)."""
     n = num_cmp_blocks(x.shape[1], c)
     if n == 0:
@@ -181,13 +180,13 @@ def _group_mask_to_heads(mask: torch.Tensor, h: int) -> torch.Tensor:
 
 def nsa_attention(
     q: torch.Tensor,
-    kv: Dict[str, torch.Tensor],
+    kv: dict[str, torch.Tensor],
     gates: torch.Tensor,
     c: NsaConfig,
-    mlp_k: Optional[CompressionMlp] = None,
-    mlp_v: Optional[CompressionMlp] = None,
-    selection: Optional[torch.Tensor] = None,
-) -> Dict[str, torch.Tensor]:
+    mlp_k: CompressionMlp | None = None,
+    mlp_v: CompressionMlp | None = None,
+    selection: torch.Tensor | None = None,
+) -> dict[str, torch.Tensor]:
     """The gated NSA output and its intermediates.
 
     kv holds k_cmp, v_cmp, k_sel, v_sel, k_win, v_win (keys already rotated). Returns o [B, T, H, dv],

@@ -11,12 +11,12 @@ same update.
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, Iterable, List, Tuple
+from typing import Any, Iterable
 
 import torch
 
 
-def learning_rate(train: Dict[str, Any], step: int) -> float:
+def learning_rate(train: dict[str, Any], step: int) -> float:
     """Linear warmup from lrMax·warmupStartFraction, cosine to lrMin at train.steps, lrMin after."""
     lr_max, lr_min = float(train["lrMax"]), float(train["lrMin"])
     warmup, total, f = int(train["warmupSteps"]), int(train["steps"]), float(train["warmupStartFraction"])
@@ -33,13 +33,15 @@ def decays(name: str) -> bool:
     return name.endswith(".weight") and not name.endswith(("layernorm.weight", "model.norm.weight"))
 
 
-def make_adamw(named: Iterable[Tuple[str, torch.nn.Parameter]], train: Dict[str, Any]) -> torch.optim.AdamW:
+def make_adamw(named: Iterable[tuple[str, torch.nn.Parameter]], train: dict[str, Any]) -> torch.optim.AdamW:
     named = list(named)
-    groups: List[Dict[str, Any]] = [
+    groups: list[dict[str, Any]] = [
         {"params": [p for n, p in named if decays(n)], "weight_decay": float(train["weightDecay"])},
         {"params": [p for n, p in named if not decays(n)], "weight_decay": 0.0},
     ]
-    return torch.optim.AdamW(groups, lr=float(train["lrMax"]), betas=(float(train["beta1"]), float(train["beta2"])), eps=float(train["eps"]))
+    return torch.optim.AdamW(
+        groups, lr=float(train["lrMax"]), betas=(float(train["beta1"]), float(train["beta2"])), eps=float(train["eps"])
+    )
 
 
 def set_adam_state(opt: torch.optim.Optimizer, p: torch.nn.Parameter, m: torch.Tensor, v: torch.Tensor, step: int) -> None:
@@ -51,7 +53,7 @@ def set_adam_state(opt: torch.optim.Optimizer, p: torch.nn.Parameter, m: torch.T
     }
 
 
-def optimizer_step(model: torch.nn.Module, opt: torch.optim.Optimizer, train: Dict[str, Any], step: int) -> Dict[str, float]:
+def optimizer_step(model: torch.nn.Module, opt: torch.optim.Optimizer, train: dict[str, Any], step: int) -> dict[str, float]:
     """Clip (train.gradClip > 0), set the step's learning rate, update. Returns lr and the gradient norm."""
     lr = learning_rate(train, step)
     params = list(model.parameters())

@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from typing import Any, Dict, List
+from typing import Any
 
 import torch
 
@@ -26,7 +26,7 @@ from .optim import optimizer_step
 from .safetensors_io import write_safetensors
 
 
-def step_loss(model, micro: List[Dict[str, Any]], keep: bool) -> torch.Tensor:
+def step_loss(model, micro: list[dict[str, Any]], keep: bool) -> torch.Tensor:
     total = None
     scored = 0
     for m in micro:
@@ -52,11 +52,11 @@ def main() -> None:
     train = train_settings(raw, a.dir)
     model = load_model(a.dir, dtype=dtype)
     opt, step = load_optimizer(a.dir, model, train)
-    with open(a.batches, "r", encoding="utf-8") as f:
+    with open(a.batches, encoding="utf-8") as f:
         steps = json.load(f)["steps"]
-    losses: List[float] = []
-    lrs: List[float] = []
-    tensors: Dict[str, torch.Tensor] = {}
+    losses: list[float] = []
+    lrs: list[float] = []
+    tensors: dict[str, torch.Tensor] = {}
     for i, s in enumerate(steps):
         opt.zero_grad(set_to_none=True)
         first = s["micro"][0]

@@ -13,7 +13,7 @@ import json
 import os
 import struct
 import sys
-from typing import Dict, Mapping, Optional, Tuple
+from typing import Mapping
 
 import torch
 
@@ -42,12 +42,12 @@ def _has_package() -> bool:
     return True
 
 
-def read_safetensors(path: str) -> Tuple[Dict[str, torch.Tensor], Dict[str, str]]:
+def read_safetensors(path: str) -> tuple[dict[str, torch.Tensor], dict[str, str]]:
     """The tensors (in file order) and the string metadata of a safetensors file."""
     if _has_package():
         from safetensors import safe_open
 
-        tensors: Dict[str, torch.Tensor] = {}
+        tensors: dict[str, torch.Tensor] = {}
         with safe_open(path, framework="pt") as f:
             metadata = dict(f.metadata() or {})
             for name in f.keys():
@@ -56,7 +56,7 @@ def read_safetensors(path: str) -> Tuple[Dict[str, torch.Tensor], Dict[str, str]
     return _read_own(path)
 
 
-def _read_own(path: str) -> Tuple[Dict[str, torch.Tensor], Dict[str, str]]:
+def _read_own(path: str) -> tuple[dict[str, torch.Tensor], dict[str, str]]:
     with open(path, "rb") as f:
         raw = f.read()
     if len(raw) < 8:
@@ -98,7 +98,7 @@ def _read_own(path: str) -> Tuple[Dict[str, torch.Tensor], Dict[str, str]]:
         entries.append((begin, end, name, dtype, shape))
     entries.sort()
     pos = 0
-    tensors: Dict[str, torch.Tensor] = {}
+    tensors: dict[str, torch.Tensor] = {}
     for begin, end, name, dtype, shape in entries:
         if begin != pos:
             raise SafetensorsFormatError(path, name, f"data_offsets [{begin}, {end}] do not follow the previous tensor (ends at {pos})")
@@ -113,7 +113,7 @@ def _read_own(path: str) -> Tuple[Dict[str, torch.Tensor], Dict[str, str]]:
     return tensors, {str(k): v for k, v in metadata.items()}
 
 
-def write_safetensors(path: str, tensors: Mapping[str, torch.Tensor], metadata: Optional[Mapping[str, str]] = None) -> None:
+def write_safetensors(path: str, tensors: Mapping[str, torch.Tensor], metadata: Mapping[str, str] | None = None) -> None:
     """Writes float32 tensors (in the mapping's order) and string metadata, atomically (temp file, rename)."""
     meta = {str(k): str(v) for k, v in (metadata or {}).items()}
     cpu = {name: t.detach().to("cpu", torch.float32).contiguous() for name, t in tensors.items()}

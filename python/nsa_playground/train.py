@@ -23,7 +23,7 @@ import json
 import os
 import sys
 import time
-from typing import Any, Dict
+from typing import Any
 
 import torch
 import torch.distributed as dist
@@ -32,7 +32,7 @@ from .export_dir import load_model, load_optimizer, read_config, save_directory,
 from .optim import optimizer_step
 
 
-def load_tokens(path: str, raw: Dict[str, Any], vocab: int) -> torch.Tensor:
+def load_tokens(path: str, raw: dict[str, Any], vocab: int) -> torch.Tensor:
     with open(path, "rb") as f:
         data = f.read()
     if path.endswith(".i32"):
@@ -42,7 +42,10 @@ def load_tokens(path: str, raw: Dict[str, Any], vocab: int) -> torch.Tensor:
     else:
         tokenizer = raw.get("tokenizer")
         if tokenizer != "byte":
-            raise SystemExit(f"--data {path}: a text file needs config.json's tokenizer to be 'byte' (it is {tokenizer!r}); pass token ids as a .i32 file")
+            raise SystemExit(
+                f"--data {path}: a text file needs config.json's tokenizer to be 'byte' (it is {tokenizer!r}); "
+                "pass token ids as a .i32 file"
+            )
         tokens = torch.frombuffer(bytearray(data), dtype=torch.uint8).to(torch.int64)
     if tokens.numel() == 0 or int(tokens.max()) >= vocab:
         raise SystemExit(f"--data {path}: token ids must lie in [0, vocab_size = {vocab}) and the file must not be empty")
@@ -138,11 +141,27 @@ def main(argv=None) -> int:
             dist.all_reduce(mean)
             mean /= world
         if rank == 0:
-            print(json.dumps({"step": step, "loss": float(mean), "lr": stats["lr"], "grad_norm": stats["grad_norm"], "elapsed_s": round(time.time() - t0, 3)}), flush=True)
+            print(
+                json.dumps(
+                    {
+                        "step": step,
+                        "loss": float(mean),
+                        "lr": stats["lr"],
+                        "grad_norm": stats["grad_norm"],
+                        "elapsed_s": round(time.time() - t0, 3),
+                    }
+                ),
+                flush=True,
+            )
         if a.checkpoint_every > 0 and (i + 1) % a.checkpoint_every == 0 and i + 1 < a.steps:
             save(step + 1)
     save(step0 + a.steps)
-    print(json.dumps({"rank": rank, "world_size": world, "backend": backend if distributed else None, "param_sha256": parameter_digest(model)}), flush=True)
+    print(
+        json.dumps(
+            {"rank": rank, "world_size": world, "backend": backend if distributed else None, "param_sha256": parameter_digest(model)}
+        ),
+        flush=True,
+    )
     if distributed:
         dist.barrier()
         dist.destroy_process_group()

@@ -16,6 +16,7 @@ written for parity, not speed) as mode 'nsa_playground'; it gets at most --slow-
 Without CUDA it writes {"skipped": reason} and exits 0, unless --allow-cpu (used to test this
 script on a machine without a GPU, at small sizes).
 """
+
 import argparse
 import json
 import math
@@ -28,9 +29,18 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 # Our model config's fields and their config.json names (src/train/export/config-json.ts).
 HF_NAMES = {
-    "vocabSize": "vocab_size", "dim": "hidden_size", "nLayers": "num_hidden_layers", "nHeads": "num_attention_heads",
-    "nKvGroups": "num_key_value_heads", "dk": "head_dim", "dv": "v_head_dim", "ffnHidden": "intermediate_size",
-    "seqLen": "max_position_embeddings", "ropeTheta": "rope_theta", "normEps": "rms_norm_eps", "attention": "attention",
+    "vocabSize": "vocab_size",
+    "dim": "hidden_size",
+    "nLayers": "num_hidden_layers",
+    "nHeads": "num_attention_heads",
+    "nKvGroups": "num_key_value_heads",
+    "dk": "head_dim",
+    "dv": "v_head_dim",
+    "ffnHidden": "intermediate_size",
+    "seqLen": "max_position_embeddings",
+    "ropeTheta": "rope_theta",
+    "normEps": "rms_norm_eps",
+    "attention": "attention",
     "initStd": "initializer_range",
 }
 
@@ -41,8 +51,12 @@ def parse_args():
     p.add_argument("--out", required=True, help="where to write the JSON results")
     p.add_argument("--steps", type=int, default=10, help="timed steps per model and mode (default 10)")
     p.add_argument("--allow-cpu", action="store_true", help="run on the CPU when CUDA is absent (tests only)")
-    p.add_argument("--slow-budget", type=float, default=120.0,
-                   help="seconds one step of the nsa_playground model may take before it is not timed (default 120)")
+    p.add_argument(
+        "--slow-budget",
+        type=float,
+        default=120.0,
+        help="seconds one step of the nsa_playground model may take before it is not timed (default 120)",
+    )
     return p.parse_args()
 
 
@@ -62,7 +76,7 @@ def preset_lines(path):
             try:
                 obj = json.loads(raw)
             except json.JSONDecodeError as e:
-                raise SystemExit(f"{path}:{n}: not JSON ({e})")
+                raise SystemExit(f"{path}:{n}: not JSON ({e})") from e
             if obj.get("kind") == "preset":
                 for field in ("model", "batch_size", "grad_accum", "tokens_per_s"):
                     if field not in obj:
@@ -243,8 +257,13 @@ def main():
     print(f"torch_bench: {json.dumps(env)}", file=sys.stderr)
     results = []
     for line in preset_lines(args.bench):
-        base = {"preset": line["preset"], "attention": line["attention"], "batch_size": line["batch_size"],
-                "seq_len": line["model"]["seqLen"], "ours_tokens_per_s": line["tokens_per_s"]}
+        base = {
+            "preset": line["preset"],
+            "attention": line["attention"],
+            "batch_size": line["batch_size"],
+            "seq_len": line["model"]["seqLen"],
+            "ours_tokens_per_s": line["tokens_per_s"],
+        }
         modes = ("eager", "sdpa", "nsa_playground") if line["attention"] == "dense" else ("nsa_playground",)
         for mode in modes:
             if mode == "sdpa" and not hasattr(torch.nn.functional, "scaled_dot_product_attention"):
