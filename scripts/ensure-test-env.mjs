@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // First step of `npm test`: makes sure the machine can run the suite, or says exactly what is
 // missing. Needs: Debian's chromium (the e2e browser, and the SwiftShader Vulkan driver plus
-// libvulkan.so.1 that Dawn uses in Node) and public/data/brown.txt (the page's corpus).
+// libvulkan.so.1 that Dawn uses in Node), public/data/brown.txt (the page's corpus), python3 with
+// torch, and ruff (the Python linter and formatter, `npm run lint:python`) in .venv-lint/.
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -12,6 +13,9 @@ const CHROMIUM = process.env.NSA_CHROMIUM ?? '/usr/bin/chromium';
 const CHROMIUM_LIB = '/usr/lib/chromium';
 const VULKAN_FILES = ['libvulkan.so.1', 'vk_swiftshader_icd.json'];
 const BROWN = resolve(root, 'public/data/brown.txt');
+const LINT_VENV = resolve(root, '.venv-lint');
+const RUFF = resolve(LINT_VENV, 'bin/ruff');
+const PYPROJECT = resolve(root, 'python/pyproject.toml');
 
 function fail(lines) {
   console.error(['[ensure-test-env] cannot run the tests:', ...lines.map((l) => `  ${l}`)].join('\n'));
@@ -83,8 +87,50 @@ function ensurePythonTorch() {
   if (!hasTorch('/usr/bin/python3')) fail(['apt-get installed python3-torch but /usr/bin/python3 still cannot import torch.']);
 }
 
+/** The ruff version python/pyproject.toml pins (`required-version = "==X"`: ruff refuses to run as another). */
+function pinnedRuff() {
+  const m = /^required-version\s*=\s*"==([^"]+)"/m.exec(readFileSync(PYPROJECT, 'utf8'));
+  if (!m) fail([`${PYPROJECT} pins no ruff version ([tool.ruff] required-version = "==X"), which ${LINT_VENV} must hold.`]);
+  return m[1];
+}
+
+function ruffVersion() {
+  const r = spawnSync(RUFF, ['--version'], { encoding: 'utf8' });
+  return r.status === 0 ? r.stdout.trim().replace(/^ruff /, '') : null;
+}
+
+// npm run lint:python runs ruff (lint and format check of python/ and scripts/) from a virtual
+// environment of its own, .venv-lint/ (gitignored), made here with python3's venv and pip.
+function ensureRuff() {
+  const version = pinnedRuff();
+  if (ruffVersion() === version) return;
+  const pip = resolve(LINT_VENV, 'bin/pip');
+  if (!existsSync(pip)) {
+    console.log(`[ensure-test-env] $ python3 -m venv ${LINT_VENV}`);
+    let r = spawnSync('python3', ['-m', 'venv', LINT_VENV], { encoding: 'utf8' });
+    if (r.error) fail([`python3 could not start (${r.error.message}): the Python linter (ruff) is installed into a venv by python3.`]);
+    if (r.status !== 0 && /ensurepip/.test(`${r.stdout}${r.stderr}`)) {
+      // Debian's python3 makes venvs with pip only with its python3-venv package.
+      rmSync(LINT_VENV, { recursive: true, force: true });
+      const why = [`python3 -m venv cannot make ${LINT_VENV} (no ensurepip): the Python linter (ruff) is installed there.`];
+      aptInstall('python3-venv', why, { withoutApt: 'Install the venv module (ensurepip) for python3.' });
+      console.log(`[ensure-test-env] $ python3 -m venv ${LINT_VENV}`);
+      r = spawnSync('python3', ['-m', 'venv', LINT_VENV], { encoding: 'utf8' });
+    }
+    if (r.status !== 0 || !existsSync(pip)) {
+      rmSync(LINT_VENV, { recursive: true, force: true });
+      fail([`python3 -m venv ${LINT_VENV} failed (exit ${r.status ?? r.signal}):`, ...`${r.stdout}${r.stderr}`.trim().split('\n')]);
+    }
+  }
+  run(pip, ['install', '--disable-pip-version-check', `ruff==${version}`]);
+  const got = ruffVersion();
+  if (got !== version)
+    fail([`pip installed ruff ${version} into ${LINT_VENV}, but ${RUFF} reports ${got ?? 'nothing (it does not run)'}.`]);
+}
+
 ensureChromium();
 checkVulkan();
 ensureBrown();
 ensurePythonTorch();
-console.log(`[ensure-test-env] ok: ${CHROMIUM}, ${CHROMIUM_LIB} Vulkan files, ${BROWN}`);
+ensureRuff();
+console.log(`[ensure-test-env] ok: ${CHROMIUM}, ${CHROMIUM_LIB} Vulkan files, ${BROWN}, python3 with torch, ruff in ${LINT_VENV}`);
