@@ -10,13 +10,15 @@ import type { ModelConfig } from '../spec/model-config';
 import { validateModelConfig } from '../spec/model-config';
 import type { RunConfig } from '../train/config';
 import { cpuTokenDecoder, generate, type GenerateResult, type TokenDecoder } from '../train/generate';
-import { loadCheckpoint } from '../train/run-files';
+import { CHECKPOINT_FILE, LEGACY_WEIGHTS_FILES, readRunWeights, type RunWeights, RunWeightsNotFoundError } from '../train/run-files';
 import { createTokenizer, type Tokenizer } from '../train/tokenizer';
 import { type ArgSpec, intFlag, numFlag, parseArgs } from './args';
+import { isUserError } from './main';
 import { asUsage, UsageError } from './usage';
 
 export const GENERATE_USAGE = `usage: npm run generate -- --run <run> --prompt "text" [options]
-  --run NAME          run folder under --runs-dir (written by npm run train)
+  --run NAME          run folder under --runs-dir (npm run train's; its checkpoint.safetensors is read,
+                      so a run stopped mid-way generates from its last checkpoint)
   --prompt TEXT       text to continue (tokenized with the run's tokenizer)
   --tokens N          most tokens to generate (default 100; stops earlier at the context length)
   --temperature X     0 = greedy argmax (default 0.8)
@@ -49,17 +51,27 @@ function need<T>(v: T | undefined, what: string): T {
   return v;
 }
 
-function loadRun(runsDir: string, run: string): { config: RunConfig; values: Map<string, Float32Array>; dir: string } {
+function loadRun(runsDir: string, run: string): RunWeights & { dir: string } {
   const dir = join(runsDir, run);
   if (!existsSync(dir)) throw new UsageError(`run '${run}' not found: no folder ${dir} (train one with npm run train -- --run ${run})`);
-  const missing = ['config.json', 'weights.json', 'weights.bin'].filter((f) => !existsSync(join(dir, f)));
-  if (missing.length)
-    throw new UsageError(`run '${run}' has no checkpoint in ${dir} (missing ${missing.join(', ')}); training writes one when it finishes`);
-  const { config, values } = loadCheckpoint(dir);
-  const errs = validateModelConfig(config.model);
-  if (errs.length) throw new UsageError(`run '${run}': invalid model config in ${dir}/config.json:\n${formatConfigIssues(errs)}`);
-  return { config, values, dir };
+  let weights: RunWeights;
+  try {
+    weights = readRunWeights(dir);
+  } catch (e) {
+    if (!(e instanceof RunWeightsNotFoundError)) throw e;
+    throw new UsageError(
+      `run '${run}' has no checkpoint in ${dir} (no ${CHECKPOINT_FILE}, nor the older ${LEGACY_WEIGHTS_FILES.join(' + ')}); ` +
+        `training writes ${CHECKPOINT_FILE} every --checkpoint-every steps, when stopped and when it finishes`,
+    );
+  }
+  const errs = validateModelConfig(weights.config.model);
+  if (errs.length)
+    throw new UsageError(`run '${run}': invalid model config in ${join(dir, configFileOf(weights))}:\n${formatConfigIssues(errs)}`);
+  return { ...weights, dir };
 }
+
+/** The file a run's config came from: the checkpoint's metadata, or an older folder's config.json. */
+const configFileOf = (w: RunWeights): string => (w.source === CHECKPOINT_FILE ? CHECKPOINT_FILE : 'config.json');
 
 const show = (tok: Tokenizer, id: number): string => JSON.stringify(tok.decode([id]));
 
@@ -133,7 +145,7 @@ export async function runGenerateCli(argv: readonly string[], io: CliIo, gpuDeco
     if (opts.temperature < 0) throw new UsageError(`--temperature must be ≥ 0 (got ${opts.temperature})`);
     if (opts.topK < 0) throw new UsageError(`--top-k must be ≥ 0 (got ${opts.topK})`);
     if (!(opts.topP > 0 && opts.topP <= 1)) throw new UsageError(`--top-p must be in (0, 1] (got ${opts.topP})`);
-    const { config, values, dir } = loadRun(args.flags.get('runs-dir') ?? 'runs', run);
+    const { config, values, dir, source, stepsDone } = loadRun(args.flags.get('runs-dir') ?? 'runs', run);
     const m = config.model;
     const tok = createTokenizer(config.data.tokenizer);
     const ids = tok.encode(prompt);
@@ -152,7 +164,7 @@ export async function runGenerateCli(argv: readonly string[], io: CliIo, gpuDeco
       ({ decoder, release } = await gpuDecoder(m, values));
     }
     io.out(
-      `[run] ${dir}: ${m.attention} attention, ${m.nLayers} layers, dim ${m.dim}, context ${m.seqLen}, ${tok.name} tokenizer; ` +
+      `[run] ${dir} (${source}${stepsDone === null ? '' : `, step ${stepsDone}`}): ${m.attention} attention, ${m.nLayers} layers, dim ${m.dim}, context ${m.seqLen}, ${tok.name} tokenizer; ` +
         `temperature ${opts.temperature}, top-k ${opts.topK}, top-p ${opts.topP}, seed ${opts.seed}; ${decoder.name} with KV caches`,
     );
     const t0 = performance.now();
@@ -173,6 +185,6 @@ export async function runGenerateCli(argv: readonly string[], io: CliIo, gpuDeco
     return printReads(io, config, tok, res) ? 0 : 1;
   } catch (e) {
     io.err(e instanceof Error ? e.message : String(e));
-    return e instanceof UsageError ? 2 : 1;
+    return isUserError(e) ? 2 : 1;
   }
 }

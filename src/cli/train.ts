@@ -1,17 +1,18 @@
 // npm run train -- --preset tiny --data brown --steps 300
 // npm run train -- --resume runs/<run>
 // Trains in Node on Dawn; writes runs/<run>/{heartbeat.jsonl,metrics.csv,checkpoint.safetensors,
-// config.json,summary.json,weights.*}. The checkpoint (parameters, AdamW moments, step, data
-// cursor, config, metrics) is written atomically every --checkpoint-every steps, on SIGINT/SIGTERM,
-// on a non-finite stop (the weights are intact then) and at the end; --resume continues a run from
-// it, bit for bit as if it had never stopped. A stall exits; the last checkpoint stands.
+// config.json,summary.json}. The checkpoint (parameters, AdamW moments, step, data cursor, config,
+// metrics) is written atomically every --checkpoint-every steps, on SIGINT/SIGTERM, on a
+// non-finite stop (the weights are intact then) and at the end, where it holds the final weights:
+// it is the one weight format generate, export, compare and --resume read. --resume continues a run
+// from it, bit for bit as if it had never stopped. A stall exits; the last checkpoint stands.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { describeAdapter } from '../gpu/context';
 import { acquireNodeGpu } from '../gpu/node-device';
 import { formatConfigIssues } from '../spec/config-issue';
-import { countParams, paramSpecs } from '../spec/params';
+import { countParams } from '../spec/params';
 import { decodeCheckpoint, type TrainingCheckpoint } from '../train/checkpoint/checkpoint';
 import { type RunConfig, validateRunConfig } from '../train/config';
 import type { Dataset } from '../train/datasets';
@@ -19,7 +20,7 @@ import { DivergenceError } from '../train/divergence';
 import { trainingLoop } from '../train/loop';
 import { csvRows } from '../train/metrics-csv';
 import { checkEvalSupply, checkRunResources } from '../train/resources';
-import { type AtomicWriteHooks, CHECKPOINT_FILE, RUN_SOURCE_FILE, RunFolder, saveCheckpoint } from '../train/run-files';
+import { type AtomicWriteHooks, CHECKPOINT_FILE, RUN_SOURCE_FILE, RunFolder } from '../train/run-files';
 import { taskChance } from '../train/task-chance';
 import { evaluateRun } from '../train/task-eval';
 import { NonFiniteError, Trainer } from '../train/trainer';
@@ -267,7 +268,8 @@ async function main(): Promise<number> {
   if (hasVal && t.evalBatches > 0) await evaluate();
   await checkpoint('final');
   const seconds = (performance.now() - t0) / 1000;
-  saveCheckpoint(folder.dir, config, paramSpecs(config.model), await trainer.readParams(), { stepsDone: trainer.stepsDone });
+  // The run's config as JSON (the page imports it); the final weights are in the checkpoint.
+  folder.writeJson('config.json', { ...config, stepsDone: trainer.stepsDone });
   const last = metrics.at(-1);
   const summary = {
     run: folder.dir.split('/').pop(),

@@ -1,6 +1,7 @@
 // Node only: the run folder — heartbeat.jsonl, metrics.csv, checkpoint.safetensors (written
-// atomically every K steps, on a signal, on a non-finite stop and at the end), config.json,
-// summary.json and the final weights.
+// atomically every K steps, on a signal, on a non-finite stop and at the end: the one weight format
+// every command reads), config.json and summary.json; and the reading of a folder's weights
+// (readRunWeights), older folders' weights.json + weights.bin included.
 import {
   appendFileSync,
   closeSync,
@@ -15,6 +16,7 @@ import {
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 
+import { CheckpointFormatError, decodeCheckpoint } from './checkpoint/checkpoint';
 import type { RunConfig } from './config';
 import type { EvalMetrics, Heartbeat, StepMetrics } from './types';
 
@@ -100,43 +102,98 @@ export class RunFolder {
   }
 }
 
-export interface WeightsManifest {
+/** A run folder's weights, wherever they were read from. */
+export interface RunWeights {
+  config: RunConfig;
+  /** Parameters keyed by src/spec/params.ts names. */
+  values: Map<string, Float32Array>;
+  /** Steps trained (checkpoint state; an older folder's config.json stepsDone), null when unknown. */
+  stepsDone: number | null;
+  /** What was read, for messages: 'checkpoint.safetensors', or the older 'weights.json + weights.bin'. */
+  source: string;
+}
+
+/** The final weights runs wrote before checkpoint.safetensors became the one weight format (read only). */
+export const LEGACY_WEIGHTS_FILES = ['config.json', 'weights.json', 'weights.bin'] as const;
+
+/** A run folder holding neither checkpoint.safetensors nor the older weights.json + weights.bin. */
+export class RunWeightsNotFoundError extends Error {
+  override readonly name = 'RunWeightsNotFoundError';
+  constructor(
+    readonly dir: string,
+    /** The files looked for that are missing. */
+    readonly missing: string[],
+  ) {
+    super(`${dir} has no ${CHECKPOINT_FILE} (nor the older ${LEGACY_WEIGHTS_FILES.join(' + ')}): missing ${missing.join(', ')}`);
+  }
+}
+
+/** weights.json of the older final-weights format: tensors in weights.bin by float offset. */
+interface LegacyWeightsManifest {
   format: 'nsa-playground-weights-v1';
   dtype: 'float32';
   tensors: Array<{ name: string; shape: number[]; offset: number; length: number }>;
 }
 
-/** Writes config.json, weights.json (manifest) and weights.bin (little-endian f32, manifest order). */
-export function saveCheckpoint(
-  dir: string,
-  config: RunConfig,
-  shapes: ReadonlyArray<{ name: string; shape: number[] }>,
-  values: ReadonlyMap<string, Float32Array>,
-  extra: Record<string, unknown> = {},
-): void {
-  mkdirSync(dir, { recursive: true });
-  const manifest: WeightsManifest = { format: 'nsa-playground-weights-v1', dtype: 'float32', tensors: [] };
-  let offset = 0;
-  for (const s of shapes) {
-    const v = values.get(s.name);
-    if (!v) throw new Error(`checkpoint: missing tensor ${s.name}`);
-    manifest.tensors.push({ name: s.name, shape: s.shape, offset, length: v.length });
-    offset += v.length;
+/**
+ * The weights of a run folder: its checkpoint.safetensors (what training writes every
+ * --checkpoint-every steps, on a stop and at the end, so a run stopped mid-way has it), else the
+ * older config.json + weights.json + weights.bin that runs wrote at the end before. Errors name the
+ * file at fault (CheckpointFormatError for a bad checkpoint); RunWeightsNotFoundError when the
+ * folder has neither.
+ */
+export function readRunWeights(dir: string): RunWeights {
+  const file = join(dir, CHECKPOINT_FILE);
+  if (existsSync(file)) {
+    const c = decodeCheckpoint(readFileSync(file), { file });
+    return { config: c.config, values: c.params, stepsDone: c.state.stepsDone, source: CHECKPOINT_FILE };
   }
-  const all = new Float32Array(offset);
-  for (const t of manifest.tensors) all.set(values.get(t.name)!, t.offset);
-  writeFileAtomic(join(dir, 'weights.bin'), new Uint8Array(all.buffer));
-  writeFileAtomic(join(dir, 'weights.json'), JSON.stringify(manifest, null, 2) + '\n');
-  writeFileAtomic(join(dir, 'config.json'), JSON.stringify({ ...config, ...extra }, null, 2) + '\n');
+  const missing = LEGACY_WEIGHTS_FILES.filter((f) => !existsSync(join(dir, f)));
+  if (missing.length) throw new RunWeightsNotFoundError(dir, [CHECKPOINT_FILE, ...missing]);
+  return readLegacyWeights(dir);
 }
 
-export function loadCheckpoint(dir: string): { config: RunConfig; values: Map<string, Float32Array> } {
-  const config = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as RunConfig;
-  const manifest = JSON.parse(readFileSync(join(dir, 'weights.json'), 'utf8')) as WeightsManifest;
-  if (manifest.format !== 'nsa-playground-weights-v1') throw new Error(`${dir}/weights.json: unknown format ${manifest.format}`);
-  const bin = readFileSync(join(dir, 'weights.bin'));
+/** An older folder's weights; CheckpointFormatError names the file and the field at fault. */
+function readLegacyWeights(dir: string): RunWeights {
+  const json = (name: string): Record<string, unknown> => {
+    const path = join(dir, name);
+    let raw: unknown;
+    try {
+      raw = JSON.parse(readFileSync(path, 'utf8'));
+    } catch (e) {
+      throw new CheckpointFormatError(path, '(file)', `is not valid JSON (${(e as Error).message})`);
+    }
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+      throw new CheckpointFormatError(path, '(file)', 'is not a JSON object');
+    return raw as Record<string, unknown>;
+  };
+  const config = json('config.json') as unknown as RunConfig & { stepsDone?: unknown };
+  const manifestPath = join(dir, 'weights.json');
+  const manifest = json('weights.json') as Partial<LegacyWeightsManifest>;
+  if (manifest.format !== 'nsa-playground-weights-v1')
+    throw new CheckpointFormatError(manifestPath, 'format', `is ${JSON.stringify(manifest.format)}, not 'nsa-playground-weights-v1'`);
+  if (!Array.isArray(manifest.tensors)) throw new CheckpointFormatError(manifestPath, 'tensors', 'is not a list');
+  const binPath = join(dir, 'weights.bin');
+  const bin = readFileSync(binPath);
+  if (bin.byteLength % 4 !== 0)
+    throw new CheckpointFormatError(binPath, '(file)', `${bin.byteLength} bytes is not a whole number of float32 values`);
   const all = new Float32Array(bin.buffer.slice(bin.byteOffset, bin.byteOffset + bin.byteLength));
   const values = new Map<string, Float32Array>();
-  for (const t of manifest.tensors) values.set(t.name, all.slice(t.offset, t.offset + t.length));
-  return { config, values };
+  for (const t of manifest.tensors) {
+    const { offset, length } = t;
+    if (!(Number.isSafeInteger(offset) && Number.isSafeInteger(length) && offset >= 0 && length >= 0 && offset + length <= all.length))
+      throw new CheckpointFormatError(
+        binPath,
+        t.name,
+        `values [${offset}, ${offset + length}) of weights.json lie outside its ${all.length} values`,
+      );
+    values.set(t.name, all.slice(offset, offset + length));
+  }
+  const steps = config.stepsDone;
+  return {
+    config,
+    values,
+    stepsDone: typeof steps === 'number' && Number.isSafeInteger(steps) ? steps : null,
+    source: 'weights.json + weights.bin',
+  };
 }

@@ -337,7 +337,7 @@ export class PlaygroundRun {
     return bytes;
   }
 
-  /** The CLI's run files: heartbeat.jsonl, metrics.csv, and config.json as saveCheckpoint writes it. */
+  /** The CLI's run files: heartbeat.jsonl, metrics.csv, and config.json as npm run train writes it (the run config plus stepsDone). */
   exportFiles(): ExportFiles {
     const configJson = JSON.stringify({ ...this.req.config, stepsDone: this.stepsDone }, null, 2) + '\n';
     return { heartbeatsJsonl: this.log.heartbeatsJsonl(), metricsCsv: this.log.metricsCsv(), configJson };

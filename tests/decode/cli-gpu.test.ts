@@ -1,6 +1,7 @@
 // npm run generate on the GPU decoder (the default; tests/decode/cli.test.ts runs --cpu): for a
-// dense and an NSA checkpoint, greedy generation gives the same text as the float64 CPU decoder,
-// and every per-token read count the kernels report equals the formula.
+// dense and an NSA run folder holding only checkpoint.safetensors, greedy generation gives the same
+// text as the float64 CPU decoder, and every per-token read count the kernels report equals the
+// formula.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +14,7 @@ import { initParams } from '../../src/model/init';
 import type { ModelConfig } from '../../src/spec/model-config';
 import { paramSpecs } from '../../src/spec/params';
 import { preset } from '../../src/train/presets';
-import { saveCheckpoint } from '../../src/train/run-files';
+import { writeCheckpointRun } from '../helpers/run-folder';
 import { nsaModel } from './helpers';
 
 const root = mkdtempSync(join(tmpdir(), 'nsa-generate-gpu-'));
@@ -25,7 +26,7 @@ for (const [name, model] of [
   ['dense', dense],
   ['nsa', nsa],
 ] as const) {
-  saveCheckpoint(join(root, name), { ...preset('tiny'), model }, paramSpecs(model), initParams(paramSpecs(model), 5), { stepsDone: 0 });
+  writeCheckpointRun(join(root, name), { ...preset('tiny'), model }, initParams(paramSpecs(model), 5), 3);
 }
 
 async function cli(...argv: string[]) {

@@ -1,9 +1,12 @@
-// The generate command end to end through a checkpoint written with saveCheckpoint to a temp dir
-// (CPU only: --cpu, the float64 decoder; the GPU decoder's run is tests/decode/cli-gpu.test.ts): output = prompt + the text generate() gives for the same options, the NSA reads table
-// and summary, and a clear message with exit code 2 for each user error. One run goes through the
-// real entry point (npm script target) in a child process.
+// The generate command end to end through run folders in a temp dir that hold only
+// checkpoint.safetensors, as a run stopped mid-way leaves them (CPU only: --cpu, the float64
+// decoder; the GPU decoder's run is tests/decode/cli-gpu.test.ts): output = prompt + the text
+// generate() gives for the same options, the NSA reads table and summary, and a clear message with
+// exit code 2 for each user error. A folder of the older format (config.json, weights.json,
+// weights.bin) still generates the same text. One run goes through the real entry point (npm script
+// target) in a child process.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -16,17 +19,16 @@ import { paramSpecs } from '../../src/spec/params';
 import { createByteTokenizer } from '../../src/train/byte-tokenizer';
 import { cpuTokenDecoder, generate } from '../../src/train/generate';
 import { preset } from '../../src/train/presets';
-import { saveCheckpoint } from '../../src/train/run-files';
+import { writeCheckpointRun, writeLegacyRun } from '../helpers/run-folder';
 import { nsaModel } from './helpers';
 
 const root = mkdtempSync(join(tmpdir(), 'nsa-generate-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-function writeRun(name: string, model: ModelConfig): Map<string, Float32Array> {
-  const config = { ...preset('tiny'), model };
-  const specs = paramSpecs(model);
-  const values = initParams(specs, 5);
-  saveCheckpoint(join(root, name), config, specs, values, { stepsDone: 0 });
+/** A run stopped after `steps` steps: its folder holds only checkpoint.safetensors. */
+function writeRun(name: string, model: ModelConfig, steps = 3): Map<string, Float32Array> {
+  const values = initParams(paramSpecs(model), 5);
+  writeCheckpointRun(join(root, name), { ...preset('tiny'), model }, values, steps);
   return values;
 }
 
@@ -35,6 +37,14 @@ const nsa: ModelConfig = nsaModel({}, { vocabSize: 256, dim: 16, ffnHidden: 24, 
 const denseValues = writeRun('dense', dense);
 mkdirSync(join(root, 'empty'));
 const nsaValues = writeRun('nsa', nsa);
+// The dense weights in the older format; and a folder with both, whose older files hold other weights.
+writeLegacyRun(join(root, 'legacy'), { ...preset('tiny'), model: dense }, denseValues, 7);
+writeLegacyRun(join(root, 'both'), { ...preset('tiny'), model: dense }, initParams(paramSpecs(dense), 6), 7);
+copyFileSync(join(root, 'dense', 'checkpoint.safetensors'), join(root, 'both', 'checkpoint.safetensors'));
+mkdirSync(join(root, 'broken'));
+writeFileSync(join(root, 'broken', 'checkpoint.safetensors'), new Uint8Array(5));
+mkdirSync(join(root, 'half'));
+copyFileSync(join(root, 'legacy', 'weights.json'), join(root, 'half', 'weights.json'));
 
 async function cli(...argv: string[]) {
   const out: string[] = [];
@@ -46,10 +56,12 @@ async function cli(...argv: string[]) {
 describe('npm run generate', () => {
   const tok = createByteTokenizer();
 
-  it('dense run: prints prompt + the generated text of generate() with the same options', async () => {
+  it('dense run (only checkpoint.safetensors): prints prompt + the generated text of generate() with the same options', async () => {
+    expect(readdirSync(join(root, 'dense'))).toEqual(['checkpoint.safetensors']);
     const r = await cli('--run', 'dense', '--prompt', 'The ', '--tokens', '6', '--temperature', '0.9', '--top-k', '20', '--seed', '4');
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
+    expect(r.out).toContain(`[run] ${join(root, 'dense')} (checkpoint.safetensors, step 3): dense attention`);
     const want = await generate(
       dense,
       cpuTokenDecoder(dense, denseValues),
@@ -99,6 +111,25 @@ describe('npm run generate', () => {
     expect(r.out.split('\n')).toContain(prompt + want.text);
   });
 
+  it('a folder of the older format (config.json, weights.json, weights.bin) still generates the same text; with both, the checkpoint is read', async () => {
+    const argv = ['--prompt', 'The ', '--tokens', '6', '--temperature', '0.9', '--top-k', '20', '--seed', '4'];
+    const want = await cli('--run', 'dense', ...argv);
+    const legacy = await cli('--run', 'legacy', ...argv);
+    expect(legacy.err).toBe('');
+    expect(legacy.code).toBe(0);
+    expect(legacy.out).toContain(`[run] ${join(root, 'legacy')} (weights.json + weights.bin, step 7): dense attention`);
+    const both = await cli('--run', 'both', ...argv);
+    expect(both.out).toContain(`[run] ${join(root, 'both')} (checkpoint.safetensors, step 3)`);
+    const body = (o: string) =>
+      o
+        .split('\n')
+        .slice(1)
+        .join('\n')
+        .replace(/ \d+\.\d+ s \([\d.]+ tokens\/s/, '');
+    expect(body(legacy.out)).toBe(body(want.out));
+    expect(body(both.out)).toBe(body(want.out));
+  });
+
   it.each([
     [['--prompt', 'x'], /missing --run/],
     [['--run', 'dense'], /missing --prompt/],
@@ -112,7 +143,12 @@ describe('npm run generate', () => {
     [['--run', 'dense', 'hello'], /unexpected argument 'hello'/],
     [['--run', 'dense', '--prompt'], /--prompt needs a value/],
     [['--run', 'dense', '--prompt', 'x', '--temperature', 'hot'], /--temperature must be a number/],
-    [['--run', 'empty', '--prompt', 'x'], /run 'empty' has no checkpoint .*missing config\.json, weights\.json, weights\.bin/],
+    [
+      ['--run', 'empty', '--prompt', 'x'],
+      /run 'empty' has no checkpoint in .*empty \(no checkpoint\.safetensors, nor the older config\.json \+ weights\.json \+ weights\.bin\); training writes checkpoint\.safetensors/,
+    ],
+    [['--run', 'half', '--prompt', 'x'], /run 'half' has no checkpoint in .*half \(no checkpoint\.safetensors/],
+    [['--run', 'broken', '--prompt', 'x'], /broken\/checkpoint\.safetensors: /],
   ])('error: %j', async (argv, msg) => {
     const r = await cli(...argv);
     expect(r.code).toBe(2);

@@ -1,7 +1,9 @@
 // npm run train end to end (child processes on Dawn): a run killed with SIGKILL while writing its
 // second checkpoint leaves the first one loadable; --resume from it, and a run stopped by SIGTERM
 // (the same handler as Ctrl-C's SIGINT, which the test runner's children do not receive) and resumed, both end with the metrics and weights of the uninterrupted run, bit for bit. A new
-// run never reuses a folder, and a bad --resume is refused before any GPU work.
+// run never reuses a folder, and a bad --resume is refused before any GPU work. The checkpoint is
+// the run's one weight format: a finished run has no weights.json / weights.bin, and generate reads
+// the checkpoint of a run killed mid-way.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -52,7 +54,13 @@ function metricRows(run: string): string[] {
   return rows.map((r) => keep.map((i) => r.split(',')[i]).join(','));
 }
 
-const weights = (run: string) => readFileSync(join(root, run, 'weights.bin'));
+/** The run's final weights and AdamW moments: the tensors of its checkpoint.safetensors, as bytes. */
+function weights(run: string): Buffer {
+  const c = decodeCheckpoint(readFileSync(join(root, run, 'checkpoint.safetensors')), { file: run });
+  return Buffer.concat(
+    [c.params, c.adamM, c.adamV].flatMap((m) => [...m.values()].map((v) => Buffer.from(v.buffer, v.byteOffset, v.byteLength))),
+  );
+}
 
 describe('npm run train: checkpoints and --resume', { timeout: 600_000 }, () => {
   it('uninterrupted run: checkpoints every 2 steps and the final one at 12', () => {
@@ -68,6 +76,15 @@ describe('npm run train: checkpoints and --resume', { timeout: 600_000 }, () => 
     ]);
     const c = decodeCheckpoint(readFileSync(join(root, 'whole', 'checkpoint.safetensors')), { file: 'whole' });
     expect([c.state.stepsDone, c.metrics.length, c.reason]).toEqual([12, 12, 'final']);
+    // The checkpoint is the one weight format: no weights.json / weights.bin beside it.
+    expect(readdirSync(join(root, 'whole')).sort()).toEqual([
+      'checkpoint.safetensors',
+      'config.json',
+      'heartbeat.jsonl',
+      'metrics.csv',
+      'run-source.json',
+      'summary.json',
+    ]);
   });
 
   it('SIGKILL while writing the 2nd checkpoint: the 1st stays loadable; --resume ends bit-identical to the uninterrupted run', () => {
@@ -76,6 +93,15 @@ describe('npm run train: checkpoints and --resume', { timeout: 600_000 }, () => 
     expect(readdirSync(join(root, 'killed')).some((f) => f.includes('.tmp-'))).toBe(true); // the torn write stayed a temp file
     const c = decodeCheckpoint(readFileSync(join(root, 'killed', 'checkpoint.safetensors')), { file: 'killed' });
     expect([c.state.stepsDone, c.state.batchesDrawn, c.reason]).toEqual([2, 4, 'interval']);
+    // Stopped mid-way, the folder's checkpoint is its weights: generate reads it.
+    const gen = spawnSync(
+      process.execPath,
+      ['scripts/run-node.mjs', 'src/cli/generate.ts', '--cpu', '--runs-dir', root, '--run', 'killed', '--prompt', 'ab', '--tokens', '3'],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
+    expect(gen.status, gen.stderr).toBe(0);
+    expect(gen.stdout).toContain(`[run] ${join(root, 'killed')} (checkpoint.safetensors, step 2)`);
+    expect(gen.stdout).toMatch(/3 tokens after a 2-token prompt/);
     const resumed = train(['--resume', join(root, 'killed'), '--checkpoint-every', '2']);
     expect(resumed.status, resumed.stderr).toBe(0);
     expect(resumed.stdout).toContain('resumed at step 2');
