@@ -5,9 +5,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { forcedBlocks } from '../src/spec/nsa-blocks';
+import { forcedBlocks } from '../src/definitions/nsa-blocks';
 import { METRICS_HEADER } from '../src/train/metrics-csv';
-import { preset } from '../src/train/presets';
+import { preset } from '../src/train/presets/presets';
 import { type RunArtifact, writeArtifact } from './artifact';
 import { goldenFor, goldenKey, missingGoldenMessage, RECORD_GOLDEN, recordGolden } from './golden';
 import { E2E_PROFILE, EXPECTED_ADAPTER, GPU_MODE } from './gpu-mode';

@@ -12,7 +12,7 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const out = resolve(process.argv[2] ?? resolve(root, 'public/data/brown.txt'));
 
 const started = performance.now();
-const { loadBrownText } = await tsImport('../src/train/brown-node.ts', import.meta.url);
+const { loadBrownText } = await tsImport('../src/train/data/brown-node.ts', import.meta.url);
 const text = loadBrownText();
 const documents = text.split('\n\n').length;
 

@@ -1,5 +1,12 @@
 // Public API of nsa-playground for bundlers targeting the browser: everything in src/index.ts
 // except the Node device (which imports node:fs and the Dawn `webgpu` package).
+export type { ConfigIssue } from './definitions/config-issue';
+export { formatConfigIssues, InvalidConfigError } from './definitions/config-issue';
+export { forcedBlocks, numCmpBlocks, numSelBlocks, numSelCandidates, visibleCmpBlocks } from './definitions/nsa-blocks';
+export type { NsaConfig, NsaPhi, NsaShape } from './definitions/nsa-config';
+export { PAPER_NSA_CONFIG, validateNsaConfig } from './definitions/nsa-config';
+export { selectionRanges } from './definitions/nsa-ranges';
+export type { AttentionShape } from './definitions/shapes';
 export type { Arena, ArenaEntry, BufferSlice } from './gpu/arena';
 export { createArena } from './gpu/arena';
 export type { WebGpuUnavailableReason } from './gpu/browser-device';
@@ -10,10 +17,3 @@ export type { NsaOpForward, NsaOpGrads, NsaOpInputs, NsaOpTensors } from './mode
 export { NsaOp } from './model/nsa/op';
 export type { NsaOpBindArgs, NsaOpBinding, NsaOpGradSlices, NsaOpInputSlices } from './model/nsa/op-bind';
 export { assertNsaOp, bindNsaOp, NsaOpConfigError, nsaOpTensorSizes, validateNsaOp } from './model/nsa/op-bind';
-export type { ConfigIssue } from './spec/config-issue';
-export { formatConfigIssues, InvalidConfigError } from './spec/config-issue';
-export { forcedBlocks, numCmpBlocks, numSelBlocks, numSelCandidates, visibleCmpBlocks } from './spec/nsa-blocks';
-export type { NsaConfig, NsaPhi, NsaShape } from './spec/nsa-config';
-export { PAPER_NSA_CONFIG, validateNsaConfig } from './spec/nsa-config';
-export { selectionRanges } from './spec/nsa-ranges';
-export type { AttentionShape } from './spec/shapes';

@@ -1,5 +1,5 @@
 // npm run bench:nsa's flags, checked without the GPU (every refusal is a UsageError naming its
-// flag), and the refusal of sizes the adapter cannot hold. The benchmark itself: src/train/bench/.
+// flag), and the refusal of sizes the adapter cannot hold. The benchmark itself: src/bench/.
 import {
   type BenchLimits,
   type BenchNsaOptions,
@@ -8,7 +8,7 @@ import {
   DECODE_MAX_T,
   M,
   type ResolvedBenchNsa,
-} from '../train/bench/bench-sizes';
+} from '../bench/bench-sizes';
 import { type ArgSpec, intFlag, parseArgs } from './args';
 import { UsageError } from './usage';
 

@@ -1,16 +1,16 @@
 // npm run bench:nsa [-- --T 1024,2048 --repeats 3 --warmup 1]   (defaults: T = 1024 once on SwiftShader;
 // T = 1k … 16k, 2 warm-up + 5 timed rounds elsewhere)
-// NSA attention against dense flash attention, training fwd+bwd (src/train/bench/train-bench.ts)
+// NSA attention against dense flash attention, training fwd+bwd (src/bench/train-bench.ts)
 // and, with --decode, decode per token (decode-bench.ts: one step at position T − 1 on the GPU
 // decoder; --train adds the training lines before them, --layers sets the decode model's layers),
 // on one adapter in one run, as JSON lines. Every T is checked against the adapter's buffer and
 // binding limits before anything is allocated. A closing 'summary' line gives the crossover T of
 // training and of decode (where NSA becomes faster than dense) and decode's growth. The page's
-// benchmark view runs the same code (src/train/bench/run-bench.ts) in its worker.
+// benchmark view runs the same code (src/bench/run-bench.ts) in its worker.
+import { resolveBenchNsa } from '../bench/bench-sizes';
+import { runNsaBench } from '../bench/run-bench';
 import { describeAdapter } from '../gpu/context';
 import { acquireNodeGpu } from '../gpu/node-device';
-import { resolveBenchNsa } from '../train/bench/bench-sizes';
-import { runNsaBench } from '../train/bench/run-bench';
 import { assertBenchSizes, benchNsaOptions } from './bench-nsa-options';
 import { runMain } from './main';
 

@@ -1,20 +1,20 @@
 // npm run bench [-- --presets tiny,small --steps 10 --matmul 256,512,1024 --attention nsa,dense]
 // Prints JSON lines: the adapter (with its float32 peak when known, src/cli/fp32-peak.ts, or
 // --peak-tflops), matmul GFLOP/s per size, ms/step, tokens/s and model-FLOP utilisation per preset
-// and attention (src/spec/model-flops.ts), per-kernel GPU time from timestamp queries where the
+// and attention (src/definitions/model-flops.ts), per-kernel GPU time from timestamp queries where the
 // adapter has them, and, when --attention names two kinds, a comparison line per preset.
+import { formatConfigIssues } from '../definitions/config-issue';
+import { type AttentionKind } from '../definitions/model-config';
+import { trainingFlopsPerStep } from '../definitions/model-flops';
+import { countParams } from '../definitions/params';
 import { describeAdapter, type GpuContext } from '../gpu/context';
 import { acquireNodeGpu } from '../gpu/node-device';
 import { profileDispatches, timingsByKernel } from '../gpu/profiler';
 import { benchMatmul } from '../kernels/matmul-bench';
-import { formatConfigIssues } from '../spec/config-issue';
-import { type AttentionKind } from '../spec/model-config';
-import { trainingFlopsPerStep } from '../spec/model-flops';
-import { countParams } from '../spec/params';
 import { type RunConfig, validateRunConfig } from '../train/config';
-import { createDataset } from '../train/datasets';
+import { createDataset } from '../train/data/datasets';
 import { trainSteps } from '../train/loop';
-import { preset, PRESET_NAMES, type PresetName } from '../train/presets';
+import { preset, PRESET_NAMES, type PresetName } from '../train/presets/presets';
 import { Trainer } from '../train/trainer';
 import { type ArgSpec, intFlag, parseArgs } from './args';
 import { knownFp32Peak } from './fp32-peak';

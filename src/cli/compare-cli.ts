@@ -4,8 +4,8 @@ import { readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 
 import { decodeCheckpoint } from '../train/checkpoint/checkpoint';
+import { CHECKPOINT_FILE } from '../train/checkpoint/run-files';
 import { type ComparedRun, compareRuns, formatComparison } from '../train/compare';
-import { CHECKPOINT_FILE } from '../train/run-files';
 import { parseArgs } from './args';
 import { UsageError } from './usage';
 

@@ -3,8 +3,8 @@
 // `prototype`, `toString` and the like are refused, and nothing reaches Object.prototype), the
 // last one a leaf (a section cannot be overwritten by a scalar), with a value of the field's kind.
 // Optional fields a preset leaves out (OPTIONAL_FIELDS) are known by name; the gate ablation has a
-// text form (`model.nsa.gates=force:sel`, src/spec/gates.ts).
-import { parseGateAblation } from '../spec/gates';
+// text form (`model.nsa.gates=force:sel`, src/definitions/gates.ts).
+import { parseGateAblation } from '../definitions/gates';
 import { parseNumberText } from './number-text';
 import { UsageError } from './usage';
 

@@ -3,12 +3,12 @@
 import { readFileSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
 
-import { loadBrownText } from '../train/brown-node';
 import type { RunConfig } from '../train/config';
+import { loadBrownText } from '../train/data/brown-node';
+import { createDataset, type Dataset } from '../train/data/datasets';
 import { passkeyDatasetForRun } from '../train/data/passkey';
 import { recallDatasetForRun } from '../train/data/recall';
 import { checkTextFileSize, DataFileError, decodeTextFile } from '../train/data/text-file';
-import { createDataset, type Dataset } from '../train/datasets';
 
 export function datasetForRun(cfg: RunConfig, uploadPath?: string): Dataset {
   const opts = { batchSize: cfg.train.batchSize, seqLen: cfg.model.seqLen, seed: cfg.train.seed };

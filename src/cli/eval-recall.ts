@@ -5,17 +5,17 @@
 // branch; dense = dense attention) and scores held-out answers: recall queries, or passkey digits
 // (accuracy per digit, chance 1/digits; key_accuracy: whole keys, chance digits^−keyLength).
 // Prints JSON lines: the adapter, the task, training progress, one result per mode, a summary.
+import { formatConfigIssues } from '../definitions/config-issue';
 import { describeAdapter } from '../gpu/context';
 import { acquireNodeGpu } from '../gpu/node-device';
-import { formatConfigIssues } from '../spec/config-issue';
 import { validateRunConfig } from '../train/config';
 import { passkeyVocab } from '../train/data/passkey';
 import { recallVocab } from '../train/data/recall';
-import { passkeyPreset } from '../train/passkey-preset';
-import { configForMode, RECALL_MODES, type RecallMode, trainAndScoreRecall } from '../train/recall-eval';
-import { recallPreset } from '../train/recall-preset';
+import { configForMode, RECALL_MODES, type RecallMode, trainAndScoreRecall } from '../train/eval/recall-eval';
+import { taskChance, taskKeyChance } from '../train/eval/task-chance';
+import { passkeyPreset } from '../train/presets/passkey-preset';
+import { recallPreset } from '../train/presets/recall-preset';
 import { checkRunResources } from '../train/resources';
-import { taskChance, taskKeyChance } from '../train/task-chance';
 import { applySet, intFlag, numFlag, parseArgs } from './args';
 import { runMain } from './main';
 import { nodeResourceLimits } from './resources-node';

@@ -5,11 +5,11 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 
 import type { TrainingCheckpoint } from '../train/checkpoint/checkpoint';
+import { RUN_SOURCE_FILE, RunFolder, writeFileAtomic } from '../train/checkpoint/run-files';
 import type { RunConfig } from '../train/config';
-import type { Dataset } from '../train/datasets';
+import type { Dataset } from '../train/data/datasets';
 import { CONFIG_FILE, MODEL_FILE, OPTIMIZER_FILE } from '../train/export/config-json';
 import { type ExportFile, importDirectoryFiles } from '../train/export/directory';
-import { RUN_SOURCE_FILE, RunFolder, writeFileAtomic } from '../train/run-files';
 import { intFlag, type ParsedArgs } from './args';
 import { datasetForRun } from './data-node';
 import { UsageError } from './usage';

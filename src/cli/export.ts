@@ -7,8 +7,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { decodeCheckpoint } from '../train/checkpoint/checkpoint';
+import { CHECKPOINT_FILE } from '../train/checkpoint/run-files';
 import { exportDirectoryFiles } from '../train/export/directory';
-import { CHECKPOINT_FILE } from '../train/run-files';
 import { parseArgs } from './args';
 import { writeExportDirectory } from './export-dir';
 import { runMain } from './main';

@@ -1,17 +1,23 @@
 // The generate command, as a function of argv and two output sinks (the entry point
 // src/cli/generate.ts wires it to the process; tests call it in-process). Decodes on the GPU
-// (src/model/decode/gpu-decoder.ts: KV caches per layer and branch, counted reads); --cpu uses the
+// (src/decode/gpu-decoder.ts: KV caches per layer and branch, counted reads); --cpu uses the
 // float64 CPU decoder, the oracle (no GPU needed).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { formatConfigIssues } from '../spec/config-issue';
-import type { ModelConfig } from '../spec/model-config';
-import { validateModelConfig } from '../spec/model-config';
+import { cpuTokenDecoder, generate, type GenerateResult, type TokenDecoder } from '../decode/generate';
+import { formatConfigIssues } from '../definitions/config-issue';
+import type { ModelConfig } from '../definitions/model-config';
+import { validateModelConfig } from '../definitions/model-config';
+import {
+  CHECKPOINT_FILE,
+  LEGACY_WEIGHTS_FILES,
+  readRunWeights,
+  type RunWeights,
+  RunWeightsNotFoundError,
+} from '../train/checkpoint/run-files';
 import type { RunConfig } from '../train/config';
-import { cpuTokenDecoder, generate, type GenerateResult, type TokenDecoder } from '../train/generate';
-import { CHECKPOINT_FILE, LEGACY_WEIGHTS_FILES, readRunWeights, type RunWeights, RunWeightsNotFoundError } from '../train/run-files';
-import { createTokenizer, type Tokenizer } from '../train/tokenizer';
+import { createTokenizer, type Tokenizer } from '../train/data/tokenizer';
 import { type ArgSpec, intFlag, numFlag, parseArgs } from './args';
 import { isUserError } from './main';
 import { asUsage, UsageError } from './usage';

@@ -2,7 +2,7 @@
 // UsageError or InvalidConfigError it throws (the user's flags or config) prints its message and
 // exits 2; any other error prints (with its stack unless told otherwise) and exits 1. process.exit,
 // so an open GPU device or a watchdog timer cannot keep the process alive.
-import { InvalidConfigError } from '../spec/config-issue';
+import { InvalidConfigError } from '../definitions/config-issue';
 import { CheckpointFormatError } from '../train/checkpoint/checkpoint';
 import { DataFileError } from '../train/data/text-file';
 import { UsageError } from './usage';

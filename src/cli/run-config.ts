@@ -1,10 +1,10 @@
 // Builds a run config from CLI flags: a preset, shortcut flags, then --set overrides.
-import type { AttentionKind } from '../spec/model-config';
+import type { AttentionKind } from '../definitions/model-config';
 import type { DataSource, RunConfig } from '../train/config';
-import { longPreset } from '../train/long-preset';
-import { passkeyPreset } from '../train/passkey-preset';
-import { preset, PRESET_NAMES, type PresetName } from '../train/presets';
-import { recallPreset, withDataSource } from '../train/recall-preset';
+import { longPreset } from '../train/presets/long-preset';
+import { passkeyPreset } from '../train/presets/passkey-preset';
+import { preset, PRESET_NAMES, type PresetName } from '../train/presets/presets';
+import { recallPreset, withDataSource } from '../train/presets/recall-preset';
 import { applySet, type ArgSpec, intFlag, numFlag, type ParsedArgs } from './args';
 import { UsageError } from './usage';
 

@@ -9,20 +9,20 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { formatConfigIssues } from '../definitions/config-issue';
+import { countParams } from '../definitions/params';
 import { describeAdapter } from '../gpu/context';
 import { acquireNodeGpu } from '../gpu/node-device';
-import { formatConfigIssues } from '../spec/config-issue';
-import { countParams } from '../spec/params';
 import { decodeCheckpoint, type TrainingCheckpoint } from '../train/checkpoint/checkpoint';
+import { type AtomicWriteHooks, CHECKPOINT_FILE, RUN_SOURCE_FILE, RunFolder } from '../train/checkpoint/run-files';
 import { type RunConfig, validateRunConfig } from '../train/config';
-import type { Dataset } from '../train/datasets';
+import type { Dataset } from '../train/data/datasets';
 import { DivergenceError } from '../train/divergence';
+import { taskChance } from '../train/eval/task-chance';
+import { evaluateRun } from '../train/eval/task-eval';
 import { trainingLoop } from '../train/loop';
 import { csvRows } from '../train/metrics-csv';
 import { checkEvalSupply, checkRunResources } from '../train/resources';
-import { type AtomicWriteHooks, CHECKPOINT_FILE, RUN_SOURCE_FILE, RunFolder } from '../train/run-files';
-import { taskChance } from '../train/task-chance';
-import { evaluateRun } from '../train/task-eval';
 import { NonFiniteError, Trainer } from '../train/trainer';
 import type { EvalMetrics, Heartbeat, StepMetrics } from '../train/types';
 import { intFlag, parseArgs, type ParsedArgs, positiveFlag } from './args';

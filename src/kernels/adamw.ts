@@ -1,12 +1,12 @@
 // Wrapper for shaders/adamw.wgsl: AdamW step over one flat parameter range.
 import code from '../../shaders/adamw.wgsl?raw';
+import type { AdamwHyper } from '../definitions/optimizer';
 import type { BufferSlice } from '../gpu/arena';
 import { argumentError, checkDims, checkSlices } from '../gpu/checks';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
 import { defineKernel, kernelDispatch, type KernelVariant, uniformWords } from '../gpu/kernel-interface';
 import type { UniformSlot, UniformWord } from '../gpu/uniforms';
-import type { AdamwHyper } from '../spec/optimizer';
 
 const WG = 256;
 

@@ -11,6 +11,7 @@ import commonCode from '../../shaders/attention_common.wgsl?raw';
 import denseRowsCode from '../../shaders/attention_dense_rows.wgsl?raw';
 import fwdCode from '../../shaders/attention_fwd.wgsl?raw';
 import keysCode from '../../shaders/attention_keys.wgsl?raw';
+import type { AttentionShape } from '../definitions/shapes';
 import type { BufferSlice } from '../gpu/arena';
 import { argumentError, checkDims, checkMax, checkSlices, type SliceArg } from '../gpu/checks';
 import type { Dispatch, GpuContext } from '../gpu/context';
@@ -23,7 +24,6 @@ import {
   type StorageDecl,
   type UniformValues,
 } from '../gpu/kernel-interface';
-import type { AttentionShape } from '../spec/shapes';
 
 /** The uniform of the three dense kernels: S = T key rows per sequence; head i belongs to group floor(i / hpg). */
 const DENSE_PARAMS = {

@@ -20,6 +20,9 @@ import simpleCode from '../../shaders/nsa_attention_simple.wgsl?raw';
 import simpleDkdvCode from '../../shaders/nsa_attention_simple_dkdv.wgsl?raw';
 import simpleDqCode from '../../shaders/nsa_attention_simple_dq.wgsl?raw';
 import simpleFwdCode from '../../shaders/nsa_attention_simple_fwd.wgsl?raw';
+import { numCmpBlocks, numSelBlocks } from '../definitions/nsa-blocks';
+import { assertNsaConfig, type NsaConfig } from '../definitions/nsa-config';
+import type { AttentionShape as NsaAttnShape } from '../definitions/shapes';
 import type { BufferSlice } from '../gpu/arena';
 import { argumentError, checkDims, checkMax, checkSlices, type SliceArg } from '../gpu/checks';
 import type { Dispatch, GpuContext } from '../gpu/context';
@@ -34,9 +37,6 @@ import {
   type ShaderFile,
   type UniformValues,
 } from '../gpu/kernel-interface';
-import { numCmpBlocks, numSelBlocks } from '../spec/nsa-blocks';
-import { assertNsaConfig, type NsaConfig } from '../spec/nsa-config';
-import type { AttentionShape as NsaAttnShape } from '../spec/shapes';
 import { ATTENTION_BWD, ATTENTION_QKV } from './attention';
 import { nsaReverseIndexLengths, type NsaReverseIndexSlices } from './nsa-reverse-index';
 

@@ -1,13 +1,13 @@
 // Wrapper for shaders/nsa_compress.wgsl: NSA compression φ = avg and φ = mlp, batched.
 // x [B,T,G,D] → out [B,Ncmp,G,D]. The MLP's dense layers go through matmul.ts.
 import code from '../../shaders/nsa_compress.wgsl?raw';
+import { numCmpBlocks } from '../definitions/nsa-blocks';
+import { assertNsaConfig, type NsaConfig } from '../definitions/nsa-config';
 import type { BufferSlice } from '../gpu/arena';
 import { checkDims, checkSlices, type SliceArg } from '../gpu/checks';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
 import { defineKernel, kernelDispatch, type KernelVariant, type StorageArgs } from '../gpu/kernel-interface';
-import { numCmpBlocks } from '../spec/nsa-blocks';
-import { assertNsaConfig, type NsaConfig } from '../spec/nsa-config';
 import { matmulDispatch } from './matmul';
 
 const WG = 256; // elementwise entry points

@@ -4,13 +4,13 @@
 // Layouts: logits, gates, dlogits [rows, 3H] with column 3i + c, c ∈ (cmp, sel, win);
 // branch outputs and their gradients [rows, H, dv]; rows = B·T.
 import code from '../../shaders/nsa_gates.wgsl?raw';
+import { type GateAblation } from '../definitions/gates';
+import { BRANCHES } from '../definitions/gates';
 import type { BufferSlice } from '../gpu/arena';
 import { argumentError, checkDims, checkSlices, type SliceArg } from '../gpu/checks';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
 import { defineKernel, kernelDispatch, type KernelVariant } from '../gpu/kernel-interface';
-import { type GateAblation } from '../spec/gates';
-import { BRANCHES } from '../spec/gates';
 
 const WG = 256;
 const TC = 16; // colSum columns per workgroup

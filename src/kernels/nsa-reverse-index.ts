@@ -2,13 +2,13 @@
 // (b, g, block j) the ascending queries t that selected j), built on the GPU by count, prefix-sum
 // and fill. The selected branch's dK/dV pass loops over it (src/kernels/nsa-attention.ts).
 import code from '../../shaders/nsa_reverse_index.wgsl?raw';
+import { numSelBlocks } from '../definitions/nsa-blocks';
+import { assertNsaConfig, type NsaConfig } from '../definitions/nsa-config';
+import type { AttentionShape } from '../definitions/shapes';
 import type { BufferSlice } from '../gpu/arena';
 import { argumentError, checkDims, checkSlices } from '../gpu/checks';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { defineKernel, kernelDispatch, kernelUniform, type KernelVariant } from '../gpu/kernel-interface';
-import { numSelBlocks } from '../spec/nsa-blocks';
-import { assertNsaConfig, type NsaConfig } from '../spec/nsa-config';
-import type { AttentionShape } from '../spec/shapes';
 
 const I = 'array<i32>';
 export const NSA_REVERSE_INDEX_KERNEL = defineKernel({

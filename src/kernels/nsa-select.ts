@@ -6,13 +6,13 @@
 // shader), so they sum to 1 at any score magnitude and equal scores give equal probabilities.
 import code from '../../shaders/nsa_select.wgsl?raw';
 import topnCode from '../../shaders/nsa_topn.wgsl?raw';
+import { numCmpBlocks, numSelBlocks } from '../definitions/nsa-blocks';
+import { assertNsaConfig, type NsaConfig } from '../definitions/nsa-config';
 import type { BufferSlice } from '../gpu/arena';
 import { checkDims, checkSlices } from '../gpu/checks';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
 import { defineKernel, kernelDispatch, type KernelVariant } from '../gpu/kernel-interface';
-import { numCmpBlocks, numSelBlocks } from '../spec/nsa-blocks';
-import { assertNsaConfig, type NsaConfig } from '../spec/nsa-config';
 
 const WG = 64;
 

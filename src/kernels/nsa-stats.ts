@@ -1,12 +1,12 @@
 // Wrapper for shaders/nsa_stats.wgsl: cheap per-step NSA statistics (mean gate per branch,
 // selection distance histogram, invalid selection rows) into one small buffer, plus its decoder.
 import code from '../../shaders/nsa_stats.wgsl?raw';
+import { assertNsaConfig, type NsaConfig } from '../definitions/nsa-config';
 import type { BufferSlice } from '../gpu/arena';
 import { argumentError, checkDims, checkSlices } from '../gpu/checks';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
 import { defineKernel, kernelDispatch, kernelUniform, type KernelVariant } from '../gpu/kernel-interface';
-import { assertNsaConfig, type NsaConfig } from '../spec/nsa-config';
 
 const WG = 256;
 const HEAD = 4; // gate means (3), invalid count (1)

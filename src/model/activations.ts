@@ -4,12 +4,12 @@
 // a whole optimizer step, gradient accumulation included, is one submit. The arena names live in
 // this file only: one function lays the table out, once to size the arena and once to resolve it
 // (layoutEntries / resolveLayout / createLayoutArena in src/gpu/arena.ts).
+import type { ModelConfig } from '../definitions/model-config';
+import { numSelBlocks } from '../definitions/nsa-blocks';
+import type { AttentionShape } from '../definitions/shapes';
 import { type ArenaEntry, type BufferSlice, layoutEntries, type PlaceTensor } from '../gpu/arena';
 import { tokenIndexLength } from '../kernels/embedding-index';
 import { NSA_STATS_MAX_DISTANCE, nsaStatsLength } from '../kernels/nsa-stats';
-import type { ModelConfig } from '../spec/model-config';
-import { numSelBlocks } from '../spec/nsa-blocks';
-import type { AttentionShape } from '../spec/shapes';
 import { type NsaBranchKV, type NsaCoreSaved, nsaCoreSavedTensors, type NsaCoreScratch, nsaCoreScratchTensors } from './nsa/core';
 
 export interface PlanShape {

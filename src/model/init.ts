@@ -1,6 +1,6 @@
 // Seeded initialisation: each tensor draws from its own stream (seed, name), so adding a tensor
 // does not change the others and the same seed always gives the same bits.
-import { numel, type ParamSpec } from '../spec/params';
+import { numel, type ParamSpec } from '../definitions/params';
 import { gaussian, mulberry32, subSeed } from '../util/random';
 
 export function initTensor(spec: ParamSpec, seed: number): Float32Array {

@@ -1,11 +1,11 @@
 // The parameter tensors of one arena as a typed table (llm.c's ParameterTensors). The parameter,
-// gradient and both Adam-moment arenas share the layout of src/spec/params.ts, so each is laid out
+// gradient and both Adam-moment arenas share the layout of src/definitions/params.ts, so each is laid out
 // by the same layout function and resolves to the same table shape; callers read tensors by field
 // (or walk `all` in paramSpecs order for named export and import), never by name.
+import type { ModelConfig } from '../definitions/model-config';
+import { EMBEDDING, FINAL_NORM, type LayerParamNames, layerParamNames, numel, type ParamSpec, paramSpecs } from '../definitions/params';
 import type { BufferSlice, PlaceTensor } from '../gpu/arena';
 import type { CmpMlpSlices } from '../kernels/nsa-compress';
-import type { ModelConfig } from '../spec/model-config';
-import { EMBEDDING, FINAL_NORM, type LayerParamNames, layerParamNames, numel, type ParamSpec, paramSpecs } from '../spec/params';
 
 export interface LayerParams {
   attnNorm: BufferSlice;
@@ -41,7 +41,7 @@ export interface ParamTensors {
 /**
  * The one layout of a parameter-shaped arena (parameters, gradients, either Adam moment): every
  * tensor of paramSpecs placed in order, and the typed table over them. The names come from
- * src/spec/params.ts (layerParamNames), so a misspelt field is a type error.
+ * src/definitions/params.ts (layerParamNames), so a misspelt field is a type error.
  */
 export function paramLayout(c: ModelConfig): (place: PlaceTensor) => ParamTensors {
   return (place) => {

@@ -4,6 +4,10 @@
 // batch, encode a training step / an eval forward / a logits forward, copy the step's scalars out,
 // read probabilities or the selection, export and import named parameters and optimizer state —
 // and never see an arena name. A step only encodes prebuilt lists; it creates nothing.
+import { assertValidModelConfig, type ModelConfig } from '../definitions/model-config';
+import { numSelBlocks } from '../definitions/nsa-blocks';
+import { adamwHyper, type OptimizerSettings } from '../definitions/optimizer';
+import { numel, type ParamSpec, paramSpecs } from '../definitions/params';
 import { type Arena, type BufferSlice, createLayoutArena } from '../gpu/arena';
 import { type Dispatch, GpuContext } from '../gpu/context';
 import type { UniformSlot } from '../gpu/uniforms';
@@ -21,10 +25,6 @@ import { addDispatch } from '../kernels/residual';
 import { rmsnormBackwardDispatches, rmsnormForwardDispatch } from '../kernels/rmsnorm';
 import { ropeDispatch } from '../kernels/rope';
 import { swigluBackwardDispatch, swigluForwardDispatch } from '../kernels/swiglu';
-import { assertValidModelConfig, type ModelConfig } from '../spec/model-config';
-import { numSelBlocks } from '../spec/nsa-blocks';
-import { adamwHyper, type OptimizerSettings } from '../spec/optimizer';
-import { numel, type ParamSpec, paramSpecs } from '../spec/params';
 import { activationLayout, type Activations, dkvLabel, kvLabel, nsaShape, nsaStatsMaxDistance, type PlanShape } from './activations';
 import { nsaCoreBackward, nsaCoreForward, type NsaCoreIO } from './nsa/core';
 import { paramLayout, type ParamTensors } from './param-tensors';
@@ -71,7 +71,7 @@ export interface LayerSelection {
   gates: Float32Array;
 }
 
-/** Named tensors: parameters, gradients or one Adam moment, keyed by src/spec/params.ts names. */
+/** Named tensors: parameters, gradients or one Adam moment, keyed by src/definitions/params.ts names. */
 export type NamedTensors = Map<string, Float32Array>;
 
 /** What a step's scalar readback holds, in bytes: loss, grad norm, clip scale, pad; then NSA stats per layer. */

@@ -1,5 +1,5 @@
 // Float64 twin of shaders/adamw.wgsl, written as the textbook formula (in place on p, m, v).
-import type { AdamwHyper } from '../spec/optimizer';
+import type { AdamwHyper } from '../definitions/optimizer';
 
 export function adamwRef(
   p: Float64Array,

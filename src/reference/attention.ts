@@ -1,7 +1,7 @@
 // Float64 twin of shaders/attention_*.wgsl: dense causal attention with grouped-query heads.
 // Layout (row-major): q [B,T,H,dk], k [B,T,G,dk], v [B,T,G,dv], out [B,T,H,dv], lse [B,H,T].
 // Head i reads group floor(i / (H/G)); query t attends to keys s ≤ t; scale 1/sqrt(dk).
-import type { AttentionShape } from '../spec/shapes';
+import type { AttentionShape } from '../definitions/shapes';
 
 const qIdx = (s: AttentionShape, b: number, t: number, h: number) => ((b * s.T + t) * s.H + h) * s.dk;
 const kIdx = (s: AttentionShape, b: number, t: number, g: number) => ((b * s.T + t) * s.G + g) * s.dk;

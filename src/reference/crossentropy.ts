@@ -2,7 +2,7 @@
 // multiplies by gradScale). A target of IGNORE_TARGET (-1) gives loss 0 and a zero gradient row (a
 // position the loss does not count). Any other target outside [0, V) gives a NaN loss and NaN gradient row, as on
 // the GPU; so does a NaN or +Inf logit (here by plain IEEE arithmetic: max → NaN or Inf − Inf).
-import { IGNORE_TARGET } from '../spec/targets';
+import { IGNORE_TARGET } from '../definitions/targets';
 
 export function crossEntropyRef(
   logits: ArrayLike<number>,

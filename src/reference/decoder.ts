@@ -5,12 +5,12 @@
 // src/reference/model.ts), so decode = prefill (docs/nsa-spec.md property 5) holds to rounding — in
 // practice bit for bit. Float64 throughout: this is the oracle the GPU path is checked against,
 // and it is fast enough for the tiny and small presets.
-import { type Branch } from '../spec/gates';
-import { assertValidModelConfig, type ModelConfig, type ModelNsaConfig } from '../spec/model-config';
-import { numCmpBlocks, visibleCmpBlocks } from '../spec/nsa-blocks';
-import type { NsaConfig } from '../spec/nsa-config';
-import { cmpMlpHidden } from '../spec/nsa-config';
-import { EMBEDDING, FINAL_NORM, layerParamNames, numel, paramSpecs } from '../spec/params';
+import { type Branch } from '../definitions/gates';
+import { assertValidModelConfig, type ModelConfig, type ModelNsaConfig } from '../definitions/model-config';
+import { numCmpBlocks, visibleCmpBlocks } from '../definitions/nsa-blocks';
+import type { NsaConfig } from '../definitions/nsa-config';
+import { cmpMlpHidden } from '../definitions/nsa-config';
+import { EMBEDDING, FINAL_NORM, layerParamNames, numel, paramSpecs } from '../definitions/params';
 import type { Params64 } from './model';
 import type { CmpMlpPair } from './nsa/compression';
 import { type BranchReads, NsaDecodeRef } from './nsa/decode';

@@ -1,10 +1,10 @@
 // Float64 twin of the whole model (dense or NSA attention): forward, loss and every parameter gradient, composed
 // from the per-kernel references in the same order as src/model/plan.ts. The one-step GPU test
 // and finite-difference checks of the full model compare against this.
-import type { ModelConfig } from '../spec/model-config';
-import { cmpMlpHidden } from '../spec/nsa-config';
-import { EMBEDDING, FINAL_NORM, layerParamNames, numel, paramSpecs } from '../spec/params';
-import { scoredTargets } from '../spec/targets';
+import type { ModelConfig } from '../definitions/model-config';
+import { cmpMlpHidden } from '../definitions/nsa-config';
+import { EMBEDDING, FINAL_NORM, layerParamNames, numel, paramSpecs } from '../definitions/params';
+import { scoredTargets } from '../definitions/targets';
 import { attentionBackwardRef, attentionForwardRef } from './attention';
 import { crossEntropyRef } from './crossentropy';
 import { embeddingBackwardRef, embeddingForwardRef } from './embedding';

@@ -1,7 +1,7 @@
 // Training and run configuration (what a URL hash or a CLI flag set describes), with validation.
-import { type ConfigIssue, InvalidConfigError, prefixIssues } from '../spec/config-issue';
-import type { ModelConfig } from '../spec/model-config';
-import { validateModelConfig } from '../spec/model-config';
+import { type ConfigIssue, InvalidConfigError, prefixIssues } from '../definitions/config-issue';
+import type { ModelConfig } from '../definitions/model-config';
+import { validateModelConfig } from '../definitions/model-config';
 import { type PasskeyTask, passkeyVocab, validatePasskeyTask } from './data/passkey';
 import { type RecallTask, recallVocab, validateRecallTask } from './data/recall';
 

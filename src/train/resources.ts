@@ -5,13 +5,13 @@
 // limits) and the page's worker (before the plan allocates anything). Every refusal is a
 // ConfigIssue naming the field to change: the field that shrinking helps most, among those the
 // size grows with, and of those the one furthest past what the presets use.
+import { type ConfigIssue, InvalidConfigError } from '../definitions/config-issue';
+import { numel, paramSpecs } from '../definitions/params';
 import { type ArenaEntry, SLICE_ALIGN } from '../gpu/arena';
 import { gradNormPartialsLength } from '../kernels/gradnorm';
 import { activationEntries, type PlanShape } from '../model/activations';
-import { type ConfigIssue, InvalidConfigError } from '../spec/config-issue';
-import { numel, paramSpecs } from '../spec/params';
 import type { RunConfig } from './config';
-import { PRESETS } from './presets';
+import { PRESETS } from './presets/presets';
 
 export interface ResourceLimits {
   /** The adapter's maxBufferSize, bytes. */

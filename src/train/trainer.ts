@@ -3,15 +3,15 @@
 // NSA statistics come back through a small staging ring one step late, so the GPU always has the
 // next step queued while JavaScript waits. step() and flush() return each step's metrics exactly
 // once, in order; src/train/loop.ts is the loop every caller runs on top of them.
+import { InvalidConfigError } from '../definitions/config-issue';
 import type { GpuContext } from '../gpu/context';
 import { tokenIndexLength } from '../kernels/embedding-index';
 import type { NsaStats } from '../kernels/nsa-stats';
 import { initParams } from '../model/init';
 import { ModelPlan, type NamedTensors } from '../model/plan';
-import { InvalidConfigError } from '../spec/config-issue';
 import { encodeCheckpoint, type TrainerState, type TrainingCheckpoint } from './checkpoint/checkpoint';
 import { type RunConfig, validateRunConfig } from './config';
-import type { Batch, Dataset } from './datasets';
+import type { Batch, Dataset } from './data/datasets';
 import { DivergenceGuard, divergenceSettings } from './divergence';
 import { learningRate, type LrSchedule } from './lr-schedule';
 import type { EvalMetrics, Heartbeat, NsaStepStats, StepMetrics, TrainerPhase } from './types';

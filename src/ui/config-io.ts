@@ -1,6 +1,6 @@
 // Run config as a JSON file: export (download) and import (validated; errors name the field).
 // Imports accept this page's files and the CLI's runs/<run>/config.json (a bare RunConfig).
-import type { ConfigIssue } from '../spec/config-issue';
+import type { ConfigIssue } from '../definitions/config-issue';
 import type { RunConfig } from '../train/config';
 import { type ParseResult, parseRunConfig } from './config/parse';
 import { isRecord } from './config/paths';

@@ -1,8 +1,8 @@
 // Connects the page to the trainer worker: every GPU call happens there, the page only renders.
 // Each action checks the store's epoch after awaiting, so answers from a run that was reset or
 // restarted meanwhile are dropped.
-import type { SelectionSnapshot } from '../spec/selection-snapshot';
-import type { BenchRow } from '../train/bench/bench-sizes';
+import type { BenchRow } from '../bench/bench-sizes';
+import type { SelectionSnapshot } from '../definitions/selection-snapshot';
 import type { RunConfig } from '../train/config';
 import {
   type BenchRequest,

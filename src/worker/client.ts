@@ -2,8 +2,8 @@
 // turns a worker that fails to load or crashes into rejected calls instead of silent hangs.
 import * as Comlink from 'comlink';
 
-import type { SelectionSnapshot } from '../spec/selection-snapshot';
-import type { BenchRow } from '../train/bench/bench-sizes';
+import type { BenchRow } from '../bench/bench-sizes';
+import type { SelectionSnapshot } from '../definitions/selection-snapshot';
 import type {
   AdapterProbe,
   BenchRequest,

@@ -1,9 +1,9 @@
 // Builds the dataset a run asks for inside the worker: the Brown corpus (fetched next to the page),
 // the text of an uploaded file, or a synthetic task (random tokens, copy, associative recall, passkey).
 import type { RunConfig } from '../train/config';
+import { createDataset, type Dataset } from '../train/data/datasets';
 import { passkeyDatasetForRun } from '../train/data/passkey';
 import { recallDatasetForRun } from '../train/data/recall';
-import { createDataset, type Dataset } from '../train/datasets';
 import type { DatasetInfo, DataSpec } from './protocol';
 
 /** Which config.data.source each data kind trains under. */

@@ -4,9 +4,9 @@
 // and stops early on cancel(). A new generation cancels the one running and starts once it has
 // stopped (the runs share one decoder). The decoder comes from the run (the GPU decoder in the
 // page); the default is the float64 CPU decoder.
-import type { ModelConfig } from '../spec/model-config';
-import type { Dataset } from '../train/datasets';
-import { cpuTokenDecoder, generateStream, type TokenDecoder } from '../train/generate';
+import { cpuTokenDecoder, generateStream, type TokenDecoder } from '../decode/generate';
+import type { ModelConfig } from '../definitions/model-config';
+import type { Dataset } from '../train/data/datasets';
 import { type GenerateRequest, type GenerateResult, type GenerateStart, MAX_UPDATES_PER_SECOND, type StreamedToken } from './protocol';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

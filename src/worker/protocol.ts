@@ -1,8 +1,8 @@
 // Types exchanged between the page and the trainer worker (all structured-cloneable).
+import type { GroupReads } from '../decode/generate';
 import type { AdapterSummary } from '../gpu/context';
 import type { RunConfig } from '../train/config';
-import type { GroupReads } from '../train/generate';
-import type { TokenizerName } from '../train/tokenizer';
+import type { TokenizerName } from '../train/data/tokenizer';
 import type { EvalMetrics, Heartbeat, StepMetrics } from '../train/types';
 
 export type AdapterProbe = { ok: true; adapter: AdapterSummary } | { ok: false; message: string };

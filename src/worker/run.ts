@@ -2,19 +2,19 @@
 // metrics), the kept selection snapshots, generation from the current weights, and the checkpoint
 // file (the CLI's format) it is saved to or continued from. Imported lazily by the worker, so
 // probing the adapter does not wait for the model code and tokenizers to load.
+import type { TokenDecoder } from '../decode/generate';
+import { GpuDecoder } from '../decode/gpu-decoder';
+import { gpuTokenDecoder } from '../decode/gpu-token-decoder';
+import { numSelBlocks } from '../definitions/nsa-blocks';
+import { countParams } from '../definitions/params';
+import type { SelectionSnapshot } from '../definitions/selection-snapshot';
 import type { GpuContext } from '../gpu/context';
-import { GpuDecoder } from '../model/decode/gpu-decoder';
 import { readSelectionSnapshots } from '../model/nsa/snapshot-read';
-import { numSelBlocks } from '../spec/nsa-blocks';
-import { countParams } from '../spec/params';
-import type { SelectionSnapshot } from '../spec/selection-snapshot';
 import { decodeCheckpoint, type TrainingCheckpoint } from '../train/checkpoint/checkpoint';
 import type { RunConfig } from '../train/config';
-import type { Dataset } from '../train/datasets';
-import type { TokenDecoder } from '../train/generate';
-import { gpuTokenDecoder } from '../train/gpu-token-decoder';
+import type { Dataset } from '../train/data/datasets';
+import { evaluateRun } from '../train/eval/task-eval';
 import { csvRows } from '../train/metrics-csv';
-import { evaluateRun } from '../train/task-eval';
 import { Trainer } from '../train/trainer';
 import type { EvalMetrics, Heartbeat, StepMetrics } from '../train/types';
 import { buildDataset, describeDataset } from './data-source';

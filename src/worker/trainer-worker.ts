@@ -2,13 +2,13 @@
 // only renders. Exposed with comlink; the page talks to it through ./client.ts.
 import * as Comlink from 'comlink';
 
+import { type BenchRow, benchSizeProblem, DECODE_LAYERS, resolveBenchNsa } from '../bench/bench-sizes';
+import { BenchStopped, runNsaBench } from '../bench/run-bench';
+import type { SelectionSnapshot } from '../definitions/selection-snapshot';
 import { acquireBrowserGpu, WebGpuUnavailableError } from '../gpu/browser-device';
 import { describeAdapter, type GpuContext } from '../gpu/context';
-import type { SelectionSnapshot } from '../spec/selection-snapshot';
-import { type BenchRow, benchSizeProblem, DECODE_LAYERS, resolveBenchNsa } from '../train/bench/bench-sizes';
-import { BenchStopped, runNsaBench } from '../train/bench/run-bench';
-import { loadBrownText } from '../train/brown-browser';
 import { assertValidRunConfig } from '../train/config';
+import { loadBrownText } from '../train/data/brown-browser';
 import { ANY_ADAPTER_LIMITS, assertRunResources, limitsOfAdapter } from '../train/resources';
 import type {
   AdapterProbe,
@@ -184,7 +184,7 @@ const api = {
   },
 
   /**
-   * The NSA-vs-dense benchmark of npm run bench:nsa on this worker's device (src/train/bench):
+   * The NSA-vs-dense benchmark of npm run bench:nsa on this worker's device (src/bench):
    * `onLine` gets each JSON line as it is measured. Refused while a run trains (both would share
    * the GPU) and for sizes the adapter cannot hold, before anything is allocated. Resolves when the
    * summary line is sent, or early (without it) after cancelBenchmark().

@@ -13,7 +13,7 @@ describe('layer order of src/', () => {
     expect(unknown).toEqual([]);
   });
 
-  it('no import runs against the order (bottom → gpu → kernels → model → train → worker/cli → ui; reference imports only the bottom)', () => {
+  it('no import runs against the order (definitions → gpu → kernels → model → train/decode → bench → worker/cli → ui; reference imports only the bottom)', () => {
     const edges = importEdges(root);
     expect(edges.length).toBeGreaterThan(300); // the scan found the imports
     const bad = violations(edges).map((v) => `${v.from} → ${v.to}: ${v.rule}`);
@@ -39,12 +39,14 @@ describe('the checker fails on planted reverse imports', () => {
     expect(v[0].rule).toMatch(/kernels \(layer 2\) imports model \(layer 3\)/);
   });
 
-  it('spec importing gpu, gpu importing kernels, train importing worker, worker importing ui', () => {
+  it('definitions importing gpu, gpu importing kernels, train importing worker, worker importing ui, train and decode importing each other', () => {
     for (const [from, spec] of [
-      ['src/spec/params.ts', '../gpu/arena'],
+      ['src/definitions/params.ts', '../gpu/arena'],
       ['src/gpu/context.ts', '../kernels/matmul'],
       ['src/train/trainer.ts', '../worker/run'],
       ['src/worker/run.ts', '../ui/store'],
+      ['src/train/trainer.ts', '../decode/generate'],
+      ['src/decode/generate.ts', '../train/loop'],
     ] as const)
       expect(violations(planted(from, spec)), `${from} → ${spec}`).toHaveLength(1);
   });
@@ -70,6 +72,6 @@ describe('the checker fails on planted reverse imports', () => {
     expect(checkEdge({ from: 'src/model/plan.ts', to: 'src/kernels/matmul.ts' })).toBeUndefined();
     expect(checkEdge({ from: 'src/model/plan.ts', to: 'src/model/activations.ts' })).toBeUndefined();
     expect(checkEdge({ from: 'src/kernels/matmul.ts', to: 'shaders/matmul.wgsl' })).toBeUndefined();
-    expect(checkEdge({ from: 'src/reference/model.ts', to: 'src/spec/params.ts' })).toBeUndefined();
+    expect(checkEdge({ from: 'src/reference/model.ts', to: 'src/definitions/params.ts' })).toBeUndefined();
   });
 });

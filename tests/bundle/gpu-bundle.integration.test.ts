@@ -9,8 +9,8 @@ import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
-import type { ModelConfig } from '../../src/spec/model-config';
-import { preset } from '../../src/train/presets';
+import type { ModelConfig } from '../../src/definitions/model-config';
+import { preset } from '../../src/train/presets/presets';
 import { pythonWithTorch } from '../helpers/python';
 
 const tinyDense = (): ModelConfig => ({ ...preset('tiny').model, attention: 'dense' });

@@ -12,10 +12,10 @@ import { describe, expect, it } from 'vitest';
 // @ts-expect-error plain .mjs script without types
 import { summarize, testCounts } from '../../scripts/gpu/summarize.mjs';
 import { knownFp32Peak } from '../../src/cli/fp32-peak';
+import type { ModelConfig } from '../../src/definitions/model-config';
+import { attentionForwardFlops, keysPerQuery, perTokenMatmulParams, trainingFlopsPerStep } from '../../src/definitions/model-flops';
 import { gpuPreferenceFromEnv } from '../../src/gpu/gpu-preference';
-import type { ModelConfig } from '../../src/spec/model-config';
-import { attentionForwardFlops, keysPerQuery, perTokenMatmulParams, trainingFlopsPerStep } from '../../src/spec/model-flops';
-import { preset } from '../../src/train/presets';
+import { preset } from '../../src/train/presets/presets';
 
 const tinyDense = (): ModelConfig => ({ ...preset('tiny').model, attention: 'dense' });
 

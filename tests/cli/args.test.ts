@@ -7,7 +7,7 @@ import { applySet } from '../../src/cli/config-set';
 import { runConfigFromArgs, TRAIN_ARGS } from '../../src/cli/run-config';
 import { UsageError } from '../../src/cli/usage';
 import { validateRunConfig } from '../../src/train/config';
-import { preset } from '../../src/train/presets';
+import { preset } from '../../src/train/presets/presets';
 
 function usage(f: () => unknown): UsageError {
   try {

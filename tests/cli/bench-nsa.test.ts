@@ -5,8 +5,6 @@
 // tests/cli/bench-nsa.integration.test.ts.
 import { describe, expect, it } from 'vitest';
 
-import { assertBenchSizes, benchNsaOptions } from '../../src/cli/bench-nsa-options';
-import { UsageError } from '../../src/cli/usage';
 import {
   benchSummary,
   crossover,
@@ -15,7 +13,9 @@ import {
   decodeGrowth,
   resolveBenchNsa,
   trainEntries,
-} from '../../src/train/bench/bench-sizes';
+} from '../../src/bench/bench-sizes';
+import { assertBenchSizes, benchNsaOptions } from '../../src/cli/bench-nsa-options';
+import { UsageError } from '../../src/cli/usage';
 
 function usage(f: () => unknown): UsageError {
   try {

@@ -10,10 +10,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 import { runGenerateCli } from '../../src/cli/generate-cli';
 import { nodeGpuDecoder } from '../../src/cli/gpu-decoder-node';
+import type { ModelConfig } from '../../src/definitions/model-config';
+import { paramSpecs } from '../../src/definitions/params';
 import { initParams } from '../../src/model/init';
-import type { ModelConfig } from '../../src/spec/model-config';
-import { paramSpecs } from '../../src/spec/params';
-import { preset } from '../../src/train/presets';
+import { preset } from '../../src/train/presets/presets';
 import { writeCheckpointRun } from '../helpers/run-folder';
 import { nsaModel } from './helpers';
 

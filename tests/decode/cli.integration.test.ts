@@ -9,9 +9,9 @@ import { join } from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
+import { paramSpecs } from '../../src/definitions/params';
 import { initParams } from '../../src/model/init';
-import { paramSpecs } from '../../src/spec/params';
-import { preset } from '../../src/train/presets';
+import { preset } from '../../src/train/presets/presets';
 import { writeCheckpointRun } from '../helpers/run-folder';
 import { nsaModel } from './helpers';
 

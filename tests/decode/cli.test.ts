@@ -12,12 +12,12 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
 import { runGenerateCli } from '../../src/cli/generate-cli';
+import { cpuTokenDecoder, generate } from '../../src/decode/generate';
+import type { ModelConfig } from '../../src/definitions/model-config';
+import { paramSpecs } from '../../src/definitions/params';
 import { initParams } from '../../src/model/init';
-import type { ModelConfig } from '../../src/spec/model-config';
-import { paramSpecs } from '../../src/spec/params';
-import { createByteTokenizer } from '../../src/train/byte-tokenizer';
-import { cpuTokenDecoder, generate } from '../../src/train/generate';
-import { preset } from '../../src/train/presets';
+import { createByteTokenizer } from '../../src/train/data/byte-tokenizer';
+import { preset } from '../../src/train/presets/presets';
 import { writeCheckpointRun, writeLegacyRun } from '../helpers/run-folder';
 import { nsaModel } from './helpers';
 

@@ -6,11 +6,11 @@
 // per branch equal ncmp(t) + |selected positions ≤ t| + min(w, t+1) at every t.
 import { describe, expect, it } from 'vitest';
 
+import type { ModelConfig } from '../../src/definitions/model-config';
+import { numSelCandidates } from '../../src/definitions/nsa-blocks';
+import { paramSpecs } from '../../src/definitions/params';
 import { ModelDecoder, readsFormula } from '../../src/reference/decoder';
 import { modelForwardRef } from '../../src/reference/model';
-import type { ModelConfig } from '../../src/spec/model-config';
-import { numSelCandidates } from '../../src/spec/nsa-blocks';
-import { paramSpecs } from '../../src/spec/params';
 import { relRms } from '../helpers/compare';
 import { DENSE, NSA_CASES, nsaModel, randomParams, randomTokens } from './helpers';
 

@@ -3,8 +3,8 @@
 // rules (token count, context length), the reads of NSA generation equal the formula, and errors.
 import { describe, expect, it } from 'vitest';
 
+import { argmax, cpuTokenDecoder, generate, type GenerateOptions, sampleToken } from '../../src/decode/generate';
 import { ModelDecoder } from '../../src/reference/decoder';
-import { argmax, cpuTokenDecoder, generate, type GenerateOptions, sampleToken } from '../../src/train/generate';
 import { mulberry32 } from '../../src/util/random';
 import { DENSE, nsaModel, randomParams, randomTokens } from './helpers';
 

@@ -1,4 +1,4 @@
-// GPU decode (src/model/decode/gpu-decoder.ts) against its float64 twin, the KV-cache decoder of
+// GPU decode (src/decode/gpu-decoder.ts) against its float64 twin, the KV-cache decoder of
 // src/reference/decoder.ts, fed the same tokens one position at a time, two sequences in lockstep:
 // at every position the logits agree to relative RMS ≤ 1e-5 (f32 vs f64), the NSA selections are
 // equal, and the key rows each group's kernel counted equal the reference's and the formula
@@ -11,15 +11,15 @@
 // the decoder's own q and compressed keys: scores equal bit for bit, selections equal.
 import { describe, expect, it } from 'vitest';
 
+import { GpuDecoder, READ_SLOTS } from '../../src/decode/gpu-decoder';
+import type { ModelConfig } from '../../src/definitions/model-config';
+import { numCmpBlocks, numSelBlocks } from '../../src/definitions/nsa-blocks';
 import { createArena } from '../../src/gpu/arena';
 import { tokenIndexLength } from '../../src/kernels/embedding-index';
 import { selectionScoresDispatch, topNSelectionDispatch } from '../../src/kernels/nsa-select';
-import { GpuDecoder, READ_SLOTS } from '../../src/model/decode/gpu-decoder';
 import { ModelPlan } from '../../src/model/plan';
 import { crossEntropyRef } from '../../src/reference/crossentropy';
 import { type DecodeStep, ModelDecoder, readsFormula } from '../../src/reference/decoder';
-import type { ModelConfig } from '../../src/spec/model-config';
-import { numCmpBlocks, numSelBlocks } from '../../src/spec/nsa-blocks';
 import { getGpu } from '../helpers/gpu';
 import { NO_OPTIMIZER } from '../helpers/models';
 import { DENSE, NSA_CASES, nsaModel, randomParams, randomTokens } from './helpers';

@@ -6,13 +6,13 @@
 // group score is near-tied (f32 and f64 could otherwise order a near-tie differently).
 import { describe, expect, it } from 'vitest';
 
+import type { ModelConfig } from '../../src/definitions/model-config';
+import { paramSpecs } from '../../src/definitions/params';
 import { tokenIndexLength } from '../../src/kernels/embedding-index';
 import { initParams } from '../../src/model/init';
 import { ModelPlan } from '../../src/model/plan';
 import { crossEntropyRef } from '../../src/reference/crossentropy';
 import { ModelDecoder } from '../../src/reference/decoder';
-import type { ModelConfig } from '../../src/spec/model-config';
-import { paramSpecs } from '../../src/spec/params';
 import { getGpu } from '../helpers/gpu';
 import { denseTestModel, NO_OPTIMIZER, nsaTestModel } from '../helpers/models';
 import { randomTokens } from './helpers';

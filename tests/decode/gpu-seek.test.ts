@@ -5,8 +5,8 @@
 // one token repeats a step exactly; other moves without fill are refused.
 import { describe, expect, it } from 'vitest';
 
+import { type DecodeWork, GpuDecoder } from '../../src/decode/gpu-decoder';
 import type { BufferSlice } from '../../src/gpu/arena';
-import { type DecodeWork, GpuDecoder } from '../../src/model/decode/gpu-decoder';
 import { getGpu } from '../helpers/gpu';
 import { NSA_CASES, randomParams, randomTokens } from './helpers';
 

@@ -1,9 +1,9 @@
 // Shared fixtures for the decoder tests: small dense and NSA model configs with odd sizes, seeded
 // float64 parameters, random tokens.
+import type { ModelConfig, ModelNsaConfig } from '../../src/definitions/model-config';
+import { paramSpecs } from '../../src/definitions/params';
 import { initParams } from '../../src/model/init';
 import type { Params64 } from '../../src/reference/model';
-import type { ModelConfig, ModelNsaConfig } from '../../src/spec/model-config';
-import { paramSpecs } from '../../src/spec/params';
 import { randn, rng } from '../helpers/compare';
 import { denseTestModel, TEST_NSA } from '../helpers/models';
 

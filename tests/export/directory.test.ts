@@ -3,13 +3,13 @@
 // naming the file and the field or tensor.
 import { describe, expect, it } from 'vitest';
 
+import { paramSpecs } from '../../src/definitions/params';
 import { initParams } from '../../src/model/init';
-import { paramSpecs } from '../../src/spec/params';
 import { CheckpointFormatError } from '../../src/train/checkpoint/checkpoint';
 import { decodeSafetensors, encodeSafetensors } from '../../src/train/checkpoint/safetensors';
 import type { RunConfig } from '../../src/train/config';
 import { exportDirectoryFiles, type ExportFile, importDirectoryFiles } from '../../src/train/export/directory';
-import { preset } from '../../src/train/presets';
+import { preset } from '../../src/train/presets/presets';
 
 function nsaConfig(): RunConfig {
   const c = preset('tiny');

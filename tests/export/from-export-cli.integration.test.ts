@@ -7,10 +7,10 @@ import { join } from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
+import { paramSpecs } from '../../src/definitions/params';
 import { initParams } from '../../src/model/init';
-import { paramSpecs } from '../../src/spec/params';
 import { exportDirectoryFiles } from '../../src/train/export/directory';
-import { preset } from '../../src/train/presets';
+import { preset } from '../../src/train/presets/presets';
 import { writeFiles } from './torch-side';
 
 const root = mkdtempSync(join(tmpdir(), 'nsa-from-export-'));

@@ -8,12 +8,12 @@ import { join } from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
+import { numel, paramSpecs } from '../../src/definitions/params';
 import { initParams } from '../../src/model/init';
-import { numel, paramSpecs } from '../../src/spec/params';
 import type { RunConfig } from '../../src/train/config';
 import { CONFIG_FILE, MODEL_FILE, OPTIMIZER_FILE } from '../../src/train/export/config-json';
 import { exportDirectoryFiles, importDirectoryFiles } from '../../src/train/export/directory';
-import { preset } from '../../src/train/presets';
+import { preset } from '../../src/train/presets/presets';
 import { runTorch, torchPython, writeFiles } from './torch-side';
 
 const STEPS = 8;

@@ -1,8 +1,8 @@
 // Small model configs with odd sizes (dk ≠ dv, vocab and dims not multiples of 4 or of any tile),
 // shared by the whole-model, prefill, snapshot-reader and worker tests: in a full gpu-tier run the
 // files build the same shapes, so SwiftShader compiles their pipelines once.
-import type { ModelConfig, ModelNsaConfig } from '../../src/spec/model-config';
-import type { OptimizerSettings } from '../../src/spec/optimizer';
+import type { ModelConfig, ModelNsaConfig } from '../../src/definitions/model-config';
+import type { OptimizerSettings } from '../../src/definitions/optimizer';
 
 /** Plain gradients for tests that never run the optimizer. */
 export const NO_OPTIMIZER: OptimizerSettings = { beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0, gradClip: 0 };

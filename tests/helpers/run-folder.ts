@@ -5,10 +5,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { numel, paramSpecs } from '../../src/spec/params';
+import { numel, paramSpecs } from '../../src/definitions/params';
 import { encodeCheckpoint } from '../../src/train/checkpoint/checkpoint';
+import { CHECKPOINT_FILE } from '../../src/train/checkpoint/run-files';
 import type { RunConfig } from '../../src/train/config';
-import { CHECKPOINT_FILE } from '../../src/train/run-files';
 
 /** A folder holding only checkpoint.safetensors: these parameters, zero AdamW moments, no metrics. */
 export function writeCheckpointRun(dir: string, config: RunConfig, params: ReadonlyMap<string, Float32Array>, stepsDone = 0): void {

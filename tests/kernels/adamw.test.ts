@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 
+import { type AdamwHyper } from '../../src/definitions/optimizer';
 import { type Arena, createArena } from '../../src/gpu/arena';
 import type { GpuContext } from '../../src/gpu/context';
 import { adamwDispatch, adamwHyperWords } from '../../src/kernels/adamw';
 import { gradNormDispatches, gradNormPartialsLength } from '../../src/kernels/gradnorm';
 import { adamwRef } from '../../src/reference/adamw';
 import { gradNormRef } from '../../src/reference/gradnorm';
-import { type AdamwHyper } from '../../src/spec/optimizer';
 import { expectClose, randn, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
 

@@ -3,12 +3,12 @@
 // use) with a KernelArgumentError naming the kernel and the argument, before any GPU work.
 import { describe, expect, it } from 'vitest';
 
+import type { NsaConfig } from '../../src/definitions/nsa-config';
+import type { AttentionShape } from '../../src/definitions/shapes';
 import type { BufferSlice } from '../../src/gpu/arena';
 import { KernelArgumentError } from '../../src/gpu/checks';
 import { attentionBackwardDispatches, attentionForwardDispatch } from '../../src/kernels/attention';
 import { nsaBranchBackwardDispatches, nsaBranchForwardDispatch } from '../../src/kernels/nsa-attention';
-import type { NsaConfig } from '../../src/spec/nsa-config';
-import type { AttentionShape } from '../../src/spec/shapes';
 import { getGpu } from '../helpers/gpu';
 
 const CFG: NsaConfig = { l: 4, d: 2, lSel: 8, nSel: 3, w: 6, phi: 'avg', forceInit: true, forceLocal: 1 };

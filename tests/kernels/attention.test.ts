@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 
+import { type AttentionShape } from '../../src/definitions/shapes';
 import { type BufferSlice, createArena } from '../../src/gpu/arena';
 import type { GpuContext } from '../../src/gpu/context';
 import { attentionBackwardDispatches, attentionForwardDispatch, attentionTiling } from '../../src/kernels/attention';
 import { attentionBackwardRef, attentionForwardRef } from '../../src/reference/attention';
-import { type AttentionShape } from '../../src/spec/shapes';
 import { expectClose, randn, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
 

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 
+import { scoredTargets } from '../../src/definitions/targets';
+import { IGNORE_TARGET } from '../../src/definitions/targets';
 import { createArena } from '../../src/gpu/arena';
 import type { GpuContext } from '../../src/gpu/context';
 import { crossEntropyDispatch } from '../../src/kernels/crossentropy';
 import { crossEntropyRef } from '../../src/reference/crossentropy';
-import { scoredTargets } from '../../src/spec/targets';
-import { IGNORE_TARGET } from '../../src/spec/targets';
 import { expectClose, randn, relRms, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
 

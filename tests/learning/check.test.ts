@@ -8,11 +8,11 @@
 //   model's, and the stats kernel counts no invalid selection at any step.
 import { describe, expect, it } from 'vitest';
 
-import { loadBrownText } from '../../src/train/brown-node';
 import type { Batch } from '../../src/train/data/batch';
-import { createDataset, type Dataset } from '../../src/train/datasets';
+import { loadBrownText } from '../../src/train/data/brown-node';
+import { createDataset, type Dataset } from '../../src/train/data/datasets';
 import { trainSteps } from '../../src/train/loop';
-import { preset } from '../../src/train/presets';
+import { preset } from '../../src/train/presets/presets';
 import { Trainer } from '../../src/train/trainer';
 import { getGpu } from '../helpers/gpu';
 

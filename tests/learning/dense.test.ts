@@ -7,10 +7,10 @@
 //   a model that could see the next token would (this is the test that catches future leakage).
 import { describe, expect, it } from 'vitest';
 
-import { loadBrownText } from '../../src/train/brown-node';
-import { createDataset } from '../../src/train/datasets';
+import { loadBrownText } from '../../src/train/data/brown-node';
+import { createDataset } from '../../src/train/data/datasets';
 import { trainSteps } from '../../src/train/loop';
-import { preset } from '../../src/train/presets';
+import { preset } from '../../src/train/presets/presets';
 import { Trainer } from '../../src/train/trainer';
 import { getGpu } from '../helpers/gpu';
 

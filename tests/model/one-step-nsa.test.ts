@@ -5,12 +5,12 @@
 // agree wherever the reference's scores are not near-tied.
 import { describe, expect, it } from 'vitest';
 
+import type { ModelConfig, ModelNsaConfig } from '../../src/definitions/model-config';
+import { paramSpecs } from '../../src/definitions/params';
 import { tokenIndexLength } from '../../src/kernels/embedding-index';
 import { initParams } from '../../src/model/init';
 import { ModelPlan } from '../../src/model/plan';
 import { modelBackwardRef, modelForwardRef } from '../../src/reference/model';
-import type { ModelConfig, ModelNsaConfig } from '../../src/spec/model-config';
-import { paramSpecs } from '../../src/spec/params';
 import { relRms, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
 import { NO_OPTIMIZER, nsaTestModel } from '../helpers/models';

@@ -2,14 +2,14 @@
 // the loss and every parameter gradient.
 import { describe, expect, it } from 'vitest';
 
+import type { ModelConfig } from '../../src/definitions/model-config';
+import { numel, paramSpecs } from '../../src/definitions/params';
+import { scoredTargets } from '../../src/definitions/targets';
+import { IGNORE_TARGET } from '../../src/definitions/targets';
 import { tokenIndexLength } from '../../src/kernels/embedding-index';
 import { initParams } from '../../src/model/init';
 import { ModelPlan } from '../../src/model/plan';
 import { modelBackwardRef, modelForwardRef } from '../../src/reference/model';
-import type { ModelConfig } from '../../src/spec/model-config';
-import { numel, paramSpecs } from '../../src/spec/params';
-import { scoredTargets } from '../../src/spec/targets';
-import { IGNORE_TARGET } from '../../src/spec/targets';
 import { relRms, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
 import { denseTestModel, NO_OPTIMIZER } from '../helpers/models';

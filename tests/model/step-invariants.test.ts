@@ -3,9 +3,9 @@
 import { describe, expect, it } from 'vitest';
 
 import type { RunConfig } from '../../src/train/config';
-import { createDataset } from '../../src/train/datasets';
+import { createDataset } from '../../src/train/data/datasets';
 import { trainSteps } from '../../src/train/loop';
-import { preset } from '../../src/train/presets';
+import { preset } from '../../src/train/presets/presets';
 import { Trainer } from '../../src/train/trainer';
 import { getGpu } from '../helpers/gpu';
 

@@ -5,10 +5,10 @@
 // Tolerances (f32 vs f64 relative RMS): forward ≤ 1e-5, backward ≤ 1e-4.
 import { describe, expect, it } from 'vitest';
 
+import type { NsaConfig } from '../../src/definitions/nsa-config';
 import type { BufferSlice } from '../../src/gpu/arena';
 import { type NsaAttnShape, type NsaBranch, nsaBranchBackwardDispatches, nsaBranchForwardDispatch } from '../../src/kernels/nsa-attention';
 import { attentionBackwardRef, attentionForwardRef } from '../../src/reference/attention';
-import type { NsaConfig } from '../../src/spec/nsa-config';
 import { expectClose, randn, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
 import { BRANCHES, expectMatches, randomBranchInputs, referenceBranch, runBranch, VARIANTS } from './attention-harness';

@@ -2,6 +2,8 @@
 // run (reverse index, forward, backward), and the float64 reference looped over the batch.
 import { expect } from 'vitest';
 
+import { numSelBlocks } from '../../src/definitions/nsa-blocks';
+import type { NsaConfig, NsaShape } from '../../src/definitions/nsa-config';
 import { type BufferSlice, createArena } from '../../src/gpu/arena';
 import type { GpuContext } from '../../src/gpu/context';
 import {
@@ -19,8 +21,6 @@ import { compressedBackwardRef, compressedForwardRef } from '../../src/reference
 import { selectedBackwardRef, selectedForwardRef } from '../../src/reference/nsa/selected';
 import { selectBlocksRef } from '../../src/reference/nsa/selection';
 import { windowBackwardRef, windowForwardRef } from '../../src/reference/nsa/window';
-import { numSelBlocks } from '../../src/spec/nsa-blocks';
-import type { NsaConfig, NsaShape } from '../../src/spec/nsa-config';
 import { expectClose, randn, rng } from '../helpers/compare';
 
 export const BRANCHES: NsaBranch[] = ['cmp', 'sel', 'win'];

@@ -3,10 +3,10 @@
 // property 7 measured in the kernel. Also: the default variant follows the adapter.
 import { describe, expect, it } from 'vitest';
 
+import { visibleCmpBlocks } from '../../src/definitions/nsa-blocks';
+import type { NsaConfig } from '../../src/definitions/nsa-config';
 import type { GpuContext } from '../../src/gpu/context';
 import { type NsaAttnShape, nsaAttnVariant, nsaKeyRows } from '../../src/kernels/nsa-attention';
-import { visibleCmpBlocks } from '../../src/spec/nsa-blocks';
-import type { NsaConfig } from '../../src/spec/nsa-config';
 import { rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
 import {

@@ -2,13 +2,13 @@
 // selectionReverseIndex, exactly, per sequence; deterministic; rejects bad inputs before GPU work.
 import { describe, expect, it } from 'vitest';
 
+import { numSelBlocks } from '../../src/definitions/nsa-blocks';
+import type { NsaConfig } from '../../src/definitions/nsa-config';
 import { type BufferSlice, createArena } from '../../src/gpu/arena';
 import type { GpuContext } from '../../src/gpu/context';
 import type { NsaAttnShape } from '../../src/kernels/nsa-attention';
 import { nsaReverseIndexDispatches, nsaReverseIndexLengths, type NsaReverseIndexSlices } from '../../src/kernels/nsa-reverse-index';
 import { selectionReverseIndex } from '../../src/reference/nsa/selection';
-import { numSelBlocks } from '../../src/spec/nsa-blocks';
-import type { NsaConfig } from '../../src/spec/nsa-config';
 import { rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
 import { randomSelection, seqShape } from './attention-harness';

@@ -7,6 +7,7 @@
 // Tolerances (f32 vs f64 relative RMS): forward ≤ 1e-5, backward ≤ 1e-4.
 import { describe, expect, it } from 'vitest';
 
+import type { NsaConfig } from '../../src/definitions/nsa-config';
 import {
   NSA_ATTN_MAX_HEAD_DIM,
   type NsaAttnShape,
@@ -15,7 +16,6 @@ import {
   nsaKeyTiling,
   nsaRowTiling,
 } from '../../src/kernels/nsa-attention';
-import type { NsaConfig } from '../../src/spec/nsa-config';
 import { getGpu } from '../helpers/gpu';
 import { expectMatches, randomBranchInputs, referenceBranch, runBranch } from './attention-harness';
 

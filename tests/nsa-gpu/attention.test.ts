@@ -4,8 +4,8 @@
 // Tolerances (f32 vs f64 relative RMS): forward out and lse ≤ 1e-5, backward dq/dK/dV ≤ 1e-4.
 import { describe, expect, it } from 'vitest';
 
+import { type NsaConfig, validateNsaConfig } from '../../src/definitions/nsa-config';
 import type { NsaAttnShape, NsaAttnVariant, NsaBranch } from '../../src/kernels/nsa-attention';
-import { type NsaConfig, validateNsaConfig } from '../../src/spec/nsa-config';
 import { rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
 import { BRANCH_VARIANTS, expectMatches, randomBranchInputs, referenceBranch, runBranch } from './attention-harness';

@@ -3,6 +3,8 @@
 // ≤ 1e-5 forward, ≤ 1e-4 backward.
 import { describe, expect, it } from 'vitest';
 
+import { numCmpBlocks } from '../../src/definitions/nsa-blocks';
+import type { NsaConfig } from '../../src/definitions/nsa-config';
 import { createArena } from '../../src/gpu/arena';
 import {
   type CmpMlpSlices,
@@ -13,8 +15,6 @@ import {
   compressMlpScratchLengths,
 } from '../../src/kernels/nsa-compress';
 import { type CmpMlpWeights, compressBackwardRef, compressRef } from '../../src/reference/nsa/compression';
-import { numCmpBlocks } from '../../src/spec/nsa-blocks';
-import type { NsaConfig } from '../../src/spec/nsa-config';
 import { expectClose, randn, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
 

@@ -3,6 +3,7 @@
 // (C = 3H) it is sigmoid(logits + bias), and its dx is exactly dlogits.
 import { describe, expect, it } from 'vitest';
 
+import { type GateAblation } from '../../src/definitions/gates';
 import { createArena } from '../../src/gpu/arena';
 import { combineBackwardDispatches, combineForwardDispatch, gateForwardDispatch } from '../../src/kernels/nsa-gates';
 import {
@@ -13,7 +14,6 @@ import {
   gateBackwardRef,
   gateForwardRef,
 } from '../../src/reference/nsa/gates';
-import { type GateAblation } from '../../src/spec/gates';
 import { expectClose, randn, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
 

@@ -2,11 +2,11 @@
 // layer reference per sequence, and one end-to-end check of forward and backward.
 import { expect } from 'vitest';
 
+import { forcedBlocks, numSelBlocks } from '../../src/definitions/nsa-blocks';
+import type { NsaConfig, NsaShape } from '../../src/definitions/nsa-config';
+import type { AttentionShape } from '../../src/definitions/shapes';
 import { NsaOp, type NsaOpInputs } from '../../src/model/nsa/op';
 import { nsaBackwardRef, type NsaForward, nsaForwardRef, type NsaGrads } from '../../src/reference/nsa/layer';
-import { forcedBlocks, numSelBlocks } from '../../src/spec/nsa-blocks';
-import type { NsaConfig, NsaShape } from '../../src/spec/nsa-config';
-import type { AttentionShape } from '../../src/spec/shapes';
 import { expectClose, randn, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
 

@@ -6,11 +6,11 @@
 // and the GPU-resident binding.
 import { describe, expect, it } from 'vitest';
 
+import type { NsaConfig } from '../../src/definitions/nsa-config';
+import type { AttentionShape } from '../../src/definitions/shapes';
 import { createArena } from '../../src/gpu/arena';
 import { NsaOp } from '../../src/model/nsa/op';
 import { NsaOpConfigError, nsaOpTensorSizes } from '../../src/model/nsa/op-bind';
-import type { NsaConfig } from '../../src/spec/nsa-config';
-import type { AttentionShape } from '../../src/spec/shapes';
 import { randn, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
 import { type Case, checkCase, f32, randomInputs } from './op-harness';

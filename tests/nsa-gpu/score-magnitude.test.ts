@@ -7,11 +7,11 @@
 // the lower block at any magnitude, as in the reference.
 import { describe, expect, it } from 'vitest';
 
+import { forcedBlocks, numSelBlocks, visibleCmpBlocks } from '../../src/definitions/nsa-blocks';
+import type { NsaConfig, NsaShape } from '../../src/definitions/nsa-config';
+import type { AttentionShape } from '../../src/definitions/shapes';
 import { NsaOp, type NsaOpInputs } from '../../src/model/nsa/op';
 import { nsaBackwardRef, type NsaForward, nsaForwardRef } from '../../src/reference/nsa/layer';
-import { forcedBlocks, numSelBlocks, visibleCmpBlocks } from '../../src/spec/nsa-blocks';
-import type { NsaConfig, NsaShape } from '../../src/spec/nsa-config';
-import type { AttentionShape } from '../../src/spec/shapes';
 import { expectClose, randn, relRms, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
 import { f32, randomInputs } from './op-harness';

@@ -2,13 +2,13 @@
 // and top-n EXACTLY equal to selectBlocksRef, batched over B sequences.
 import { describe, expect, it } from 'vitest';
 
+import { forcedBlocks, numCmpBlocks, numSelBlocks } from '../../src/definitions/nsa-blocks';
+import type { NsaConfig, NsaShape } from '../../src/definitions/nsa-config';
 import { createArena } from '../../src/gpu/arena';
 import type { GpuContext } from '../../src/gpu/context';
 import { selectionScoresDispatch, topNSelectionDispatch } from '../../src/kernels/nsa-select';
 import { compressedForwardRef } from '../../src/reference/nsa/compressed';
 import { selectBlocksRef, selectionScoresRef } from '../../src/reference/nsa/selection';
-import { forcedBlocks, numCmpBlocks, numSelBlocks } from '../../src/spec/nsa-blocks';
-import type { NsaConfig, NsaShape } from '../../src/spec/nsa-config';
 import { expectClose, randn, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
 

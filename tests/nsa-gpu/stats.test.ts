@@ -1,16 +1,16 @@
 // NSA per-step statistics on the GPU vs a plain CPU count in this file: gate means (f32 sums vs
 // float64, relative error ≤ 1e-5), histogram and invalid count exactly. Validity on the CPU side
-// goes through src/spec/nsa-ranges.ts selectionRanges (it throws on an invalid row) plus the count and
+// goes through src/definitions/nsa-ranges.ts selectionRanges (it throws on an invalid row) plus the count and
 // forced-block rules, an implementation independent of the kernel's.
 import { describe, expect, it } from 'vitest';
 
+import { forcedBlocks, numSelBlocks, numSelCandidates } from '../../src/definitions/nsa-blocks';
+import type { NsaConfig } from '../../src/definitions/nsa-config';
+import { selectionRanges } from '../../src/definitions/nsa-ranges';
 import { createArena } from '../../src/gpu/arena';
 import { topNSelectionDispatch } from '../../src/kernels/nsa-select';
 import { decodeNsaStats, nsaStatsDispatches, nsaStatsLength } from '../../src/kernels/nsa-stats';
 import { selectBlocksRef } from '../../src/reference/nsa/selection';
-import { forcedBlocks, numSelBlocks, numSelCandidates } from '../../src/spec/nsa-blocks';
-import type { NsaConfig } from '../../src/spec/nsa-config';
-import { selectionRanges } from '../../src/spec/nsa-ranges';
 import { rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
 

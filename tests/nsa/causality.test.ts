@@ -4,9 +4,9 @@
 // and its gradient at positions ≥ s must be exactly 0.
 import { describe, expect, it } from 'vitest';
 
+import { numCmpBlocks } from '../../src/definitions/nsa-blocks';
+import type { NsaShape } from '../../src/definitions/nsa-config';
 import { nsaBackwardRef, nsaForwardRef } from '../../src/reference/nsa/layer';
-import { numCmpBlocks } from '../../src/spec/nsa-blocks';
-import type { NsaShape } from '../../src/spec/nsa-config';
 import { randn, rng } from '../helpers/compare';
 import { CASES, headRows, randomInputs, sameBits, type TestInputs } from './helpers';
 

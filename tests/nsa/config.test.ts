@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { nsaForwardRef } from '../../src/reference/nsa/layer';
-import { InvalidConfigError } from '../../src/spec/config-issue';
+import { InvalidConfigError } from '../../src/definitions/config-issue';
 import {
   forcedBlocks,
   numCmpBlocks,
@@ -10,9 +9,10 @@ import {
   overlapFraction,
   overlappedSelBlocks,
   visibleCmpBlocks,
-} from '../../src/spec/nsa-blocks';
-import { assertNsaConfig, type NsaConfig, type NsaShape, PAPER_NSA_CONFIG, validateNsaConfig } from '../../src/spec/nsa-config';
-import { selectionRanges } from '../../src/spec/nsa-ranges';
+} from '../../src/definitions/nsa-blocks';
+import { assertNsaConfig, type NsaConfig, type NsaShape, PAPER_NSA_CONFIG, validateNsaConfig } from '../../src/definitions/nsa-config';
+import { selectionRanges } from '../../src/definitions/nsa-ranges';
+import { nsaForwardRef } from '../../src/reference/nsa/layer';
 import { BASE, randomInputs } from './helpers';
 
 describe('validateNsaConfig', () => {

@@ -3,9 +3,9 @@
 // sum keys in the same ascending order, so they agree to rounding: rel RMS ≤ 1e-13.
 import { describe, expect, it } from 'vitest';
 
+import { numSelBlocks } from '../../src/definitions/nsa-blocks';
+import type { NsaConfig, NsaShape } from '../../src/definitions/nsa-config';
 import { nsaForwardRef } from '../../src/reference/nsa/layer';
-import { numSelBlocks } from '../../src/spec/nsa-blocks';
-import type { NsaConfig, NsaShape } from '../../src/spec/nsa-config';
 import { expectClose, relRms } from '../helpers/compare';
 import { BASE, randomInputs } from './helpers';
 

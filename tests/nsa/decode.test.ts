@@ -6,9 +6,9 @@
 // ncmp(t) + |selected positions ≤ t| + min(w, t + 1).
 import { describe, expect, it } from 'vitest';
 
+import { numCmpBlocks, numSelCandidates, visibleCmpBlocks } from '../../src/definitions/nsa-blocks';
 import { NsaDecodeRef } from '../../src/reference/nsa/decode';
 import { nsaForwardRef } from '../../src/reference/nsa/layer';
-import { numCmpBlocks, numSelCandidates, visibleCmpBlocks } from '../../src/spec/nsa-blocks';
 import { BASE, CASES, decodeAll, randomInputs, sameBits } from './helpers';
 
 const ALL = [...CASES, { name: 'long T=80, lSel = 4', c: { ...BASE, lSel: 4, nSel: 4, w: 9 }, shape: { T: 80, H: 4, G: 2, dk: 4, dv: 3 } }];

@@ -4,14 +4,14 @@
 // The layer is differentiated with its selection frozen (selection is not differentiable).
 import { describe, expect, it } from 'vitest';
 
+import { numCmpBlocks, numSelCandidates } from '../../src/definitions/nsa-blocks';
+import type { NsaConfig, NsaShape } from '../../src/definitions/nsa-config';
 import { compressedBackwardRef, compressedForwardRef } from '../../src/reference/nsa/compressed';
 import { compressBackwardRef, compressRef, gelu, geluGrad } from '../../src/reference/nsa/compression';
 import { gateBackwardRef, gateForwardRef } from '../../src/reference/nsa/gates';
 import { nsaBackwardRef, nsaForwardRef } from '../../src/reference/nsa/layer';
 import { selectedBackwardRef, selectedForwardRef } from '../../src/reference/nsa/selected';
 import { windowBackwardRef, windowForwardRef } from '../../src/reference/nsa/window';
-import { numCmpBlocks, numSelCandidates } from '../../src/spec/nsa-blocks';
-import type { NsaConfig, NsaShape } from '../../src/spec/nsa-config';
 import { randn, rng } from '../helpers/compare';
 import { expectGradient, fdDerivative, fdGradient } from '../helpers/finite-diff';
 import { BASE, CASES, dotAll, MLP_HIDDEN, randomMlp } from './helpers';

@@ -1,9 +1,9 @@
 // Shared fixtures for the NSA reference tests: edge-case configs, random inputs. (Finite
 // differences: tests/helpers/finite-diff.ts.)
+import type { NsaConfig, NsaShape } from '../../src/definitions/nsa-config';
 import type { CmpMlpPair, CmpMlpWeights } from '../../src/reference/nsa/compression';
 import { NsaDecodeRef, type NsaDecodeStep } from '../../src/reference/nsa/decode';
 import type { NsaInputs } from '../../src/reference/nsa/layer';
-import type { NsaConfig, NsaShape } from '../../src/spec/nsa-config';
 import { randn, rng } from '../helpers/compare';
 
 export const BASE: NsaConfig = { l: 4, d: 2, lSel: 8, nSel: 3, w: 6, phi: 'avg', forceInit: true, forceLocal: 1 };

@@ -2,8 +2,8 @@
 // query that sees no compressed block outputs exactly 0 with no NaN anywhere.
 import { describe, expect, it } from 'vitest';
 
+import { visibleCmpBlocks } from '../../src/definitions/nsa-blocks';
 import { nsaForwardRef } from '../../src/reference/nsa/layer';
-import { visibleCmpBlocks } from '../../src/spec/nsa-blocks';
 import { CASES, randomInputs } from './helpers';
 
 // Sums of ≤ 40 probabilities in float64: rounding stays below 1e-14.

@@ -1,12 +1,12 @@
 // Top-n selection rules, the reverse index, and the gate helpers (mix and ablations).
 import { describe, expect, it } from 'vitest';
 
+import { type GateAblation } from '../../src/definitions/gates';
+import { forcedBlocks, numSelBlocks, numSelCandidates } from '../../src/definitions/nsa-blocks';
+import type { NsaConfig } from '../../src/definitions/nsa-config';
 import { applyGateAblation, combineBackwardRef, combineRef, gateAblationBackward } from '../../src/reference/nsa/gates';
 import { nsaForwardRef } from '../../src/reference/nsa/layer';
 import { selectionReverseIndex, selectTopRow } from '../../src/reference/nsa/selection';
-import { type GateAblation } from '../../src/spec/gates';
-import { forcedBlocks, numSelBlocks, numSelCandidates } from '../../src/spec/nsa-blocks';
-import type { NsaConfig } from '../../src/spec/nsa-config';
 import { randn, rng } from '../helpers/compare';
 import { BASE, CASES, randomInputs, sameBits } from './helpers';
 

@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { cleanBrown, parseBrownCategories } from '../../src/train/brown';
-import { type BrownDocument, loadBrownDocuments, loadBrownText } from '../../src/train/brown-node';
-import { createDataset, splitTextForValidation } from '../../src/train/datasets';
+import { cleanBrown, parseBrownCategories } from '../../src/train/data/brown';
+import { type BrownDocument, loadBrownDocuments, loadBrownText } from '../../src/train/data/brown-node';
+import { createDataset, splitTextForValidation } from '../../src/train/data/datasets';
 
 describe('cleanBrown', () => {
   it("strips tags, turns ``/'' into quotes and spaces punctuation like English", () => {

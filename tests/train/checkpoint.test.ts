@@ -2,7 +2,7 @@
 // with φ = mlp and per-branch K/V, the exact size, and every rejection naming file and field.
 import { describe, expect, it } from 'vitest';
 
-import { paramSpecs } from '../../src/spec/params';
+import { paramSpecs } from '../../src/definitions/params';
 import {
   CHECKPOINT_FORMAT,
   CHECKPOINT_VERSION,
@@ -15,7 +15,7 @@ import {
 } from '../../src/train/checkpoint/checkpoint';
 import { CheckpointFormatError, decodeSafetensors, encodeSafetensors, type NamedTensor } from '../../src/train/checkpoint/safetensors';
 import { type RunConfig, validateRunConfig } from '../../src/train/config';
-import { preset } from '../../src/train/presets';
+import { preset } from '../../src/train/presets/presets';
 import type { StepMetrics } from '../../src/train/types';
 import { rng } from '../helpers/compare';
 

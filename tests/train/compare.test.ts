@@ -8,11 +8,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 import { runCompareCli } from '../../src/cli/compare-cli';
 import { isUserError } from '../../src/cli/main';
-import { numel, paramSpecs } from '../../src/spec/params';
+import { numel, paramSpecs } from '../../src/definitions/params';
 import { encodeCheckpoint } from '../../src/train/checkpoint/checkpoint';
 import { compareRuns, settingsOf } from '../../src/train/compare';
 import type { RunConfig } from '../../src/train/config';
-import { preset } from '../../src/train/presets';
+import { preset } from '../../src/train/presets/presets';
 import type { EvalMetrics, StepMetrics } from '../../src/train/types';
 
 const root = mkdtempSync(join(tmpdir(), 'nsa-compare-'));

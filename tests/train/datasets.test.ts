@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 
-import { InvalidConfigError } from '../../src/spec/config-issue';
+import { InvalidConfigError } from '../../src/definitions/config-issue';
 import { unigramEntropyOf } from '../../src/train/data/batch';
-import { type Batch, createBatch, createDataset, type DatasetSpec, splitTextForValidation } from '../../src/train/datasets';
+import { type Batch, createBatch, createDataset, type DatasetSpec, splitTextForValidation } from '../../src/train/data/datasets';
 
 const B = 3;
 const T = 17; // odd on purpose

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 
 import { validateTrainConfig } from '../../src/train/config';
 import { DIVERGENCE_DEFAULTS, DivergenceError, DivergenceGuard, divergenceSettings } from '../../src/train/divergence';
-import { preset } from '../../src/train/presets';
+import { preset } from '../../src/train/presets/presets';
 
 const V = 256;
 const LIMIT = 3 * Math.log(V); // 16.64

@@ -5,10 +5,10 @@
 import { describe, expect, it } from 'vitest';
 
 import type { RunConfig } from '../../src/train/config';
-import { createDataset } from '../../src/train/datasets';
+import { createDataset } from '../../src/train/data/datasets';
 import { DivergenceError } from '../../src/train/divergence';
 import { trainingLoop, trainSteps } from '../../src/train/loop';
-import { preset } from '../../src/train/presets';
+import { preset } from '../../src/train/presets/presets';
 import { NonFiniteError, Trainer } from '../../src/train/trainer';
 import { TrainingSession } from '../../src/worker/session';
 import { getGpu } from '../helpers/gpu';

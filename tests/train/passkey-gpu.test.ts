@@ -6,12 +6,12 @@ import { describe, expect, it } from 'vitest';
 
 import { lossScale } from '../../src/model/plan';
 import { passkeyAnswerPositions, passkeyDatasetForRun } from '../../src/train/data/passkey';
+import { scoreRecall } from '../../src/train/eval/recall-eval';
+import { evaluateRun } from '../../src/train/eval/task-eval';
 import { trainingLoop } from '../../src/train/loop';
-import { PASSKEY_TASK } from '../../src/train/passkey-preset';
-import { preset } from '../../src/train/presets';
-import { scoreRecall } from '../../src/train/recall-eval';
-import { withDataSource } from '../../src/train/recall-preset';
-import { evaluateRun } from '../../src/train/task-eval';
+import { PASSKEY_TASK } from '../../src/train/presets/passkey-preset';
+import { preset } from '../../src/train/presets/presets';
+import { withDataSource } from '../../src/train/presets/recall-preset';
 import { Trainer } from '../../src/train/trainer';
 import type { StepMetrics } from '../../src/train/types';
 import { getGpu } from '../helpers/gpu';

@@ -7,8 +7,7 @@
 // - the answer scorer (AnswerTally / scoreAnswers) on hand-made logits, float64.
 import { describe, expect, it } from 'vitest';
 
-import { IGNORE_TARGET } from '../../src/spec/targets';
-import { AnswerTally, scoreAnswers } from '../../src/train/answer-score';
+import { IGNORE_TARGET } from '../../src/definitions/targets';
 import { createBatch, unigramEntropyOf } from '../../src/train/data/batch';
 import {
   createPasskeyDataset,
@@ -19,9 +18,10 @@ import {
   passkeyVocab,
   validatePasskeyTask,
 } from '../../src/train/data/passkey';
-import { PASSKEY_PRESET, PASSKEY_TASK, passkeyPreset } from '../../src/train/passkey-preset';
-import { recallPreset } from '../../src/train/recall-preset';
-import { taskAnswerLabel, taskAnswerPositions, taskChance, taskKeyChance } from '../../src/train/task-chance';
+import { AnswerTally, scoreAnswers } from '../../src/train/eval/answer-score';
+import { taskAnswerLabel, taskAnswerPositions, taskChance, taskKeyChance } from '../../src/train/eval/task-chance';
+import { PASSKEY_PRESET, PASSKEY_TASK, passkeyPreset } from '../../src/train/presets/passkey-preset';
+import { recallPreset } from '../../src/train/presets/recall-preset';
 import { mulberry32 } from '../../src/util/random';
 
 const T = PASSKEY_PRESET.model.seqLen;

@@ -7,9 +7,9 @@
 // - scoreRecall on an untrained recall-preset model (counts and the mass check).
 import { describe, expect, it } from 'vitest';
 
+import { IGNORE_TARGET } from '../../src/definitions/targets';
 import { tokenIndexLength } from '../../src/kernels/embedding-index';
 import { lossScale } from '../../src/model/plan';
-import { IGNORE_TARGET } from '../../src/spec/targets';
 import { createBatch, unigramEntropyOf } from '../../src/train/data/batch';
 import {
   createRecallDataset,
@@ -19,10 +19,10 @@ import {
   recallVocab,
   validateRecallTask,
 } from '../../src/train/data/recall';
-import { preset } from '../../src/train/presets';
-import { scoreRecall } from '../../src/train/recall-eval';
-import { RECALL_PRESET, RECALL_TASK } from '../../src/train/recall-preset';
-import { evaluateRun } from '../../src/train/task-eval';
+import { scoreRecall } from '../../src/train/eval/recall-eval';
+import { evaluateRun } from '../../src/train/eval/task-eval';
+import { preset } from '../../src/train/presets/presets';
+import { RECALL_PRESET, RECALL_TASK } from '../../src/train/presets/recall-preset';
 import { Trainer } from '../../src/train/trainer';
 import { rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';

@@ -6,9 +6,9 @@ import { describe, expect, it } from 'vitest';
 
 import { decodeCheckpoint, encodeCheckpoint } from '../../src/train/checkpoint/checkpoint';
 import type { RunConfig } from '../../src/train/config';
-import { createDataset, type Dataset } from '../../src/train/datasets';
+import { createDataset, type Dataset } from '../../src/train/data/datasets';
 import { trainSteps } from '../../src/train/loop';
-import { preset } from '../../src/train/presets';
+import { preset } from '../../src/train/presets/presets';
 import { Trainer } from '../../src/train/trainer';
 import type { StepMetrics } from '../../src/train/types';
 import { getGpu } from '../helpers/gpu';

@@ -10,9 +10,9 @@ import { runConfigFromArgs, TRAIN_ARGS } from '../../src/cli/run-config';
 import { UsageError } from '../../src/cli/usage';
 import { type RunConfig, validateRunConfig } from '../../src/train/config';
 import { PASSKEY_TASK_FIELDS, passkeyDatasetForRun, type PasskeyTask, passkeyVocab } from '../../src/train/data/passkey';
-import { PASSKEY_TASK, passkeyPreset } from '../../src/train/passkey-preset';
-import { preset } from '../../src/train/presets';
-import { recallPreset, withDataSource } from '../../src/train/recall-preset';
+import { PASSKEY_TASK, passkeyPreset } from '../../src/train/presets/passkey-preset';
+import { preset } from '../../src/train/presets/presets';
+import { recallPreset, withDataSource } from '../../src/train/presets/recall-preset';
 
 const errorsOf = (c: RunConfig) => validateRunConfig(c).map((e) => `${e.field}: ${e.message}`);
 const withTask = (patch: Partial<PasskeyTask>): RunConfig => {

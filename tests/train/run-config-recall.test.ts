@@ -8,8 +8,8 @@ import { runConfigFromArgs, TRAIN_ARGS } from '../../src/cli/run-config';
 import { UsageError } from '../../src/cli/usage';
 import { type RunConfig, validateRunConfig } from '../../src/train/config';
 import { RECALL_TASK_FIELDS, type RecallTask, recallVocab } from '../../src/train/data/recall';
-import { preset } from '../../src/train/presets';
-import { RECALL_TASK, recallPreset, withDataSource } from '../../src/train/recall-preset';
+import { preset } from '../../src/train/presets/presets';
+import { RECALL_TASK, recallPreset, withDataSource } from '../../src/train/presets/recall-preset';
 
 const errorsOf = (c: RunConfig) => validateRunConfig(c).map((e) => `${e.field}: ${e.message}`);
 const withTask = (patch: Partial<RecallTask>): RunConfig => {

@@ -7,11 +7,11 @@ import { join } from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
+import { paramSpecs } from '../../src/definitions/params';
 import { initParams } from '../../src/model/init';
-import { paramSpecs } from '../../src/spec/params';
 import { CheckpointFormatError } from '../../src/train/checkpoint/checkpoint';
-import { preset } from '../../src/train/presets';
-import { readRunWeights, RunWeightsNotFoundError } from '../../src/train/run-files';
+import { readRunWeights, RunWeightsNotFoundError } from '../../src/train/checkpoint/run-files';
+import { preset } from '../../src/train/presets/presets';
 import { writeCheckpointRun, writeLegacyRun } from '../helpers/run-folder';
 
 const root = mkdtempSync(join(tmpdir(), 'nsa-run-weights-'));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { createTokenizer } from '../../src/train/tokenizer';
+import { createTokenizer } from '../../src/train/data/tokenizer';
 
 describe('byte tokenizer', () => {
   const tok = createTokenizer('byte');

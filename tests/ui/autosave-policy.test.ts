@@ -1,7 +1,7 @@
 // When the page autosaves while training, and which steps a reload would lose.
 import { describe, expect, it } from 'vitest';
 
-import { preset } from '../../src/train/presets';
+import { preset } from '../../src/train/presets/presets';
 import { AUTOSAVE_EVERY, autosaveChunk, configSummary, unsavedSteps } from '../../src/ui/autosave-policy';
 
 describe('autosave policy', () => {

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { compareRuns, FIGURE_COLUMNS, figureCells } from '../../src/train/compare';
-import { preset } from '../../src/train/presets';
+import { preset } from '../../src/train/presets/presets';
 import type { StepMetrics } from '../../src/train/types';
 import { type ComparedCurves, compareLines, RUN_COLORS } from '../../src/ui/compare/compare-series';
 import { counterpartConfig, counterpartLabel } from '../../src/ui/library/counterpart';

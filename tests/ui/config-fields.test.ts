@@ -3,8 +3,8 @@
 import { describe, expect, it } from 'vitest';
 
 import { type RunConfig, validateRunConfig } from '../../src/train/config';
-import { PASSKEY_TASK } from '../../src/train/passkey-preset';
-import { RECALL_TASK } from '../../src/train/recall-preset';
+import { PASSKEY_TASK } from '../../src/train/presets/passkey-preset';
+import { RECALL_TASK } from '../../src/train/presets/recall-preset';
 import { flattenConfig } from '../../src/ui/config/diff';
 import { editConfig } from '../../src/ui/config/edit';
 import { errorFieldPath, groupErrors } from '../../src/ui/config/errors';

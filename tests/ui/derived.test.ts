@@ -2,9 +2,9 @@
 // block counts, parameters and tokens per step.
 import { describe, expect, it } from 'vitest';
 
-import { forcedBlocks, numSelCandidates } from '../../src/spec/nsa-blocks';
-import type { NsaConfig } from '../../src/spec/nsa-config';
-import { countParams } from '../../src/spec/params';
+import { forcedBlocks, numSelCandidates } from '../../src/definitions/nsa-blocks';
+import type { NsaConfig } from '../../src/definitions/nsa-config';
+import { countParams } from '../../src/definitions/params';
 import { configFacts, keyReads, meanKeyReads, nsaFacts, selectedPositions } from '../../src/ui/config/derived';
 import { runConfigErrors } from '../../src/ui/config/parse';
 import { setPath } from '../../src/ui/config/paths';

@@ -2,8 +2,8 @@
 // over positions, and its read counts add up to the blocks it draws.
 import { describe, expect, it } from 'vitest';
 
-import type { NsaConfig } from '../../src/spec/nsa-config';
-import { preset } from '../../src/train/presets';
+import type { NsaConfig } from '../../src/definitions/nsa-config';
+import { preset } from '../../src/train/presets/presets';
 import { explainDiagram } from '../../src/ui/explain/diagram';
 
 const tiny = preset('tiny').model.nsa as NsaConfig;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { preset } from '../../src/train/presets';
+import { preset } from '../../src/train/presets/presets';
 import { runFileName, slug } from '../../src/ui/heartbeat/file-name';
 
 describe('download file names', () => {

@@ -5,11 +5,11 @@
 import { unzipSync, zipSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
 
+import { paramSpecs } from '../../src/definitions/params';
 import { initParams } from '../../src/model/init';
-import { paramSpecs } from '../../src/spec/params';
 import { CheckpointFormatError, decodeCheckpoint, encodeCheckpoint, type TrainingCheckpoint } from '../../src/train/checkpoint/checkpoint';
 import { exportDirectoryFiles } from '../../src/train/export/directory';
-import { preset } from '../../src/train/presets';
+import { preset } from '../../src/train/presets/presets';
 import { importedRun, runNameOfFile } from '../../src/ui/library/import-checkpoint';
 import { checkpointFromPytorchZip, pytorchZip, safeStem } from '../../src/ui/library/pytorch-zip';
 

@@ -7,10 +7,10 @@ import 'fake-indexeddb/auto';
 import { openDB } from 'idb';
 import { beforeEach, describe, expect, it } from 'vitest';
 
-import { numel, paramSpecs } from '../../src/spec/params';
+import { numel, paramSpecs } from '../../src/definitions/params';
 import { encodeCheckpoint } from '../../src/train/checkpoint/checkpoint';
 import type { RunConfig } from '../../src/train/config';
-import { preset } from '../../src/train/presets';
+import { preset } from '../../src/train/presets/presets';
 import type { StepMetrics } from '../../src/train/types';
 import { autosaveRun } from '../../src/ui/library/autosave-run';
 import { bestValLoss, newRunId } from '../../src/ui/library/entry';

@@ -2,8 +2,8 @@
 // would take minutes (src/ui/run/step-estimate.ts).
 import { describe, expect, it } from 'vitest';
 
-import { countParams } from '../../src/spec/params';
-import { preset } from '../../src/train/presets';
+import { countParams } from '../../src/definitions/params';
+import { preset } from '../../src/train/presets/presets';
 import { CONFIRM_STEP_SECONDS, estimatedStepSeconds, formatDuration, slowRunQuestion } from '../../src/ui/run/step-estimate';
 
 describe('time per step before Run', () => {

@@ -1,7 +1,7 @@
 // Snapshots built from the float64 NSA reference on random inputs: real selections and scores.
+import type { NsaConfig, NsaShape } from '../../src/definitions/nsa-config';
+import type { SelectionSnapshot } from '../../src/definitions/selection-snapshot';
 import { type NsaForward, nsaForwardRef } from '../../src/reference/nsa/layer';
-import type { NsaConfig, NsaShape } from '../../src/spec/nsa-config';
-import type { SelectionSnapshot } from '../../src/spec/selection-snapshot';
 import { randomInputs, type TestInputs } from '../nsa/helpers';
 
 export interface RefSnapshots {

@@ -3,13 +3,13 @@
 // on a small NSA model decoded in float64 on the CPU.
 import { describe, expect, it } from 'vitest';
 
+import { sampleToken } from '../../src/decode/generate';
+import type { ModelConfig, ModelNsaConfig } from '../../src/definitions/model-config';
+import { paramSpecs } from '../../src/definitions/params';
+import { type SelectionSnapshot, snapshotIssues, snapshotRanges } from '../../src/definitions/selection-snapshot';
 import { initParams } from '../../src/model/init';
 import { ModelDecoder } from '../../src/reference/decoder';
 import { modelForwardRef } from '../../src/reference/model';
-import type { ModelConfig, ModelNsaConfig } from '../../src/spec/model-config';
-import { paramSpecs } from '../../src/spec/params';
-import { type SelectionSnapshot, snapshotIssues, snapshotRanges } from '../../src/spec/selection-snapshot';
-import { sampleToken } from '../../src/train/generate';
 import { DEFAULT_FORM, parseGenerationForm } from '../../src/ui/generate/form';
 import { generationSnapshots, generationTrace, pieceRanges } from '../../src/ui/generate/trace';
 import type { GeneratedPiece, GenerationModel, GenerationStart } from '../../src/ui/generate/types';

@@ -1,9 +1,9 @@
-// The stepper's arithmetic against brute force over positions and against src/spec/nsa-blocks.ts:
+// The stepper's arithmetic against brute force over positions and against src/definitions/nsa-blocks.ts:
 // window band, compressed frontier, cell kinds, row bins, keys, heatmap hit-testing, ticks.
 import { describe, expect, it } from 'vitest';
 
-import { forcedBlocks, numSelCandidates, visibleCmpBlocks } from '../../src/spec/nsa-blocks';
-import type { NsaConfig } from '../../src/spec/nsa-config';
+import { forcedBlocks, numSelCandidates, visibleCmpBlocks } from '../../src/definitions/nsa-blocks';
+import type { NsaConfig } from '../../src/definitions/nsa-config';
 import { cellFacts, gateMeans, whyBlock } from '../../src/ui/stepper/cell-facts';
 import { cellKind, clampT, cmpFrontier, rowBins, stepKey, windowBlocks, windowSpan } from '../../src/ui/stepper/geometry';
 import { blockX, heatmapLayout, hitCell, posX, rowY, ticks } from '../../src/ui/stepper/heatmap-layout';

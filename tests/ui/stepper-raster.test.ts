@@ -2,7 +2,7 @@
 // forced runs match the cell kinds; unrecorded rows draw as non-candidates.
 import { describe, expect, it } from 'vitest';
 
-import { snapshotBlocks } from '../../src/spec/selection-snapshot';
+import { snapshotBlocks } from '../../src/definitions/selection-snapshot';
 import { cellKind } from '../../src/ui/stepper/geometry';
 import { DARK, LIGHT, scoreColour, type StepperPalette } from '../../src/ui/stepper/palette';
 import { CELL, forcedRuns, rasterize, rowKinds } from '../../src/ui/stepper/raster';

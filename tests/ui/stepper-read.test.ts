@@ -3,15 +3,15 @@
 // model reference: selections exact, scores and gates to f32 rounding (rel RMS ≤ 1e-5).
 import { afterAll, describe, expect, it } from 'vitest';
 
+import type { ModelConfig } from '../../src/definitions/model-config';
+import { numSelBlocks } from '../../src/definitions/nsa-blocks';
+import { paramSpecs } from '../../src/definitions/params';
+import { checkSnapshot, snapshotIssues } from '../../src/definitions/selection-snapshot';
 import { tokenIndexLength } from '../../src/kernels/embedding-index';
 import { initParams } from '../../src/model/init';
 import { readSelectionSnapshot, readSelectionSnapshots } from '../../src/model/nsa/snapshot-read';
 import { ModelPlan } from '../../src/model/plan';
 import { modelForwardRef } from '../../src/reference/model';
-import type { ModelConfig } from '../../src/spec/model-config';
-import { numSelBlocks } from '../../src/spec/nsa-blocks';
-import { paramSpecs } from '../../src/spec/params';
-import { checkSnapshot, snapshotIssues } from '../../src/spec/selection-snapshot';
 import { relRms, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
 import { NO_OPTIMIZER, nsaTestModel } from '../helpers/models';

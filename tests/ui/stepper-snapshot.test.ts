@@ -2,7 +2,7 @@
 // (decode = prefill: a trace's snapshot equals the prefill snapshot row for row).
 import { describe, expect, it } from 'vitest';
 
-import { forcedBlocks, numSelBlocks } from '../../src/spec/nsa-blocks';
+import { forcedBlocks, numSelBlocks } from '../../src/definitions/nsa-blocks';
 import {
   checkSnapshot,
   type DecodeSelection,
@@ -13,7 +13,7 @@ import {
   type SelectionSnapshot,
   snapshotIssues,
   snapshotRanges,
-} from '../../src/spec/selection-snapshot';
+} from '../../src/definitions/selection-snapshot';
 import { CASES, decodeAll } from '../nsa/helpers';
 import { refSnapshots } from './stepper-fixtures';
 

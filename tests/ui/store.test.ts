@@ -1,9 +1,9 @@
 // Page state transitions and the controller's pure choices (data source, snapshot rate, start).
 import { describe, expect, it } from 'vitest';
 
-import { passkeyPreset } from '../../src/train/passkey-preset';
-import { preset } from '../../src/train/presets';
-import { recallPreset } from '../../src/train/recall-preset';
+import { passkeyPreset } from '../../src/train/presets/passkey-preset';
+import { preset } from '../../src/train/presets/presets';
+import { recallPreset } from '../../src/train/presets/recall-preset';
 import { dataSpecFor, snapshotEvery, startProblems } from '../../src/ui/controller';
 import { createPlaygroundStore, elapsedMs } from '../../src/ui/store';
 import type { InitInfo } from '../../src/worker/protocol';

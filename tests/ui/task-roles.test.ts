@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest';
 
 import { generatePasskeySequence, passkeyVocab } from '../../src/train/data/passkey';
 import { generateRecallSequence, recallVocab } from '../../src/train/data/recall';
-import { PASSKEY_TASK } from '../../src/train/passkey-preset';
-import { RECALL_TASK } from '../../src/train/recall-preset';
+import { PASSKEY_TASK } from '../../src/train/presets/passkey-preset';
+import { RECALL_TASK } from '../../src/train/presets/recall-preset';
 import { passkeyLabels, recallLabels } from '../../src/ui/stepper/task-roles';
 import { mulberry32 } from '../../src/util/random';
 

@@ -2,9 +2,9 @@
 // before any GPU work, and the page's description of it is finite and cloneable.
 import { describe, expect, it } from 'vitest';
 
-import { passkeyPreset } from '../../src/train/passkey-preset';
-import { preset } from '../../src/train/presets';
-import { recallPreset } from '../../src/train/recall-preset';
+import { passkeyPreset } from '../../src/train/presets/passkey-preset';
+import { preset } from '../../src/train/presets/presets';
+import { recallPreset } from '../../src/train/presets/recall-preset';
 import { buildDataset, dataMismatch, describeDataset } from '../../src/worker/data-source';
 
 const TEXT = Array.from({ length: 30 }, (_, i) => `Document ${i}. ${'Some words to learn from. '.repeat(20)}`).join('\n\n');

@@ -3,9 +3,9 @@
 // streamer tokenizes, batches, decodes and cancels, and bad prompts fail readably.
 import { describe, expect, it } from 'vitest';
 
+import { cpuTokenDecoder, generate, type GenerateOptions, generateStream, type StreamStep } from '../../src/decode/generate';
 import { readsFormula } from '../../src/reference/decoder';
-import { createDataset } from '../../src/train/datasets';
-import { cpuTokenDecoder, generate, type GenerateOptions, generateStream, type StreamStep } from '../../src/train/generate';
+import { createDataset } from '../../src/train/data/datasets';
 import { parseTokenIds, TokenStreamer } from '../../src/worker/generation';
 import type { StreamedToken } from '../../src/worker/protocol';
 import { DENSE, nsaModel, randomParams } from '../decode/helpers';

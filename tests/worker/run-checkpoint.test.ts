@@ -4,10 +4,10 @@
 // A broken file is refused with a message naming the file and the field.
 import { describe, expect, it } from 'vitest';
 
-import type { ModelConfig } from '../../src/spec/model-config';
+import type { ModelConfig } from '../../src/definitions/model-config';
 import { decodeCheckpoint } from '../../src/train/checkpoint/checkpoint';
 import type { RunConfig } from '../../src/train/config';
-import { preset } from '../../src/train/presets';
+import { preset } from '../../src/train/presets/presets';
 import type { EvalMetrics, StepMetrics } from '../../src/train/types';
 import type { InitRequest, TrainUpdate } from '../../src/worker/protocol';
 import { checkpointData, PlaygroundRun } from '../../src/worker/run';

@@ -1,5 +1,5 @@
 // RunLog: the page's downloads use the CLI's formats (heartbeat.jsonl fields, metrics.csv header
-// and rows from src/train/run-files.ts), in the order things happened.
+// and rows from src/train/checkpoint/run-files.ts), in the order things happened.
 import { describe, expect, it } from 'vitest';
 
 import { METRICS_HEADER, metricsCsvRow } from '../../src/train/metrics-csv';

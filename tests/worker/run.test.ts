@@ -3,11 +3,11 @@
 // exports, generation from the trained weights, the test hook's gate, and stop.
 import { describe, expect, it } from 'vitest';
 
-import type { ModelConfig } from '../../src/spec/model-config';
-import { snapshotIssues } from '../../src/spec/selection-snapshot';
+import type { ModelConfig } from '../../src/definitions/model-config';
+import { snapshotIssues } from '../../src/definitions/selection-snapshot';
 import type { RunConfig } from '../../src/train/config';
-import { createDataset } from '../../src/train/datasets';
-import { preset } from '../../src/train/presets';
+import { createDataset } from '../../src/train/data/datasets';
+import { preset } from '../../src/train/presets/presets';
 import type { StreamedToken, TrainUpdate } from '../../src/worker/protocol';
 import { PlaygroundRun } from '../../src/worker/run';
 import { getGpu } from '../helpers/gpu';

@@ -4,6 +4,10 @@
 // gates; the backward returns every input gradient. Used by the model plan (one core per layer)
 // and by the standalone op (src/model/nsa/op.ts). Layout follows docs/nsa-spec.md with a batch dim:
 // q [B,T,H,dk], k*/v* [B,T,G,dk|dv], gates [B,T,H,3], outputs [B,T,H,dv], lse [B,H,T].
+import { type GateAblation } from '../../definitions/gates';
+import { numCmpBlocks, numSelBlocks } from '../../definitions/nsa-blocks';
+import { cmpMlpHidden, type NsaConfig } from '../../definitions/nsa-config';
+import type { AttentionShape } from '../../definitions/shapes';
 import type { BufferSlice, PlaceTensor } from '../../gpu/arena';
 import type { Dispatch, GpuContext } from '../../gpu/context';
 import { type NsaBranch, nsaBranchBackwardDispatches, nsaBranchForwardDispatch } from '../../kernels/nsa-attention';
@@ -18,10 +22,6 @@ import {
 import { combineBackwardDispatches, combineBackwardGatesDispatches, combineForwardDispatch } from '../../kernels/nsa-gates';
 import { nsaReverseIndexDispatches, nsaReverseIndexLengths, type NsaReverseIndexSlices } from '../../kernels/nsa-reverse-index';
 import { selectionScoresDispatch, topNSelectionDispatch } from '../../kernels/nsa-select';
-import { type GateAblation } from '../../spec/gates';
-import { numCmpBlocks, numSelBlocks } from '../../spec/nsa-blocks';
-import { cmpMlpHidden, type NsaConfig } from '../../spec/nsa-config';
-import type { AttentionShape } from '../../spec/shapes';
 
 export interface NsaBranchKV {
   k: BufferSlice;

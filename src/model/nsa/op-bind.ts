@@ -4,12 +4,12 @@
 // encodes into its own passes (no buffer, pipeline or bind group is created per call).
 // Layouts as docs/nsa-spec.md with a batch dim: q [B,T,H,dk], k*/v* [B,T,G,dk|dv], gates [B,T,H,3]
 // (cmp, sel, win), out and per-branch outputs [B,T,H,dv], selection int32 [B,T,G,nSel].
+import { type ConfigIssue, InvalidConfigError } from '../../definitions/config-issue';
+import { type NsaConfig, validateNsaConfig } from '../../definitions/nsa-config';
+import type { AttentionShape } from '../../definitions/shapes';
 import { type Arena, type BufferSlice, createArena, layoutEntries, type PlaceTensor, resolveLayout } from '../../gpu/arena';
 import type { Dispatch, GpuContext } from '../../gpu/context';
 import { NSA_ATTN_MAX_HEAD_DIM, NSA_ATTN_MAX_HPG, nsaRowTiling } from '../../kernels/nsa-attention';
-import { type ConfigIssue, InvalidConfigError } from '../../spec/config-issue';
-import { type NsaConfig, validateNsaConfig } from '../../spec/nsa-config';
-import type { AttentionShape } from '../../spec/shapes';
 import { nsaCoreBackward, nsaCoreForward, type NsaCoreSaved, nsaCoreSavedTensors, nsaCoreScratchTensors } from './core';
 
 /** Device tensors the op reads in the forward. */

@@ -4,10 +4,10 @@
 // each write their inputs, submit once and map once, creating no GPU object.
 // For data that stays on the GPU, use `op.tensors` + `op.binding` (write the slices, encode the
 // dispatch lists yourself) or `NsaOp.bind` on your own slices.
+import type { NsaConfig } from '../../definitions/nsa-config';
+import type { AttentionShape } from '../../definitions/shapes';
 import { type Arena, type BufferSlice, createLayoutArena, type PlaceTensor } from '../../gpu/arena';
 import { type Dispatch, GpuContext } from '../../gpu/context';
-import type { NsaConfig } from '../../spec/nsa-config';
-import type { AttentionShape } from '../../spec/shapes';
 import {
   assertNsaOp,
   bindNsaOp,

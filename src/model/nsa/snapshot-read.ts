@@ -4,9 +4,9 @@
 // (ModelPlan.readSelection).
 // The activations hold the last forward that ran (the step's last micro-batch, or an eval forward
 // if one ran after it): the caller passes that forward's row-0 tokens.
+import { numSelBlocks } from '../../definitions/nsa-blocks';
+import type { SelectionSnapshot } from '../../definitions/selection-snapshot';
 import type { GpuContext } from '../../gpu/context';
-import { numSelBlocks } from '../../spec/nsa-blocks';
-import type { SelectionSnapshot } from '../../spec/selection-snapshot';
 import type { ModelPlan } from '../plan';
 
 export interface SnapshotReadOptions {

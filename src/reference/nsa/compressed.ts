@@ -1,7 +1,7 @@
 // Compressed branch: query t attends over the compressed keys Kc/Vc [Ncmp,G,·] of the blocks it
 // may see, k < ncmp(t). A query that sees none outputs exactly 0 (lse −Infinity, p all 0).
-import { numCmpBlocks, visibleCmpBlocks } from '../../spec/nsa-blocks';
-import type { NsaConfig, NsaShape } from '../../spec/nsa-config';
+import { numCmpBlocks, visibleCmpBlocks } from '../../definitions/nsa-blocks';
+import type { NsaConfig, NsaShape } from '../../definitions/nsa-config';
 import {
   type AttentionForward,
   type AttentionGrads,

@@ -8,8 +8,8 @@
 //   out = a·W2 + b2                               ∈ R^{D}
 // Shapes: pos [l,D], W1 [l·D, Dh], b1 [Dh], W2 [Dh, D], b2 [D] (weights [in, out] as elsewhere).
 // With a linear first layer pos could be folded into b1; it is kept as the spec's named parameter.
-import { numCmpBlocks } from '../../spec/nsa-blocks';
-import type { NsaConfig } from '../../spec/nsa-config';
+import { numCmpBlocks } from '../../definitions/nsa-blocks';
+import type { NsaConfig } from '../../definitions/nsa-config';
 
 export interface CmpMlpWeights {
   /** Vector width D (dk for keys, dv for values). */

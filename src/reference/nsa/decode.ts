@@ -2,9 +2,9 @@
 // token t, emits compressed block k = (t+1−l)/d when (t+1−l) % d == 0, then processes t exactly as
 // one prefill row — group-centric: each key row of a group is read once for all its heads, and
 // those reads are counted per branch (property 7).
-import { numCmpBlocks, numSelCandidates, visibleCmpBlocks } from '../../spec/nsa-blocks';
-import { assertNsaConfig, type NsaConfig } from '../../spec/nsa-config';
-import { selectionRanges } from '../../spec/nsa-ranges';
+import { numCmpBlocks, numSelCandidates, visibleCmpBlocks } from '../../definitions/nsa-blocks';
+import { assertNsaConfig, type NsaConfig } from '../../definitions/nsa-config';
+import { selectionRanges } from '../../definitions/nsa-ranges';
 import { dot, softmaxInPlace } from './attention';
 import { checkMlpWeights, type CmpMlpPair, compressBlockAvg, compressBlockMlp } from './compression';
 import type { NsaBranchInputs } from './layer';

@@ -1,7 +1,7 @@
 // Gates g[t,i,c] = sigmoid(x_t·Wg[:, 3i+c] + bg[3i+c]), c ∈ (cmp, sel, win), the branch mix
 // O = Σ_c g_c·O_c, and the ablations (force one branch, freeze the gates).
 
-import { BRANCHES, type GateAblation } from '../../spec/gates';
+import { BRANCHES, type GateAblation } from '../../definitions/gates';
 
 const sigmoid = (z: number) => 1 / (1 + Math.exp(-z));
 

@@ -1,8 +1,8 @@
 // The whole NSA attention of one sequence given its inputs (after the projections and RoPE):
 // compression → compressed branch → selection scores → top-n → selected branch, window branch,
 // gated mix. Selection is not differentiated through; the backward takes it from the forward.
-import { numCmpBlocks, numSelBlocks } from '../../spec/nsa-blocks';
-import { assertNsaConfig, type NsaConfig, type NsaShape } from '../../spec/nsa-config';
+import { numCmpBlocks, numSelBlocks } from '../../definitions/nsa-blocks';
+import { assertNsaConfig, type NsaConfig, type NsaShape } from '../../definitions/nsa-config';
 import type { AttentionForward } from './attention';
 import { compressedBackwardRef, compressedForwardRef } from './compressed';
 import { type CmpMlpGrads, type CmpMlpPair, compressBackwardRef, compressRef } from './compression';

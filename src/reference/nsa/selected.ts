@@ -1,8 +1,8 @@
 // Selected branch: query t of group g attends over the positions s ≤ t of its group's selected
 // blocks (K_sel, V_sel). dK/dV loop over the reverse index, as the kernel does.
-import { numSelBlocks } from '../../spec/nsa-blocks';
-import type { NsaConfig, NsaShape } from '../../spec/nsa-config';
-import { selectionRanges } from '../../spec/nsa-ranges';
+import { numSelBlocks } from '../../definitions/nsa-blocks';
+import type { NsaConfig, NsaShape } from '../../definitions/nsa-config';
+import { selectionRanges } from '../../definitions/nsa-ranges';
 import { type AttentionForward, type AttentionGrads, type KeyPattern, sparseAttentionBackward, sparseAttentionForward } from './attention';
 import { type ReverseIndex, selectionReverseIndex } from './selection';
 

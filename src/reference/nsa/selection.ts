@@ -8,8 +8,8 @@ import {
   overlapFraction,
   overlappedSelBlocks,
   visibleCmpBlocks,
-} from '../../spec/nsa-blocks';
-import type { NsaConfig, NsaShape } from '../../spec/nsa-config';
+} from '../../definitions/nsa-blocks';
+import type { NsaConfig, NsaShape } from '../../definitions/nsa-config';
 
 /** Adds p_slc[t,i,·] = Σ_{k<ncmp(t)} p[k]·overlap(k,·) into out[outOff..]; p[pOff + k] is p_cmp. */
 export function selectionScoresRow(p: ArrayLike<number>, pOff: number, t: number, c: NsaConfig, out: Float64Array, outOff: number): void {

@@ -1,5 +1,5 @@
 // Sliding-window branch: query t attends over s ∈ [max(0, t − w + 1), t] (K_win, V_win).
-import type { NsaConfig, NsaShape } from '../../spec/nsa-config';
+import type { NsaConfig, NsaShape } from '../../definitions/nsa-config';
 import {
   type AttentionForward,
   type AttentionGrads,

@@ -2,8 +2,8 @@
 // parameters and both Adam moments as F32 tensors `param.<name>`, `adam_m.<name>`, `adam_v.<name>`
 // (paramSpecs order), and as string metadata the run config, the trainer state, every step's
 // metrics and the evaluations (JSON), why and when it was written. Browser-safe (no Node APIs).
-import { formatConfigIssues } from '../../spec/config-issue';
-import { numel, paramSpecs } from '../../spec/params';
+import { formatConfigIssues } from '../../definitions/config-issue';
+import { numel, paramSpecs } from '../../definitions/params';
 import { type RunConfig, validateRunConfig } from '../config';
 import type { EvalMetrics, StepMetrics } from '../types';
 import { CheckpointFormatError, decodeSafetensors, encodeSafetensors, type NamedTensor, safetensorsBytes } from './safetensors';
@@ -24,7 +24,7 @@ export interface TrainerState {
 export interface TrainingCheckpoint {
   config: RunConfig;
   state: TrainerState;
-  /** Keyed by src/spec/params.ts names. */
+  /** Keyed by src/definitions/params.ts names. */
   params: Map<string, Float32Array>;
   adamM: Map<string, Float32Array>;
   adamV: Map<string, Float32Array>;

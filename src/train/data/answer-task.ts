@@ -1,10 +1,10 @@
 // The dataset of a synthetic task scored on its answers only (recall, passkey): endless seeded
 // sequences, every target but the answers written as IGNORE_TARGET (loss 0, gradient 0), the
 // validation batches a separate seed stream regenerated identically on every call.
-import { IGNORE_TARGET } from '../../spec/targets';
+import { IGNORE_TARGET } from '../../definitions/targets';
 import { mulberry32, subSeed } from '../../util/random';
-import type { Dataset, DatasetOptions } from '../datasets';
 import { type Batch, checkBatchShape, createBatch, writeWindow } from './batch';
+import type { Dataset, DatasetOptions } from './datasets';
 
 export interface AnswerTask {
   /** The dataset's name: the task and its settings (it also seeds the streams). */

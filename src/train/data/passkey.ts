@@ -14,10 +14,10 @@
 // Depth: the needle's marker sits at p ∈ [round(minDepth·S), round(maxDepth·S)], uniform, where
 // S = T − 2k − 1 is the last position at which the needle still ends before the query marker
 // (depth 0 = the sequence's first token, 1 = right before the query).
-import { type ConfigIssue, InvalidConfigError, prefixIssues } from '../../spec/config-issue';
+import { type ConfigIssue, InvalidConfigError, prefixIssues } from '../../definitions/config-issue';
 import type { RunConfig } from '../config';
-import type { Dataset, DatasetOptions } from '../datasets';
 import { answerTaskDataset } from './answer-task';
+import type { Dataset, DatasetOptions } from './datasets';
 
 export interface PasskeyTask {
   /** Passkey alphabet D (digit tokens, ≥ 2); chance accuracy per answer token is 1/D. */

@@ -9,10 +9,10 @@
 // at p+1, all keys distinct) among random fillers, then m queries "key answer" ending the sequence,
 // so the answer of the last query is the last target. The answer positions (inputs whose target is
 // an answer) are the same in every sequence: recallAnswerPositions.
-import { type ConfigIssue, InvalidConfigError, prefixIssues } from '../../spec/config-issue';
+import { type ConfigIssue, InvalidConfigError, prefixIssues } from '../../definitions/config-issue';
 import type { RunConfig } from '../config';
-import type { Dataset, DatasetOptions } from '../datasets';
 import { answerTaskDataset } from './answer-task';
+import type { Dataset, DatasetOptions } from './datasets';
 
 export interface RecallTask {
   /** Distinct key tokens K (≥ pairs). */

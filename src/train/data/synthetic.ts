@@ -1,8 +1,8 @@
 // Synthetic token datasets: uniform random tokens (leakage control) and the copy task.
-import { InvalidConfigError } from '../../spec/config-issue';
+import { InvalidConfigError } from '../../definitions/config-issue';
 import { mulberry32, subSeed } from '../../util/random';
-import type { Dataset, DatasetOptions } from '../datasets';
 import { type Batch, checkBatchShape, createBatch, writeWindow } from './batch';
+import type { Dataset, DatasetOptions } from './datasets';
 
 /** Fills row[0..] with one sequence; `next` draws a uniform token id. */
 type RowFiller = (row: Int32Array, next: () => number) => void;

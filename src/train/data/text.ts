@@ -1,10 +1,10 @@
 // Text datasets: split held out by document, tokenize once, sample random windows of T+1 tokens.
-import { InvalidConfigError } from '../../spec/config-issue';
+import { InvalidConfigError } from '../../definitions/config-issue';
 import { mulberry32, subSeed } from '../../util/random';
-import { encodeBytes } from '../byte-tokenizer';
-import type { Dataset, DatasetOptions } from '../datasets';
-import { createTokenizer, type Tokenizer, type TokenizerName } from '../tokenizer';
 import { type Batch, checkBatchShape, createBatch, type TokenArray, unigramEntropyOf, writeWindow } from './batch';
+import { encodeBytes } from './byte-tokenizer';
+import type { Dataset, DatasetOptions } from './datasets';
+import { createTokenizer, type Tokenizer, type TokenizerName } from './tokenizer';
 
 /**
  * The split does not depend on the run's seed: runs with different seeds on the same text are

@@ -1,8 +1,8 @@
 // config.json of an exported directory: every model field under its Hugging Face Llama name (plus
 // v_head_dim, attention and the NSA block), the tokenizer, the run's train and data settings and the
 // trainer state. Both ways: from a run config, and back with every problem named by its field.
-import type { ModelConfig, ModelNsaConfig } from '../../spec/model-config';
-import { cmpMlpHidden } from '../../spec/nsa-config';
+import type { ModelConfig, ModelNsaConfig } from '../../definitions/model-config';
+import { cmpMlpHidden } from '../../definitions/nsa-config';
 import type { TrainerState } from '../checkpoint/checkpoint';
 import { type RunConfig, validateRunConfig } from '../config';
 

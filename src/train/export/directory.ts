@@ -3,7 +3,7 @@
 // nn.Linear's [out, in] orientation) and optimizer.safetensors (AdamW's moments as
 // `exp_avg.<name>` / `exp_avg_sq.<name>`, same names and orientation, metadata `step`). The Python
 // package (python/nsa_playground) reads and writes exactly these files.
-import { numel } from '../../spec/params';
+import { numel } from '../../definitions/params';
 import { CheckpointFormatError, type TrainerState, type TrainingCheckpoint } from '../checkpoint/checkpoint';
 import { decodeSafetensors, encodeSafetensors, type NamedTensor } from '../checkpoint/safetensors';
 import type { RunConfig } from '../config';

@@ -1,12 +1,12 @@
-// Our parameter names (src/spec/params.ts) ↔ the exported directory's Hugging Face Llama-style
+// Our parameter names (src/definitions/params.ts) ↔ the exported directory's Hugging Face Llama-style
 // names, and which tensors change orientation: our matrices are stored [in, out] for y = x·W, an
 // nn.Linear weight is [out, in], so every projection is transposed; the embedding, norm gains,
 // biases and the compression MLP's position embedding keep their shape.
-import type { ModelConfig } from '../../spec/model-config';
-import { EMBEDDING, FINAL_NORM, layerParamNames, type ParamSpec, paramSpecs } from '../../spec/params';
+import type { ModelConfig } from '../../definitions/model-config';
+import { EMBEDDING, FINAL_NORM, layerParamNames, type ParamSpec, paramSpecs } from '../../definitions/params';
 
 export interface ExportedTensor {
-  /** Our name (src/spec/params.ts). */
+  /** Our name (src/definitions/params.ts). */
   ours: string;
   /** The exported name (model.safetensors, and exp_avg.<name> / exp_avg_sq.<name> in optimizer.safetensors). */
   hf: string;

@@ -7,7 +7,7 @@ import './bench.css';
 
 import { useId, useState } from 'react';
 
-import { CFG, M } from '../../train/bench/bench-sizes';
+import { CFG, M } from '../../bench/bench-sizes';
 import type { BenchRequest } from '../../worker/protocol';
 import { downloadText } from '../heartbeat/download';
 import { useStore } from '../store';

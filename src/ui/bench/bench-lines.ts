@@ -2,7 +2,7 @@
 // code and sends the same lines), reduced to what the charts plot — time per token and keys read
 // per query against the context length, NSA beside dense — and where NSA overtakes dense.
 
-import type { BenchRow } from '../../train/bench/bench-sizes';
+import type { BenchRow } from '../../bench/bench-sizes';
 
 /** One JSON line of bench:nsa; the view reads the kinds below and keeps every line for the download. */
 export type BenchLine = BenchRow;

@@ -3,7 +3,7 @@
 // values faint behind) and one log-scale switch for all of them.
 import { useEffect, useId, useMemo, useState } from 'react';
 
-import { taskAnswerLabel, taskChance } from '../../train/task-chance';
+import { taskAnswerLabel, taskChance } from '../../train/eval/task-chance';
 import { runFileName } from '../heartbeat/file-name';
 import { useLibrary } from '../library/library-state';
 import { useStore } from '../store';

@@ -1,5 +1,5 @@
 // One config field: its label, input, hint and validation messages (linked by aria-describedby).
-import type { GateAblation } from '../../spec/gates';
+import type { GateAblation } from '../../definitions/gates';
 import { FIELD_HELP } from './field-help';
 import { errorDomId, fieldDomId, type FieldSpec } from './fields';
 import { GatesInput } from './GatesInput';

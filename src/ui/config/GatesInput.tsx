@@ -2,9 +2,9 @@
 // (one for all branches, or one per branch).
 import { useId } from 'react';
 
-import { type GateAblation } from '../../spec/gates';
-import { BRANCHES } from '../../spec/gates';
-import { type Branch } from '../../spec/gates';
+import { type GateAblation } from '../../definitions/gates';
+import { BRANCHES } from '../../definitions/gates';
+import { type Branch } from '../../definitions/gates';
 import { NumberInput } from './NumberInput';
 
 export interface GatesInputProps {

@@ -1,10 +1,10 @@
 // Facts the config implies, shown next to it: parameters, tokens per step, NSA block counts and
 // the keys a query reads (docs/nsa-spec.md property 7: ncmp(t) + |selected positions ≤ t| + min(w, t+1))
 // against dense attention's t + 1 — the paper's work bound (Table 4).
-import type { ConfigIssue } from '../../spec/config-issue';
-import { numCmpBlocks, numSelBlocks, numSelCandidates, visibleCmpBlocks } from '../../spec/nsa-blocks';
-import type { NsaConfig } from '../../spec/nsa-config';
-import { countParams } from '../../spec/params';
+import type { ConfigIssue } from '../../definitions/config-issue';
+import { numCmpBlocks, numSelBlocks, numSelCandidates, visibleCmpBlocks } from '../../definitions/nsa-blocks';
+import type { NsaConfig } from '../../definitions/nsa-config';
+import { countParams } from '../../definitions/params';
 import type { RunConfig } from '../../train/config';
 
 export interface KeyReads {

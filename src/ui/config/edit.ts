@@ -1,6 +1,6 @@
 // One edit of the config from the panel.
 import type { DataSource, RunConfig } from '../../train/config';
-import { withDataSource } from '../../train/recall-preset';
+import { withDataSource } from '../../train/presets/recall-preset';
 import { setPath } from './paths';
 import { closestPreset, uiPreset } from './presets';
 

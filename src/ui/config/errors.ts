@@ -1,7 +1,7 @@
 // Validation errors → the input they belong to. The engine names some fields by the NSA spec's
 // shape names (model.H for nHeads…) or a whole object (model.nsa, data.recall, data.passkey); those map to the
 // input a user would change.
-import type { ConfigIssue } from '../../spec/config-issue';
+import type { ConfigIssue } from '../../definitions/config-issue';
 import { fieldSpec } from './fields';
 
 const ALIASES: Record<string, string> = {

@@ -1,6 +1,6 @@
 // Turns untrusted JSON (a URL hash, an imported file) into a RunConfig: every field present with
 // the right type, no unknown keys, then the engine's own validation. Errors name the field.
-import { type ConfigIssue, InvalidConfigError } from '../../spec/config-issue';
+import { type ConfigIssue, InvalidConfigError } from '../../definitions/config-issue';
 import { type RunConfig, validateRunConfig } from '../../train/config';
 import { ALL_FIELDS, type FieldSpec, OPTIONAL_OBJECTS } from './fields';
 import { getPath, isRecord } from './paths';

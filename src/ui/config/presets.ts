@@ -1,9 +1,9 @@
 // The presets the page offers: the engine's named presets plus the task ones (recall, long, passkey).
 import type { RunConfig } from '../../train/config';
-import { longPreset } from '../../train/long-preset';
-import { passkeyPreset } from '../../train/passkey-preset';
-import { preset, type PresetName } from '../../train/presets';
-import { recallPreset } from '../../train/recall-preset';
+import { longPreset } from '../../train/presets/long-preset';
+import { passkeyPreset } from '../../train/presets/passkey-preset';
+import { preset, type PresetName } from '../../train/presets/presets';
+import { recallPreset } from '../../train/presets/recall-preset';
 import { diffSize } from './diff';
 
 export const UI_PRESET_NAMES = ['tiny', 'small', 'm7c-125m', 'recall', 'long', 'passkey'] as const;

@@ -4,7 +4,7 @@
 import { useId, useRef, useState } from 'react';
 
 import type { DataConfig, DataSource } from '../../train/config';
-import { withDataSource } from '../../train/recall-preset';
+import { withDataSource } from '../../train/presets/recall-preset';
 import { FieldInput } from '../config/FieldInput';
 import { fieldSpec } from '../config/fields';
 import { TaskFields } from '../config/TaskFields';

@@ -5,7 +5,7 @@ import './explain.css';
 
 import { useId, useState } from 'react';
 
-import type { ModelNsaConfig } from '../../spec/model-config';
+import type { ModelNsaConfig } from '../../definitions/model-config';
 import { explainDiagram } from './diagram';
 import { ExplainSvg } from './ExplainSvg';
 

@@ -1,6 +1,6 @@
 // The diagram of one query: a token axis, the compressed blocks it sees (overlapping ones on
 // separate lanes), the selection blocks by role and the window, scaled to the sequence length.
-import type { NsaConfig } from '../../spec/nsa-config';
+import type { NsaConfig } from '../../definitions/nsa-config';
 import type { ExplainBlock, ExplainDiagram } from './diagram';
 
 const W = 640;

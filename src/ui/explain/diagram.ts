@@ -1,8 +1,8 @@
 // The "How NSA works" diagram's content for one query t of the current config: which compressed
 // blocks it sees, which selection blocks are candidates, forced or (as an example) picked by
-// score, and the window — all from the spec's block arithmetic (src/spec/nsa-blocks.ts).
-import { forcedBlocks, numSelCandidates, visibleCmpBlocks } from '../../spec/nsa-blocks';
-import type { NsaConfig } from '../../spec/nsa-config';
+// score, and the window — all from the spec's block arithmetic (src/definitions/nsa-blocks.ts).
+import { forcedBlocks, numSelCandidates, visibleCmpBlocks } from '../../definitions/nsa-blocks';
+import type { NsaConfig } from '../../definitions/nsa-config';
 import { type KeyReads, keyReads } from '../config/derived';
 
 export type SelBlockRole = 'forced' | 'example' | 'candidate';

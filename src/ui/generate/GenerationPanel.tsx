@@ -5,7 +5,7 @@ import './generate.css';
 
 import { type ComponentProps, type KeyboardEvent, useEffect, useId, useRef, useState } from 'react';
 
-import type { SelectionSnapshot } from '../../spec/selection-snapshot';
+import type { SelectionSnapshot } from '../../definitions/selection-snapshot';
 import type { StepperFocus } from '../stepper';
 import { DEFAULT_FORM, type GenerationField, type GenerationForm, MAX_TEMPERATURE, parseGenerationForm } from './form';
 import { TokenDetails } from './TokenDetails';

@@ -1,6 +1,6 @@
 // From a streamed generation to what the stepper shows: the decode trace (tokens fed and the
 // selection of every query that produced a token), its snapshots, and one token's ranges.
-import type { NsaConfig } from '../../spec/nsa-config';
+import type { NsaConfig } from '../../definitions/nsa-config';
 import {
   decodeSelectionRanges,
   type DecodeTrace,
@@ -8,7 +8,7 @@ import {
   selectionsFromLayers,
   type SelectionSnapshot,
   type SnapshotRange,
-} from '../../spec/selection-snapshot';
+} from '../../definitions/selection-snapshot';
 import type { GeneratedPiece, GenerationModel, GenerationStart } from './types';
 
 /**

@@ -3,7 +3,7 @@
 // structurally, so the page can pass its client's calls straight through:
 //   onGenerate={(req, sink) => client.generate(req, sink.start, sink.tokens)}
 //   onCancel={() => client.cancelGenerate()}
-import type { NsaConfig } from '../../spec/nsa-config';
+import type { NsaConfig } from '../../definitions/nsa-config';
 
 export interface GenerationRequest {
   prompt: string;

@@ -2,7 +2,7 @@
 // watchdog's own first-step estimate: 6 FLOPs per parameter and token at a deliberately low
 // FLOP rate), shown beside the config and asked about before a run whose steps would take minutes
 // (m7c-125m on a software adapter: ≈ 13 min a step).
-import { countParams } from '../../spec/params';
+import { countParams } from '../../definitions/params';
 import type { RunConfig } from '../../train/config';
 import { estimateStepMs } from '../heartbeat/watchdog';
 

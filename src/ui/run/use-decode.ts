@@ -2,7 +2,7 @@
 // large: only a GPT-2 run pays for them). Synthetic datasets have none: ids are shown.
 import { useEffect, useState } from 'react';
 
-import type { TokenizerName } from '../../train/tokenizer';
+import type { TokenizerName } from '../../train/data/tokenizer';
 import type { DecodeFn } from '../stepper';
 
 export function useDecode(tokenizer: TokenizerName | null): DecodeFn | undefined {
@@ -10,7 +10,7 @@ export function useDecode(tokenizer: TokenizerName | null): DecodeFn | undefined
   useEffect(() => {
     if (!tokenizer || decode?.name === tokenizer) return;
     let live = true;
-    void import('../../train/tokenizer').then(({ createTokenizer }) => {
+    void import('../../train/data/tokenizer').then(({ createTokenizer }) => {
       const tok = createTokenizer(tokenizer);
       if (live) setDecode({ name: tokenizer, fn: (ids) => tok.decode(ids) });
     });

@@ -3,7 +3,7 @@
 // Clicking a row picks that query position.
 import { useEffect, useMemo, useRef, useState } from 'react';
 
-import { type SelectionSnapshot, snapshotBlocks } from '../../spec/selection-snapshot';
+import { type SelectionSnapshot, snapshotBlocks } from '../../definitions/selection-snapshot';
 import { cmpFrontier, windowSpan } from './geometry';
 import { blockX, type HeatmapLayout, heatmapLayout, hitCell, posX, rowY, ticks } from './heatmap-layout';
 import { HeatmapTooltip } from './HeatmapTooltip';

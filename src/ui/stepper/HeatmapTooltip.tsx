@@ -1,5 +1,5 @@
 // Hover card of one heatmap cell.
-import type { SelectionSnapshot } from '../../spec/selection-snapshot';
+import type { SelectionSnapshot } from '../../definitions/selection-snapshot';
 import { cellFacts, KIND_LABEL, whyBlock } from './cell-facts';
 
 interface Props {

@@ -1,7 +1,7 @@
 // For a scored input of a passkey sequence: which digit of the key its target is, where the
 // needle holds that digit, and whether input t's selection reads the block holding it — the test
 // NSA's selection has to pass.
-import { selectionRow, type SelectionSnapshot } from '../../spec/selection-snapshot';
+import { selectionRow, type SelectionSnapshot } from '../../definitions/selection-snapshot';
 import type { PasskeyLabels } from './task-roles';
 
 export function PasskeyNote({ snapshot, t, labels }: { snapshot: SelectionSnapshot; t: number; labels: PasskeyLabels }) {

@@ -1,6 +1,6 @@
 // The current query's merged ranges as text, with the tokens each one covers (the query token
 // highlighted), plus the window and compressed spans for context.
-import type { SelectionSnapshot, SnapshotRange } from '../../spec/selection-snapshot';
+import type { SelectionSnapshot, SnapshotRange } from '../../definitions/selection-snapshot';
 import { cmpFrontier, windowSpan } from './geometry';
 import type { TokenRole } from './task-roles';
 import { type DecodeFn, tokenText } from './tokens';

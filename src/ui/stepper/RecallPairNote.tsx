@@ -1,6 +1,6 @@
 // For a recall query: which stored pair it asks for, and whether query t's selection reads the
 // block holding the pair's value (the answer) — the test NSA's selection has to pass.
-import { selectionRow, type SelectionSnapshot } from '../../spec/selection-snapshot';
+import { selectionRow, type SelectionSnapshot } from '../../definitions/selection-snapshot';
 import type { RecallLabels } from './task-roles';
 
 export function RecallPairNote({ snapshot, t, labels }: { snapshot: SelectionSnapshot; t: number; labels: RecallLabels }) {

@@ -2,7 +2,7 @@
 // block (selected, forced, candidate left out, not a candidate).
 import { Bar, BarChart, CartesianGrid, Cell, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 
-import { rowRecorded, scoreRow, selectionRow, type SelectionSnapshot, snapshotBlocks } from '../../spec/selection-snapshot';
+import { rowRecorded, scoreRow, selectionRow, type SelectionSnapshot, snapshotBlocks } from '../../definitions/selection-snapshot';
 import { KIND_LABEL } from './cell-facts';
 import { type CellKind, cellKind } from './geometry';
 import { css, scoreColour, type StepperPalette } from './palette';

@@ -6,7 +6,7 @@ import './stepper.css';
 
 import { type KeyboardEvent, type ReactNode, useEffect, useId, useMemo, useState } from 'react';
 
-import { rowRecorded, snapshotIssues, type SnapshotRange, snapshotRanges } from '../../spec/selection-snapshot';
+import { rowRecorded, snapshotIssues, type SnapshotRange, snapshotRanges } from '../../definitions/selection-snapshot';
 import type { PasskeyTask } from '../../train/data/passkey';
 import type { RecallTask } from '../../train/data/recall';
 import { gateMeans } from './cell-facts';

@@ -1,5 +1,5 @@
 // What the tooltip says about one heatmap cell (query t, block j). Pure, tested in Node.
-import { rowRecorded, scoreRow, selectionRow, type SelectionSnapshot } from '../../spec/selection-snapshot';
+import { rowRecorded, scoreRow, selectionRow, type SelectionSnapshot } from '../../definitions/selection-snapshot';
 import { type CellKind, cellKind, cmpFrontier, windowBlocks } from './geometry';
 
 export interface CellFacts {

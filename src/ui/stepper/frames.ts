@@ -1,6 +1,6 @@
 // Navigation over a flat list of snapshots: frames are the distinct (source, step) pairs (training
 // snapshots by step, then decode snapshots), and within a frame the available layers and groups.
-import type { SelectionSnapshot } from '../../spec/selection-snapshot';
+import type { SelectionSnapshot } from '../../definitions/selection-snapshot';
 
 export type SnapshotSource = 'train' | 'decode';
 

@@ -1,7 +1,7 @@
 // Per-query arithmetic the stepper draws (docs/nsa-spec.md): candidates, the window band and the
-// compressed-visibility frontier, all from src/spec/nsa-blocks.ts so the picture follows the kernels.
-import { forcedBlocks, numSelCandidates, visibleCmpBlocks } from '../../spec/nsa-blocks';
-import type { NsaConfig } from '../../spec/nsa-config';
+// compressed-visibility frontier, all from src/definitions/nsa-blocks.ts so the picture follows the kernels.
+import { forcedBlocks, numSelCandidates, visibleCmpBlocks } from '../../definitions/nsa-blocks';
+import type { NsaConfig } from '../../definitions/nsa-config';
 
 /** Positions the window branch reads for query t: [lo, t] inclusive. */
 export function windowSpan(t: number, c: NsaConfig): { lo: number; hi: number } {

@@ -1,8 +1,8 @@
 // The heatmap's pixels: one column per selection block, one row per bin of query positions, each
 // pixel the area average of its rows' cell colours (a decimated view stays honest: a block
 // selected by half the rows of a bin shows at half strength). Pure, so Node tests check it.
-import { forcedBlocks, numSelCandidates } from '../../spec/nsa-blocks';
-import { rowRecorded, scoreRow, selectionRow, type SelectionSnapshot, snapshotBlocks } from '../../spec/selection-snapshot';
+import { forcedBlocks, numSelCandidates } from '../../definitions/nsa-blocks';
+import { rowRecorded, scoreRow, selectionRow, type SelectionSnapshot, snapshotBlocks } from '../../definitions/selection-snapshot';
 import { rowBins } from './geometry';
 import { type Rgb, scoreColour, type StepperPalette } from './palette';
 

@@ -3,7 +3,7 @@
 // snapshots are cached (a few, least recently used first out) so stepping back and forth is instant.
 import { useEffect, useMemo, useRef, useState } from 'react';
 
-import type { SelectionSnapshot } from '../../spec/selection-snapshot';
+import type { SelectionSnapshot } from '../../definitions/selection-snapshot';
 import { type Frame, frameKey, listFrames, pick } from './frames';
 
 export type SnapshotLoader = (step: number, layer: number, group: number) => Promise<SelectionSnapshot | null>;

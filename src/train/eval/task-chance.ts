@@ -1,8 +1,8 @@
 // The chance level and the scored answer positions of a run's task (browser-safe, no GPU imports:
 // the page's charts draw the chance line).
-import type { RunConfig } from './config';
-import { passkeyAnswerPositions } from './data/passkey';
-import { recallAnswerPositions } from './data/recall';
+import type { RunConfig } from '../config';
+import { passkeyAnswerPositions } from '../data/passkey';
+import { recallAnswerPositions } from '../data/recall';
 
 /**
  * Chance accuracy per answer token of the run's task, or null for text data: 1 / values for

@@ -1,7 +1,7 @@
 // Named run presets. `tiny` is sized for tests and CI on SwiftShader; `m7c-125m` is the
 // configuration the PyTorch predecessor could not train.
-import { InvalidConfigError } from '../spec/config-issue';
-import type { RunConfig, TrainConfig } from './config';
+import { InvalidConfigError } from '../../definitions/config-issue';
+import type { RunConfig, TrainConfig } from '../config';
 
 const baseTrain: TrainConfig = {
   steps: 300,

@@ -2,10 +2,10 @@
 // recall task whose answers window-only attention cannot reach, reading a small share of the keys.
 import { describe, expect, it } from 'vitest';
 
-import { countParams } from '../../src/spec/params';
+import { countParams } from '../../src/definitions/params';
 import { validateRunConfig } from '../../src/train/config';
 import { validateRecallTask } from '../../src/train/data/recall';
-import { longPreset } from '../../src/train/long-preset';
+import { longPreset } from '../../src/train/presets/long-preset';
 import { checkRunResources } from '../../src/train/resources';
 import { nsaFacts } from '../../src/ui/config/derived';
 

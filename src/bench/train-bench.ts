@@ -6,16 +6,16 @@
 // else wall clock around one submit and onSubmittedWorkDone; the wall clock of the same runs is
 // given too), the time ratio and the ratio of keys visited (dense T(T+1)/2 per head; NSA
 // Σ_t ncmp(t) + |selected positions ≤ t| + min(w, t+1), from the selection the GPU made).
-import { type Arena, createLayoutArena } from '../../gpu/arena';
-import type { Dispatch, GpuContext } from '../../gpu/context';
-import { type DispatchTiming, profileDispatches, timingsByKernel } from '../../gpu/profiler';
-import { attentionBackwardDispatches, attentionForwardDispatch } from '../../kernels/attention';
-import { nsaCoreBackward, nsaCoreForward, nsaCoreSizes } from '../../model/nsa/core';
-import { visibleCmpBlocks } from '../../spec/nsa-blocks';
-import type { NsaConfig } from '../../spec/nsa-config';
-import { selectionRanges } from '../../spec/nsa-ranges';
-import type { AttentionShape } from '../../spec/shapes';
-import { gaussian, mulberry32 } from '../../util/random';
+import { visibleCmpBlocks } from '../definitions/nsa-blocks';
+import type { NsaConfig } from '../definitions/nsa-config';
+import { selectionRanges } from '../definitions/nsa-ranges';
+import type { AttentionShape } from '../definitions/shapes';
+import { type Arena, createLayoutArena } from '../gpu/arena';
+import type { Dispatch, GpuContext } from '../gpu/context';
+import { type DispatchTiming, profileDispatches, timingsByKernel } from '../gpu/profiler';
+import { attentionBackwardDispatches, attentionForwardDispatch } from '../kernels/attention';
+import { nsaCoreBackward, nsaCoreForward, nsaCoreSizes } from '../model/nsa/core';
+import { gaussian, mulberry32 } from '../util/random';
 import { type BenchRow, CFG, M, type TimedPair, trainLayout, trainShape, type TrainTensors } from './bench-sizes';
 
 /** Keys one head visits over all queries, dense causal: Σ_t (t + 1). */

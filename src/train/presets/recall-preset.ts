@@ -2,8 +2,8 @@
 // with an NSA configuration whose sliding window can never reach the answers. T = 64 split into
 // eight selection blocks of 8: block 0 and the query block are forced, so the stored pair must be
 // found among the six blocks in between by content (distractor pairs fill the same region).
-import type { DataConfig, DataSource, RunConfig } from './config';
-import { type RecallTask, recallVocab } from './data/recall';
+import type { DataConfig, DataSource, RunConfig } from '../config';
+import { type RecallTask, recallVocab } from '../data/recall';
 import { PASSKEY_TASK } from './passkey-preset';
 import { PRESETS } from './presets';
 import { TASK_NSA } from './task-nsa';

@@ -1,6 +1,6 @@
 // The decode half of the NSA-vs-dense benchmark (npm run bench:nsa -- --decode, the page's
 // benchmark view): the time of one decode step at position T − 1 (T tokens in the
-// cache) for NSA and for dense attention on the GPU decoder (src/model/decode/gpu-decoder.ts),
+// cache) for NSA and for dense attention on the GPU decoder (src/decode/gpu-decoder.ts),
 // with the m7c-125m attention shape in a model of --layers layers and a 256-token vocabulary, so
 // the step's time is mostly the layers' (the per-kernel split separates attention from the rest).
 // The caches are filled by GpuDecoder.seek: random K/V rows, the compressed cache built from them
@@ -10,14 +10,14 @@
 // the split per kernel group and the attention kernels' sum are medians over the timed steps).
 // Keys read per query are the decoder's own in-kernel counts, beside the formula
 // ncmp(t) + |selected positions ≤ t| + min(w, t + 1) from the selection the GPU made, and t + 1 dense.
-import { type Dispatch, GpuContext } from '../../gpu/context';
-import { type DispatchTiming, profileDispatches } from '../../gpu/profiler';
-import { GpuDecoder } from '../../model/decode/gpu-decoder';
-import { initParams } from '../../model/init';
-import { visibleCmpBlocks } from '../../spec/nsa-blocks';
-import { selectionRanges } from '../../spec/nsa-ranges';
-import { paramSpecs } from '../../spec/params';
-import { gaussian, mulberry32 } from '../../util/random';
+import { GpuDecoder } from '../decode/gpu-decoder';
+import { visibleCmpBlocks } from '../definitions/nsa-blocks';
+import { selectionRanges } from '../definitions/nsa-ranges';
+import { paramSpecs } from '../definitions/params';
+import { type Dispatch, GpuContext } from '../gpu/context';
+import { type DispatchTiming, profileDispatches } from '../gpu/profiler';
+import { initParams } from '../model/init';
+import { gaussian, mulberry32 } from '../util/random';
 import { type BenchRow, CFG, DECODE_VOCAB, decodeModelConfig } from './bench-sizes';
 
 const PARAM_SEED = 7;

@@ -3,8 +3,12 @@
 // before anything is allocated), the decode model config and the closing summary line (crossovers
 // and growth). The GPU work is in train-bench.ts (training attention fwd+bwd) and decode-bench.ts
 // (decode per token); run-bench.ts runs them in order.
-import { type ArenaEntry, type BufferSlice, layoutEntries, type PlaceTensor, SLICE_ALIGN } from '../../gpu/arena';
-import { decodeWorkEntries } from '../../model/decode/gpu-decoder';
+import { decodeWorkEntries } from '../decode/gpu-decoder';
+import type { ModelConfig } from '../definitions/model-config';
+import type { NsaConfig } from '../definitions/nsa-config';
+import { numel, paramSpecs } from '../definitions/params';
+import type { AttentionShape } from '../definitions/shapes';
+import { type ArenaEntry, type BufferSlice, layoutEntries, type PlaceTensor, SLICE_ALIGN } from '../gpu/arena';
 import {
   type NsaBranchKV,
   type NsaCoreSaved,
@@ -12,13 +16,9 @@ import {
   type NsaCoreScratch,
   nsaCoreScratchTensors,
   nsaCoreSizes,
-} from '../../model/nsa/core';
-import type { ModelConfig } from '../../spec/model-config';
-import type { NsaConfig } from '../../spec/nsa-config';
-import { numel, paramSpecs } from '../../spec/params';
-import type { AttentionShape } from '../../spec/shapes';
-import { PRESETS } from '../presets';
-import { formatBytes, GPU_MEMORY_BYTES } from '../resources';
+} from '../model/nsa/core';
+import { PRESETS } from '../train/presets/presets';
+import { formatBytes, GPU_MEMORY_BYTES } from '../train/resources';
 
 /** One JSON line of the benchmark, as npm run bench:nsa prints it and the page downloads it. */
 export type BenchRow = Record<string, unknown> & { kind: string };

@@ -7,8 +7,12 @@
 // maps one preallocated staging buffer: nothing is allocated per token.
 // The float64 oracle is ModelDecoder (src/reference/decoder.ts); tests/gpu/decode.test.ts checks
 // this against it and against the training forward at every position.
-import { type ArenaEntry, type BufferSlice, createLayoutArena, layoutEntries, type PlaceTensor } from '../../gpu/arena';
-import { type Dispatch, GpuContext } from '../../gpu/context';
+import { assertValidModelConfig, type ModelConfig } from '../definitions/model-config';
+import { numCmpBlocks, numSelBlocks } from '../definitions/nsa-blocks';
+import { cmpMlpHidden } from '../definitions/nsa-config';
+import { numel } from '../definitions/params';
+import { type ArenaEntry, type BufferSlice, createLayoutArena, layoutEntries, type PlaceTensor } from '../gpu/arena';
+import { type Dispatch, GpuContext } from '../gpu/context';
 import {
   decodeAttendDispatch,
   type DecodeParams,
@@ -16,17 +20,13 @@ import {
   decodeRowsDispatch,
   decodeSelectDispatch,
   matvecDispatch,
-} from '../../kernels/decode';
-import { embeddingForwardDispatch } from '../../kernels/embedding';
-import { combineForwardDispatch, gateForwardDispatch } from '../../kernels/nsa-gates';
-import { rmsnormForwardDispatch } from '../../kernels/rmsnorm';
-import { ropeTable } from '../../kernels/rope';
-import { swigluForwardDispatch } from '../../kernels/swiglu';
-import { assertValidModelConfig, type ModelConfig } from '../../spec/model-config';
-import { numCmpBlocks, numSelBlocks } from '../../spec/nsa-blocks';
-import { cmpMlpHidden } from '../../spec/nsa-config';
-import { numel } from '../../spec/params';
-import { type LayerParams, paramLayout, type ParamTensors } from '../param-tensors';
+} from '../kernels/decode';
+import { embeddingForwardDispatch } from '../kernels/embedding';
+import { combineForwardDispatch, gateForwardDispatch } from '../kernels/nsa-gates';
+import { rmsnormForwardDispatch } from '../kernels/rmsnorm';
+import { ropeTable } from '../kernels/rope';
+import { swigluForwardDispatch } from '../kernels/swiglu';
+import { type LayerParams, paramLayout, type ParamTensors } from '../model/param-tensors';
 
 /** Key rows read by one (layer, sequence, group) for the last token: per branch, and dense. */
 export const READ_SLOTS = ['cmp', 'sel', 'win', 'dense'] as const;

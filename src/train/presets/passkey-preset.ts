@@ -4,8 +4,8 @@
 // digit lies 59 − p ≥ 15 positions back from its query, beyond what window-only attention carries
 // through the two layers (nLayers·(w − 1) = 14), so only attention that reaches further (NSA's
 // compressed and selected branches, or dense attention) can copy the key.
-import type { RunConfig } from './config';
-import { type PasskeyTask, passkeyVocab } from './data/passkey';
+import type { RunConfig } from '../config';
+import { type PasskeyTask, passkeyVocab } from '../data/passkey';
 import { PRESETS } from './presets';
 import { TASK_NSA } from './task-nsa';
 

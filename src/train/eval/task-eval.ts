@@ -2,11 +2,11 @@
 // passkey tasks) the accuracy on the answers only, scored on the same validation batches — the
 // figure that says whether attention reached the stored pair or the needle, against chance =
 // 1 / values (recall) or 1 / digits (passkey, per digit).
-import type { RunConfig } from './config';
+import type { RunConfig } from '../config';
+import type { Trainer } from '../trainer';
+import type { EvalMetrics } from '../types';
 import { scoreRecall } from './recall-eval';
 import { taskAnswerPositions } from './task-chance';
-import type { Trainer } from './trainer';
-import type { EvalMetrics } from './types';
 
 export async function evaluateRun(trainer: Trainer, c: RunConfig): Promise<EvalMetrics> {
   const e = await trainer.evaluate();

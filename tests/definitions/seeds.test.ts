@@ -3,10 +3,10 @@
 // exact numbers it gave before (runs, goldens and checkpoints made earlier stay reproducible).
 import { describe, expect, it } from 'vitest';
 
+import { paramSpecs } from '../../src/definitions/params';
 import { initParams } from '../../src/model/init';
-import { paramSpecs } from '../../src/spec/params';
-import { createBatch, createDataset } from '../../src/train/datasets';
-import { preset } from '../../src/train/presets';
+import { createBatch, createDataset } from '../../src/train/data/datasets';
+import { preset } from '../../src/train/presets/presets';
 import { mulberry32, seedWord, subSeed } from '../../src/util/random';
 
 const draws = (f: () => number, n = 8) => Array.from({ length: n }, f);

@@ -4,7 +4,7 @@
 // computed without a GPU matches the arenas the plan allocated.
 import { describe, expect, it } from 'vitest';
 
-import { createDataset } from '../../src/train/datasets';
+import { createDataset } from '../../src/train/data/datasets';
 import { trainSteps } from '../../src/train/loop';
 import { runFootprint } from '../../src/train/resources';
 import { Trainer } from '../../src/train/trainer';

@@ -4,18 +4,18 @@
 //
 // Predictions come from the plan's probabilities (a forward to the logits, softmax per row): the
 // full distribution, so the argmax is the true one and p(answer) is read directly; the tally is
-// src/train/answer-score.ts.
-import type { GpuContext } from '../gpu/context';
-import { tokenIndexLength } from '../kernels/embedding-index';
+// src/train/eval/answer-score.ts.
+import type { GpuContext } from '../../gpu/context';
+import { tokenIndexLength } from '../../kernels/embedding-index';
+import type { RunConfig } from '../config';
+import type { Batch, Dataset } from '../data/datasets';
+import { passkeyDatasetForRun } from '../data/passkey';
+import { recallDatasetForRun } from '../data/recall';
+import { trainingLoop } from '../loop';
+import { Trainer } from '../trainer';
+import type { StepMetrics } from '../types';
 import { type AnswerScore, AnswerTally } from './answer-score';
-import type { RunConfig } from './config';
-import { passkeyDatasetForRun } from './data/passkey';
-import { recallDatasetForRun } from './data/recall';
-import type { Batch, Dataset } from './datasets';
-import { trainingLoop } from './loop';
 import { taskAnswerPositions } from './task-chance';
-import { Trainer } from './trainer';
-import type { StepMetrics } from './types';
 
 /** Per answer token, plus whole sequences (every answer right: the whole passkey). */
 export type RecallScore = AnswerScore;

@@ -1,12 +1,12 @@
-// Text generation over a token decoder — the GPU decoder (src/model/decode/gpu-decoder.ts,
+// Text generation over a token decoder — the GPU decoder (src/decode/gpu-decoder.ts,
 // through gpuTokenDecoder) or the float64 CPU decoder (cpuTokenDecoder, the oracle): the prompt
 // is fed token by token (decode = prefill), then tokens are sampled with temperature, top-k and
 // top-p from a seeded mulberry32 stream, until the requested count or the context length. One
 // loop (generateStream) serves the CLI's generate() and the worker's token streaming. For NSA
 // models every generated token carries, per layer and group, the keys each branch read for the
 // query that produced it (counted by the decoder), beside the paper's formula.
+import type { ModelConfig } from '../definitions/model-config';
 import { type BranchReads, ModelDecoder, type ReadsFormula, readsFormula } from '../reference/decoder';
-import type { ModelConfig } from '../spec/model-config';
 import { mulberry32 } from '../util/random';
 
 export interface SamplingOptions {

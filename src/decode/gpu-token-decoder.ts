@@ -1,10 +1,10 @@
-// The GPU decoder as generation's TokenDecoder (src/train/generate.ts): one sequence, the selections
+// The GPU decoder as generation's TokenDecoder (src/decode/generate.ts): one sequence, the selections
 // and the key rows the kernels counted, per NSA layer and group, copied out of the decoder's
 // readback for the token just fed.
+import type { ModelConfig } from '../definitions/model-config';
 import { describeAdapter } from '../gpu/context';
-import type { GpuDecoder } from '../model/decode/gpu-decoder';
-import type { ModelConfig } from '../spec/model-config';
 import type { FedToken, TokenDecoder } from './generate';
+import type { GpuDecoder } from './gpu-decoder';
 
 /** Wraps a batch-1 decoder, which it resets: generation starts at position 0. */
 export function gpuTokenDecoder(dec: GpuDecoder): TokenDecoder {

@@ -3,11 +3,11 @@
 // largest value that fits; the presets pass, on any adapter and on SwiftShader's limits.
 import { describe, expect, it } from 'vitest';
 
+import { countParams } from '../../src/definitions/params';
 import { activationEntries } from '../../src/model/activations';
-import { countParams } from '../../src/spec/params';
 import type { RunConfig } from '../../src/train/config';
-import { preset, PRESET_NAMES } from '../../src/train/presets';
-import { recallPreset } from '../../src/train/recall-preset';
+import { preset, PRESET_NAMES } from '../../src/train/presets/presets';
+import { recallPreset } from '../../src/train/presets/recall-preset';
 import {
   ANY_ADAPTER_LIMITS,
   assertRunResources,

@@ -2,8 +2,8 @@
 // adapter line, the training lines (config, one per T), the decode lines (config, one per T) and the
 // closing summary, each handed to `out` as soon as it is measured. The caller checks the sizes
 // first (benchSizeProblem) and may stop between lines (shouldStop).
-import { describeAdapter, type GpuContext } from '../../gpu/context';
-import { assertNsaConfig } from '../../spec/nsa-config';
+import { assertNsaConfig } from '../definitions/nsa-config';
+import { describeAdapter, type GpuContext } from '../gpu/context';
 import { type BenchRow, benchSummary, CFG, type ResolvedBenchNsa, type TimedPair } from './bench-sizes';
 import { decodeBenchRow, decodeConfigLine } from './decode-bench';
 import { trainBenchRow, trainConfigLine } from './train-bench';

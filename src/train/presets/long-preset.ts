@@ -5,8 +5,8 @@
 // beyond what window-only attention can carry (nLayers·(w − 1) positions), so the accuracy chart
 // tells whether selection finds the stored pairs. Sized for a consumer GPU: 3.1 M parameters,
 // 4 × 4096 tokens and 4.8e11 model FLOPs a step (dense: 6.9e11); see README for the time per step.
-import type { RunConfig } from './config';
-import { type RecallTask, recallVocab } from './data/recall';
+import type { RunConfig } from '../config';
+import { type RecallTask, recallVocab } from '../data/recall';
 import { PRESETS } from './presets';
 
 const T = 4096;

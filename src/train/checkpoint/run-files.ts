@@ -16,13 +16,13 @@ import {
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 
-import { CheckpointFormatError, decodeCheckpoint } from './checkpoint/checkpoint';
-import type { RunConfig } from './config';
-import type { EvalMetrics, Heartbeat, StepMetrics } from './types';
+import type { RunConfig } from '../config';
+import type { EvalMetrics, Heartbeat, StepMetrics } from '../types';
+import { CheckpointFormatError, decodeCheckpoint } from './checkpoint';
 
 // The column format is shared with the page's worker (browser-safe module).
-export { METRICS_HEADER, metricsCsvRow } from './metrics-csv';
-import { METRICS_HEADER, metricsCsvRow } from './metrics-csv';
+export { METRICS_HEADER, metricsCsvRow } from '../metrics-csv';
+import { METRICS_HEADER, metricsCsvRow } from '../metrics-csv';
 
 export const CHECKPOINT_FILE = 'checkpoint.safetensors';
 /** What a resumed run needs beyond the checkpoint (the uploaded text's path). */
@@ -105,7 +105,7 @@ export class RunFolder {
 /** A run folder's weights, wherever they were read from. */
 export interface RunWeights {
   config: RunConfig;
-  /** Parameters keyed by src/spec/params.ts names. */
+  /** Parameters keyed by src/definitions/params.ts names. */
   values: Map<string, Float32Array>;
   /** Steps trained (checkpoint state; an older folder's config.json stepsDone), null when unknown. */
   stepsDone: number | null;

@@ -1,12 +1,12 @@
 // Training data: the dataset spec, the Dataset interface and its factory. Runs in Node and in a worker.
-import { type Batch, createBatch } from './data/batch';
-import { createCopyDataset, createRandomDataset } from './data/synthetic';
-import { createTextDataset } from './data/text';
+import { type Batch, createBatch } from './batch';
+import { createCopyDataset, createRandomDataset } from './synthetic';
+import { createTextDataset } from './text';
 import type { Tokenizer, TokenizerName } from './tokenizer';
 
 export type { Batch };
 export { createBatch };
-export { splitDocuments, splitTextForValidation, type TextSplit } from './data/text';
+export { splitDocuments, splitTextForValidation, type TextSplit } from './text';
 
 export type DatasetSpec =
   | { kind: 'random'; vocabSize: number } // uniform random tokens: the leakage control
