@@ -3,21 +3,25 @@
 // NSA statistics come back through a small staging ring one step late, so the GPU always has the
 // next step queued while JavaScript waits. step() and flush() return each step's metrics exactly
 // once, in order; src/train/loop.ts is the loop every caller runs on top of them.
-import { InvalidConfigError } from '../definitions/config-issue';
+import { type ConfigIssue, InvalidConfigError } from '../definitions/config-issue';
 import type { GpuContext } from '../gpu/context';
 import { tokenIndexLength } from '../kernels/embedding-index';
+import type { NsaAttnVariant } from '../kernels/nsa-attention';
 import type { NsaStats } from '../kernels/nsa-stats';
 import { initParams } from '../model/init';
 import { ModelPlan, type NamedTensors } from '../model/plan';
 import { encodeCheckpoint, type TrainerState, type TrainingCheckpoint } from './checkpoint/checkpoint';
 import { type RunConfig, validateRunConfig } from './config';
 import type { Batch, Dataset } from './data/datasets';
+import { trainCursorProblem } from './data/stream';
 import { DivergenceGuard, divergenceSettings } from './divergence';
 import { learningRate, type LrSchedule } from './lr-schedule';
 import type { EvalMetrics, Heartbeat, NsaStepStats, StepMetrics, TrainerPhase } from './types';
 
 export interface TrainerHooks {
   onHeartbeat?(b: Heartbeat): void;
+  /** The NSA branch attention kernels (ModelPlan's nsaKernels); default by adapter. */
+  nsaKernels?: NsaAttnVariant;
 }
 
 /**
@@ -51,6 +55,31 @@ export class InvalidSelectionError extends Error {
 }
 
 const STAGING_SLOTS = 3;
+
+/**
+ * Why a checkpoint's state cannot continue a run of this config, each naming its field
+ * (state.stepsDone, state.batchesDrawn): stepsDone an integer in [0, train.steps]; batchesDrawn an
+ * integer in [0, 2^53] and exactly stepsDone · train.gradAccum (every step draws gradAccum batches,
+ * and checkpoints are written between steps), so a cursor no run of this config can have reached is
+ * refused before any GPU work.
+ */
+export function resumeCursorIssues(config: RunConfig, state: TrainerState): ConfigIssue[] {
+  const { stepsDone, batchesDrawn } = state;
+  const issues: ConfigIssue[] = [];
+  if (!(Number.isInteger(stepsDone) && stepsDone >= 0 && stepsDone <= config.train.steps))
+    issues.push({
+      field: 'state.stepsDone',
+      message: `must be an integer in [0, train.steps = ${config.train.steps}] (got ${String(stepsDone)})`,
+    });
+  const problem = trainCursorProblem('batchesDrawn', batchesDrawn);
+  if (problem) issues.push({ field: 'state.batchesDrawn', message: problem });
+  else if (!issues.length && batchesDrawn !== stepsDone * config.train.gradAccum)
+    issues.push({
+      field: 'state.batchesDrawn',
+      message: `is ${batchesDrawn}, but ${stepsDone} steps of train.gradAccum ${config.train.gradAccum} draw ${stepsDone * config.train.gradAccum} batches`,
+    });
+  return issues;
+}
 
 /**
  * Everything a run needs to continue exactly where it stopped: the learning-rate position is
@@ -124,6 +153,7 @@ export class Trainer {
       gradAccum: t.gradAccum,
       optimizer: { beta1: t.beta1, beta2: t.beta2, eps: t.eps, weightDecay: t.weightDecay, gradClip: t.gradClip },
       scoredPerSequence: dataset.scoredPerSequence,
+      nsaKernels: hooks.nsaKernels,
     });
     plan.importParams(initParams(plan.specs, t.seed));
     const trainer = new Trainer(gpu, config, plan, dataset, hooks);
@@ -148,15 +178,13 @@ export class Trainer {
     hooks: TrainerHooks = {},
   ): Promise<Trainer> {
     const { stepsDone, batchesDrawn } = from;
-    if (!(Number.isInteger(stepsDone) && stepsDone >= 0 && stepsDone <= config.train.steps))
-      throw new RangeError(`resume: stepsDone ${stepsDone} outside [0, train.steps = ${config.train.steps}]`);
-    if (!(Number.isInteger(batchesDrawn) && batchesDrawn >= 0))
-      throw new RangeError(`resume: batchesDrawn ${batchesDrawn} is not an integer ≥ 0`);
+    const cursor = resumeCursorIssues(config, from);
+    if (cursor.length) throw new InvalidConfigError('resume: the checkpoint state cannot continue this run', cursor);
     const trainer = await Trainer.create(gpu, config, dataset, hooks);
     trainer.plan.importParams(from.params);
     trainer.plan.importOptimizerState({ m: from.adamM, v: from.adamV });
-    const scratch = trainer.batches[0];
-    for (let i = 0; i < batchesDrawn; i++) dataset.nextTrainBatch(scratch);
+    // O(1) whatever the cursor: the stream jumps to batch batchesDrawn (src/train/data/stream.ts).
+    dataset.seekTrain(batchesDrawn);
     trainer.batchesDrawn = batchesDrawn;
     trainer.stepCount = stepsDone;
     trainer.beat('init', `resumed at step ${stepsDone} (${batchesDrawn} batches drawn)`);

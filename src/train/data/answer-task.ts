@@ -5,6 +5,7 @@ import { IGNORE_TARGET } from '../../definitions/targets';
 import { mulberry32, subSeed } from '../../util/random';
 import { type Batch, checkBatchShape, createBatch, writeWindow } from './batch';
 import type { Dataset, DatasetOptions } from './datasets';
+import { TrainStream } from './stream';
 
 export interface AnswerTask {
   /** The dataset's name: the task and its settings (it also seeds the streams). */
@@ -12,6 +13,8 @@ export interface AnswerTask {
   vocabSize: number;
   /** One sequence of seqLen tokens (inputs and targets: seqLen + 1 tokens) from the stream. */
   sequence(rand: () => number): ArrayLike<number>;
+  /** How many values sequence() draws from `rand`: always the same, so the stream can seek (stream.ts). */
+  drawsPerSequence: number;
   /** The positions whose targets are scored. */
   answerPositions: readonly number[];
   /** ln(the answers' alphabet): answers are drawn uniformly. */
@@ -29,14 +32,15 @@ export function answerTaskDataset(task: AnswerTask, opts: DatasetOptions): Datas
       for (let t = 0; t < seqLen; t++) if (!scored[t]) out.targets[b * seqLen + t] = IGNORE_TARGET;
     }
   };
-  const trainRand = mulberry32(subSeed(seed, `${task.name}:train`));
+  const train = new TrainStream(subSeed(seed, `${task.name}:train`), batchSize * task.drawsPerSequence, task.name);
   return {
     name: task.name,
     vocabSize: task.vocabSize,
     tokenizer: null,
     trainTokens: Number.POSITIVE_INFINITY,
     valTokens: Number.POSITIVE_INFINITY,
-    nextTrainBatch: (out) => fill(out, trainRand),
+    nextTrainBatch: (out) => train.draw((rand) => fill(out, rand)),
+    seekTrain: (batchesDrawn) => train.seek(batchesDrawn),
     validationBatches: (count) => {
       const rand = mulberry32(subSeed(seed, `${task.name}:val`));
       return Array.from({ length: count }, () => {

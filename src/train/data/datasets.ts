@@ -28,6 +28,12 @@ export interface Dataset {
   readonly valTokens: number;
   /** Next training batch into the given arrays (no allocation), seeded and deterministic. */
   nextTrainBatch(out: Batch): void;
+  /**
+   * Positions the training stream so the next nextTrainBatch is batch `batchesDrawn` (0-based), in
+   * O(1) whatever the cursor (src/train/data/stream.ts): the same batch as drawing them one by one.
+   * A cursor that is not an integer in [0, 2^53] is a RangeError naming batchesDrawn.
+   */
+  seekTrain(batchesDrawn: number): void;
   /** A fixed set of validation batches (same every call). Empty when there is no validation split. */
   validationBatches(count: number): Batch[];
   /** Unigram entropy (nats/token) of the scored targets: the loss a context-free model can reach. */

@@ -169,6 +169,8 @@ export function createPasskeyDataset(spec: PasskeyDatasetSpec, opts: DatasetOpti
       name,
       vocabSize: passkeyVocab(spec).size,
       sequence: (rand) => generatePasskeySequence(spec, seqLen, rand).raw,
+      // R = T − k fillers, the needle's position and k digits: T + 1 draws per sequence.
+      drawsPerSequence: seqLen + 1,
       answerPositions: passkeyAnswerPositions(seqLen, spec.keyLength),
       answerEntropy: Math.log(spec.digits),
     },

@@ -122,6 +122,16 @@ function choose(rand: () => number, n: number, k: number): number[] {
   return pool.slice(0, k).sort((a, b) => a - b);
 }
 
+/**
+ * The values generateRecallSequence draws, the same for every sequence: R fillers, m queried
+ * positions, P − m distractor positions, P keys (choose) and P − 1 (their shuffle), P values, m − 1
+ * (the query order's shuffle); R = T + 1 − 2m.
+ */
+export function recallDrawsPerSequence(task: RecallTask, seqLen: number): number {
+  const R = seqLen + 1 - 2 * task.queries;
+  return R + 4 * task.pairs + task.queries - 2;
+}
+
 /** Draws one sequence. Assumes validateRecallTask(task, seqLen) is empty. */
 export function generateRecallSequence(task: RecallTask, seqLen: number, rand: () => number): RecallSequence {
   const { keys, values, fillers, pairs, queries, minDistance, minStart } = task;
@@ -205,6 +215,7 @@ export function createRecallDataset(spec: RecallDatasetSpec, opts: DatasetOption
       name,
       vocabSize: recallVocab(spec).size,
       sequence: (rand) => generateRecallSequence(spec, seqLen, rand).raw,
+      drawsPerSequence: recallDrawsPerSequence(spec, seqLen),
       answerPositions: recallAnswerPositions(seqLen, spec.queries),
       answerEntropy: Math.log(spec.values),
     },

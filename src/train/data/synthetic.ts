@@ -3,6 +3,7 @@ import { InvalidConfigError } from '../../definitions/config-issue';
 import { mulberry32, subSeed } from '../../util/random';
 import { type Batch, checkBatchShape, createBatch, writeWindow } from './batch';
 import type { Dataset, DatasetOptions } from './datasets';
+import { TrainStream } from './stream';
 
 /** Fills row[0..] with one sequence; `next` draws a uniform token id. */
 type RowFiller = (row: Int32Array, next: () => number) => void;
@@ -20,10 +21,10 @@ function checkVocab(kind: string, vocabSize: number): void {
  * A generated dataset: every sequence is drawn fresh, so there is no finite split (trainTokens and
  * valTokens are Infinity). Validation batches come from their own seed stream, regenerated per call.
  */
-function generatedDataset(name: string, vocabSize: number, fill: RowFiller, opts: DatasetOptions): Dataset {
+function generatedDataset(name: string, vocabSize: number, fill: RowFiller, drawsPerRow: number, opts: DatasetOptions): Dataset {
   const { batchSize, seqLen, seed } = opts;
   const row = new Int32Array(seqLen + 1);
-  const trainToken = uniformToken(mulberry32(subSeed(seed, `${name}:train`)), vocabSize);
+  const train = new TrainStream(subSeed(seed, `${name}:train`), batchSize * drawsPerRow, name);
   const fillBatch = (out: Batch, next: () => number) => {
     checkBatchShape(out, batchSize, seqLen);
     for (let b = 0; b < batchSize; b++) {
@@ -37,7 +38,8 @@ function generatedDataset(name: string, vocabSize: number, fill: RowFiller, opts
     tokenizer: null,
     trainTokens: Number.POSITIVE_INFINITY,
     valTokens: Number.POSITIVE_INFINITY,
-    nextTrainBatch: (out) => fillBatch(out, trainToken),
+    nextTrainBatch: (out) => train.draw((rand) => fillBatch(out, uniformToken(rand, vocabSize))),
+    seekTrain: (batchesDrawn) => train.seek(batchesDrawn),
     validationBatches: (count) => {
       const valToken = uniformToken(mulberry32(subSeed(seed, `${name}:val`)), vocabSize);
       return Array.from({ length: count }, () => {
@@ -59,6 +61,7 @@ export function createRandomDataset(vocabSize: number, opts: DatasetOptions): Da
     (row, next) => {
       for (let i = 0; i < row.length; i++) row[i] = next();
     },
+    opts.seqLen + 1,
     opts,
   );
 }
@@ -68,6 +71,13 @@ export function createRandomDataset(vocabSize: number, opts: DatasetOptions): Da
  * same tokens again. Default segment ⌊(T+1)/2⌋: the second half repeats the first. Only targets in a
  * repeat block are predictable, so a model without leakage stays at ln V on the random blocks.
  */
+/** The tokens drawn per copy-task row of n tokens: those outside the repeat blocks. */
+function copyDraws(n: number, seg: number): number {
+  let draws = 0;
+  for (let i = 0; i < n; i++) if (i % (2 * seg) < seg) draws++;
+  return draws;
+}
+
 export function createCopyDataset(vocabSize: number, segment: number | undefined, opts: DatasetOptions): Dataset {
   checkVocab('copy', vocabSize);
   const seg = segment ?? Math.floor((opts.seqLen + 1) / 2);
@@ -85,6 +95,7 @@ export function createCopyDataset(vocabSize: number, segment: number | undefined
         row[i] = i % (2 * seg) < seg ? next() : row[i - seg];
       }
     },
+    copyDraws(opts.seqLen + 1, seg),
     opts,
   );
 }

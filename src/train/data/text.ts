@@ -4,6 +4,7 @@ import { mulberry32, subSeed } from '../../util/random';
 import { type Batch, checkBatchShape, createBatch, type TokenArray, unigramEntropyOf, writeWindow } from './batch';
 import { encodeBytes } from './byte-tokenizer';
 import type { Dataset, DatasetOptions } from './datasets';
+import { TrainStream } from './stream';
 import { createTokenizer, type Tokenizer, type TokenizerName } from './tokenizer';
 
 /**
@@ -99,7 +100,8 @@ export function createTextDataset(spec: TextDatasetSpec, opts: DatasetOptions): 
       },
     ]);
   }
-  const rand = mulberry32(subSeed(seed, `text:${spec.name}:train`));
+  // One draw per window: batch i is draws [i·B, (i+1)·B) of the stream, so it can seek.
+  const stream = new TrainStream(subSeed(seed, `text:${spec.name}:train`), batchSize, spec.name);
   const starts = train.length - window + 1; // window start positions in [0, starts)
   let entropy: number | null = null;
   return {
@@ -110,8 +112,11 @@ export function createTextDataset(spec: TextDatasetSpec, opts: DatasetOptions): 
     valTokens: val.length,
     nextTrainBatch: (out: Batch) => {
       checkBatchShape(out, batchSize, seqLen);
-      for (let b = 0; b < batchSize; b++) writeWindow(out, b, seqLen, train, Math.floor(rand() * starts));
+      stream.draw((rand) => {
+        for (let b = 0; b < batchSize; b++) writeWindow(out, b, seqLen, train, Math.floor(rand() * starts));
+      });
     },
+    seekTrain: (batchesDrawn) => stream.seek(batchesDrawn),
     // Window w starts at frac(w·φ⁻¹) of the split (golden-ratio sequence): spread over the whole
     // validation split, independent of the seed, and validationBatches(n) is a prefix of (n+1).
     validationBatches: (count: number) => {
