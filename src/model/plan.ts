@@ -18,6 +18,7 @@ import { embeddingBackwardDispatch, embeddingForwardDispatch } from '../kernels/
 import { buildTokenIndex } from '../kernels/embedding-index';
 import { gradNormDispatches, gradNormPartialsLength, type GradRange } from '../kernels/gradnorm';
 import { type MatmulArgs, matmulDispatch } from '../kernels/matmul';
+import type { NsaAttnVariant } from '../kernels/nsa-attention';
 import { gateForwardDispatch } from '../kernels/nsa-gates';
 import { decodeNsaStats, type NsaStats, nsaStatsDispatches, nsaStatsLength } from '../kernels/nsa-stats';
 import { sumDispatch } from '../kernels/reduce';
@@ -48,6 +49,11 @@ export interface PlanOptions {
    * writes IGNORE_TARGET at the others); the loss is the mean over those. Default: all (seqLen).
    */
   scoredPerSequence?: number;
+  /**
+   * NSA branch attention kernels: 'group' (what GPUs run) or 'simple' (what software adapters
+   * run); default by adapter. Tests set it to run both on one adapter.
+   */
+  nsaKernels?: NsaAttnVariant;
 }
 
 /** The scalars of one training step, decoded from the bytes encodeStepReadback copied. */
@@ -129,7 +135,7 @@ export class ModelPlan {
       a: activationLayout(config, shape)(place),
       gradNormPartials: place('gradnorm_partials', gradNormPartialsLength(ranges)),
     }));
-    const builder = new StepBuilder(gpu, config, shape, p, g, a);
+    const builder = new StepBuilder(gpu, config, shape, p, g, a, o.nsaKernels);
     const micro = Array.from({ length: o.gradAccum }, (_, m) => settle([builder.forward(m, 'train'), builder.backward(m)]));
     const evalList = builder.forward(0, 'eval');
     const opt = { ...o.optimizer };
@@ -389,6 +395,7 @@ class StepBuilder {
     private readonly p: ParamTensors,
     private readonly g: ParamTensors,
     private readonly a: Activations,
+    private readonly nsaKernels: NsaAttnVariant | undefined,
   ) {
     this.N = s.N;
   }
@@ -429,7 +436,17 @@ class StepBuilder {
     // Shared K/V: the same pair for all three branches.
     const pick = (i: number) => kv[Math.min(i, kv.length - 1)];
     const mlp = this.p.layers[l].cmpMlp;
-    return { q: L.q, cmp: pick(0), sel: pick(1), win: pick(2), gates: L.nsa!.gates, out: L.attn, saved: L.nsa!.core, mlp };
+    return {
+      q: L.q,
+      cmp: pick(0),
+      sel: pick(1),
+      win: pick(2),
+      gates: L.nsa!.gates,
+      out: L.attn,
+      saved: L.nsa!.core,
+      mlp,
+      kernels: this.nsaKernels,
+    };
   }
 
   /** Attention forward of layer l after its input norm: writes the layer's attn [N, H·dv]. */

@@ -2,12 +2,14 @@
 // loss and every parameter gradient (φ = avg and mlp, per-branch and shared K/V, an ablation).
 // The reference runs with the GPU's selection frozen (selection is not differentiable and f32
 // vs f64 may order near-tied scores differently); a separate check requires the selections to
-// agree wherever the reference's scores are not near-tied.
+// agree wherever the reference's scores are not near-tied. Each case runs both branch kernel
+// variants: 'group' (what GPUs run) and 'simple' (what software adapters run), whatever the adapter.
 import { describe, expect, it } from 'vitest';
 
 import type { ModelConfig, ModelNsaConfig } from '../../src/definitions/model-config';
 import { paramSpecs } from '../../src/definitions/params';
 import { tokenIndexLength } from '../../src/kernels/embedding-index';
+import type { NsaAttnVariant } from '../../src/kernels/nsa-attention';
 import { initParams } from '../../src/model/init';
 import { ModelPlan } from '../../src/model/plan';
 import { modelBackwardRef, modelForwardRef } from '../../src/reference/model';
@@ -19,9 +21,9 @@ const base: ModelConfig = nsaTestModel(19);
 const nsaBase = base.nsa!;
 const B = 2;
 
-async function oneStep(cfg: ModelConfig, seed: number) {
+async function oneStep(cfg: ModelConfig, seed: number, nsaKernels: NsaAttnVariant) {
   const gpu = await getGpu();
-  const plan = await ModelPlan.build(gpu, cfg, { batchSize: B, gradAccum: 1, optimizer: NO_OPTIMIZER });
+  const plan = await ModelPlan.build(gpu, cfg, { batchSize: B, gradAccum: 1, optimizer: NO_OPTIMIZER, nsaKernels });
   const specs = paramSpecs(cfg);
   const params = initParams(specs, seed);
   plan.importParams(params);
@@ -29,6 +31,15 @@ async function oneStep(cfg: ModelConfig, seed: number) {
   const N = B * cfg.seqLen;
   const tokens = Int32Array.from({ length: N }, () => Math.floor(r() * cfg.vocabSize));
   const targets = Int32Array.from({ length: N }, () => Math.floor(r() * cfg.vocabSize));
+  // The variant asked for is the one encoded: group kernels run a (t, g, b) grid per branch.
+  const forwardGrids = plan
+    .stepDispatches()
+    .filter((d) => /^nsa\.(cmp|sel|win)\.forward$/.test(d.label))
+    .map((d) => [...d.workgroups]);
+  expect(forwardGrids).toHaveLength(3 * cfg.nLayers);
+  const groupGrid = [cfg.seqLen, cfg.nKvGroups, B];
+  for (const g of forwardGrids)
+    expect(g.join(',') === groupGrid.join(','), `${nsaKernels} forward grid ${g.join(',')}`).toBe(nsaKernels === 'group');
   plan.writeBatch(0, tokens, targets, new Int32Array(tokenIndexLength(N)));
   const loss = await plan.forwardBackward();
   const grads = await plan.exportGrads();
@@ -42,16 +53,17 @@ async function oneStep(cfg: ModelConfig, seed: number) {
   return { loss, grads, fwd, g64, specs, selections, free };
 }
 
-const cases: Array<[string, Partial<ModelNsaConfig>]> = [
+const configs: Array<[string, Partial<ModelNsaConfig>]> = [
   ['φ=avg, per-branch K/V', {}],
   ['φ=mlp, shared K/V', { phi: 'mlp', sharedKV: true }],
   ['force window-only ablation', { gates: { kind: 'force', branch: 'win' } }],
 ];
+const cases = (['group', 'simple'] as const).flatMap((k) => configs.map(([name, over]) => [k, name, over] as const));
 
 describe('NSA model, one training step: GPU vs float64 reference', { timeout: 400_000 }, () => {
-  it.each(cases)('%s: loss (rel ≤ 1e-5) and every parameter gradient (rel RMS ≤ 1e-4)', async (_name, over) => {
+  it.each(cases)('%s kernels, %s: loss (rel ≤ 1e-5) and every parameter gradient (rel RMS ≤ 1e-4)', async (kernels, _name, over) => {
     const cfg: ModelConfig = { ...base, nsa: { ...nsaBase, ...over } };
-    const { loss, grads, fwd, g64, specs, selections, free } = await oneStep(cfg, 7);
+    const { loss, grads, fwd, g64, specs, selections, free } = await oneStep(cfg, 7, kernels);
     expect(Math.abs(loss - fwd.loss) / fwd.loss).toBeLessThanOrEqual(1e-5);
     const errors: Record<string, number> = {};
     const norms = specs.map((s) => Math.hypot(...g64.get(s.name)!));

@@ -35,17 +35,23 @@ function expectSameTensors(a: ReadonlyMap<string, Float32Array>, b: ReadonlyMap<
 }
 
 describe('exact resume', () => {
-  it.each(['dense', 'nsa'] as const)(
-    '%s, gradAccum 2: stopped at step 3, written, read back and continued = uninterrupted, bit for bit',
-    async (attention) => {
+  // NSA with both branch kernel variants: 'group' (what GPUs run) and 'simple' (software adapters).
+  it.each([
+    ['dense', 'default'],
+    ['nsa', 'group'],
+    ['nsa', 'simple'],
+  ] as const)(
+    '%s (%s kernels), gradAccum 2: stopped at step 3, written, read back and continued = uninterrupted, bit for bit',
+    async (attention, kernels) => {
       const gpu = await getGpu();
       const cfg = run(attention);
-      const whole = await Trainer.create(gpu, cfg, dataset(cfg));
+      const hooks = { nsaKernels: kernels === 'default' ? undefined : kernels };
+      const whole = await Trainer.create(gpu, cfg, dataset(cfg), hooks);
       const all = await trainSteps(whole, STEPS);
       const end = await whole.resumeState();
       whole.destroy();
 
-      const first = await Trainer.create(gpu, cfg, dataset(cfg));
+      const first = await Trainer.create(gpu, cfg, dataset(cfg), hooks);
       const head = await trainSteps(first, STOP_AT);
       const state = await first.resumeState();
       first.destroy();
@@ -64,12 +70,18 @@ describe('exact resume', () => {
       });
       const back = decodeCheckpoint(file, { file: 'resume.safetensors' });
 
-      const second = await Trainer.resume(gpu, back.config, dataset(back.config), {
-        ...back.state,
-        params: back.params,
-        adamM: back.adamM,
-        adamV: back.adamV,
-      });
+      const second = await Trainer.resume(
+        gpu,
+        back.config,
+        dataset(back.config),
+        {
+          ...back.state,
+          params: back.params,
+          adamM: back.adamM,
+          adamV: back.adamV,
+        },
+        hooks,
+      );
       expect(second.stepsDone).toBe(STOP_AT);
       const tail = await trainSteps(second, STEPS);
       const resumed = await second.resumeState();

@@ -10,7 +10,7 @@ import { cmpMlpHidden, type NsaConfig } from '../../definitions/nsa-config';
 import type { AttentionShape } from '../../definitions/shapes';
 import type { BufferSlice, PlaceTensor } from '../../gpu/arena';
 import type { Dispatch, GpuContext } from '../../gpu/context';
-import { type NsaBranch, nsaBranchBackwardDispatches, nsaBranchForwardDispatch } from '../../kernels/nsa-attention';
+import { type NsaAttnVariant, type NsaBranch, nsaBranchBackwardDispatches, nsaBranchForwardDispatch } from '../../kernels/nsa-attention';
 import {
   type CmpMlpSlices,
   compressAvgBackwardDispatch,
@@ -67,6 +67,8 @@ export interface NsaCoreIO {
   saved: NsaCoreSaved;
   /** φ = mlp weights (parameters). */
   mlp?: { k: CmpMlpSlices; v: CmpMlpSlices };
+  /** The branch attention kernels: 'group' or 'simple'; default by adapter (nsaAttnVariant). */
+  kernels?: NsaAttnVariant;
 }
 
 export interface NsaCoreGrads {
@@ -213,6 +215,7 @@ export async function nsaCoreForward(
       k: kv.k,
       v: kv.v,
       sel: branch === 'sel' ? sv.sel : undefined,
+      variant: io.kernels,
       out,
       lse,
     });
@@ -281,6 +284,7 @@ export async function nsaCoreBackward(
       k: kv.k,
       v: kv.v,
       sel: branch === 'sel' ? sv.sel : undefined,
+      variant: io.kernels,
       reverse: branch === 'sel' ? scratch.reverse : undefined,
       out,
       lse,
