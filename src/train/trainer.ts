@@ -7,7 +7,6 @@ import { type ConfigIssue, InvalidConfigError } from '../definitions/config-issu
 import type { GpuContext } from '../gpu/context';
 import { tokenIndexLength } from '../kernels/embedding-index';
 import type { NsaAttnVariant } from '../kernels/nsa-attention';
-import type { NsaAttnVariant } from '../kernels/nsa-attention';
 import type { NsaStats } from '../kernels/nsa-stats';
 import { initParams } from '../model/init';
 import { ModelPlan, type NamedTensors } from '../model/plan';
