@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 // @ts-expect-error plain .mjs script without types
-import { summarize, testCounts } from '../../scripts/gpu/summarize.mjs';
+import { summarize, table, testCounts } from '../../scripts/gpu/summarize.mjs';
 import { knownFp32Peak } from '../../src/cli/fp32-peak';
 import type { ModelConfig } from '../../src/definitions/model-config';
 import { attentionForwardFlops, keysPerQuery, perTokenMatmulParams, trainingFlopsPerStep } from '../../src/definitions/model-flops';
@@ -139,5 +139,25 @@ describe('summary of a bundle run', () => {
     ]);
     expect(s.nsa_summary).toMatchObject({ decode_crossover: { T: 4096 } });
     expect(testCounts(null)).toBeNull();
+  });
+
+  it('a golden recorded on this adapter is "recorded, unchecked", never a pass; the golden step says so', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bundle-golden-'));
+    const results = [
+      { key: 'tiny/dense', outcome: 'match', problems: [] },
+      { key: 'tiny/nsa', outcome: 'recorded', problems: [] },
+    ];
+    writeFileSync(join(dir, 'golden.json'), JSON.stringify({ results }));
+    const steps = join(dir, 'steps.tsv');
+    writeFileSync(steps, 'golden\t0\t30\n');
+    const s = summarize(dir, steps);
+    expect(s.golden.map((g: { outcome: string }) => g.outcome)).toEqual(['match', 'recorded, unchecked']);
+    const text = table(s);
+    expect(text).toContain('step golden: recorded 1, unchecked in 30 s');
+    expect(text).not.toMatch(/step golden: ok/);
+    expect(text).toContain('golden tiny/nsa: recorded, unchecked');
+    // Every golden checked: the step is ok.
+    writeFileSync(join(dir, 'golden.json'), JSON.stringify({ results: [results[0]] }));
+    expect(table(summarize(dir, steps))).toContain('step golden: ok in 30 s');
   });
 });
