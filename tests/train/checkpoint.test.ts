@@ -85,10 +85,21 @@ function expectRejected(bytes: Uint8Array, field: string, detail?: RegExp, maxBy
   if (detail) expect(e.message).toMatch(detail);
 }
 
-/** Re-encodes a valid file's tensors and metadata after `edit` (in the same tensor order). */
+const decodeRaw = (bytes: Uint8Array) =>
+  decodeSafetensors(bytes, {
+    file: FILE,
+    maxBytes: MAX_CHECKPOINT_BYTES,
+    allowF64: true,
+    nonFiniteAllowed: (n) => /^(metrics|evals)\./.test(n),
+  });
+
+/** Re-encodes a valid file's tensors (history columns included) and metadata after `edit` (in the same tensor order), digests recomputed. */
 function rewrite(bytes: Uint8Array, edit: (tensors: NamedTensor[], meta: Record<string, string>) => void): Uint8Array {
-  const d = decodeSafetensors(bytes, { file: FILE, maxBytes: MAX_CHECKPOINT_BYTES });
-  const tensors = [...d.tensors].map(([name, t]) => ({ name, shape: t.shape, data: t.data }));
+  const d = decodeRaw(bytes);
+  const tensors: NamedTensor[] = [
+    ...[...d.tensors].map(([name, t]) => ({ name, shape: t.shape, data: t.data })),
+    ...[...d.f64].map(([name, t]) => ({ name, shape: t.shape, data: t.data, nonFinite: 'allowed' as const })),
+  ];
   edit(tensors, d.metadata);
   return encodeSafetensors(tensors, d.metadata);
 }
@@ -141,9 +152,24 @@ describe('checkpoint round trip', () => {
       expectSameTensors(d.adamM, c.adamM);
       expectSameTensors(d.adamV, c.adamV);
 
-      const names = [...decodeSafetensors(bytes, { file: FILE, maxBytes: MAX_CHECKPOINT_BYTES }).tensors.keys()];
+      const raw = decodeRaw(bytes);
       const specs = paramSpecs(config.model).map((s) => s.name);
-      expect(names).toEqual(['param', 'adam_m', 'adam_v'].flatMap((g) => specs.map((s) => `${g}.${s}`)));
+      expect([...raw.tensors.keys()]).toEqual(['param', 'adam_m', 'adam_v'].flatMap((g) => specs.map((s) => `${g}.${s}`)));
+      expect(raw.digested).toBe(true);
+      expect([...raw.f64.keys()].filter((k) => !k.startsWith('metrics.nsa.'))).toEqual([
+        'metrics.step',
+        'metrics.loss',
+        'metrics.lr',
+        'metrics.grad_norm',
+        'metrics.tokens_per_second',
+        'metrics.step_ms',
+        'metrics.elapsed_ms',
+        'evals.step',
+        'evals.val_loss',
+        'evals.accuracy',
+        'evals.has_accuracy',
+      ]);
+      expect(raw.f64.get('metrics.loss')!.shape).toEqual([3]);
     });
   }
 
@@ -155,13 +181,11 @@ describe('checkpoint round trip', () => {
   });
 
   it('writes the format, version and reason as metadata', () => {
-    const meta = decodeSafetensors(encodeCheckpoint(makeCheckpoint(preset('tiny'), 1)), {
-      file: FILE,
-      maxBytes: MAX_CHECKPOINT_BYTES,
-    }).metadata;
+    const meta = decodeRaw(encodeCheckpoint(makeCheckpoint(preset('tiny'), 1))).metadata;
     expect(meta.format).toBe(CHECKPOINT_FORMAT);
     expect(meta.version).toBe(String(CHECKPOINT_VERSION));
-    expect(Object.keys(meta).sort()).toEqual(['config', 'evals', 'format', 'metrics', 'reason', 'saved_at', 'state', 'version']);
+    // State, not history: the metrics live in tensors (the digests, key xxh32, are not shown).
+    expect(Object.keys(meta).sort()).toEqual(['config', 'format', 'reason', 'saved_at', 'state', 'version']);
   });
 
   it('encodeCheckpoint refuses a missing or extra tensor and a tensor of the wrong size', () => {
@@ -268,7 +292,7 @@ describe('decodeCheckpoint rejects', () => {
         meta[key] = value;
       });
     expectRejected(withMeta('format', 'something-else'), 'format', /'something-else'/);
-    expectRejected(withMeta('version', String(CHECKPOINT_VERSION + 1)), 'version', /newer build; this build reads version 1/);
+    expectRejected(withMeta('version', String(CHECKPOINT_VERSION + 1)), 'version', /newer build; this build reads versions 1 and 2/);
     expectRejected(withMeta('version', 'one'), 'version');
     expectRejected(
       rewrite(good, (_ts, meta) => {
@@ -279,7 +303,7 @@ describe('decodeCheckpoint rejects', () => {
     );
   });
 
-  it('a bad state, non-array metrics/evals and a bad metrics row', () => {
+  it('a bad state, and bad history columns (missing, of another length, a fractional step, an F32 column)', () => {
     const withMeta = (key: string, value: string) =>
       rewrite(good, (_ts, meta) => {
         meta[key] = value;
@@ -287,9 +311,50 @@ describe('decodeCheckpoint rejects', () => {
     expectRejected(withMeta('state', '{"stepsDone":301,"batchesDrawn":5}'), 'state.stepsDone', /beyond config.train.steps \(300\)/);
     expectRejected(withMeta('state', '{"stepsDone":1,"batchesDrawn":-1}'), 'state.batchesDrawn');
     expectRejected(withMeta('state', '{"stepsDone":1.5,"batchesDrawn":1}'), 'state.stepsDone');
-    expectRejected(withMeta('metrics', '{}'), 'metrics', /array/);
-    expectRejected(withMeta('evals', 'null'), 'evals', /array/);
-    expectRejected(withMeta('metrics', '[{"step":0},{"loss":1}]'), 'metrics[1]');
-    expectRejected(withMeta('metrics', '[1,'), 'metrics', /JSON/);
+    const edit = (name: string, f: (t: NamedTensor, ts: NamedTensor[]) => void) =>
+      rewrite(good, (ts) => {
+        f(
+          ts.find((t) => t.name === name)!,
+          ts,
+        );
+      });
+    expectRejected(
+      edit('evals.val_loss', (t, ts) => ts.splice(ts.indexOf(t), 1)),
+      'evals.val_loss',
+      /history column missing/,
+    );
+    expectRejected(
+      edit('metrics.lr', (t) => {
+        t.shape = [2];
+        t.data = t.data.slice(0, 2);
+      }),
+      'metrics.lr',
+      /expected shape \[3\], found \[2\]/,
+    );
+    expectRejected(
+      edit('metrics.step', (t) => {
+        t.data[1] = 1.5;
+      }),
+      'metrics.step',
+      /1\.5 is not an integer/,
+    );
+    expectRejected(
+      edit('evals.has_accuracy', (t) => {
+        t.data[0] = 2;
+      }),
+      'evals.has_accuracy',
+    );
+    expectRejected(
+      edit('metrics.loss', (t) => {
+        t.data = Float32Array.from(t.data, (x) => (Number.isFinite(x) ? x : 0));
+      }),
+      'metrics.loss',
+      /F64/,
+    );
+    expectRejected(
+      rewrite(good, (ts) => ts.push({ name: 'metrics.bogus', shape: [3], data: new Float64Array(3) })),
+      'metrics.bogus',
+      /unexpected history column/,
+    );
   });
 });

@@ -1,17 +1,23 @@
 // The training checkpoint: one safetensors file (the same for the CLI and the page) holding the
 // parameters and both Adam moments as F32 tensors `param.<name>`, `adam_m.<name>`, `adam_v.<name>`
-// (paramSpecs order), and as string metadata the run config, the trainer state, every step's
-// metrics and the evaluations (JSON), why and when it was written. Browser-safe (no Node APIs).
+// (paramSpecs order), the metric history as F64 columns (`metrics.<field>`, `evals.<field>`: see
+// history.ts), and as string metadata the run config, the trainer state, why and when it was
+// written, and the XXH32 digest of every tensor and metadata value. The header holds state, not
+// history, so its size does not grow with the run. Version 1 files (history as JSON in the header,
+// no digests) still load. Parameters and moments are never written or read holding NaN/±Infinity.
+// Browser-safe (no Node APIs).
 import { formatConfigIssues } from '../../definitions/config-issue';
 import { numel, paramSpecs } from '../../definitions/params';
 import { type RunConfig, validateRunConfig } from '../config';
 import type { EvalMetrics, StepMetrics } from '../types';
+import { decodeHistory, encodeHistory, HISTORY_PREFIXES, STEP_FIELDS } from './history';
 import { CheckpointFormatError, decodeSafetensors, encodeSafetensors, type NamedTensor, safetensorsBytes } from './safetensors';
 
-export { CheckpointFormatError } from './safetensors';
+export { CheckpointFormatError, NonFiniteTensorError } from './safetensors';
 
 export const CHECKPOINT_FORMAT = 'nsa-playground-checkpoint';
-export const CHECKPOINT_VERSION = 1;
+/** Version written: 2 (history as tensors, digests). Version 1 (history in the header) is read too. */
+export const CHECKPOINT_VERSION = 2;
 /** Default cap on a checkpoint file read (2 GiB). */
 export const MAX_CHECKPOINT_BYTES = 2 * 1024 ** 3;
 
@@ -46,13 +52,12 @@ const GROUPS = [
   { prefix: 'adam_v', key: 'adamV' },
 ] as const;
 
-// JSON has no NaN/±Infinity (stringify writes null): metrics carry them as these strings.
+// Version 1's JSON history has no NaN/±Infinity (stringify writes null): it carried them as these strings.
 const NON_FINITE = new Map<string, number>([
   ['NaN', NaN],
   ['Infinity', Infinity],
   ['-Infinity', -Infinity],
 ]);
-const replacer = (_k: string, v: unknown): unknown => (typeof v === 'number' && !Number.isFinite(v) ? String(v) : v);
 const reviver = (_k: string, v: unknown): unknown => (typeof v === 'string' && NON_FINITE.has(v) ? NON_FINITE.get(v) : v);
 
 function metadataOf(c: CheckpointHeaderFields): Record<string, string> {
@@ -61,12 +66,13 @@ function metadataOf(c: CheckpointHeaderFields): Record<string, string> {
     version: String(CHECKPOINT_VERSION),
     config: JSON.stringify(c.config),
     state: JSON.stringify({ stepsDone: c.state.stepsDone, batchesDrawn: c.state.batchesDrawn }),
-    metrics: JSON.stringify(c.metrics, replacer),
-    evals: JSON.stringify(c.evals, replacer),
     reason: c.reason,
     saved_at: c.savedAt,
   };
 }
+
+/** History columns may hold NaN/±Infinity (a non-finite loss is a fact of the run); nothing else may. */
+const isHistory = (name: string): boolean => HISTORY_PREFIXES.some((p) => name.startsWith(p));
 
 function tensorShapes(config: RunConfig): Array<{ name: string; shape: number[] }> {
   const specs = paramSpecs(config.model);
@@ -79,16 +85,20 @@ export function checkpointTensorBytes(config: RunConfig): number {
 }
 
 /**
- * The exact size of the file encodeCheckpoint writes for these fields (the header holds the
- * metrics, so the size depends on them, not on the config alone); check quotas and caps with it
+ * The exact size of the file encodeCheckpoint writes for these fields (the history columns grow with
+ * the metrics, so the size depends on them, not on the config alone); check quotas and caps with it
  * before writing.
  */
 export function checkpointBytesFor(c: CheckpointHeaderFields): number {
-  return safetensorsBytes(tensorShapes(c.config), metadataOf(c));
+  return safetensorsBytes([...tensorShapes(c.config), ...encodeHistory(c.metrics, c.evals)], metadataOf(c));
 }
 
-/** Encodes a checkpoint; throws if a tensor of paramSpecs(config.model) is missing, extra or of the wrong size. */
-export function encodeCheckpoint(c: TrainingCheckpoint): Uint8Array {
+/**
+ * Encodes a checkpoint; throws if a tensor of paramSpecs(config.model) is missing, extra or of the
+ * wrong size, and (NonFiniteTensorError naming `o.file`, the tensor and the first bad index) if a
+ * parameter or moment holds NaN/±Infinity: such a state is never written.
+ */
+export function encodeCheckpoint(c: TrainingCheckpoint, o: { file?: string } = {}): Uint8Array {
   const specs = paramSpecs(c.config.model);
   const tensors: NamedTensor[] = [];
   for (const g of GROUPS) {
@@ -104,15 +114,26 @@ export function encodeCheckpoint(c: TrainingCheckpoint): Uint8Array {
       throw new Error(`encodeCheckpoint: ${g.key} has tensors the model does not: ${extra.join(', ')}`);
     }
   }
-  return encodeSafetensors(tensors, metadataOf(c));
+  tensors.push(...encodeHistory(c.metrics, c.evals));
+  return encodeSafetensors(tensors, metadataOf(c), { file: o.file ?? 'checkpoint (being written)' });
 }
 
-/** Decodes and validates a checkpoint; throws CheckpointFormatError naming `o.file` and the field at fault. */
+/**
+ * Decodes and validates a checkpoint (version 2, or 1 written by older builds); throws
+ * CheckpointFormatError naming `o.file` and the field or tensor at fault: a digest that does not
+ * match (a flipped bit), NaN/±Infinity in a parameter or moment (NonFiniteTensorError, with the
+ * first bad index), a missing or extra tensor, a bad config, state or history column.
+ */
 export function decodeCheckpoint(bytes: Uint8Array, o: { file: string; maxBytes?: number }): TrainingCheckpoint {
   const fail = (field: string, detail: string): never => {
     throw new CheckpointFormatError(o.file, field, detail);
   };
-  const { metadata, tensors } = decodeSafetensors(bytes, { file: o.file, maxBytes: o.maxBytes ?? MAX_CHECKPOINT_BYTES });
+  const { metadata, tensors, f64, digested } = decodeSafetensors(bytes, {
+    file: o.file,
+    maxBytes: o.maxBytes ?? MAX_CHECKPOINT_BYTES,
+    allowF64: true,
+    nonFiniteAllowed: isHistory,
+  });
   const meta = (key: string): string => metadata[key] ?? fail(key, 'missing from the metadata');
   const json = (key: string): unknown => {
     try {
@@ -128,22 +149,33 @@ export function decodeCheckpoint(bytes: Uint8Array, o: { file: string; maxBytes?
   const versionText = meta('version');
   const version = /^[0-9]+$/.test(versionText) ? Number(versionText) : NaN;
   if (version > CHECKPOINT_VERSION)
-    fail('version', `is ${version}, written by a newer build; this build reads version ${CHECKPOINT_VERSION}`);
-  if (version !== CHECKPOINT_VERSION)
-    fail('version', `'${versionText}' is not a known version (this build reads version ${CHECKPOINT_VERSION})`);
+    fail('version', `is ${version}, written by a newer build; this build reads versions 1 and ${CHECKPOINT_VERSION}`);
+  if (version !== 1 && version !== 2)
+    fail('version', `'${versionText}' is not a known version (this build reads versions 1 and ${CHECKPOINT_VERSION})`);
+  if (version === 2 && !digested)
+    fail('__metadata__.xxh32', 'missing: a version-2 checkpoint carries the digest of every tensor and metadata value');
+  for (const name of f64.keys())
+    if (!isHistory(name) || version === 1) fail(name, 'dtype F64 is only for the metric history (metrics.*, evals.*)');
 
   const config = parseConfig(json('config'), fail);
   const state = parseState(json('state'), config, fail);
   checkTensors(tensors, config, fail);
   const group = (prefix: string) => new Map(paramSpecs(config.model).map((s) => [s.name, tensors.get(`${prefix}.${s.name}`)!.data]));
+  const history =
+    version === 1
+      ? {
+          metrics: parseRows(json('metrics'), 'metrics', STEP_FIELDS, fail) as unknown as StepMetrics[],
+          evals: parseRows(json('evals'), 'evals', ['valLoss'], fail) as unknown as EvalMetrics[],
+        }
+      : decodeHistory(f64, fail);
   return {
     config,
     state,
     params: group('param'),
     adamM: group('adam_m'),
     adamV: group('adam_v'),
-    metrics: parseRows(json('metrics'), 'metrics', fail) as unknown as StepMetrics[],
-    evals: parseRows(json('evals'), 'evals', fail) as unknown as EvalMetrics[],
+    metrics: history.metrics,
+    evals: history.evals,
     reason: meta('reason'),
     savedAt: meta('saved_at'),
   };
@@ -190,14 +222,17 @@ function checkTensors(tensors: Map<string, { shape: number[] }>, config: RunConf
       fail(name, `expected shape [${shape.join(', ')}], found [${t.shape.join(', ')}]`);
   }
   const known = new Set(expected.map((e) => e.name));
-  for (const name of tensors.keys()) if (!known.has(name)) fail(name, 'unexpected tensor (not a parameter of this model)');
+  for (const name of tensors.keys())
+    if (!known.has(name))
+      fail(name, isHistory(name) ? 'history columns are F64, not F32' : 'unexpected tensor (not a parameter of this model)');
 }
 
-/** An array of rows, each an object with an integer `step`. */
-function parseRows(raw: unknown, field: string, fail: Fail): Array<Record<string, unknown>> {
+/** Version 1's history: an array of rows, each an object with an integer `step` and these numeric fields. */
+function parseRows(raw: unknown, field: string, numbers: readonly string[], fail: Fail): Array<Record<string, unknown>> {
   if (!Array.isArray(raw)) return fail(field, 'is not a JSON array');
   raw.forEach((row: unknown, i) => {
     if (!isObject(row) || !Number.isSafeInteger(row.step)) fail(`${field}[${i}]`, 'is not a row with an integer step');
+    for (const k of numbers) if (typeof row[k] !== 'number') fail(`${field}[${i}].${k}`, `is ${JSON.stringify(row[k])}, not a number`);
   });
   return raw as Array<Record<string, unknown>>;
 }
