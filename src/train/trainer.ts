@@ -25,9 +25,9 @@ export interface TrainerHooks {
 }
 
 /**
- * A step produced a non-finite loss or gradient norm. The AdamW kernel skipped that update, so the
- * weights are those after the last finite step. (A loss that stays finite but far too high stops
- * the run with DivergenceError, src/train/divergence.ts.)
+ * A step produced a non-finite loss or gradient norm. The run stops; its state now is not written
+ * to a checkpoint (the last good checkpoint stands). (A loss that stays finite but far too high
+ * stops the run with DivergenceError, src/train/divergence.ts.)
  */
 export class NonFiniteError extends Error {
   override readonly name = 'NonFiniteError';
@@ -37,7 +37,7 @@ export class NonFiniteError extends Error {
     readonly gradNorm: number,
   ) {
     super(
-      `step ${step}: loss ${loss}, grad norm ${gradNorm} — non-finite; the optimizer skipped this update, the weights are intact. ` +
+      `step ${step}: loss ${loss}, grad norm ${gradNorm} — non-finite; the run stops and this state is not checkpointed. ` +
         'Lower the learning rate or enable gradient clipping, then start a new run.',
     );
   }
@@ -204,19 +204,29 @@ export class Trainer {
    * This run as a checkpoint file (the CLI's and the page's format) with the metrics and
    * evaluations so far. Call it with no step in flight, as resumeState.
    */
-  async checkpoint(o: { metrics: StepMetrics[]; evals: EvalMetrics[]; reason: string; savedAt?: Date }): Promise<Uint8Array> {
+  async checkpoint(o: {
+    metrics: StepMetrics[];
+    evals: EvalMetrics[];
+    reason: string;
+    savedAt?: Date;
+    file?: string;
+  }): Promise<Uint8Array> {
     const { stepsDone, batchesDrawn, params, adamM, adamV } = await this.resumeState();
-    return encodeCheckpoint({
-      config: this.config,
-      state: { stepsDone, batchesDrawn },
-      params,
-      adamM,
-      adamV,
-      metrics: o.metrics,
-      evals: o.evals,
-      reason: o.reason,
-      savedAt: (o.savedAt ?? new Date()).toISOString(),
-    });
+    // A parameter or moment holding NaN/±Infinity is refused here (NonFiniteTensorError naming o.file, the tensor and index).
+    return encodeCheckpoint(
+      {
+        config: this.config,
+        state: { stepsDone, batchesDrawn },
+        params,
+        adamM,
+        adamV,
+        metrics: o.metrics,
+        evals: o.evals,
+        reason: o.reason,
+        savedAt: (o.savedAt ?? new Date()).toISOString(),
+      },
+      { file: o.file },
+    );
   }
 
   /** The state to write into a checkpoint. Call it with no step in flight (at a loop checkpoint or after the loop). */
