@@ -2,8 +2,8 @@
 // npm run train -- --resume runs/<run>
 // Trains in Node on Dawn; writes runs/<run>/{heartbeat.jsonl,metrics.csv,checkpoint.safetensors,
 // config.json,summary.json}. The checkpoint (parameters, AdamW moments, step, data cursor, config,
-// metrics) is written atomically every --checkpoint-every steps, on SIGINT/SIGTERM, on a
-// non-finite stop (the weights are intact then) and at the end, where it holds the final weights:
+// metrics) is written atomically every --checkpoint-every steps, on SIGINT/SIGTERM and at the end,
+// where it holds the final weights (a non-finite stop leaves the last good one untouched):
 // it is the one weight format generate, export, compare and --resume read. --resume continues a run
 // from it, bit for bit as if it had never stopped. A stall exits; the last checkpoint stands.
 import { existsSync, readFileSync } from 'node:fs';
@@ -13,7 +13,7 @@ import { formatConfigIssues } from '../definitions/config-issue';
 import { countParams } from '../definitions/params';
 import { describeAdapter } from '../gpu/context';
 import { acquireNodeGpu } from '../gpu/node-device';
-import { decodeCheckpoint, type TrainingCheckpoint } from '../train/checkpoint/checkpoint';
+import { decodeCheckpoint, NonFiniteTensorError, type TrainingCheckpoint } from '../train/checkpoint/checkpoint';
 import { type AtomicWriteHooks, CHECKPOINT_FILE, RUN_SOURCE_FILE, RunFolder } from '../train/checkpoint/run-files';
 import { type RunConfig, validateRunConfig } from '../train/config';
 import type { Dataset } from '../train/data/datasets';
@@ -195,13 +195,22 @@ async function main(): Promise<number> {
   const metrics: StepMetrics[] = [...(from?.metrics ?? [])];
   const evals: EvalMetrics[] = [...(from?.evals ?? [])];
   let checkpointsWritten = 0;
+  // The step the checkpoint in the folder holds (a resumed run's, until the next write); null: none written yet.
+  let checkpointStep: number | null = resumeDir !== undefined && from ? from.state.stepsDone : null;
   const crashAt = Number(process.env[CRASH_HOOK] ?? 0);
+  /** What a stop that writes nothing leaves behind. */
+  const lastGood = () =>
+    checkpointStep === null
+      ? `No checkpoint was written before the stop (the first is due after ${checkpointEvery > 0 ? `${checkpointEvery} steps` : 'the last step'}); nothing to resume.`
+      : `The last good checkpoint is untouched: ${folder.checkpointPath} holds the run after ${checkpointStep} steps (npm run train -- --resume ${folder.dir} continues from there).`;
   const checkpoint = async (reason: string) => {
     const c0 = performance.now();
-    const bytes = await trainer!.checkpoint({ metrics, evals, reason });
+    // NonFiniteTensorError (a parameter or moment holds NaN/±Inf): nothing is written, the last good checkpoint stands.
+    const bytes = await trainer!.checkpoint({ metrics, evals, reason, file: folder.checkpointPath });
     const hooks: AtomicWriteHooks = {};
     if (++checkpointsWritten === crashAt) hooks.beforeRename = () => process.kill(process.pid, 'SIGKILL');
     folder.writeCheckpoint(bytes, hooks);
+    checkpointStep = trainer!.stepsDone;
     console.log(
       `[checkpoint] step ${trainer!.stepsDone} (${reason}): ${(bytes.byteLength / 2 ** 20).toFixed(2)} MiB in ${(performance.now() - c0).toFixed(0)} ms`,
     );
@@ -246,27 +255,51 @@ async function main(): Promise<number> {
       }
     }
   } catch (e) {
-    if (!(e instanceof NonFiniteError) && !(e instanceof DivergenceError)) throw e;
-    // Non-finite: the optimizer skipped that update, the weights are intact. Diverged: the weights
-    // are finite but the loss stayed far too high. Either way the run failed; keep its checkpoint.
-    const nonFinite = e instanceof NonFiniteError;
+    // Non-finite: the state that produced it may hold NaN (a NaN weight gives a NaN loss, and the
+    // skipped update leaves it there), so nothing is written: the last good checkpoint stands.
+    if (e instanceof NonFiniteError || e instanceof NonFiniteTensorError) {
+      console.error(`${e.message}\n${lastGood()}`);
+      return 4;
+    }
+    if (!(e instanceof DivergenceError)) throw e;
+    // Diverged: the weights are finite but the loss stayed far too high. The run failed; keep its state.
     console.error(e.message);
     while (trainer.stepsInFlight > 0) await trainer.flush().catch(() => []);
-    await checkpoint(nonFinite ? 'non-finite' : 'diverged');
-    console.error(`checkpoint of the ${nonFinite ? 'intact' : 'diverged'} weights written to ${folder.checkpointPath}`);
+    try {
+      await checkpoint('diverged');
+    } catch (w) {
+      if (!(w instanceof NonFiniteTensorError)) throw w;
+      console.error(`${w.message}\n${lastGood()}`);
+      return 4;
+    }
+    console.error(`checkpoint of the diverged weights written to ${folder.checkpointPath}`);
     return 4;
   }
   if (fatal) {
     console.error(`${fatal}\nThe last checkpoint stands: npm run train -- --resume ${folder.dir}`);
     return 4;
   }
+  // A final or signal checkpoint refused for a non-finite tensor: the last good one stands.
+  const refused = (w: unknown): number => {
+    if (!(w instanceof NonFiniteTensorError)) throw w;
+    console.error(`${w.message}\n${lastGood()}`);
+    return 4;
+  };
   if (signal) {
-    await checkpoint('signal');
+    try {
+      await checkpoint('signal');
+    } catch (w) {
+      return refused(w);
+    }
     console.error(`stopped by ${signal} after step ${trainer.stepsDone - 1}; continue with: npm run train -- --resume ${folder.dir}`);
     return signal === 'SIGINT' ? 130 : 143;
   }
   if (hasVal && t.evalBatches > 0) await evaluate();
-  await checkpoint('final');
+  try {
+    await checkpoint('final');
+  } catch (w) {
+    return refused(w);
+  }
   const seconds = (performance.now() - t0) / 1000;
   // The run's config as JSON (the page imports it); the final weights are in the checkpoint.
   folder.writeJson('config.json', { ...config, stepsDone: trainer.stepsDone });
