@@ -9,6 +9,7 @@ Every error names config.json's field.
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -16,6 +17,49 @@ from typing import Any
 EXPORT_FORMAT = "nsa-playground-export"
 EXPORT_VERSION = 1
 BRANCHES = ("cmp", "sel", "win")
+
+# Bounds checked before anything is allocated (a config.json of 10^6 layers is refused at once).
+# Each size field has its own ceiling, and the whole model at most MAX_PARAMETERS parameters
+# (2^31: 8 GiB of float32 weights, 24 GiB with AdamW's two moments).
+MAX_SIZES = {
+    "vocab_size": 1 << 20,
+    "hidden_size": 1 << 16,
+    "num_hidden_layers": 1 << 10,
+    "num_attention_heads": 1 << 10,
+    "num_key_value_heads": 1 << 10,
+    "head_dim": 1 << 12,
+    "v_head_dim": 1 << 12,
+    "intermediate_size": 1 << 18,
+    "max_position_embeddings": 1 << 20,
+}
+MAX_NSA = {"l": 1 << 12, "d": 1 << 12, "lSel": 1 << 12, "nSel": 1 << 12, "w": 1 << 20, "forceLocal": 1 << 12}
+MAX_PARAMETERS = 1 << 31
+# config.json is a few kilobytes; a larger one is refused before it is parsed.
+MAX_CONFIG_BYTES = 1 << 20
+# The largest integer a double (the TypeScript side's number) holds exactly: steps, cursors, seeds.
+MAX_SAFE_INTEGER = (1 << 53) - 1
+# Every top-level key config.json may hold (what `npm run export` writes); any other is refused.
+CONFIG_KEYS = frozenset(
+    (
+        "format",
+        "format_version",
+        "architectures",
+        "model_type",
+        *MAX_SIZES,
+        "rope_theta",
+        "rms_norm_eps",
+        "attention",
+        "initializer_range",
+        "tie_word_embeddings",
+        "hidden_act",
+        "nsa",
+        "tokenizer",
+        "train",
+        "data",
+        "state",
+    )
+)
+NSA_KEYS = frozenset(("l", "d", "lSel", "nSel", "w", "phi", "forceInit", "forceLocal", "sharedKV", "gates", "cmpMlpHidden"))
 
 
 class ConfigError(ValueError):
@@ -91,23 +135,50 @@ class ModelConfig:
         return d
 
 
-def _is_int(x: Any, lo: int = 1) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool) and x >= lo
+def _is_int(x: Any, lo: int = 1, hi: int = MAX_SAFE_INTEGER) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and lo <= x <= hi
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "nothing: the field is missing"
+
+
+MISSING = _Missing()
+
+
+def show(x: Any) -> str:
+    """A JSON value for an error message: short, one line, control characters escaped."""
+    text = repr(x)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def esc(key: Any) -> str:
+    """A JSON key (or path) as a field name: control characters escaped, at most 60 characters."""
+    text = repr(str(key))[1:-1]
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _check_nsa(raw: Any, c: dict[str, Any], fail) -> NsaConfig:
     if not isinstance(raw, dict):
         fail("nsa", "must be an object when attention is 'nsa'")
+    for k in raw:
+        if k not in NSA_KEYS:
+            fail(f"nsa.{esc(k)}", "unknown key")
     for k in ("l", "d", "lSel", "nSel", "w"):
-        if not _is_int(raw.get(k)):
-            fail(f"nsa.{k}", f"must be an integer >= 1 (got {raw.get(k)!r})")
-    if not _is_int(raw.get("forceLocal"), 0):
-        fail("nsa.forceLocal", f"must be an integer >= 0 (got {raw.get('forceLocal')!r})")
+        if not _is_int(raw.get(k), 1, MAX_NSA[k]):
+            fail(f"nsa.{k}", f"must be an integer in [1, {MAX_NSA[k]}] (got {show(raw.get(k, MISSING))})")
+    if not _is_int(raw.get("forceLocal"), 0, MAX_NSA["forceLocal"]):
+        fail("nsa.forceLocal", f"must be an integer in [0, {MAX_NSA['forceLocal']}] (got {show(raw.get('forceLocal'))})")
     for k in ("forceInit", "sharedKV"):
         if not isinstance(raw.get(k), bool):
-            fail(f"nsa.{k}", f"must be true or false (got {raw.get(k)!r})")
+            fail(f"nsa.{k}", f"must be true or false (got {show(raw.get(k))})")
     if raw.get("phi") not in ("avg", "mlp"):
-        fail("nsa.phi", f"must be 'avg' or 'mlp' (got {raw.get('phi')!r})")
+        fail("nsa.phi", f"must be 'avg' or 'mlp' (got {show(raw.get('phi'))})")
     lcmp, d, lsel = raw["l"], raw["d"], raw["lSel"]
     if lcmp % d:
         fail("nsa.d", f"d ({d}) must divide l ({lcmp})")
@@ -125,15 +196,16 @@ def _check_nsa(raw: Any, c: dict[str, Any], fail) -> NsaConfig:
         or (
             g.get("kind") == "freeze"
             and (
-                (isinstance(g.get("value"), (int, float)) and 0 <= g["value"] <= 1)
-                or (
-                    isinstance(g.get("value"), list)
-                    and len(g["value"]) == 3
-                    and all(isinstance(v, (int, float)) and 0 <= v <= 1 for v in g["value"])
-                )
+                (_is_number(g.get("value")) and 0 <= g["value"] <= 1)
+                or (isinstance(g.get("value"), list) and len(g["value"]) == 3 and all(_is_number(v) and 0 <= v <= 1 for v in g["value"]))
             )
         )
     )
+    if ok:
+        allowed = {"none": {"kind"}, "force": {"kind", "branch"}, "freeze": {"kind", "value"}}[g["kind"]]
+        extra = sorted(str(k) for k in g if k not in allowed)
+        if extra:
+            fail(f"nsa.gates.{esc(extra[0])}", f"unknown key for kind {g['kind']!r}")
     if not ok:
         fail(
             "nsa.gates",
@@ -163,19 +235,9 @@ def parse_model_config(c: dict[str, Any], path: str = "config.json") -> ModelCon
 
     if not isinstance(c, dict):
         fail("(root)", "is not a JSON object")
-    for k in (
-        "vocab_size",
-        "hidden_size",
-        "num_hidden_layers",
-        "num_attention_heads",
-        "num_key_value_heads",
-        "head_dim",
-        "v_head_dim",
-        "intermediate_size",
-        "max_position_embeddings",
-    ):
-        if not _is_int(c.get(k)):
-            fail(k, f"must be an integer >= 1 (got {c.get(k)!r})")
+    for k, hi in MAX_SIZES.items():
+        if not _is_int(c.get(k), 1, hi):
+            fail(k, f"must be an integer in [1, {hi}] (got {show(c.get(k, MISSING))})")
     if c["num_attention_heads"] % c["num_key_value_heads"]:
         fail(
             "num_key_value_heads", f"must divide num_attention_heads ({c['num_attention_heads']} heads, {c['num_key_value_heads']} groups)"
@@ -184,11 +246,16 @@ def parse_model_config(c: dict[str, Any], path: str = "config.json") -> ModelCon
         fail("head_dim", f"must be even for RoPE (got {c['head_dim']})")
     for k, lo, hi in (("rope_theta", 1, float("inf")), ("rms_norm_eps", 0, 1), ("initializer_range", 0, 1)):
         v = c.get(k)
-        if not (isinstance(v, (int, float)) and not isinstance(v, bool) and lo < v < hi):
-            fail(k, f"must be a number in ({lo}, {hi}) (got {v!r})")
+        if not (_is_number(v) and lo < v < hi):
+            fail(k, f"must be a finite number in ({lo}, {hi}) (got {show(c.get(k, MISSING))})")
     if c.get("attention") not in ("dense", "nsa"):
-        fail("attention", f"must be 'dense' or 'nsa' (got {c.get('attention')!r})")
+        fail("attention", f"must be 'dense' or 'nsa' (got {show(c.get('attention'))})")
     nsa = _check_nsa(c.get("nsa"), c, fail) if c["attention"] == "nsa" else None
+    if c["attention"] == "dense" and c.get("nsa") is not None and not isinstance(c.get("nsa"), dict):
+        fail("nsa", f"must be an object or null (got {show(c.get('nsa'))})")
+    count = parameter_count(c, nsa)
+    if count > MAX_PARAMETERS:
+        fail("(model)", f"{count} parameters exceed this package's bound of {MAX_PARAMETERS} (2^31; config.py MAX_PARAMETERS)")
     return ModelConfig(
         vocab_size=c["vocab_size"],
         hidden_size=c["hidden_size"],
@@ -207,22 +274,92 @@ def parse_model_config(c: dict[str, Any], path: str = "config.json") -> ModelCon
     )
 
 
+def parameter_count(c: dict[str, Any], nsa: NsaConfig | None) -> int:
+    """The model's parameter count from validated sizes, computed without allocating anything."""
+    C, H, G, dk, dv = c["hidden_size"], c["num_attention_heads"], c["num_key_value_heads"], c["head_dim"], c["v_head_dim"]
+    kv_sets = 3 if nsa is not None and not nsa.sharedKV else 1
+    attn = C * H * dk + H * dv * C + kv_sets * C * G * (dk + dv)
+    if nsa is not None:
+        attn += C * 3 * H + 3 * H
+        if nsa.phi == "mlp":
+            for D in (dk, dv):
+                attn += nsa.l * D + (nsa.l * D * 2 * D + 2 * D) + (2 * D * D + D)
+    layer = 2 * C + attn + 3 * C * c["intermediate_size"]
+    return c["vocab_size"] * C + C + c["num_hidden_layers"] * layer
+
+
+class _NonFinite:
+    """Where the JSON text held NaN, Infinity or -Infinity (Python's json reads them; JSON has none)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+
+def _first_non_finite(x: Any, where: str) -> tuple[str, str] | None:
+    """The field path and text of the first NaN/±Infinity (or a number too large for a double) in parsed JSON."""
+    if isinstance(x, _NonFinite):
+        return where, x.name
+    if isinstance(x, float) and not math.isfinite(x):
+        return where, "a number beyond the double range"
+    items = x.items() if isinstance(x, dict) else enumerate(x) if isinstance(x, list) else ()
+    for k, v in items:
+        found = _first_non_finite(v, f"{where}.{k}" if where and isinstance(k, str) else f"{where}[{k}]" if where else str(k))
+        if found:
+            return found
+    return None
+
+
+def parse_json_bytes(data: bytes, path: str, error=None) -> Any:
+    """JSON from a file's bytes; any fault (not UTF-8, not JSON, NaN/Infinity, too deep) raises `error`."""
+    error = error or ConfigError
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise error(path, "(file)", f"is not UTF-8 (byte {e.start}: {data[e.start : e.start + 1]!r})") from None
+    try:
+        value = json.loads(text, parse_constant=_NonFinite)
+    except json.JSONDecodeError as e:
+        raise error(path, "(file)", f"is not valid JSON ({e.msg} at line {e.lineno} column {e.colno})") from None
+    except (ValueError, RecursionError) as e:
+        raise error(path, "(file)", f"is not valid JSON ({type(e).__name__}: {str(e)[:80]})") from None
+    try:
+        bad = _first_non_finite(value, "")
+    except RecursionError:
+        raise error(path, "(file)", "is nested too deeply") from None
+    if bad:
+        raise error(path, esc(bad[0] or "(root)"), f"is {bad[1]} (not a finite JSON number)")
+    return value
+
+
 def read_config_json(directory: str) -> dict[str, Any]:
-    """config.json of an exported directory, checked to be this format."""
+    """config.json of an exported directory, checked to be this format, with no key it does not know."""
     path = os.path.join(directory, "config.json")
     try:
-        with open(path, encoding="utf-8") as f:
-            raw = json.load(f)
+        with open(path, "rb") as f:
+            data = f.read(MAX_CONFIG_BYTES + 1)
     except OSError as e:
         raise ConfigError(path, "(file)", f"cannot be read ({e.strerror})") from None
-    except json.JSONDecodeError as e:
-        raise ConfigError(path, "(file)", f"is not valid JSON ({e})") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(path, "(file)", f"is larger than {MAX_CONFIG_BYTES} bytes")
+    raw = parse_json_bytes(data, path)
     if not isinstance(raw, dict):
-        raise ConfigError(path, "(root)", "is not a JSON object")
+        raise ConfigError(path, "(root)", f"is not a JSON object (got {type(raw).__name__})")
     if raw.get("format") != EXPORT_FORMAT:
-        raise ConfigError(path, "format", f"is {raw.get('format')!r}, not {EXPORT_FORMAT!r}")
-    if raw.get("format_version") != EXPORT_VERSION:
-        raise ConfigError(path, "format_version", f"is {raw.get('format_version')!r}; this package reads version {EXPORT_VERSION}")
+        raise ConfigError(path, "format", f"is {show(raw.get('format'))}, not {EXPORT_FORMAT!r}")
+    if raw.get("format_version") != EXPORT_VERSION or isinstance(raw.get("format_version"), bool):
+        raise ConfigError(path, "format_version", f"is {show(raw.get('format_version'))}; this package reads version {EXPORT_VERSION}")
+    for k in raw:
+        if k not in CONFIG_KEYS:
+            raise ConfigError(path, esc(k), "unknown key (not a field of the export format)")
+    fixed = (("architectures", ["NsaLlamaForCausalLM"]), ("model_type", "nsa_llama"), ("tie_word_embeddings", True), ("hidden_act", "silu"))
+    for k, want in fixed:
+        if k in raw and (raw[k] != want or type(raw[k]) is not type(want)):
+            raise ConfigError(path, k, f"is {show(raw[k])}; this model is {want!r}")
+    if not (raw.get("tokenizer") is None or isinstance(raw.get("tokenizer"), str)):
+        raise ConfigError(path, "tokenizer", f"must be a string or null (got {show(raw.get('tokenizer'))})")
+    for k in ("train", "data", "state"):
+        if k in raw and not isinstance(raw[k], dict):
+            raise ConfigError(path, k, f"must be an object (got {show(raw[k])})")
     return raw
 
 

@@ -13,12 +13,25 @@ This module loads and saves it; errors name the file and the tensor or field.
 from __future__ import annotations
 
 import json
+import math
 import os
+import sys
 from typing import Any
 
 import torch
 
-from .config import ConfigError, ModelConfig, parse_model_config, read_config_json, required_sections
+from .config import (
+    MAX_SAFE_INTEGER,
+    MISSING,
+    ConfigError,
+    ModelConfig,
+    esc,
+    parameter_count,
+    parse_model_config,
+    read_config_json,
+    required_sections,
+    show,
+)
 from .model import NsaLlamaForCausalLM
 from .optim import make_adamw, set_adam_state
 from .safetensors_io import read_safetensors, write_safetensors
@@ -37,11 +50,58 @@ class ExportFormatError(ValueError):
         self.field = field
 
 
+class InputError(ValueError):
+    """A command-line input at fault (a data file, a flag): `where` names it."""
+
+    def __init__(self, where: str, field: str, detail: str):
+        super().__init__(f"{where}: {field}: {detail}")
+
+
+def run_cli(main, argv=None) -> int:
+    """Runs a command's main; a refused input file or field ends it with `error: <file>: <field>: <why>`
+    on stderr and exit 2 (never a traceback)."""
+    from .safetensors_io import SafetensorsFormatError
+
+    try:
+        return main(argv)
+    except (ConfigError, ExportFormatError, SafetensorsFormatError, InputError) as e:
+        print(f"error: {e}", file=sys.stderr, flush=True)
+        return 2
+
+
 def read_config(directory: str) -> tuple[dict[str, Any], ModelConfig]:
     """config.json as read, and its validated model config."""
     raw = read_config_json(directory)
     path = os.path.join(directory, CONFIG_FILE)
-    return raw, parse_model_config(raw, path)
+    config = parse_model_config(raw, path)
+    if "train" in raw:
+        check_train(raw["train"], path)
+    if "state" in raw:
+        read_state(directory, raw)
+    return raw, config
+
+
+def first_non_finite(t: torch.Tensor) -> tuple[list[int], float] | None:
+    """The index and value of a tensor's first NaN or ±Inf (row-major order), or None when all are finite."""
+    bad = ~torch.isfinite(t)
+    if not bool(bad.any()):
+        return None
+    flat = int(bad.flatten().nonzero()[0, 0])
+    index = []
+    for size in reversed(t.shape):
+        index.append(flat % size)
+        flat //= size
+    index.reverse()
+    return index, float(t[tuple(index)]) if index else float(t)
+
+
+def check_finite(path: str, name: str, t: torch.Tensor) -> None:
+    """Refuses a tensor holding NaN or ±Inf, naming the file, tensor and first bad index."""
+    found = first_non_finite(t)
+    if found is not None:
+        index, value = found
+        count = int((~torch.isfinite(t)).sum())
+        raise ExportFormatError(path, name, f"non-finite value {value} at index {index} ({count} of {t.numel()} values are NaN or ±Inf)")
 
 
 def _check_tensors(path: str, found: dict[str, torch.Tensor], expected: dict[str, torch.Tensor], prefix: str = "") -> None:
@@ -51,18 +111,30 @@ def _check_tensors(path: str, found: dict[str, torch.Tensor], expected: dict[str
             raise ExportFormatError(path, prefix + name, f"tensor missing (expected shape {list(t.shape)})")
         if tuple(got.shape) != tuple(t.shape):
             raise ExportFormatError(path, prefix + name, f"expected shape {list(t.shape)}, found {list(got.shape)}")
+        if got.dtype != torch.float32:
+            raise ExportFormatError(path, prefix + name, f"dtype {got.dtype} (the export format holds float32 tensors)")
+        check_finite(path, prefix + name, got)
     known = {prefix + n for n in expected}
     for name in found:
         if name not in known:
             raise ExportFormatError(path, name, "unexpected tensor (not a parameter of this model)")
 
 
+def _file_holds(path: str, count: int) -> None:
+    """Refuses a missing file, or one too small for `count` float32 values, before anything is allocated."""
+    try:
+        size = os.path.getsize(path)
+    except OSError as e:
+        raise ExportFormatError(path, "(file)", f"cannot be read ({e.strerror or e})") from None
+    if size < 8 + 4 * count:
+        raise ExportFormatError(path, "(file)", f"is {size} bytes, too small for the config's {count} float32 values")
+
+
 def load_model(directory: str, dtype: torch.dtype = torch.float32, device: str = "cpu") -> NsaLlamaForCausalLM:
-    _, config = read_config(directory)
-    model = NsaLlamaForCausalLM(config)
+    raw, config = read_config(directory)
     path = os.path.join(directory, MODEL_FILE)
-    if not os.path.exists(path):
-        raise ExportFormatError(path, "(file)", "is missing")
+    _file_holds(path, parameter_count(raw, config.nsa))
+    model = NsaLlamaForCausalLM(config)
     tensors, _ = read_safetensors(path)
     expected = dict(model.named_parameters())
     _check_tensors(path, tensors, expected)
@@ -75,16 +147,24 @@ def load_model(directory: str, dtype: torch.dtype = torch.float32, device: str =
 def load_optimizer(directory: str, model: torch.nn.Module, train: dict[str, Any]) -> tuple[torch.optim.AdamW, int]:
     """AdamW over `model` (torch's own, with the exported moments) and the optimizer steps done."""
     path = os.path.join(directory, OPTIMIZER_FILE)
-    if not os.path.exists(path):
-        raise ExportFormatError(path, "(file)", "is missing")
-    tensors, metadata = read_safetensors(path)
     named = dict(model.named_parameters())
+    _file_holds(path, 2 * sum(p.numel() for p in named.values()))
+    tensors, metadata = read_safetensors(path)
+    for name in tensors:
+        if not name.startswith(("exp_avg.", "exp_avg_sq.")):
+            raise ExportFormatError(path, name, "unexpected tensor (not exp_avg.<name> or exp_avg_sq.<name>)")
     for group in ("exp_avg.", "exp_avg_sq."):
         _check_tensors(path, {k: v for k, v in tensors.items() if k.startswith(group)}, named, group)
+    for name, v in tensors.items():
+        if name.startswith("exp_avg_sq.") and bool((v < 0).any()):
+            raise ExportFormatError(path, name, f"negative second moment at index {first_negative(v)} (AdamW's exp_avg_sq is >= 0)")
     step_text = metadata.get("step", "")
-    if not step_text.isdigit():
-        raise ExportFormatError(path, "__metadata__.step", f"must be a non-negative integer (got {step_text!r})")
+    if not (step_text.isascii() and step_text.isdigit() and len(step_text) <= 16 and int(step_text) <= MAX_SAFE_INTEGER):
+        raise ExportFormatError(path, "__metadata__.step", f"must be an integer in [0, {MAX_SAFE_INTEGER}] (got {show(step_text)})")
     step = int(step_text)
+    state = read_state(directory)
+    if step != state["step"]:
+        raise ExportFormatError(path, "__metadata__.step", f"is {step}, but config.json's state.step is {state['step']}")
     opt = make_adamw(named.items(), train)
     if step > 0:
         for name, p in named.items():
@@ -134,10 +214,13 @@ def save_directory(
         cfg["train"]["steps"] = step
     cfg["state"] = {"step": step, "batches_drawn": batches_drawn}
     named = {n: p.detach() for n, p in model.named_parameters()}
+    moments = _moments(model, optimizer)
+    # Never written: a NaN or ±Inf weight or moment (the files already there stay as they are).
+    for file, group in ((MODEL_FILE, named), (OPTIMIZER_FILE, moments)):
+        for name, t in group.items():
+            check_finite(os.path.join(directory, file) + " (not written)", name, t)
     write_safetensors(os.path.join(directory, MODEL_FILE), named, {"format": "nsa-playground-export"})
-    write_safetensors(
-        os.path.join(directory, OPTIMIZER_FILE), _moments(model, optimizer), {"format": "nsa-playground-export", "step": str(step)}
-    )
+    write_safetensors(os.path.join(directory, OPTIMIZER_FILE), moments, {"format": "nsa-playground-export", "step": str(step)})
     tmp = os.path.join(directory, f".{CONFIG_FILE}.tmp-{os.getpid()}")
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(cfg, f, indent=2)
@@ -145,26 +228,97 @@ def save_directory(
     os.replace(tmp, os.path.join(directory, CONFIG_FILE))
 
 
+def first_negative(t: torch.Tensor) -> list[int]:
+    flat = int((t < 0).flatten().nonzero()[0, 0])
+    index = []
+    for size in reversed(t.shape):
+        index.append(flat % size)
+        flat //= size
+    return index[::-1]
+
+
+# config.json's `train` fields as the TypeScript trainer validates them (src/train/config.ts):
+# integers with their least value, numbers with their range ("[" / "(" closed / open ends).
+# Sizes that allocate (batchSize, gradAccum) and schedule lengths are bounded above as well.
+MAX_BATCH = 1 << 16
+MAX_ACCUM = 1 << 16
+TRAIN_INTS = {
+    "steps": (1, MAX_SAFE_INTEGER),
+    "batchSize": (1, MAX_BATCH),
+    "gradAccum": (1, MAX_ACCUM),
+    "warmupSteps": (0, MAX_SAFE_INTEGER),
+    "seed": (0, MAX_SAFE_INTEGER),
+    "evalEvery": (0, MAX_SAFE_INTEGER),
+    "evalBatches": (0, MAX_SAFE_INTEGER),
+    "logEvery": (1, MAX_SAFE_INTEGER),
+}
+TRAIN_NUMBERS = {
+    "lrMax": ("(", 0, 10, "]"),
+    "lrMin": ("[", 0, 10, "]"),
+    "warmupStartFraction": ("(", 0, 1, "]"),
+    "weightDecay": ("[", 0, 10, "]"),
+    "beta1": ("[", 0, 1, ")"),
+    "beta2": ("[", 0, 1, ")"),
+    "eps": ("(", 0, 1, "]"),
+    "gradClip": ("[", 0, 1e6, "]"),
+}
+# Optional fields (the WebGPU trainer's divergence guard; this trainer keeps them as they are).
+TRAIN_OPTIONAL = ("evalEvery", "evalBatches", "logEvery", "divergenceFactor", "divergenceSteps")
+
+
+def _in_range(v: Any, lo_end: str, lo: float, hi: float, hi_end: str) -> bool:
+    if not (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)):
+        return False
+    return (v > lo if lo_end == "(" else v >= lo) and (v < hi if hi_end == ")" else v <= hi)
+
+
+def check_train(t: Any, path: str, prefix: str = "train") -> dict[str, Any]:
+    """Validates a `train` object (every field, unknown keys refused); raises ConfigError naming the field."""
+    if not isinstance(t, dict):
+        raise ConfigError(path, prefix, f"is missing or not an object (got {show(t)})")
+    for k in t:
+        if k not in TRAIN_INTS and k not in TRAIN_NUMBERS and k not in TRAIN_OPTIONAL:
+            raise ConfigError(path, f"{prefix}.{esc(k)}", "unknown key (not a training setting)")
+    for k, (lo, hi) in TRAIN_INTS.items():
+        if k in TRAIN_OPTIONAL and k not in t:
+            continue
+        v = t.get(k)
+        if not (isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi):
+            raise ConfigError(path, f"{prefix}.{k}", f"must be an integer in [{lo}, {hi}] (got {show(t.get(k, MISSING))})")
+    for k, (lo_end, lo, hi, hi_end) in TRAIN_NUMBERS.items():
+        if not _in_range(t.get(k), lo_end, lo, hi, hi_end):
+            got = show(t.get(k, MISSING))
+            raise ConfigError(path, f"{prefix}.{k}", f"must be a finite number in {lo_end}{lo}, {hi}{hi_end} (got {got})")
+    if t["lrMin"] > t["lrMax"]:
+        raise ConfigError(path, f"{prefix}.lrMin", f"must not exceed lrMax ({t['lrMin']} > {t['lrMax']})")
+    f = t.get("divergenceFactor", 0)
+    if not (_in_range(f, "[", 0, 1e6, "]") and (f == 0 or f > 1)):
+        raise ConfigError(path, f"{prefix}.divergenceFactor", f"must be 0 (no guard) or in (1, 1e6] (got {show(f)})")
+    s = t.get("divergenceSteps", 1)
+    if not (isinstance(s, int) and not isinstance(s, bool) and 1 <= s <= MAX_SAFE_INTEGER):
+        raise ConfigError(path, f"{prefix}.divergenceSteps", f"must be an integer in [1, {MAX_SAFE_INTEGER}] (got {show(s)})")
+    return t
+
+
 def train_settings(raw: dict[str, Any], directory: str) -> dict[str, Any]:
-    """config.json's `train` section (the run's optimizer and schedule settings)."""
+    """config.json's `train` section (the run's optimizer and schedule settings), every field validated."""
     path = os.path.join(directory, CONFIG_FILE)
     required_sections(raw, path, ["train"])
-    for k in (
-        "lrMax",
-        "lrMin",
-        "warmupSteps",
-        "steps",
-        "warmupStartFraction",
-        "weightDecay",
-        "beta1",
-        "beta2",
-        "eps",
-        "gradClip",
-        "batchSize",
-        "gradAccum",
-        "seed",
-    ):
-        v = raw["train"].get(k)
-        if not isinstance(v, (int, float)) or isinstance(v, bool):
-            raise ConfigError(path, f"train.{k}", f"must be a number (got {v!r})")
-    return raw["train"]
+    return check_train(raw["train"], path)
+
+
+def read_state(directory: str, raw: dict[str, Any] | None = None) -> dict[str, int]:
+    """config.json's `state`: {step, batches_drawn}, integers in [0, 2^53 - 1] (no other key)."""
+    path = os.path.join(directory, CONFIG_FILE)
+    if raw is None:
+        raw = read_config_json(directory)
+    required_sections(raw, path, ["state"])
+    st = raw["state"]
+    for k in st:
+        if k not in ("step", "batches_drawn"):
+            raise ConfigError(path, f"state.{esc(k)}", "unknown key (state holds step and batches_drawn)")
+    for k in ("step", "batches_drawn"):
+        v = st.get(k)
+        if not (isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_SAFE_INTEGER):
+            raise ConfigError(path, f"state.{k}", f"must be an integer in [0, {MAX_SAFE_INTEGER}] (got {show(st.get(k, MISSING))})")
+    return {"step": st["step"], "batches_drawn": st["batches_drawn"]}

@@ -17,11 +17,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from typing import Any
 
 import torch
 
-from .export_dir import load_model, load_optimizer, read_config, train_settings
+from .export_dir import load_model, load_optimizer, read_config, run_cli, train_settings
 from .optim import optimizer_step
 from .safetensors_io import write_safetensors
 
@@ -40,13 +41,13 @@ def step_loss(model, micro: list[dict[str, Any]], keep: bool) -> torch.Tensor:
     return total / scored
 
 
-def main() -> None:
+def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m nsa_playground.parity")
     ap.add_argument("--dir", required=True)
     ap.add_argument("--batches", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--dtype", choices=["float32", "float64"], default="float64")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     dtype = getattr(torch, a.dtype)
     raw, _ = read_config(a.dir)
     train = train_settings(raw, a.dir)
@@ -79,7 +80,8 @@ def main() -> None:
     write_safetensors(os.path.join(a.out, "tensors.safetensors"), tensors)
     with open(os.path.join(a.out, "result.json"), "w", encoding="utf-8") as f:
         json.dump({"losses": losses, "lr": lrs, "step": step, "torch": torch.__version__}, f)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_cli(main))

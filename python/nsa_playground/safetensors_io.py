@@ -48,12 +48,20 @@ def read_safetensors(path: str) -> tuple[dict[str, torch.Tensor], dict[str, str]
         from safetensors import safe_open
 
         tensors: dict[str, torch.Tensor] = {}
-        with safe_open(path, framework="pt") as f:
-            metadata = dict(f.metadata() or {})
-            for name in f.keys():
-                tensors[name] = f.get_tensor(name)
+        try:
+            with safe_open(path, framework="pt") as f:
+                metadata = dict(f.metadata() or {})
+                for name in f.keys():
+                    tensors[name] = f.get_tensor(name)
+        except OSError as e:
+            raise SafetensorsFormatError(path, "(file)", f"cannot be read ({e.strerror or e})") from None
+        except Exception as e:  # the package's SafetensorError and friends: a malformed file
+            raise SafetensorsFormatError(path, "(file)", f"is not a valid safetensors file ({type(e).__name__}: {str(e)[:160]})") from None
         return tensors, metadata
-    return _read_own(path)
+    try:
+        return _read_own(path)
+    except OSError as e:
+        raise SafetensorsFormatError(path, "(file)", f"cannot be read ({e.strerror or e})") from None
 
 
 def _read_own(path: str) -> tuple[dict[str, torch.Tensor], dict[str, str]]:
@@ -68,8 +76,8 @@ def _read_own(path: str) -> tuple[dict[str, torch.Tensor], dict[str, str]]:
         raise SafetensorsFormatError(path, "header length", f"header of {n} bytes goes beyond the end of the {len(raw)}-byte file")
     try:
         header = json.loads(raw[8 : 8 + n].decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise SafetensorsFormatError(path, "header", f"is not valid UTF-8 JSON ({e})") from None
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise SafetensorsFormatError(path, "header", f"is not valid UTF-8 JSON ({type(e).__name__}: {str(e)[:120]})") from None
     if not isinstance(header, dict):
         raise SafetensorsFormatError(path, "header", "is not a JSON object")
     metadata = header.pop(METADATA_KEY, None) or {}
@@ -83,9 +91,10 @@ def _read_own(path: str) -> tuple[dict[str, torch.Tensor], dict[str, str]]:
         dtype, size = _DTYPES[entry["dtype"]]
         shape = entry.get("shape")
         offsets = entry.get("data_offsets")
-        if not (isinstance(shape, list) and all(isinstance(d, int) and d >= 0 for d in shape)):
+        if not (isinstance(shape, list) and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape)):
             raise SafetensorsFormatError(path, name, f"shape {shape!r} is not a list of non-negative integers")
-        if not (isinstance(offsets, list) and len(offsets) == 2 and all(isinstance(o, int) and o >= 0 for o in offsets)):
+        pair = isinstance(offsets, list) and len(offsets) == 2
+        if not (pair and all(isinstance(o, int) and not isinstance(o, bool) and o >= 0 for o in offsets)):
             raise SafetensorsFormatError(path, name, f"data_offsets {offsets!r} is not a pair of non-negative integers")
         begin, end = offsets
         count = 1

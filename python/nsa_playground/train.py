@@ -12,43 +12,82 @@ step; at the end every rank prints its parameters' SHA-256 (equal on every rank 
 
 Data (--data): a text file, tokenized as bytes (config.json's tokenizer must be 'byte'), or a file of
 little-endian int32 token ids ending in .i32. Backend: gloo on CPU, nccl with CUDA (--backend).
+
+Exit status: 0 done; 2 an input refused (`error: <file>: <field>: <why>`, every config.json field
+and tensor is checked, NaN/±Inf included); 3 a non-finite loss or gradient (nothing updated or
+written after it: OUT keeps the last good checkpoint); 4 a rank stopped, wedged or failed (the
+per-step watchdog, --step-timeout, or the process group's --pg-timeout; the message names the rank).
 """
 
 from __future__ import annotations
 
 import argparse
 import ctypes
+import datetime
 import hashlib
 import json
+import math
 import os
+import signal
+import socket
 import sys
+import threading
 import time
 from typing import Any
 
 import torch
 import torch.distributed as dist
 
-from .export_dir import load_model, load_optimizer, read_config, save_directory, train_settings
+from .config import MAX_SAFE_INTEGER
+from .export_dir import (
+    MAX_ACCUM,
+    MAX_BATCH,
+    InputError,
+    check_train,
+    load_model,
+    load_optimizer,
+    read_config,
+    read_state,
+    run_cli,
+    save_directory,
+    train_settings,
+)
 from .optim import optimizer_step
+
+EXIT_NON_FINITE = 3
+EXIT_RANK = 4
+# Token files are read whole: bounded so a wrong path (a disk image) is refused, not swapped in.
+MAX_DATA_BYTES = 1 << 34
 
 
 def load_tokens(path: str, raw: dict[str, Any], vocab: int) -> torch.Tensor:
-    with open(path, "rb") as f:
-        data = f.read()
+    try:
+        size = os.path.getsize(path)
+        if size > MAX_DATA_BYTES:
+            raise InputError(path, "--data", f"{size} bytes exceed the {MAX_DATA_BYTES}-byte bound (train.py MAX_DATA_BYTES)")
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise InputError(path, "--data", f"cannot be read ({e.strerror or e})") from None
     if path.endswith(".i32"):
         if len(data) % 4:
-            raise SystemExit(f"--data {path}: {len(data)} bytes is not a whole number of int32 token ids")
-        tokens = torch.frombuffer(bytearray(data), dtype=torch.int32).to(torch.int64)
+            raise InputError(path, "--data", f"{len(data)} bytes is not a whole number of int32 token ids")
+        tokens = torch.frombuffer(bytearray(data), dtype=torch.int32).to(torch.int64) if data else torch.empty(0, dtype=torch.int64)
     else:
         tokenizer = raw.get("tokenizer")
         if tokenizer != "byte":
-            raise SystemExit(
-                f"--data {path}: a text file needs config.json's tokenizer to be 'byte' (it is {tokenizer!r}); "
-                "pass token ids as a .i32 file"
+            raise InputError(
+                path,
+                "--data",
+                f"a text file needs config.json's tokenizer to be 'byte' (it is {tokenizer!r}); pass token ids as a .i32 file",
             )
-        tokens = torch.frombuffer(bytearray(data), dtype=torch.uint8).to(torch.int64)
-    if tokens.numel() == 0 or int(tokens.max()) >= vocab:
-        raise SystemExit(f"--data {path}: token ids must lie in [0, vocab_size = {vocab}) and the file must not be empty")
+        tokens = torch.frombuffer(bytearray(data), dtype=torch.uint8).to(torch.int64) if data else torch.empty(0, dtype=torch.int64)
+    if tokens.numel() == 0:
+        raise InputError(path, "--data", "is empty")
+    bad = ((tokens < 0) | (tokens >= vocab)).nonzero()
+    if bad.numel():
+        i = int(bad[0, 0])
+        raise InputError(path, "--data", f"token {i} is {int(tokens[i])}, outside [0, vocab_size = {vocab})")
     return tokens
 
 
@@ -62,52 +101,235 @@ def parameter_digest(model: torch.nn.Module) -> str:
     return h.hexdigest()
 
 
+class Watchdog:
+    """Ends the whole job when this rank's step (or any phase that waits on other ranks) has not
+    finished within `timeout` seconds: a stopped (SIGSTOP), dead or wedged rank otherwise blocks
+    every other rank's collectives forever.
+
+    Every rank writes a heartbeat (a counter, its step and phase, host and pid) into the job's store
+    every `interval` seconds from a thread of its own, and reads the others'. When it fires, the
+    message names the ranks whose heartbeat stopped (stopped or dead) or that are behind (wedged);
+    a stopped rank on this host is sent SIGKILL so that torchrun ends the job at once.
+    Bound: the job ends within timeout + 2 * interval of the last progress (plus torchrun's teardown).
+    """
+
+    def __init__(self, rank: int, world: int, timeout: float, interval: float, store_address: tuple[str, int] | None):
+        self.rank, self.world, self.timeout, self.interval = rank, world, timeout, interval
+        self.step, self.phase = -1, "start-up"
+        self.marked = time.monotonic()
+        self.beat = 0
+        self.seen: dict[int, tuple[str, float]] = {}  # rank -> (last heartbeat text, monotonic time it changed)
+        self.peers: dict[int, dict[str, Any]] = {}
+        self.store = None
+        self.store_address = store_address
+        self.store_error: str | None = None
+        self.lock = threading.Lock()
+        if store_address is not None:
+            self.store = dist.TCPStore(store_address[0], store_address[1], None, False, datetime.timedelta(seconds=max(1.0, 2 * interval)))
+        self._publish()
+        # Every rank's first heartbeat is in the store before any rank reads them (a read of a key
+        # not yet written would block).
+        dist.barrier()
+        threading.Thread(target=self._run, name="nsa-watchdog", daemon=True).start()
+
+    def mark(self, step: int, phase: str) -> None:
+        with self.lock:
+            self.step, self.phase, self.marked = step, phase, time.monotonic()
+
+    def _publish(self) -> None:
+        if self.store is None:
+            return
+        self.beat += 1
+        text = json.dumps({"beat": self.beat, "step": self.step, "phase": self.phase, "host": socket.gethostname(), "pid": os.getpid()})
+        try:
+            self.store.set(f"nsa-watchdog/{self.rank}", text)
+        except RuntimeError as e:
+            self.store_error = str(e).splitlines()[0][:200]
+
+    def _poll(self) -> None:
+        if self.store is None:
+            return
+        now = time.monotonic()
+        for r in range(self.world):
+            if r == self.rank:
+                continue
+            try:
+                text = self.store.get(f"nsa-watchdog/{r}").decode()
+            except RuntimeError as e:
+                self.store_error = str(e).splitlines()[0][:200]
+                return
+            if self.seen.get(r, ("", 0.0))[0] != text:
+                self.seen[r] = (text, now)
+                self.peers[r] = json.loads(text)
+
+    def diagnosis(self) -> str:
+        """Which ranks hold the job up, from the heartbeats: stopped/dead ones first, then those behind."""
+        now = time.monotonic()
+        stale, behind = [], []
+        for r in range(self.world):
+            if r == self.rank:
+                continue
+            if r not in self.seen:
+                stale.append(f"rank {r}: no heartbeat ever seen (never started, stopped or dead)")
+                continue
+            age = now - self.seen[r][1]
+            p = self.peers[r]
+            if age > 3 * self.interval:
+                stale.append(
+                    f"rank {r} (pid {p['pid']} on {p['host']}): no heartbeat for {age:.1f} s, last at step {p['step']} "
+                    f"({p['phase']}): stopped or dead"
+                )
+            elif p["step"] < self.step or (p["step"] == self.step and p["phase"] != self.phase):
+                behind.append(f"rank {r} (pid {p['pid']} on {p['host']}) is alive but at step {p['step']} ({p['phase']}): wedged")
+        if self.store_error and not stale:
+            host, port = self.store_address or ("?", 0)
+            stale.append(
+                f"the job's store at {host}:{port} does not answer ({self.store_error}): the rank or agent hosting it is stopped or dead"
+            )
+        found = stale + behind
+        return "; ".join(found) if found else "every other rank's heartbeat is live and at this step (a collective is wedged)"
+
+    def kill_stopped_local_peers(self) -> list[str]:
+        killed = []
+        now = time.monotonic()
+        for r, (_, changed) in self.seen.items():
+            p = self.peers[r]
+            if now - changed > 3 * self.interval and p["host"] == socket.gethostname():
+                try:
+                    os.kill(int(p["pid"]), signal.SIGKILL)
+                    killed.append(f"sent SIGKILL to rank {r} (pid {p['pid']})")
+                except OSError:
+                    pass
+        return killed
+
+    def fail(self, why: str) -> None:
+        """Ends this rank (exit 4) with a message naming the ranks at fault."""
+        self._poll()
+        msg = f"error: rank {self.rank}: {why}; {self.diagnosis()}"
+        killed = self.kill_stopped_local_peers()
+        if killed:
+            msg += "; " + ", ".join(killed)
+        print(msg + "; the checkpoints already written are intact", file=sys.stderr, flush=True)
+        os._exit(EXIT_RANK)
+
+    def _run(self) -> None:
+        try:
+            self._loop()
+        except Exception as e:  # a watchdog that fails must not leave the job unwatched
+            print(f"error: rank {self.rank}: the watchdog failed ({type(e).__name__}: {e}); ending this rank", file=sys.stderr, flush=True)
+            os._exit(EXIT_RANK)
+
+    def _loop(self) -> None:
+        while True:
+            time.sleep(self.interval)
+            self._publish()
+            self._poll()
+            with self.lock:
+                idle, step, phase = time.monotonic() - self.marked, self.step, self.phase
+            if idle > self.timeout and phase != "checkpoint":
+                self.fail(f"step {step} ({phase}) has not finished in {idle:.1f} s (--step-timeout {self.timeout:g})")
+
+
+def _positive(text: str) -> float:
+    v = float(text)
+    if not (math.isfinite(v) and v > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0 (got {text})")
+    return v
+
+
+def _int_in(lo: int, hi: int):
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer (got {text!r})") from None
+        if not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(f"must be an integer in [{lo}, {hi}] (got {v})")
+        return v
+
+    return parse
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m nsa_playground.train", description=__doc__.split("\n\n")[0])
     ap.add_argument("--from", dest="src", required=True, help="an exported directory (npm run export)")
     ap.add_argument("--data", required=True, help="text file (byte tokenizer) or .i32 token ids")
-    ap.add_argument("--steps", type=int, required=True, help="optimizer steps to run")
+    ap.add_argument("--steps", type=_int_in(1, MAX_SAFE_INTEGER), required=True, help="optimizer steps to run")
     ap.add_argument("--out", required=True, help="directory for checkpoints (the export format)")
-    ap.add_argument("--total-steps", type=int, help="schedule length (train.steps), default: unchanged")
-    ap.add_argument("--lr-max", type=float)
-    ap.add_argument("--batch", type=int, help="sequences per micro-batch per rank")
-    ap.add_argument("--accum", type=int, help="micro-batches per optimizer step")
-    ap.add_argument("--checkpoint-every", type=int, default=0)
+    ap.add_argument("--total-steps", type=_int_in(1, MAX_SAFE_INTEGER), help="schedule length (train.steps), default: unchanged")
+    ap.add_argument("--lr-max", type=_positive)
+    ap.add_argument("--batch", type=_int_in(1, MAX_BATCH), help="sequences per micro-batch per rank")
+    ap.add_argument("--accum", type=_int_in(1, MAX_ACCUM), help="micro-batches per optimizer step")
+    ap.add_argument("--checkpoint-every", type=_int_in(0, MAX_SAFE_INTEGER), default=0)
     ap.add_argument("--backend", choices=["gloo", "nccl"], help="default: nccl with CUDA, else gloo")
     ap.add_argument("--dtype", choices=["float32", "float64"], default="float32")
+    ap.add_argument(
+        "--step-timeout",
+        type=_positive,
+        default=600.0,
+        help="seconds one step (or the final barrier) may take before the watchdog ends the job, naming the rank that holds it up "
+        "(default 600)",
+    )
+    ap.add_argument(
+        "--pg-timeout",
+        type=_positive,
+        default=1800.0,
+        help="the process group's timeout (init_process_group(timeout=...)): a collective waiting longer fails (default 1800)",
+    )
     a = ap.parse_args(argv)
-    if a.steps < 1:
-        ap.error("--steps must be >= 1")
 
     cuda = torch.cuda.is_available()
     backend = a.backend or ("nccl" if cuda else "gloo")
     distributed = "WORLD_SIZE" in os.environ
-    if distributed:
-        dist.init_process_group(backend=backend)
-    rank = dist.get_rank() if distributed else 0
-    world = dist.get_world_size() if distributed else 1
-    local = int(os.environ.get("LOCAL_RANK", "0"))
-    device = torch.device(f"cuda:{local}") if cuda and backend == "nccl" else torch.device("cpu")
-    if device.type == "cuda":
-        torch.cuda.set_device(device)
 
+    # Every input is checked before the process group forms: a refused file ends every rank alike.
     raw, config = read_config(a.src)
     train = dict(train_settings(raw, a.src))
     for flag, key in (("total_steps", "steps"), ("lr_max", "lrMax"), ("batch", "batchSize"), ("accum", "gradAccum")):
         if getattr(a, flag) is not None:
             train[key] = getattr(a, flag)
-    raw = {**raw, "train": train}
-    model = load_model(a.src, dtype=getattr(torch, a.dtype), device=str(device))
-    opt, step0 = load_optimizer(a.src, model, train)
-    batches0 = int(raw.get("state", {}).get("batches_drawn", 0))
+    check_train(train, "command line", "train (with the flags)")
+    batches0 = read_state(a.src, raw)["batches_drawn"]
     tokens = load_tokens(a.data, raw, config.vocab_size)
     T = config.max_position_embeddings
     if tokens.numel() < T + 1:
-        raise SystemExit(f"--data {a.data}: {tokens.numel()} tokens, fewer than seq_len + 1 = {T + 1}")
+        raise InputError(a.data, "--data", f"{tokens.numel()} tokens, fewer than seq_len + 1 = {T + 1}")
 
+    watchdog = None
+    if distributed:
+        dist.init_process_group(backend=backend, timeout=datetime.timedelta(seconds=a.pg_timeout))
+    rank = dist.get_rank() if distributed else 0
+    world = dist.get_world_size() if distributed else 1
+    local = int(os.environ.get("LOCAL_RANK", "0"))
+    if distributed:
+        address = (os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"])) if "MASTER_ADDR" in os.environ else None
+        watchdog = Watchdog(rank, world, a.step_timeout, min(5.0, a.step_timeout / 5), address)
+    device = torch.device(f"cuda:{local}") if cuda and backend == "nccl" else torch.device("cpu")
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+
+    raw = {**raw, "train": train}
+    model = load_model(a.src, dtype=getattr(torch, a.dtype), device=str(device))
+    opt, step0 = load_optimizer(a.src, model, train)
+
+    def mark(step: int, phase: str) -> None:
+        if watchdog is not None:
+            watchdog.mark(step, phase)
+
+    try:
+        return _train(a, model, opt, step0, batches0, raw, train, tokens, T, device, rank, world, distributed, backend, mark)
+    except RuntimeError as e:
+        if watchdog is None:
+            raise
+        # A collective that failed or passed --pg-timeout (gloo: "Timed out waiting ... for recv"; a peer gone: "Connection closed").
+        watchdog.fail(f"a collective failed ({str(e).strip().splitlines()[-1][:200]})")
+        return EXIT_RANK
+
+
+def _train(a, model, opt, step0, batches0, raw, train, tokens, T, device, rank, world, distributed, backend, mark) -> int:
     net: torch.nn.Module = model
     if distributed:
-        net = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local] if device.type == "cuda" else None)
+        net = torch.nn.parallel.DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
 
     gen = torch.Generator().manual_seed(int(train["seed"]) * 1000003 + rank)
     B, accum = int(train["batchSize"]), int(train["gradAccum"])
@@ -117,13 +339,19 @@ def main(argv=None) -> int:
         rows = torch.stack([tokens[s : s + T + 1] for s in start.tolist()])
         return rows[:, :-1].to(device), rows[:, 1:].to(device)
 
+    saved = None
+
     def save(step: int) -> None:
+        nonlocal saved
+        mark(step, "checkpoint")
         if rank == 0:
             save_directory(a.out, model, opt, step=step, batches_drawn=batches0 + (step - step0) * accum * world, base_config=raw)
+        saved = step
 
     t0 = time.time()
     for i in range(a.steps):
         step = step0 + i
+        mark(step, "forward/backward")
         opt.zero_grad(set_to_none=True)
         total = 0.0
         for m in range(accum):
@@ -135,17 +363,39 @@ def main(argv=None) -> int:
                 loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=-1)
                 (loss / accum).backward()
             total += float(loss) / accum
-        stats = optimizer_step(model, opt, train, step)
-        mean = torch.tensor([total], dtype=torch.float64, device=device)
+        # Checked before the update, on every rank alike: the loss, and the gradients (averaged across ranks).
+        grad_sq = sum(float((p.grad.detach().double() ** 2).sum()) for p in model.parameters() if p.grad is not None)
+        mark(step, "loss all-reduce")
+        mean = torch.tensor([total, 0.0 if math.isfinite(total) else 1.0, 0.0 if math.isfinite(grad_sq) else 1.0], dtype=torch.float64)
+        mean = mean.to(device)
         if distributed:
             dist.all_reduce(mean)
-            mean /= world
+        loss_mean, bad_loss, bad_grad = float(mean[0]) / world, int(mean[1]), int(mean[2])
+        if bad_loss or bad_grad or not math.isfinite(loss_mean):
+            what = "loss" if bad_loss or not math.isfinite(loss_mean) else "gradient"
+            where = f"rank {rank}" if not distributed else f"{bad_loss or bad_grad} of {world} ranks"
+            kept = (
+                f"the last good checkpoint in {a.out} (step {saved}) is untouched"
+                if saved is not None
+                else f"no checkpoint was written; {a.src} is untouched"
+            )
+            if rank == 0:
+                print(
+                    f"error: step {step}: non-finite {what} (loss {total}, gradient norm {math.sqrt(grad_sq)}) on {where}; "
+                    f"stopped before the update: {kept}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+            if distributed:
+                dist.destroy_process_group()
+            return EXIT_NON_FINITE
+        stats = optimizer_step(model, opt, train, step)
         if rank == 0:
             print(
                 json.dumps(
                     {
                         "step": step,
-                        "loss": float(mean),
+                        "loss": loss_mean,
                         "lr": stats["lr"],
                         "grad_norm": stats["grad_norm"],
                         "elapsed_s": round(time.time() - t0, 3),
@@ -163,6 +413,7 @@ def main(argv=None) -> int:
         flush=True,
     )
     if distributed:
+        mark(step0 + a.steps, "final barrier")
         dist.barrier()
         dist.destroy_process_group()
     return 0
@@ -177,4 +428,4 @@ class _null:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))
