@@ -41,6 +41,8 @@ const DEFAULT_STALL_SECONDS = 300;
 const RESUME_FLAGS = ['resume', 'stall-timeout', 'checkpoint-every', 'help'];
 /** Test hook: SIGKILL this process after writing the N-th checkpoint's temporary file, before the rename. */
 const CRASH_HOOK = 'NSA_TEST_KILL_DURING_CHECKPOINT';
+/** Test hook: after step N's metrics, fill the embedding with NaN (a later step's loss is NaN: a non-finite stop). */
+const NAN_HOOK = 'NSA_TEST_NAN_WEIGHT_AFTER_STEP';
 
 function fmt(x: number, d = 4): string {
   return Number.isFinite(x) ? x.toFixed(d) : String(x);
@@ -248,7 +250,14 @@ async function main(): Promise<number> {
   });
   try {
     for await (const e of loop) {
-      if (e.kind === 'step') logStep(e.metrics);
+      if (e.kind === 'step') {
+        logStep(e.metrics);
+        if (String(e.metrics.step) === process.env[NAN_HOOK]) {
+          const p = await trainer.readParams();
+          p.get('wte')!.fill(NaN);
+          trainer.plan.importParams(p);
+        }
+      }
       else {
         if (evalDue(e.stepsDone)) await evaluate();
         if (checkpointDue(e.stepsDone)) await checkpoint('interval');
