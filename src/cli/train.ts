@@ -257,8 +257,7 @@ async function main(): Promise<number> {
           p.get('wte')!.fill(NaN);
           trainer.plan.importParams(p);
         }
-      }
-      else {
+      } else {
         if (evalDue(e.stepsDone)) await evaluate();
         if (checkpointDue(e.stepsDone)) await checkpoint('interval');
       }
