@@ -17,7 +17,7 @@ export const BENCH_NSA_USAGE =
 
 export const BENCH_NSA_ARGS: ArgSpec = {
   values: ['T', 'repeats', 'warmup', 'layers'],
-  booleans: ['decode', 'train'],
+  booleans: ['decode', 'train', 'help'],
   usage: BENCH_NSA_USAGE,
 };
 

@@ -11,11 +11,18 @@ import { resolveBenchNsa } from '../bench/bench-sizes';
 import { runNsaBench } from '../bench/run-bench';
 import { describeAdapter } from '../gpu/context';
 import { acquireNodeGpu } from '../gpu/node-device';
-import { assertBenchSizes, benchNsaOptions } from './bench-nsa-options';
+import { assertBenchSizes, BENCH_NSA_USAGE, benchNsaOptions } from './bench-nsa-options';
 import { runMain } from './main';
 
 async function main(): Promise<number> {
-  const opts = benchNsaOptions(process.argv.slice(2));
+  const argv = process.argv.slice(2);
+  if (argv.includes('--help')) {
+    console.log(
+      `${BENCH_NSA_USAGE}\n  NSA attention against dense flash attention on this adapter, as JSON lines: training fwd+bwd per T,\n  with --decode decode per token (--train adds the training lines, --layers the decode model's layers).`,
+    );
+    return 0;
+  }
+  const opts = benchNsaOptions(argv);
   const gpu = await acquireNodeGpu({ announce: false });
   const o = resolveBenchNsa(opts, gpu.adapter.software);
   // Before anything is allocated: every T against this adapter's buffer and binding limits.

@@ -7,6 +7,7 @@ import { decodeCheckpoint } from '../train/checkpoint/checkpoint';
 import { CHECKPOINT_FILE } from '../train/checkpoint/run-files';
 import { type ComparedRun, compareRuns, formatComparison } from '../train/compare';
 import { parseArgs } from './args';
+import { escapeControl } from './terminal-text';
 import { UsageError } from './usage';
 
 const USAGE = 'usage: npm run compare -- runs/<a> runs/<b> [runs/<c> ...]';
@@ -33,6 +34,7 @@ export function runCompareCli(argv: readonly string[], io: CompareIo): number {
     const c = decodeCheckpoint(bytes, { file });
     return { name: basename(dir), config: c.config, metrics: c.metrics, evals: c.evals };
   });
-  for (const line of formatComparison(compareRuns(runs))) io.out(line);
+  // Names and settings come from the checkpoints: control characters escaped.
+  for (const line of formatComparison(compareRuns(runs))) io.out(escapeControl(line));
   return 0;
 }

@@ -12,6 +12,7 @@ import { CONFIG_FILE, MODEL_FILE, OPTIMIZER_FILE } from '../train/export/config-
 import { type ExportFile, importDirectoryFiles } from '../train/export/directory';
 import { intFlag, type ParsedArgs } from './args';
 import { datasetForRun } from './data-node';
+import { prepareNewRunFolder, runFolderPath } from './run-folder-guard';
 import { UsageError } from './usage';
 
 /** Writes the files into `dir` (created if needed); returns their paths. */
@@ -72,12 +73,13 @@ export function fromExportRun(
     throw new UsageError(`--from-export: ${dir} was trained on an uploaded text; give it again with --data file:<path>`, { flag: 'data' });
   const uploadPath = data?.slice('file:'.length);
   const runName = args.flags.get('run') ?? `from-export-${basename(resolve(dir))}-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-  const runDir = join(args.flags.get('out') ?? 'runs', runName);
-  if (existsSync(runDir)) throw new UsageError(`${runDir} already exists: name a new run with --run NAME`, { flag: 'run', value: runName });
+  const runDir = runFolderPath(args.flags.get('out') ?? 'runs', runName);
+  // One writer per folder: locked before any GPU work (a folder stopped before its first checkpoint is reused).
+  const target = prepareNewRunFolder(runDir, runName);
   const dataset = datasetForRun(from.config, uploadPath);
   // The folder is created only once the run is known to fit the adapter (train.ts opens it).
   const openFolder = () => {
-    const folder = RunFolder.create(runDir);
+    const folder = target.open();
     folder.writeJson(RUN_SOURCE_FILE, { uploadPath: uploadPath ?? null });
     return folder;
   };

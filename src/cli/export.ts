@@ -3,7 +3,7 @@
 // DIR/config.json (every model and NSA field, the tokenizer, the run's train/data settings and step),
 // DIR/model.safetensors (Hugging Face Llama-style names, nn.Linear [out, in] weights) and
 // DIR/optimizer.safetensors (AdamW's moments). npm run train -- --from-export DIR brings it back.
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { decodeCheckpoint } from '../train/checkpoint/checkpoint';
@@ -12,12 +12,13 @@ import { exportDirectoryFiles } from '../train/export/directory';
 import { parseArgs } from './args';
 import { writeExportDirectory } from './export-dir';
 import { runMain } from './main';
+import { escapeControl } from './terminal-text';
 import { UsageError } from './usage';
 
-const USAGE = 'usage: npm run export -- runs/<run> --out DIR';
+const USAGE = 'usage: npm run export -- runs/<run> --out DIR [--force]   (--force: overwrite a DIR that is not empty)';
 
 function main(): number {
-  const args = parseArgs(process.argv.slice(2), { values: ['out'], booleans: ['help'], positional: 'run folder', usage: USAGE });
+  const args = parseArgs(process.argv.slice(2), { values: ['out'], booleans: ['help', 'force'], positional: 'run folder', usage: USAGE });
   if (args.flags.has('help')) {
     console.log(USAGE);
     return 0;
@@ -25,6 +26,19 @@ function main(): number {
   if (args.positional.length !== 1) throw new UsageError(`export takes one run folder (got ${args.positional.length})\n${USAGE}`);
   const out = args.flags.get('out');
   if (out === undefined) throw new UsageError(`--out DIR is required\n${USAGE}`, { flag: 'out' });
+  // An existing export (or anything else) is never overwritten unless asked: checked before the checkpoint is read.
+  if (existsSync(out)) {
+    if (!statSync(out).isDirectory()) throw new UsageError(`--out ${out} is a file, not a folder`, { flag: 'out', value: out });
+    const held = readdirSync(out);
+    if (held.length && !args.flags.has('force'))
+      throw new UsageError(
+        `--out ${out} is not empty (it holds ${held
+          .slice(0, 3)
+          .map((n) => escapeControl(n))
+          .join(', ')}${held.length > 3 ? ', …' : ''}): give an empty or new folder, or --force to overwrite it`,
+        { flag: 'out', value: out },
+      );
+  }
   const t0 = performance.now();
   const file = join(args.positional[0], CHECKPOINT_FILE);
   let bytes: Uint8Array;

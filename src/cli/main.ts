@@ -5,6 +5,7 @@
 import { InvalidConfigError } from '../definitions/config-issue';
 import { CheckpointFormatError } from '../train/checkpoint/checkpoint';
 import { DataFileError } from '../train/data/text-file';
+import { escapeControl } from './terminal-text';
 import { UsageError } from './usage';
 
 export interface RunMainOptions {
@@ -20,7 +21,10 @@ export function runMain(main: () => Promise<number> | number, opts: RunMainOptio
       (code) => process.exit(code),
       (e: unknown) => {
         const usage = isUserError(e);
-        console.error(e instanceof Error ? (stack && !usage ? (e.stack ?? e.message) : e.message) : String(e));
+        // Messages quote files' contents (checkpoint metadata, config fields): control characters escaped.
+        console.error(
+          escapeControl(e instanceof Error ? (stack && !usage ? (e.stack ?? e.message) : e.message) : String(e), { keepNewlines: true }),
+        );
         process.exit(usage ? 2 : 1);
       },
     );

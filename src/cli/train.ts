@@ -6,7 +6,7 @@
 // where it holds the final weights (a non-finite stop leaves the last good one untouched):
 // it is the one weight format generate, export, compare and --resume read. --resume continues a run
 // from it, bit for bit as if it had never stopped. A stall exits; the last checkpoint stands.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { formatConfigIssues } from '../definitions/config-issue';
@@ -23,15 +23,19 @@ import { evaluateRun } from '../train/eval/task-eval';
 import { trainingLoop } from '../train/loop';
 import { csvRows } from '../train/metrics-csv';
 import { checkEvalSupply, checkRunResources } from '../train/resources';
-import { NonFiniteError, Trainer } from '../train/trainer';
+import { NonFiniteError, resumeCursorIssues, Trainer } from '../train/trainer';
 import type { EvalMetrics, Heartbeat, StepMetrics } from '../train/types';
 import { intFlag, parseArgs, type ParsedArgs, positiveFlag } from './args';
 import { datasetForRun } from './data-node';
+import { guardWrite, runOnDisk, withDiskErrors } from './disk-errors';
 import { fromExportRun } from './export-dir';
 import { runMain } from './main';
 import { nodeResourceLimits } from './resources-node';
 import { runConfigFromArgs, TRAIN_ARGS, USAGE } from './run-config';
+import { lockRunFolder, notReusable, prepareNewRunFolder, runFolderPath } from './run-folder-guard';
+import { removeOwnInterruptedWrites } from './run-lock';
 import { StallWatchdog } from './stall-watchdog';
+import { escapeControl } from './terminal-text';
 import { UsageError } from './usage';
 
 const DEFAULT_CHECKPOINT_EVERY = 100;
@@ -72,12 +76,9 @@ function newRun(args: ParsedArgs): RunStart | number {
   const runName =
     args.flags.get('run') ??
     `${args.flags.get('preset') ?? 'tiny'}-${config.data.source}-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-  const dir = join(args.flags.get('out') ?? 'runs', runName);
-  if (existsSync(dir))
-    throw new UsageError(`${dir} already exists: continue it with --resume ${dir}, or name a new run with --run NAME`, {
-      flag: 'run',
-      value: runName,
-    });
+  const dir = runFolderPath(args.flags.get('out') ?? 'runs', runName);
+  // One writer per folder: locked here, before any GPU work (a folder stopped before its first checkpoint is reused).
+  const target = prepareNewRunFolder(dir, runName);
   const dataset = datasetForRun(config, uploadPath);
   const supply = checkEvalSupply(config, dataset);
   if (supply.length) {
@@ -85,7 +86,7 @@ function newRun(args: ParsedArgs): RunStart | number {
     return 2;
   }
   const openFolder = () => {
-    const folder = RunFolder.create(dir);
+    const folder = target.open();
     folder.writeJson(RUN_SOURCE_FILE, { uploadPath: uploadPath ?? null });
     return folder;
   };
@@ -93,7 +94,7 @@ function newRun(args: ParsedArgs): RunStart | number {
 }
 
 /** --resume DIR: the checkpoint's config, data redrawn to its cursor, metrics.csv back to its rows. */
-function resumedRun(args: ParsedArgs, dir: string): RunStart {
+function resumedRun(args: ParsedArgs, dir: string): RunStart | number {
   const extra = [...args.flags.keys()].filter((k) => !RESUME_FLAGS.includes(k));
   if (extra.length || args.sets.length)
     throw new UsageError(
@@ -101,6 +102,15 @@ function resumedRun(args: ParsedArgs, dir: string): RunStart {
       { flag: extra[0] ?? 'set' },
     );
   const file = join(dir, CHECKPOINT_FILE);
+  // One writer per folder: refused here, naming the holder, before any GPU work.
+  if (existsSync(dir) && statSync(dir).isDirectory()) {
+    lockRunFolder(dir, 'train --resume');
+    if (!existsSync(file) && notReusable(dir) === null)
+      throw new UsageError(
+        `--resume: ${dir} has no ${CHECKPOINT_FILE}: it was stopped before its first checkpoint, so there is nothing to resume; start it again with the same flags (the folder is reused)`,
+        { flag: 'resume', value: dir },
+      );
+  }
   let bytes: Uint8Array;
   try {
     bytes = readFileSync(file);
@@ -108,6 +118,11 @@ function resumedRun(args: ParsedArgs, dir: string): RunStart {
     throw new UsageError(`--resume: cannot read ${file} (${(e as Error).message})`, { flag: 'resume', value: dir });
   }
   const from = decodeCheckpoint(bytes, { file });
+  const cursor = resumeCursorIssues(from.config, from.state);
+  if (cursor.length) {
+    console.error(`invalid checkpoint ${file}:\n${formatConfigIssues(cursor)}`);
+    return 2;
+  }
   let uploadPath: string | undefined;
   try {
     uploadPath = (JSON.parse(readFileSync(join(dir, RUN_SOURCE_FILE), 'utf8')) as { uploadPath: string | null }).uploadPath ?? undefined;
@@ -120,6 +135,14 @@ function resumedRun(args: ParsedArgs, dir: string): RunStart {
 }
 
 async function main(): Promise<number> {
+  // A signal during start-up (before the run's own handlers): stop at the next safe point.
+  const early = (sig: NodeJS.Signals) => {
+    if (earlySignal) process.exit(sig === 'SIGINT' ? 130 : 143);
+    earlySignal = sig;
+    console.error(`[${sig}] stopping at the end of start-up, before the first step (again to exit at once)`);
+  };
+  process.on('SIGINT', early);
+  process.on('SIGTERM', early);
   const args = parseArgs(process.argv.slice(2), TRAIN_ARGS);
   if (args.flags.has('help')) {
     console.log(USAGE);
@@ -137,9 +160,11 @@ async function main(): Promise<number> {
   if (typeof start === 'number') return start;
   const { config, dataset, from } = start;
   console.log(
-    `[data] ${dataset.name}: ${dataset.trainTokens} train / ${dataset.valTokens} val tokens, vocab ${dataset.vocabSize}, unigram entropy ${fmt(dataset.unigramEntropy())} nats`,
+    `[data] ${escapeControl(dataset.name)}: ${dataset.trainTokens} train / ${dataset.valTokens} val tokens, vocab ${dataset.vocabSize}, unigram entropy ${fmt(dataset.unigramEntropy())} nats`,
   );
-  console.log(`[run] ${start.dir}${from ? ` (resumed at step ${from.state.stepsDone}, checkpoint of ${from.savedAt})` : ''}`);
+  console.log(
+    escapeControl(`[run] ${start.dir}${from ? ` (resumed at step ${from.state.stepsDone}, checkpoint of ${from.savedAt})` : ''}`),
+  );
 
   const gpu = await acquireNodeGpu({ announce: false });
   console.log(`[gpu] ${describeAdapter(gpu.adapter)}`);
@@ -150,7 +175,13 @@ async function main(): Promise<number> {
     gpu.destroy();
     return 2;
   }
-  const folder = start.openFolder();
+  if (earlySignal) {
+    gpu.destroy();
+    console.error(startupStop(earlySignal, start.dir, from?.state.stepsDone ?? null));
+    return earlySignal === 'SIGINT' ? 130 : 143;
+  }
+  const folder = guardWrite(start.dir, 'the run folder', () => start.openFolder());
+  Object.assign(runOnDisk, { dir: folder.dir, checkpointPath: folder.checkpointPath, step: from?.state.stepsDone ?? null });
   let lastBeat: Heartbeat | null = null;
   let fatal: string | null = null;
   let signal: NodeJS.Signals | null = null;
@@ -174,9 +205,12 @@ async function main(): Promise<number> {
   const onHeartbeat = (b: Heartbeat) => {
     lastBeat = b;
     watchdog.beat(b.phase, b.step);
-    folder.heartbeat(b);
+    guardWrite(folder.heartbeatPath, `heartbeat of step ${b.step}`, () => folder.heartbeat(b));
   };
   // The first SIGINT/SIGTERM ends the loop after the step in flight and writes a checkpoint; a second exits at once.
+  signal = earlySignal;
+  process.off('SIGINT', early);
+  process.off('SIGTERM', early);
   for (const sig of ['SIGINT', 'SIGTERM'] as const) {
     process.on(sig, () => {
       if (signal) process.exit(sig === 'SIGINT' ? 130 : 143);
@@ -211,7 +245,8 @@ async function main(): Promise<number> {
     const bytes = await trainer!.checkpoint({ metrics, evals, reason, file: folder.checkpointPath });
     const hooks: AtomicWriteHooks = {};
     if (++checkpointsWritten === crashAt) hooks.beforeRename = () => process.kill(process.pid, 'SIGKILL');
-    folder.writeCheckpoint(bytes, hooks);
+    guardWrite(folder.checkpointPath, `checkpoint at step ${trainer!.stepsDone} (${reason})`, () => folder.writeCheckpoint(bytes, hooks));
+    runOnDisk.step = trainer!.stepsDone;
     checkpointStep = trainer!.stepsDone;
     console.log(
       `[checkpoint] step ${trainer!.stepsDone} (${reason}): ${(bytes.byteLength / 2 ** 20).toFixed(2)} MiB in ${(performance.now() - c0).toFixed(0)} ms`,
@@ -221,7 +256,7 @@ async function main(): Promise<number> {
   const startStep = trainer.stepsDone;
   const logStep = (s: StepMetrics) => {
     metrics.push(s);
-    folder.metrics(s);
+    guardWrite(folder.metricsPath, `metrics.csv row of step ${s.step}`, () => folder.metrics(s));
     if (s.step % t.logEvery === 0 || s.step === t.steps - 1)
       console.log(
         `step ${String(s.step).padStart(5)} | loss ${fmt(s.loss)} | lr ${s.lr.toExponential(2)} | ${fmt(s.tokensPerSecond, 0)} tok/s | grad norm ${fmt(s.gradNorm)} | ${fmt(s.stepMs, 1)} ms` +
@@ -231,7 +266,7 @@ async function main(): Promise<number> {
   const evaluate = async () => {
     const e = await evaluateRun(trainer!, config);
     evals.push(e);
-    folder.metrics(null, e);
+    guardWrite(folder.metricsPath, `metrics.csv row of the eval at step ${e.step}`, () => folder.metrics(null, e));
     const chance = taskChance(config);
     console.log(
       `eval  ${String(e.step).padStart(5)} | val loss ${fmt(e.valLoss)}` +
@@ -293,6 +328,10 @@ async function main(): Promise<number> {
     console.error(`${w.message}\n${lastGood()}`);
     return 4;
   };
+  if (signal && trainer.stepsDone === startStep) {
+    console.error(startupStop(signal, folder.dir, from?.state.stepsDone ?? null));
+    return signal === 'SIGINT' ? 130 : 143;
+  }
   if (signal) {
     try {
       await checkpoint('signal');
@@ -310,7 +349,9 @@ async function main(): Promise<number> {
   }
   const seconds = (performance.now() - t0) / 1000;
   // The run's config as JSON (the page imports it); the final weights are in the checkpoint.
-  folder.writeJson('config.json', { ...config, stepsDone: trainer.stepsDone });
+  guardWrite(join(folder.dir, 'config.json'), 'the final config', () =>
+    folder.writeJson('config.json', { ...config, stepsDone: trainer.stepsDone }),
+  );
   const last = metrics.at(-1);
   const summary = {
     run: folder.dir.split('/').pop(),
@@ -324,15 +365,27 @@ async function main(): Promise<number> {
     seconds,
     tokens_per_s: ((trainer.stepsDone - startStep) * trainer.tokensPerStep) / seconds,
   };
-  folder.writeJson('summary.json', summary);
+  guardWrite(join(folder.dir, 'summary.json'), 'the run summary', () => folder.writeJson('summary.json', summary));
   console.log(JSON.stringify(summary));
   trainer.destroy();
   gpu.destroy();
   return 0;
 }
 
+let earlySignal: NodeJS.Signals | null = null;
+
+/** A stop before the first step of this process: nothing was trained, so no checkpoint is written. */
+function startupStop(sig: NodeJS.Signals, dir: string, resumedAt: number | null): string {
+  return (
+    `stopped by ${sig} during start-up, before any step ran: nothing written. ` +
+    (resumedAt === null
+      ? `${dir} holds no checkpoint; the same command starts the run again (the folder is reused).`
+      : `${dir}'s checkpoint at step ${resumedAt} stands: npm run train -- --resume ${dir}`)
+  );
+}
+
 function emptyBeat(): Heartbeat {
   return { ts: 0, iso: '', step: 0, msg: '', phase: 'init', loss: null, toks_per_s: null, lr: null, grad_norm: null, gpu_mem_bytes: 0 };
 }
 
-runMain(main, { stack: false });
+runMain(() => withDiskErrors(main, removeOwnInterruptedWrites), { stack: false });
