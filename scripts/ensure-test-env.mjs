@@ -87,6 +87,20 @@ function ensurePythonTorch() {
   if (!hasTorch('/usr/bin/python3')) fail(['apt-get installed python3-torch but /usr/bin/python3 still cannot import torch.']);
 }
 
+// The PyTorch package's own pytest cases (python/tests, run by tests/export/python-pytest.integration.test.ts)
+// need pytest in the same python as torch.
+function ensurePytest() {
+  // The python tests/helpers/python.ts picks: the first of these with torch.
+  const python = ['python3', '/usr/bin/python3'].find((p) => spawnSync(p, ['-c', 'import torch'], { stdio: 'ignore' }).status === 0);
+  const hasPytest = (p) => spawnSync(p, ['-c', 'import pytest'], { stdio: 'ignore' }).status === 0;
+  if (!python || hasPytest(python)) return;
+  const why = [`${python} (the python with torch) has no pytest: the PyTorch package's tests (python/tests) run under it.`];
+  const isDebians = spawnSync(python, ['-c', 'import sys; assert sys.executable == "/usr/bin/python3"'], { stdio: 'ignore' }).status === 0;
+  if (!isDebians) fail([...why, `Install pytest for it: ${python} -m pip install pytest`]);
+  aptInstall('python3-pytest', why, { withoutApt: `Install pytest for it: ${python} -m pip install pytest` });
+  if (!hasPytest(python)) fail([`apt-get installed python3-pytest but ${python} still cannot import pytest.`]);
+}
+
 /** The ruff version python/pyproject.toml pins (`required-version = "==X"`: ruff refuses to run as another). */
 function pinnedRuff() {
   const m = /^required-version\s*=\s*"==([^"]+)"/m.exec(readFileSync(PYPROJECT, 'utf8'));
@@ -132,5 +146,8 @@ ensureChromium();
 checkVulkan();
 ensureBrown();
 ensurePythonTorch();
+ensurePytest();
 ensureRuff();
-console.log(`[ensure-test-env] ok: ${CHROMIUM}, ${CHROMIUM_LIB} Vulkan files, ${BROWN}, python3 with torch, ruff in ${LINT_VENV}`);
+console.log(
+  `[ensure-test-env] ok: ${CHROMIUM}, ${CHROMIUM_LIB} Vulkan files, ${BROWN}, python3 with torch and pytest, ruff in ${LINT_VENV}`,
+);

@@ -1,0 +1,173 @@
+"""The trainer (python -m nsa_playground.train): a non-finite loss or gradient stops it before the
+update with exit 3 and the last good checkpoint untouched; a checkpoint holding NaN is refused
+(exit 2); flags out of range are refused (exit 2); under torchrun a SIGSTOPped rank ends the whole
+job (exit non-zero), the survivor naming the stopped rank, the checkpoint intact."""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+import math
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+from conftest import PACKAGE_ROOT, base_config
+
+from nsa_playground import NsaLlamaForCausalLM, load_model, load_optimizer
+from nsa_playground.export_dir import MODEL_FILE, run_cli
+from nsa_playground.safetensors_io import read_safetensors, write_safetensors
+from nsa_playground.train import EXIT_NON_FINITE
+from nsa_playground.train import main as train_main
+
+
+def _digests(directory: str) -> dict[str, str]:
+    return {f: hashlib.sha256(open(os.path.join(directory, f), "rb").read()).hexdigest() for f in sorted(os.listdir(directory))}
+
+
+@pytest.mark.parametrize("what", ["loss", "gradient"])
+def test_a_non_finite_step_stops_the_run_and_keeps_the_last_checkpoint(export_dir, corpus, tmp_path, monkeypatch, capsys, what):
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    out = str(tmp_path / "out")
+    forward = NsaLlamaForCausalLM.forward
+    calls = {"n": 0, "snapshot": None}
+
+    def poisoned(self, tokens, *args, **kw):
+        logits = forward(self, tokens, *args, **kw)
+        calls["n"] += 1
+        if calls["n"] == 3:  # step 2 (batch 2, gradAccum 1): the checkpoint of step 2 was written just before
+            calls["snapshot"] = _digests(out)
+            if what == "loss":
+                return logits * math.nan
+            logits.register_hook(lambda g: g * math.inf)
+        return logits
+
+    monkeypatch.setattr(NsaLlamaForCausalLM, "forward", poisoned)
+    code = run_cli(train_main, ["--from", export_dir, "--data", corpus, "--steps", "6", "--out", out, "--checkpoint-every", "1"])
+    err = capsys.readouterr().err
+    assert code == EXIT_NON_FINITE, err
+    assert f"error: step 2: non-finite {what}" in err
+    assert f"the last good checkpoint in {out} (step 2) is untouched" in err
+    assert _digests(out) == calls["snapshot"], "the checkpoint of step 2 is byte for byte what it was"
+    cfg = json.load(open(os.path.join(out, "config.json")))
+    assert cfg["state"]["step"] == 2
+    model = load_model(out)
+    load_optimizer(out, model, cfg["train"])
+    assert all(bool(torch.isfinite(p).all()) for p in model.parameters())
+
+
+def test_a_checkpoint_holding_nan_is_not_trained_on(export_dir, corpus, tmp_path, capsys):
+    d = str(tmp_path / "export")
+    shutil.copytree(export_dir, d)
+    path = os.path.join(d, MODEL_FILE)
+    tensors, meta = read_safetensors(path)
+    tensors["model.layers.0.self_attn.q_proj.weight"][2, 3] = math.nan
+    write_safetensors(path, tensors, meta)
+    code = run_cli(train_main, ["--from", d, "--data", corpus, "--steps", "2", "--out", str(tmp_path / "out")])
+    assert code == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"error: {path}: model.layers.0.self_attn.q_proj.weight: non-finite value nan at index [2, 3] (1 of 1024 values are NaN or ±Inf)"
+    )
+    assert not os.path.exists(tmp_path / "out")
+
+
+@pytest.mark.parametrize(
+    "flags,message",
+    [
+        (["--accum", "0"], "--accum: must be an integer in [1, 65536] (got 0)"),
+        (["--batch", "1.5"], "--batch: must be an integer (got '1.5')"),
+        (["--steps", "-1"], "--steps: must be an integer in [1, 9007199254740991] (got -1)"),
+        (["--lr-max", "nan"], "--lr-max: must be a finite number > 0 (got nan)"),
+        (["--step-timeout", "0"], "--step-timeout: must be a finite number > 0 (got 0)"),
+        (["--pg-timeout", "inf"], "--pg-timeout: must be a finite number > 0 (got inf)"),
+    ],
+)
+def test_flags_out_of_range_refused(export_dir, corpus, tmp_path, capsys, flags, message):
+    argv = ["--from", export_dir, "--data", corpus, "--steps", "1", "--out", str(tmp_path / "o"), *flags]
+    with pytest.raises(SystemExit) as e:
+        run_cli(train_main, argv)
+    assert e.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_data_file_checked(export_dir, tmp_path, capsys):
+    short = tmp_path / "short.txt"
+    short.write_text("abc")
+    ids = tmp_path / "ids.i32"
+    ids.write_bytes(b"\x00\x01\x00")
+    for path, why in ((short, "3 tokens, fewer than seq_len + 1 = 33"), (ids, "3 bytes is not a whole number of int32 token ids")):
+        assert run_cli(train_main, ["--from", export_dir, "--data", str(path), "--steps", "1", "--out", str(tmp_path / "o")]) == 2
+        assert capsys.readouterr().err.strip() == f"error: {path}: --data: {why}"
+
+
+STEP_TIMEOUT = 4.0
+
+
+def _rank_pid(out: str, rank: int) -> int | None:
+    for proc in glob.glob("/proc/[0-9]*"):
+        try:
+            cmdline = open(f"{proc}/cmdline", "rb").read().split(b"\0")
+            environ = open(f"{proc}/environ", "rb").read().split(b"\0")
+        except OSError:
+            continue
+        if b"nsa_playground.train" in cmdline and out.encode() in cmdline and f"RANK={rank}".encode() in environ:
+            return int(proc.rsplit("/", 1)[1])
+    return None
+
+
+def test_a_stopped_rank_ends_the_job_naming_it(export_dir, corpus, tmp_path):
+    out = str(tmp_path / "out")
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", "--monitor_interval", "1"]
+    # torch 1.13's launcher on Python 3.11 needs --redirects 1 (see tests/export/torchrun.integration.test.ts).
+    cmd += ["--redirects", "1", "--tee", "1", "--log_dir", str(tmp_path / "logs")]
+    cmd += ["-m", "nsa_playground.train", "--from", export_dir, "--data", corpus, "--steps", "100000", "--out", out]
+    cmd += ["--checkpoint-every", "2", "--step-timeout", str(STEP_TIMEOUT), "--pg-timeout", "60"]
+    env = {**os.environ, "PYTHONPATH": PACKAGE_ROOT, "OMP_NUM_THREADS": "1"}
+    job = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    stopped = None
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and job.poll() is None:
+            try:
+                if json.load(open(os.path.join(out, "config.json")))["state"]["step"] >= 4:
+                    break
+            except (OSError, ValueError, KeyError):
+                pass
+            time.sleep(0.2)
+        assert job.poll() is None, f"the job ended before a checkpoint of step 4:\n{job.communicate()[1]}"
+        stopped = _rank_pid(out, 1)
+        assert stopped is not None, "rank 1's process"
+        os.kill(stopped, signal.SIGSTOP)
+        t0 = time.monotonic()
+        # A hang guard only (the job must end by itself); the time it took is reported, not asserted.
+        _, err = job.communicate(timeout=120)
+        seconds = time.monotonic() - t0
+    finally:
+        if job.poll() is None:
+            job.kill()
+            job.communicate()
+        if stopped is not None:
+            try:
+                os.kill(stopped, signal.SIGKILL)
+            except OSError:
+                pass
+    print(f"rank 1 SIGSTOPped: the job ended {seconds:.1f} s later (--step-timeout {STEP_TIMEOUT:g}; exit {job.returncode})")
+    assert job.returncode != 0
+    line = next((ln for ln in err.splitlines() if ln.startswith("error: rank 0: ")), None)
+    assert line is not None, err
+    assert f"(--step-timeout {STEP_TIMEOUT:g})" in line or "a collective failed" in line
+    assert f"rank 1 (pid {stopped} on " in line and "stopped or dead" in line, line
+    assert "Traceback" not in err.split("error: rank 0: ")[0]
+    cfg = json.load(open(os.path.join(out, "config.json")))
+    assert cfg["state"]["step"] >= 4 and cfg["state"]["step"] % 2 == 0
+    model = load_model(out)
+    _, step = load_optimizer(out, model, cfg["train"])
+    assert step == cfg["state"]["step"]
+    assert cfg["state"]["batches_drawn"] == step * 2 * base_config()["train"]["gradAccum"]
