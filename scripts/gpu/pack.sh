@@ -4,8 +4,10 @@
 #   bash scripts/gpu/pack.sh [OUTDIR]        (default build/gpu-bundle, outside dist/ which vite build empties; npm run gpu:pack)
 # OUTDIR gets run.sh, payload.tar.xz and MANIFEST.txt. The payload holds:
 #   bin/node               this machine's Node binary (glibc ≥ 2.28, libstdc++)
-#   lib/libvulkan.so.1     the Vulkan loader, from Debian's libvulkan1 (Dawn dlopens it by name),
-#                          and libGLdispatch.so.0 from libglvnd0 (NVIDIA's Vulkan driver needs it)
+#   lib/libvulkan.so.1     the Vulkan loader, from Debian's libvulkan1 (Dawn dlopens it by name)
+#   lib/fallback/          the GL/EGL loaders the GPU machines' notes prescribe (libglvnd0, libegl1,
+#                          libopengl0, libgl1, libglx0, libgles2: NVIDIA's Vulkan driver loads
+#                          through them), used by run.sh only where the machine lacks one
 #   app/                   the sources, shaders, tests, scripts and python/ (the PyTorch package the
 #                          export parity test runs), and the node_modules closure of
 #                          what the Node side runs: webgpu (dawn.node, linux-x64 build only), tsx,
@@ -32,20 +34,22 @@ mkdir -p "$payload/bin" "$payload/lib/fallback" "$payload/app"
 say "node $(node --version) from $node_bin"
 cp "$node_bin" "$payload/bin/node"
 
-# The Vulkan loader, and libglvnd's libGLdispatch.so.0, which NVIDIA's Vulkan driver
-# (libGLX_nvidia.so.0) links against and GPU images without OpenGL may lack.
-say "Vulkan loader: Debian's libvulkan1 (and libglvnd0's libGLdispatch)"
+# The Vulkan loader, and the GL/EGL loaders NVIDIA's Vulkan driver (libGLX_nvidia.so.0) links
+# against, which GPU images without OpenGL may lack (a public report: NVIDIA's Vulkan driver fails
+# until libegl1 is present).
+GL_DEBS=(libvulkan1 libglvnd0 libegl1 libopengl0 libgl1 libglx0 libgles2)
+say "loaders: Debian's ${GL_DEBS[*]}"
 mkdir -p "$stage/deb"
-if ! (cd "$stage/deb" && apt-get download libvulkan1 libglvnd0 >/dev/null 2>&1); then
+if ! (cd "$stage/deb" && apt-get download "${GL_DEBS[@]}" >/dev/null 2>&1); then
   say "apt-get download failed; refreshing the package lists once"
   apt-get update -qq >/dev/null
-  (cd "$stage/deb" && apt-get download libvulkan1 libglvnd0 >/dev/null)
+  (cd "$stage/deb" && apt-get download "${GL_DEBS[@]}" >/dev/null)
 fi
 for deb in "$stage"/deb/*.deb; do dpkg -x "$deb" "$stage/deb/root"; done
-for lib in libvulkan.so.1 libGLdispatch.so.0; do
+for lib in libvulkan.so.1 libGLdispatch.so.0 libEGL.so.1 libGLX.so.0 libOpenGL.so.0 libGL.so.1 libGLESv2.so.2; do
   found="$(find "$stage/deb/root" -name "$lib" | head -1)"
   [ -n "$found" ] || { say "$lib not found in the downloaded packages"; exit 1; }
-  # libGLdispatch only where the machine has none (run.sh decides): lib/fallback.
+  # The GL/EGL loaders only where the machine has none (run.sh decides): lib/fallback.
   if [ "$lib" = libvulkan.so.1 ]; then cp -L "$found" "$payload/lib/$lib"; else cp -L "$found" "$payload/lib/fallback/$lib"; fi
 done
 vulkan_version="$(dpkg-deb -f "$stage"/deb/libvulkan1_*.deb Version)"
@@ -77,7 +81,8 @@ commit: $commit
 packed: $(date -u +%Y-%m-%dT%H:%M:%SZ)
 node: $(node --version)
 webgpu (Dawn): $(node -p "require('$repo/node_modules/webgpu/package.json').version")
-libvulkan1: $vulkan_version
+libvulkan1: $vulkan_version (and ${GL_DEBS[*]:1} in lib/fallback)
+needs: Linux x86-64, glibc >= 2.28 (node, dawn.node); this machine's: $(ldd --version | head -1)
 packages: $(wc -l < "$stage/deps.txt")
 EOF
 

@@ -2,27 +2,36 @@
 # The offline GPU bundle's entry point (packed beside payload.tar.xz by scripts/gpu/pack.sh). Runs
 # on a Linux x86-64 machine with an NVIDIA driver, no network and no Node:
 #   bash run.sh OUTDIR [--small] [--allow-software] [--only STEP,...]
-# Steps, in order (--only picks some; adapter always runs first):
-#   adapter  the WebGPU adapter Dawn gives (adapter.json); a software one is refused
-#   tests    the GPU test tier against that adapter: every kernel parity, determinism and property
-#            test (gpu-tests.json, Vitest's JSON report)
+# Steps, most valuable first (--only picks some; adapter always runs first):
+#   adapter  the WebGPU adapter Dawn gives (adapter.json); a software one is refused. When it fails,
+#            the GPU steps are skipped and the PyTorch step still runs, from the presets' configs
+#   smoke    a kernel subset of the GPU test tier (matmul, attention, NSA kernels, one NSA model
+#            step with both kernel variants): a first verdict in about a minute (gpu-tests.json)
 #   bench    npm run bench: matmul up to 4096³, tiny/small/m7c-125m × dense/NSA, per-kernel GPU
 #            time, MFU against the fp32 peak (bench.jsonl)
-#   nsa      npm run bench:nsa --decode --train for T = 1k … 32k: training fwd+bwd and decode per token (bench-nsa.jsonl)
+#   torch    the same models in PyTorch, eager and SDPA, when python3 has torch and CUDA (torch.json)
+#   nsa      npm run bench:nsa --decode --train for T = 1k, 4k, 16k: training fwd+bwd and decode
+#            per token (bench-nsa.jsonl)
 #   golden   npm run train:golden on tiny and small, dense and NSA: compared with
-#            tests/golden/train.json, and recorded where this adapter has none (golden.json)
-#   torch    the same dense models in PyTorch, eager and SDPA, when python3 has torch and CUDA
-#            (torch.json)
-# Then summary.json (every step's status and the headline figures) and run.log, the whole output:
-# eight files at most in OUTDIR. Exit status 0 only if every step that ran passed.
+#            tests/golden/train.json; one recorded here (no golden for this adapter) is reported
+#            'recorded, unchecked', never as a pass (golden.json)
+#   tests    the whole GPU test tier (replaces gpu-tests.json when it finishes)
+# summary.json (every step's status, seconds and the headline figures) is rewritten after every
+# step, and run.log has the whole output as it comes: eight files at most in OUTDIR, nothing
+# written outside it and the work folder. Exit status 0 only if every step that ran passed.
+# BUDGET=S (seconds, default none): the whole run's time; each step runs under its own cap clipped
+# to what is left (less a reserve for the summary); a step with no time left is recorded as
+# skipped. A step cut by its cap keeps what it wrote.
 # --small: sizes for a CPU (SwiftShader) check of the bundle itself; --allow-software: accept a
-# software adapter (that check); NSA_BUNDLE_WORK: where the payload unpacks (default /tmp).
+# software adapter (that check); NSA_BUNDLE_WORK: where the payload unpacks (default /tmp);
+# NSA_BUNDLE_APP=DIR: run the app in DIR (a checkout with node_modules) instead of unpacking;
+# NSA_PYTHON: the python with torch (default python3).
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-usage() { echo "usage: bash run.sh OUTDIR [--small] [--allow-software] [--only adapter,tests,bench,nsa,golden,torch]" >&2; exit 2; }
+usage() { echo "usage: bash run.sh OUTDIR [--small] [--allow-software] [--only adapter,smoke,bench,torch,nsa,golden,tests]" >&2; exit 2; }
 [ $# -ge 1 ] || usage
 outdir="$1"; shift
-small=0; allow_software=0; only="tests,bench,nsa,golden,torch"
+small=0; allow_software=0; only="smoke,bench,torch,nsa,golden,tests"
 while [ $# -gt 0 ]; do
   case "$1" in
     --small) small=1 ;;
@@ -33,97 +42,149 @@ while [ $# -gt 0 ]; do
   shift
 done
 for s in ${only//,/ }; do
-  case "$s" in adapter|tests|bench|nsa|golden|torch) ;; *) echo "run.sh: --only: unknown step '$s'" >&2; usage ;; esac
+  case "$s" in adapter|smoke|tests|bench|nsa|golden|torch) ;; *) echo "run.sh: --only: unknown step '$s'" >&2; usage ;; esac
 done
-[ -f "$here/payload.tar.xz" ] || { echo "run.sh: no payload.tar.xz beside run.sh: make the bundle with scripts/gpu/pack.sh" >&2; exit 1; }
-mkdir -p "$outdir" && outdir="$(cd "$outdir" && pwd)"
-exec > >(tee "$outdir/run.log") 2>&1
-export NO_COLOR=1 FORCE_COLOR=0
-
-# Unpack once per payload (a stamp holds its checksum).
-work="${NSA_BUNDLE_WORK:-/tmp}/nsa-gpu-bundle"
-sum="$(cksum < "$here/payload.tar.xz")"
-if [ "$(cat "$work/.stamp" 2>/dev/null)" != "$sum" ]; then
-  echo "[bundle] unpacking into $work"
-  rm -rf "$work" && mkdir -p "$work" && xz -dc "$here/payload.tar.xz" | tar -C "$work" -xf - || { echo "[bundle] unpack failed" >&2; exit 1; }
-  echo "$sum" > "$work/.stamp"
+started=$SECONDS
+budget="${BUDGET:-}"
+[ -z "$budget" ] || [[ "$budget" =~ ^[0-9]+$ ]] || { echo "run.sh: BUDGET must be whole seconds (got '$budget')" >&2; exit 2; }
+if [ -z "${NSA_BUNDLE_APP:-}" ] && [ ! -f "$here/payload.tar.xz" ]; then
+  echo "run.sh: no payload.tar.xz beside run.sh: make the bundle with scripts/gpu/pack.sh" >&2
+  exit 1
 fi
-cat "$work/MANIFEST.txt"
-node="$work/bin/node"
-export PATH="$work/bin:$PATH"
-# The bundle's Vulkan loader first; then the NVIDIA driver's own folders where containers mount them
-# (its Vulkan driver library is named in the manifest without a path).
-lib_path="$work/lib"
+mkdir -p "$outdir" && outdir="$(cd "$outdir" && pwd)"
+exec > >(tee -a "$outdir/run.log") 2>&1
+export NO_COLOR=1 FORCE_COLOR=0 PYTHONUNBUFFERED=1
+
+if [ -n "${NSA_BUNDLE_APP:-}" ]; then
+  # A checkout instead of the payload (the SwiftShader rehearsal): its node, its node_modules.
+  app="$(cd "$NSA_BUNDLE_APP" && pwd)"
+  node="$(command -v node)"
+  work="$(mktemp -d)"
+  lib_path="$work"
+else
+  # Unpack once per payload (a stamp holds its checksum); python3's lzma where xz is missing.
+  work="${NSA_BUNDLE_WORK:-/tmp}/nsa-gpu-bundle"
+  sum="$(cksum < "$here/payload.tar.xz")"
+  if [ "$(cat "$work/.stamp" 2>/dev/null)" != "$sum" ]; then
+    echo "[bundle] unpacking into $work"
+    rm -rf "$work" && mkdir -p "$work"
+    if command -v xz >/dev/null; then unxz() { xz -dc "$1"; }
+    else
+      echo "[bundle] no xz: decompressing with python3's lzma"
+      unxz() { "${NSA_PYTHON:-python3}" -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), sys.stdout.buffer)' "$1"; }
+    fi
+    unxz "$here/payload.tar.xz" | tar -C "$work" -xf - || { echo "[bundle] unpack failed" >&2; exit 1; }
+    echo "$sum" > "$work/.stamp"
+  fi
+  cat "$work/MANIFEST.txt"
+  app="$work/app"
+  node="$work/bin/node"
+  export PATH="$work/bin:$PATH"
+  # The bundle's Vulkan loader first; the GL/EGL loaders (lib/fallback) only for those the machine
+  # lacks; then the NVIDIA driver's own folders where containers mount them.
+  lib_path="$work/lib"
+  for lib in libGLdispatch.so.0 libEGL.so.1 libGLX.so.0 libOpenGL.so.0 libGL.so.1 libGLESv2.so.2; do
+    if ! ldconfig -p 2>/dev/null | grep -q "$lib"; then lib_path="$lib_path:$work/lib/fallback"; break; fi
+  done
+fi
 for d in /usr/local/nvidia/lib64 /usr/local/nvidia/lib; do [ -d "$d" ] && lib_path="$lib_path:$d"; done
-if ! ldconfig -p 2>/dev/null | grep -q 'libGLdispatch.so.0'; then lib_path="$lib_path:$work/lib/fallback"; fi
 export LD_LIBRARY_PATH="$lib_path${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # The NVIDIA Vulkan driver's manifest, where containers put it.
-if [ -z "${VK_DRIVER_FILES:-}${VK_ICD_FILENAMES:-}" ]; then
+if [ -z "${VK_DRIVER_FILES:-}${VK_ICD_FILENAMES:-}" ] && [ -z "${NSA_BUNDLE_APP:-}" ]; then
   for f in /usr/share/vulkan/icd.d/nvidia_icd.json /etc/vulkan/icd.d/nvidia_icd.json /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json; do
     if [ -f "$f" ]; then export VK_DRIVER_FILES="$f"; break; fi
   done
 fi
+# NVIDIA's Vulkan driver loads through EGL: its vendor file, where containers mount it.
+if [ -z "${__EGL_VENDOR_LIBRARY_FILENAMES:-}" ] && [ -f /usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json ] &&
+  [ ! -f /usr/share/glvnd/egl_vendor.d/10_nvidia.json ]; then
+  export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+fi
 if [ "$allow_software" = 1 ]; then export NSA_GPU=auto; else export NSA_GPU=hardware; fi
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-echo "[bundle] NSA_GPU=$NSA_GPU VK_DRIVER_FILES=${VK_DRIVER_FILES:-} small=$small"
-cd "$work/app" || exit 1
+echo "[bundle] NSA_GPU=$NSA_GPU VK_DRIVER_FILES=${VK_DRIVER_FILES:-} __EGL_VENDOR_LIBRARY_FILENAMES=${__EGL_VENDOR_LIBRARY_FILENAMES:-} small=$small budget=${budget:-none}"
+cd "$app" || exit 1
 
 status="$work/steps.tsv"
 : > "$status"
 failed=0
-# step NAME COMMAND...: runs it, records status and seconds.
+summary() { "$node" scripts/gpu/summarize.mjs "$outdir" "$status" > "$outdir/summary.json.tmp" && mv "$outdir/summary.json.tmp" "$outdir/summary.json"; }
+RESERVE=10 # seconds kept for the last summary
+# step NAME CAP COMMAND...: runs it under min(CAP, what the budget has left), records status and
+# seconds (rc 124: cut by its cap; 'skipped': no time left), rewrites summary.json.
 step() {
-  local name="$1"; shift
-  echo "== $name: $*" >&2
+  local name="$1" cap="$2"; shift 2
+  if [ -n "$budget" ]; then
+    local left=$((budget - (SECONDS - started) - RESERVE))
+    if [ "$left" -lt 5 ]; then
+      printf '%s\tskipped\t0\n' "$name" >> "$status"; echo "== $name: skipped, no time left in BUDGET=$budget" >&2; summary; return 0
+    fi
+    [ "$left" -lt "$cap" ] && cap=$left
+  fi
+  echo "== $name (cap ${cap} s): $*" >&2
   local t0=$SECONDS
-  "$@"
+  timeout -k 5 "$cap" "$@"
   local rc=$?
   printf '%s\t%s\t%s\n' "$name" "$rc" "$((SECONDS - t0))" >> "$status"
-  echo "== $name: exit $rc in $((SECONDS - t0)) s" >&2
+  echo "== $name: exit $rc in $((SECONDS - t0)) s$([ "$rc" = 124 ] && echo ", cut at its ${cap} s cap")" >&2
   [ "$rc" = 0 ] || failed=1
+  summary
   return "$rc"
 }
 wants() { [[ ",$only," == *",$1,"* ]]; }
-tsx() { "$node" scripts/run-node.mjs "$@"; }
+# Commands, not shell functions, so that timeout can run them.
+tsx=("$node" scripts/run-node.mjs)
+vitest=("$node" node_modules/vitest/vitest.mjs run --project gpu --reporter=verbose --reporter=json)
 
-step adapter tsx src/cli/gpu-adapter.ts > "$outdir/adapter.json" || {
-  echo "[bundle] no usable adapter: nothing else can run" >&2
-  "$node" scripts/gpu/summarize.mjs "$outdir" "$status" > "$outdir/summary.json"
-  exit 1
+gpu=1
+step adapter 60 "${tsx[@]}" src/cli/gpu-adapter.ts > "$outdir/adapter.json" || {
+  gpu=0
+  echo "[bundle] no usable adapter: the GPU steps are skipped; PyTorch still runs" >&2
 }
-cat "$outdir/adapter.json"
+[ "$gpu" = 1 ] && cat "$outdir/adapter.json"
 
-if wants tests; then
-  step tests "$node" node_modules/vitest/vitest.mjs run --project gpu --reporter=default --reporter=json \
-    --outputFile.json="$outdir/gpu-tests.json"
+if [ "$gpu" = 1 ] && wants smoke; then
+  step smoke 150 "${vitest[@]}" --outputFile.json="$outdir/gpu-tests.json" tests/kernels/matmul.test.ts tests/kernels/attention.test.ts \
+    tests/nsa-gpu/attention.test.ts tests/nsa-gpu/select.test.ts tests/nsa-gpu/compress.test.ts tests/model/one-step-nsa.test.ts
 fi
-if wants bench; then
+if [ "$gpu" = 1 ] && wants bench; then
   if [ "$small" = 1 ]; then args=(--presets tiny --attention dense,nsa --matmul 64,128 --steps 2)
-  else args=(--presets tiny,small,m7c-125m --attention dense,nsa --matmul 256,512,1024,2048,4096 --steps 10); fi
-  step bench tsx src/cli/bench.ts "${args[@]}" > "$outdir/bench.jsonl"
-fi
-if wants nsa; then
-  if [ "$small" = 1 ]; then args=(--T 512 --repeats 1 --warmup 0 --decode --train)
-  else args=(--T 1024,2048,4096,8192,16384,32768 --decode --train); fi
-  step nsa tsx src/cli/bench-nsa.ts "${args[@]}" > "$outdir/bench-nsa.jsonl"
-fi
-if wants golden; then
-  if [ "$small" = 1 ]; then args=(--presets tiny --steps 20); else args=(--presets tiny,small --steps 300); fi
-  step golden tsx src/cli/train-golden.ts "${args[@]}" --record-missing --out "$outdir/golden.json" > /dev/null
+  else args=(--presets tiny,small,m7c-125m --attention dense,nsa --matmul 256,1024,4096 --steps 10); fi
+  step bench 150 "${tsx[@]}" src/cli/bench.ts "${args[@]}" > "$outdir/bench.jsonl"
 fi
 if wants torch; then
-  if ! command -v python3 >/dev/null; then
+  python="${NSA_PYTHON:-python3}"
+  if ! command -v "$python" >/dev/null; then
     echo '{"skipped": "no python3 on this machine"}' > "$outdir/torch.json"
-  elif [ ! -s "$outdir/bench.jsonl" ]; then
-    echo '{"skipped": "no bench.jsonl to take the configurations from (run the bench step)"}' > "$outdir/torch.json"
-  elif [ "$small" = 1 ]; then
-    step torch python3 scripts/gpu/torch_bench.py --bench "$outdir/bench.jsonl" --out "$outdir/torch.json" --steps 2 --allow-cpu
   else
-    step torch python3 scripts/gpu/torch_bench.py --bench "$outdir/bench.jsonl" --out "$outdir/torch.json"
+    configs="$outdir/bench.jsonl"
+    if ! grep -q '"kind":"preset"' "$configs" 2>/dev/null; then
+      # No WebGPU figures (the adapter failed, or bench did not run): the presets' own configs.
+      configs="$work/preset-configs.jsonl"
+      if [ "$small" = 1 ]; then presets=tiny; else presets=tiny,small,m7c-125m; fi
+      "${tsx[@]}" scripts/gpu/preset-configs.ts --presets "$presets" > "$configs"
+    fi
+    if [ "$small" = 1 ]; then step torch 120 "$python" -u scripts/gpu/torch_bench.py --bench "$configs" --out "$outdir/torch.json" --steps 2 --allow-cpu
+    else step torch 120 "$python" -u scripts/gpu/torch_bench.py --bench "$configs" --out "$outdir/torch.json"; fi
   fi
 fi
+if [ "$gpu" = 1 ] && wants nsa; then
+  if [ "$small" = 1 ]; then args=(--T 512 --repeats 1 --warmup 0 --decode --train)
+  else args=(--T 1024,4096,16384 --decode --train); fi
+  step nsa 150 "${tsx[@]}" src/cli/bench-nsa.ts "${args[@]}" > "$outdir/bench-nsa.jsonl"
+fi
+if [ "$gpu" = 1 ] && wants golden; then
+  if [ "$small" = 1 ]; then args=(--presets tiny --steps 20); else args=(--presets tiny,small --steps 300); fi
+  step golden 120 "${tsx[@]}" src/cli/train-golden.ts "${args[@]}" --record-missing --out "$outdir/golden.json" > /dev/null
+fi
+if [ "$gpu" = 1 ] && wants tests; then
+  # The whole tier replaces the smoke report only when it finishes (Vitest writes its JSON at the end).
+  step tests 600 "${vitest[@]}" --outputFile.json="$work/gpu-tests-all.json" && cp "$work/gpu-tests-all.json" "$outdir/gpu-tests.json"
+fi
 
-"$node" scripts/gpu/summarize.mjs "$outdir" "$status" > "$outdir/summary.json"
+summary
 cat "$outdir/summary.json"
+[ "$gpu" = 1 ] || failed=1
 echo "[bundle] results in $outdir; $([ $failed = 0 ] && echo 'every step passed' || echo 'FAILED steps: see summary.json')"
+[ -z "${NSA_BUNDLE_APP:-}" ] || rm -rf "$work"
 exit $failed

@@ -37,7 +37,9 @@ export function readSteps(file) {
     .filter(Boolean)
     .map((l) => {
       const [name, exit, seconds] = l.split('\t');
-      return { name, exit: Number(exit), seconds: Number(seconds) };
+      // 'skipped': run.sh's BUDGET had no time left for the step; exit 124: cut at its cap.
+      if (exit === 'skipped') return { name, exit: null, seconds: 0, skipped: true };
+      return { name, exit: Number(exit), seconds: Number(seconds), ...(exit === '124' ? { cut: true } : {}) };
     });
 }
 
@@ -125,10 +127,18 @@ export function summarize(outdir, stepsFile) {
 }
 
 export function table(s) {
-  const lines = [`adapter: ${s.adapter}`];
+  const lines = [`adapter: ${typeof s.adapter === 'string' ? s.adapter : JSON.stringify(s.adapter)}`];
   const unchecked = (s.golden ?? []).filter?.((g) => g.outcome === 'recorded, unchecked').length ?? 0;
   const status = (st) =>
-    st.exit !== 0 ? `FAILED (exit ${st.exit})` : st.name === 'golden' && unchecked > 0 ? `recorded ${unchecked}, unchecked` : 'ok';
+    st.skipped
+      ? 'skipped (no time left)'
+      : st.cut
+        ? 'CUT at its time cap (partial results kept)'
+        : st.exit !== 0
+          ? `FAILED (exit ${st.exit})`
+          : st.name === 'golden' && unchecked > 0
+            ? `recorded ${unchecked}, unchecked`
+            : 'ok';
   for (const st of s.steps) lines.push(`  step ${st.name}: ${status(st)} in ${st.seconds} s`);
   if (s.tests) lines.push(`tests: ${s.tests.passed} passed, ${s.tests.failed} failed (${s.tests.files} files)`);
   for (const m of s.matmul) lines.push(`matmul ${m.size}: ${m.gflops} GFLOP/s${m.mfu != null ? `, MFU ${m.mfu}` : ''}`);

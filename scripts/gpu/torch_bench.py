@@ -78,6 +78,7 @@ def preset_lines(path):
             except json.JSONDecodeError as e:
                 raise SystemExit(f"{path}:{n}: not JSON ({e})") from e
             if obj.get("kind") == "preset":
+                # tokens_per_s is null in scripts/gpu/preset-configs.ts's lines (no WebGPU figure to compare).
                 for field in ("model", "batch_size", "grad_accum", "tokens_per_s"):
                     if field not in obj:
                         raise SystemExit(f"{path}:{n}: preset line lacks '{field}' (bench.jsonl from an older npm run bench?)")
@@ -271,16 +272,18 @@ def main():
                 continue
             try:
                 r = time_model(torch, line, mode, args.steps, device, args.slow_budget if mode == "nsa_playground" else None)
-                if "tokens_per_s" in r:
+                if "tokens_per_s" in r and line["tokens_per_s"] is not None:
                     r["ours_over_torch"] = line["tokens_per_s"] / r["tokens_per_s"]
             except RuntimeError as e:  # out of memory and the like: say so, go on, exit 1 at the end
                 r = {"error": str(e).splitlines()[0]}
             row = {**base, "mode": mode, **r}
             results.append(row)
-            print(json.dumps(row))
+            print(json.dumps(row), flush=True)
+            # Written after every row: a run cut by its time limit keeps what it measured.
+            write(args.out, {"environment": env, "results": results, "complete": False})
             if device == "cuda":
                 torch.cuda.empty_cache()
-    write(args.out, {"environment": env, "results": results})
+    write(args.out, {"environment": env, "results": results, "complete": True})
     errors = [r for r in results if "error" in r]
     for r in errors:
         print(f"torch_bench: {r['preset']} {r['mode']} failed: {r['error']}", file=sys.stderr)
