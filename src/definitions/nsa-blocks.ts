@@ -33,14 +33,18 @@ export function overlappedSelBlocks(k: number, c: NsaConfig): [number, number] {
   return [Math.floor((k * c.d) / c.lSel), Math.floor((k * c.d + c.l - 1) / c.lSel)];
 }
 
-/** Forced blocks of query t in spec order: 0 (if forceInit), then bt, bt−1, …; deduped, ≥ 0. */
+/**
+ * Forced blocks of query t in spec order: 0 (if forceInit), then bt, bt−1, …; deduped, ≥ 0.
+ * O(result): at most min(forceLocal, bt + 1) local blocks, whatever forceLocal is (a huge value
+ * typed into the page must not loop per forced block).
+ */
 export function forcedBlocks(t: number, c: NsaConfig): number[] {
-  const out: number[] = [];
-  const push = (j: number) => {
-    if (j >= 0 && !out.includes(j)) out.push(j);
-  };
-  if (c.forceInit) push(0);
+  const out: number[] = c.forceInit ? [0] : [];
   const bt = Math.floor(t / c.lSel);
-  for (let m = 0; m < c.forceLocal; m++) push(bt - m);
+  const local = Math.min(c.forceLocal, bt + 1);
+  for (let m = 0; m < local; m++) {
+    const j = bt - m;
+    if (!(c.forceInit && j === 0)) out.push(j);
+  }
   return out;
 }

@@ -7,6 +7,7 @@ import { BenchPanel } from './bench/BenchPanel';
 import { ChartsPanel } from './charts/ChartsPanel';
 import { ComparePanel } from './compare/ComparePanel';
 import { AdapterPanel } from './components/AdapterPanel';
+import { fieldsAtFault, PanelBoundary } from './components/PanelBoundary';
 import { ConfigPanel } from './config/ConfigPanel';
 import { cancelBenchmark, newLinkQuestion, probeAdapter, reset, runBenchmark, startProblems } from './controller';
 import { ExplainPanel } from './explain/ExplainPanel';
@@ -78,7 +79,26 @@ export function App() {
   const status = useStore((s) => s.status);
   const setConfig = useStore((s) => s.setConfig);
   const setUpload = useStore((s) => s.setUpload);
+  const validConfig = useStore((s) => s.validConfig);
   const shown = runConfig ?? config;
+  // Views that derive geometry from the config get a validated one: the held run's, else the last
+  // edited config that passed validation (a draft value such as seqLen 1e308 never reaches them).
+  const drawn = runConfig ?? validConfig;
+  const draftInvalid = runConfig === null && config !== validConfig;
+  const boundary = useMemo(
+    () => ({
+      resetKey: shown,
+      fields: () => {
+        const s = useStore.getState();
+        return s.runConfig ? [] : fieldsAtFault(s.config, s.validConfig);
+      },
+      onRevert: () => {
+        const s = useStore.getState();
+        if (s.status === 'idle') s.setConfig(s.validConfig);
+      },
+    }),
+    [shown],
+  );
   const problems = useMemo(() => startProblems(config, upload), [config, upload]);
   const compareRef = useRef<HTMLElement>(null);
   // "Open" a library run: its curves alone in the comparison view, scrolled to.
@@ -102,7 +122,9 @@ export function App() {
           each query selects.
         </p>
       </header>
-      <AdapterPanel />
+      <PanelBoundary panel="GPU adapter">
+        <AdapterPanel />
+      </PanelBoundary>
       {adapterStatus === 'ready' && (
         <>
           {notice && (
@@ -113,27 +135,45 @@ export function App() {
           <AutosaveBanner />
           <div className="layout">
             <div className="col-config">
-              <ConfigPanel value={shown} onChange={setConfig} disabled={status !== 'idle'} upload={upload} onUpload={setUpload} />
-              <ExplainPanel nsa={shown.model.nsa} T={shown.model.seqLen} dense={shown.model.attention === 'dense'} />
+              <PanelBoundary panel="Configuration" {...boundary}>
+                <ConfigPanel value={shown} onChange={setConfig} disabled={status !== 'idle'} upload={upload} onUpload={setUpload} />
+              </PanelBoundary>
+              <PanelBoundary panel="How NSA works" {...boundary}>
+                <ExplainPanel nsa={drawn.model.nsa} T={drawn.model.seqLen} dense={drawn.model.attention === 'dense'} stale={draftInvalid} />
+              </PanelBoundary>
             </div>
             <div className="col-run">
-              <RunPanel problems={problems} />
-              <HeartbeatPanel />
-              <ChartsPanel />
-              <Inspect />
+              <PanelBoundary panel="Run" {...boundary}>
+                <RunPanel problems={problems} />
+              </PanelBoundary>
+              <PanelBoundary panel="Heartbeat" {...boundary}>
+                <HeartbeatPanel />
+              </PanelBoundary>
+              <PanelBoundary panel="Charts" {...boundary}>
+                <ChartsPanel />
+              </PanelBoundary>
+              <PanelBoundary panel="Inspect" {...boundary}>
+                <Inspect />
+              </PanelBoundary>
             </div>
           </div>
-          <LibraryPanel onOpen={openRun} />
-          <ComparePanel ref={compareRef} />
-          <BenchPanel
-            onRun={runBenchmark}
-            onCancel={() => void cancelBenchmark()}
-            busyReason={
-              status === 'running' || status === 'pausing' || status === 'starting'
-                ? 'Pause the training run to benchmark: both would share the GPU.'
-                : null
-            }
-          />
+          <PanelBoundary panel="Run library">
+            <LibraryPanel onOpen={openRun} />
+          </PanelBoundary>
+          <PanelBoundary panel="Compare runs">
+            <ComparePanel ref={compareRef} />
+          </PanelBoundary>
+          <PanelBoundary panel="NSA vs dense benchmark">
+            <BenchPanel
+              onRun={runBenchmark}
+              onCancel={() => void cancelBenchmark()}
+              busyReason={
+                status === 'running' || status === 'pausing' || status === 'starting'
+                  ? 'Pause the training run to benchmark: both would share the GPU.'
+                  : null
+              }
+            />
+          </PanelBoundary>
         </>
       )}
     </main>

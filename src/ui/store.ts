@@ -6,6 +6,8 @@ import type { AdapterSummary } from '../gpu/context';
 import type { RunConfig } from '../train/config';
 import type { EvalMetrics, Heartbeat, StepMetrics } from '../train/types';
 import type { InitInfo, TrainResult, TrainUpdate } from '../worker/protocol';
+import { runConfigErrors } from './config/parse';
+import { DEFAULT_PRESET, uiPreset } from './config/presets';
 import type { UploadedText } from './data/upload';
 import { DEFAULT_WATCHDOG_SECONDS } from './heartbeat/watchdog';
 import type { LibraryEntry } from './library/entry';
@@ -35,6 +37,12 @@ export interface PlaygroundState {
   adapter: AdapterState;
   /** The edited config (mirrored in the URL hash). */
   config: RunConfig;
+  /**
+   * The last edited config that passed validation (the preset's when the page opened on an invalid
+   * one): views that derive geometry from a config (How NSA works) get this, never a draft field
+   * value such as seqLen 1e308; an error boundary offers to revert the draft to it.
+   */
+  validConfig: RunConfig;
   /** Why the URL's config could not be used (the preset shown instead), until the next edit. */
   configNotice: string | null;
   upload: UploadedText | null;
@@ -124,10 +132,16 @@ function stopClock(s: PlaygroundState): Pick<PlaygroundState, 'activeMs' | 'runn
   return { activeMs: elapsedMs(s), runningSince: null, runningSinceWall: null };
 }
 
+/** `c` when it passes every check, else `previous`. */
+export function nextValidConfig(c: RunConfig, previous: RunConfig): RunConfig {
+  return runConfigErrors(c).length === 0 ? c : previous;
+}
+
 export function createPlaygroundStore(initial: HashConfig) {
   return create<PlaygroundState>()((set, get) => ({
     adapter: { status: 'probing' },
     config: initial.config,
+    validConfig: nextValidConfig(initial.config, uiPreset(DEFAULT_PRESET)),
     configNotice: initial.error ?? null,
     upload: null,
     epoch: 0,
@@ -138,8 +152,9 @@ export function createPlaygroundStore(initial: HashConfig) {
     ...EMPTY_RUN,
 
     setAdapter: (adapter) => set({ adapter }),
-    setConfig: (config) => set({ config, configNotice: null }),
-    loadHashConfig: (h) => set({ config: h.config, configNotice: h.error ?? null }),
+    setConfig: (config) => set((s) => ({ config, validConfig: nextValidConfig(config, s.validConfig), configNotice: null })),
+    loadHashConfig: (h) =>
+      set((s) => ({ config: h.config, validConfig: nextValidConfig(h.config, s.validConfig), configNotice: h.error ?? null })),
     setUpload: (upload) => set({ upload }),
     setWatchdogSeconds: (watchdogSeconds) => set({ watchdogSeconds }),
     runStarting: (config, libraryId) => {
@@ -153,6 +168,7 @@ export function createPlaygroundStore(initial: HashConfig) {
         runInfo,
         heartbeat: runInfo.heartbeat,
         config: runInfo.config,
+        validConfig: runInfo.config,
         configNotice: null,
         runConfig: runInfo.config,
         stepsDone: runInfo.stepsDone,

@@ -13,8 +13,9 @@ import { useStore } from '../store';
 import { ConfigFileButtons } from './ConfigFileButtons';
 import { configFacts } from './derived';
 import { DerivedFacts } from './DerivedFacts';
+import { diffConfig } from './diff';
 import { editConfig } from './edit';
-import { groupErrors } from './errors';
+import { type FieldEdit, groupErrors, issueKey, withEditCauses } from './errors';
 import { FieldInput } from './FieldInput';
 import { sectionApplies, type SectionId, SECTIONS } from './fields';
 import { runConfigErrors } from './parse';
@@ -64,14 +65,23 @@ export function ConfigPanel({ value, onChange, disabled, upload, onUpload }: Con
   const [ownUpload, setOwnUpload] = useState<UploadedText | null>(null);
   const errors = useMemo(() => runConfigErrors(value), [value]);
   const grouped = useMemo(() => groupErrors(errors), [errors]);
+  // The last single-field edit (of the config now shown): errors it caused elsewhere show at it too.
+  const [edit, setEdit] = useState<(FieldEdit & { config: RunConfig }) | null>(null);
+  const lastEdit = edit && edit.config === value ? edit : null;
+  const byField = useMemo(() => withEditCauses(grouped.byField, errors, lastEdit), [grouped, errors, lastEdit]);
+  const change = (next: RunConfig) => {
+    const changed = Object.keys(diffConfig(value, next));
+    setEdit(changed.length === 1 ? { path: changed[0], before: new Set(errors.map(issueKey)), config: next } : null);
+    onChange(next);
+  };
   const facts = useMemo(() => configFacts(value, errors), [value, errors]);
   const software = useStore((s) => (s.adapter.status === 'ready' ? s.adapter.summary.software : true));
   // From the facts' own parameter and token counts (not counted again).
   const stepSeconds =
     facts.params === null || facts.tokensPerStep === null ? null : stepSecondsFor(facts.params, facts.tokensPerStep, software);
-  const set = (path: string) => (v: unknown) => onChange(editConfig(value, path, v));
+  const set = (path: string) => (v: unknown) => change(editConfig(value, path, v));
   const countIn = (id: SectionId) =>
-    [...grouped.byField.keys()].filter((p) => SECTIONS.find((s) => s.id === id)!.fields.some((f) => f.path === p)).length;
+    [...byField.keys()].filter((p) => SECTIONS.find((s) => s.id === id)!.fields.some((f) => f.path === p)).length;
 
   return (
     <section className="panel config-panel" aria-labelledby="config-heading" data-testid="config-panel" data-valid={errors.length === 0}>
@@ -102,11 +112,11 @@ export function ConfigPanel({ value, onChange, disabled, upload, onUpload }: Con
             {s.id === 'data' ? (
               <DataPanel
                 data={value.data}
-                onChange={(d) => onChange({ ...value, data: d })}
+                onChange={(d) => change({ ...value, data: d })}
                 upload={upload === undefined ? ownUpload : upload}
                 onUpload={onUpload ?? setOwnUpload}
                 disabled={disabled}
-                errors={grouped.byField}
+                errors={byField}
               />
             ) : !sectionApplies(s.id, value) ? (
               <p className="cfg-note muted">Used with NSA attention only: set Attention to NSA in the Model section to edit these.</p>
@@ -117,7 +127,7 @@ export function ConfigPanel({ value, onChange, disabled, upload, onUpload }: Con
                   spec={f}
                   value={getPath(value, f.path)}
                   onChange={set(f.path)}
-                  errors={grouped.byField.get(f.path) ?? NO_ERRORS}
+                  errors={byField.get(f.path) ?? NO_ERRORS}
                   disabled={disabled}
                 />
               ))

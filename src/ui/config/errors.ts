@@ -36,3 +36,34 @@ export function groupErrors(errors: readonly ConfigIssue[]): GroupedErrors {
   }
   return { byField, other };
 }
+
+/** One field's edit: its path and the errors the config had before it (by issueKey). */
+export interface FieldEdit {
+  path: string;
+  before: ReadonlySet<string>;
+}
+
+export const issueKey = (e: ConfigIssue): string => `${e.field}\u0000${e.message}`;
+
+/**
+ * The errors an edit caused at other inputs or none (l = 99999999 breaks "d must divide l" at d),
+ * as "field: message": shown at the edited field too, so a value is never refused only elsewhere.
+ */
+export function editCauses(errors: readonly ConfigIssue[], edit: FieldEdit): string[] {
+  return errors
+    .filter((e) => errorFieldPath(e.field) !== edit.path && !edit.before.has(issueKey(e)))
+    .map((e) => `${e.field}: ${e.message}`);
+}
+
+/** `byField` with the edit's causes added to the edited field (the same map when there are none). */
+export function withEditCauses(
+  byField: ReadonlyMap<string, string[]>,
+  errors: readonly ConfigIssue[],
+  edit: FieldEdit | null,
+): ReadonlyMap<string, string[]> {
+  const caused = edit ? editCauses(errors, edit) : [];
+  if (!edit || caused.length === 0) return byField;
+  const out = new Map(byField);
+  out.set(edit.path, [...(byField.get(edit.path) ?? []), ...caused]);
+  return out;
+}

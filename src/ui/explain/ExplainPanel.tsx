@@ -13,7 +13,11 @@ export const PAPER_URL = 'https://arxiv.org/abs/2502.11089';
 
 const int = (n: number) => n.toLocaleString('en-US');
 
-export function ExplainPanel({ nsa, T, dense }: { nsa: ModelNsaConfig | undefined; T: number; dense: boolean }) {
+/**
+ * `nsa` and `T` come from a validated config (the page passes the last valid one while the draft
+ * has errors, with `stale` set).
+ */
+export function ExplainPanel({ nsa, T, dense, stale }: { nsa: ModelNsaConfig | undefined; T: number; dense: boolean; stale?: boolean }) {
   const sliderId = useId();
   const [tPicked, setT] = useState<number | null>(null);
   const ok = nsa !== undefined && Number.isInteger(T) && T >= 1;
@@ -31,6 +35,11 @@ export function ExplainPanel({ nsa, T, dense }: { nsa: ModelNsaConfig | undefine
         ) lets each query read three kinds of keys instead of all earlier ones, and mixes the three outputs with learned gates.
         {dense && ' This config trains dense attention; the diagram shows what NSA would read with its NSA settings.'}
       </p>
+      {stale && (
+        <p className="muted" data-testid="explain-stale">
+          Drawn for the last valid configuration: fix the fields marked in the config to update it.
+        </p>
+      )}
       {!ok ? (
         <p className="muted">Fix the config's NSA fields to see the diagram.</p>
       ) : (
