@@ -9,7 +9,7 @@ import { paramSpecs } from '../../src/definitions/params';
 import { initParams } from '../../src/model/init';
 import { CheckpointFormatError, NonFiniteTensorError, type TrainingCheckpoint } from '../../src/train/checkpoint/checkpoint';
 import { decodeSafetensors, encodeSafetensors } from '../../src/train/checkpoint/safetensors';
-import { exportDirectoryFiles, type ExportDirectoryBytes, importDirectoryFiles } from '../../src/train/export/directory';
+import { type ExportDirectoryBytes, exportDirectoryFiles, importDirectoryFiles } from '../../src/train/export/directory';
 import { preset } from '../../src/train/presets/presets';
 import { rng } from '../helpers/compare';
 

@@ -8,6 +8,7 @@ import {
   encodeSafetensors,
   MAX_HEADER_BYTES,
   type NamedTensor,
+  NonFiniteTensorError,
   safetensorsBytes,
 } from '../../src/train/checkpoint/safetensors';
 import { rng } from '../helpers/compare';
@@ -228,5 +229,66 @@ describe('decodeSafetensors rejects', () => {
     expectFormatError(() => decodeSafetensors(two([4, 8], [8, 12], 12), opts), 'a', /gap/); // data not starting at 0
     expectFormatError(() => decodeSafetensors(two([0, 4], [4, 8], 12), opts), 'data', /4 trailing bytes/);
     expectFormatError(() => decodeSafetensors(rawFile('{}', new Uint8Array(4)), opts), 'data', /trailing/);
+  });
+});
+
+describe('digests, F64 and non-finite values', () => {
+  const strict = { file: FILE, maxBytes: 1 << 30 };
+  const f32 = (name: string, values: number[]) => ({ name, shape: [values.length], data: new Float32Array(values) });
+
+  it('a written file carries the digests (not shown in the metadata); one without them reads as digested: false', () => {
+    const tensors = [f32('a', [1, 2, 3]), { name: 'h', shape: [2], data: new Float64Array([0.1, NaN]), nonFinite: 'allowed' as const }];
+    const d = decodeSafetensors(encodeSafetensors(tensors, { k: 'v' }), { ...strict, allowF64: true, nonFiniteAllowed: (n) => n === 'h' });
+    expect(d.digested).toBe(true);
+    expect(d.metadata).toEqual({ k: 'v' });
+    expect(Array.from(d.f64.get('h')!.data)).toEqual([0.1, NaN]);
+    const plain = decodeSafetensors(encodeSafetensors([f32('a', [1])], { k: 'v' }, { digests: false }), strict);
+    expect(plain.digested).toBe(false);
+    expect(() => encodeSafetensors([], { xxh32: 'x' })).toThrow(/'xxh32' is reserved/);
+    expect(safetensorsBytes(tensors, { k: 'v' })).toBe(encodeSafetensors(tensors, { k: 'v' }).length);
+  });
+
+  it('F64 is read only when asked for', () => {
+    const bytes = encodeSafetensors([{ name: 'h', shape: [1], data: new Float64Array([2]) }], {});
+    expectFormatError(() => decodeSafetensors(bytes, strict), 'h', /F64.*only F32/);
+  });
+
+  it('NaN/±Infinity: never written, refused on read naming the tensor and the first bad index, unless allowed', () => {
+    expect(() => encodeSafetensors([f32('w', [0, 1, Infinity, NaN])], {}, { file: 'out.safetensors' })).toThrow(
+      /^out\.safetensors: w: holds Infinity at index 2 \(\[2\]\); a non-finite value is never written$/,
+    );
+    const bytes = encodeSafetensors([{ ...f32('w', [0, 1, 2, NaN, 4, 5]), shape: [2, 3], nonFinite: 'allowed' }], {});
+    let caught: unknown;
+    try {
+      decodeSafetensors(bytes, strict);
+    } catch (e) {
+      caught = e;
+    }
+    expect(caught).toBeInstanceOf(NonFiniteTensorError);
+    expect(caught).toBeInstanceOf(CheckpointFormatError);
+    expect([(caught as NonFiniteTensorError).field, (caught as NonFiniteTensorError).index]).toEqual(['w', 3]);
+    expect((caught as Error).message).toBe(`${FILE}: w: holds NaN at index 3 ([1, 0]); a file holding NaN or ±Infinity is refused`);
+    expect(decodeSafetensors(bytes, { ...strict, nonFiniteAllowed: () => true }).tensors.get('w')!.shape).toEqual([2, 3]);
+  });
+
+  it('a digest that does not match, a tensor or key without one, and digests that are not JSON', () => {
+    const good = encodeSafetensors([f32('a', [1, 2]), f32('b', [3])], { k: 'v' });
+    const flipped = good.slice();
+    flipped[flipped.length - 1] ^= 0x40; // b's data
+    expectFormatError(() => decodeSafetensors(flipped, strict), 'b', /XXH32 is [0-9a-f]{8}, the header's digest [0-9a-f]{8}/);
+    const n = new DataView(good.buffer).getUint32(0, true);
+    const header = new TextDecoder().decode(good.subarray(8, 8 + n)).trimEnd();
+    const withHeader = (h: string) => rawFile(h, good.subarray(8 + n));
+    expectFormatError(() => decodeSafetensors(withHeader(header.replace('"k":"v"', '"k":"w"')), strict), '__metadata__.k', /XXH32/);
+    expectFormatError(
+      () => decodeSafetensors(withHeader(header.replace('"k":"v"', '"k":"v","j":"v"')), strict),
+      '__metadata__.j',
+      /no digest/,
+    );
+    expectFormatError(
+      () => decodeSafetensors(withHeader(header.replace(/"xxh32":"(?:[^"\\]|\\.)*"/, '"xxh32":"{"')), strict),
+      '__metadata__.xxh32',
+      /JSON/,
+    );
   });
 });
