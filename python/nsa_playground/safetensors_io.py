@@ -42,6 +42,14 @@ def _has_package() -> bool:
     return True
 
 
+def _has_numpy() -> bool:
+    try:
+        import numpy  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def read_safetensors(path: str) -> tuple[dict[str, torch.Tensor], dict[str, str]]:
     """The tensors (in file order) and the string metadata of a safetensors file."""
     if _has_package():
@@ -127,7 +135,7 @@ def write_safetensors(path: str, tensors: Mapping[str, torch.Tensor], metadata: 
     meta = {str(k): str(v) for k, v in (metadata or {}).items()}
     cpu = {name: t.detach().to("cpu", torch.float32).contiguous() for name, t in tensors.items()}
     tmp = f"{path}.tmp-{os.getpid()}"
-    if _has_package():
+    if _has_package() and _has_numpy():  # the package's save_file goes through numpy
         from safetensors.torch import save_file
 
         save_file(cpu, tmp, metadata=meta)

@@ -362,7 +362,7 @@ def _train(a, model, opt, step0, batches0, raw, train, tokens, T, device, rank, 
                 logits = net(x)
                 loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=-1)
                 (loss / accum).backward()
-            total += float(loss) / accum
+            total += float(loss.detach()) / accum
         # Checked before the update, on every rank alike: the loss, and the gradients (averaged across ranks).
         grad_sq = sum(float((p.grad.detach().double() ** 2).sum()) for p in model.parameters() if p.grad is not None)
         mark(step, "loss all-reduce")
