@@ -17,8 +17,8 @@ export const USAGE = `usage: npm run train -- [--preset ${CLI_PRESETS.join('|')}
        npm run train -- --resume runs/<run> [--stall-timeout SECONDS] [--checkpoint-every N]
        npm run train -- --from-export DIR [--steps N] [--run NAME] [--out DIR]   (a directory npm run export or PyTorch wrote)
   A new run never reuses a folder. The checkpoint (runs/<run>/checkpoint.safetensors) is written every
-  --checkpoint-every steps (default 100; 0 = only on stops and at the end), on Ctrl-C / SIGTERM, on a
-  non-finite stop and at the end; --resume continues from it exactly. --stall-timeout (default 300 s): a
+  --checkpoint-every steps (default 100; 0 = only on stops and at the end), on Ctrl-C / SIGTERM and at
+  the end (a non-finite stop keeps the last good one); --resume continues from it exactly. --stall-timeout (default 300 s): a
   step silent for longer stops the run (its checkpoint stands). Unknown flags, stray arguments, empty
   values and --set paths that are not config fields are errors; --set model.nsa.gates=none|force:cmp|
   force:sel|force:win|freeze:G|freeze:Gc,Gs,Gw sets the gate ablation. --data file:<path> reads a UTF-8

@@ -1,5 +1,5 @@
 // Node only: the run folder — heartbeat.jsonl, metrics.csv, checkpoint.safetensors (written
-// atomically every K steps, on a signal, on a non-finite stop and at the end: the one weight format
+// atomically every K steps, on a signal and at the end (a non-finite stop writes none): the one weight format
 // every command reads), config.json and summary.json; and the reading of a folder's weights
 // (readRunWeights), older folders' weights.json + weights.bin included.
 import {
