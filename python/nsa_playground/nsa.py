@@ -8,20 +8,18 @@ and values [B, T, G, dv]; gates [B, T, H, 3] (branch order cmp, sel, win); the s
 from __future__ import annotations
 
 import math
-import os
 
 import torch
 import torch.nn.functional as F
 
 from .config import NsaConfig
 
-# Test-only planted semantic changes (the parity tests check that each one makes them fail):
-#   ties-high   equal selection scores go to the higher block instead of the lower one
-PLANT_ENV = "NSA_PLAYGROUND_PLANT"
 
-
-def _plant() -> str:
-    return os.environ.get(PLANT_ENV, "")
+def rank_blocks(key: torch.Tensor) -> torch.Tensor:
+    """Block indices by descending score [..., nb]. A stable descending sort keeps equal scores in
+    index order: ties go to the lower block. (The parity tests plant ties to the higher block by
+    replacing this function: tests/export/planted_parity.py.)"""
+    return torch.sort(key, dim=-1, descending=True, stable=True).indices
 
 
 # ---- Block arithmetic (spec sections 4.1, 4.2, 5.1)
@@ -142,13 +140,7 @@ def top_n(P: torch.Tensor, c: NsaConfig) -> torch.Tensor:
     key = torch.where(candidate[None, :, None, :], key, torch.full_like(key, float("-inf")))
     if torch.isnan(key).any():
         raise ValueError("selection: NaN score")
-    high = _plant() == "ties-high"
-    if high:
-        key = key.flip(-1)
-    # A stable descending sort keeps equal scores in index order: ties go to the lower block.
-    order = torch.sort(key, dim=-1, descending=True, stable=True).indices
-    if high:
-        order = nb - 1 - order
+    order = rank_blocks(key)
     take = torch.clamp(bt + 1, max=c.nSel)  # min(nSel, nb(t))
     n = min(c.nSel, nb)
     chosen = order[..., :n]

@@ -9,7 +9,7 @@
 //
 // Ties: with the compressed branch's keys zeroed every compressed score is equal, so selection
 // scores of interior blocks tie exactly; both sides must give them to the lower block, and the
-// planted change NSA_PLAYGROUND_PLANT=ties-high (ties to the higher block) must be caught.
+// planted change ties-high (ties to the higher block, tests/export/planted_parity.py) must be caught.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -141,14 +141,16 @@ interface TorchResult {
 }
 
 /** The parity script on an exported directory and these optimizer steps' batches. */
-function torchSide(dir: string, config: RunConfig, steps: Batch[], env: Record<string, string> = {}): TorchResult {
+function torchSide(dir: string, config: RunConfig, steps: Batch[], plant?: 'ties-high'): TorchResult {
   const { batchSize: B } = config.train;
   const T = config.model.seqLen;
   const rows = (a: Int32Array) => Array.from({ length: B }, (_, b) => Array.from(a.subarray(b * T, (b + 1) * T)));
   const batches = join(dir, 'batches.json');
   writeFileSync(batches, JSON.stringify({ steps: steps.map((s) => ({ micro: [{ tokens: rows(s.tokens), targets: rows(s.targets) }] })) }));
-  const out = join(dir, `out${env.NSA_PLAYGROUND_PLANT ? `-${env.NSA_PLAYGROUND_PLANT}` : ''}`);
-  runTorch(['-m', 'nsa_playground.parity', '--dir', dir, '--batches', batches, '--out', out], { env });
+  const out = join(dir, `out${plant ? `-${plant}` : ''}`);
+  // A planted change runs the parity script through tests/export/planted_parity.py, which replaces one function of the package.
+  const script = plant ? [join(__dirname, 'planted_parity.py'), plant] : ['-m', 'nsa_playground.parity'];
+  runTorch([...script, '--dir', dir, '--batches', batches, '--out', out]);
   const result = JSON.parse(readFileSync(join(out, 'result.json'), 'utf8')) as { losses: number[] };
   const tensors = decodeSafetensors(readFileSync(join(out, 'tensors.safetensors')), { file: out, maxBytes: 2 ** 30 }).tensors;
   return { losses: result.losses, tensors };
@@ -244,7 +246,7 @@ describe('exported model in PyTorch = the WebGPU model', () => {
         writeFiles(tieDir, exportDirectoryFiles({ config, state: { stepsDone: 0, batchesDrawn: 0 }, params: zeroed, adamM: m, adamV: v }));
         const nSel = config.model.nsa!.nSel;
         const same = torchSide(tieDir, config, [next[0]]);
-        const planted = torchSide(tieDir, config, [next[0]], { NSA_PLAYGROUND_PLANT: 'ties-high' });
+        const planted = torchSide(tieDir, config, [next[0]], 'ties-high');
         tieSels.forEach((sel, l) => {
           expect(selectionMismatches(sel, same.tensors.get(`selection.${l}`)!.data, nSel), `ties, layer ${l}`).toBe(0);
           // The planted change (ties to the higher block) is caught: the selections differ.
