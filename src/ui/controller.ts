@@ -3,9 +3,11 @@
 // restarted meanwhile are dropped.
 import type { BenchRow } from '../bench/bench-sizes';
 import type { SelectionSnapshot } from '../definitions/selection-snapshot';
+import { decodeCheckpoint, type TrainingCheckpoint } from '../train/checkpoint/checkpoint';
 import type { RunConfig } from '../train/config';
 import {
   type BenchRequest,
+  checkpointData,
   type DataSpec,
   defaultSnapshotEvery,
   type ExportFiles,
@@ -25,9 +27,10 @@ import { libraryAction, libraryStorage, showSaved } from './library/library-acti
 import { useLibrary } from './library/library-state';
 import { storageErrorMessage } from './library/storage-errors';
 import { MAX_AUTO_RECOVERIES, recoverableCause, type RecoveryCause } from './recovery/recovery-policy';
+import { notACheckpoint } from './run/checkpoint-file';
 import { slowRunQuestion } from './run/step-estimate';
 import { useStore } from './store';
-import { dropWorker, onWorkerDeviceLost, probeAdapter, worker } from './worker-handle';
+import { cancelWorkerRun, dropWorker, onWorkerDeviceLost, probeAdapter, worker } from './worker-handle';
 
 export { probeAdapter };
 
@@ -73,8 +76,25 @@ async function replaceWorker(): Promise<void> {
   await dropWorker();
 }
 
+/** The last cancellation of the worker's run (Reset, Continue): a new run starts after it. */
+let settling: Promise<void> = Promise.resolve();
+
+/**
+ * Ends the worker's run and any step in flight (Reset, Continue): a step that does not end within
+ * STEP_CANCEL_MS takes the worker and its device with it (./worker-handle's cancelWorkerRun), so
+ * the next run never waits behind it. The next run starts after this.
+ */
+function cancelStepInFlight(): Promise<void> {
+  const p = settling.then(async () => {
+    if ((await cancelWorkerRun()) === 'dropped') checkpointQueue = Promise.resolve(); // reads queued on the dropped worker never answer
+  });
+  settling = p.catch(() => {});
+  return p;
+}
+
 /** Builds the run when there is none (a new run-library entry `libraryId`). Resolves true when a run is ready to train. */
 async function ensureRun(libraryId: string): Promise<boolean> {
+  await settling; // a reset run's step in flight is over, or its worker dropped
   const s = useStore.getState();
   if (s.status === 'paused') return true;
   if (s.status !== 'idle') return false;
@@ -258,11 +278,7 @@ export async function reset(): Promise<void> {
   if (saved) useLibrary.getState().setUndo({ kind: 'reset', id: saved.id, name: saved.name, step: saved.stepsDone });
   useStore.getState().clearRun();
   useStore.getState().setRecovery(null);
-  try {
-    await worker().reset();
-  } catch (e) {
-    useStore.getState().runFailed(message(e));
-  }
+  await cancelStepInFlight();
 }
 
 /**
@@ -372,7 +388,35 @@ export async function continueFromCheckpoint(file: File): Promise<string | null>
   } catch (e) {
     return `Cannot read ${file.name}: ${message(e)}`;
   }
+  // Refused before the held run is touched: not a checkpoint at all, then a broken one (decoded in full).
+  const refusal = notACheckpoint(bytes, file.name);
+  if (refusal) return refusal;
+  let checkpoint: TrainingCheckpoint;
+  try {
+    checkpoint = decodeCheckpoint(bytes, { file: file.name });
+  } catch (e) {
+    return message(e);
+  }
+  try {
+    checkpointData(checkpoint.config, offeredData(), file.name); // an uploaded-text run needs its .txt picked first
+  } catch (e) {
+    return message(e);
+  }
+  if (busy()) return 'Pause or reset the current run first.';
+  const question = replaceRunQuestion(file.name, checkpoint.state.stepsDone);
+  if (question && !window.confirm(question)) return null;
   return continueFromBytes(bytes, file.name, newRunId());
+}
+
+/** The question before a checkpoint file replaces the held run (null when no run is held). */
+export function replaceRunQuestion(file: string, checkpointStep: number): string | null {
+  const s = useStore.getState();
+  if (s.status === 'idle' || s.runConfig === null) return null;
+  const n = unsavedRunSteps();
+  return (
+    `Replace the current run (step ${s.stepsDone}) with ${file}'s run at step ${checkpointStep}? ` +
+    (n > 0 ? `Its ${n} trained step${n === 1 ? '' : 's'} not autosaved yet are lost.` : 'Its autosave stays in the run library.')
+  );
 }
 
 export function busy(): boolean {
@@ -380,11 +424,17 @@ export function busy(): boolean {
   return st === 'starting' || st === 'running' || st === 'pausing';
 }
 
+/** The worker rebuilds a checkpoint's data from its config; only an uploaded text must come from the page. */
+function offeredData(): DataSpec {
+  const u = useStore.getState().upload;
+  return u ? { kind: 'upload', name: u.name, text: u.text } : { kind: 'random' };
+}
+
 /** Continues a checkpoint file's run (paused at its step); it autosaves into library entry `libraryId`. */
 async function continueFromBytes(bytes: Uint8Array, name: string, libraryId: string): Promise<string | null> {
+  await cancelStepInFlight(); // the held run's step in flight, if any, ends or takes its worker with it
   const s = useStore.getState();
-  // The worker rebuilds the data from the checkpoint's config; only an uploaded text must come from here.
-  const data: DataSpec = s.upload ? { kind: 'upload', name: s.upload.name, text: s.upload.text } : { kind: 'random' };
+  const data = offeredData();
   const epoch = useStore.getState().runStarting(structuredClone(s.config), libraryId);
   try {
     const info = await worker().init({

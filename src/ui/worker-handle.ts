@@ -57,6 +57,33 @@ export async function dropWorker(): Promise<void> {
 }
 
 /**
+ * How long a cancelled run's step in flight may take to end (the worker's reset() to answer)
+ * before the worker is dropped: its device destroyed, then the worker terminated. A training step
+ * of the tiny preset takes well under a second on SwiftShader; m7c-125m's takes minutes there.
+ */
+export const STEP_CANCEL_MS = 3_000;
+
+/**
+ * Ends the worker's run, a step in flight included: asks the worker to reset, and drops the worker
+ * (device destroyed, worker terminated; the next call gets a fresh worker and device) when that
+ * does not answer within `ms`. Resolves 'none' (no worker), 'reset' or 'dropped'.
+ */
+export async function cancelWorkerRun(ms: number = STEP_CANCEL_MS): Promise<'none' | 'reset' | 'dropped'> {
+  const w = client;
+  if (!w) return 'none';
+  const r = await within(
+    w.reset().then(
+      () => true,
+      () => false,
+    ),
+    ms,
+  );
+  if (r === true) return 'reset';
+  if (client === w) await dropWorker();
+  return 'dropped';
+}
+
+/**
  * Asks the worker for its adapter; the page shows it, or why WebGPU is unavailable. A worker that
  * does not answer within PROBE_TIMEOUT_MS (a GPU still busy with a terminated worker's work) is
  * replaced by a fresh one, up to PROBE_ATTEMPTS times; then the page says so and offers "Try again".

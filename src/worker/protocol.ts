@@ -172,3 +172,25 @@ export interface BenchRequest {
   /** Decode per token at position T − 1. */
   decode: boolean;
 }
+
+/**
+ * The data a checkpoint's run trains on: rebuilt from its config, except an uploaded text, which
+ * the checkpoint does not hold: the page must offer the same text file (`offered`).
+ */
+export function checkpointData(config: RunConfig, offered: DataSpec, file: string): DataSpec {
+  switch (config.data.source) {
+    case 'upload':
+      if (offered.kind !== 'upload')
+        throw new Error(
+          `${file} was trained on an uploaded text file, which a checkpoint does not hold: pick that same .txt file first (Data panel, source 'upload'), then continue from the checkpoint again.`,
+        );
+      return offered;
+    case 'brown':
+    case 'random':
+    case 'copy':
+    case 'recall':
+      return { kind: config.data.source };
+    case 'passkey':
+      return { kind: 'passkey' };
+  }
+}

@@ -20,6 +20,7 @@ import type { EvalMetrics, Heartbeat, StepMetrics } from '../train/types';
 import { buildDataset, describeDataset } from './data-source';
 import { TokenStreamer } from './generation';
 import {
+  checkpointData,
   type DataSpec,
   defaultSnapshotEvery,
   type ExportFiles,
@@ -46,27 +47,8 @@ interface StepSnapshots {
 /** The name a checkpoint is reported under when the page gives none. */
 const DEFAULT_CHECKPOINT_FILE = 'checkpoint.safetensors';
 
-/**
- * The data a checkpoint's run trains on: rebuilt from its config, except an uploaded text, which
- * the checkpoint does not hold: the page must offer the same text file (`offered`).
- */
-export function checkpointData(config: RunConfig, offered: DataSpec, file: string): DataSpec {
-  switch (config.data.source) {
-    case 'upload':
-      if (offered.kind !== 'upload')
-        throw new Error(
-          `${file} was trained on an uploaded text file, which a checkpoint does not hold: pick that same .txt file first (Data panel, source 'upload'), then continue from the checkpoint again.`,
-        );
-      return offered;
-    case 'brown':
-    case 'random':
-    case 'copy':
-    case 'recall':
-      return { kind: config.data.source };
-    case 'passkey':
-      return { kind: 'passkey' };
-  }
-}
+// checkpointData lives in ./protocol (the page checks a checkpoint's data before it replaces a run).
+export { checkpointData };
 
 export class PlaygroundRun {
   readonly log = new RunLog();
