@@ -108,7 +108,12 @@ cd "$app" || exit 1
 status="$work/steps.tsv"
 : > "$status"
 failed=0
-summary() { "$node" scripts/gpu/summarize.mjs "$outdir" "$status" > "$outdir/summary.json.tmp" && mv "$outdir/summary.json.tmp" "$outdir/summary.json"; }
+# summary.json after every step (its table on stderr only at the end: `summary show`).
+summary() {
+  if [ "${1:-}" = show ]; then "$node" scripts/gpu/summarize.mjs "$outdir" "$status" > "$outdir/summary.json.tmp"
+  else "$node" scripts/gpu/summarize.mjs "$outdir" "$status" > "$outdir/summary.json.tmp" 2>/dev/null; fi
+  mv "$outdir/summary.json.tmp" "$outdir/summary.json"
+}
 RESERVE=10 # seconds kept for the last summary
 # step NAME CAP COMMAND...: runs it under min(CAP, what the budget has left), records status and
 # seconds (rc 124: cut by its cap; 'skipped': no time left), rewrites summary.json.
@@ -182,7 +187,7 @@ if [ "$gpu" = 1 ] && wants tests; then
   step tests 600 "${vitest[@]}" --outputFile.json="$work/gpu-tests-all.json" && cp "$work/gpu-tests-all.json" "$outdir/gpu-tests.json"
 fi
 
-summary
+summary show
 cat "$outdir/summary.json"
 [ "$gpu" = 1 ] || failed=1
 echo "[bundle] results in $outdir; $([ $failed = 0 ] && echo 'every step passed' || echo 'FAILED steps: see summary.json')"
