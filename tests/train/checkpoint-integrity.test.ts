@@ -176,6 +176,22 @@ describe('version-1 checkpoints (history in the header, no digests) still load',
     });
 });
 
+describe('version-1 history rows are checked as version 2 stores them', () => {
+  it('a row with a non-number field, or NSA statistics of another width, is refused naming the row', () => {
+    const c = makeCheckpoint(nsaConfig(), 4);
+    const bad = (edit: (rows: StepMetrics[]) => void) => {
+      const rows = structuredClone(c.metrics);
+      edit(rows);
+      return refusal(writeVersion1({ ...c, metrics: rows }));
+    };
+    const shorter = bad((rows) => rows[1].nsa!.histogram.pop());
+    expect([shorter?.file, shorter?.field]).toEqual([FILE, 'metrics[1].nsa']);
+    expect(shorter!.message).toMatch(/2 histogram bins and 2 layers, earlier rows 3 and 2/);
+    expect(bad((rows) => ((rows[2].nsa!.perLayer[0] as { invalid: unknown }).invalid = 'x'))?.field).toBe('metrics[2].nsa.perLayer');
+    expect(bad((rows) => ((rows[0] as unknown as { lr: unknown }).lr = 'fast'))?.field).toBe('metrics[0].lr');
+  });
+});
+
 describe('NaN/±Infinity in a parameter or AdamW moment', () => {
   const c = makeCheckpoint(preset('tiny'), 5);
   for (const [group, key, value, index] of [

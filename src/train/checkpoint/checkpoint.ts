@@ -164,7 +164,7 @@ export function decodeCheckpoint(bytes: Uint8Array, o: { file: string; maxBytes?
   const history =
     version === 1
       ? {
-          metrics: parseRows(json('metrics'), 'metrics', STEP_FIELDS, fail) as unknown as StepMetrics[],
+          metrics: checkNsaRows(parseRows(json('metrics'), 'metrics', STEP_FIELDS, fail), fail) as unknown as StepMetrics[],
           evals: parseRows(json('evals'), 'evals', ['valLoss'], fail) as unknown as EvalMetrics[],
         }
       : decodeHistory(f64, fail);
@@ -235,4 +235,30 @@ function parseRows(raw: unknown, field: string, numbers: readonly string[], fail
     for (const k of numbers) if (typeof row[k] !== 'number') fail(`${field}[${i}].${k}`, `is ${JSON.stringify(row[k])}, not a number`);
   });
   return raw as Array<Record<string, unknown>>;
+}
+
+const isNumbers = (x: unknown, n?: number): boolean =>
+  Array.isArray(x) && (n === undefined || x.length === n) && x.every((v) => typeof v === 'number');
+
+/**
+ * Version 1's NSA statistics, checked as version 2 stores them (so a file read now can be written
+ * again): gate means of 3, a histogram and per-layer list of the same lengths in every row.
+ */
+function checkNsaRows(rows: Array<Record<string, unknown>>, fail: Fail): Array<Record<string, unknown>> {
+  let widths: [number, number] | null = null;
+  rows.forEach((row, i) => {
+    const s = row.nsa;
+    if (s === undefined) return;
+    const field = `metrics[${i}].nsa`;
+    if (!isObject(s) || !isNumbers(s.gateMean, 3) || !isNumbers(s.histogram) || typeof s.invalid !== 'number' || !Array.isArray(s.perLayer))
+      return fail(field, 'is not {gateMean: [3 numbers], histogram: [numbers], invalid: number, perLayer: [...]}');
+    const layers = s.perLayer as unknown[];
+    if (!layers.every((l) => isObject(l) && isNumbers(l.gateMean, 3) && typeof l.invalid === 'number'))
+      fail(`${field}.perLayer`, 'is not a list of {gateMean: [3 numbers], invalid: number}');
+    const w: [number, number] = [(s.histogram as number[]).length, layers.length];
+    widths ??= w;
+    if (w[0] !== widths[0] || w[1] !== widths[1])
+      fail(field, `has ${w[0]} histogram bins and ${w[1]} layers, earlier rows ${widths[0]} and ${widths[1]}`);
+  });
+  return rows;
 }
