@@ -135,9 +135,14 @@ def load_model(directory: str, dtype: torch.dtype = torch.float32, device: str =
     path = os.path.join(directory, MODEL_FILE)
     _file_holds(path, parameter_count(raw, config.nsa))
     model = NsaLlamaForCausalLM(config)
-    tensors, _ = read_safetensors(path)
+    tensors, metadata = read_safetensors(path)
     expected = dict(model.named_parameters())
     _check_tensors(path, tensors, expected)
+    # This package's checkpoints name their step in the model file too (npm run export's do not): a
+    # write interrupted between model.safetensors and config.json is refused, not loaded mismatched.
+    if "step" in metadata and "state" in raw and metadata["step"] != str(raw["state"]["step"]):
+        detail = f"is {show(metadata['step'])}, but config.json's state.step is {raw['state']['step']} (an interrupted checkpoint write)"
+        raise ExportFormatError(path, "__metadata__.step", detail)
     with torch.no_grad():
         for name, p in expected.items():
             p.copy_(tensors[name])
@@ -219,13 +224,24 @@ def save_directory(
     for file, group in ((MODEL_FILE, named), (OPTIMIZER_FILE, moments)):
         for name, t in group.items():
             check_finite(os.path.join(directory, file) + " (not written)", name, t)
-    write_safetensors(os.path.join(directory, MODEL_FILE), named, {"format": "nsa-playground-export"})
-    write_safetensors(os.path.join(directory, OPTIMIZER_FILE), moments, {"format": "nsa-playground-export", "step": str(step)})
+    # All three files are written in full (temp files, fsync'd) before any is renamed into place, so
+    # a process stopped or killed while writing leaves the previous checkpoint as it was; the renames
+    # that follow take microseconds, and an interruption between them is refused on load (the model
+    # file's `step` against config.json's state.step).
+    meta = {"format": "nsa-playground-export", "step": str(step)}
+    staged = [
+        (write_safetensors(os.path.join(directory, MODEL_FILE), named, meta, commit=False), MODEL_FILE),
+        (write_safetensors(os.path.join(directory, OPTIMIZER_FILE), moments, meta, commit=False), OPTIMIZER_FILE),
+    ]
     tmp = os.path.join(directory, f".{CONFIG_FILE}.tmp-{os.getpid()}")
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(cfg, f, indent=2)
         f.write("\n")
-    os.replace(tmp, os.path.join(directory, CONFIG_FILE))
+        f.flush()
+        os.fsync(f.fileno())
+    staged.append((tmp, CONFIG_FILE))
+    for tmp_path, name in staged:
+        os.replace(tmp_path, os.path.join(directory, name))
 
 
 def first_negative(t: torch.Tensor) -> list[int]:

@@ -130,8 +130,11 @@ def _read_own(path: str) -> tuple[dict[str, torch.Tensor], dict[str, str]]:
     return tensors, {str(k): v for k, v in metadata.items()}
 
 
-def write_safetensors(path: str, tensors: Mapping[str, torch.Tensor], metadata: Mapping[str, str] | None = None) -> None:
-    """Writes float32 tensors (in the mapping's order) and string metadata, atomically (temp file, rename)."""
+def write_safetensors(
+    path: str, tensors: Mapping[str, torch.Tensor], metadata: Mapping[str, str] | None = None, commit: bool = True
+) -> str:
+    """Writes float32 tensors (in the mapping's order) and string metadata, atomically (temp file, rename).
+    commit=False: writes the temp file only and returns its path (the caller renames it)."""
     meta = {str(k): str(v) for k, v in (metadata or {}).items()}
     cpu = {name: t.detach().to("cpu", torch.float32).contiguous() for name, t in tensors.items()}
     tmp = f"{path}.tmp-{os.getpid()}"
@@ -141,7 +144,9 @@ def write_safetensors(path: str, tensors: Mapping[str, torch.Tensor], metadata: 
         save_file(cpu, tmp, metadata=meta)
     else:
         _write_own(tmp, cpu, meta)
-    os.replace(tmp, path)
+    if commit:
+        os.replace(tmp, path)
+    return tmp
 
 
 def _write_own(path: str, tensors: Mapping[str, torch.Tensor], metadata: Mapping[str, str]) -> None:

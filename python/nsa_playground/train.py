@@ -110,7 +110,8 @@ class Watchdog:
     every `interval` seconds from a thread of its own, and reads the others'. When it fires, the
     message names the ranks whose heartbeat stopped (stopped or dead) or that are behind (wedged);
     a stopped rank on this host is sent SIGKILL so that torchrun ends the job at once.
-    Bound: the job ends within timeout + 2 * interval of the last progress (plus torchrun's teardown).
+    Bound: this rank ends within timeout + min(1, interval / 2) seconds of its last progress (plus
+    torchrun's monitor interval to end the job).
     """
 
     def __init__(self, rank: int, world: int, timeout: float, interval: float, store_address: tuple[str, int] | None):
@@ -130,6 +131,7 @@ class Watchdog:
         # Every rank's first heartbeat is in the store before any rank reads them (a read of a key
         # not yet written would block).
         dist.barrier()
+        self._poll()  # every rank's host and pid known from the start
         threading.Thread(target=self._run, name="nsa-watchdog", daemon=True).start()
 
     def mark(self, step: int, phase: str) -> None:
@@ -159,21 +161,22 @@ class Watchdog:
                 self.store_error = str(e).splitlines()[0][:200]
                 return
             if self.seen.get(r, ("", 0.0))[0] != text:
-                self.seen[r] = (text, now)
                 self.peers[r] = json.loads(text)
+                self.seen[r] = (text, now)
 
     def diagnosis(self) -> str:
         """Which ranks hold the job up, from the heartbeats: stopped/dead ones first, then those behind."""
         now = time.monotonic()
+        seen, peers = dict(self.seen), dict(self.peers)
         stale, behind = [], []
         for r in range(self.world):
             if r == self.rank:
                 continue
-            if r not in self.seen:
+            if r not in seen or r not in peers:
                 stale.append(f"rank {r}: no heartbeat ever seen (never started, stopped or dead)")
                 continue
-            age = now - self.seen[r][1]
-            p = self.peers[r]
+            age = now - seen[r][1]
+            p = peers[r]
             if age > 3 * self.interval:
                 stale.append(
                     f"rank {r} (pid {p['pid']} on {p['host']}): no heartbeat for {age:.1f} s, last at step {p['step']} "
@@ -192,8 +195,9 @@ class Watchdog:
     def kill_stopped_local_peers(self) -> list[str]:
         killed = []
         now = time.monotonic()
-        for r, (_, changed) in self.seen.items():
-            p = self.peers[r]
+        peers = dict(self.peers)
+        for r, (_, changed) in dict(self.seen).items():
+            p = peers[r]
             if now - changed > 3 * self.interval and p["host"] == socket.gethostname():
                 try:
                     os.kill(int(p["pid"]), signal.SIGKILL)
@@ -203,8 +207,7 @@ class Watchdog:
         return killed
 
     def fail(self, why: str) -> None:
-        """Ends this rank (exit 4) with a message naming the ranks at fault."""
-        self._poll()
+        """Ends this rank (exit 4) with a message naming the ranks at fault (from the heartbeats seen so far)."""
         msg = f"error: rank {self.rank}: {why}; {self.diagnosis()}"
         killed = self.kill_stopped_local_peers()
         if killed:
@@ -212,18 +215,28 @@ class Watchdog:
         print(msg + "; the checkpoints already written are intact", file=sys.stderr, flush=True)
         os._exit(EXIT_RANK)
 
-    def _run(self) -> None:
+    def _guarded(self, loop) -> None:
         try:
-            self._loop()
+            loop()
         except Exception as e:  # a watchdog that fails must not leave the job unwatched
             print(f"error: rank {self.rank}: the watchdog failed ({type(e).__name__}: {e}); ending this rank", file=sys.stderr, flush=True)
             os._exit(EXIT_RANK)
 
-    def _loop(self) -> None:
+    def _run(self) -> None:
+        # Two threads: the heartbeats (store reads and writes, which block while the store's host is
+        # stopped) and the deadline, which fires on time whatever the store does.
+        threading.Thread(target=self._guarded, args=(self._heartbeats,), name="nsa-heartbeat", daemon=True).start()
+        self._guarded(self._deadline)
+
+    def _heartbeats(self) -> None:
         while True:
             time.sleep(self.interval)
             self._publish()
             self._poll()
+
+    def _deadline(self) -> None:
+        while True:
+            time.sleep(min(1.0, self.interval / 2))
             with self.lock:
                 idle, step, phase = time.monotonic() - self.marked, self.step, self.phase
             if idle > self.timeout and phase != "checkpoint":

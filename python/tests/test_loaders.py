@@ -202,3 +202,13 @@ def test_write_export_round_trips(tmp_path):
     save_directory(d2, a, None, step=0, base_config=base_config())
     b = load_model(d2)
     assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
+
+
+def test_a_model_file_of_another_step_is_refused(export_dir, tmp_path, reader):
+    # What a checkpoint write interrupted between its renames would leave: model.safetensors of the
+    # next step beside config.json of the previous one.
+    d = _copy(export_dir, tmp_path)
+    path = os.path.join(d, MODEL_FILE)
+    _rewrite(path, lambda _, m: m.__setitem__("step", "2"))
+    with pytest.raises(ExportFormatError, match=rf"{MODEL_FILE}: __metadata__.step: is '2', but config.json's state.step is 0"):
+        load_model(d)

@@ -122,7 +122,8 @@ def _rank_pid(out: str, rank: int) -> int | None:
     return None
 
 
-def test_a_stopped_rank_ends_the_job_naming_it(export_dir, corpus, tmp_path):
+@pytest.mark.parametrize("victim", [1, 0])
+def test_a_stopped_rank_ends_the_job_naming_it(export_dir, corpus, tmp_path, victim):
     out = str(tmp_path / "out")
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", "--monitor_interval", "1"]
     # torch 1.13's launcher on Python 3.11 needs --redirects 1 (see tests/export/torchrun.integration.test.ts).
@@ -142,8 +143,8 @@ def test_a_stopped_rank_ends_the_job_naming_it(export_dir, corpus, tmp_path):
                 pass
             time.sleep(0.2)
         assert job.poll() is None, f"the job ended before a checkpoint of step 4:\n{job.communicate()[1]}"
-        stopped = _rank_pid(out, 1)
-        assert stopped is not None, "rank 1's process"
+        stopped = _rank_pid(out, victim)
+        assert stopped is not None, f"rank {victim}'s process"
         os.kill(stopped, signal.SIGSTOP)
         t0 = time.monotonic()
         # A hang guard only (the job must end by itself); the time it took is reported, not asserted.
@@ -158,13 +159,14 @@ def test_a_stopped_rank_ends_the_job_naming_it(export_dir, corpus, tmp_path):
                 os.kill(stopped, signal.SIGKILL)
             except OSError:
                 pass
-    print(f"rank 1 SIGSTOPped: the job ended {seconds:.1f} s later (--step-timeout {STEP_TIMEOUT:g}; exit {job.returncode})")
+    print(f"rank {victim} SIGSTOPped: the job ended {seconds:.1f} s later (--step-timeout {STEP_TIMEOUT:g}; exit {job.returncode})")
     assert job.returncode != 0
-    line = next((ln for ln in err.splitlines() if ln.startswith("error: rank 0: ")), None)
+    survivor = 1 - victim
+    line = next((ln for ln in err.splitlines() if ln.startswith(f"error: rank {survivor}: ")), None)
     assert line is not None, err
     assert f"(--step-timeout {STEP_TIMEOUT:g})" in line or "a collective failed" in line
-    assert f"rank 1 (pid {stopped} on " in line and "stopped or dead" in line, line
-    assert "Traceback" not in err.split("error: rank 0: ")[0]
+    assert f"rank {victim} (pid {stopped} on " in line and "stopped or dead" in line, line
+    assert "Traceback" not in err.split(f"error: rank {survivor}: ")[0]
     cfg = json.load(open(os.path.join(out, "config.json")))
     assert cfg["state"]["step"] >= 4 and cfg["state"]["step"] % 2 == 0
     model = load_model(out)
