@@ -15,7 +15,6 @@ import time
 import pytest
 import torch
 from conftest import base_config, write_export
-
 from nsa_playground import ExportFormatError, SafetensorsFormatError, load_model, load_optimizer, read_safetensors, save_directory
 from nsa_playground.config import MAX_PARAMETERS, ConfigError
 from nsa_playground.export_dir import MODEL_FILE, OPTIMIZER_FILE, train_settings

@@ -11,7 +11,6 @@ import time
 import pytest
 from conftest import PACKAGE_ROOT
 from malformed_configs import cases
-
 from nsa_playground.export_dir import run_cli
 from nsa_playground.train import main as train_main
 

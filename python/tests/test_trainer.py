@@ -19,7 +19,6 @@ import time
 import pytest
 import torch
 from conftest import PACKAGE_ROOT, base_config
-
 from nsa_playground import NsaLlamaForCausalLM, load_model, load_optimizer
 from nsa_playground.export_dir import MODEL_FILE, run_cli
 from nsa_playground.safetensors_io import read_safetensors, write_safetensors

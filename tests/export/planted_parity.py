@@ -20,9 +20,7 @@ from nsa_playground.parity import main
 def rank_blocks_ties_high(key: torch.Tensor) -> torch.Tensor:
     """Block indices by descending score, equal scores in descending index order."""
     nb = key.shape[-1]
-    return (
-        nb - 1 - torch.sort(key.flip(-1), dim=-1, descending=True, stable=True).indices
-    )
+    return nb - 1 - torch.sort(key.flip(-1), dim=-1, descending=True, stable=True).indices
 
 
 PLANTS = {"ties-high": ("rank_blocks", rank_blocks_ties_high)}
