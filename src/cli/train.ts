@@ -93,7 +93,7 @@ function newRun(args: ParsedArgs): RunStart | number {
   return { config, dir, openFolder, dataset };
 }
 
-/** --resume DIR: the checkpoint's config, data redrawn to its cursor, metrics.csv back to its rows. */
+/** --resume DIR: the lock, the checkpoint's config, the data stream at its cursor, metrics.csv back to its rows. */
 function resumedRun(args: ParsedArgs, dir: string): RunStart | number {
   const extra = [...args.flags.keys()].filter((k) => !RESUME_FLAGS.includes(k));
   if (extra.length || args.sets.length)

@@ -84,7 +84,7 @@ export function resumeCursorIssues(config: RunConfig, state: TrainerState): Conf
 /**
  * Everything a run needs to continue exactly where it stopped: the learning-rate position is
  * stepsDone, the data cursor is the number of training batches drawn (datasets are seeded and
- * deterministic, so a resumed run redraws that many), and the model and AdamW state by name.
+ * deterministic; a resumed run's streams jump straight to that batch), and the model and AdamW state by name.
  */
 export interface TrainerResumeState extends TrainerState {
   params: Map<string, Float32Array>;

@@ -89,6 +89,7 @@ describe('npm run train: one writer per run folder', { timeout: 600_000 }, () =>
       ...c,
       config: { ...c.config, train: { ...c.config.train, steps: far + 1 } },
       state: { stepsDone: far, batchesDrawn: far * c.config.train.gradAccum },
+      savedAt: 'then\u001b]0;retitled\u0007\u001b[2J', // control characters in the metadata: printed escaped
     });
     const farDir = join(root, 'far');
     mkdirSync(farDir);
@@ -104,7 +105,8 @@ describe('npm run train: one writer per run folder', { timeout: 600_000 }, () =>
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).toContain(`[lock] took over ${join(farDir, 'run.lock')}: its holder (PID ${dead} on ${hostname()}`);
     expect(r.stderr).toContain(`[lock] removed ${join(farDir, '.checkpoint.safetensors.tmp-424242')}`);
-    expect(r.stdout).toContain(`resumed at step ${far}`);
+    expect(r.stdout).toContain(`resumed at step ${far}, checkpoint of then\\x1b]0;retitled\\x07\\x1b[2J)`);
+    expect(r.stdout + r.stderr).not.toContain('\u001b');
     const heartbeat = readFileSync(join(farDir, 'heartbeat.jsonl'), 'utf8');
     expect(heartbeat).toContain(`resumed at step ${far} (${far * c.config.train.gradAccum} batches drawn)`);
     expect(ckptOf(farDir).state).toEqual({ stepsDone: far + 1, batchesDrawn: (far + 1) * c.config.train.gradAccum });
