@@ -394,7 +394,7 @@ def _train(a, model, opt, step0, batches0, raw, train, tokens, T, device, rank, 
             )
             if rank == 0:
                 print(
-                    f"error: step {step}: non-finite {what} (loss {total}, gradient norm {math.sqrt(grad_sq)}) on {where}; "
+                    f"error: step {step}: non-finite {what} (mean loss {loss_mean}, gradient norm {math.sqrt(grad_sq)}) on {where}; "
                     f"stopped before the update: {kept}",
                     file=sys.stderr,
                     flush=True,

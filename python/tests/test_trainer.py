@@ -172,3 +172,22 @@ def test_a_stopped_rank_ends_the_job_naming_it(export_dir, corpus, tmp_path, vic
     _, step = load_optimizer(out, model, cfg["train"])
     assert step == cfg["state"]["step"]
     assert cfg["state"]["batches_drawn"] == step * 2 * base_config()["train"]["gradAccum"]
+
+
+def test_a_non_finite_loss_on_one_rank_stops_every_rank(export_dir, corpus, tmp_path):
+    out = str(tmp_path / "out")
+    runner = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nan_rank_runner.py")
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", "--monitor_interval", "1"]
+    cmd += ["--redirects", "1", "--tee", "1", "--log_dir", str(tmp_path / "logs")]
+    # Rank 1's third forward (step 2) returns NaN; checkpoints after every step.
+    cmd += [runner, "1", "3", "--from", export_dir, "--data", corpus, "--steps", "6", "--out", out, "--checkpoint-every", "1"]
+    env = {**os.environ, "PYTHONPATH": PACKAGE_ROOT, "OMP_NUM_THREADS": "1"}
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=180)
+    assert r.returncode != 0, r.stderr
+    assert "error: step 2: non-finite loss (mean loss nan, gradient norm nan) on 1 of 2 ranks; stopped before the update: " in r.stderr
+    assert f"the last good checkpoint in {out} (step 2) is untouched" in r.stderr
+    assert "exitcode  : 3" in r.stderr, "both ranks end with exit 3"
+    cfg = json.load(open(os.path.join(out, "config.json")))
+    assert cfg["state"]["step"] == 2
+    model = load_model(out)
+    load_optimizer(out, model, cfg["train"])

@@ -34,7 +34,7 @@ function expectSameTensors(a: ReadonlyMap<string, Float32Array>, b: ReadonlyMap<
   for (const [k, v] of a) expect(new Uint32Array(b.get(k)!.buffer), `${what} ${k}`).toEqual(new Uint32Array(v.buffer));
 }
 
-// The group kernels on SwiftShader: about 40 s alone, minutes on a loaded machine.
+// The group kernels are slow on SwiftShader (85 s for that case on this loaded 2-core machine).
 describe('exact resume', { timeout: 600_000 }, () => {
   // NSA with both branch kernel variants: 'group' (what GPUs run) and 'simple' (software adapters).
   it.each([
