@@ -66,7 +66,19 @@ export function prepareNewRunFolder(dir: string, runName: string): { reused: boo
     return {
       reused: false,
       open: () => {
-        const folder = RunFolder.create(dir);
+        let folder: RunFolder;
+        try {
+          folder = RunFolder.create(dir);
+        } catch (e) {
+          // Another run of the same name created it since the check above (both started at once).
+          if (existsSync(dir))
+            throw new UsageError(`${dir} was created by another run started at the same time: name a new run with --run NAME`, {
+              flag: 'run',
+              value: runName,
+              cause: e,
+            });
+          throw e;
+        }
         lockRunFolder(dir, 'train');
         return folder;
       },

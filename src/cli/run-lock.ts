@@ -116,7 +116,7 @@ export function acquireRunLock(dir: string, command: string, onExit: (f: () => v
       );
     if (holder.pid === process.pid || processAlive(holder.pid))
       throw refuse(
-        `${dir} is being written by ${describeHolder(holder)} (${path}); one writer per run folder: wait for it to finish or stop it first`,
+        `${dir} is being written by ${describeHolder(holder)} (${path}); one writer per run folder: wait for it to finish or stop it first (if PID ${holder.pid} is not a training process, its PID was reused: delete ${path})`,
       );
     const takeover = join(dir, TAKEOVER_FILE);
     if (!createExclusive(takeover, text)) {
