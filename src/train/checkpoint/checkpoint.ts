@@ -21,7 +21,7 @@ export const CHECKPOINT_VERSION = 2;
 /** Default cap on a checkpoint file read (2 GiB). */
 export const MAX_CHECKPOINT_BYTES = 2 * 1024 ** 3;
 
-/** Where training resumes: the LR position is stepsDone; datasets are seeded, so a resumed run redraws batchesDrawn train batches. */
+/** Where training resumes: the LR position is stepsDone; datasets are seeded and jumpable, so a resumed run seeks to train batch batchesDrawn. */
 export interface TrainerState {
   stepsDone: number;
   batchesDrawn: number;
