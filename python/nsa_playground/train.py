@@ -101,6 +101,11 @@ def parameter_digest(model: torch.nn.Module) -> str:
     return h.hexdigest()
 
 
+# A step's phases in order: a rank behind another (an earlier step, or an earlier phase of the same
+# step) is the one holding it up.
+PHASES = {"start-up": 0, "forward": 1, "backward": 2, "loss all-reduce": 3, "checkpoint": 4, "final barrier": 5}
+
+
 class Watchdog:
     """Ends the whole job when this rank's step (or any phase that waits on other ranks) has not
     finished within `timeout` seconds: a stopped (SIGSTOP), dead or wedged rank otherwise blocks
@@ -134,9 +139,12 @@ class Watchdog:
         self._poll()  # every rank's host and pid known from the start
         threading.Thread(target=self._run, name="nsa-watchdog", daemon=True).start()
 
-    def mark(self, step: int, phase: str) -> None:
+    def mark(self, step: int, phase: str, restart: bool = True) -> None:
+        """This rank is at `step`, `phase`; restart: the deadline counts from now (a new step)."""
         with self.lock:
-            self.step, self.phase, self.marked = step, phase, time.monotonic()
+            self.step, self.phase = step, phase
+            if restart:
+                self.marked = time.monotonic()
 
     def _publish(self) -> None:
         if self.store is None:
@@ -168,7 +176,7 @@ class Watchdog:
         """Which ranks hold the job up, from the heartbeats: stopped/dead ones first, then those behind."""
         now = time.monotonic()
         seen, peers = dict(self.seen), dict(self.peers)
-        stale, behind = [], []
+        stale, behind, ahead = [], [], 0
         for r in range(self.world):
             if r == self.rank:
                 continue
@@ -182,15 +190,21 @@ class Watchdog:
                     f"rank {r} (pid {p['pid']} on {p['host']}): no heartbeat for {age:.1f} s, last at step {p['step']} "
                     f"({p['phase']}): stopped or dead"
                 )
-            elif p["step"] < self.step or (p["step"] == self.step and p["phase"] != self.phase):
+            elif (p["step"], PHASES.get(p["phase"], -1)) < (self.step, PHASES.get(self.phase, -1)):
                 behind.append(f"rank {r} (pid {p['pid']} on {p['host']}) is alive but at step {p['step']} ({p['phase']}): wedged")
+            else:
+                ahead += 1
         if self.store_error and not stale:
             host, port = self.store_address or ("?", 0)
             stale.append(
                 f"the job's store at {host}:{port} does not answer ({self.store_error}): the rank or agent hosting it is stopped or dead"
             )
         found = stale + behind
-        return "; ".join(found) if found else "every other rank's heartbeat is live and at this step (a collective is wedged)"
+        if found:
+            return "; ".join(found)
+        if ahead == self.world - 1:
+            return f"every other rank is alive and ahead: this rank (pid {os.getpid()} on {socket.gethostname()}) is the one wedged"
+        return "every other rank's heartbeat is live and at this step (a collective is wedged)"
 
     def kill_stopped_local_peers(self) -> list[str]:
         killed = []
@@ -325,9 +339,9 @@ def main(argv=None) -> int:
     model = load_model(a.src, dtype=getattr(torch, a.dtype), device=str(device))
     opt, step0 = load_optimizer(a.src, model, train)
 
-    def mark(step: int, phase: str) -> None:
+    def mark(step: int, phase: str, restart: bool = True) -> None:
         if watchdog is not None:
-            watchdog.mark(step, phase)
+            watchdog.mark(step, phase, restart)
 
     try:
         return _train(a, model, opt, step0, batches0, raw, train, tokens, T, device, rank, world, distributed, backend, mark)
@@ -364,7 +378,7 @@ def _train(a, model, opt, step0, batches0, raw, train, tokens, T, device, rank, 
     t0 = time.time()
     for i in range(a.steps):
         step = step0 + i
-        mark(step, "forward/backward")
+        mark(step, "forward")
         opt.zero_grad(set_to_none=True)
         total = 0.0
         for m in range(accum):
@@ -372,13 +386,15 @@ def _train(a, model, opt, step0, batches0, raw, train, tokens, T, device, rank, 
             # DDP averages the gradients across ranks on the last micro-batch only.
             ctx = net.no_sync() if distributed and m < accum - 1 else _null()
             with ctx:
+                mark(step, "forward", restart=False)
                 logits = net(x)
                 loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=-1)
+                mark(step, "backward", restart=False)
                 (loss / accum).backward()
             total += float(loss.detach()) / accum
         # Checked before the update, on every rank alike: the loss, and the gradients (averaged across ranks).
         grad_sq = sum(float((p.grad.detach().double() ** 2).sum()) for p in model.parameters() if p.grad is not None)
-        mark(step, "loss all-reduce")
+        mark(step, "loss all-reduce", restart=False)
         mean = torch.tensor([total, 0.0 if math.isfinite(total) else 1.0, 0.0 if math.isfinite(grad_sq) else 1.0], dtype=torch.float64)
         mean = mean.to(device)
         if distributed:

@@ -176,11 +176,11 @@ def test_a_stopped_rank_ends_the_job_naming_it(export_dir, corpus, tmp_path, vic
 
 def test_a_non_finite_loss_on_one_rank_stops_every_rank(export_dir, corpus, tmp_path):
     out = str(tmp_path / "out")
-    runner = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nan_rank_runner.py")
+    runner = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fault_runner.py")
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", "--monitor_interval", "1"]
     cmd += ["--redirects", "1", "--tee", "1", "--log_dir", str(tmp_path / "logs")]
     # Rank 1's third forward (step 2) returns NaN; checkpoints after every step.
-    cmd += [runner, "1", "3", "--from", export_dir, "--data", corpus, "--steps", "6", "--out", out, "--checkpoint-every", "1"]
+    cmd += [runner, "nan", "1", "3", "--from", export_dir, "--data", corpus, "--steps", "6", "--out", out, "--checkpoint-every", "1"]
     env = {**os.environ, "PYTHONPATH": PACKAGE_ROOT, "OMP_NUM_THREADS": "1"}
     r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=180)
     assert r.returncode != 0, r.stderr
@@ -191,3 +191,28 @@ def test_a_non_finite_loss_on_one_rank_stops_every_rank(export_dir, corpus, tmp_
     assert cfg["state"]["step"] == 2
     model = load_model(out)
     load_optimizer(out, model, cfg["train"])
+
+
+def test_a_wedged_rank_is_named(export_dir, corpus, tmp_path):
+    out = str(tmp_path / "out")
+    runner = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fault_runner.py")
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", "--monitor_interval", "1"]
+    cmd += ["--redirects", "1", "--tee", "1", "--log_dir", str(tmp_path / "logs")]
+    # Rank 1's fifth forward (step 4) sleeps: alive (its heartbeat goes on) but wedged.
+    cmd += [runner, "sleep", "1", "5", "--from", export_dir, "--data", corpus, "--steps", "100", "--out", out, "--checkpoint-every", "2"]
+    cmd += ["--step-timeout", str(STEP_TIMEOUT), "--pg-timeout", "60"]
+    env = {**os.environ, "PYTHONPATH": PACKAGE_ROOT, "OMP_NUM_THREADS": "1"}
+    t0 = time.monotonic()
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=180)
+    print(f"rank 1 wedged: the job ended after {time.monotonic() - t0:.1f} s in all")
+    assert r.returncode != 0
+    line = next((ln for ln in r.stderr.splitlines() if ln.startswith("error: rank 0: ")), None)
+    assert line is not None, r.stderr
+    assert "step 4 (backward) has not finished" in line, line
+    assert "rank 1 (pid " in line and "is alive but at step 4 (forward): wedged" in line, line
+    own = next((ln for ln in r.stderr.splitlines() if ln.startswith("error: rank 1: ")), None)
+    if own is not None:  # rank 1's own watchdog, when it fires before torchrun ends it
+        assert "this rank (pid " in own and "is the one wedged" in own, own
+    cfg = json.load(open(os.path.join(out, "config.json")))
+    assert cfg["state"]["step"] == 4
+    load_optimizer(out, load_model(out), cfg["train"])
