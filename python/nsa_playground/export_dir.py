@@ -34,7 +34,7 @@ from .config import (
 )
 from .model import NsaLlamaForCausalLM
 from .optim import make_adamw, set_adam_state
-from .safetensors_io import read_safetensors, write_safetensors
+from .safetensors_io import MAX_HEADER_BYTES, read_safetensors, write_safetensors
 
 MODEL_FILE = "model.safetensors"
 OPTIMIZER_FILE = "optimizer.safetensors"
@@ -128,6 +128,9 @@ def _file_holds(path: str, count: int) -> None:
         raise ExportFormatError(path, "(file)", f"cannot be read ({e.strerror or e})") from None
     if size < 8 + 4 * count:
         raise ExportFormatError(path, "(file)", f"is {size} bytes, too small for the config's {count} float32 values")
+    # Nothing but the header (at most MAX_HEADER_BYTES) beside them: a larger file is refused before it is read.
+    if size > 8 + MAX_HEADER_BYTES + 4 * count:
+        raise ExportFormatError(path, "(file)", f"is {size} bytes, more than the config's {count} float32 values and a header need")
 
 
 def load_model(directory: str, dtype: torch.dtype = torch.float32, device: str = "cpu") -> NsaLlamaForCausalLM:

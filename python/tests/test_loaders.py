@@ -211,3 +211,13 @@ def test_a_model_file_of_another_step_is_refused(export_dir, tmp_path, reader):
     _rewrite(path, lambda _, m: m.__setitem__("step", "2"))
     with pytest.raises(ExportFormatError, match=rf"{MODEL_FILE}: __metadata__.step: is '2', but config.json's state.step is 0"):
         load_model(d)
+
+
+def test_a_model_file_larger_than_the_config_needs_is_refused_before_it_is_read(export_dir, tmp_path):
+    d = _copy(export_dir, tmp_path)
+    path = os.path.join(d, MODEL_FILE)
+    with open(path, "ab") as f:
+        f.truncate(os.path.getsize(path) + 200_000_000)  # sparse: no disk used
+    expected = rf"{MODEL_FILE}: \(file\): is \d+ bytes, more than the config's \d+ float32 values and a header need"
+    with pytest.raises(ExportFormatError, match=expected):
+        load_model(d)
