@@ -12,6 +12,7 @@ import math
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -109,6 +110,15 @@ def test_data_file_checked(export_dir, tmp_path, capsys):
 STEP_TIMEOUT = 4.0
 
 
+def _one_node() -> list[str]:
+    """torchrun's flags for a one-node job on a free port: --standalone is port 29400 on torch 1.13,
+    which another torchrun on the machine may hold."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return ["--nnodes", "1", "--rdzv_backend", "c10d", "--rdzv_endpoint", f"127.0.0.1:{port}"]
+
+
 def _rank_pid(out: str, rank: int) -> int | None:
     for proc in glob.glob("/proc/[0-9]*"):
         try:
@@ -124,7 +134,7 @@ def _rank_pid(out: str, rank: int) -> int | None:
 @pytest.mark.parametrize("victim", [1, 0])
 def test_a_stopped_rank_ends_the_job_naming_it(export_dir, corpus, tmp_path, victim):
     out = str(tmp_path / "out")
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", "--monitor_interval", "1"]
+    cmd = [sys.executable, "-m", "torch.distributed.run", *_one_node(), "--nproc_per_node=2", "--monitor_interval", "1"]
     # torch 1.13's launcher on Python 3.11 needs --redirects 1 (see tests/export/torchrun.integration.test.ts).
     cmd += ["--redirects", "1", "--tee", "1", "--log_dir", str(tmp_path / "logs")]
     cmd += ["-m", "nsa_playground.train", "--from", export_dir, "--data", corpus, "--steps", "100000", "--out", out]
@@ -177,7 +187,7 @@ def test_a_stopped_rank_ends_the_job_naming_it(export_dir, corpus, tmp_path, vic
 def test_a_non_finite_loss_on_one_rank_stops_every_rank(export_dir, corpus, tmp_path):
     out = str(tmp_path / "out")
     runner = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fault_runner.py")
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", "--monitor_interval", "1"]
+    cmd = [sys.executable, "-m", "torch.distributed.run", *_one_node(), "--nproc_per_node=2", "--monitor_interval", "1"]
     cmd += ["--redirects", "1", "--tee", "1", "--log_dir", str(tmp_path / "logs")]
     # Rank 1's third forward (step 2) returns NaN; checkpoints after every step.
     cmd += [runner, "nan", "1", "3", "--from", export_dir, "--data", corpus, "--steps", "6", "--out", out, "--checkpoint-every", "1"]
@@ -196,7 +206,7 @@ def test_a_non_finite_loss_on_one_rank_stops_every_rank(export_dir, corpus, tmp_
 def test_a_wedged_rank_is_named(export_dir, corpus, tmp_path):
     out = str(tmp_path / "out")
     runner = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fault_runner.py")
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", "--monitor_interval", "1"]
+    cmd = [sys.executable, "-m", "torch.distributed.run", *_one_node(), "--nproc_per_node=2", "--monitor_interval", "1"]
     cmd += ["--redirects", "1", "--tee", "1", "--log_dir", str(tmp_path / "logs")]
     # Rank 1's fifth forward (step 4) sleeps: alive (its heartbeat goes on) but wedged.
     cmd += [runner, "sleep", "1", "5", "--from", export_dir, "--data", corpus, "--steps", "100", "--out", out, "--checkpoint-every", "2"]
