@@ -1,7 +1,7 @@
 // Property 6 (reference level): every backward vs central finite differences in float64.
 // Step h = 1e-5: truncation O(h²) ≈ 1e-10 and rounding O(ε/h) ≈ 1e-11, so rel RMS ≤ 1e-6 leaves
 // a wide margin while any wrong term (a missed key, a wrong scale) shows up as O(1e-1) or more.
-// The layer is differentiated with its selection frozen (selection is not differentiable).
+// The whole layer (selection frozen) is tests/nsa/gradients-layer.test.ts.
 import { describe, expect, it } from 'vitest';
 
 import { numCmpBlocks, numSelCandidates } from '../../src/definitions/nsa-blocks';
@@ -9,7 +9,6 @@ import type { NsaConfig, NsaShape } from '../../src/definitions/nsa-config';
 import { compressedBackwardRef, compressedForwardRef } from '../../src/reference/nsa/compressed';
 import { compressBackwardRef, compressRef, gelu, geluGrad } from '../../src/reference/nsa/compression';
 import { gateBackwardRef, gateForwardRef } from '../../src/reference/nsa/gates';
-import { nsaBackwardRef, nsaForwardRef } from '../../src/reference/nsa/layer';
 import { selectedBackwardRef, selectedForwardRef } from '../../src/reference/nsa/selected';
 import { windowBackwardRef, windowForwardRef } from '../../src/reference/nsa/window';
 import { randn, rng } from '../helpers/compare';
@@ -142,48 +141,5 @@ describe('gate backward vs finite differences (rel RMS ≤ 1e-6)', () => {
     check('dx', gr.dx, loss, x);
     check('dWg', gr.dWg, loss, Wg);
     check('dbg', gr.dbg, loss, bg);
-  });
-});
-
-describe('whole layer backward vs finite differences, selection frozen (rel RMS ≤ 1e-6)', () => {
-  // T capped to keep the file fast: 25 for the base case (4 blocks, nSel = 3: still sparse), 20 else.
-  const cases = CASES.map((k, n) => [k.name, { c: k.c, shape: { ...k.shape, T: Math.min(k.shape.T, n === 0 ? 25 : 20) } }] as const);
-  it.each(cases)('%s', (_n, { c, shape }) => {
-    const inp = randomInputs(shape, c, 100 + shape.T);
-    const R = randn(shape.T * shape.H * shape.dv, rng(7));
-    const fwd = nsaForwardRef(inp, shape, c);
-    if (_n === CASES[0].name) expect(fwd.selection.some((j) => j === -1) || fwd.nBlocks > c.nSel).toBe(true);
-    const frozen = { selection: fwd.selection };
-    const loss = () => dotAll(nsaForwardRef(inp, shape, c, frozen).o, R);
-    const g = nsaBackwardRef(inp, shape, c, fwd, R);
-    const hasCmp = fwd.nCmp > 0;
-    const errs: number[] = [];
-    // With T = 1 every branch sees one key, so the output does not depend on q.
-    errs.push(check('dq', g.dq, loss, inp.q, shape.T > 1));
-    errs.push(check('dkCmp', g.dkCmp, loss, inp.kCmp, hasCmp));
-    errs.push(check('dvCmp', g.dvCmp, loss, inp.vCmp, hasCmp));
-    errs.push(check('dkSel', g.dkSel, loss, inp.kSel, shape.T > 1));
-    errs.push(check('dvSel', g.dvSel, loss, inp.vSel));
-    errs.push(check('dkWin', g.dkWin, loss, inp.kWin, shape.T > 1 && c.w > 1));
-    errs.push(check('dvWin', g.dvWin, loss, inp.vWin));
-    errs.push(check('dGates', g.dGates, loss, inp.gates));
-    if (inp.mlp) {
-      const { dMlpK, dMlpV } = g;
-      expect(dMlpK && dMlpV).toBeTruthy();
-      if (!dMlpK || !dMlpV) return;
-      for (const k of ['pos', 'w1', 'b1', 'w2'] as const) {
-        errs.push(check(`mlp.k.${k}`, dMlpK[k], loss, inp.mlp.k[k], hasCmp));
-        errs.push(check(`mlp.v.${k}`, dMlpV[k], loss, inp.mlp.v[k], hasCmp));
-      }
-      errs.push(check('mlp.v.b2', dMlpV.b2, loss, inp.mlp.v.b2, hasCmp));
-      // The key MLP's output bias shifts every compressed key alike: softmax is invariant, so its
-      // gradient is 0 up to rounding (FD noise ~1e-10); compare absolutely.
-      const fdB2 = fdGradient(loss, inp.mlp.k.b2);
-      for (let x = 0; x < fdB2.length; x++) {
-        expect(Math.abs(dMlpK.b2[x])).toBeLessThan(1e-12);
-        expect(Math.abs(fdB2[x])).toBeLessThan(1e-8);
-      }
-    }
-    expect(Math.max(...errs)).toBeLessThanOrEqual(TOL);
   });
 });

@@ -3,7 +3,8 @@
 // × {0, −1, 1e308, NaN, 99999999, 'abc' (NaN)}. The config panel renders the draft, the views get
 // the store's last valid config (which never takes an invalid draft), and the value is either
 // refused at its field with a message (its own, or the errors it caused at related fields, which the
-// panel also shows at the edited field) or accepted.
+// panel also shows at the edited field) or accepted. The recall and passkey presets fuzz the fields
+// tiny's panel does not show (their task fields); the browser spec types every field of each.
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
@@ -34,8 +35,9 @@ function numericFields(preset: UiPresetName): string[] {
 describe('config fuzz: every numeric field × 0, −1, 1e308, NaN, 99999999, text', () => {
   for (const preset of PRESETS) {
     it(`${preset}: the panel renders each value, views keep a valid config, each value refused at its field or accepted`, () => {
-      const fields = numericFields(preset);
-      expect(fields.length).toBeGreaterThan(10);
+      const tiny = new Set(numericFields('tiny'));
+      const fields = preset === 'tiny' ? numericFields(preset) : numericFields(preset).filter((f) => !tiny.has(f));
+      expect(fields.length).toBeGreaterThan(preset === 'tiny' ? 10 : 1);
       const store = createPlaygroundStore({ config: uiPreset(preset), preset });
       const base = uiPreset(preset);
       for (const path of fields) {
