@@ -329,8 +329,7 @@ test('reset clears the run and unlocks the config', async ({}, testInfo) => {
   await saveScreenshot(page, testInfo, 'reset');
 });
 
-test('keyboard runs, pauses and steps; a stalled worker raises the watchdog banner naming the phase; restart continues from the last autosave', async ({}, testInfo) => {
-  await page.getByTestId('watchdog-seconds').fill('4');
+test('keyboard runs, pauses and steps', async ({}, testInfo) => {
   await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
   await page.keyboard.press('Space'); // run
   await expect(status()).toHaveAttribute('data-status', /^(running|error)$/, { timeout: 300_000 });
@@ -344,31 +343,10 @@ test('keyboard runs, pauses and steps; a stalled worker raises the watchdog bann
   await expect(status()).toHaveAttribute('data-status', 'paused');
   await expect(page.getByTestId('stall-banner')).toHaveCount(0);
 
-  await page.keyboard.press('Space'); // run again, then make the worker hang before its next step
-  await expect(status()).toHaveAttribute('data-status', 'running');
-  await page.evaluate(() => (window as unknown as { __nsaTest: { stall(ms: number): Promise<void> } }).__nsaTest.stall(600_000));
-  const stalledAt = Date.now();
-  const banner = page.getByTestId('stall-banner');
-  await expect(banner).toBeVisible({ timeout: 120_000 });
-  const phase = await page.getByTestId('stall-phase').innerText();
-  // Stalled between steps of a running call: the banner names the phase of the last heartbeat.
-  expect(['step', 'eval']).toContain(phase);
-  await expect(page.getByTestId('heartbeat-phase')).toHaveText(phase);
-  await expect(banner).toContainText(`phase ${phase}`);
-  artifact.stall = { bannerAfterSeconds: (Date.now() - stalledAt) / 1000, phase };
-  await saveScreenshot(page, testInfo, 'stall');
-
-  // Restart: a fresh worker and device; the run continues from its last autosave (the Step above saved n + 1).
-  await expect(page.getByTestId('restart-worker')).toHaveText(`Restart the worker and continue from step ${n + 1}`);
-  await page.getByTestId('restart-worker').click();
-  await expect(banner).toHaveCount(0);
-  await expect(page.getByTestId('adapter-panel')).toHaveAttribute('data-state', 'ready', { timeout: 120_000 });
-  const note = page.getByTestId('recovery-note');
-  await expect(note).toHaveAttribute('data-state', 'recovered', { timeout: 120_000 });
-  await expect(note).toHaveAttribute('data-cause', 'stalled');
-  await expect(note).toHaveAttribute('data-resumed-at', String(n + 1));
-  await expect(status()).toHaveAttribute('data-status', /^(running|done)$/);
-  await page.keyboard.press('Space'); // pause (or run a finished run's nothing): the restarted worker answers
+  await page.keyboard.press('Space'); // run again
+  await expect(status()).toHaveAttribute('data-status', /^(running|done)$/, { timeout: 120_000 });
+  await page.keyboard.press('Space'); // pause (or nothing, on a finished run)
   await expect(status()).toHaveAttribute('data-status', /^(paused|done)$/, { timeout: 120_000 });
-  expect(Number(await page.getByTestId('steps-done').innerText())).toBeGreaterThanOrEqual(n + 1);
+  await saveScreenshot(page, testInfo, 'keyboard');
+  // The stall watchdog's banner and the restart from the last autosave: e2e/recovery.spec.ts.
 });

@@ -107,6 +107,10 @@ test('a blocked worker raises the watchdog banner (phase, advice, clear of the c
   const banner = page.getByTestId('stall-banner');
   await expect(banner).toBeVisible({ timeout: 60_000 });
   await expect(page.getByTestId('stall-phase')).toHaveText(/^(step|eval)$/);
+  // The banner names the phase of the last heartbeat, as the heartbeat panel shows it.
+  const phase = await page.getByTestId('stall-phase').innerText();
+  await expect(page.getByTestId('heartbeat-phase')).toHaveText(phase);
+  await expect(banner).toContainText(`phase ${phase}`);
   await expect(page.getByTestId('stall-advice')).toContainText('Watchdog timeout');
   const restart = page.getByTestId('restart-worker');
   await expect(restart).toHaveText(`Restart the worker and continue from step ${SAVED_AT}`);

@@ -136,7 +136,9 @@ function ensureRuff() {
       fail([`python3 -m venv ${LINT_VENV} failed (exit ${r.status ?? r.signal}):`, ...`${r.stdout}${r.stderr}`.trim().split('\n')]);
     }
   }
-  run(pip, ['install', '--disable-pip-version-check', `ruff==${version}`]);
+  // --retries 0: where an index is out of reach (an offline machine with a local wheel index),
+  // pip would otherwise back off five times before it looks elsewhere (about 15 s).
+  run(pip, ['install', '--disable-pip-version-check', '--retries', '0', `ruff==${version}`]);
   const got = ruffVersion();
   if (got !== version)
     fail([`pip installed ruff ${version} into ${LINT_VENV}, but ${RUFF} reports ${got ?? 'nothing (it does not run)'}.`]);

@@ -11,7 +11,7 @@
 //   anything else that needs the WebGPU adapter (Dawn; SwiftShader without a GPU).
 // - learning: training runs to a loss or accuracy target (tests/learning/), `npm run
 //   test:learning`; `npm test` leaves it out. Its short check (LEARNING_CHECK: no leakage, and a
-//   first fall of the loss, in about a minute) runs in the gpu tier, so `npm test` keeps it.
+//   first fall of the loss, in about 25 s) runs in the gpu tier, so `npm test` keeps it.
 //
 // integration, gpu and learning run every file in one process with shared modules (one device, one
 // pipeline cache), one file at a time.
@@ -29,7 +29,7 @@
 /** Training to a loss or accuracy target. */
 export const LEARNING_FILES = ['tests/learning/**/*.test.ts'];
 
-/** The learning check that runs in the gpu tier (about a minute on SwiftShader). */
+/** The learning check that runs in the gpu tier (about 25 s on SwiftShader). */
 export const LEARNING_CHECK = 'tests/learning/check.test.ts';
 
 /** Child processes: CLIs, scripts, python, torchrun. */
