@@ -283,6 +283,15 @@ async function main(): Promise<number> {
     checkpointAfter: (n) => evalDue(n) || checkpointDue(n),
     shouldStop: () => fatal !== null || signal !== null,
   });
+  // Every early exit below drains the steps in flight and destroys the device first: a process
+  // that exits with GPU work queued or a staging buffer mapped can crash in Dawn's teardown
+  // (a segfault instead of the exit code).
+  const release = async (code: number): Promise<number> => {
+    while (trainer.stepsInFlight > 0) await trainer.flush().catch(() => []);
+    trainer.destroy();
+    gpu.destroy();
+    return code;
+  };
   try {
     for await (const e of loop) {
       if (e.kind === 'step') {
@@ -302,7 +311,7 @@ async function main(): Promise<number> {
     // skipped update leaves it there), so nothing is written: the last good checkpoint stands.
     if (e instanceof NonFiniteError || e instanceof NonFiniteTensorError) {
       console.error(`${e.message}\n${lastGood()}`);
-      return 4;
+      return release(4);
     }
     if (!(e instanceof DivergenceError)) throw e;
     // Diverged: the weights are finite but the loss stayed far too high. The run failed; keep its state.
@@ -313,14 +322,14 @@ async function main(): Promise<number> {
     } catch (w) {
       if (!(w instanceof NonFiniteTensorError)) throw w;
       console.error(`${w.message}\n${lastGood()}`);
-      return 4;
+      return release(4);
     }
     console.error(`checkpoint of the diverged weights written to ${folder.checkpointPath}`);
-    return 4;
+    return release(4);
   }
   if (fatal) {
     console.error(`${fatal}\nThe last checkpoint stands: npm run train -- --resume ${folder.dir}`);
-    return 4;
+    return release(4);
   }
   // A final or signal checkpoint refused for a non-finite tensor: the last good one stands.
   const refused = (w: unknown): number => {
@@ -330,22 +339,22 @@ async function main(): Promise<number> {
   };
   if (signal && trainer.stepsDone === startStep) {
     console.error(startupStop(signal, folder.dir, from?.state.stepsDone ?? null));
-    return signal === 'SIGINT' ? 130 : 143;
+    return release(signal === 'SIGINT' ? 130 : 143);
   }
   if (signal) {
     try {
       await checkpoint('signal');
     } catch (w) {
-      return refused(w);
+      return release(refused(w));
     }
     console.error(`stopped by ${signal} after step ${trainer.stepsDone - 1}; continue with: npm run train -- --resume ${folder.dir}`);
-    return signal === 'SIGINT' ? 130 : 143;
+    return release(signal === 'SIGINT' ? 130 : 143);
   }
   if (hasVal && t.evalBatches > 0) await evaluate();
   try {
     await checkpoint('final');
   } catch (w) {
-    return refused(w);
+    return release(refused(w));
   }
   const seconds = (performance.now() - t0) / 1000;
   // The run's config as JSON (the page imports it); the final weights are in the checkpoint.
