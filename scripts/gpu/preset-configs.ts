@@ -2,6 +2,7 @@
 // our timing (tokens_per_s null), for scripts/gpu/torch_bench.py when there is no bench.jsonl —
 // the WebGPU adapter failed or the bench step did not run — so the PyTorch figures still come.
 // Needs no GPU. Usage: node scripts/run-node.mjs scripts/gpu/preset-configs.ts [--presets a,b] > configs.jsonl
+import { torchBenchConfig } from '../../src/bench/torch-config';
 import { preset, type PresetName } from '../../src/train/presets/presets';
 
 const arg = process.argv.indexOf('--presets');
@@ -10,15 +11,5 @@ for (const name of names)
   for (const attention of ['dense', 'nsa'] as const) {
     const cfg = preset(name as PresetName);
     cfg.model.attention = attention;
-    console.log(
-      JSON.stringify({
-        kind: 'preset',
-        preset: name,
-        attention,
-        model: cfg.model,
-        batch_size: cfg.train.batchSize,
-        grad_accum: cfg.train.gradAccum,
-        tokens_per_s: null,
-      }),
-    );
+    console.log(JSON.stringify({ ...torchBenchConfig(name, cfg), tokens_per_s: null }));
   }

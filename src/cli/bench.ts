@@ -3,6 +3,7 @@
 // --peak-tflops), matmul GFLOP/s per size, ms/step, tokens/s and model-FLOP utilisation per preset
 // and attention (src/definitions/model-flops.ts), per-kernel GPU time from timestamp queries where the
 // adapter has them, and, when --attention names two kinds, a comparison line per preset.
+import { torchBenchConfig } from '../bench/torch-config';
 import { formatConfigIssues } from '../definitions/config-issue';
 import { type AttentionKind } from '../definitions/model-config';
 import { trainingFlopsPerStep } from '../definitions/model-flops';
@@ -59,13 +60,8 @@ async function benchPreset(gpu: GpuContext, name: PresetName, cfg: RunConfig, st
   const flopsPerStep = trainingFlopsPerStep(cfg.model, cfg.train.batchSize * cfg.train.gradAccum);
   const tflops = flopsPerStep / (ms / 1000) / 1e12;
   out({
-    kind: 'preset',
-    preset: name,
-    attention,
     // The exact model and batch, so scripts/gpu/torch_bench.py can time the same configuration.
-    model: cfg.model,
-    batch_size: cfg.train.batchSize,
-    grad_accum: cfg.train.gradAccum,
+    ...torchBenchConfig(name, cfg),
     params: countParams(cfg.model),
     tokens_per_step: trainer.tokensPerStep,
     ms_per_step: ms,
