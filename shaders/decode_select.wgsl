@@ -4,14 +4,16 @@
 // (tests/decode/gpu-decode.test.ts checks scores and selections against it).
 // 1. Each head's p_cmp over the n = ncmp(t) visible compressed blocks, in the head's row of the
 //    attention scratch (scratch[(b·H + head)·cap + k]: free until the attention kernels run;
-//    cap ≥ Nmax ≥ n). Lanes take blocks in turn (k to lane k % WG) and write s_k = q·kc_k/√dk —
-//    the fma chain over c ascending, then × scale, computed for four or two heads at once
+//    cap ≥ Nmax ≥ n). Lanes take blocks in turn (k to lane k % WG) and write s_k = q·kc_k —
+//    the fma chain over c ascending, unscaled, computed for four or two heads at once
 //    (component-wise, the same chain per head) so each key row is loaded once for them. Then per
-//    head, ascending: the max by a fixed tree (exact); e_k = exp(s_k − max) in place; the sum by
-//    lane 0 alone, k ascending (`sum += e_k`, as nsa_select.wgsl); p_k = e_k / sum in place.
+//    head, ascending: the max by a fixed tree (exact); e_k = exp((s_k − max)·scale) in place; the
+//    sum by lane 0 alone, k ascending (`sum += e_k`, as nsa_select.wgsl); p_k = e_k · (1 / sum).
 // 2. Scores: lanes take selection blocks j < nb = floor(t / l′) + 1 in turn; each adds, from 0,
 //    heads ascending and within a head the blocks k < n that overlap j ascending, p_k · overlap(k, j)
-//    — per j the order of additions of nsa_select.wgsl — into scores[b, g, j].
+//    by explicit fma — per j the operations of nsa_select.wgsl — into scores[b, g, j]. No a·b + c is
+//    written out anywhere: a GPU compiler may fuse one into an fma in one kernel and not in the
+//    other (NVIDIA's Vulkan driver did: one ulp apart).
 // 3. Lane 0 (after a storage barrier): the forced blocks and the best rem = min(nSel, nb) − #forced
 //    others by (P descending, j ascending), by the scan of nsa_topn.wgsl that nsa_select.wgsl's
 //    topN runs too, written ascending and −1 padded to sel[slot + (b·G + g)·nSel + ·].
@@ -22,10 +24,11 @@
 fn topnScore(i: u32) -> f32 { return scores[i]; }
 fn topnWrite(i: u32, j: i32) { sel[i] = j; }
 
-// s = q·kc/√dk: the fma chain over c ascending, then × scale — for one head, or component-wise
+// s = q·kc: the fma chain over c ascending, unscaled (the scale enters as (s − max)·scale, as in
+// nsa_select.wgsl) — for one head, or component-wise
 // for two or four heads (q rows at qo.*) against the one key row at ko, loaded once; unrolled by
 // four (on SwiftShader the loop overhead outweighs the fma).
-fn cmpScore(qo: u32, ko: u32) -> f32 {
+fn cmpDot(qo: u32, ko: u32) -> f32 {
   var s = 0.0;
   var c = 0u;
   for (; c + 4u <= P.dk; c += 4u) {
@@ -35,12 +38,12 @@ fn cmpScore(qo: u32, ko: u32) -> f32 {
     s = fma(q[qo + c + 3u], kc[ko + c + 3u], s);
   }
   for (; c < P.dk; c++) { s = fma(q[qo + c], kc[ko + c], s); }
-  return s * P.scale;
+  return s;
 }
 
 fn q2(qo: vec2<u32>, c: u32) -> vec2<f32> { return vec2<f32>(q[qo.x + c], q[qo.y + c]); }
 
-fn cmpScore2(qo: vec2<u32>, ko: u32) -> vec2<f32> {
+fn cmpDot2(qo: vec2<u32>, ko: u32) -> vec2<f32> {
   var s = vec2<f32>(0.0);
   var c = 0u;
   for (; c + 4u <= P.dk; c += 4u) {
@@ -50,12 +53,12 @@ fn cmpScore2(qo: vec2<u32>, ko: u32) -> vec2<f32> {
     s = fma(q2(qo, c + 3u), vec2<f32>(kc[ko + c + 3u]), s);
   }
   for (; c < P.dk; c++) { s = fma(q2(qo, c), vec2<f32>(kc[ko + c]), s); }
-  return s * P.scale;
+  return s;
 }
 
 fn q4(qo: vec4<u32>, c: u32) -> vec4<f32> { return vec4<f32>(q[qo.x + c], q[qo.y + c], q[qo.z + c], q[qo.w + c]); }
 
-fn cmpScore4(qo: vec4<u32>, ko: u32) -> vec4<f32> {
+fn cmpDot4(qo: vec4<u32>, ko: u32) -> vec4<f32> {
   var s = vec4<f32>(0.0);
   var c = 0u;
   for (; c + 4u <= P.dk; c += 4u) {
@@ -65,7 +68,7 @@ fn cmpScore4(qo: vec4<u32>, ko: u32) -> vec4<f32> {
     s = fma(q4(qo, c + 3u), vec4<f32>(kc[ko + c + 3u]), s);
   }
   for (; c < P.dk; c++) { s = fma(q4(qo, c), vec4<f32>(kc[ko + c]), s); }
-  return s * P.scale;
+  return s;
 }
 
 @compute @workgroup_size(WG)
@@ -91,7 +94,7 @@ fn selectTop(
     let hs = head0 + m0 + vec4<u32>(0u, 1u, 2u, 3u);
     let ro = hs * P.cap;
     for (var k = lane; k < n; k += WG) {
-      let s = cmpScore4(hs * P.dk, ((b * P.Nmax + k) * P.G + g) * P.dk);
+      let s = cmpDot4(hs * P.dk, ((b * P.Nmax + k) * P.G + g) * P.dk);
       scratch[ro.x + k] = s.x;
       scratch[ro.y + k] = s.y;
       scratch[ro.z + k] = s.z;
@@ -102,7 +105,7 @@ fn selectTop(
     let hs = head0 + m0 + vec2<u32>(0u, 1u);
     let ro = hs * P.cap;
     for (var k = lane; k < n; k += WG) {
-      let s = cmpScore2(hs * P.dk, ((b * P.Nmax + k) * P.G + g) * P.dk);
+      let s = cmpDot2(hs * P.dk, ((b * P.Nmax + k) * P.G + g) * P.dk);
       scratch[ro.x + k] = s.x;
       scratch[ro.y + k] = s.y;
     }
@@ -111,7 +114,7 @@ fn selectTop(
   if (m0 < P.hpg) {
     let h = head0 + m0;
     for (var k = lane; k < n; k += WG) {
-      scratch[h * P.cap + k] = cmpScore(h * P.dk, ((b * P.Nmax + k) * P.G + g) * P.dk);
+      scratch[h * P.cap + k] = cmpDot(h * P.dk, ((b * P.Nmax + k) * P.G + g) * P.dk);
     }
   }
   // 1b. p_cmp of each head.
@@ -120,7 +123,7 @@ fn selectTop(
     var mx = NEG_BIG;
     for (var k = lane; k < n; k += WG) { mx = max(mx, scratch[row + k]); }
     let M = reduceMax(lane, mx);
-    for (var k = lane; k < n; k += WG) { scratch[row + k] = exp(scratch[row + k] - M); }
+    for (var k = lane; k < n; k += WG) { scratch[row + k] = exp((scratch[row + k] - M) * P.scale); }
     storageBarrier();
     if (lane == 0u) {
       var sum = 0.0;
@@ -128,9 +131,9 @@ fn selectTop(
       redF[0] = sum;
     }
     workgroupBarrier();
-    let S = redF[0];
+    let inv = 1.0 / redF[0];
     workgroupBarrier();
-    for (var k = lane; k < n; k += WG) { scratch[row + k] = scratch[row + k] / S; }
+    for (var k = lane; k < n; k += WG) { scratch[row + k] = scratch[row + k] * inv; }
   }
   storageBarrier();
 
@@ -149,7 +152,7 @@ fn selectTop(
       for (var k = k0; k < k1; k++) {
         let lo = k * P.d;
         let ov = f32(min(lo + P.l, jhi) - max(lo, jlo)) / lf;
-        acc = acc + scratch[row + k] * ov;
+        acc = fma(scratch[row + k], ov, acc);
       }
     }
     scores[base + j] = acc;
