@@ -6,11 +6,13 @@ import attendCode from '../../shaders/decode_attend.wgsl?raw';
 import commonCode from '../../shaders/decode_common.wgsl?raw';
 import rowsCode from '../../shaders/decode_rows.wgsl?raw';
 import selectCode from '../../shaders/decode_select.wgsl?raw';
+import scoreRowCode from '../../shaders/nsa_score_row.wgsl?raw';
 import topnCode from '../../shaders/nsa_topn.wgsl?raw';
 import type { BufferSlice } from '../gpu/arena';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
 import { defineKernel, kernelDispatch, type KernelVariant, type UniformValues } from '../gpu/kernel-interface';
+import { scoreRowChunk } from './nsa-select';
 
 const WG = 64;
 
@@ -102,7 +104,7 @@ export const DECODE_ROWS_KERNEL = defineKernel({
 
 export const DECODE_SELECT_KERNEL = defineKernel({
   name: 'decode.select',
-  files: [COMMON, ['nsa_topn.wgsl', topnCode], ['decode_select.wgsl', selectCode]],
+  files: [COMMON, ['nsa_topn.wgsl', topnCode], ['nsa_score_row.wgsl', scoreRowCode], ['decode_select.wgsl', selectCode]],
   uniforms: { P: DECODE_PARAMS },
   entries: {
     selectTop: [
@@ -136,7 +138,7 @@ export const DECODE_ATTEND_KERNEL = defineKernel({
 
 export const DECODE_VARIANTS: readonly KernelVariant[] = [
   ...Object.keys(DECODE_ROWS_KERNEL.spec.entries).map((entryPoint) => ({ kernel: DECODE_ROWS_KERNEL, entryPoint })),
-  { kernel: DECODE_SELECT_KERNEL, entryPoint: 'selectTop' },
+  { kernel: DECODE_SELECT_KERNEL, entryPoint: 'selectTop', constants: { SR_CH: 64 } },
   { kernel: DECODE_ATTEND_KERNEL, entryPoint: 'attend' },
 ];
 
@@ -211,7 +213,7 @@ export function decodeSelectDispatch(
     gpu,
     DECODE_SELECT_KERNEL,
     'selectTop',
-    { uniforms: { P }, storage: s, label },
+    { uniforms: { P }, storage: s, constants: { SR_CH: scoreRowChunk(P.Nmax) }, label },
     grid1d(P.B * P.G, gpu.limits.maxComputeWorkgroupsPerDimension),
   );
 }

@@ -4,6 +4,7 @@
 // selection int32 [B,T,G,nSel] ascending, −1 padded. The scores kernel computes each head's
 // compressed probabilities itself, from its own row max and sum in natural-log units (see the
 // shader), so they sum to 1 at any score magnitude and equal scores give equal probabilities.
+import scoreRowCode from '../../shaders/nsa_score_row.wgsl?raw';
 import code from '../../shaders/nsa_select.wgsl?raw';
 import topnCode from '../../shaders/nsa_topn.wgsl?raw';
 import { numCmpBlocks, numSelBlocks } from '../definitions/nsa-blocks';
@@ -21,6 +22,7 @@ export const NSA_SELECT_KERNEL = defineKernel({
   name: 'nsa_select',
   files: [
     ['nsa_topn.wgsl', topnCode],
+    ['nsa_score_row.wgsl', scoreRowCode],
     ['nsa_select.wgsl', code],
   ],
   uniforms: {
@@ -59,9 +61,19 @@ export const NSA_SELECT_KERNEL = defineKernel({
   },
 });
 
+/**
+ * SR_CH of shaders/nsa_score_row.wgsl: compressed blocks held in workgroup memory at once, the
+ * power of two ≥ n (so each s_k is computed once) up to 2048 (8 KiB), at least the 64 lanes.
+ * Shared by the decode selection kernel, whose bits must equal these.
+ */
+export function scoreRowChunk(nCmp: number): number {
+  return Math.min(2048, Math.max(64, 2 ** Math.ceil(Math.log2(Math.max(1, nCmp)))));
+}
+
 export const NSA_SELECT_VARIANTS: readonly KernelVariant[] = [
-  { kernel: NSA_SELECT_KERNEL, entryPoint: 'scores' },
-  { kernel: NSA_SELECT_KERNEL, entryPoint: 'topN' },
+  { kernel: NSA_SELECT_KERNEL, entryPoint: 'scores', constants: { SR_CH: 64 } },
+  { kernel: NSA_SELECT_KERNEL, entryPoint: 'scores', constants: { SR_CH: 2048 } },
+  { kernel: NSA_SELECT_KERNEL, entryPoint: 'topN', constants: { SR_CH: 64 } },
 ];
 
 export interface SelectionScoresArgs {
@@ -77,6 +89,8 @@ export interface SelectionScoresArgs {
   G: number;
   dk: number;
   cfg: NsaConfig;
+  /** Blocks per workgroup-memory chunk (SR_CH; default scoreRowChunk(Ncmp)): same bits at any value. */
+  chunk?: number;
 }
 
 export interface TopNSelectionArgs {
@@ -112,7 +126,7 @@ function params(c: NsaConfig, d: { B: number; T: number; H: number; G: number; d
   };
 }
 
-/** Group scores P (spec eq. 9 by overlap, eq. 10): one invocation per (b, t, g) row. */
+/** Group scores P (spec eq. 9 by overlap, eq. 10): one workgroup per (b, t, g) row. */
 export async function selectionScoresDispatch(gpu: GpuContext, a: SelectionScoresArgs): Promise<Dispatch> {
   const label = 'nsa_select.scores';
   const { B, T, H, G, dk, cfg } = a;
@@ -130,8 +144,13 @@ export async function selectionScoresDispatch(gpu: GpuContext, a: SelectionScore
     gpu,
     NSA_SELECT_KERNEL,
     'scores',
-    { uniforms: params(cfg, { B, T, H, G, dk }, rows), storage: { blockScores: a.scores, q: a.q, kc: a.kc }, label },
-    grid1d(ceilDiv(rows, WG)),
+    {
+      uniforms: params(cfg, { B, T, H, G, dk }, rows),
+      storage: { blockScores: a.scores, q: a.q, kc: a.kc },
+      constants: { SR_CH: a.chunk ?? scoreRowChunk(N) },
+      label,
+    },
+    grid1d(rows, gpu.limits.maxComputeWorkgroupsPerDimension),
   );
 }
 
@@ -148,7 +167,12 @@ export async function topNSelectionDispatch(gpu: GpuContext, a: TopNSelectionArg
     gpu,
     NSA_SELECT_KERNEL,
     'topN',
-    { uniforms: params(cfg, { B, T, H: G, G, dk: 1 }, rows), storage: { blockScores: a.scores, sel: a.sel }, label },
+    {
+      uniforms: params(cfg, { B, T, H: G, G, dk: 1 }, rows),
+      storage: { blockScores: a.scores, sel: a.sel },
+      constants: { SR_CH: 64 },
+      label,
+    },
     grid1d(ceilDiv(rows, WG)),
   );
 }

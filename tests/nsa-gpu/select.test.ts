@@ -74,7 +74,7 @@ const CASES: Case[] = [
   },
 ];
 
-async function runSelection(gpu: GpuContext, cs: Case, q: Float64Array, kc: Float64Array) {
+async function runSelection(gpu: GpuContext, cs: Case, q: Float64Array, kc: Float64Array, chunk?: number) {
   const { cfg, B, T, H, G, dk } = cs;
   const nB = numSelBlocks(T, cfg);
   const arena = createArena(gpu, 'select', [
@@ -89,7 +89,7 @@ async function runSelection(gpu: GpuContext, cs: Case, q: Float64Array, kc: Floa
   gpu.write(s('scores'), new Float32Array(B * T * G * nB).fill(NaN)); // garbage: must be overwritten
   gpu.write(s('sel'), new Int32Array(B * T * G * cfg.nSel).fill(12345)); // garbage: must be overwritten
   gpu.run([
-    await selectionScoresDispatch(gpu, { q: s('q'), kc: s('kc'), scores: s('scores'), B, T, H, G, dk, cfg }),
+    await selectionScoresDispatch(gpu, { q: s('q'), kc: s('kc'), scores: s('scores'), B, T, H, G, dk, cfg, chunk }),
     await topNSelectionDispatch(gpu, { scores: s('scores'), sel: s('sel'), B, T, G, cfg }),
   ]);
   return { scores: await gpu.readF32(s('scores'), B * T * G * nB), sel: await gpu.readI32(s('sel'), B * T * G * cfg.nSel) };
@@ -157,6 +157,34 @@ describe('selection scores and top-n', () => {
       expect(Array.from(sel.subarray(b * per, (b + 1) * per))).toEqual(Array.from(selectBlocksRef(refP, shape, cfg)));
     }
     expect(gpu.reports).toEqual([]);
+  });
+});
+
+// shaders/nsa_score_row.wgsl holds SR_CH compressed blocks in workgroup memory at once; past that
+// (ncmp > 2048 by default) it recomputes each s_k per pass and adds chunk by chunk. Both paths must
+// give the same bits, which is what lets decode and training pick chunks independently.
+describe('selection scores in chunks of SR_CH blocks', () => {
+  it.each([
+    ['T=400, l=8, d=4: ncmp ≤ 99, chunks of 64', CASES[CASES.length - 1], 64],
+    [
+      'T=300, l=3, d=1, lSel=6: ncmp ≤ 298, chunks of 64 and 128',
+      { name: 'd=1', cfg: { ...BASE, l: 3, d: 1, lSel: 6 }, B: 1, T: 300, H: 3, G: 1, dk: 5 },
+      128,
+    ],
+  ] as Array<[string, Case, number]>)('%s: bit-equal to one chunk', async (_n, cs, chunk) => {
+    const gpu = await getGpu();
+    const { cfg, B, T, H, G, dk } = cs;
+    const N = numCmpBlocks(T, cfg);
+    expect(N).toBeGreaterThan(chunk);
+    const r = rng(T + 5);
+    const q = F(randn(B * T * H * dk, r));
+    const kc = F(randn(B * N * G * dk, r));
+    const whole = await runSelection(gpu, cs, q, kc, 512);
+    for (const c of [64, chunk]) {
+      const parts = await runSelection(gpu, cs, q, kc, c);
+      expect(Buffer.from(parts.scores.buffer).equals(Buffer.from(whole.scores.buffer)), `SR_CH ${c}`).toBe(true);
+      expect(Array.from(parts.sel)).toEqual(Array.from(whole.sel));
+    }
   });
 });
 
