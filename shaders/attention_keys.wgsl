@@ -3,7 +3,8 @@
 // attention_bwd_common.wgsl. A workgroup owns KB consecutive key rows [first, end) of one (batch b,
 // group g); NS threads share a key, each holding a 1/NS slice (KC4, VC4 vec4 columns) of its k, v,
 // dK and dV in private memory. The query rows that read the keys are staged BQ at a time in
-// ascending t, the heads of the group innermost (row r0 + x is head (r0 + x) mod hpg): the kernel
+// ascending t, the heads innermost (row r0 + x is head h0 + (r0 + x) mod hn of the group; all hpg
+// heads unless the kernel splits them over workgroups): the kernel
 // writes their query positions to rowT, then addRows loads their q, dO, lse and delta and adds
 //   P = exp(q·k/√DK − lse),  dV += P dO,  dS = P (dO·v − delta),  dK += dS q  (1/√DK at the store).
 // With NS > 1 the threads of a key write partial q·k and dO·v per staged row, then each sums the
@@ -48,6 +49,9 @@ struct KeyThread {
   kl: u32,     // key within the workgroup
   sl: u32,     // column slice
   live: bool,  // key < end: only live threads write
+  h0: u32,     // the heads of the group this workgroup reads: h0 … h0 + hn − 1 (all by default)
+  hn: u32,
+  out: u32,    // its row of gradK, gradV (row by default; a head split writes per-head parts)
 }
 
 // The thread's key among [first, end) of (b, g), S key rows per sequence; loads its k, v slices.
@@ -64,11 +68,12 @@ fn beginKeys(b: u32, g: u32, S: u32, first: u32, end: u32, lid: u32) -> KeyThrea
     let col = sl * VC4 + c;
     if (col < DV4) { vr[c] = loadV4(row * DV, col * 4u); }
   }
-  return KeyThread(key, row, kl, sl, key < end);
+  return KeyThread(key, row, kl, sl, key < end, 0u, P.hpg, row);
 }
 
-// Loads q, dO, lse and delta of the staged rows r0 + x whose query positions are in rowT.
-fn stageRows(b: u32, g: u32, r0: u32, lid: u32) {
+// Loads q, dO, lse and delta of the staged rows r0 + x whose query positions are in rowT; row r is
+// head h0 + r mod hn of the group.
+fn stageRows(b: u32, g: u32, kt: KeyThread, r0: u32, lid: u32) {
   let h = P.hpg;
   let QS = NS * KC4;
   let VS = NS * VC4;
@@ -77,7 +82,7 @@ fn stageRows(b: u32, g: u32, r0: u32, lid: u32) {
     let col = x % QS;
     let t = rowT[rr];
     var val = vec4<f32>(0.0);
-    if (t != NONE && col < DK4) { val = loadQ4(((b * P.T + t) * P.H + g * h + (r0 + rr) % h) * DK, col * 4u); }
+    if (t != NONE && col < DK4) { val = loadQ4(((b * P.T + t) * P.H + g * h + kt.h0 + (r0 + rr) % kt.hn) * DK, col * 4u); }
     qs[x] = val;
   }
   for (var x = lid; x < BQ * VS; x += WG) {
@@ -85,7 +90,7 @@ fn stageRows(b: u32, g: u32, r0: u32, lid: u32) {
     let col = x % VS;
     let t = rowT[rr];
     var val = vec4<f32>(0.0);
-    if (t != NONE && col < DV4) { val = loadDout4(((b * P.T + t) * P.H + g * h + (r0 + rr) % h) * DV, col * 4u); }
+    if (t != NONE && col < DV4) { val = loadDout4(((b * P.T + t) * P.H + g * h + kt.h0 + (r0 + rr) % kt.hn) * DV, col * 4u); }
     dos[x] = val;
   }
   for (var x = lid; x < BQ; x += WG) {
@@ -93,7 +98,7 @@ fn stageRows(b: u32, g: u32, r0: u32, lid: u32) {
     var z = 0.0;
     var dl = 0.0;
     if (t != NONE) {
-      let lrow = (b * P.H + g * h + (r0 + x) % h) * P.T + t;
+      let lrow = (b * P.H + g * h + kt.h0 + (r0 + x) % kt.hn) * P.T + t;
       z = stagedLse(lse[lrow]);
       dl = delta[lrow];
     }
@@ -165,14 +170,15 @@ fn accumulate(nRows: u32, kt: KeyThread, want: u32) {
 // them and adds their terms (want as in accumulate). Workgroup-uniform: r0, rows, want.
 fn addRows(b: u32, g: u32, kt: KeyThread, r0: u32, rows: u32, lid: u32, want: u32) {
   workgroupBarrier();
-  stageRows(b, g, r0, lid);
+  stageRows(b, g, kt, r0, lid);
   workgroupBarrier();
   accumulate(min(BQ, rows - r0), kt, want);
 }
 
-// dK and dV over the readers t ∈ [t0, t1) (ascending; every head of the group). Uniform t0, t1.
-fn readRange(b: u32, g: u32, kt: KeyThread, t0: u32, t1: u32, lid: u32) {
-  let h = P.hpg;
+// dK and dV over the readers t ∈ [t0, t1) (ascending; the workgroup's hn = kt.hn heads innermost,
+// passed apart: kt is per thread, and the loop bound must be uniform). Uniform t0, t1, hn.
+fn readRange(b: u32, g: u32, kt: KeyThread, t0: u32, t1: u32, hn: u32, lid: u32) {
+  let h = hn;
   let rows = (t1 - t0) * h;
   for (var r0 = 0u; r0 < rows; r0 += BQ) {
     workgroupBarrier();   // the previous tile is consumed
@@ -181,19 +187,20 @@ fn readRange(b: u32, g: u32, kt: KeyThread, t0: u32, t1: u32, lid: u32) {
   }
 }
 
-// Writes the thread's slices of dK (scaled by 1/√DK) to gradK and of dV to gradV (live threads).
+// Writes the thread's slices of dK (scaled by 1/√DK) to gradK and of dV to gradV at row kt.out
+// (live threads).
 fn storeKeyGrads(kt: KeyThread) {
   if (!kt.live) { return; }
   for (var c = 0u; c < KC4; c++) {
     for (var e = 0u; e < 4u; e++) {
       let d = (kt.sl * KC4 + c) * 4u + e;
-      if (d < DK) { gradK[kt.row * DK + d] = dk[c][e] * P.scale; }
+      if (d < DK) { gradK[kt.out * DK + d] = dk[c][e] * P.scale; }
     }
   }
   for (var c = 0u; c < VC4; c++) {
     for (var e = 0u; e < 4u; e++) {
       let d = (kt.sl * VC4 + c) * 4u + e;
-      if (d < DV) { gradV[kt.row * DV + d] = dv[c][e]; }
+      if (d < DV) { gradV[kt.out * DV + d] = dv[c][e]; }
     }
   }
 }

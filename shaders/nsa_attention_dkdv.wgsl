@@ -49,7 +49,7 @@ fn keyGrads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_ind
     tFirst = first * P.d + P.l - 1u;
     tEnd = P.T;
   }
-  readRange(wid.z, wid.y, kt, tFirst, tEnd, lid);
+  readRange(wid.z, wid.y, kt, tFirst, tEnd, P.hpg, lid);
   storeKeyGrads(kt);
 }
 

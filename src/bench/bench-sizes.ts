@@ -108,7 +108,16 @@ export interface TrainTensors {
   saved: NsaCoreSaved;
   scratch: NsaCoreScratch;
   /** Dense attention's own outputs and gradients. */
-  dense: { out: BufferSlice; lse: BufferSlice; delta: BufferSlice; dq: BufferSlice; dk: BufferSlice; dv: BufferSlice };
+  dense: {
+    out: BufferSlice;
+    lse: BufferSlice;
+    delta: BufferSlice;
+    dq: BufferSlice;
+    dk: BufferSlice;
+    dv: BufferSlice;
+    /** Each head's part of dK, dV (the head split the model plans run). */
+    headParts: NsaBranchKV;
+  };
 }
 
 type Branch = 'cmp' | 'sel' | 'win';
@@ -141,6 +150,7 @@ export function trainLayout(T: number): (place: PlaceTensor) => TrainTensors {
       dq: place('dense.dq', nq * s.dk),
       dk: place('dense.dk', nk * s.dk),
       dv: place('dense.dv', nk * s.dv),
+      headParts: { k: place('dense.dk_heads', nq * s.dk), v: place('dense.dv_heads', nq * s.dv) },
     };
     return { q, kv, dkv, gates, dgates, out, dout, dq, saved, scratch, dense };
   };

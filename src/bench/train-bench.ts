@@ -98,6 +98,7 @@ async function buildLists(gpu: GpuContext, T: number): Promise<{ arena: Arena; t
       gradQ: t.dense.dq,
       gradK: t.dense.dk,
       gradV: t.dense.dv,
+      headParts: t.dense.headParts,
     }),
   ]);
   return { arena, t, lists: { nsaFwd, nsaBwd, denseFwd, denseBwd }, s };

@@ -6,6 +6,7 @@
 // (the dense uniform and the bindings).
 import bwdCommonCode from '../../shaders/attention_bwd_common.wgsl?raw';
 import dkdvCode from '../../shaders/attention_bwd_dkdv.wgsl?raw';
+import sumHeadsCode from '../../shaders/attention_sum_heads.wgsl?raw';
 import dqCode from '../../shaders/attention_bwd_dq.wgsl?raw';
 import commonCode from '../../shaders/attention_common.wgsl?raw';
 import denseRowsCode from '../../shaders/attention_dense_rows.wgsl?raw';
@@ -15,7 +16,7 @@ import type { AttentionShape } from '../definitions/shapes';
 import type { BufferSlice } from '../gpu/arena';
 import { argumentError, checkDims, checkMax, checkSlices, type SliceArg } from '../gpu/checks';
 import type { Dispatch, GpuContext } from '../gpu/context';
-import { ceilDiv } from '../gpu/grid';
+import { ceilDiv, grid1d } from '../gpu/grid';
 import {
   defineKernel,
   kernelDispatch,
@@ -79,7 +80,35 @@ export const ATTENTION_DKDV_KERNEL = defineKernel({
     ['attention_bwd_dkdv.wgsl', dkdvCode],
   ],
   uniforms: { P: DENSE_PARAMS },
-  entries: { backwardDkDv: [...ATTENTION_BWD, ['gradK', F], ['gradV', F]] },
+  entries: {
+    backwardDkDv: [...ATTENTION_BWD, ['gradK', F], ['gradV', F]],
+    // gradK, gradV hold the per-head parts [B,T,G,hpg,·] here (attention_bwd_dkdv.wgsl).
+    backwardDkDvSplit: [...ATTENTION_BWD, ['gradK', F], ['gradV', F]],
+  },
+});
+
+export const ATTENTION_SUM_HEADS_KERNEL = defineKernel({
+  name: 'attention.backward.sum_heads',
+  files: [['attention_sum_heads.wgsl', sumHeadsCode]],
+  uniforms: {
+    P: {
+      struct: 'Params',
+      fields: [
+        ['rows', 'u32', 'key rows B·T·G'],
+        ['hpg', 'u32', 'heads per group'],
+        ['dk', 'u32'],
+        ['dv', 'u32'],
+      ],
+    },
+  },
+  entries: {
+    sumHeads: [
+      ['partK', F],
+      ['partV', F],
+      ['gradK', F],
+      ['gradV', F],
+    ],
+  },
 });
 
 /** Rows (forward, dQ; WG in attention_dense_rows.wgsl) or key slices (dK/dV: NS·KB) per workgroup. */
@@ -119,15 +148,16 @@ export function attentionTiling(dk: number, dv: number): AttentionTiling {
 }
 
 /** Representative pipelines (head dims 16, 64, 128) for the compile-all test. */
-export const ATTENTION_VARIANTS: readonly KernelVariant[] = [16, 64, 128].flatMap((d) => {
+export const ATTENTION_VARIANTS: readonly KernelVariant[] = [16, 64, 128].flatMap((d): KernelVariant[] => {
   const t = attentionTiling(d, d);
   const rows = { DK: d, DV: d, DK4: t.DK4, DV4: t.DV4, BK: t.BK };
   return [
     { kernel: ATTENTION_FORWARD_KERNEL, entryPoint: 'forward', constants: rows },
     { kernel: ATTENTION_DQ_KERNEL, entryPoint: 'backwardDq', constants: rows },
     { kernel: ATTENTION_DKDV_KERNEL, entryPoint: 'backwardDkDv', constants: dkdvConstants(d, d, t) },
+    { kernel: ATTENTION_DKDV_KERNEL, entryPoint: 'backwardDkDvSplit', constants: dkdvConstants(d, d, t) },
   ];
-});
+}).concat([{ kernel: ATTENTION_SUM_HEADS_KERNEL, entryPoint: 'sumHeads' }]);
 
 function dkdvConstants(dk: number, dv: number, t: AttentionTiling): Record<string, number> {
   return { DK: dk, DV: dv, DK4: t.DK4, DV4: t.DV4, NS: t.NS, KB: WG / t.NS, KC4: t.KC4, VC4: t.VC4, BQ: t.BQ };
@@ -191,10 +221,17 @@ export async function attentionForwardDispatch(
 /**
  * Backward of attentionForwardDispatch: gradQ, gradK, gradV are overwritten; delta is scratch
  * f32 [B,H,T] (rowsum(dout ∘ out), written by the first dispatch, read by the second).
+ * headParts (scratch [B,T,H,dk] and [B,T,H,dv]), with H > G: dK/dV run one workgroup per head
+ * instead of per group (H/G times the workgroups; a GPU with B = 1 and two groups was mostly idle)
+ * and a third dispatch adds the heads' parts in a fixed order. Same result to f32 rounding, a
+ * different order of additions, so the plans either always pass it or never.
  */
 export async function attentionBackwardDispatches(
   gpu: GpuContext,
-  a: AttentionShape & Slices<'q' | 'k' | 'v' | 'out' | 'lse' | 'dout' | 'delta' | 'gradQ' | 'gradK' | 'gradV'>,
+  a: AttentionShape &
+    Slices<'q' | 'k' | 'v' | 'out' | 'lse' | 'dout' | 'delta' | 'gradQ' | 'gradK' | 'gradV'> & {
+      headParts?: { k: BufferSlice; v: BufferSlice };
+    },
 ): Promise<Dispatch[]> {
   const { B, T, H, G, dk, dv } = a;
   const nq = B * T * H;
@@ -227,17 +264,47 @@ export async function attentionBackwardDispatches(
     [ceilDiv(T * (H / G), WG), G, B],
   );
   const keysPerWg = WG / t.NS;
+  const hpg = H / G;
+  if (!a.headParts || hpg === 1) {
+    const dkdv = await kernelDispatch(
+      gpu,
+      ATTENTION_DKDV_KERNEL,
+      'backwardDkDv',
+      {
+        uniforms: { P: u },
+        storage: { ...bwd, gradK: a.gradK, gradV: a.gradV },
+        constants: dkdvConstants(dk, dv, t),
+        label: 'attention.backward.dkdv',
+      },
+      [ceilDiv(T, keysPerWg), G, B],
+    );
+    return [dq, dkdv];
+  }
+  const parts = a.headParts;
+  checkSlices('attention.backward', { 'headParts.k': [parts.k, nq * dk], 'headParts.v': [parts.v, nq * dv] });
+  checkMax('attention.backward', 'H', H, gpu.limits.maxComputeWorkgroupsPerDimension, 'workgroups');
   const dkdv = await kernelDispatch(
     gpu,
     ATTENTION_DKDV_KERNEL,
-    'backwardDkDv',
+    'backwardDkDvSplit',
     {
       uniforms: { P: u },
-      storage: { ...bwd, gradK: a.gradK, gradV: a.gradV },
+      storage: { ...bwd, gradK: parts.k, gradV: parts.v },
       constants: dkdvConstants(dk, dv, t),
       label: 'attention.backward.dkdv',
     },
-    [ceilDiv(T, keysPerWg), G, B],
+    [ceilDiv(T, keysPerWg), H, B],
   );
-  return [dq, dkdv];
+  const sum = await kernelDispatch(
+    gpu,
+    ATTENTION_SUM_HEADS_KERNEL,
+    'sumHeads',
+    {
+      uniforms: { P: { rows: nk, hpg, dk, dv } },
+      storage: { partK: parts.k, partV: parts.v, gradK: a.gradK, gradV: a.gradV },
+      label: 'attention.backward.sum_heads',
+    },
+    grid1d(ceilDiv(nk * (dk + dv), WG), gpu.limits.maxComputeWorkgroupsPerDimension),
+  );
+  return [dq, dkdv, sum];
 }

@@ -62,6 +62,8 @@ export interface GradientScratch {
   /** Gradients of the RoPE'd K/V per branch: one pair (dense) or cmp, sel, win (NSA). */
   dkv: NsaBranchKV[];
   delta: BufferSlice;
+  /** Dense attention with H > G: each head's part of dK, dV [N, H, dk|dv] (the head split). */
+  headParts?: NsaBranchKV;
   nsa?: { gateLogits: BufferSlice; dgateLogits: BufferSlice; core: NsaCoreScratch };
 }
 
@@ -181,6 +183,7 @@ function layout(c: ModelConfig, s: PlanShape, f32: PlaceTensor): Activations {
     dkv: [{ k: f32('dk', N * G * c.dk), v: f32('dv', N * G * c.dv) }],
     delta: f32('delta', B * H * T),
   };
+  if (!nsa && H > G) grads.headParts = { k: f32('dk_heads', N * H * c.dk), v: f32('dv_heads', N * H * c.dv) };
   if (nsa) {
     const gateLogits = f32('gate_logits', N * 3 * H);
     const dgateLogits = f32('dgate_logits', N * 3 * H);

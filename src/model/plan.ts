@@ -518,6 +518,7 @@ class StepBuilder {
           gradQ: d.dq,
           gradK: dkv[0].k,
           gradV: dkv[0].v,
+          headParts: d.headParts,
           B,
           T,
           H,

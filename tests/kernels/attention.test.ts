@@ -44,9 +44,22 @@ function randomInputs(s: AttentionShape, seed: number, qScale = 1): Inputs {
 }
 
 /** Runs forward then backward on the GPU. Outputs start as NaN: every element must be overwritten. */
-async function runGpu(gpu: GpuContext, s: AttentionShape, x: Inputs, reruns = 1): Promise<Outputs[]> {
+async function runGpu(gpu: GpuContext, s: AttentionShape, x: Inputs, reruns = 1, headSplit = false): Promise<Outputs[]> {
   const n = sizes(s);
-  const names = { q: n.q, k: n.k, v: n.v, dout: n.out, out: n.out, lse: n.lse, delta: n.lse, gradQ: n.q, gradK: n.k, gradV: n.v };
+  const names = {
+    q: n.q,
+    k: n.k,
+    v: n.v,
+    dout: n.out,
+    out: n.out,
+    lse: n.lse,
+    delta: n.lse,
+    gradQ: n.q,
+    gradK: n.k,
+    gradV: n.v,
+    partK: n.q,
+    partV: n.out,
+  };
   const arena = createArena(
     gpu,
     'attn',
@@ -58,7 +71,9 @@ async function runGpu(gpu: GpuContext, s: AttentionShape, x: Inputs, reruns = 1)
   gpu.write(sl.v, x.v);
   gpu.write(sl.dout, x.dout);
   const fwd = await attentionForwardDispatch(gpu, { ...s, ...sl });
-  const bwd = await attentionBackwardDispatches(gpu, { ...s, ...sl });
+  const headParts = headSplit ? { k: sl.partK, v: sl.partV } : undefined;
+  const bwd = await attentionBackwardDispatches(gpu, { ...s, ...sl, headParts });
+  expect(bwd.length).toBe(headSplit && s.H > s.G ? 3 : 2);
   const results: Outputs[] = [];
   for (let i = 0; i < reruns; i++) {
     for (const k of ['out', 'lse', 'delta', 'gradQ', 'gradK', 'gradV'] as const) gpu.write(sl[k], new Float32Array(names[k]).fill(NaN));
@@ -106,20 +121,27 @@ const SHAPES: [string, AttentionShape][] = [
   ['GQA 8/2, dk=36, dv=3 (2 threads per key), B=2', { B: 2, T: 70, H: 8, G: 2, dk: 36, dv: 3 }],
 ];
 
+// The head split (dK/dV per head, then the heads' parts added: what the model plans run) on the
+// shapes with several heads per group.
+const SPLIT_SHAPES = SHAPES.filter(([, s]) => s.H > s.G).map(([n, s]): [string, AttentionShape, boolean] => [`${n}, head split`, s, true]);
+
 describe('attention (dense causal, GQA)', () => {
-  it.each(SHAPES)('GPU matches the float64 reference: %s (rel RMS fwd ≤ 1e-5, bwd ≤ 1e-4)', async (_name, s) => {
-    const gpu = await getGpu();
-    const x = randomInputs(s, s.T * 131 + s.H * 7 + s.dk, 1.5);
-    const [g] = await runGpu(gpu, s, x);
-    const ref = attentionForwardRef(x.q, x.k, x.v, s);
-    const grad = attentionBackwardRef(x.q, x.k, x.v, x.dout, s);
-    expectClose('out', g.out, ref.out, 1e-5);
-    expectClose('lse', g.lse, ref.lse, 1e-5);
-    expectClose('dq', g.dq, grad.dq, 1e-4);
-    expectClose('dk', g.dk, grad.dk, 1e-4);
-    expectClose('dv', g.dv, grad.dv, 1e-4);
-    expect(gpu.reports).toEqual([]);
-  });
+  it.each([...SHAPES.map(([n, s]): [string, AttentionShape, boolean] => [n, s, false]), ...SPLIT_SHAPES])(
+    'GPU matches the float64 reference: %s (rel RMS fwd ≤ 1e-5, bwd ≤ 1e-4)',
+    async (_name, s, headSplit) => {
+      const gpu = await getGpu();
+      const x = randomInputs(s, s.T * 131 + s.H * 7 + s.dk, 1.5);
+      const [g] = await runGpu(gpu, s, x, 1, headSplit);
+      const ref = attentionForwardRef(x.q, x.k, x.v, s);
+      const grad = attentionBackwardRef(x.q, x.k, x.v, x.dout, s);
+      expectClose('out', g.out, ref.out, 1e-5);
+      expectClose('lse', g.lse, ref.lse, 1e-5);
+      expectClose('dq', g.dq, grad.dq, 1e-4);
+      expectClose('dk', g.dk, grad.dk, 1e-4);
+      expectClose('dv', g.dv, grad.dv, 1e-4);
+      expect(gpu.reports).toEqual([]);
+    },
+  );
 
   it('tiles fit 16 KiB of workgroup memory for every dk, dv ≤ 128; the test shapes reach NS = 1 and 2', () => {
     const bad: string[] = [];
