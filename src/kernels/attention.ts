@@ -6,12 +6,12 @@
 // (the dense uniform and the bindings).
 import bwdCommonCode from '../../shaders/attention_bwd_common.wgsl?raw';
 import dkdvCode from '../../shaders/attention_bwd_dkdv.wgsl?raw';
-import sumHeadsCode from '../../shaders/attention_sum_heads.wgsl?raw';
 import dqCode from '../../shaders/attention_bwd_dq.wgsl?raw';
 import commonCode from '../../shaders/attention_common.wgsl?raw';
 import denseRowsCode from '../../shaders/attention_dense_rows.wgsl?raw';
 import fwdCode from '../../shaders/attention_fwd.wgsl?raw';
 import keysCode from '../../shaders/attention_keys.wgsl?raw';
+import sumHeadsCode from '../../shaders/attention_sum_heads.wgsl?raw';
 import type { AttentionShape } from '../definitions/shapes';
 import type { BufferSlice } from '../gpu/arena';
 import { argumentError, checkDims, checkMax, checkSlices, type SliceArg } from '../gpu/checks';
@@ -148,16 +148,18 @@ export function attentionTiling(dk: number, dv: number): AttentionTiling {
 }
 
 /** Representative pipelines (head dims 16, 64, 128) for the compile-all test. */
-export const ATTENTION_VARIANTS: readonly KernelVariant[] = [16, 64, 128].flatMap((d): KernelVariant[] => {
-  const t = attentionTiling(d, d);
-  const rows = { DK: d, DV: d, DK4: t.DK4, DV4: t.DV4, BK: t.BK };
-  return [
-    { kernel: ATTENTION_FORWARD_KERNEL, entryPoint: 'forward', constants: rows },
-    { kernel: ATTENTION_DQ_KERNEL, entryPoint: 'backwardDq', constants: rows },
-    { kernel: ATTENTION_DKDV_KERNEL, entryPoint: 'backwardDkDv', constants: dkdvConstants(d, d, t) },
-    { kernel: ATTENTION_DKDV_KERNEL, entryPoint: 'backwardDkDvSplit', constants: dkdvConstants(d, d, t) },
-  ];
-}).concat([{ kernel: ATTENTION_SUM_HEADS_KERNEL, entryPoint: 'sumHeads' }]);
+export const ATTENTION_VARIANTS: readonly KernelVariant[] = [16, 64, 128]
+  .flatMap((d): KernelVariant[] => {
+    const t = attentionTiling(d, d);
+    const rows = { DK: d, DV: d, DK4: t.DK4, DV4: t.DV4, BK: t.BK };
+    return [
+      { kernel: ATTENTION_FORWARD_KERNEL, entryPoint: 'forward', constants: rows },
+      { kernel: ATTENTION_DQ_KERNEL, entryPoint: 'backwardDq', constants: rows },
+      { kernel: ATTENTION_DKDV_KERNEL, entryPoint: 'backwardDkDv', constants: dkdvConstants(d, d, t) },
+      { kernel: ATTENTION_DKDV_KERNEL, entryPoint: 'backwardDkDvSplit', constants: dkdvConstants(d, d, t) },
+    ];
+  })
+  .concat([{ kernel: ATTENTION_SUM_HEADS_KERNEL, entryPoint: 'sumHeads' }]);
 
 function dkdvConstants(dk: number, dv: number, t: AttentionTiling): Record<string, number> {
   return { DK: dk, DV: dv, DK4: t.DK4, DV4: t.DV4, NS: t.NS, KB: WG / t.NS, KC4: t.KC4, VC4: t.VC4, BQ: t.BQ };
