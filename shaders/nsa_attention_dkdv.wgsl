@@ -4,6 +4,9 @@
 // A workgroup owns KB consecutive keys of one (batch b, group g) — wid = (chunk, g, b); a sel chunk
 // never crosses a selection block — and loops over the queries that read them, in ascending t:
 //   win: t ∈ [s, s + w − 1];  cmp: t ≥ k·d + l − 1;  sel: the reverse index of (b, g, block).
+// The *Split entry points run one workgroup per (chunk, head) instead of per (chunk, group) and
+// write each head's part (attention_sum_heads.wgsl adds them): H/G times the workgroups, for a GPU
+// that B·chunks·G workgroups leave idle.
 // Bindings: 1 q, 2 k, 3 v, 4 lse, 5 dout, 6 delta, then per entry point —
 //   keyGrads (cmp, win): 7 gradK, 8 gradV
 //   keyGradsSel:         7 gradOut, 8 rev. The reverse index costs a binding, so sel runs twice:
@@ -37,11 +40,22 @@ fn reads(key: u32, t: u32) -> bool {
   return t >= key;
 }
 
-@compute @workgroup_size(WG)
-fn keyGrads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let first = chunkFirst(wid.x);
-  let end = chunkEnd(wid.x, first);
-  let kt = beginKeys(wid.z, wid.y, P.S, first, end, lid);
+// The key chunk x of (b, g) over heads h0 … h0 + hn − 1 of the group (all, or one with a head
+// split); split: the thread writes its head's part at row kt.row · hpg + h0 (parts [B,S,G,hpg,·],
+// which attention_sum_heads.wgsl adds up), else the gradient at kt.row.
+fn chunkKeys(b: u32, g: u32, x: u32, h0: u32, hn: u32, split: bool, lid: u32) -> KeyThread {
+  let first = chunkFirst(x);
+  var kt = beginKeys(b, g, P.S, first, chunkEnd(x, first), lid);
+  kt.h0 = h0;
+  kt.hn = hn;
+  if (split) { kt.out = kt.row * P.hpg + h0; }
+  return kt;
+}
+
+fn keyGradsOf(b: u32, g: u32, x: u32, h0: u32, hn: u32, split: bool, lid: u32) {
+  let kt = chunkKeys(b, g, x, h0, hn, split, lid);
+  let first = chunkFirst(x);
+  let end = chunkEnd(x, first);
   // The chunk's readers are t ∈ [tFirst, tEnd), ascending.
   var tFirst = first;
   var tEnd = min(P.T, end - 1u + P.w);
@@ -49,21 +63,29 @@ fn keyGrads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_ind
     tFirst = first * P.d + P.l - 1u;
     tEnd = P.T;
   }
-  readRange(wid.z, wid.y, kt, tFirst, tEnd, P.hpg, lid);
+  readRange(b, g, kt, tFirst, tEnd, hn, lid);
   storeKeyGrads(kt);
 }
 
 @compute @workgroup_size(WG)
-fn keyGradsSel(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let g = wid.y;
-  let b = wid.z;
-  let h = P.hpg;
-  let first = chunkFirst(wid.x);
-  let kt = beginKeys(b, g, P.S, first, chunkEnd(wid.x, first), lid);
+fn keyGrads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  keyGradsOf(wid.z, wid.y, wid.x, 0u, P.hpg, false, lid);
+}
+
+// One workgroup per (chunk, head): wid.y = g·hpg + head.
+@compute @workgroup_size(WG)
+fn keyGradsSplit(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  keyGradsOf(wid.z, wid.y / P.hpg, wid.x, wid.y % P.hpg, 1u, true, lid);
+}
+
+fn keyGradsSelOf(b: u32, g: u32, x: u32, h0: u32, hn: u32, split: bool, lid: u32) {
+  let h = hn;
+  let first = chunkFirst(x);
+  let kt = chunkKeys(b, g, x, h0, hn, split, lid);
 
   // The block's list, from its first query ≥ the chunk's first key (binary search).
   if (lid == 0u) {
-    let r = (b * P.G + g) * P.nB + wid.x / P.cpb;
+    let r = (b * P.G + g) * P.nB + x / P.cpb;
     var lo = u32(rev[r]);
     var hi = u32(rev[r + 1u]);
     let stop = hi;
@@ -78,10 +100,10 @@ fn keyGradsSel(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_
   let rows = workgroupUniformLoad(&listLen) * h;
   for (var r0 = 0u; r0 < rows; r0 += BQ) {
     workgroupBarrier();   // the previous tile is consumed
-    for (var x = lid; x < BQ; x += WG) {
+    for (var y = lid; y < BQ; y += WG) {
       var t = NONE;
-      if (r0 + x < rows) { t = u32(rev[P.revBase + start + (r0 + x) / h]); }
-      rowT[x] = t;
+      if (r0 + y < rows) { t = u32(rev[P.revBase + start + (r0 + y) / h]); }
+      rowT[y] = t;
     }
     addRows(b, g, kt, r0, rows, lid, P.want);
   }
@@ -91,15 +113,25 @@ fn keyGradsSel(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_
     for (var c = 0u; c < KC4; c++) {
       for (var e = 0u; e < 4u; e++) {
         let d = (kt.sl * KC4 + c) * 4u + e;
-        if (d < DK) { gradOut[kt.row * DK + d] = dk[c][e] * P.scale; }
+        if (d < DK) { gradOut[kt.out * DK + d] = dk[c][e] * P.scale; }
       }
     }
   } else {
     for (var c = 0u; c < VC4; c++) {
       for (var e = 0u; e < 4u; e++) {
         let d = (kt.sl * VC4 + c) * 4u + e;
-        if (d < DV) { gradOut[kt.row * DV + d] = dv[c][e]; }
+        if (d < DV) { gradOut[kt.out * DV + d] = dv[c][e]; }
       }
     }
   }
+}
+
+@compute @workgroup_size(WG)
+fn keyGradsSel(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  keyGradsSelOf(wid.z, wid.y, wid.x, 0u, P.hpg, false, lid);
+}
+
+@compute @workgroup_size(WG)
+fn keyGradsSelSplit(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  keyGradsSelOf(wid.z, wid.y / P.hpg, wid.x, wid.y % P.hpg, 1u, true, lid);
 }

@@ -37,7 +37,7 @@ import {
   type ShaderFile,
   type UniformValues,
 } from '../gpu/kernel-interface';
-import { ATTENTION_BWD, ATTENTION_QKV } from './attention';
+import { ATTENTION_BWD, ATTENTION_QKV, ATTENTION_SUM_HEADS_KERNEL } from './attention';
 import { nsaReverseIndexLengths, type NsaReverseIndexSlices } from './nsa-reverse-index';
 
 export type NsaBranch = 'cmp' | 'sel' | 'win';
@@ -93,6 +93,12 @@ const DKDV_ENTRIES = {
   keyGrads: [...ATTENTION_BWD, ['gradK', F], ['gradV', F]],
   keyGradsSel: [...ATTENTION_BWD, ['gradOut', F], ['rev', I]],
 } as const;
+/** The group kernel's head split: one workgroup per head; gradK/gradV/gradOut hold the heads' parts. */
+const DKDV_SPLIT_ENTRIES = {
+  ...DKDV_ENTRIES,
+  keyGradsSplit: [...ATTENTION_BWD, ['gradK', F], ['gradV', F]],
+  keyGradsSelSplit: [...ATTENTION_BWD, ['gradOut', F], ['rev', I]],
+} as const;
 
 /** The variant-independent type of a composition (group and simple share uniform and entries). */
 type NsaKernel<E extends KernelSpec['entries']> = Kernel<{
@@ -124,7 +130,7 @@ export const NSA_ATTN_DKDV_KERNEL = defineKernel({
   name: 'nsa.dkdv',
   files: [ATTN, ATTN_BWD, NSA_COMMON, ['attention_keys.wgsl', attnKeysCode], ['nsa_attention_dkdv.wgsl', dkdvCode]],
   uniforms: { P: NSA_PARAMS },
-  entries: DKDV_ENTRIES,
+  entries: DKDV_SPLIT_ENTRIES,
 });
 export const NSA_ATTN_FWD_SIMPLE_KERNEL = defineKernel({
   name: 'nsa.simple.forward',
@@ -297,6 +303,7 @@ export const NSA_ATTENTION_VARIANTS: readonly KernelVariant[] = (() => {
       const kt = nsaKeyTiling(d, d, branch, 16);
       const kc = { DK: d, DV: d, DK4: Math.ceil(d / 4), DV4: Math.ceil(d / 4), NS: kt.NS, KB: kt.KB, KC4: kt.KC4, VC4: kt.VC4, BQ: kt.BQ };
       out.push({ kernel: NSA_ATTN_DKDV_KERNEL, entryPoint: branch === 'sel' ? 'keyGradsSel' : 'keyGrads', constants: kc });
+      out.push({ kernel: NSA_ATTN_DKDV_KERNEL, entryPoint: branch === 'sel' ? 'keyGradsSelSplit' : 'keyGradsSplit', constants: kc });
     }
   }
   return out;
@@ -320,6 +327,11 @@ export type NsaBranchBackwardArgs = NsaAttnShape & {
   accumulateQ: boolean;
   /** Kernel variant; default by adapter (nsaAttnVariant). */
   variant?: NsaAttnVariant;
+  /**
+   * Scratch [B,S,H,dk] and [B,S,H,dv] (S: the branch's key rows): with the group kernels and H > G,
+   * dK/dV run one workgroup per head and a last dispatch adds the heads' parts in a fixed order.
+   */
+  headParts?: { k: BufferSlice; v: BufferSlice };
 } & Slices<'q' | 'k' | 'v' | 'out' | 'lse' | 'dout' | 'delta' | 'gradQ' | 'gradK' | 'gradV'>;
 
 /** Key rows per sequence of a branch: Ncmp(T) compressed rows for cmp, else T positions. */
@@ -523,31 +535,51 @@ export async function nsaBranchBackwardDispatches(gpu: GpuContext, a: NsaBranchB
     ? { DK: dk, DV: dv }
     : { DK: dk, DV: dv, DK4: Math.ceil(dk / 4), DV4: Math.ceil(dv / 4), NS: kt.NS, KB: kt.KB, KC4: kt.KC4, VC4: kt.VC4, BQ: kt.BQ };
   const KK: NsaKernel<typeof DKDV_ENTRIES> = simple ? NSA_ATTN_DKDV_SIMPLE_KERNEL : NSA_ATTN_DKDV_KERNEL;
-  const keyGrid: readonly [number, number?, number?] = simple ? grid1d(ceilDiv(B * S * G, ROW_WG)) : [chunks, G, B];
+  const hpg = H / G;
+  const parts = !simple && hpg > 1 ? a.headParts : undefined;
+  if (parts) {
+    checkSlices(label, { 'headParts.k': [parts.k, B * S * H * dk], 'headParts.v': [parts.v, B * S * H * dv] });
+    checkMax(label, 'H', H, gpu.limits.maxComputeWorkgroupsPerDimension, 'workgroups');
+  }
+  const keyGrid: readonly [number, number?, number?] = simple ? grid1d(ceilDiv(B * S * G, ROW_WG)) : [chunks, parts ? H : G, B];
   // The reverse index takes the binding gradV would: dK and dV of sel are two passes.
-  const selPass = (want: number, grad: BufferSlice, name: string) =>
-    kernelDispatch(
-      gpu,
-      KK,
-      'keyGradsSel',
-      {
-        uniforms: { P: uniformValues(a, cpb, a.accumulateQ, want) },
-        storage: { ...common, gradOut: grad, rev: a.reverse!.queries },
-        constants: kc,
-        label: `${label}.${name}`,
-      },
-      keyGrid,
-    );
+  const selPass = (want: number, grad: BufferSlice, name: string) => {
+    const args = {
+      uniforms: { P: uniformValues(a, cpb, a.accumulateQ, want) },
+      storage: { ...common, gradOut: grad, rev: a.reverse!.queries },
+      constants: kc,
+      label: `${label}.${name}`,
+    };
+    return parts
+      ? kernelDispatch(gpu, NSA_ATTN_DKDV_KERNEL, 'keyGradsSelSplit', args, keyGrid)
+      : kernelDispatch(gpu, KK, 'keyGradsSel', args, keyGrid);
+  };
+  const keyArgs = {
+    uniforms: { P: u },
+    storage: { ...common, gradK: parts ? parts.k : a.gradK, gradV: parts ? parts.v : a.gradV },
+    constants: kc,
+    label: `${label}.dkdv`,
+  };
   const keyPasses = isSel
-    ? [selPass(1, a.gradK, 'dk'), selPass(2, a.gradV, 'dv')]
+    ? [selPass(1, parts ? parts.k : a.gradK, 'dk'), selPass(2, parts ? parts.v : a.gradV, 'dv')]
     : [
-        kernelDispatch(
-          gpu,
-          KK,
-          'keyGrads',
-          { uniforms: { P: u }, storage: { ...common, gradK: a.gradK, gradV: a.gradV }, constants: kc, label: `${label}.dkdv` },
-          keyGrid,
-        ),
+        parts
+          ? kernelDispatch(gpu, NSA_ATTN_DKDV_KERNEL, 'keyGradsSplit', keyArgs, keyGrid)
+          : kernelDispatch(gpu, KK, 'keyGrads', keyArgs, keyGrid),
       ];
+  if (parts)
+    keyPasses.push(
+      kernelDispatch(
+        gpu,
+        ATTENTION_SUM_HEADS_KERNEL,
+        'sumHeads',
+        {
+          uniforms: { P: { rows: B * S * G, hpg, dk, dv } },
+          storage: { partK: parts.k, partV: parts.v, gradK: a.gradK, gradV: a.gradV },
+          label: `${label}.sum_heads`,
+        },
+        grid1d(ceilDiv(B * S * G * (dk + dv), 64), gpu.limits.maxComputeWorkgroupsPerDimension),
+      ),
+    );
   return Promise.all([delta, dq, ...keyPasses]);
 }

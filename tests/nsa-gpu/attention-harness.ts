@@ -90,6 +90,8 @@ export interface RunOptions {
   reruns?: number;
   /** Kernel variant; default by adapter ('simple' on SwiftShader). */
   variant?: NsaAttnVariant;
+  /** false: no head-parts scratch, so the group kernels run dK/dV per group (default: per head, as the model). */
+  headSplit?: boolean;
 }
 
 /** Reverse index, forward and backward in one submit; outputs start as NaN so each must be written. */
@@ -121,6 +123,8 @@ export async function runBranch(
     offsets: rl.offsets,
     queries: rl.queries,
     keysRead: s.B * s.T * s.G,
+    partK: s.B * S * s.H * s.dk,
+    partV: s.B * S * s.H * s.dv,
   };
   const arena = createArena(
     gpu,
@@ -146,6 +150,7 @@ export async function runBranch(
       gradQ: sl.gradQ,
       gradK: sl.gradK,
       gradV: sl.gradV,
+      headParts: o.headSplit === false ? undefined : { k: sl.partK, v: sl.partV },
       accumulateQ: o.accumulateQ ?? false,
     }),
   ]);

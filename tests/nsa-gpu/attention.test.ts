@@ -62,3 +62,16 @@ describe('NSA branch attention vs the float64 reference', () => {
     expect(gpu.reports).toEqual([]);
   });
 });
+
+// The group kernels' dK/dV per group (no head-parts scratch given): what runs where H = G, here
+// with two heads per group so it still differs from the per-head split the model runs above.
+describe('NSA branch attention, group kernels without the head split', () => {
+  it.each(['cmp', 'sel', 'win'] as NsaBranch[])('%s: base, B=2, T=37', async (branch) => {
+    const gpu = await getGpu();
+    const s: NsaAttnShape = { B: 2, T: 37, ...DIMS };
+    const x = randomBranchInputs(s, BASE, branch, 41, 1.5);
+    const [g] = await runBranch(gpu, s, BASE, branch, x, { variant: 'group', headSplit: false });
+    expectMatches(g, referenceBranch(s, BASE, branch, x));
+    expect(gpu.reports).toEqual([]);
+  });
+});

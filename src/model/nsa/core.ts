@@ -53,6 +53,8 @@ export interface NsaCoreScratch {
   dvc: BufferSlice;
   delta: BufferSlice;
   reverse: NsaReverseIndexSlices;
+  /** H > G: each head's part of a branch's dK, dV [B, T, H, dk|dv] (the group kernels' head split). */
+  headParts?: NsaBranchKV;
   /** φ = mlp: gathered inputs and hidden gradients, per K and V. */
   mlp?: { k: { z: BufferSlice; dh: BufferSlice }; v: { z: BufferSlice; dh: BufferSlice } };
 }
@@ -136,6 +138,7 @@ export function nsaCoreScratchTensors(place: PlaceTensor, prefix: string, s: Att
     delta: t('delta', z.lse),
     reverse: { counts: t('rev.counts', r.counts), offsets: t('rev.offsets', r.offsets), queries: t('rev.queries', r.queries) },
   };
+  if (s.H > s.G) scratch.headParts = { k: t('headParts.k', s.B * s.T * s.H * s.dk), v: t('headParts.v', s.B * s.T * s.H * s.dv) };
   if (cfg.phi === 'mlp') {
     const mlp = (kv: 'k' | 'v', D: number) => {
       const L = compressMlpScratchLengths({ B: s.B, T: s.T, G: s.G, D, dHidden: cmpMlpHidden(D), cfg });
@@ -293,6 +296,7 @@ export async function nsaCoreBackward(
       gradQ: gr.dq,
       gradK: grad.k,
       gradV: grad.v,
+      headParts: scratch.headParts,
       accumulateQ,
     });
   list.push(
