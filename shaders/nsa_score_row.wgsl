@@ -118,3 +118,41 @@ fn scoreRow(lane: u32, t: u32, hpg: u32, dk: u32, l: u32, d: u32, lSel: u32, sca
   storageBarrier();
   workgroupBarrier();
 }
+
+// scoreRow's arithmetic by one invocation, for software adapters (SwiftShader runs a workgroup's
+// barriers as coroutine switches, which made the 64-lane version about 10 times slower there): the
+// same dot chains, the lane partial sums (k ≡ lane mod SR_WG, ascending) and the same fixed tree over
+// them, the same p_k and the same per-j order of fmas, so the two give the same bits
+// (tests/nsa-gpu/select.test.ts compares them). No workgroup memory, no barrier.
+fn scoreRowSerial(t: u32, hpg: u32, dk: u32, l: u32, d: u32, lSel: u32, scale: f32, nZero: u32) {
+  for (var j = 0u; j < nZero; j++) { srSetScore(j, 0.0); }
+  if (t + 1u < l) { return; }
+  let n = (t + 1u - l) / d + 1u;
+  let nb = t / lSel + 1u;
+  let lf = f32(l);
+  var part: array<f32, SR_WG>;
+  for (var m = 0u; m < hpg; m++) {
+    var M = SR_NEG_BIG;
+    for (var k = 0u; k < n; k++) { M = max(M, srDot(m, k, dk)); }
+    for (var lane = 0u; lane < SR_WG; lane++) {
+      var s = 0.0;
+      for (var k = lane; k < n; k += SR_WG) { s += exp((srDot(m, k, dk) - M) * scale); }
+      part[lane] = s;
+    }
+    for (var w = SR_WG / 2u; w > 0u; w >>= 1u) {
+      for (var lane = 0u; lane < w; lane++) { part[lane] = part[lane] + part[lane + w]; }
+    }
+    let inv = 1.0 / part[0];
+    for (var k = 0u; k < n; k++) {
+      let p = exp((srDot(m, k, dk) - M) * scale) * inv;
+      srProb(m, k, p);
+      // Block k covers [k·d, k·d + l): selection blocks floor(k·d / l′) … floor((k·d + l − 1) / l′).
+      let lo = k * d;
+      let hi = lo + l;
+      for (var j = lo / lSel; j <= min(nb - 1u, (hi - 1u) / lSel); j++) {
+        let ov = f32(min(hi, (j + 1u) * lSel) - max(lo, j * lSel)) / lf;
+        srSetScore(j, fma(p, ov, srScore(j)));
+      }
+    }
+  }
+}

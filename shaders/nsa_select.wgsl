@@ -42,6 +42,21 @@ fn scores(
   scoreRow(lane, t, h, P.dk, P.l, P.d, P.lSel, P.scale, P.nB);
 }
 
+// One invocation per (b, t, g) row, scoreRowSerial: the software adapters' entry (same bits).
+@compute @workgroup_size(WG)
+fn scoresSerial(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let row = linear(gid, nwg);   // (b·T + t)·G + g
+  if (row >= P.total) { return; }
+  let g = row % P.G;
+  let t = (row / P.G) % P.T;
+  let b = row / (P.G * P.T);
+  let h = P.H / P.G;
+  qRow = ((b * P.T + t) * P.H + g * h) * P.dk;
+  kcRow = (b * P.N * P.G + g) * P.dk;
+  sRow = row * P.nB;
+  scoreRowSerial(t, h, P.dk, P.l, P.d, P.lSel, P.scale, P.nB);
+}
+
 // The top-n scan's access to this kernel's buffers (see nsa_topn.wgsl).
 fn topnScore(i: u32) -> f32 { return blockScores[i]; }
 fn topnWrite(i: u32, j: i32) { sel[i] = j; }

@@ -156,7 +156,8 @@ export const ATTENTION_VARIANTS: readonly KernelVariant[] = [16, 64, 128]
       { kernel: ATTENTION_FORWARD_KERNEL, entryPoint: 'forward', constants: rows },
       { kernel: ATTENTION_DQ_KERNEL, entryPoint: 'backwardDq', constants: rows },
       { kernel: ATTENTION_DKDV_KERNEL, entryPoint: 'backwardDkDv', constants: dkdvConstants(d, d, t) },
-      { kernel: ATTENTION_DKDV_KERNEL, entryPoint: 'backwardDkDvSplit', constants: dkdvConstants(d, d, t) },
+      // The head split's entry differs from backwardDkDv only in its head range: one head dim.
+      ...(d === 64 ? [{ kernel: ATTENTION_DKDV_KERNEL, entryPoint: 'backwardDkDvSplit', constants: dkdvConstants(d, d, t) }] : []),
     ];
   })
   .concat([{ kernel: ATTENTION_SUM_HEADS_KERNEL, entryPoint: 'sumHeads' }]);

@@ -303,7 +303,8 @@ export const NSA_ATTENTION_VARIANTS: readonly KernelVariant[] = (() => {
       const kt = nsaKeyTiling(d, d, branch, 16);
       const kc = { DK: d, DV: d, DK4: Math.ceil(d / 4), DV4: Math.ceil(d / 4), NS: kt.NS, KB: kt.KB, KC4: kt.KC4, VC4: kt.VC4, BQ: kt.BQ };
       out.push({ kernel: NSA_ATTN_DKDV_KERNEL, entryPoint: branch === 'sel' ? 'keyGradsSel' : 'keyGrads', constants: kc });
-      out.push({ kernel: NSA_ATTN_DKDV_KERNEL, entryPoint: branch === 'sel' ? 'keyGradsSelSplit' : 'keyGradsSplit', constants: kc });
+      if (d === 64)
+        out.push({ kernel: NSA_ATTN_DKDV_KERNEL, entryPoint: branch === 'sel' ? 'keyGradsSelSplit' : 'keyGradsSplit', constants: kc });
     }
   }
   return out;

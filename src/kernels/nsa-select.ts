@@ -14,6 +14,7 @@ import { checkDims, checkSlices } from '../gpu/checks';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
 import { defineKernel, kernelDispatch, type KernelVariant } from '../gpu/kernel-interface';
+import { type NsaAttnVariant, nsaAttnVariant } from './nsa-attention';
 
 const WG = 64;
 
@@ -54,6 +55,11 @@ export const NSA_SELECT_KERNEL = defineKernel({
       ['q', F],
       ['kc', F],
     ],
+    scoresSerial: [
+      ['blockScores', F],
+      ['q', F],
+      ['kc', F],
+    ],
     topN: [
       ['blockScores', F],
       ['sel', 'array<i32>'],
@@ -71,8 +77,8 @@ export function scoreRowChunk(nCmp: number): number {
 }
 
 export const NSA_SELECT_VARIANTS: readonly KernelVariant[] = [
-  { kernel: NSA_SELECT_KERNEL, entryPoint: 'scores', constants: { SR_CH: 64 } },
   { kernel: NSA_SELECT_KERNEL, entryPoint: 'scores', constants: { SR_CH: 2048 } },
+  { kernel: NSA_SELECT_KERNEL, entryPoint: 'scoresSerial', constants: { SR_CH: 64 } },
   { kernel: NSA_SELECT_KERNEL, entryPoint: 'topN', constants: { SR_CH: 64 } },
 ];
 
@@ -91,6 +97,11 @@ export interface SelectionScoresArgs {
   cfg: NsaConfig;
   /** Blocks per workgroup-memory chunk (SR_CH; default scoreRowChunk(Ncmp)): same bits at any value. */
   chunk?: number;
+  /**
+   * 'group': one 64-lane workgroup per row; 'simple': one invocation per row (scoreRowSerial), for
+   * software adapters, where barriers are slow. Same bits. Default by adapter, as the attention.
+   */
+  variant?: NsaAttnVariant;
 }
 
 export interface TopNSelectionArgs {
@@ -126,7 +137,7 @@ function params(c: NsaConfig, d: { B: number; T: number; H: number; G: number; d
   };
 }
 
-/** Group scores P (spec eq. 9 by overlap, eq. 10): one workgroup per (b, t, g) row. */
+/** Group scores P (spec eq. 9 by overlap, eq. 10): one workgroup (or, 'simple', one invocation) per (b, t, g) row. */
 export async function selectionScoresDispatch(gpu: GpuContext, a: SelectionScoresArgs): Promise<Dispatch> {
   const label = 'nsa_select.scores';
   const { B, T, H, G, dk, cfg } = a;
@@ -140,6 +151,19 @@ export async function selectionScoresDispatch(gpu: GpuContext, a: SelectionScore
     scores: [a.scores, B * T * G * nB],
   });
   const rows = B * T * G;
+  if (nsaAttnVariant(gpu, a.variant) === 'simple')
+    return kernelDispatch(
+      gpu,
+      NSA_SELECT_KERNEL,
+      'scoresSerial',
+      {
+        uniforms: params(cfg, { B, T, H, G, dk }, rows),
+        storage: { blockScores: a.scores, q: a.q, kc: a.kc },
+        constants: { SR_CH: 64 },
+        label,
+      },
+      grid1d(ceilDiv(rows, WG)),
+    );
   return kernelDispatch(
     gpu,
     NSA_SELECT_KERNEL,

@@ -6,6 +6,7 @@ import { forcedBlocks, numCmpBlocks, numSelBlocks } from '../../src/definitions/
 import type { NsaConfig, NsaShape } from '../../src/definitions/nsa-config';
 import { createArena } from '../../src/gpu/arena';
 import type { GpuContext } from '../../src/gpu/context';
+import type { NsaAttnVariant } from '../../src/kernels/nsa-attention';
 import { selectionScoresDispatch, topNSelectionDispatch } from '../../src/kernels/nsa-select';
 import { compressedForwardRef } from '../../src/reference/nsa/compressed';
 import { selectBlocksRef, selectionScoresRef } from '../../src/reference/nsa/selection';
@@ -74,7 +75,7 @@ const CASES: Case[] = [
   },
 ];
 
-async function runSelection(gpu: GpuContext, cs: Case, q: Float64Array, kc: Float64Array, chunk?: number) {
+async function runSelection(gpu: GpuContext, cs: Case, q: Float64Array, kc: Float64Array, chunk?: number, variant?: NsaAttnVariant) {
   const { cfg, B, T, H, G, dk } = cs;
   const nB = numSelBlocks(T, cfg);
   const arena = createArena(gpu, 'select', [
@@ -89,7 +90,7 @@ async function runSelection(gpu: GpuContext, cs: Case, q: Float64Array, kc: Floa
   gpu.write(s('scores'), new Float32Array(B * T * G * nB).fill(NaN)); // garbage: must be overwritten
   gpu.write(s('sel'), new Int32Array(B * T * G * cfg.nSel).fill(12345)); // garbage: must be overwritten
   gpu.run([
-    await selectionScoresDispatch(gpu, { q: s('q'), kc: s('kc'), scores: s('scores'), B, T, H, G, dk, cfg, chunk }),
+    await selectionScoresDispatch(gpu, { q: s('q'), kc: s('kc'), scores: s('scores'), B, T, H, G, dk, cfg, chunk, variant }),
     await topNSelectionDispatch(gpu, { scores: s('scores'), sel: s('sel'), B, T, G, cfg }),
   ]);
   return { scores: await gpu.readF32(s('scores'), B * T * G * nB), sel: await gpu.readI32(s('sel'), B * T * G * cfg.nSel) };
@@ -179,12 +180,29 @@ describe('selection scores in chunks of SR_CH blocks', () => {
     const r = rng(T + 5);
     const q = F(randn(B * T * H * dk, r));
     const kc = F(randn(B * N * G * dk, r));
-    const whole = await runSelection(gpu, cs, q, kc, 512);
+    const whole = await runSelection(gpu, cs, q, kc, 512, 'group');
     for (const c of [64, chunk]) {
-      const parts = await runSelection(gpu, cs, q, kc, c);
+      const parts = await runSelection(gpu, cs, q, kc, c, 'group');
       expect(Buffer.from(parts.scores.buffer).equals(Buffer.from(whole.scores.buffer)), `SR_CH ${c}`).toBe(true);
       expect(Array.from(parts.sel)).toEqual(Array.from(whole.sel));
     }
+  });
+});
+
+// The software adapters' entry (one invocation per row, scoreRowSerial) and the GPUs' (a 64-lane
+// workgroup per row) do the same arithmetic in the same order: same bits on every case.
+describe('selection scores: one invocation per row = one workgroup per row, bit for bit', () => {
+  it.each(CASES)('$name', async (cs) => {
+    const gpu = await getGpu();
+    const { cfg, B, T, H, G, dk } = cs;
+    const N = numCmpBlocks(T, cfg);
+    const r = rng(cs.seed ?? T * 31 + H * 7 + cfg.nSel);
+    const q = F(randn(B * T * H * dk, r));
+    const kc = F(randn(B * N * G * dk, r));
+    const serial = await runSelection(gpu, cs, q, kc, undefined, 'simple');
+    const lanes = await runSelection(gpu, cs, q, kc, undefined, 'group');
+    expect(Buffer.from(serial.scores.buffer).equals(Buffer.from(lanes.scores.buffer))).toBe(true);
+    expect(Array.from(serial.sel)).toEqual(Array.from(lanes.sel));
   });
 });
 

@@ -224,7 +224,7 @@ export async function nsaCoreForward(
     });
   list.push(
     branch('cmp', { k: sv.kc, v: sv.vc }, sv.oCmp, sv.lseCmp),
-    selectionScoresDispatch(gpu, { q: io.q, kc: sv.kc, scores: sv.scores, B, T, H, G, dk, cfg }),
+    selectionScoresDispatch(gpu, { q: io.q, kc: sv.kc, scores: sv.scores, B, T, H, G, dk, cfg, variant: io.kernels }),
     topNSelectionDispatch(gpu, { scores: sv.scores, sel: sv.sel, B, T, G, cfg }),
     branch('sel', io.sel, sv.oSel, sv.lseSel),
     branch('win', io.win, sv.oWin, sv.lseWin),
