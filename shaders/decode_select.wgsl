@@ -58,3 +58,23 @@ fn selectTop(
   // 2. Top-n (lane 0): the scan of nsa_topn.wgsl, as nsa_select.wgsl's topN.
   topnSelect(bt, P.nSel, P.forceInit != 0u, P.forceLocal, base, P.slot + bg * P.nSel);
 }
+
+// The software adapters' twin (the training kernel there runs scoreRowSerial too, so decode and
+// training share one function on every adapter): one invocation per (b, g).
+@compute @workgroup_size(1)
+fn selectTopSerial(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let bg = wid.x + wid.y * nwg.x;
+  if (bg >= P.B * P.G) { return; }
+  let g = bg % P.G;
+  let b = bg / P.G;
+  let t = st[0];
+  let bt = t / P.lSel;
+  let base = bg * P.nBmax;
+  let head0 = b * P.H + g * P.hpg;
+  qRow = head0 * P.dk;
+  kcRow = (b * P.Nmax * P.G + g) * P.dk;
+  sRow = base;
+  probRow = head0 * P.cap;
+  scoreRowSerial(t, P.hpg, P.dk, P.l, P.d, P.lSel, P.scale, bt + 1u);
+  topnSelect(bt, P.nSel, P.forceInit != 0u, P.forceLocal, base, P.slot + bg * P.nSel);
+}

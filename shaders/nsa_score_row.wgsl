@@ -122,8 +122,9 @@ fn scoreRow(lane: u32, t: u32, hpg: u32, dk: u32, l: u32, d: u32, lSel: u32, sca
 // scoreRow's arithmetic by one invocation, for software adapters (SwiftShader runs a workgroup's
 // barriers as coroutine switches, which made the 64-lane version about 10 times slower there): the
 // same dot chains, the lane partial sums (k ≡ lane mod SR_WG, ascending) and the same fixed tree over
-// them, the same p_k and the same per-j order of fmas, so the two give the same bits
-// (tests/nsa-gpu/select.test.ts compares them). No workgroup memory, no barrier.
+// them, the same p_k and the same per-j order of fmas. SwiftShader gives the same bits for both; a
+// GPU compiler may schedule them differently (NVIDIA's did, by an ulp), so each adapter runs one of
+// them in training and decode alike (nsa-select.ts, decode.ts). No workgroup memory, no barrier.
 fn scoreRowSerial(t: u32, hpg: u32, dk: u32, l: u32, d: u32, lSel: u32, scale: f32, nZero: u32) {
   for (var j = 0u; j < nZero; j++) { srSetScore(j, 0.0); }
   if (t + 1u < l) { return; }

@@ -12,6 +12,7 @@ import type { BufferSlice } from '../gpu/arena';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
 import { defineKernel, kernelDispatch, type KernelVariant, type UniformValues } from '../gpu/kernel-interface';
+import { nsaAttnVariant } from './nsa-attention';
 import { scoreRowChunk } from './nsa-select';
 
 const WG = 64;
@@ -115,6 +116,14 @@ export const DECODE_SELECT_KERNEL = defineKernel({
       ['scores', F],
       ['sel', 'array<i32>'],
     ],
+    selectTopSerial: [
+      ['st', 'array<u32>'],
+      ['q', F],
+      ['kc', F],
+      ['scratch', F],
+      ['scores', F],
+      ['sel', 'array<i32>'],
+    ],
   },
 });
 
@@ -139,6 +148,7 @@ export const DECODE_ATTEND_KERNEL = defineKernel({
 export const DECODE_VARIANTS: readonly KernelVariant[] = [
   ...Object.keys(DECODE_ROWS_KERNEL.spec.entries).map((entryPoint) => ({ kernel: DECODE_ROWS_KERNEL, entryPoint })),
   { kernel: DECODE_SELECT_KERNEL, entryPoint: 'selectTop', constants: { SR_CH: 64 } },
+  { kernel: DECODE_SELECT_KERNEL, entryPoint: 'selectTopSerial', constants: { SR_CH: 64 } },
   { kernel: DECODE_ATTEND_KERNEL, entryPoint: 'attend' },
 ];
 
@@ -212,7 +222,8 @@ export function decodeSelectDispatch(
   return kernelDispatch(
     gpu,
     DECODE_SELECT_KERNEL,
-    'selectTop',
+    // As the training kernel on this adapter (nsa-select.ts): the same score function in both.
+    nsaAttnVariant(gpu) === 'simple' ? 'selectTopSerial' : 'selectTop',
     { uniforms: { P }, storage: s, constants: { SR_CH: scoreRowChunk(P.Nmax) }, label },
     grid1d(P.B * P.G, gpu.limits.maxComputeWorkgroupsPerDimension),
   );

@@ -190,8 +190,11 @@ describe('selection scores in chunks of SR_CH blocks', () => {
 });
 
 // The software adapters' entry (one invocation per row, scoreRowSerial) and the GPUs' (a 64-lane
-// workgroup per row) do the same arithmetic in the same order: same bits on every case.
-describe('selection scores: one invocation per row = one workgroup per row, bit for bit', () => {
+// workgroup per row) write the same arithmetic in the same order. SwiftShader gives the same bits;
+// NVIDIA's compiler, free to schedule the two differently, differed in one case of twelve on the
+// H200, so the check is f32 rounding (rel RMS ≤ 1e-6) and the same selections. Decode runs the
+// same function as training on each adapter (decode.ts), where bits are what count.
+describe('selection scores: one invocation per row ≈ one workgroup per row', () => {
   it.each(CASES)('$name', async (cs) => {
     const gpu = await getGpu();
     const { cfg, B, T, H, G, dk } = cs;
@@ -201,7 +204,8 @@ describe('selection scores: one invocation per row = one workgroup per row, bit 
     const kc = F(randn(B * N * G * dk, r));
     const serial = await runSelection(gpu, cs, q, kc, undefined, 'simple');
     const lanes = await runSelection(gpu, cs, q, kc, undefined, 'group');
-    expect(Buffer.from(serial.scores.buffer).equals(Buffer.from(lanes.scores.buffer))).toBe(true);
+    if (N === 0) expect(Array.from(lanes.scores).every((v) => v === 0)).toBe(true);
+    else expectClose('scores', serial.scores, lanes.scores, 1e-6);
     expect(Array.from(serial.sel)).toEqual(Array.from(lanes.sel));
   });
 });
