@@ -17,7 +17,7 @@ import { createDataset } from '../train/data/datasets';
 import { trainSteps } from '../train/loop';
 import { preset, PRESET_NAMES, type PresetName } from '../train/presets/presets';
 import { Trainer } from '../train/trainer';
-import { type ArgSpec, intFlag, parseArgs } from './args';
+import { type ArgSpec, intFlag, numFlag, parseArgs } from './args';
 import { knownFp32Peak } from './fp32-peak';
 import { runMain } from './main';
 import { ATTENTION_KINDS, setAttention } from './run-config';
@@ -119,8 +119,9 @@ function benchOptions(argv: readonly string[]): BenchOptions {
       }),
     }));
     const peakText = args.flags.get('peak-tflops');
-    const peakTflops = peakText === undefined ? null : Number(peakText);
-    if (peakTflops !== null && !(peakTflops > 0)) throw new Error(`--peak-tflops must be a positive number (got '${peakText}')`);
+    const peakTflops = peakText === undefined ? null : numFlag(args, 'peak-tflops')!;
+    if (peakTflops !== null && !(peakTflops > 0 && Number.isFinite(peakTflops)))
+      throw new Error(`--peak-tflops must be a positive finite number (got '${peakText}')`);
     return { sizes, steps, runs, peakTflops };
   });
 }

@@ -1,8 +1,10 @@
 // The entry-point wrapper every CLI shares: runs its main, exits with the code it returns. A
 // UsageError or InvalidConfigError it throws (the user's flags or config) prints its message and
-// exits 2; any other error prints (with its stack unless told otherwise) and exits 1. process.exit,
+// exits 2; no WebGPU adapter prints its message and exits 1; any other error prints (with its stack
+// unless told otherwise) and exits 1. process.exit,
 // so an open GPU device or a watchdog timer cannot keep the process alive.
 import { InvalidConfigError } from '../definitions/config-issue';
+import { NoAdapterError } from '../gpu/node-device';
 import { CheckpointFormatError } from '../train/checkpoint/checkpoint';
 import { DataFileError } from '../train/data/text-file';
 import { escapeControl } from './terminal-text';
@@ -21,9 +23,11 @@ export function runMain(main: () => Promise<number> | number, opts: RunMainOptio
       (code) => process.exit(code),
       (e: unknown) => {
         const usage = isUserError(e);
+        // No adapter is the machine's state, not a bug: its message says what to check, no stack.
+        const plain = usage || e instanceof NoAdapterError;
         // Messages quote files' contents (checkpoint metadata, config fields): control characters escaped.
         console.error(
-          escapeControl(e instanceof Error ? (stack && !usage ? (e.stack ?? e.message) : e.message) : String(e), { keepNewlines: true }),
+          escapeControl(e instanceof Error ? (stack && !plain ? (e.stack ?? e.message) : e.message) : String(e), { keepNewlines: true }),
         );
         process.exit(usage ? 2 : 1);
       },

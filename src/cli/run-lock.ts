@@ -59,14 +59,30 @@ function readHolder(path: string): LockHolder | null {
   return null;
 }
 
-/** Whether process `pid` exists on this host (EPERM: it exists, owned by someone else). */
+/**
+ * Whether process `pid` exists on this host (EPERM: it exists, owned by someone else) and is not a
+ * zombie: a killed writer whose parent has not reaped it yet (in a container without an init, never)
+ * still answers kill(pid, 0) but holds nothing.
+ */
 export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
+  try {
+    if (exitedState(readFileSync(`/proc/${pid}/stat`, 'utf8'))) return false;
+  } catch {
+    // no /proc (macOS) or gone meanwhile: kill(pid, 0) answered
+  }
+  return true;
+}
+
+/** Whether a /proc/<pid>/stat line is a zombie's or a dead process's (state Z or X after the name). */
+export function exitedState(stat: string): boolean {
+  const close = stat.lastIndexOf(')'); // the name, in parentheses, may hold ')' and spaces itself
+  const state = stat.slice(close + 2, close + 3);
+  return state === 'Z' || state === 'X';
 }
 
 function createExclusive(path: string, text: string): boolean {

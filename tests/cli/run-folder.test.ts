@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 
 import { DISK_ERROR_EXIT, DiskWriteError, guardWrite, lastGoodCheckpoint, runOnDisk, withDiskErrors } from '../../src/cli/disk-errors';
 import { notReusable, runFolderPath } from '../../src/cli/run-folder-guard';
-import { acquireRunLock, LOCK_FILE, removeInterruptedWrites, RunLockedError } from '../../src/cli/run-lock';
+import { acquireRunLock, exitedState, LOCK_FILE, processAlive, removeInterruptedWrites, RunLockedError } from '../../src/cli/run-lock';
 import { escapeControl } from '../../src/cli/terminal-text';
 import { UsageError } from '../../src/cli/usage';
 
@@ -167,5 +167,22 @@ describe('terminal text', () => {
     expect(escapeControl('a\u001b[2Jb\u0007c\r\n\t\u009b\u202ed')).toBe('a\\x1b[2Jb\\x07c\\r\\n\\t\\x9b\\u202ed');
     expect(escapeControl('line 1\nline\u001b 2', { keepNewlines: true })).toBe('line 1\nline\\x1b 2');
     expect(escapeControl('naïve — ok')).toBe('naïve — ok');
+  });
+});
+
+// A SIGKILLed writer that its parent has not reaped yet is a zombie: kill(pid, 0) still answers,
+// but it holds nothing, so its lock is taken over (processAlive reads the state from /proc).
+describe('exitedState (/proc/<pid>/stat)', () => {
+  it('reads the state after the last parenthesis: Z and X have exited, R, S, D have not', () => {
+    expect(exitedState('4242 (node) Z 1 4242 4242 0 -1')).toBe(true);
+    expect(exitedState('4242 (node) X 1 4242')).toBe(true);
+    expect(exitedState('4242 (a) b) Z (c) R 1 2')).toBe(false); // the name holds ') Z (': state R
+    expect(exitedState('4242 (node) S 1 4242')).toBe(false);
+    expect(exitedState('4242 (node) D 1 4242')).toBe(false);
+    expect(exitedState('4242 (x) R 1')).toBe(false);
+  });
+  it('this process is alive; a pid past pid_max is not', () => {
+    expect(processAlive(process.pid)).toBe(true);
+    expect(processAlive(2 ** 22 + 12345)).toBe(false); // above Linux's pid_max: no such process
   });
 });

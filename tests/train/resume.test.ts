@@ -32,13 +32,14 @@ function expectSameTensors(a: ReadonlyMap<string, Float32Array>, b: ReadonlyMap<
 }
 
 // The group kernels are slow on SwiftShader (every barrier switches between emulated invocations):
-// their case runs 4 steps, stopped at 2 (85 s at 6 steps on a loaded 2-core machine).
+// every case runs 4 steps, stopped at 2 (the group case took 85 s at 6 steps on a loaded 2-core
+// machine); two steps after the stop still cross a gradient-accumulation boundary and the warm-up.
 describe('exact resume', { timeout: 600_000 }, () => {
   // NSA with both branch kernel variants: 'group' (what GPUs run) and 'simple' (software adapters).
   it.each([
-    ['dense', 'default', 6, 3],
+    ['dense', 'default', 4, 2],
     ['nsa', 'group', 4, 2],
-    ['nsa', 'simple', 6, 3],
+    ['nsa', 'simple', 4, 2],
   ] as const)(
     '%s (%s kernels), gradAccum 2, %i steps: stopped at step %i, written, read back and continued = uninterrupted, bit for bit',
     async (attention, kernels, STEPS, STOP_AT) => {
