@@ -171,7 +171,7 @@ function judge(c, res) {
   if (res.timedOut) problems.push(`no answer in ${TIMEOUT_MS / 1000} s (a hang)`);
   else if (res.code !== 2) problems.push(`exit ${res.code ?? res.signal} instead of 2`);
   if (/\n\s+at .+:\d+:\d+\)?\n/.test(text)) problems.push('a stack trace');
-   
+
   if (/[\x00-\x08\x0b-\x1f\x7f]/.test(text.replace(/\r?\n/g, ''))) problems.push('a raw control character');
   if (/\[gpu\]/.test(text)) problems.push('GPU work before the refusal');
   // The CLI reports the first thing it refuses, which may be another token of the case than the
