@@ -4,7 +4,6 @@
 // unless told otherwise) and exits 1. process.exit,
 // so an open GPU device or a watchdog timer cannot keep the process alive.
 import { InvalidConfigError } from '../definitions/config-issue';
-import { NoAdapterError } from '../gpu/node-device';
 import { CheckpointFormatError } from '../train/checkpoint/checkpoint';
 import { DataFileError } from '../train/data/text-file';
 import { escapeControl } from './terminal-text';
@@ -24,7 +23,8 @@ export function runMain(main: () => Promise<number> | number, opts: RunMainOptio
       (e: unknown) => {
         const usage = isUserError(e);
         // No adapter is the machine's state, not a bug: its message says what to check, no stack.
-        const plain = usage || e instanceof NoAdapterError;
+        // (By name: importing src/gpu/node-device.ts would load Dawn into every CLI module's importers.)
+        const plain = usage || (e instanceof Error && e.name === 'NoAdapterError');
         // Messages quote files' contents (checkpoint metadata, config fields): control characters escaped.
         console.error(
           escapeControl(e instanceof Error ? (stack && !plain ? (e.stack ?? e.message) : e.message) : String(e), { keepNewlines: true }),
