@@ -28,6 +28,18 @@ fn srScore(j: u32) -> f32 { return scores[sRow + j]; }
 fn srSetScore(j: u32, v: f32) { scores[sRow + j] = v; }
 fn srProb(m: u32, k: u32, p: f32) { scratch[probRow + m * P.cap + k] = p; }
 
+// Points the accessors at bg = b·G + g; returns the offset of its scores row.
+fn setGroup(bg: u32) -> u32 {
+  let g = bg % P.G;
+  let b = bg / P.G;
+  let head0 = b * P.H + g * P.hpg;
+  qRow = head0 * P.dk;
+  kcRow = (b * P.Nmax * P.G + g) * P.dk;
+  sRow = bg * P.nBmax;
+  probRow = head0 * P.cap;
+  return sRow;
+}
+
 var<workgroup> tShared: u32;
 
 @compute @workgroup_size(WG)
@@ -38,21 +50,13 @@ fn selectTop(
 ) {
   let bg = wid.x + wid.y * nwg.x;
   if (bg >= P.B * P.G) { return; }
-  let g = bg % P.G;
-  let b = bg / P.G;
   if (lane == 0u) { tShared = st[0]; }
   let t = workgroupUniformLoad(&tShared);
   let bt = t / P.lSel;
-  let nb = bt + 1u;
-  let base = bg * P.nBmax;
-  let head0 = b * P.H + g * P.hpg;
-  qRow = head0 * P.dk;
-  kcRow = (b * P.Nmax * P.G + g) * P.dk;
-  sRow = base;
-  probRow = head0 * P.cap;
+  let base = setGroup(bg);
 
   // 1. Scores (and p_cmp into the scratch rows).
-  scoreRow(lane, t, P.hpg, P.dk, P.l, P.d, P.lSel, P.scale, nb);
+  scoreRow(lane, t, P.hpg, P.dk, P.l, P.d, P.lSel, P.scale, bt + 1u);
   if (lane != 0u) { return; }
 
   // 2. Top-n (lane 0): the scan of nsa_topn.wgsl, as nsa_select.wgsl's topN.
@@ -65,16 +69,9 @@ fn selectTop(
 fn selectTopSerial(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let bg = wid.x + wid.y * nwg.x;
   if (bg >= P.B * P.G) { return; }
-  let g = bg % P.G;
-  let b = bg / P.G;
   let t = st[0];
   let bt = t / P.lSel;
-  let base = bg * P.nBmax;
-  let head0 = b * P.H + g * P.hpg;
-  qRow = head0 * P.dk;
-  kcRow = (b * P.Nmax * P.G + g) * P.dk;
-  sRow = base;
-  probRow = head0 * P.cap;
+  let base = setGroup(bg);
   scoreRowSerial(t, P.hpg, P.dk, P.l, P.d, P.lSel, P.scale, bt + 1u);
   topnSelect(bt, P.nSel, P.forceInit != 0u, P.forceLocal, base, P.slot + bg * P.nSel);
 }

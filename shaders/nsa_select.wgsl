@@ -23,6 +23,17 @@ fn srScore(j: u32) -> f32 { return blockScores[sRow + j]; }
 fn srSetScore(j: u32, v: f32) { blockScores[sRow + j] = v; }
 fn srProb(m: u32, k: u32, p: f32) {}
 
+// Points the accessors at row (b·T + t)·G + g; returns its query position t.
+fn setRow(row: u32) -> u32 {
+  let g = row % P.G;
+  let t = (row / P.G) % P.T;
+  let b = row / (P.G * P.T);
+  qRow = ((b * P.T + t) * P.H + g * (P.H / P.G)) * P.dk;
+  kcRow = (b * P.N * P.G + g) * P.dk;
+  sRow = row * P.nB;
+  return t;
+}
+
 // One workgroup of SR_WG lanes per (b, t, g) row: wid = row mod / div the grid's x extent.
 @compute @workgroup_size(SR_WG)
 fn scores(
@@ -32,14 +43,7 @@ fn scores(
 ) {
   let row = wid.x + wid.y * nwg.x;   // (b·T + t)·G + g
   if (row >= P.total) { return; }
-  let g = row % P.G;
-  let t = (row / P.G) % P.T;
-  let b = row / (P.G * P.T);
-  let h = P.H / P.G;
-  qRow = ((b * P.T + t) * P.H + g * h) * P.dk;
-  kcRow = (b * P.N * P.G + g) * P.dk;
-  sRow = row * P.nB;
-  scoreRow(lane, t, h, P.dk, P.l, P.d, P.lSel, P.scale, P.nB);
+  scoreRow(lane, setRow(row), P.H / P.G, P.dk, P.l, P.d, P.lSel, P.scale, P.nB);
 }
 
 // One invocation per (b, t, g) row, scoreRowSerial: the software adapters' entry (same bits).
@@ -47,14 +51,7 @@ fn scores(
 fn scoresSerial(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let row = linear(gid, nwg);   // (b·T + t)·G + g
   if (row >= P.total) { return; }
-  let g = row % P.G;
-  let t = (row / P.G) % P.T;
-  let b = row / (P.G * P.T);
-  let h = P.H / P.G;
-  qRow = ((b * P.T + t) * P.H + g * h) * P.dk;
-  kcRow = (b * P.N * P.G + g) * P.dk;
-  sRow = row * P.nB;
-  scoreRowSerial(t, h, P.dk, P.l, P.d, P.lSel, P.scale, P.nB);
+  scoreRowSerial(setRow(row), P.H / P.G, P.dk, P.l, P.d, P.lSel, P.scale, P.nB);
 }
 
 // The top-n scan's access to this kernel's buffers (see nsa_topn.wgsl).

@@ -268,46 +268,44 @@ export async function attentionBackwardDispatches(
   );
   const keysPerWg = WG / t.NS;
   const hpg = H / G;
-  if (!a.headParts || hpg === 1) {
-    const dkdv = await kernelDispatch(
-      gpu,
-      ATTENTION_DKDV_KERNEL,
-      'backwardDkDv',
-      {
-        uniforms: { P: u },
-        storage: { ...bwd, gradK: a.gradK, gradV: a.gradV },
-        constants: dkdvConstants(dk, dv, t),
-        label: 'attention.backward.dkdv',
-      },
-      [ceilDiv(T, keysPerWg), G, B],
-    );
-    return [dq, dkdv];
+  const parts = hpg > 1 ? a.headParts : undefined;
+  if (parts) {
+    checkSlices('attention.backward', { 'headParts.k': [parts.k, nq * dk], 'headParts.v': [parts.v, nq * dv] });
+    checkMax('attention.backward', 'H', H, gpu.limits.maxComputeWorkgroupsPerDimension, 'workgroups');
   }
-  const parts = a.headParts;
-  checkSlices('attention.backward', { 'headParts.k': [parts.k, nq * dk], 'headParts.v': [parts.v, nq * dv] });
-  checkMax('attention.backward', 'H', H, gpu.limits.maxComputeWorkgroupsPerDimension, 'workgroups');
   const dkdv = await kernelDispatch(
     gpu,
     ATTENTION_DKDV_KERNEL,
-    'backwardDkDvSplit',
+    parts ? 'backwardDkDvSplit' : 'backwardDkDv',
     {
       uniforms: { P: u },
-      storage: { ...bwd, gradK: parts.k, gradV: parts.v },
+      storage: { ...bwd, gradK: parts ? parts.k : a.gradK, gradV: parts ? parts.v : a.gradV },
       constants: dkdvConstants(dk, dv, t),
       label: 'attention.backward.dkdv',
     },
-    [ceilDiv(T, keysPerWg), H, B],
+    [ceilDiv(T, keysPerWg), parts ? H : G, B],
   );
-  const sum = await kernelDispatch(
+  if (!parts) return [dq, dkdv];
+  return [dq, dkdv, await sumHeadsDispatch(gpu, parts, { k: a.gradK, v: a.gradV }, { rows: nk, hpg, dk, dv }, 'attention.backward')];
+}
+
+/** gradK, gradV [rows, ·] = the sum over hpg heads of parts [rows, hpg, ·] (the head split's last step). */
+export function sumHeadsDispatch(
+  gpu: GpuContext,
+  parts: { k: BufferSlice; v: BufferSlice },
+  grad: { k: BufferSlice; v: BufferSlice },
+  P: { rows: number; hpg: number; dk: number; dv: number },
+  label: string,
+): Promise<Dispatch> {
+  return kernelDispatch(
     gpu,
     ATTENTION_SUM_HEADS_KERNEL,
     'sumHeads',
     {
-      uniforms: { P: { rows: nk, hpg, dk, dv } },
-      storage: { partK: parts.k, partV: parts.v, gradK: a.gradK, gradV: a.gradV },
-      label: 'attention.backward.sum_heads',
+      uniforms: { P },
+      storage: { partK: parts.k, partV: parts.v, gradK: grad.k, gradV: grad.v },
+      label: `${label}.sum_heads`,
     },
-    grid1d(ceilDiv(nk * (dk + dv), WG), gpu.limits.maxComputeWorkgroupsPerDimension),
+    grid1d(ceilDiv(P.rows * (P.dk + P.dv), WG), gpu.limits.maxComputeWorkgroupsPerDimension),
   );
-  return [dq, dkdv, sum];
 }

@@ -103,27 +103,23 @@ export const DECODE_ROWS_KERNEL = defineKernel({
   },
 });
 
+/** selectTop and its software twin selectTopSerial bind the same buffers. */
+const SELECT_BINDINGS = [
+  ['st', 'array<u32>'],
+  ['q', F],
+  ['kc', F],
+  ['scratch', F],
+  ['scores', F],
+  ['sel', 'array<i32>'],
+] as const;
+
 export const DECODE_SELECT_KERNEL = defineKernel({
   name: 'decode.select',
   files: [COMMON, ['nsa_topn.wgsl', topnCode], ['nsa_score_row.wgsl', scoreRowCode], ['decode_select.wgsl', selectCode]],
   uniforms: { P: DECODE_PARAMS },
   entries: {
-    selectTop: [
-      ['st', 'array<u32>'],
-      ['q', F],
-      ['kc', F],
-      ['scratch', F],
-      ['scores', F],
-      ['sel', 'array<i32>'],
-    ],
-    selectTopSerial: [
-      ['st', 'array<u32>'],
-      ['q', F],
-      ['kc', F],
-      ['scratch', F],
-      ['scores', F],
-      ['sel', 'array<i32>'],
-    ],
+    selectTop: SELECT_BINDINGS,
+    selectTopSerial: SELECT_BINDINGS,
   },
 });
 

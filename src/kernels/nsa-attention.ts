@@ -37,7 +37,7 @@ import {
   type ShaderFile,
   type UniformValues,
 } from '../gpu/kernel-interface';
-import { ATTENTION_BWD, ATTENTION_QKV, ATTENTION_SUM_HEADS_KERNEL } from './attention';
+import { ATTENTION_BWD, ATTENTION_QKV, sumHeadsDispatch } from './attention';
 import { nsaReverseIndexLengths, type NsaReverseIndexSlices } from './nsa-reverse-index';
 
 export type NsaBranch = 'cmp' | 'sel' | 'win';
@@ -568,19 +568,6 @@ export async function nsaBranchBackwardDispatches(gpu: GpuContext, a: NsaBranchB
           ? kernelDispatch(gpu, NSA_ATTN_DKDV_KERNEL, 'keyGradsSplit', keyArgs, keyGrid)
           : kernelDispatch(gpu, KK, 'keyGrads', keyArgs, keyGrid),
       ];
-  if (parts)
-    keyPasses.push(
-      kernelDispatch(
-        gpu,
-        ATTENTION_SUM_HEADS_KERNEL,
-        'sumHeads',
-        {
-          uniforms: { P: { rows: B * S * G, hpg, dk, dv } },
-          storage: { partK: parts.k, partV: parts.v, gradK: a.gradK, gradV: a.gradV },
-          label: `${label}.sum_heads`,
-        },
-        grid1d(ceilDiv(B * S * G * (dk + dv), 64), gpu.limits.maxComputeWorkgroupsPerDimension),
-      ),
-    );
+  if (parts) keyPasses.push(sumHeadsDispatch(gpu, parts, { k: a.gradK, v: a.gradV }, { rows: B * S * G, hpg, dk, dv }, label));
   return Promise.all([delta, dq, ...keyPasses]);
 }

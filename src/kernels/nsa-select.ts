@@ -19,6 +19,13 @@ import { type NsaAttnVariant, nsaAttnVariant } from './nsa-attention';
 const WG = 64;
 
 const F = 'array<f32>';
+/** scores and its software twin scoresSerial bind the same buffers. */
+const SCORES_BINDINGS = [
+  ['blockScores', F],
+  ['q', F],
+  ['kc', F],
+] as const;
+
 export const NSA_SELECT_KERNEL = defineKernel({
   name: 'nsa_select',
   files: [
@@ -50,16 +57,8 @@ export const NSA_SELECT_KERNEL = defineKernel({
   },
   // blockScores first in both: a name keeps one binding index in every entry point (kernelHeader).
   entries: {
-    scores: [
-      ['blockScores', F],
-      ['q', F],
-      ['kc', F],
-    ],
-    scoresSerial: [
-      ['blockScores', F],
-      ['q', F],
-      ['kc', F],
-    ],
+    scores: SCORES_BINDINGS,
+    scoresSerial: SCORES_BINDINGS,
     topN: [
       ['blockScores', F],
       ['sel', 'array<i32>'],
@@ -151,30 +150,19 @@ export async function selectionScoresDispatch(gpu: GpuContext, a: SelectionScore
     scores: [a.scores, B * T * G * nB],
   });
   const rows = B * T * G;
-  if (nsaAttnVariant(gpu, a.variant) === 'simple')
-    return kernelDispatch(
-      gpu,
-      NSA_SELECT_KERNEL,
-      'scoresSerial',
-      {
-        uniforms: params(cfg, { B, T, H, G, dk }, rows),
-        storage: { blockScores: a.scores, q: a.q, kc: a.kc },
-        constants: { SR_CH: 64 },
-        label,
-      },
-      grid1d(ceilDiv(rows, WG)),
-    );
+  const serial = nsaAttnVariant(gpu, a.variant) === 'simple';
   return kernelDispatch(
     gpu,
     NSA_SELECT_KERNEL,
-    'scores',
+    serial ? 'scoresSerial' : 'scores',
     {
       uniforms: params(cfg, { B, T, H, G, dk }, rows),
       storage: { blockScores: a.scores, q: a.q, kc: a.kc },
-      constants: { SR_CH: a.chunk ?? scoreRowChunk(N) },
+      constants: { SR_CH: serial ? 64 : (a.chunk ?? scoreRowChunk(N)) },
       label,
     },
-    grid1d(rows, gpu.limits.maxComputeWorkgroupsPerDimension),
+    // One invocation per row (64 to a workgroup), or one workgroup per row.
+    serial ? grid1d(ceilDiv(rows, WG)) : grid1d(rows, gpu.limits.maxComputeWorkgroupsPerDimension),
   );
 }
 
