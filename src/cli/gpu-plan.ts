@@ -1,0 +1,37 @@
+// npm run gpu:plan: the GPU-shape report (src/bench/gpu-plan.ts) of one training step and one
+// decode step of m7c-125m and the long-context preset on a named GPU's published peaks, without a
+// GPU: the dispatches are recorded from the real plan and decoder on a stand-in device.
+import { formatStepReport, GPU_SPECS, planReports, recordSteps } from '../bench/gpu-plan';
+import { longPreset } from '../train/presets/long-preset';
+import { preset } from '../train/presets/presets';
+import { GPU_PLAN_USAGE, gpuPlanOptions, type PlanPreset } from './gpu-plan-options';
+import { runMain } from './main';
+
+const presetConfig = (name: PlanPreset) => (name === 'long' ? longPreset() : preset(name));
+
+async function main(): Promise<number> {
+  const o = gpuPlanOptions(process.argv.slice(2));
+  if (o.help) {
+    console.log(GPU_PLAN_USAGE);
+    return 0;
+  }
+  const gpu = GPU_SPECS[o.gpu];
+  if (!o.json) console.log(`# ${gpu.name}: ${gpu.fp32Tflops} TFLOP/s fp32, ${gpu.bandwidthTBs} TB/s, ${gpu.sms} SMs (${gpu.source})`);
+  for (const name of o.presets) {
+    const base = presetConfig(name);
+    for (const attention of o.attention ?? [base.model.attention]) {
+      const run = structuredClone(base);
+      run.model.attention = attention;
+      const steps = await recordSteps(run);
+      const reports = planReports(steps, gpu);
+      const title = `${name} (${attention}, batch ${run.train.batchSize} × T ${run.model.seqLen})`;
+      for (const r of [reports.train, reports.decode]) {
+        if (o.json) console.log(JSON.stringify({ preset: name, attention, gpu: o.gpu, ...r, rows: o.summary ? undefined : r.rows }));
+        else console.log(`${formatStepReport(title, r, gpu, o.summary)}\n`);
+      }
+    }
+  }
+  return 0;
+}
+
+runMain(main, { stack: false });
