@@ -83,6 +83,8 @@ def _heads(x: torch.Tensor, h: int) -> torch.Tensor:
 
 def masked_softmax(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Softmax over the last dim where mask is true; rows with no true entry give 0 (no NaN)."""
+    if scores.shape[-1] == 0:  # no key at all (a sequence shorter than one compression block)
+        return torch.zeros_like(scores)
     s = scores.masked_fill(~mask, float("-inf"))
     m = s.amax(-1, keepdim=True).detach()
     m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))
