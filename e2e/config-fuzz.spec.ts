@@ -6,7 +6,7 @@
 // refused at the field (aria-invalid with a message next to it) or accepted (no message there).
 // The field gets its original text back before the next one. tests/ui/config-fuzz-panel.test.ts is
 // the same fuzz in process (all fields of each preset).
-import { expectAdapter } from './page-helpers';
+import { expandConfig, expectAdapter } from './page-helpers';
 import { expect, type Page, test } from './test';
 
 const VALUES = ['0', '-1', '1e308', 'NaN', '99999999', 'abc'];
@@ -69,6 +69,7 @@ async function numericFields(page: Page, prefix = ''): Promise<string[]> {
 test('every numeric config field × 0, -1, 1e308, NaN, 99999999, text leaves the page working', async ({ page }, testInfo) => {
   await page.goto('./#v=1&preset=tiny');
   await expectAdapter(page);
+  await expandConfig(page);
   const started = Date.now();
   const counts: string[] = [];
   // tiny: the model, NSA, training and data fields; recall and passkey add their task's fields.

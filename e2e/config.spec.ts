@@ -1,6 +1,6 @@
 // The config side of the page, without training: an invalid field blocks the start, a bad upload is
 // refused without changing anything else, and the URL carries the config across a reload.
-import { expectAdapter, saveScreenshot } from './page-helpers';
+import { expandConfig, expectAdapter, saveScreenshot } from './page-helpers';
 import { expect, type Page, test } from './test';
 
 const field = (page: Page, path: string) => page.getByTestId(`config-field-${path}`);
@@ -8,6 +8,7 @@ const field = (page: Page, path: string) => page.getByTestId(`config-field-${pat
 test('an invalid config shows the message at the field and the run cannot start', async ({ page }, testInfo) => {
   await page.goto('./#v=1&preset=tiny');
   await expectAdapter(page);
+  await expandConfig(page);
   await expect(page.getByTestId('run-button')).toBeEnabled();
   await field(page, 'model.dk').fill('15');
   await expect(page.getByTestId('config-error-model.dk')).toContainText('even');
@@ -30,6 +31,7 @@ test('an invalid config shows the message at the field and the run cannot start'
 test('a bad upload is refused with a message and nothing else changes', async ({ page }, testInfo) => {
   await page.goto('./#v=1&preset=tiny');
   await expectAdapter(page);
+  await expandConfig(page);
   await field(page, 'data.source').selectOption('upload');
   await expect(page.getByTestId('run-button')).toBeDisabled(); // no file yet
   const input = page.getByTestId('upload-input');
@@ -62,6 +64,7 @@ test('a bad upload is refused with a message and nothing else changes', async ({
 test('the URL carries the config: a reload and a fresh tab restore it', async ({ page, context }, testInfo) => {
   await page.goto('./');
   await expectAdapter(page);
+  await expandConfig(page);
   await field(page, 'model.attention').selectOption('dense'); // NSA is the default: the link carries the change
   await field(page, 'train.steps').fill('123');
   await field(page, 'train.seed').fill('7');
@@ -89,6 +92,7 @@ test('the recall preset trains its own task: task fields with messages at the fi
 }, testInfo) => {
   await page.goto('./#v=1&preset=recall');
   await expectAdapter(page);
+  await expandConfig(page);
   await expect(page.getByTestId('recall-task-fields')).toBeVisible();
   await expect(field(page, 'data.recall.pairs')).toHaveValue('10');
   // More pairs than distinct keys cannot be generated: the message sits at the field, Start is off.

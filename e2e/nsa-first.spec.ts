@@ -1,7 +1,7 @@
 // NSA first: the default preset trains NSA, and after two steps the stepper already shows a query
 // that leaves blocks out; the explanation follows the config; the hover says why a block was not
 // picked; a dense run's stepper offers the NSA counterpart.
-import { openPlayground, saveScreenshot, stepTo } from './page-helpers';
+import { expandConfig, openPlayground, saveScreenshot, stepTo } from './page-helpers';
 import { expect, test } from './test';
 
 test('the default preset trains NSA and the stepper shows sparsity after 2 steps', async ({ browser }, testInfo) => {
@@ -15,6 +15,7 @@ test('the default preset trains NSA and the stepper shows sparsity after 2 steps
   await expect(page.getByTestId('explain-reads')).toContainText(
     '15 compressed + 24 selected + 16 window = 55 keys, where dense attention reads 64',
   );
+  await expandConfig(page);
   await page.getByTestId('config-field-model.nsa.w').fill('8');
   await expect(page.getByTestId('explain-reads')).toContainText('+ 8 window = 47 keys');
   await page.getByTestId('config-field-model.nsa.w').fill('16');

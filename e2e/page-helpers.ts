@@ -67,3 +67,10 @@ export async function openPlayground(browser: Browser, path: string): Promise<Pa
   await expectAdapter(page);
   return page;
 }
+
+/** Opens every config section (they start folded, issue 24), so a spec can edit any field. */
+export async function expandConfig(page: Page): Promise<void> {
+  const toggle = page.getByTestId('config-expand-all');
+  if ((await toggle.getAttribute('aria-expanded')) !== 'true') await toggle.click();
+  await expect(toggle).toHaveAttribute('aria-expanded', 'true');
+}

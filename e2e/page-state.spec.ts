@@ -3,7 +3,7 @@
 // bar keeps the link until an edit), and a link pasted into a tab holding a run asks first: the
 // held run's config stays in the panel (and Export JSON) unless the user opens the link as a new
 // run draft.
-import { expectAdapter, waitForStatus } from './page-helpers';
+import { expandConfig, expectAdapter, waitForStatus } from './page-helpers';
 import { expect, type Page, test } from './test';
 
 const hashOf = (page: Page) => page.evaluate(() => decodeURIComponent(location.hash));
@@ -24,6 +24,7 @@ test('no error before the user acts; "abc" in a number field stays out of the UR
   await expect(page.locator('[data-testid^="gen-"][data-testid$="-error"]')).toHaveCount(0);
   await expect(page.locator('.error-text:visible, [role="alert"]:visible')).toHaveCount(0);
 
+  await expandConfig(page);
   const steps = page.getByTestId('config-field-train.steps');
   await steps.fill('12');
   await expect.poll(() => hashOf(page)).toContain('train.steps=12');

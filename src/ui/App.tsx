@@ -1,7 +1,9 @@
-// The playground page: GPU status, the config, run controls, heartbeat, charts, the selection
-// stepper and generation (./layout/Inspect), then the run library and the comparison of its runs. Components from ./config, ./stepper and ./generate
+// The playground page: a skip link, the GPU in one line, the run bar, then the experiment — the NSA
+// picture and the charts side by side, the config (folded sections) under the picture, the selection
+// stepper, generation (./layout/Inspect) and the heartbeat under the charts — then the run library,
+// the comparison of its runs and the benchmark. Components from ./config, ./stepper and ./generate
 // are mounted with the page's state; the worker is reached through ./controller only.
-import { useCallback, useEffect, useMemo, useRef } from 'react';
+import { type MouseEvent, useCallback, useEffect, useMemo, useRef } from 'react';
 
 import { BenchPanel } from './bench/BenchPanel';
 import { ChartsPanel } from './charts/ChartsPanel';
@@ -70,6 +72,15 @@ function useRunFromUrl(openRun: (id: string) => void): void {
   }, [loaded, openRun]);
 }
 
+/** The skip link: focus on Run (or the first enabled run control), the run bar scrolled into view. */
+function skipToRun(e: MouseEvent): void {
+  e.preventDefault();
+  const panel = document.getElementById('run-panel');
+  const target = panel?.querySelector<HTMLElement>('.run-controls button:not(:disabled)') ?? panel;
+  target?.focus();
+  panel?.scrollIntoView({ block: 'nearest' });
+}
+
 export function App() {
   const adapterStatus = useStore((s) => s.adapter.status);
   const config = useStore((s) => s.config);
@@ -115,6 +126,10 @@ export function App() {
   }, []);
   return (
     <main>
+      {/* The URL hash holds the config, so the link moves the focus itself instead of following #run-panel. */}
+      <a className="skip-link" href="#run-panel" data-testid="skip-to-run" onClick={skipToRun}>
+        Skip to the run controls
+      </a>
       <header className="page-head">
         <h1>NSA Playground</h1>
         <p className="muted">
@@ -133,27 +148,29 @@ export function App() {
             </p>
           )}
           <AutosaveBanner />
+          {/* The experiment first: the run bar, then the NSA picture and the charts side by side; the
+              config (its sections folded) under the picture, the stepper and generation under the charts. */}
+          <PanelBoundary panel="Run" {...boundary}>
+            <RunPanel problems={problems} />
+          </PanelBoundary>
           <div className="layout">
             <div className="col-config">
-              <PanelBoundary panel="Configuration" {...boundary}>
-                <ConfigPanel value={shown} onChange={setConfig} disabled={status !== 'idle'} upload={upload} onUpload={setUpload} />
-              </PanelBoundary>
               <PanelBoundary panel="How NSA works" {...boundary}>
                 <ExplainPanel nsa={drawn.model.nsa} T={drawn.model.seqLen} dense={drawn.model.attention === 'dense'} stale={draftInvalid} />
               </PanelBoundary>
+              <PanelBoundary panel="Configuration" {...boundary}>
+                <ConfigPanel value={shown} onChange={setConfig} disabled={status !== 'idle'} upload={upload} onUpload={setUpload} />
+              </PanelBoundary>
             </div>
             <div className="col-run">
-              <PanelBoundary panel="Run" {...boundary}>
-                <RunPanel problems={problems} />
-              </PanelBoundary>
-              <PanelBoundary panel="Heartbeat" {...boundary}>
-                <HeartbeatPanel />
-              </PanelBoundary>
               <PanelBoundary panel="Charts" {...boundary}>
                 <ChartsPanel />
               </PanelBoundary>
               <PanelBoundary panel="Inspect" {...boundary}>
                 <Inspect />
+              </PanelBoundary>
+              <PanelBoundary panel="Heartbeat" {...boundary}>
+                <HeartbeatPanel />
               </PanelBoundary>
             </div>
           </div>

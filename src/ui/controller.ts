@@ -27,6 +27,7 @@ import { libraryAction, libraryStorage, showSaved } from './library/library-acti
 import { useLibrary } from './library/library-state';
 import { storageErrorMessage } from './library/storage-errors';
 import { MAX_AUTO_RECOVERIES, recoverableCause, type RecoveryCause } from './recovery/recovery-policy';
+import { rateFor } from './run/calibration';
 import { notACheckpoint } from './run/checkpoint-file';
 import { slowRunQuestion } from './run/step-estimate';
 import { useStore } from './store';
@@ -100,7 +101,7 @@ async function ensureRun(libraryId: string): Promise<boolean> {
   if (s.status !== 'idle') return false;
   const data = dataSpecFor(s.config, s.upload);
   if (!data || startProblems(s.config, s.upload).length) return false;
-  const question = slowRunQuestion(s.config, s.adapter.status === 'ready' ? s.adapter.summary.software : true);
+  const question = slowRunQuestion(s.config, s.adapter.status === 'ready' ? s.adapter.summary.software : true, rateFor(s.adapter));
   if (question && !window.confirm(question)) return false;
   const config = structuredClone(s.config);
   if (useLibrary.getState().undo?.kind === 'reset') useLibrary.getState().setUndo(null); // a new run replaces the reset one

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { forcedBlocks, numSelCandidates } from '../../src/definitions/nsa-blocks';
 import type { NsaConfig } from '../../src/definitions/nsa-config';
 import { countParams } from '../../src/definitions/params';
-import { configFacts, keyReads, meanKeyReads, nsaFacts, selectedPositions } from '../../src/ui/config/derived';
+import { configFacts, keyReads, keysCrossover, meanKeyReads, nsaFacts, selectedPositions } from '../../src/ui/config/derived';
 import { runConfigErrors } from '../../src/ui/config/parse';
 import { setPath } from '../../src/ui/config/paths';
 import { uiPreset } from '../../src/ui/config/presets';
@@ -87,5 +87,48 @@ describe('derived config facts', () => {
     expect(badFacts.tokensPerStep).toBe(8 * 64);
     const noBatch = setPath(uiPreset('tiny'), 'train.batchSize', NaN);
     expect(configFacts(noBatch, runConfigErrors(noBatch)).tokensPerStep).toBeNull();
+  });
+});
+
+describe('keysCrossover: where NSA starts to read fewer keys than dense', () => {
+  /** Brute force: the shortest T from which every longer T up to `upTo` has fewer reads (last query, or mean over t). */
+  function brute(c: NsaConfig, upTo: number): { last: number; mean: number } {
+    let last = 1;
+    let mean = 1;
+    let sum = 0;
+    for (let T = 1; T <= upTo; T++) {
+      const r = keyReads(T - 1, c).total;
+      sum += r - T;
+      if (r >= T) last = T + 1;
+      if (sum >= 0) mean = T + 1;
+    }
+    return { last, mean };
+  }
+
+  it('matches a brute force scan for the tiny, small and paper settings', () => {
+    for (const name of ['tiny', 'small', 'm7c-125m'] as const) {
+      const c = uiPreset(name).model.nsa!;
+      const x = keysCrossover(c);
+      expect(x.last, name).not.toBeNull();
+      expect(x.mean, name).not.toBeNull();
+      expect(x, name).toMatchObject(brute(c, 4 * x.mean! + 4096));
+      expect(x.budget, name).toBe(c.nSel * c.lSel + c.w);
+    }
+  });
+
+  it('tiny at T = 64: the mean reads 118 % of dense (the crossover is beyond 64), the last query already fewer', () => {
+    const c = uiPreset('tiny').model.nsa!;
+    const x = keysCrossover(c);
+    const m = meanKeyReads(64, c);
+    expect(m.total / m.dense).toBeCloseTo(1.18, 2);
+    expect(x.mean).toBeGreaterThan(64);
+    expect(x.last).toBeLessThanOrEqual(64);
+    expect(keyReads(x.last! - 1, c).total).toBeLessThan(x.last!);
+    expect(keyReads(x.last! - 2, c).total).toBeGreaterThanOrEqual(x.last! - 1);
+  });
+
+  it('stride d = 1 never reads fewer (null within the scan)', () => {
+    const c: NsaConfig = { ...uiPreset('tiny').model.nsa!, d: 1, l: 1, lSel: 8 };
+    expect(keysCrossover(c, 5000)).toMatchObject({ last: null, mean: null });
   });
 });

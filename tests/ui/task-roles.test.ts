@@ -6,7 +6,7 @@ import { generatePasskeySequence, passkeyVocab } from '../../src/train/data/pass
 import { generateRecallSequence, recallVocab } from '../../src/train/data/recall';
 import { PASSKEY_TASK } from '../../src/train/presets/passkey-preset';
 import { RECALL_TASK } from '../../src/train/presets/recall-preset';
-import { passkeyLabels, recallLabels } from '../../src/ui/stepper/task-roles';
+import { nextWithRole, openingT, passkeyLabels, recallLabels } from '../../src/ui/stepper/task-roles';
 import { mulberry32 } from '../../src/util/random';
 
 describe('recall token roles', () => {
@@ -81,5 +81,28 @@ describe('passkey token roles', () => {
     expect(L.needle).toBeNull();
     expect(L.sources.size).toBe(0);
     expect(L.roles.slice(0, 60).every((r) => r === 'filler')).toBe(true);
+  });
+});
+
+describe('where the stepper opens and how it jumps', () => {
+  it('opens on the query scored for the last answer (recall: the last query; passkey: the input before the last digit), else T − 1', () => {
+    const T = 64;
+    const seq = generateRecallSequence(RECALL_TASK, T, mulberry32(3));
+    const roles = recallLabels(seq.raw.subarray(0, T), RECALL_TASK, T)!.roles;
+    const t = openingT(T, { recall: RECALL_TASK });
+    expect(roles[t]).toBe('query');
+    expect(roles.lastIndexOf('query')).toBe(t);
+    expect(openingT(T, { passkey: PASSKEY_TASK })).toBe(T - 1);
+    expect(openingT(T, {})).toBe(T - 1);
+    expect(openingT(0, {})).toBe(0);
+  });
+
+  it('jumps to the previous and next position of a role, null past the ends', () => {
+    const roles = ['filler', 'key', 'value', 'query', 'answer', 'query', 'answer', 'query'] as const;
+    expect(nextWithRole(roles, 0, 'query', 1)).toBe(3);
+    expect(nextWithRole(roles, 3, 'query', 1)).toBe(5);
+    expect(nextWithRole(roles, 7, 'query', 1)).toBeNull();
+    expect(nextWithRole(roles, 7, 'answer', -1)).toBe(6);
+    expect(nextWithRole(roles, 4, 'answer', -1)).toBeNull();
   });
 });

@@ -1,12 +1,16 @@
-// The run's charts: training and validation loss, tokens/s, learning rate, gradient norm and, for
-// NSA models, the gate mean of each branch; one smoothing weight (TensorBoard-style, the raw
-// values faint behind) and one log-scale switch for all of them.
+// The run's charts: training and validation loss beside a task run's answer accuracy (0–100 %, with
+// chance and the evaluation's sampling band around it), then tokens/s, learning rate, gradient norm
+// and, for NSA models, the gate mean of each branch (folded on a phone); one smoothing weight
+// (TensorBoard-style, the raw values faint behind) and one log-scale switch for all of them.
 import { useEffect, useId, useMemo, useState } from 'react';
+import { useShallow } from 'zustand/react/shallow';
 
 import { taskAnswerLabel, taskChance } from '../../train/eval/task-chance';
+import { isPhone } from '../components/FoldPanel';
 import { runFileName } from '../heartbeat/file-name';
 import { useLibrary } from '../library/library-state';
 import { useStore } from '../store';
+import { bandLabel, percent, taskChanceBand } from './chance-band';
 import { type ChartSettings, DEFAULT_CHART_SETTINGS, parseChartSettings, writeChartSettings, type XAxisKind } from './chart-settings';
 import { type LineSpec, MetricChart } from './MetricChart';
 import { LOSS_SHARE } from './pacing';
@@ -33,7 +37,8 @@ export const COLORS = {
 };
 
 const twoDecimals = (v: number) => v.toFixed(2);
-const percent = (v: number) => `${(100 * v).toFixed(1)}%`;
+/** Accuracy is drawn on its whole range, so a wobble near chance looks like one. */
+const ACCURACY_RANGE = [0, 1] as const;
 
 export function ChartsPanel() {
   const metrics = useStore((s) => s.metrics);
@@ -95,6 +100,10 @@ export function ChartsPanel() {
   const hasGates = nsa || s.get('gateCmp').length > 0;
   const chance = useStore((st) => taskChance(st.runConfig ?? st.config));
   const answers = useStore((st) => taskAnswerLabel(st.runConfig ?? st.config));
+  const chanceBand = useStore(useShallow((st) => taskChanceBand(st.runConfig ?? st.config)));
+  const band = useMemo(() => (chanceBand ? { y0: chanceBand.low, y1: chanceBand.high, label: bandLabel(chanceBand) } : null), [chanceBand]);
+  // The secondary charts start folded on a phone (the page stays a few screens long), open elsewhere.
+  const [moreOpen, setMoreOpen] = useState(() => !isPhone());
   return (
     <section className="panel charts-panel" aria-labelledby="charts-heading" data-testid="charts-panel">
       <div className="charts-head">
@@ -116,33 +125,41 @@ export function ChartsPanel() {
           <ZoomControl zoom={zoom} unit={xName} onChange={(z) => set({ zoom: z })} />
         </div>
       </div>
-      <MetricChart
-        testId="loss-chart"
-        title="Loss (nats/token)"
-        {...common}
-        height={260}
-        format={twoDecimals}
-        lines={shownLines.loss}
-        share={LOSS_SHARE}
-      />
-      <div className="chart-grid">
-        <MetricChart {...common} testId="tokens-chart" title="Tokens per second" lines={shownLines.tokens} />
-        <MetricChart {...common} testId="lr-chart" title="Learning rate" lines={lines.lr} />
-        <MetricChart {...common} testId="gradnorm-chart" title="Gradient norm (before clipping)" lines={shownLines.grad} />
+      <div className={chance !== null ? 'chart-main chart-main-task' : 'chart-main'}>
+        <MetricChart
+          testId="loss-chart"
+          title="Loss (nats/token)"
+          {...common}
+          height={260}
+          format={twoDecimals}
+          lines={shownLines.loss}
+          share={LOSS_SHARE}
+        />
         {chance !== null && (
           <MetricChart
             {...common}
             testId="accuracy-chart"
             title={`Answer accuracy (${answers ?? 'answers'}, validation)`}
+            height={260}
             format={percent}
             lines={lines.accuracy}
+            yRange={ACCURACY_RANGE}
             reference={{ y: chance, label: `chance ${percent(chance)}` }}
+            band={band}
           />
         )}
-        {hasGates && (
-          <MetricChart {...common} testId="gates-chart" title="Gate mean per branch" format={twoDecimals} lines={shownLines.gates} />
-        )}
       </div>
+      <details className="chart-more" open={moreOpen} onToggle={(e) => setMoreOpen(e.currentTarget.open)} data-testid="charts-more">
+        <summary>Tokens/s, learning rate, gradient norm{hasGates ? ', gates' : ''}</summary>
+        <div className="chart-grid">
+          <MetricChart {...common} testId="tokens-chart" title="Tokens per second" lines={shownLines.tokens} />
+          <MetricChart {...common} testId="lr-chart" title="Learning rate" lines={lines.lr} />
+          <MetricChart {...common} testId="gradnorm-chart" title="Gradient norm (before clipping)" lines={shownLines.grad} />
+          {hasGates && (
+            <MetricChart {...common} testId="gates-chart" title="Gate mean per branch" format={twoDecimals} lines={shownLines.gates} />
+          )}
+        </div>
+      </details>
     </section>
   );
 }

@@ -2,7 +2,7 @@
 // width (min/max buckets, see decimate.ts), no animation, optional log-scaled y axis. During a run
 // it redraws at its own pace, one chart per frame, and not while off screen (see pacing.ts).
 import { memo, useMemo } from 'react';
-import { CartesianGrid, Legend, Line, LineChart, ReferenceLine, Tooltip, XAxis, YAxis } from 'recharts';
+import { CartesianGrid, Legend, Line, LineChart, ReferenceArea, ReferenceLine, Tooltip, XAxis, YAxis } from 'recharts';
 
 import { ChartExport } from './ChartExport';
 import { type MinMaxBuckets, type Point, pointBudget } from './decimate';
@@ -40,8 +40,18 @@ interface Props {
   xRange?: readonly [number, number] | null;
   /** A labelled horizontal line, e.g. the task's chance accuracy. */
   reference?: { y: number; label: string } | null;
+  /** A shaded horizontal band, e.g. the evaluation's sampling error around chance. */
+  band?: Band | null;
+  /** A fixed y range (linear scale only; e.g. 0–1 for an accuracy), instead of the data's. */
+  yRange?: readonly [number, number] | null;
   /** The exports' file name stem, asked when a file is saved (`${stem}_loss.svg`); no export buttons without it. */
   fileBase?: () => string;
+}
+
+export interface Band {
+  y0: number;
+  y1: number;
+  label: string;
 }
 
 const FIGURE_STYLE = { minWidth: 0 } as const;
@@ -67,6 +77,8 @@ export const MetricChart = memo(function MetricChart({
   xRange = null,
   fileBase,
   reference = null,
+  band = null,
+  yRange = null,
 }: Props) {
   const [ref, width, visible] = useBox<HTMLElement>(600);
   const budget = pointBudget(width);
@@ -92,6 +104,8 @@ export const MetricChart = memo(function MetricChart({
       data-budget={budget}
       data-revision={shown}
       data-current={shown === revision}
+      data-reference={reference?.y ?? ''}
+      data-band={band ? `${band.y0},${band.y1}` : ''}
       aria-label={title}
     >
       <figcaption>
@@ -110,6 +124,8 @@ export const MetricChart = memo(function MetricChart({
           xName={xName}
           xRange={xRange}
           reference={reference}
+          band={band}
+          yRange={yRange}
         />
       )}
     </figure>
@@ -130,6 +146,8 @@ interface BodyProps {
   xName: string;
   xRange: readonly [number, number] | null;
   reference: { y: number; label: string } | null;
+  band: Band | null;
+  yRange: readonly [number, number] | null;
 }
 
 /** The points inside the zoom range (all without one). */
@@ -138,11 +156,12 @@ function inRange(points: Point[], range: readonly [number, number] | null): Poin
 }
 
 /** The drawing: re-rendered only when what is drawn changes (not on every run update). */
-const ChartBody = memo(function ChartBody({ drawn, width, log, height, format, xName, xRange, reference }: BodyProps) {
+const ChartBody = memo(function ChartBody({ drawn, width, log, height, format, xName, xRange, reference, band, yRange }: BodyProps) {
   const refY = reference?.y ?? null;
+  const fixedY = log ? null : yRange;
   const axes = useMemo(
-    () => chartAxes(drawn, width, height, log, format, xRange, xName, refY),
-    [drawn, width, height, log, format, xRange, xName, refY],
+    () => chartAxes(drawn, width, height, log, format, xRange, xName, refY, fixedY),
+    [drawn, width, height, log, format, xRange, xName, refY, fixedY],
   );
   // The chart stays mounted while empty (mounting is recharts' costliest render): a new run or a
   // reset only changes its lines.
@@ -164,6 +183,17 @@ const ChartBody = memo(function ChartBody({ drawn, width, log, height, format, x
           tickFormatter={format}
         />
         <Tooltip formatter={(v) => (typeof v === 'number' ? format(v) : String(v))} labelFormatter={(s) => `${xName} ${String(s)}`} />
+        {band && drawn.length > 0 && (
+          <ReferenceArea
+            y1={band.y0}
+            y2={band.y1}
+            ifOverflow="hidden"
+            fill="currentColor"
+            fillOpacity={0.12}
+            stroke="none"
+            label={{ value: band.label, position: 'insideBottomRight', fontSize: 11 }}
+          />
+        )}
         {reference && drawn.length > 0 && (
           <ReferenceLine
             y={reference.y}
@@ -172,7 +202,8 @@ const ChartBody = memo(function ChartBody({ drawn, width, log, height, format, x
             label={{ value: reference.label, position: 'insideTopRight', fontSize: 11 }}
           />
         )}
-        {drawn.length > 1 && <Legend verticalAlign="top" height={22} iconSize={10} />}
+        {/* No fixed height: recharts measures the legend (several rows when it wraps) and moves the plot below it. */}
+        {drawn.length > 1 && <Legend verticalAlign="top" iconSize={10} wrapperStyle={LEGEND_STYLE} />}
         {drawn.map((l) => (
           <Line
             key={l.id}
@@ -196,6 +227,7 @@ const ChartBody = memo(function ChartBody({ drawn, width, log, height, format, x
   );
 });
 
+const LEGEND_STYLE = { paddingBottom: 6, lineHeight: '16px' } as const;
 const Y_AXIS_WIDTH = 64;
 const MARGIN_RIGHT = 24;
 
@@ -217,6 +249,8 @@ function chartAxes(
   xName: string,
   /** A reference line's y, kept inside the y range. */
   refY: number | null,
+  /** A fixed y range (linear charts), whatever the points. */
+  fixedY: readonly [number, number] | null = null,
 ): Axes {
   let x0 = Infinity;
   let x1 = -Infinity;
@@ -232,6 +266,7 @@ function chartAxes(
   if (!(x0 <= x1 && y0 <= y1)) return { xDomain: ['dataMin', 'dataMax'], xTicks: undefined, yDomain: ['auto', 'auto'], yTicks: undefined };
   if (y1 - y0 <= Math.abs(y1) * 1e-9)
     [y0, y1] = log ? [y0 / 2, y1 * 2] : [y0 - Math.max(1e-6, Math.abs(y0) * 0.05), y1 + Math.max(1e-6, Math.abs(y1) * 0.05)];
+  if (fixedY) [y0, y1] = [fixedY[0], fixedY[1]];
   const plotW = Math.max(40, width - Y_AXIS_WIDTH - MARGIN_RIGHT);
   const plotH = Math.max(40, height - 40);
   const xFormat = (v: number) => String(v);

@@ -1,5 +1,6 @@
-// Which GPU the worker trains on — its limits and features — or why there is none and how to get one.
-import { Fragment } from 'react';
+// Which GPU the worker trains on — one line with the adapter's name, its limits and features behind a
+// "details" toggle — or why there is none and how to get one.
+import { Fragment, useId, useState } from 'react';
 
 import type { AdapterSummary } from '../../gpu/context';
 import { describeAdapter } from '../../gpu/context';
@@ -9,11 +10,42 @@ import { hasFeature, KEY_FEATURES, KEY_LIMITS, limitText } from './adapter-facts
 import { WebGpuHelp } from './WebGpuHelp';
 
 function AdapterFacts({ a }: { a: AdapterSummary }) {
+  const [open, setOpen] = useState(false);
+  const detailsId = useId();
   return (
     <>
-      <p className="adapter-name" data-testid="adapter-name">
-        {describeAdapter(a)}
+      <p className="adapter-line">
+        <strong className="adapter-name" data-testid="adapter-name">
+          {describeAdapter(a)}
+        </strong>
+        {a.software && (
+          <span className="muted" data-testid="adapter-software-note">
+            {' '}
+            · software renderer: training works, many times slower than on a GPU
+          </span>
+        )}{' '}
+        <button
+          type="button"
+          className="link-button"
+          data-testid="adapter-details-toggle"
+          aria-expanded={open}
+          aria-controls={detailsId}
+          onClick={() => setOpen((o) => !o)}
+        >
+          {open ? 'hide details' : 'details'}
+        </button>
       </p>
+      <div id={detailsId} hidden={!open} data-testid="adapter-details">
+        <AdapterDetails a={a} />
+      </div>
+    </>
+  );
+}
+
+/** Vendor, architecture, the limits and features that matter here, then all of them. */
+function AdapterDetails({ a }: { a: AdapterSummary }) {
+  return (
+    <>
       <dl className="facts">
         <dt>Vendor</dt>
         <dd data-testid="adapter-vendor">{a.vendor}</dd>
@@ -69,7 +101,12 @@ export function AdapterPanel() {
   const secure = window.isSecureContext;
   const hasGpu = 'gpu' in navigator;
   return (
-    <section className="panel" aria-labelledby="adapter-heading" data-testid="adapter-panel" data-state={adapter.status}>
+    <section
+      className={`panel adapter-panel${adapter.status === 'ready' ? ' adapter-ready' : ''}`}
+      aria-labelledby="adapter-heading"
+      data-testid="adapter-panel"
+      data-state={adapter.status}
+    >
       <h2 id="adapter-heading">GPU</h2>
       {adapter.status === 'probing' && (
         <>

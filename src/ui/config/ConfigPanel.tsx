@@ -1,4 +1,4 @@
-// The run configuration: preset, every model/NSA/training/data field in collapsible sections,
+// The run configuration: preset, every model/NSA/training/data field in sections folded to one line each,
 // validation messages next to the field they concern, derived facts, JSON import/export.
 // Controlled: the page owns the RunConfig (and the uploaded text) and gets every edit.
 import './config.css';
@@ -8,6 +8,7 @@ import { type ReactNode, useMemo, useState } from 'react';
 import type { RunConfig } from '../../train/config';
 import { DataPanel } from '../data/DataPanel';
 import type { UploadedText } from '../data/upload';
+import { useAdapterRate } from '../run/calibration';
 import { stepSecondsFor } from '../run/step-estimate';
 import { useStore } from '../store';
 import { ConfigFileButtons } from './ConfigFileButtons';
@@ -22,6 +23,7 @@ import { runConfigErrors } from './parse';
 import { getPath } from './paths';
 import { PresetPicker } from './PresetPicker';
 import { closestPreset } from './presets';
+import { sectionSummary } from './section-summary';
 
 export interface ConfigPanelProps {
   value: RunConfig;
@@ -39,14 +41,27 @@ function problemText(n: number): string {
   return n === 1 ? 'One setting needs fixing before a run can start.' : `${n} settings need fixing before a run can start.`;
 }
 
-function Section({ id, title, count, children }: { id: SectionId; title: string; count: number; children: ReactNode }) {
-  const [open, setOpen] = useState(true);
+interface SectionProps {
+  id: SectionId;
+  title: string;
+  /** Its values in one line, shown beside the title. */
+  summary: string;
+  count: number;
+  open: boolean;
+  onOpen(open: boolean): void;
+  children: ReactNode;
+}
+
+/** A folded section (open while it holds a problem), its values summed up in one line. */
+function Section({ id, title, summary, count, open, onOpen, children }: SectionProps) {
   return (
     <details
       className="cfg-section"
       data-testid={`config-section-${id}`}
       open={open || count > 0}
-      onToggle={(e) => setOpen(e.currentTarget.open)}
+      onToggle={(e) => {
+        if (e.currentTarget.open !== open) onOpen(e.currentTarget.open);
+      }}
     >
       <summary>
         {title}
@@ -55,6 +70,9 @@ function Section({ id, title, count, children }: { id: SectionId; title: string;
             {count}
           </span>
         )}
+        <span className="cfg-section-summary muted" data-testid={`config-summary-${id}`}>
+          {summary}
+        </span>
       </summary>
       <div className="cfg-fields">{children}</div>
     </details>
@@ -77,9 +95,23 @@ export function ConfigPanel({ value, onChange, disabled, upload, onUpload }: Con
   const facts = useMemo(() => configFacts(value, errors), [value, errors]);
   const software = useStore((s) => (s.adapter.status === 'ready' ? s.adapter.summary.software : true));
   // From the facts' own parameter and token counts (not counted again).
+  // Calibrated by this adapter's measured first steps once a run has taken them (run/calibration.ts).
+  const rate = useAdapterRate();
   const stepSeconds =
-    facts.params === null || facts.tokensPerStep === null ? null : stepSecondsFor(facts.params, facts.tokensPerStep, software);
+    facts.params === null || facts.tokensPerStep === null
+      ? null
+      : stepSecondsFor(facts.params, facts.tokensPerStep, software, rate?.flopsPerSecond ?? null);
   const set = (path: string) => (v: unknown) => change(editConfig(value, path, v));
+  // Every section starts folded (the page opens on the experiment, not on a form); "Expand all" opens them.
+  const [openIds, setOpenIds] = useState<ReadonlySet<SectionId>>(() => new Set());
+  const allOpen = SECTIONS.every((s) => openIds.has(s.id));
+  const openSection = (id: SectionId) => (open: boolean) =>
+    setOpenIds((ids) => {
+      const next = new Set(ids);
+      if (open) next.add(id);
+      else next.delete(id);
+      return next;
+    });
   const countIn = (id: SectionId) =>
     [...byField.keys()].filter((p) => SECTIONS.find((s) => s.id === id)!.fields.some((f) => f.path === p)).length;
 
@@ -87,6 +119,15 @@ export function ConfigPanel({ value, onChange, disabled, upload, onUpload }: Con
     <section className="panel config-panel" aria-labelledby="config-heading" data-testid="config-panel" data-valid={errors.length === 0}>
       <div className="cfg-head">
         <h2 id="config-heading">Configuration</h2>
+        <button
+          type="button"
+          className="link-button"
+          data-testid="config-expand-all"
+          aria-expanded={allOpen}
+          onClick={() => setOpenIds(allOpen ? new Set() : new Set(SECTIONS.map((s) => s.id)))}
+        >
+          {allOpen ? 'Collapse all' : 'Expand all'}
+        </button>
         <ConfigFileButtons value={value} onImport={onChange} preset={closestPreset(value)} disabled={disabled} />
       </div>
       <PresetPicker value={value} onChange={onChange} disabled={disabled} />
@@ -104,11 +145,19 @@ export function ConfigPanel({ value, onChange, disabled, upload, onUpload }: Con
           )}
         </div>
       )}
-      <DerivedFacts facts={facts} stepSeconds={stepSeconds} />
+      <DerivedFacts facts={facts} stepSeconds={stepSeconds} measuredSteps={rate?.steps ?? null} steps={value.train.steps} />
       <fieldset className="cfg-sections" disabled={disabled}>
         <legend className="visually-hidden">Run configuration fields</legend>
         {SECTIONS.map((s) => (
-          <Section key={s.id} id={s.id} title={s.title} count={countIn(s.id)}>
+          <Section
+            key={s.id}
+            id={s.id}
+            title={s.title}
+            summary={sectionSummary(s.id, value)}
+            count={countIn(s.id)}
+            open={openIds.has(s.id)}
+            onOpen={openSection(s.id)}
+          >
             {s.id === 'data' ? (
               <DataPanel
                 data={value.data}

@@ -1,7 +1,10 @@
 // What the config implies, next to it: size, tokens per step, and for NSA the block counts and
 // the keys a query reads compared with dense attention.
+import { useState } from 'react';
+
+import { isPhone } from '../components/FoldPanel';
 import { formatDuration } from '../run/step-estimate';
-import type { ConfigFacts, KeyReads } from './derived';
+import type { ConfigFacts, KeyReads, NsaFacts } from './derived';
 
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
 
@@ -19,9 +22,19 @@ function reads(r: KeyReads, exact: boolean, digits: number): string {
   return `${f(r.cmp)} compressed + ${exact ? '' : '≤ '}${f(r.sel)} selected + ${f(r.win)} window = ${f(r.total)} vs ${f(r.dense)} dense (${pct(r)})`;
 }
 
-export function DerivedFacts({ facts, stepSeconds }: { facts: ConfigFacts; stepSeconds: number | null }) {
+interface Props {
+  facts: ConfigFacts;
+  stepSeconds: number | null;
+  /** Steps this adapter's rate was measured over; null: the rough estimate. */
+  measuredSteps: number | null;
+  /** The run's steps (the whole run's time). */
+  steps: number;
+}
+
+export function DerivedFacts({ facts, stepSeconds, measuredSteps, steps }: Props) {
   const { params, tokensPerStep, trainTokens, nsa } = facts;
-  const moreThanDense = nsa !== null && nsa.last.total >= nsa.last.dense;
+  // The keys-read figures fold to one line on a phone.
+  const [keysOpen, setKeysOpen] = useState(() => !isPhone());
   return (
     <div className="cfg-facts-box">
       <dl className="cfg-facts" data-testid="config-facts" aria-label="Derived from this configuration">
@@ -39,9 +52,23 @@ export function DerivedFacts({ facts, stepSeconds }: { facts: ConfigFacts; stepS
           <dt>Time per step</dt>
           <dd
             data-testid="fact-step-time"
-            title="Rough, before Run: 6 FLOPs per parameter and token at a low rate for this adapter kind (1 GFLOP/s software, 100 GFLOP/s GPU)"
+            data-measured={measuredSteps !== null}
+            title={
+              measuredSteps !== null
+                ? `Measured on this adapter: the median of a run's first ${measuredSteps} steps after the first, scaled to this model's size`
+                : 'Rough, before any run here: 6 FLOPs per parameter and token at a low rate for this adapter kind (1 GFLOP/s software, 100 GFLOP/s GPU); the first steps of a run calibrate it'
+            }
           >
-            {stepSeconds === null ? '–' : formatDuration(stepSeconds)}
+            {stepSeconds === null ? '–' : formatDuration(stepSeconds)}{' '}
+            <span className="muted">{measuredSteps !== null ? '(measured)' : '(rough)'}</span>
+          </dd>
+        </div>
+        <div>
+          <dt>Whole run</dt>
+          <dd data-testid="fact-run-time" title="Training steps only; evaluations add to it">
+            {stepSeconds === null || !(Number.isInteger(steps) && steps > 0)
+              ? '–'
+              : `${formatDuration(stepSeconds * steps)} (${int(steps)} steps)`}
           </dd>
         </div>
         <div>
@@ -62,6 +89,15 @@ export function DerivedFacts({ facts, stepSeconds }: { facts: ConfigFacts; stepS
                 {int(nsa.selBlocks)} <span className="muted">({int(nsa.selectedLast)} selected per query)</span>
               </dd>
             </div>
+          </>
+        )}
+      </dl>
+      {nsa && (
+        <details className="cfg-keys" open={keysOpen} onToggle={(e) => setKeysOpen(e.currentTarget.open)} data-testid="fact-keys">
+          <summary>
+            Keys read per query: {pct(nsa.mean)} of dense on average at T = {int(nsa.T)}
+          </summary>
+          <dl className="cfg-facts">
             <div className="cfg-facts-wide">
               <dt>Keys read by the last query (t = {int(nsa.last.dense - 1)})</dt>
               <dd data-testid="fact-keys-last">{reads(nsa.last, nsa.selExact, 0)}</dd>
@@ -70,15 +106,32 @@ export function DerivedFacts({ facts, stepSeconds }: { facts: ConfigFacts; stepS
               <dt>Keys read per query, mean over t</dt>
               <dd data-testid="fact-keys-mean">{reads(nsa.mean, nsa.selExact, 1)}</dd>
             </div>
-          </>
-        )}
-      </dl>
-      {moreThanDense && nsa && (
-        <p className="muted" data-testid="fact-keys-note">
-          At T = {int(nsa.T)} NSA reads at least as many keys as dense attention: its saving grows with the sequence (the paper's settings
-          at 64k tokens read under a tenth of them).
-        </p>
+          </dl>
+          <CrossoverNote nsa={nsa} />
+        </details>
       )}
     </div>
+  );
+}
+
+/**
+ * Where NSA starts to read fewer keys than dense for these settings, and why not before: each query
+ * reads a fixed n·l′ + w selected and window keys plus one compressed key per d tokens, dense t + 1.
+ */
+export function CrossoverNote({ nsa }: { nsa: NsaFacts }) {
+  const { last, mean, budget } = nsa.crossover;
+  const share = `${Math.round((100 * nsa.mean.total) / nsa.mean.dense)}%`;
+  return (
+    <p className="muted" data-testid="fact-keys-crossover" data-last={last ?? ''} data-mean={mean ?? ''}>
+      {last === null || mean === null ? (
+        <>NSA never reads fewer keys than dense with these settings (each compressed key covers only d tokens).</>
+      ) : (
+        <>
+          NSA reads fewer keys than dense from T = {int(mean)} on average over the queries (the last query from T = {int(last)}); at T ={' '}
+          {int(nsa.T)} it reads {share} of dense{mean > nsa.T ? ', more than dense' : ''}. Each query reads a fixed n·l′ + w = {int(budget)}{' '}
+          selected and window keys plus one compressed key per d tokens, where dense reads t + 1: the saving grows with T.
+        </>
+      )}
+    </p>
   );
 }

@@ -30,6 +30,8 @@ export interface NsaFacts {
   mean: KeyReads;
   /** True when the sel count is exact (the block holding t is forced); otherwise an upper bound. */
   selExact: boolean;
+  /** Where NSA starts to read fewer keys than dense with these settings. */
+  crossover: KeysCrossover;
 }
 
 export interface ConfigFacts {
@@ -73,6 +75,46 @@ export function meanKeyReads(T: number, c: NsaConfig): KeyReads {
   return sum;
 }
 
+/** Where NSA starts to read fewer keys than dense attention, for a config's NSA settings. */
+export interface KeysCrossover {
+  /** The shortest T from which the last query (t = T − 1) reads fewer keys than dense (T), for every longer T too; null: none found. */
+  last: number | null;
+  /** The shortest T from which the mean over t = 0 … T − 1 is below dense's mean (T + 1)/2, for every longer T too; null: none found. */
+  mean: number | null;
+  /** The fixed part of NSA's reads once the sequence is long: n·l′ selected + w window keys. */
+  budget: number;
+}
+
+/** Sequence lengths the crossover scan covers (NSA with stride d = 1 never reads fewer keys than dense). */
+export const CROSSOVER_SCAN_LIMIT = 1 << 22;
+
+/**
+ * NSA reads ncmp(t) + |selected| + min(w, t + 1) ≈ t/d + n·l′ + w keys, dense t + 1: NSA reads
+ * fewer once t(1 − 1/d) outgrows the fixed n·l′ + w. The per-query difference saws by at most
+ * l′ + d around that trend, so the scan goes on until NSA is below dense by more than that (then it
+ * stays below) and until the running means cross too.
+ */
+export function keysCrossover(c: NsaConfig, limit = CROSSOVER_SCAN_LIMIT): KeysCrossover {
+  const jitter = c.lSel + c.d + c.l;
+  let lastNotFewer = -1; // the last t whose query reads no fewer keys than dense
+  let sumDiff = 0; // Σ_{t' ≤ t} (NSA − dense)
+  let meanNotFewer = 0; // the last T (= t + 1) whose mean is no lower than dense's
+  let t = 0;
+  for (; t < limit; t++) {
+    const diff = keyReads(t, c).total - (t + 1);
+    if (diff >= 0) lastNotFewer = t;
+    sumDiff += diff;
+    if (sumDiff >= 0) meanNotFewer = t + 1;
+    if (-diff > jitter && sumDiff < 0) break;
+  }
+  const found = t < limit;
+  return {
+    last: found ? lastNotFewer + 2 : null,
+    mean: found ? meanNotFewer + 1 : null,
+    budget: c.nSel * c.lSel + c.w,
+  };
+}
+
 export function nsaFacts(T: number, c: NsaConfig): NsaFacts {
   const selBlocks = numSelBlocks(T, c);
   return {
@@ -83,6 +125,7 @@ export function nsaFacts(T: number, c: NsaConfig): NsaFacts {
     last: keyReads(Math.max(T - 1, 0), c),
     mean: meanKeyReads(T, c),
     selExact: c.forceLocal >= 1,
+    crossover: keysCrossover(c),
   };
 }
 

@@ -3,9 +3,10 @@
 // gates), a t slider to move the query, and a link to the paper.
 import './explain.css';
 
-import { useId, useState } from 'react';
+import { useId, useMemo, useState } from 'react';
 
 import type { ModelNsaConfig } from '../../definitions/model-config';
+import { keysCrossover } from '../config/derived';
 import { explainDiagram } from './diagram';
 import { ExplainSvg } from './ExplainSvg';
 
@@ -63,6 +64,7 @@ function ExplainBody({
   onT: (t: number) => void;
 }) {
   const d = explainDiagram(T, t, nsa);
+  const crossover = useMemo(() => keysCrossover(nsa), [nsa]);
   const forced = d.sel.filter((b) => b.role === 'forced').length;
   const free = d.sel.length - forced;
   const allFit = d.pickedByScore === free;
@@ -73,46 +75,52 @@ function ExplainBody({
         <input id={sliderId} type="range" min={0} max={T - 1} value={t} onChange={(e) => onT(Number(e.target.value))} />
       </label>
       <ExplainSvg diagram={d} nsa={nsa} />
-      <ol className="explain-steps">
-        <li>
-          <strong>Compressed</strong>: every d = {nsa.d} tokens a block of l = {nsa.l} keys is compressed by φ ({nsa.phi}) into one key.
-          Query t sees the <span data-testid="explain-cmp">{int(d.cmp.length)}</span> blocks that end at or before it.
-        </li>
-        <li>
-          <strong>Scores by overlap</strong>: the query's attention probabilities over those compressed keys, summed over the heads of its
-          K/V group, give each selection block of l′ = {nsa.lSel} tokens a score — each compressed block adds its probability times the
-          fraction of it that overlaps the selection block.
-        </li>
-        <li>
-          <strong>Top-n</strong>: the n = {nsa.nSel} blocks with the highest scores are read in full.{' '}
-          {forced > 0 && (
-            <>
-              {forced} of them are forced{nsa.forceInit ? ' (block 0' : ' ('}
-              {nsa.forceLocal > 0
-                ? `${nsa.forceInit ? ', ' : ''}the ${nsa.forceLocal} block${nsa.forceLocal > 1 ? 's' : ''} ending at t`
-                : ''}
-              ).{' '}
-            </>
-          )}
-          <span data-testid="explain-sel">
-            {allFit
-              ? `Query t has ${int(d.sel.length)} candidate block${d.sel.length === 1 ? '' : 's'}: all fit in n, so nothing is left out yet.`
-              : `${int(d.pickedByScore)} of the other ${int(free)} candidates are picked by score (the diagram shows an example; the stepper shows the model's real choice).`}
-          </span>
-        </li>
-        <li>
-          <strong>Window</strong>: the last w = {nsa.w} tokens, always.
-        </li>
-        <li>
-          <strong>Gates</strong>: per head, o = g<sub>cmp</sub>·o<sub>cmp</sub> + g<sub>sel</sub>·o<sub>sel</sub> + g<sub>win</sub>·o
-          <sub>win</sub> with sigmoid gates computed from the token's hidden state
-          {nsa.gates.kind !== 'none' ? ` (this config ablates them: ${JSON.stringify(nsa.gates)})` : ''}.
-        </li>
-      </ol>
+      <details className="explain-how" data-testid="explain-how">
+        <summary>How to read it: the three branches and the gates</summary>
+        <ol className="explain-steps">
+          <li>
+            <strong>Compressed</strong>: every d = {nsa.d} tokens a block of l = {nsa.l} keys is compressed by φ ({nsa.phi}) into one key.
+            Query t sees the <span data-testid="explain-cmp">{int(d.cmp.length)}</span> blocks that end at or before it.
+          </li>
+          <li>
+            <strong>Scores by overlap</strong>: the query's attention probabilities over those compressed keys, summed over the heads of its
+            K/V group, give each selection block of l′ = {nsa.lSel} tokens a score — each compressed block adds its probability times the
+            fraction of it that overlaps the selection block.
+          </li>
+          <li>
+            <strong>Top-n</strong>: the n = {nsa.nSel} blocks with the highest scores are read in full.{' '}
+            {forced > 0 && (
+              <>
+                {forced} of them are forced{nsa.forceInit ? ' (block 0' : ' ('}
+                {nsa.forceLocal > 0
+                  ? `${nsa.forceInit ? ', ' : ''}the ${nsa.forceLocal} block${nsa.forceLocal > 1 ? 's' : ''} ending at t`
+                  : ''}
+                ).{' '}
+              </>
+            )}
+            <span data-testid="explain-sel">
+              {allFit
+                ? `Query t has ${int(d.sel.length)} candidate block${d.sel.length === 1 ? '' : 's'}: all fit in n, so nothing is left out yet.`
+                : `${int(d.pickedByScore)} of the other ${int(free)} candidates are picked by score (the diagram shows an example; the stepper shows the model's real choice).`}
+            </span>
+          </li>
+          <li>
+            <strong>Window</strong>: the last w = {nsa.w} tokens, always.
+          </li>
+          <li>
+            <strong>Gates</strong>: per head, o = g<sub>cmp</sub>·o<sub>cmp</sub> + g<sub>sel</sub>·o<sub>sel</sub> + g<sub>win</sub>·o
+            <sub>win</sub> with sigmoid gates computed from the token's hidden state
+            {nsa.gates.kind !== 'none' ? ` (this config ablates them: ${JSON.stringify(nsa.gates)})` : ''}.
+          </li>
+        </ol>
+      </details>
       <p data-testid="explain-reads">
         Query t reads {int(d.reads.cmp)} compressed + {int(d.reads.sel)} selected + {int(d.reads.win)} window = {int(d.reads.total)} keys,
         where dense attention reads {int(d.reads.dense)}.
-        {d.reads.total >= d.reads.dense && ' At this length NSA reads no fewer keys than dense: its saving appears at long contexts.'}
+        {d.reads.total >= d.reads.dense &&
+          (crossover.last === null
+            ? ' With these settings NSA never reads fewer keys than dense.'
+            : ` At this length NSA reads no fewer keys than dense: the fixed n·l′ + w = ${int(crossover.budget)} keys outweigh the saving until T = ${int(crossover.last)} for the last query (${int(crossover.mean ?? 0)} on average).`)}
       </p>
     </>
   );

@@ -6,6 +6,7 @@ import './generate.css';
 import { type ComponentProps, type KeyboardEvent, useEffect, useId, useRef, useState } from 'react';
 
 import type { SelectionSnapshot } from '../../definitions/selection-snapshot';
+import { FoldPanel } from '../components/FoldPanel';
 import type { StepperFocus } from '../stepper';
 import { DEFAULT_FORM, type GenerationField, type GenerationForm, MAX_TEMPERATURE, parseGenerationForm } from './form';
 import { TokenDetails } from './TokenDetails';
@@ -63,7 +64,7 @@ export function GenerationPanel({
   const [stepAtStart, setStepAtStart] = useState(0);
   const runId = useRef(0);
   const running = status === 'running';
-  const ids = { heading: useId(), prompt: useId(), maxTokens: useId(), temperature: useId(), topK: useId(), topP: useId(), seed: useId() };
+  const ids = { prompt: useId(), maxTokens: useId(), temperature: useId(), topK: useId(), topP: useId(), seed: useId() };
   const limits = model ?? { contextLength: 2, vocabSize: 1 };
   const { request, errors: allErrors } = parseGenerationForm(form, limits);
   // No error before there is a model to generate from (the limits are placeholders until then).
@@ -177,8 +178,7 @@ export function GenerationPanel({
   const tabbable = selected ?? 0;
   const piece = selected !== null ? pieces[selected] : undefined;
   return (
-    <section className="panel gen" data-testid="generation" data-status={status} aria-labelledby={ids.heading}>
-      <h2 id={ids.heading}>Generate</h2>
+    <FoldPanel title="Generate" className="gen" testId="generation" data={{ 'data-status': status }}>
       {!model && <p className="note">{disabledReason ?? 'Train a model first: generation samples from its current weights.'}</p>}
       <form
         className="gen-form"
@@ -288,6 +288,6 @@ export function GenerationPanel({
         </div>
       )}
       {piece && model && <TokenDetails piece={piece} model={model} />}
-    </section>
+    </FoldPanel>
   );
 }

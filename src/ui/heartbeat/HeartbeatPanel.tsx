@@ -2,6 +2,7 @@
 // GPU memory, and the watchdog's timeout.
 import { useId, useState } from 'react';
 
+import { FoldPanel } from '../components/FoldPanel';
 import { formatBytes, formatRate } from '../format';
 import { useStore } from '../store';
 import { Downloads } from './Downloads';
@@ -24,8 +25,12 @@ export function HeartbeatPanel() {
   const valid = parseWatchdogSeconds(text) !== null;
   const effective = useEffectiveTimeout();
   return (
-    <section className="panel heartbeat-panel" aria-labelledby="hb-heading" data-testid="heartbeat-panel">
-      <h2 id="hb-heading">Heartbeat</h2>
+    <FoldPanel
+      title="Heartbeat"
+      summary={age === null ? 'no beat yet' : `last beat ${Math.floor(age)} s ago`}
+      className="heartbeat-panel"
+      testId="heartbeat-panel"
+    >
       <dl className="stats">
         <div>
           <dt>Last beat</dt>
@@ -83,6 +88,6 @@ export function HeartbeatPanel() {
         </span>
       </div>
       <Downloads />
-    </section>
+    </FoldPanel>
   );
 }

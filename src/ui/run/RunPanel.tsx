@@ -1,4 +1,4 @@
-// The run: controls, where it is, and why it failed or cannot start.
+// The run bar at the top of the page: controls, where the run is, and why it failed or cannot start.
 import { StallBanner } from '../heartbeat/StallBanner';
 import { RecoveryNoteLine } from '../recovery/RecoveryNote';
 import { useStore } from '../store';
@@ -15,9 +15,11 @@ export function RunPanel({ problems }: Props) {
   const error = useStore((s) => s.error);
   const info = useStore((s) => s.runInfo);
   return (
-    <section className="panel run-panel" aria-labelledby="run-heading" data-testid="run-panel">
-      <h2 id="run-heading">Run</h2>
-      <RunControls problems={problems} />
+    <section className="panel run-panel" id="run-panel" tabIndex={-1} aria-labelledby="run-heading" data-testid="run-panel">
+      <div className="run-bar">
+        <h2 id="run-heading">Run</h2>
+        <RunControls problems={problems} />
+      </div>
       <StallBanner />
       <AutosaveStatusLine />
       <RecoveryNoteLine />

@@ -1,7 +1,8 @@
-// Where the run is: status, step count, elapsed training time, ETA, latest losses.
+// Where the run is: status, step count, elapsed training time, ETA, the whole run's time, latest losses.
 import { formatLoss } from '../format';
 import { useTick } from '../heartbeat/use-tick';
 import { elapsedMs, useStore } from '../store';
+import { useCalibration } from './calibration';
 import { etaMs, formatDuration } from './timing';
 
 const STATUS_TEXT: Record<string, string> = {
@@ -21,6 +22,11 @@ export function RunStats() {
   const target = s.runConfig?.train.steps ?? s.config.train.steps;
   const last = s.metrics.at(-1);
   const lastEval = s.evals.at(-1);
+  useCalibration();
+  // The whole run: elapsed plus the steps left at the recent rate (or, done, the elapsed time).
+  const elapsed = elapsedMs(s);
+  const left = s.stepsDone >= target ? 0 : etaMs(s.metrics, s.stepsDone, target);
+  const total = s.metrics.length === 0 || left === null ? null : elapsed + left;
   return (
     <dl className="stats" data-testid="run-stats">
       <div>
@@ -37,11 +43,17 @@ export function RunStats() {
       </div>
       <div>
         <dt>Elapsed</dt>
-        <dd data-testid="elapsed">{formatDuration(elapsedMs(s))}</dd>
+        <dd data-testid="elapsed">{formatDuration(elapsed)}</dd>
       </div>
       <div>
         <dt>ETA</dt>
         <dd data-testid="eta">{running ? formatDuration(etaMs(s.metrics, s.stepsDone, target)) : '–'}</dd>
+      </div>
+      <div>
+        <dt>Total</dt>
+        <dd data-testid="run-total" title="Elapsed plus the remaining steps at the recent rate">
+          {formatDuration(total)}
+        </dd>
       </div>
       <div>
         <dt>Loss</dt>

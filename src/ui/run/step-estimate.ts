@@ -9,8 +9,11 @@ import { estimateStepMs } from '../heartbeat/watchdog';
 /** Steps estimated slower than this ask before the run starts. */
 export const CONFIRM_STEP_SECONDS = 60;
 
-/** Seconds per optimizer step, roughly; null when the config is not valid enough to count. */
-export function estimatedStepSeconds(config: RunConfig, software: boolean): number | null {
+/**
+ * Seconds per optimizer step, roughly (or at `flopsPerSecond`, this adapter's measured rate, see
+ * calibration.ts); null when the config is not valid enough to count.
+ */
+export function estimatedStepSeconds(config: RunConfig, software: boolean, flopsPerSecond: number | null = null): number | null {
   const { batchSize, gradAccum } = config.train;
   const tokens = batchSize * gradAccum * config.model.seqLen;
   if (!Number.isFinite(tokens) || tokens <= 0) return null;
@@ -20,11 +23,12 @@ export function estimatedStepSeconds(config: RunConfig, software: boolean): numb
   } catch {
     return null;
   }
-  return Number.isFinite(params) && params > 0 ? stepSecondsFor(params, tokens, software) : null;
+  return Number.isFinite(params) && params > 0 ? stepSecondsFor(params, tokens, software, flopsPerSecond) : null;
 }
 
-/** Seconds per optimizer step for a model of `params` parameters and `tokensPerStep` tokens. */
-export function stepSecondsFor(params: number, tokensPerStep: number, software: boolean): number {
+/** Seconds per optimizer step for a model of `params` parameters and `tokensPerStep` tokens (at a measured rate when given). */
+export function stepSecondsFor(params: number, tokensPerStep: number, software: boolean, flopsPerSecond: number | null = null): number {
+  if (flopsPerSecond !== null && flopsPerSecond > 0) return (6 * params * tokensPerStep) / flopsPerSecond;
   return estimateStepMs(params, tokensPerStep, software) / 1000;
 }
 
@@ -39,8 +43,8 @@ export function formatDuration(seconds: number): string {
 }
 
 /** The question asked before a run whose steps are estimated above CONFIRM_STEP_SECONDS; null: no need to ask. */
-export function slowRunQuestion(config: RunConfig, software: boolean): string | null {
-  const s = estimatedStepSeconds(config, software);
+export function slowRunQuestion(config: RunConfig, software: boolean, flopsPerSecond: number | null = null): string | null {
+  const s = estimatedStepSeconds(config, software, flopsPerSecond);
   if (s === null || s <= CONFIRM_STEP_SECONDS) return null;
   return (
     `Each training step of this model is estimated at ${formatDuration(s)} on this ${software ? 'software (CPU) adapter' : 'GPU'}` +

@@ -1,7 +1,8 @@
 // The selection stepper: for a snapshot (training step or generation), layer and group, the
 // query × key-block heatmap and, for the current query t, the scores, ranges and tokens.
-// Keyboard (when the stepper has focus): ←/→ or ↑/↓ step t, PageUp/PageDown ±16, Home/End,
-// [ and ] the previous / next snapshot.
+// It opens on the last query (a task run's: the one scored for the last answer). Keyboard (when the
+// stepper has focus): ←/→ or ↑/↓ step t, PageUp/PageDown ±16, Home/End, [ and ] the previous /
+// next snapshot, and in task runs Q / A the next query / answer (Shift+Q / Shift+A back).
 import './stepper.css';
 
 import { type KeyboardEvent, type ReactNode, useEffect, useId, useMemo, useState } from 'react';
@@ -18,7 +19,7 @@ import { PasskeyNote } from './PasskeyNote';
 import { RangeList } from './RangeList';
 import { RecallPairNote } from './RecallPairNote';
 import { ScoreBars } from './ScoreBars';
-import { passkeyLabels, recallLabels } from './task-roles';
+import { nextWithRole, openingT, passkeyLabels, recallLabels } from './task-roles';
 import { type DecodeFn, tokenText } from './tokens';
 import { usePalette } from './use-palette';
 import { type StepperSources, useStepperData } from './use-stepper-data';
@@ -68,7 +69,8 @@ export function SelectionStepper({ decode, focus, onViewChange, emptyNote, recal
   const { frames, snapshot, layers, groups, loading, error } = useStepperData(sources, frame, layer, group);
   const latestTrain = [...frames].reverse().find((f) => f.source === 'train') ?? frames.at(-1);
   const [follow, setFollow] = useState(true);
-  const [tRaw, setT] = useState(0);
+  // null: the opening query (the last answer of a task sequence, else t = T − 1) until one is picked.
+  const [tRaw, setT] = useState<number | null>(null);
   const ids = { layer: useId(), group: useId(), slider: useId(), follow: useId(), heading: useId(), keys: useId() };
 
   // The state below follows props and snapshots: it is adjusted while rendering (React's pattern
@@ -94,7 +96,7 @@ export function SelectionStepper({ decode, focus, onViewChange, emptyNote, recal
   const current = frameIndex >= 0 ? frames[frameIndex] : null;
 
   const T = snapshot?.T ?? 0;
-  const t = clampT(tRaw, T);
+  const t = clampT(tRaw ?? openingT(T, { recall: recall?.task, passkey: passkey?.task }), T);
 
   useEffect(() => {
     if (snapshot) onViewChange?.({ source: sourceOf(snapshot), step: snapshot.step, layer: snapshot.layer, group: snapshot.group, t });
@@ -119,11 +121,24 @@ export function SelectionStepper({ decode, focus, onViewChange, emptyNote, recal
     setFollow(frames[i].key === latestKey);
   };
 
+  const labels = snapshot && recall ? recallLabels(snapshot.tokens, recall.task, recall.seqLen) : null;
+  const needle = snapshot && passkey ? passkeyLabels(snapshot.tokens, passkey.task, passkey.seqLen) : null;
+  const roles = labels?.roles ?? needle?.roles;
+  /** The previous / next query or answer of a task sequence (Q, A; with Shift backwards). */
+  const jump = (role: 'query' | 'answer', dir: 1 | -1) => (roles ? nextWithRole(roles, t, role, dir) : null);
+
   const onKeyDown = (e: KeyboardEvent<HTMLElement>) => {
     if (e.altKey || e.ctrlKey || e.metaKey) return;
     if (EDITABLE.has((e.target as HTMLElement).tagName)) return;
     if (e.key === '[' || e.key === ']') {
       goFrame(e.key === '[' ? -1 : 1);
+      e.preventDefault();
+      return;
+    }
+    const k = e.key.toLowerCase();
+    if (roles && (k === 'q' || k === 'a')) {
+      const p = jump(k === 'q' ? 'query' : 'answer', e.shiftKey ? -1 : 1);
+      if (p !== null) setT(p);
       e.preventDefault();
       return;
     }
@@ -146,9 +161,6 @@ export function SelectionStepper({ decode, focus, onViewChange, emptyNote, recal
     );
   }
 
-  const labels = recall ? recallLabels(snapshot.tokens, recall.task, recall.seqLen) : null;
-  const needle = passkey ? passkeyLabels(snapshot.tokens, passkey.task, passkey.seqLen) : null;
-  const roles = labels?.roles ?? needle?.roles;
   const gates = gateMeans(snapshot, t);
   const queryText = tokenText(decode, snapshot.tokens[t]);
   return (
@@ -168,7 +180,8 @@ export function SelectionStepper({ decode, focus, onViewChange, emptyNote, recal
     >
       <h2 id={ids.heading}>Selection stepper</h2>
       <p id={ids.keys} className="muted stepper-help">
-        Which key blocks each query position selected. Focus here, then ←/→ step t, PageUp/PageDown ±16, Home/End, [ / ] snapshots.
+        Which key blocks each query position selected. Focus here, then ←/→ step t, PageUp/PageDown ±16, Home/End, [ / ] snapshots
+        {roles ? ', Q / A the next query / answer (Shift: the previous one)' : ''}.
       </p>
       <div className="stepper-toolbar">
         <div className="stepper-frames" role="group" aria-label="Snapshot">
@@ -261,6 +274,35 @@ export function SelectionStepper({ decode, focus, onViewChange, emptyNote, recal
               t = {t} <span className="muted">/ {T - 1}</span>
             </output>
           </div>
+          {roles && (
+            <div className="stepper-jumps" role="group" aria-label="Jump to a query or an answer">
+              {(['query', 'answer'] as const).map((role) => (
+                <span key={role} className="stepper-jump">
+                  <button
+                    type="button"
+                    data-testid={`stepper-prev-${role}`}
+                    aria-label={`Previous ${role}`}
+                    aria-keyshortcuts={`Shift+${role === 'query' ? 'Q' : 'A'}`}
+                    disabled={jump(role, -1) === null}
+                    onClick={() => setT(jump(role, -1))}
+                  >
+                    ◀
+                  </button>
+                  {role}
+                  <button
+                    type="button"
+                    data-testid={`stepper-next-${role}`}
+                    aria-label={`Next ${role}`}
+                    aria-keyshortcuts={role === 'query' ? 'Q' : 'A'}
+                    disabled={jump(role, 1) === null}
+                    onClick={() => setT(jump(role, 1))}
+                  >
+                    ▶
+                  </button>
+                </span>
+              ))}
+            </div>
+          )}
           <p className="stepper-query">
             query token{' '}
             <span className="tok tok-query" title={`token id ${snapshot.tokens[t]}`}>

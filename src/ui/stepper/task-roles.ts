@@ -6,7 +6,7 @@
 // it must produce.
 import { passkeyAnswerPositions, type PasskeyTask, passkeyVocab } from '../../train/data/passkey';
 import type { RecallTask } from '../../train/data/recall';
-import { recallVocab } from '../../train/data/recall';
+import { recallAnswerPositions, recallVocab } from '../../train/data/recall';
 
 export type TokenRole = 'filler' | 'key' | 'value' | 'query' | 'answer' | 'needle';
 
@@ -23,33 +23,33 @@ export interface RecallLabels {
 }
 
 /**
- * Labels T input tokens of a recall sequence: the query region is the last 2m − 1 inputs
- * (query, answer, …, query: the last answer is only a target), the pair region before it.
+ * Labels T input tokens of a recall sequence, in either layout (src/train/data/recall.ts): a key's
+ * first occurrence is a stored key and the value after it its value; a later occurrence of the
+ * same key is a query and the token after it its answer (the last query's answer is only a target).
  * Returns null when the tokens cannot be such a sequence (another length, ids outside the task).
  */
 export function recallLabels(tokens: ArrayLike<number>, task: RecallTask, seqLen: number): RecallLabels | null {
   const T = tokens.length;
   if (T !== seqLen) return null;
   const v = recallVocab(task);
-  const R = T + 1 - 2 * task.queries;
-  if (R < 1) return null;
   const isKey = (id: number) => id >= v.keyBase && id < v.valueBase;
   const isValue = (id: number) => id >= v.valueBase && id < v.size;
   const roles: TokenRole[] = [];
   const keyAt = new Map<number, number>();
+  const pairs = new Map<number, RecallPair>();
   for (let p = 0; p < T; p++) {
     const id = tokens[p];
     if (id < 0 || id >= v.size) return null;
-    if (p >= R) roles.push((p - R) % 2 === 0 ? 'query' : 'answer');
-    else if (isKey(id)) {
+    const stored = keyAt.get(id);
+    if (isKey(id) && stored !== undefined) {
+      roles.push('query');
+      pairs.set(p, { key: stored, value: stored + 1 });
+    } else if (isKey(id)) {
       roles.push('key');
       keyAt.set(id, p);
-    } else roles.push(isValue(id) && p > 0 && roles[p - 1] === 'key' ? 'value' : 'filler');
-  }
-  const pairs = new Map<number, RecallPair>();
-  for (let p = R; p < T; p += 2) {
-    const k = keyAt.get(tokens[p]);
-    if (k !== undefined) pairs.set(p, { key: k, value: k + 1 });
+    } else if (isValue(id) && p > 0 && roles[p - 1] === 'key') roles.push('value');
+    else if (isValue(id) && p > 0 && roles[p - 1] === 'query') roles.push('answer');
+    else roles.push('filler');
   }
   return { roles, pairs };
 }
@@ -99,4 +99,29 @@ export function passkeyLabels(tokens: ArrayLike<number>, task: PasskeyTask, seqL
     if (needle !== null) sources.set(t, needle + 1 + i);
   });
   return { roles, needle, sources, digit };
+}
+
+/** The nearest position after (dir 1) or before (dir −1) t whose role is `role`, or null when there is none. */
+export function nextWithRole(roles: readonly TokenRole[], t: number, role: TokenRole, dir: 1 | -1): number | null {
+  for (let p = t + dir; p >= 0 && p < roles.length; p += dir) if (roles[p] === role) return p;
+  return null;
+}
+
+/**
+ * Where the stepper opens: the last scored answer position of a task sequence (the query whose
+ * prediction is the last answer; recall: the last query, passkey: the input before the last digit),
+ * else the last query t = T − 1.
+ */
+export function openingT(T: number, task: { recall?: RecallTask; passkey?: PasskeyTask }): number {
+  if (T <= 0) return 0;
+  // The mqar layout's queries move from sequence to sequence: it opens on T − 1 (the labels find its queries).
+  const scored = task.recall
+    ? task.recall.layout === 'mqar'
+      ? []
+      : recallAnswerPositions(T, task.recall.queries)
+    : task.passkey
+      ? passkeyAnswerPositions(T, task.passkey.keyLength)
+      : [];
+  const last = scored.at(-1);
+  return last !== undefined && last >= 0 && last < T ? last : T - 1;
 }
