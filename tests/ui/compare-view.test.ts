@@ -6,7 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { compareRuns, FIGURE_COLUMNS, figureCells } from '../../src/train/compare';
 import { preset } from '../../src/train/presets/presets';
 import type { StepMetrics } from '../../src/train/types';
+import { accuracyKeysPoints } from '../../src/ui/compare/accuracy-keys';
 import { type ComparedCurves, compareLines, RUN_COLORS } from '../../src/ui/compare/compare-series';
+import { meanKeyReads } from '../../src/ui/config/derived';
 import { counterpartConfig, counterpartLabel } from '../../src/ui/library/counterpart';
 
 const step = (s: number, loss: number, gates?: [number, number, number]): StepMetrics => ({
@@ -103,5 +105,49 @@ describe('config diff and counterpart', () => {
     d.model.attention = 'dense';
     delete d.model.nsa;
     expect(counterpartConfig(d).model.nsa).toEqual(preset('tiny').model.nsa);
+  });
+});
+
+describe('task runs in the comparison', () => {
+  const recall = preset('tiny');
+  recall.data = {
+    source: 'recall',
+    tokenizer: 'byte',
+    recall: { keys: 16, values: 16, fillers: 1, pairs: 10, queries: 8, minDistance: 20, minStart: 8 },
+  };
+  const denseRecall = structuredClone(recall);
+  denseRecall.model.attention = 'dense';
+  const evals = (acc: number) => [
+    { step: 10, valLoss: 3, accuracy: acc / 2 },
+    { step: 20, valLoss: 2, accuracy: acc },
+  ];
+
+  it('overlays the answer accuracy of the runs that have one', () => {
+    const lines = compareLines(
+      [
+        { ...dense, evals: evals(0.5) },
+        { ...nsa, evals: [{ step: 1, valLoss: 4 }] },
+      ],
+      0,
+    );
+    expect(lines.accuracy).toHaveLength(1);
+    expect(ys(lines.accuracy[0])).toEqual([0.25, 0.5]);
+  });
+
+  it('plots accuracy against keys read per query only when the runs differ in mechanism or budget', () => {
+    const runs = [
+      { name: 'nsa', config: recall, evals: evals(0.3) },
+      { name: 'dense', config: denseRecall, evals: evals(0.2) },
+    ];
+    const points = accuracyKeysPoints(runs);
+    expect(points.map((p) => [p.name, p.accuracy])).toEqual([
+      ['nsa', 0.3],
+      ['dense', 0.2],
+    ]);
+    expect(points[1].keys).toBe((64 + 1) / 2); // dense: t + 1 averaged over t < 64
+    expect(points[0].keys).toBeCloseTo(meanKeyReads(64, recall.model.nsa!).total, 9);
+    expect(points[0].chance).toBe(1 / 16);
+    expect(accuracyKeysPoints([runs[0], { ...runs[0], name: 'twin' }])).toEqual([]); // same budget: nothing to plot
+    expect(accuracyKeysPoints([runs[0], { name: 'text', config: preset('tiny'), evals: [{ step: 1, valLoss: 3 }] }])).toEqual([]);
   });
 });

@@ -1,8 +1,11 @@
 // The static site's assets: every file index.html and the manifest link exists in public/, with a
-// relative URL (the build works from any sub-path), and the PNGs have the sizes they claim.
+// relative URL (the build works from any sub-path), except the social-preview tags, which are
+// absolute (NSA_SITE_URL at build time); and the PNGs have the sizes they claim.
 import { existsSync, readFileSync } from 'node:fs';
 
 import { describe, expect, it } from 'vitest';
+
+import { DEFAULT_SITE_URL, siteUrl, siteUrlPlugin } from '../../vite.config';
 
 const root = new URL('../../', import.meta.url);
 const read = (p: string) => readFileSync(new URL(p, root));
@@ -18,9 +21,26 @@ describe('public assets', () => {
   it('index.html links icon, manifest and social preview relatively, and they exist', () => {
     const html = read('index.html').toString();
     const links = [...html.matchAll(/(?:href|content)="(\.\/[^"]+)"/g)].map((m) => m[1]);
-    expect(links).toEqual(expect.arrayContaining(['./icon.svg', './icon-192.png', './manifest.webmanifest', './social-preview.png']));
+    expect(links).toEqual(expect.arrayContaining(['./icon.svg', './icon-192.png', './manifest.webmanifest']));
     for (const l of links) expect(existsSync(new URL(`public/${l.slice(2)}`, root)), l).toBe(true);
     expect(html).not.toMatch(/(href|src)="\/(?!src\/ui\/main\.tsx)/); // no root-absolute asset URL
+  });
+
+  it('the social-preview tags are absolute URLs from NSA_SITE_URL (default: where npm run preview serves)', () => {
+    const html = read('index.html').toString();
+    const plugin = siteUrlPlugin(siteUrl('https://example.org/nsa'));
+    const hook = plugin.transformIndexHtml as { handler: (html: string) => string };
+    const out = hook.handler(html);
+    const meta = (attr: string, name: string) => new RegExp(`<meta ${attr}="${name}" content="([^"]+)"`).exec(out)?.[1];
+    expect(meta('property', 'og:url')).toBe('https://example.org/nsa/');
+    expect(meta('property', 'og:image')).toBe('https://example.org/nsa/social-preview.png');
+    expect(meta('name', 'twitter:image')).toBe('https://example.org/nsa/social-preview.png');
+    expect(out).not.toContain('__NSA_SITE_URL__');
+    expect(existsSync(new URL('public/social-preview.png', root))).toBe(true);
+    expect(siteUrl(undefined)).toBe(DEFAULT_SITE_URL);
+    expect(siteUrl('')).toBe(DEFAULT_SITE_URL);
+    expect(() => siteUrl('./relative/')).toThrow(/absolute URL/);
+    expect(() => siteUrl('ftp://example.org/')).toThrow(/http/);
   });
 
   it('the manifest parses and its icons exist with their sizes', () => {

@@ -1,5 +1,5 @@
 // The comparison view's curves: several runs overlaid on one chart each (training loss, validation
-// loss, tokens/s, gate means), one colour per run, one smoothing weight for all (TensorBoard's
+// loss, tokens/s, gate means, a task's answer accuracy), one colour per run, one smoothing weight for all (TensorBoard's
 // debiased EMA on the per-step curves; validation losses are sparse and drawn raw). Pure: runs in,
 // decimated series out.
 import type { EvalMetrics, StepMetrics } from '../../train/types';
@@ -29,6 +29,8 @@ export interface CompareLines {
   val: LineSpec[];
   tokens: LineSpec[];
   gates: LineSpec[];
+  /** Task runs' answer accuracy per evaluation (drawn raw, like the validation loss). */
+  accuracy: LineSpec[];
 }
 
 export function runColor(i: number): string {
@@ -51,7 +53,7 @@ function* smoothed(metrics: readonly StepMetrics[], value: (m: StepMetrics) => n
 
 /** The four charts' lines for `runs` (in order), smoothed with `smoothing` ∈ [0, 1). Runs without gates (dense) have no gate lines. */
 export function compareLines(runs: readonly ComparedCurves[], smoothing: number, maxPoints: number = MAX_CHART_POINTS): CompareLines {
-  const out: CompareLines = { loss: [], val: [], tokens: [], gates: [] };
+  const out: CompareLines = { loss: [], val: [], tokens: [], gates: [], accuracy: [] };
   runs.forEach((r, i) => {
     const color = runColor(i);
     const line = (chart: string, s: MinMaxBuckets, extra: Partial<LineSpec> = {}): LineSpec => ({
@@ -89,6 +91,17 @@ export function compareLines(runs: readonly ComparedCurves[], smoothing: number,
         ),
       ),
     );
+    if (r.evals.some((e) => e.accuracy !== undefined))
+      out.accuracy.push(
+        line(
+          'accuracy',
+          series(
+            r.evals.flatMap((e) => (e.accuracy === undefined ? [] : [{ x: e.step, y: e.accuracy }])),
+            maxPoints,
+          ),
+          { dots: true },
+        ),
+      );
     if (r.metrics.some((m) => m.nsa))
       for (const b of GATE_BRANCHES)
         out.gates.push({
