@@ -236,17 +236,6 @@ export function dispatchCost(x: RecordedDispatch, ctx: CostContext): DispatchCos
         bytes: W * (P.B * P.H * P.dk + P.B * n * P.G * P.dk + P.B * P.H * n + P.B * P.G * (P.nBmax + P.nSel)),
       };
     }
-    case 'decode.attend.attend': {
-      // One workgroup per (b, head) over the branch's keys: scores and exp through the scratch row,
-      // then p·v. The compressed branch reads p_cmp from the scratch.
-      const n = branchKeys(P, ctx.t);
-      const scores = P.branch === 0 ? 0 : n * (2 * P.dk + 3);
-      const kBytes = P.branch === 0 ? 0 : P.dk;
-      return {
-        flops: P.B * P.H * (scores + 2 * n * P.dv),
-        bytes: W * (P.B * P.H * (P.dk + 2 * n + P.dv) + P.B * P.G * n * (kBytes + P.dv) + P.B * P.G),
-      };
-    }
     case 'decode.attend.attendPart': {
       // Each (b, head) over the branch's keys, split in chunks: scores, exp, p·v; the per-chunk
       // (max, sum, acc[dv]) partials written. The compressed branch reads p_cmp from the scratch.

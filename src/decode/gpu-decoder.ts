@@ -14,7 +14,9 @@ import { numel } from '../definitions/params';
 import { type ArenaEntry, type BufferSlice, createLayoutArena, layoutEntries, type PlaceTensor } from '../gpu/arena';
 import { type Dispatch, GpuContext } from '../gpu/context';
 import {
-  decodeAttendDispatch,
+  attendPartialsLength,
+  attendSplits,
+  decodeAttendDispatches,
   type DecodeParams,
   decodeParams,
   decodeRowsDispatch,
@@ -311,6 +313,8 @@ export interface DecodeWork {
   headScratch: BufferSlice;
   /** NSA selection-block scores [B, G, nBmax]. */
   blockScores: BufferSlice;
+  /** The split attention's chunk partials [B, H, splits, dv + 3] (shared by the branches and layers). */
+  attnPartials: BufferSlice;
   /** φ = mlp: the compression MLP's hidden row [B, G, Dh]. */
   cmpHidden: BufferSlice;
   /** Selected blocks int32 [nLayers, B, G, nSel] (read back). */
@@ -318,6 +322,23 @@ export interface DecodeWork {
   /** Key rows read u32 [nLayers, B, G, 4] in READ_SLOTS order (read back). */
   reads: BufferSlice;
   layers: DecodeLayerCaches[];
+}
+
+/**
+ * Key chunks of the split attention per branch (attendSplits of the branch's most keys): dense over
+ * the capacity; NSA's compressed branch over Nmax blocks, the selected over n·l′ keys, the window
+ * over w.
+ */
+export function attendBranchSplits(c: ModelConfig, B: number, cap: number): { dense: number; cmp: number; sel: number; win: number } {
+  const H = c.nHeads;
+  const nsa = c.attention === 'nsa' ? c.nsa : undefined;
+  if (!nsa) return { dense: attendSplits(B, H, cap), cmp: 1, sel: 1, win: 1 };
+  return {
+    dense: 1,
+    cmp: attendSplits(B, H, Math.max(1, numCmpBlocks(cap, nsa))),
+    sel: attendSplits(B, H, Math.min(cap, nsa.nSel * nsa.lSel)),
+    win: attendSplits(B, H, Math.min(cap, nsa.w)),
+  };
 }
 
 /** What a step reads back, in staging order: logits, selection, reads. */
@@ -355,6 +376,8 @@ export function decodeWorkLayout(c: ModelConfig, B: number, cap: number): (place
     const logits = f32('logits', B * V);
     const headScratch = f32('scratch', B * H * cap);
     const blockScores = f32('scores', B * G * nBmax);
+    const splits = attendBranchSplits(c, B, cap);
+    const attnPartials = f32('attnPart', attendPartialsLength(B, H, Math.max(...Object.values(splits)), dv));
     const cmpHidden = f32('hidden', B * G * cmpMlpHidden(Math.max(dk, dv)));
     const selection = f32('sel', c.nLayers * B * G * nSel);
     const reads = f32('reads', c.nLayers * B * G * 4);
@@ -386,6 +409,7 @@ export function decodeWorkLayout(c: ModelConfig, B: number, cap: number): (place
       logits,
       headScratch,
       blockScores,
+      attnPartials,
       cmpHidden,
       selection,
       reads,
@@ -432,7 +456,7 @@ async function buildDispatches(
     forceLocal: nsa?.forceLocal ?? 0,
     scale: 1 / Math.sqrt(dk),
   };
-  const out: Promise<Dispatch>[] = [];
+  const out: Array<Promise<Dispatch | Dispatch[]>> = [];
   const compress: Promise<Dispatch>[] = [];
   const mv = (x: BufferSlice, Wt: BufferSlice, o: BufferSlice, K: number, N: number, label: string, accumulate = false, transW = false) =>
     out.push(matvecDispatch(gpu, { st, x, W: Wt, out: o, rows: B, K, N, accumulate, transW, label }));
@@ -463,16 +487,18 @@ async function buildDispatches(
     });
     const slot = l * B * G * (nsa?.nSel ?? 1);
     const rslot = l * B * G * 4;
+    const splits = attendBranchSplits(c, B, cap);
     const attend = (branch: number, s: number | 'cmp', o: BufferSlice, label: string) => {
       const cmp = s === 'cmp';
-      const P = decodeParams(base, { branch, slot, rslot, rows: cmp ? (base.Nmax as number) : cacheRows(c, s, cap) });
+      const n = [splits.cmp, splits.sel, splits.win, splits.dense][branch];
+      const P = decodeParams(base, { branch, slot, rslot, splits: n, rows: cmp ? (base.Nmax as number) : cacheRows(c, s, cap) });
       const kv = cmp ? cache.compressed : cache.kv[s];
       if (!kv) throw new Error(`decoder: layer ${l} has no compressed cache`);
       out.push(
-        decodeAttendDispatch(
+        decodeAttendDispatches(
           gpu,
           P,
-          { st, q: w.q, k: kv.k, v: kv.v, out: o, scratch: w.headScratch, sel: w.selection, reads: w.reads },
+          { st, q: w.q, k: kv.k, v: kv.v, out: o, scratch: w.headScratch, sel: w.selection, reads: w.reads, part: w.attnPartials },
           `${at} ${label}`,
         ),
       );
@@ -546,5 +572,5 @@ async function buildDispatches(
   }
   out.push(rmsnormForwardDispatch(gpu, { x: w.x, weight: p.finalNorm, out: w.finalNormed, rstd: w.rstd, rows: B, C, eps: c.normEps }));
   mv(w.finalNormed, p.wte, w.logits, C, V, 'decode lm head', false, true);
-  return { dispatches: await Promise.all(out), compress: await Promise.all(compress) };
+  return { dispatches: (await Promise.all(out)).flat(), compress: await Promise.all(compress) };
 }

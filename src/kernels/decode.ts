@@ -47,6 +47,7 @@ const DECODE_PARAMS = {
     ['Dh', 'u32', 'compress: MLP hidden width'],
     ['half', 'u32', 'ropeQ: dk / 2'],
     ['total', 'u32', 'invocations that do work'],
+    ['splits', 'u32', 'attend: key chunks per (b, head)'],
     ['scale', 'f32', '1 / √dk'],
   ],
 } as const;
@@ -123,19 +124,25 @@ export const DECODE_SELECT_KERNEL = defineKernel({
   },
 });
 
+/** attendPart and attendCombine share st and part at the same binding indices. */
 export const DECODE_ATTEND_KERNEL = defineKernel({
   name: 'decode.attend',
   files: [COMMON, ['decode_attend.wgsl', attendCode]],
   uniforms: { P: DECODE_PARAMS },
   entries: {
-    attend: [
+    attendPart: [
       ['st', 'array<u32>'],
+      ['part', F],
       ['q', F],
       ['k', F],
       ['v', F],
-      ['out', F],
       ['scratch', F],
       ['sel', 'array<i32>'],
+    ],
+    attendCombine: [
+      ['st', 'array<u32>'],
+      ['part', F],
+      ['out', F],
       ['reads', 'array<u32>'],
     ],
   },
@@ -145,7 +152,8 @@ export const DECODE_VARIANTS: readonly KernelVariant[] = [
   ...Object.keys(DECODE_ROWS_KERNEL.spec.entries).map((entryPoint) => ({ kernel: DECODE_ROWS_KERNEL, entryPoint })),
   { kernel: DECODE_SELECT_KERNEL, entryPoint: 'selectTop', constants: { SR_CH: 64 } },
   { kernel: DECODE_SELECT_KERNEL, entryPoint: 'selectTopSerial', constants: { SR_CH: 64 } },
-  { kernel: DECODE_ATTEND_KERNEL, entryPoint: 'attend' },
+  { kernel: DECODE_ATTEND_KERNEL, entryPoint: 'attendPart' },
+  { kernel: DECODE_ATTEND_KERNEL, entryPoint: 'attendCombine' },
 ];
 
 const ZERO: DecodeParams = Object.fromEntries(DECODE_PARAMS.fields.map((f) => [f[0], 0])) as DecodeParams;
@@ -225,8 +233,34 @@ export function decodeSelectDispatch(
   );
 }
 
-/** Attention of the new query of every (b, head) over branch P.branch's keys; one workgroup each. */
-export function decodeAttendDispatch(
+/**
+ * Workgroups the split attention aims for: 4 × the SMs of the largest GPU npm run gpu:plan knows
+ * (H100: 132) with room, so a decode step at batch 1 fills it (docs/gpu.md).
+ */
+export const ATTEND_TARGET_WORKGROUPS = 1024;
+/** Fewest keys a chunk is cut to (below this a chunk's fixed cost dominates). */
+export const ATTEND_MIN_CHUNK = 8;
+
+/**
+ * Key chunks per (b, head) for a branch of at most `maxKeys` keys: enough for B·H·splits to reach
+ * ATTEND_TARGET_WORKGROUPS, but chunks of at least ATTEND_MIN_CHUNK keys (1 when B·H alone fills it).
+ */
+export function attendSplits(B: number, H: number, maxKeys: number): number {
+  return Math.max(1, Math.min(Math.ceil(ATTEND_TARGET_WORKGROUPS / (B * H)), Math.ceil(maxKeys / ATTEND_MIN_CHUNK)));
+}
+
+/** Floats of the attention partials for B·H·splits chunks of dv columns: (m, l, keys read, acc[dv]) each. */
+export function attendPartialsLength(B: number, H: number, splits: number, dv: number): number {
+  return B * H * splits * (dv + 3);
+}
+
+/**
+ * Attention of the new query of every (b, head) over branch P.branch's keys, split in P.splits
+ * chunks of consecutive keys (flash-decoding): attendPart, one workgroup per (b, head, chunk),
+ * writes each chunk's (max, sum, acc) to `part`; attendCombine, one invocation per output, merges
+ * them in chunk order into `out` and writes the keys read.
+ */
+export async function decodeAttendDispatches(
   gpu: GpuContext,
   P: DecodeParams,
   s: {
@@ -238,14 +272,32 @@ export function decodeAttendDispatch(
     scratch: BufferSlice;
     sel: BufferSlice;
     reads: BufferSlice;
+    part: BufferSlice;
   },
   label: string,
-): Promise<Dispatch> {
-  return kernelDispatch(
-    gpu,
-    DECODE_ATTEND_KERNEL,
-    'attend',
-    { uniforms: { P }, storage: s, label },
-    grid1d(P.B * P.H, gpu.limits.maxComputeWorkgroupsPerDimension),
-  );
+): Promise<Dispatch[]> {
+  if (!(Number.isInteger(P.splits) && P.splits >= 1)) throw new RangeError(`${label}: splits must be an integer ≥ 1 (got ${P.splits})`);
+  const need = 4 * attendPartialsLength(P.B, P.H, P.splits, P.dv);
+  if (s.part.size < need) throw new RangeError(`${label}: the partials slice holds ${s.part.size} bytes; ${need} needed`);
+  const max = gpu.limits.maxComputeWorkgroupsPerDimension;
+  return Promise.all([
+    kernelDispatch(
+      gpu,
+      DECODE_ATTEND_KERNEL,
+      'attendPart',
+      {
+        uniforms: { P },
+        storage: { st: s.st, part: s.part, q: s.q, k: s.k, v: s.v, scratch: s.scratch, sel: s.sel },
+        label: `${label} part`,
+      },
+      grid1d(P.B * P.H * P.splits, max),
+    ),
+    kernelDispatch(
+      gpu,
+      DECODE_ATTEND_KERNEL,
+      'attendCombine',
+      { uniforms: { P }, storage: { st: s.st, part: s.part, out: s.out, reads: s.reads }, label: `${label} combine` },
+      grid1d(ceilDiv(P.B * P.H * P.dv, WG), max),
+    ),
+  ]);
 }
