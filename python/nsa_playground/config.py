@@ -15,7 +15,20 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 EXPORT_FORMAT = "nsa-playground-export"
-EXPORT_VERSION = 1
+# Version 2 is a Hugging Face model directory (model_type llama, or nsa_playground with auto_map and
+# the custom code); version 1 (model_type nsa_llama) was written before and is still read.
+EXPORT_VERSION = 2
+READ_VERSIONS = (1, 2)
+# config.json's architectures and model_type, by version: 2's Llama (a dense model Llama runs exactly)
+# or the custom code (export_dir.llama_blockers says which).
+ARCHITECTURES = {
+    1: ((["NsaLlamaForCausalLM"], "nsa_llama"),),
+    2: ((["LlamaForCausalLM"], "llama"), (["NsaPlaygroundForCausalLM"], "nsa_playground")),
+}
+AUTO_MAP = {
+    "AutoConfig": "configuration_nsa_playground.NsaPlaygroundConfig",
+    "AutoModelForCausalLM": "modeling_nsa_playground.NsaPlaygroundForCausalLM",
+}
 BRANCHES = ("cmp", "sel", "win")
 
 # Bounds checked before anything is allocated (a config.json of 10^6 layers is refused at once).
@@ -52,6 +65,17 @@ CONFIG_KEYS = frozenset(
         "initializer_range",
         "tie_word_embeddings",
         "hidden_act",
+        # Hugging Face's (version 2)
+        "auto_map",
+        "torch_dtype",
+        "use_cache",
+        "bos_token_id",
+        "eos_token_id",
+        "pad_token_id",
+        "attention_bias",
+        "attention_dropout",
+        "mlp_bias",
+        "pretraining_tp",
         "nsa",
         "tokenizer",
         "train",
@@ -346,15 +370,40 @@ def read_config_json(directory: str) -> dict[str, Any]:
         raise ConfigError(path, "(root)", f"is not a JSON object (got {type(raw).__name__})")
     if raw.get("format") != EXPORT_FORMAT:
         raise ConfigError(path, "format", f"is {show(raw.get('format'))}, not {EXPORT_FORMAT!r}")
-    if raw.get("format_version") != EXPORT_VERSION or isinstance(raw.get("format_version"), bool):
-        raise ConfigError(path, "format_version", f"is {show(raw.get('format_version'))}; this package reads version {EXPORT_VERSION}")
+    version = raw.get("format_version")
+    if version not in READ_VERSIONS or isinstance(version, bool):
+        versions = " and ".join(map(str, READ_VERSIONS))
+        raise ConfigError(path, "format_version", f"is {show(version)}; this package reads versions {versions}")
     for k in raw:
         if k not in CONFIG_KEYS:
             raise ConfigError(path, esc(k), "unknown key (not a field of the export format)")
-    fixed = (("architectures", ["NsaLlamaForCausalLM"]), ("model_type", "nsa_llama"), ("tie_word_embeddings", True), ("hidden_act", "silu"))
+    arch_of = {t: a for a, t in ARCHITECTURES[version]}
+    model_type = raw.get("model_type", MISSING)
+    if "model_type" in raw or version == 2:
+        if model_type not in arch_of:
+            raise ConfigError(path, "model_type", f"is {show(model_type)}; this format's is {' or '.join(map(repr, arch_of))}")
+    else:
+        model_type = next(iter(arch_of))
+    if ("architectures" in raw or version == 2) and raw.get("architectures") != arch_of[model_type]:
+        got = show(raw.get("architectures", MISSING))
+        raise ConfigError(path, "architectures", f"is {got}; model_type {model_type!r} is {arch_of[model_type]!r}")
+    fixed = [("tie_word_embeddings", True), ("hidden_act", "silu")]
+    if version == 2:
+        fixed += [("torch_dtype", "float32")]
+        if model_type == "nsa_playground":
+            fixed += [("auto_map", AUTO_MAP), ("use_cache", False)]
+        else:
+            fixed += [("attention_bias", False), ("mlp_bias", False), ("pretraining_tp", 1), ("use_cache", True)]
     for k, want in fixed:
         if k in raw and (raw[k] != want or type(raw[k]) is not type(want)):
-            raise ConfigError(path, k, f"is {show(raw[k])}; this model is {want!r}")
+            raise ConfigError(path, k, f"is {show(raw[k])}; this model's is {want!r}")
+    vocab = raw.get("vocab_size") if _is_int(raw.get("vocab_size")) else MAX_SIZES["vocab_size"]
+    for k in ("bos_token_id", "eos_token_id", "pad_token_id"):
+        v = raw.get(k)
+        if v is not None and not _is_int(v, 0, vocab - 1):
+            raise ConfigError(path, k, f"must be null or a token id in [0, vocab_size) (got {show(v)})")
+    if "attention_dropout" in raw and (raw["attention_dropout"] != 0 or isinstance(raw["attention_dropout"], bool)):
+        raise ConfigError(path, "attention_dropout", f"is {show(raw['attention_dropout'])}; this model has no dropout (0)")
     if not (raw.get("tokenizer") is None or isinstance(raw.get("tokenizer"), str)):
         raise ConfigError(path, "tokenizer", f"must be a string or null (got {show(raw.get('tokenizer'))})")
     for k in ("train", "data", "state"):

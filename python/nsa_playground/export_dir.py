@@ -1,11 +1,17 @@
-"""The exported directory (what `npm run export` writes and `npm run train -- --from-export` reads):
+"""The exported directory (what `npm run export` writes and `npm run train -- --from-export` reads),
+a Hugging Face model directory:
 
   config.json            every model and NSA field (Hugging Face Llama names + `attention`, `nsa`),
-                         the tokenizer name, the run's `train` and `data` settings and `state`
-                         ({step, batches_drawn}: optimizer steps done, training batches drawn)
+                         the tokenizer name and its special ids, the run's `train` and `data`
+                         settings and `state` ({step, batches_drawn}: optimizer steps done, training
+                         batches drawn); model_type `llama` when Llama runs the model exactly,
+                         else `nsa_playground` with `auto_map` to the custom code beside it
   model.safetensors      the weights under Hugging Face Llama names, nn.Linear [out, in] orientation
   optimizer.safetensors  AdamW's moments `exp_avg.<name>` and `exp_avg_sq.<name>` (same names and
                          orientation as the weights; metadata `step`)
+  tokenizer.json, tokenizer_config.json, special_tokens_map.json, README.md (the model card), and
+  for the custom code modeling_nsa_playground.py, configuration_nsa_playground.py and this
+  package's model sources (CODE_FILES)
 
 This module loads and saves it; errors name the file and the tensor or field.
 """
@@ -21,6 +27,9 @@ from typing import Any
 import torch
 
 from .config import (
+    AUTO_MAP,
+    EXPORT_FORMAT,
+    EXPORT_VERSION,
     MAX_SAFE_INTEGER,
     MISSING,
     ConfigError,
@@ -39,6 +48,58 @@ from .safetensors_io import MAX_HEADER_BYTES, read_safetensors, write_safetensor
 MODEL_FILE = "model.safetensors"
 OPTIMIZER_FILE = "optimizer.safetensors"
 CONFIG_FILE = "config.json"
+# Copied from the source directory into a checkpoint the trainer writes (the tokenizer does not change).
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
+# The Hugging Face custom code of a model Llama cannot express: this package's files of these names
+# (the two wrappers and what they import relatively; src/train/export/code-files.ts lists the same).
+CODE_FILES = (
+    "configuration_nsa_playground.py",
+    "modeling_nsa_playground.py",
+    "config.py",
+    "model.py",
+    "nsa.py",
+    "export_dir.py",
+    "optim.py",
+    "safetensors_io.py",
+)
+# ModelConfig fields the Llama mapping knows; any other field set means Llama cannot run the model.
+LLAMA_KNOWN = frozenset(
+    (
+        "vocab_size",
+        "hidden_size",
+        "num_hidden_layers",
+        "num_attention_heads",
+        "num_key_value_heads",
+        "head_dim",
+        "v_head_dim",
+        "intermediate_size",
+        "max_position_embeddings",
+        "rope_theta",
+        "rms_norm_eps",
+        "attention",
+        "initializer_range",
+        "nsa",
+    )
+)
+# Model options Llama lacks, with the value at which the model is still exactly a Llama.
+LLAMA_NEUTRAL = {"position_encoding": "rope", "short_conv": 0}
+LLAMA_ONLY = {"attention_bias": False, "attention_dropout": 0, "mlp_bias": False, "pretraining_tp": 1}
+
+
+def llama_blockers(config: ModelConfig) -> list[str]:
+    """Why Hugging Face's Llama cannot run this model exactly (empty: it can; the same rule as
+    src/train/export/config-json.ts). A field the Llama mapping does not know is a reason."""
+    why = []
+    if config.attention != "dense":
+        why.append(f"attention is {config.attention!r} (Llama's is dense)")
+    if config.v_head_dim != config.head_dim:
+        why.append(f"v_head_dim ({config.v_head_dim}) differs from head_dim ({config.head_dim})")
+    if config.intermediate_size == 0:
+        why.append("intermediate_size is 0 (attention-only layers; every Llama layer has an MLP)")
+    for k, v in vars(config).items():
+        if k not in LLAMA_KNOWN and v is not None and not (k in LLAMA_NEUTRAL and LLAMA_NEUTRAL[k] == v):
+            why.append(f"{k} is {v!r} (Llama has no such option)")
+    return why
 
 
 class ExportFormatError(ValueError):
@@ -74,6 +135,13 @@ def read_config(directory: str) -> tuple[dict[str, Any], ModelConfig]:
     raw = read_config_json(directory)
     path = os.path.join(directory, CONFIG_FILE)
     config = parse_model_config(raw, path)
+    if raw.get("format_version") == EXPORT_VERSION:
+        # transformers' own Llama loads a `llama` config.json: one it would run differently is refused.
+        blockers = llama_blockers(config)
+        want = "nsa_playground" if blockers else "llama"
+        if raw.get("model_type") != want:
+            why = f" ({'; '.join(blockers)}: Llama cannot run it)" if blockers else ""
+            raise ConfigError(path, "model_type", f"is {show(raw.get('model_type'))}, but this model is {want!r}{why}")
     if "train" in raw:
         check_train(raw["train"], path)
     if "state" in raw:
@@ -196,11 +264,14 @@ def save_directory(
     step: int = 0,
     batches_drawn: int = 0,
     base_config: dict[str, Any] | None = None,
+    source_dir: str | None = None,
 ) -> None:
-    """Writes config.json, model.safetensors and optimizer.safetensors (each atomically).
+    """Writes config.json, model.safetensors and optimizer.safetensors (each atomically), a model card
+    (README.md), the custom code when Llama cannot run the model, and source_dir's tokenizer files.
 
     base_config: the config.json this model came from; its train, data, tokenizer and any field this
     package does not interpret are kept, `state` is replaced and train.steps raised to `step` if lower.
+    source_dir: the exported directory the model came from (its tokenizer files are copied).
     """
     os.makedirs(directory, exist_ok=True)
     cfg: dict[str, Any] = json.loads(json.dumps(base_config or {}))
@@ -208,16 +279,28 @@ def save_directory(
     if model.config.nsa is None:
         model_json.pop("nsa")  # a dense model keeps the NSA settings it came with, if any
     cfg.update(model_json)
+    blockers = llama_blockers(model.config)
     cfg.update(
         {
-            "format": "nsa-playground-export",
-            "format_version": 1,
-            "architectures": ["NsaLlamaForCausalLM"],
-            "model_type": "nsa_llama",
+            "format": EXPORT_FORMAT,
+            "format_version": EXPORT_VERSION,
+            "architectures": ["NsaPlaygroundForCausalLM" if blockers else "LlamaForCausalLM"],
+            "model_type": "nsa_playground" if blockers else "llama",
             "tie_word_embeddings": True,
             "hidden_act": "silu",
+            "torch_dtype": "float32",
+            "use_cache": not blockers,
         }
     )
+    for k in ("bos_token_id", "eos_token_id", "pad_token_id"):
+        cfg.setdefault(k, None)
+    if blockers:
+        cfg["auto_map"] = dict(AUTO_MAP)
+        for k in LLAMA_ONLY:
+            cfg.pop(k, None)
+    else:
+        cfg.pop("auto_map", None)
+        cfg.update(LLAMA_ONLY)
     if isinstance(cfg.get("train"), dict) and cfg["train"].get("steps", 0) < step:
         cfg["train"]["steps"] = step
     cfg["state"] = {"step": step, "batches_drawn": batches_drawn}
@@ -231,7 +314,8 @@ def save_directory(
     # a process stopped or killed while writing leaves the previous checkpoint as it was; the renames
     # that follow take microseconds, and an interruption between them is refused on load (the model
     # file's `step` against config.json's state.step).
-    meta = {"format": "nsa-playground-export", "step": str(step)}
+    # safetensors metadata format 'pt': what transformers requires to load the file.
+    meta = {"format": "pt", "step": str(step)}
     staged = [
         (write_safetensors(os.path.join(directory, MODEL_FILE), named, meta, commit=False), MODEL_FILE),
         (write_safetensors(os.path.join(directory, OPTIMIZER_FILE), moments, meta, commit=False), OPTIMIZER_FILE),
@@ -245,6 +329,56 @@ def save_directory(
     staged.append((tmp, CONFIG_FILE))
     for tmp_path, name in staged:
         os.replace(tmp_path, os.path.join(directory, name))
+    _write_companions(directory, cfg, blockers, source_dir)
+
+
+def _write_text(path: str, text: str) -> None:
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def _write_companions(directory: str, cfg: dict[str, Any], blockers: list[str], source_dir: str | None) -> None:
+    """The files beside the weights: the custom code (or none, for Llama), the tokenizer files of the
+    source directory, and a model card."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for name in CODE_FILES:
+        target = os.path.join(directory, name)
+        if blockers:
+            with open(os.path.join(here, name), encoding="utf-8") as f:
+                _write_text(target, f.read())
+        elif os.path.exists(target):
+            os.remove(target)
+    if source_dir is not None and os.path.abspath(source_dir) != os.path.abspath(directory):
+        for name in TOKENIZER_FILES:
+            src = os.path.join(source_dir, name)
+            if os.path.exists(src):
+                with open(src, encoding="utf-8") as f:
+                    _write_text(os.path.join(directory, name), f.read())
+    remote = ", trust_remote_code=True" if blockers else ""
+    kind = f"custom code (Llama cannot run it: {'; '.join(blockers)})" if blockers else "a Hugging Face Llama (LlamaForCausalLM)"
+    card = f"""---
+library_name: transformers
+tags: [nsa-playground, {"native-sparse-attention" if blockers else "llama"}]
+---
+
+# nsa-playground model ({cfg.get("attention")}, step {cfg["state"]["step"]})
+
+Written by the nsa-playground PyTorch package (python -m nsa_playground.train) after {cfg["state"]["step"]} optimizer steps
+({cfg["state"]["batches_drawn"]} batches drawn in all); {kind}. config.json holds the model, the run's `train` and
+`data` settings and `state`; optimizer.safetensors AdamW's moments.
+
+```python
+from transformers import AutoModelForCausalLM, AutoTokenizer
+model = AutoModelForCausalLM.from_pretrained("path/to/this/dir"{remote})
+tok = AutoTokenizer.from_pretrained("path/to/this/dir"{remote})   # present when the source export had one
+```
+
+Or `nsa_playground.NsaLlamaForCausalLM.from_pretrained("path/to/this/dir")`, and back in the playground with
+`npm run train -- --from-export path/to/this/dir`.
+"""
+    _write_text(os.path.join(directory, "README.md"), card)
 
 
 def first_negative(t: torch.Tensor) -> list[int]:

@@ -372,7 +372,9 @@ def _train(a, model, opt, step0, batches0, raw, train, tokens, T, device, rank, 
         nonlocal saved
         mark(step, "checkpoint")
         if rank == 0:
-            save_directory(a.out, model, opt, step=step, batches_drawn=batches0 + (step - step0) * accum * world, base_config=raw)
+            save_directory(
+                a.out, model, opt, step=step, batches_drawn=batches0 + (step - step0) * accum * world, base_config=raw, source_dir=a.src
+            )
         saved = step
 
     t0 = time.time()

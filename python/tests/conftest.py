@@ -14,12 +14,22 @@ PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if PACKAGE_ROOT not in sys.path:
     sys.path.insert(0, PACKAGE_ROOT)
 
-# A tiny NSA model (every NSA field present) and the run settings `npm run export` writes.
+# A tiny NSA model (every NSA field present) and the run settings `npm run export` writes (format
+# version 2: the custom code's model_type, since Llama cannot run NSA).
 BASE_CONFIG = {
     "format": "nsa-playground-export",
-    "format_version": 1,
-    "architectures": ["NsaLlamaForCausalLM"],
-    "model_type": "nsa_llama",
+    "format_version": 2,
+    "architectures": ["NsaPlaygroundForCausalLM"],
+    "model_type": "nsa_playground",
+    "auto_map": {
+        "AutoConfig": "configuration_nsa_playground.NsaPlaygroundConfig",
+        "AutoModelForCausalLM": "modeling_nsa_playground.NsaPlaygroundForCausalLM",
+    },
+    "torch_dtype": "float32",
+    "use_cache": False,
+    "bos_token_id": None,
+    "eos_token_id": None,
+    "pad_token_id": None,
     "vocab_size": 256,
     "hidden_size": 32,
     "num_hidden_layers": 2,

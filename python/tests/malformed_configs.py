@@ -56,6 +56,10 @@ def _text_with(field: str, literal: str) -> bytes:
     return json.dumps(c).replace(json.dumps(marker), literal).encode("utf-8")
 
 
+# A config.json that says Llama (for a model Llama cannot run).
+LLAMA = (_set("model_type", "llama"), _set("architectures", ["LlamaForCausalLM"]))
+
+
 # (name, bytes, fields the error may name)
 def cases() -> list[tuple[str, bytes, tuple[str, ...]]]:
     out: list[tuple[str, bytes, tuple[str, ...]]] = [
@@ -69,7 +73,13 @@ def cases() -> list[tuple[str, bytes, tuple[str, ...]]]:
         ("json-number", b"42", ("(root)",)),
         ("json-null", b"null", ("(root)",)),
         ("format-wrong", _edited(_set("format", "gguf")), ("format",)),
-        ("format-version-2", _edited(_set("format_version", 2)), ("format_version",)),
+        ("format-version-3", _edited(_set("format_version", 3)), ("format_version",)),
+        ("model-type-v1-in-v2", _edited(_set("model_type", "nsa_llama")), ("model_type",)),
+        ("model-type-llama-for-nsa", _edited(*LLAMA, _set("use_cache", True), _drop("auto_map")), ("model_type",)),
+        ("architectures-mismatch", _edited(_set("architectures", ["LlamaForCausalLM"])), ("architectures",)),
+        ("auto-map-elsewhere", _edited(_set("auto_map", {"AutoModelForCausalLM": "x.Y"})), ("auto_map",)),
+        ("eos-beyond-vocab", _edited(_set("eos_token_id", 256)), ("eos_token_id",)),
+        ("torch-dtype-bf16", _edited(_set("torch_dtype", "bfloat16")), ("torch_dtype",)),
         ("format-version-bool", _edited(_set("format_version", True)), ("format_version",)),
         ("unknown-top-key", _edited(_set("extra_field", 1)), ("extra_field",)),
         ("unknown-control-key", _edited(_set("bad\u001bkey", 1)), ("bad\\x1bkey",)),
