@@ -1,13 +1,16 @@
 // npm run export -- runs/<run> --out DIR
-// Writes the run's latest checkpoint as a directory PyTorch reads (python/nsa_playground):
+// Writes the run's latest checkpoint as a Hugging Face model directory (src/train/export):
 // DIR/config.json (every model and NSA field, the tokenizer, the run's train/data settings and step),
-// DIR/model.safetensors (Hugging Face Llama-style names, nn.Linear [out, in] weights) and
-// DIR/optimizer.safetensors (AdamW's moments). npm run train -- --from-export DIR brings it back.
+// DIR/model.safetensors (Hugging Face Llama names, nn.Linear [out, in] weights),
+// DIR/optimizer.safetensors (AdamW's moments), the tokenizer files, README.md (the model card) and,
+// for a model Llama cannot express, the custom code. transformers and python/nsa_playground load it;
+// npm run train -- --from-export DIR brings it back.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { decodeCheckpoint } from '../train/checkpoint/checkpoint';
 import { CHECKPOINT_FILE } from '../train/checkpoint/run-files';
+import { llamaBlockers } from '../train/export/config-json';
 import { exportDirectoryFiles } from '../train/export/directory';
 import { parseArgs } from './args';
 import { writeExportDirectory } from './export-dir';
@@ -48,14 +51,18 @@ function main(): number {
     throw new UsageError(`cannot read ${file} (${(e as Error).message})`, { value: args.positional[0] });
   }
   const c = decodeCheckpoint(bytes, { file });
-  const files = exportDirectoryFiles({ config: c.config, state: c.state, params: c.params, adamM: c.adamM, adamV: c.adamV });
+  const files = exportDirectoryFiles(c);
   const paths = writeExportDirectory(out, files);
   const total = files.reduce((a, f) => a + f.bytes.byteLength, 0);
   for (const [i, p] of paths.entries()) console.log(`[export] ${p} (${files[i].bytes.byteLength} bytes)`);
   console.log(
     `[export] step ${c.state.stepsDone}, ${c.config.model.attention}: ${(total / 2 ** 20).toFixed(2)} MiB in ${(performance.now() - t0).toFixed(0)} ms`,
   );
-  console.log(`[export] load it in PyTorch: NsaLlamaForCausalLM.from_pretrained('${out}') (pip install ./python)`);
+  const remote = llamaBlockers(c.config.model).length ? ', trust_remote_code=True' : '';
+  console.log(
+    `[export] load it with transformers: AutoModelForCausalLM.from_pretrained('${out}'${remote}) and AutoTokenizer.from_pretrained('${out}'${remote})`,
+  );
+  console.log(`[export] or with the PyTorch package: NsaLlamaForCausalLM.from_pretrained('${out}') (pip install ./python)`);
   return 0;
 }
 

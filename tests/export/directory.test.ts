@@ -8,6 +8,7 @@ import { initParams } from '../../src/model/init';
 import { CheckpointFormatError } from '../../src/train/checkpoint/checkpoint';
 import { decodeSafetensors, encodeSafetensors } from '../../src/train/checkpoint/safetensors';
 import type { RunConfig } from '../../src/train/config';
+import { CODE_FILES } from '../../src/train/export/code-files';
 import { exportDirectoryFiles, type ExportFile, importDirectoryFiles } from '../../src/train/export/directory';
 import { preset } from '../../src/train/presets/presets';
 
@@ -37,7 +38,16 @@ describe('exported directory', () => {
   it('names tensors as Hugging Face Llama does, with [out, in] projections', () => {
     const c = nsaConfig();
     const fs = files(c);
-    expect(fs.map((f) => f.name)).toEqual(['config.json', 'model.safetensors', 'optimizer.safetensors']);
+    expect(fs.map((f) => f.name)).toEqual([
+      'config.json',
+      'model.safetensors',
+      'optimizer.safetensors',
+      'tokenizer.json',
+      'tokenizer_config.json',
+      'special_tokens_map.json',
+      'README.md',
+      ...Object.keys(CODE_FILES),
+    ]);
     const model = decodeSafetensors(fs[1].bytes, { file: 'model', maxBytes: 2 ** 30 }).tensors;
     const C = c.model.dim;
     const shape = (n: string) => model.get(n)?.shape;

@@ -1,13 +1,25 @@
 // config.json of an exported directory: every model field under its Hugging Face Llama name (plus
-// v_head_dim, attention and the NSA block), the tokenizer, the run's train and data settings and the
-// trainer state. Both ways: from a run config, and back with every problem named by its field.
+// v_head_dim, attention and the NSA block), the tokenizer and its special ids, the run's train and
+// data settings and the trainer state. Both ways: from a run config, and back with every problem named
+// by its field.
+//
+// Version 2 is a Hugging Face model directory: a model Llama expresses exactly (dense attention,
+// v_head_dim = head_dim, no option Llama lacks) is `model_type: llama` / LlamaForCausalLM, which
+// transformers loads with no code of ours; any other (NSA, or a field the Llama mapping does not
+// know) is `model_type: nsa_playground` with an `auto_map` to the custom code written beside it
+// (code-files.ts; AutoModelForCausalLM.from_pretrained(dir, trust_remote_code=True)). Version 1
+// (model_type nsa_llama, before Hugging Face loading) is still read.
 import type { ModelConfig, ModelNsaConfig } from '../../definitions/model-config';
 import { cmpMlpHidden } from '../../definitions/nsa-config';
 import type { TrainerState } from '../checkpoint/checkpoint';
 import { type RunConfig, validateRunConfig } from '../config';
+import { AUTO_MAP, CUSTOM_ARCHITECTURE, CUSTOM_MODEL_TYPE } from './code-files';
+import { specialTokenIds } from './tokenizer-files';
 
 export const EXPORT_FORMAT = 'nsa-playground-export';
-export const EXPORT_VERSION = 1;
+export const EXPORT_VERSION = 2;
+/** The versions this build reads (1: written before exports were Hugging Face directories). */
+export const READ_VERSIONS: readonly number[] = [1, 2];
 export const CONFIG_FILE = 'config.json';
 export const MODEL_FILE = 'model.safetensors';
 export const OPTIMIZER_FILE = 'optimizer.safetensors';
@@ -33,6 +45,41 @@ const NSA_KEYS = ['l', 'd', 'lSel', 'nSel', 'w', 'phi', 'forceInit', 'forceLocal
   keyof ModelNsaConfig
 >;
 
+/** ModelConfig fields Llama has (the NSA settings a dense model may keep are unused by it). */
+const LLAMA_FIELDS = new Set<string>([
+  'vocabSize',
+  'dim',
+  'nLayers',
+  'nHeads',
+  'nKvGroups',
+  'dk',
+  'dv',
+  'ffnHidden',
+  'seqLen',
+  'ropeTheta',
+  'normEps',
+  'attention',
+  'initStd',
+  'nsa',
+]);
+/** Model options Llama lacks, with the value at which the model is still exactly a Llama. */
+const LLAMA_NEUTRAL: Readonly<Record<string, unknown>> = { posEncoding: 'rope', shortConv: 0 };
+
+/**
+ * Why Hugging Face's Llama cannot run this model exactly (empty: it can). Any other model field, at
+ * any other value, is a reason: a new model option goes to the custom code, never silently dropped.
+ */
+export function llamaBlockers(m: ModelConfig): string[] {
+  const why: string[] = [];
+  if (m.attention !== 'dense') why.push(`attention is '${m.attention}' (Llama's is dense)`);
+  if (m.dv !== m.dk) why.push(`v_head_dim (${m.dv}) differs from head_dim (${m.dk})`);
+  if (m.ffnHidden === 0) why.push('ffnHidden is 0 (attention-only layers; every Llama layer has an MLP)');
+  for (const [k, v] of Object.entries(m))
+    if (!LLAMA_FIELDS.has(k) && v !== undefined && !(k in LLAMA_NEUTRAL && LLAMA_NEUTRAL[k] === v))
+      why.push(`model.${k} is ${JSON.stringify(v)} (Llama has no such option)`);
+  return why;
+}
+
 /** The tokenizer a text source was encoded with; null for synthetic sources (token ids as they are). */
 export function tokenizerOf(config: RunConfig): string | null {
   return config.data.source === 'brown' || config.data.source === 'upload' ? config.data.tokenizer : null;
@@ -41,15 +88,20 @@ export function tokenizerOf(config: RunConfig): string | null {
 /** The config.json object for a run config at trainer state `state`. */
 export function exportConfigJson(config: RunConfig, state: TrainerState): Record<string, unknown> {
   const m = config.model;
+  const llama = llamaBlockers(m).length === 0;
   const out: Record<string, unknown> = {
     format: EXPORT_FORMAT,
     format_version: EXPORT_VERSION,
-    architectures: ['NsaLlamaForCausalLM'],
-    model_type: 'nsa_llama',
+    architectures: [llama ? 'LlamaForCausalLM' : CUSTOM_ARCHITECTURE],
+    model_type: llama ? 'llama' : CUSTOM_MODEL_TYPE,
   };
+  if (!llama) out.auto_map = AUTO_MAP;
   for (const [ours, hf] of MODEL_KEYS) out[hf] = m[ours];
   out.tie_word_embeddings = true;
   out.hidden_act = 'silu';
+  if (llama) Object.assign(out, { attention_bias: false, attention_dropout: 0, mlp_bias: false, pretraining_tp: 1 });
+  const ids = specialTokenIds(config);
+  Object.assign(out, { torch_dtype: 'float32', use_cache: llama, bos_token_id: ids.bos, eos_token_id: ids.eos, pad_token_id: ids.pad });
   out.nsa = m.nsa ? { ...m.nsa, cmpMlpHidden: { k: cmpMlpHidden(m.dk), v: cmpMlpHidden(m.dv) } } : null;
   out.tokenizer = tokenizerOf(config);
   out.train = config.train;
@@ -66,8 +118,8 @@ const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'obj
 export function parseExportConfigJson(raw: unknown, fail: Fail): { config: RunConfig; state: TrainerState } {
   if (!isObject(raw)) return fail('(root)', 'is not a JSON object');
   if (raw.format !== EXPORT_FORMAT) fail('format', `is ${JSON.stringify(raw.format)}, not '${EXPORT_FORMAT}'`);
-  if (raw.format_version !== EXPORT_VERSION)
-    fail('format_version', `is ${JSON.stringify(raw.format_version)}; this build reads version ${EXPORT_VERSION}`);
+  if (!READ_VERSIONS.includes(raw.format_version as number))
+    fail('format_version', `is ${JSON.stringify(raw.format_version)}; this build reads versions ${READ_VERSIONS.join(' and ')}`);
   const model: Record<string, unknown> = {};
   for (const [ours, hf] of MODEL_KEYS) {
     if (!(hf in raw)) fail(hf, 'is missing');
@@ -95,6 +147,16 @@ export function parseExportConfigJson(raw: unknown, fail: Fail): { config: RunCo
       return key ? key[1] : f.replace(/^model\./, '');
     };
     fail(hfField(issues[0].field), issues.map((i) => `${hfField(i.field)}: ${i.message}`).join('; '));
+  }
+  if (raw.format_version === EXPORT_VERSION) {
+    // A Llama config.json is loaded by transformers' own Llama: refuse one that would run a different model.
+    const blockers = llamaBlockers(config.model);
+    const want = blockers.length ? CUSTOM_MODEL_TYPE : 'llama';
+    if (raw.model_type !== want)
+      fail(
+        'model_type',
+        `is ${JSON.stringify(raw.model_type)}, but this model is '${want}'${blockers.length ? ` (${blockers.join('; ')}: Llama cannot run it)` : ''}`,
+      );
   }
   const st = raw.state as Record<string, unknown>;
   for (const k of ['step', 'batches_drawn'])

@@ -1,14 +1,23 @@
 // The exported directory as bytes, both ways (browser-safe: no Node APIs, so the page can offer the
 // same files): config.json, model.safetensors (the weights under Hugging Face Llama-style names in
 // nn.Linear's [out, in] orientation) and optimizer.safetensors (AdamW's moments as
-// `exp_avg.<name>` / `exp_avg_sq.<name>`, same names and orientation, metadata `step`). The Python
-// package (python/nsa_playground) reads and writes exactly these files.
+// `exp_avg.<name>` / `exp_avg_sq.<name>`, same names and orientation, metadata `step`), both with
+// safetensors metadata `format: pt` (what transformers requires); the tokenizer files, a model card
+// (README.md) and, for a model Llama cannot express, the custom code. The Python package
+// (python/nsa_playground) reads and writes the same files.
 import { numel } from '../../definitions/params';
 import { CheckpointFormatError, type TrainerState, type TrainingCheckpoint } from '../checkpoint/checkpoint';
 import { decodeSafetensors, encodeSafetensors, type NamedTensor } from '../checkpoint/safetensors';
 import type { RunConfig } from '../config';
-import { CONFIG_FILE, EXPORT_FORMAT, exportConfigJson, MODEL_FILE, OPTIMIZER_FILE, parseExportConfigJson } from './config-json';
+import type { EvalMetrics, StepMetrics } from '../types';
+import { CODE_FILES } from './code-files';
+import { CONFIG_FILE, exportConfigJson, llamaBlockers, MODEL_FILE, OPTIMIZER_FILE, parseExportConfigJson } from './config-json';
 import { exportedTensors, fromExported, toExported } from './hf-names';
+import { MODEL_CARD_FILE, modelCard } from './model-card';
+import { tokenizerFiles } from './tokenizer-files';
+
+/** safetensors metadata `format`: 'pt' (torch tensors), the value transformers requires to load a file. */
+export const SAFETENSORS_FORMAT = 'pt';
 
 /** What an export holds: a run's config, trainer state, parameters and AdamW moments (our names). */
 export interface ExportSource {
@@ -17,6 +26,9 @@ export interface ExportSource {
   params: ReadonlyMap<string, Float32Array>;
   adamM: ReadonlyMap<string, Float32Array>;
   adamV: ReadonlyMap<string, Float32Array>;
+  /** The run's history, for the model card's losses (optional). */
+  metrics?: readonly StepMetrics[];
+  evals?: readonly EvalMetrics[];
 }
 
 export interface ExportFile {
@@ -37,18 +49,26 @@ function tensorsOf(src: ExportSource, map: ReadonlyMap<string, Float32Array>, wh
   });
 }
 
-/** The directory's three files as bytes (config.json, model.safetensors, optimizer.safetensors). */
+const json = (value: unknown) => new TextEncoder().encode(JSON.stringify(value, null, 2) + '\n');
+
+/**
+ * The directory's files as bytes: config.json, model.safetensors, optimizer.safetensors, the
+ * tokenizer files, README.md (the model card) and, for a model Llama cannot express, the custom code.
+ */
 export function exportDirectoryFiles(src: ExportSource): ExportFile[] {
-  const text = JSON.stringify(exportConfigJson(src.config, src.state), null, 2) + '\n';
-  const model = encodeSafetensors(tensorsOf(src, src.params, 'params', ''), { format: EXPORT_FORMAT });
+  const model = encodeSafetensors(tensorsOf(src, src.params, 'params', ''), { format: SAFETENSORS_FORMAT });
   const optimizer = encodeSafetensors(
     [...tensorsOf(src, src.adamM, 'adamM', 'exp_avg.'), ...tensorsOf(src, src.adamV, 'adamV', 'exp_avg_sq.')],
-    { format: EXPORT_FORMAT, step: String(src.state.stepsDone) },
+    { format: SAFETENSORS_FORMAT, step: String(src.state.stepsDone) },
   );
+  const code = llamaBlockers(src.config.model).length ? Object.entries(CODE_FILES) : [];
   return [
-    { name: CONFIG_FILE, bytes: new TextEncoder().encode(text) },
+    { name: CONFIG_FILE, bytes: json(exportConfigJson(src.config, src.state)) },
     { name: MODEL_FILE, bytes: model },
     { name: OPTIMIZER_FILE, bytes: optimizer },
+    ...Object.entries(tokenizerFiles(src.config)).map(([name, value]) => ({ name, bytes: json(value) })),
+    { name: MODEL_CARD_FILE, bytes: new TextEncoder().encode(modelCard(src)) },
+    ...code.map(([name, text]) => ({ name, bytes: new TextEncoder().encode(text) })),
   ];
 }
 

@@ -17,7 +17,7 @@ export function safeStem(name: string): string {
 export function pytorchZip(checkpoint: Uint8Array, runName: string): { name: string; bytes: Uint8Array } {
   const stem = safeStem(runName);
   const c = decodeCheckpoint(checkpoint, { file: `${stem} (library checkpoint)` });
-  const files = exportDirectoryFiles({ config: c.config, state: c.state, params: c.params, adamM: c.adamM, adamV: c.adamV });
+  const files = exportDirectoryFiles(c);
   // Safetensors data barely compresses; level 1 keeps large models quick to zip.
   const bytes = zipSync(Object.fromEntries(files.map((f) => [`${stem}/${f.name}`, f.bytes])), { level: 1 });
   return { name: `${stem}-pytorch.zip`, bytes };
