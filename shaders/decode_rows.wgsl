@@ -4,6 +4,10 @@
 //   ropeQ           b[b, i, ·] rotated in place to position t (a = the cos/sin table [cap, half, 2])
 //   appendKV        the new token's k (rotated) and v into the caches: d[b, t % rows, g, ·] = rope(b),
 //                   e[b, t % rows, g, ·] = c
+//   convK           the key convolution at t (docs/nsa-spec.md 3.1): the fresh projection b[b, ·] joins
+//                   the ring c[b, t % K, ·] of the last K raw keys, then b[b, ch] = Σ_j a[ch, j] ·
+//                   c[b, (t − (K − 1) + j) % K, ch] over the taps at positions ≥ 0, in ascending j by
+//                   fma: the training kernel's sum (short_conv.wgsl), bit for bit
 //   compressAvg     when t completes block k: b[b, k, g, e] = mean of a[b, k·d + i, g, e], i < l
 //   compressHidden  e[b, g, u] = gelu(d[u] + Σ_r (a[b, k·d + r / D, g, r % D] + b[r]) · c[r, u])
 //   compressOut     d[b, k, g, e] = c[e] + Σ_u a[b, g, u] · b[u, e]
@@ -38,6 +42,22 @@ fn ropeQ(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups)
   let x1 = b[lo + P.half];
   b[lo] = x0 * a[cs] - x1 * a[cs + 1u];
   b[lo + P.half] = x0 * a[cs + 1u] + x1 * a[cs];
+}
+
+@compute @workgroup_size(WG)
+fn convK(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let i = linear(gid, nwg);
+  if (i >= P.total) { return; } // B·D channels
+  let ch = i % P.D;
+  let bb = i / P.D;
+  let t = st[0];
+  c[(bb * P.K + t % P.K) * P.D + ch] = b[i];
+  var acc = 0.0;
+  for (var j = 0u; j < P.K; j++) {
+    let back = P.K - 1u - j;
+    if (back <= t) { acc = fma(a[ch * P.K + j], c[(bb * P.K + (t - back) % P.K) * P.D + ch], acc); }
+  }
+  b[i] = acc;
 }
 
 @compute @workgroup_size(WG)

@@ -47,6 +47,8 @@ MAX_SIZES = {
 }
 MAX_NSA = {"l": 1 << 12, "d": 1 << 12, "lSel": 1 << 12, "nSel": 1 << 12, "w": 1 << 20, "forceLocal": 1 << 12}
 MAX_PARAMETERS = 1 << 31
+# Widest key convolution (taps), as the TypeScript side's MAX_SHORT_CONV.
+MAX_SHORT_CONV = 64
 # config.json is a few kilobytes; a larger one is refused before it is parsed.
 MAX_CONFIG_BYTES = 1 << 20
 # The largest integer a double (the TypeScript side's number) holds exactly: steps, cursors, seeds.
@@ -63,6 +65,8 @@ CONFIG_KEYS = frozenset(
         "rms_norm_eps",
         "attention",
         "initializer_range",
+        "position_encoding",
+        "short_conv",
         "tie_word_embeddings",
         "hidden_act",
         # Hugging Face's (version 2)
@@ -150,6 +154,10 @@ class ModelConfig:
     attention: str
     initializer_range: float
     nsa: NsaConfig | None = None
+    # docs/nsa-spec.md section 3.1: 'rope' or 'none' (no positional encoding at all).
+    position_encoding: str = "rope"
+    # Width of the causal depthwise convolution on every key projection (0: none).
+    short_conv: int = 0
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
@@ -260,8 +268,13 @@ def parse_model_config(c: dict[str, Any], path: str = "config.json") -> ModelCon
     if not isinstance(c, dict):
         fail("(root)", "is not a JSON object")
     for k, hi in MAX_SIZES.items():
-        if not _is_int(c.get(k), 1, hi):
-            fail(k, f"must be an integer in [1, {hi}] (got {show(c.get(k, MISSING))})")
+        lo = 0 if k == "intermediate_size" else 1  # 0: attention-only layers
+        if not _is_int(c.get(k), lo, hi):
+            fail(k, f"must be an integer in [{lo}, {hi}] (got {show(c.get(k, MISSING))})")
+    if c.get("position_encoding", "rope") not in ("rope", "none"):
+        fail("position_encoding", f"must be 'rope' or 'none' (got {show(c.get('position_encoding'))})")
+    if not _is_int(c.get("short_conv", 0), 0, MAX_SHORT_CONV):
+        fail("short_conv", f"must be an integer in [0, {MAX_SHORT_CONV}] (0: none; got {show(c.get('short_conv'))})")
     if c["num_attention_heads"] % c["num_key_value_heads"]:
         fail(
             "num_key_value_heads", f"must divide num_attention_heads ({c['num_attention_heads']} heads, {c['num_key_value_heads']} groups)"
@@ -295,6 +308,8 @@ def parse_model_config(c: dict[str, Any], path: str = "config.json") -> ModelCon
         attention=c["attention"],
         initializer_range=float(c["initializer_range"]),
         nsa=nsa,
+        position_encoding=c.get("position_encoding", "rope"),
+        short_conv=c.get("short_conv", 0),
     )
 
 
@@ -308,7 +323,9 @@ def parameter_count(c: dict[str, Any], nsa: NsaConfig | None) -> int:
         if nsa.phi == "mlp":
             for D in (dk, dv):
                 attn += nsa.l * D + (nsa.l * D * 2 * D + 2 * D) + (2 * D * D + D)
-    layer = 2 * C + attn + 3 * C * c["intermediate_size"]
+    attn += kv_sets * G * dk * c.get("short_conv", 0)
+    F = c["intermediate_size"]
+    layer = C + attn + (C + 3 * C * F if F > 0 else 0)
     return c["vocab_size"] * C + C + c["num_hidden_layers"] * layer
 
 

@@ -40,6 +40,21 @@ def rope(x: torch.Tensor, theta: float) -> torch.Tensor:
     return torch.cat([x0 * cos - x1 * sin, x0 * sin + x1 * cos], dim=-1)
 
 
+class ShortConv(torch.nn.Module):
+    """Causal depthwise convolution over time (docs/nsa-spec.md 3.1): out[t, c] = Σ_j w[c, j] · x[t − (k − 1) + j, c],
+    x before the sequence's start taken as 0; weight [C, 1, k] as torch's depthwise Conv1d (tap k − 1 = the current token)."""
+
+    def __init__(self, channels: int, width: int):
+        super().__init__()
+        self.width = width
+        self.weight = torch.nn.Parameter(torch.zeros(channels, 1, width))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """x [B, T, C] → [B, T, C]."""
+        y = F.conv1d(F.pad(x.transpose(1, 2), (self.width - 1, 0)), self.weight, groups=x.shape[-1])
+        return y.transpose(1, 2)
+
+
 class Attention(torch.nn.Module):
     """Dense causal GQA attention, or NSA with its three branches, gates and compression."""
 
@@ -58,6 +73,9 @@ class Attention(torch.nn.Module):
         for b in self.branches:
             setattr(self, f"k_{b}_proj", lin(C, G * c.head_dim))
             setattr(self, f"v_{b}_proj", lin(C, G * c.v_head_dim))
+        if c.short_conv > 0:
+            for b in self.branches or [""]:
+                setattr(self, f"k{'_' + b if b else ''}_conv1d", ShortConv(G * c.head_dim, c.short_conv))
         if nsa is not None:
             # Column 3i + c: head i, branch c (cmp, sel, win).
             self.branch_gate = lin(C, 3 * H, bias=True)
@@ -71,12 +89,15 @@ class Attention(torch.nn.Module):
         B, T, _ = x.shape
         H, G = c.num_attention_heads, c.num_key_value_heads
         h = H // G
-        q = rope(self.q_proj(x).view(B, T, H, c.head_dim), c.rope_theta)
+        rotate = (lambda t: rope(t, c.rope_theta)) if c.position_encoding == "rope" else (lambda t: t)
+        q = rotate(self.q_proj(x).view(B, T, H, c.head_dim))
 
         def kv(name: str):
-            k = getattr(self, f"k{name}_proj")(x).view(B, T, G, c.head_dim)
+            k = getattr(self, f"k{name}_proj")(x)
+            if c.short_conv > 0:
+                k = getattr(self, f"k{name}_conv1d")(k)
             v = getattr(self, f"v{name}_proj")(x).view(B, T, G, c.v_head_dim)
-            return rope(k, c.rope_theta), v
+            return rotate(k.view(B, T, G, c.head_dim)), v
 
         if c.attention == "dense":
             k, v = kv("")
@@ -117,12 +138,15 @@ class DecoderLayer(torch.nn.Module):
         super().__init__()
         self.input_layernorm = RMSNorm(c.hidden_size, c.rms_norm_eps)
         self.self_attn = Attention(c)
-        self.post_attention_layernorm = RMSNorm(c.hidden_size, c.rms_norm_eps)
-        self.mlp = Mlp(c)
+        # intermediate_size 0: an attention-only layer (no MLP and no norm before it).
+        self.has_mlp = c.intermediate_size > 0
+        if self.has_mlp:
+            self.post_attention_layernorm = RMSNorm(c.hidden_size, c.rms_norm_eps)
+            self.mlp = Mlp(c)
 
     def forward(self, x: torch.Tensor, keep: bool = False, selection: torch.Tensor | None = None) -> torch.Tensor:
         x = x + self.self_attn(self.input_layernorm(x), keep, selection)
-        return x + self.mlp(self.post_attention_layernorm(x))
+        return x + self.mlp(self.post_attention_layernorm(x)) if self.has_mlp else x
 
 
 class Backbone(torch.nn.Module):
@@ -170,6 +194,10 @@ class NsaLlamaForCausalLM(torch.nn.Module):
                     p.fill_(1.0)
                 elif name.endswith(".bias"):
                     p.zero_()
+                elif name.endswith("_conv1d.weight"):
+                    # The identity: the convolution starts by passing each key through unchanged.
+                    p.zero_()
+                    p[..., -1] = 1.0
                 elif name.endswith(("o_proj.weight", "down_proj.weight")):
                     p.copy_(torch.randn(p.shape, generator=g) * residual)
                 elif ".compress_" in name and name.endswith(("fc1.weight", "fc2.weight")):

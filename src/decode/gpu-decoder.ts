@@ -7,7 +7,7 @@
 // maps one preallocated staging buffer: nothing is allocated per token.
 // The float64 oracle is ModelDecoder (src/reference/decoder.ts); tests/gpu/decode.test.ts checks
 // this against it and against the training forward at every position.
-import { assertValidModelConfig, type ModelConfig } from '../definitions/model-config';
+import { assertValidModelConfig, type ModelConfig, shortConvTaps, usesRope } from '../definitions/model-config';
 import { numCmpBlocks, numSelBlocks } from '../definitions/nsa-blocks';
 import { cmpMlpHidden } from '../definitions/nsa-config';
 import { numel } from '../definitions/params';
@@ -26,7 +26,7 @@ import {
 import { embeddingForwardDispatch } from '../kernels/embedding';
 import { combineForwardDispatch, gateForwardDispatch } from '../kernels/nsa-gates';
 import { rmsnormForwardDispatch } from '../kernels/rmsnorm';
-import { ropeTable } from '../kernels/rope';
+import { identityRopeTable, ropeTable } from '../kernels/rope';
 import { swigluForwardDispatch } from '../kernels/swiglu';
 import { type LayerParams, paramLayout, type ParamTensors } from '../model/param-tensors';
 
@@ -94,7 +94,7 @@ export class GpuDecoder {
     const params = createLayoutArena(gpu, 'decode.params', paramLayout(config));
     const work = createLayoutArena(gpu, 'decode.work', decodeWorkLayout(config, B, cap));
     const w = work.tensors;
-    gpu.write(w.rope, ropeTable(cap, config.dk, config.ropeTheta));
+    gpu.write(w.rope, usesRope(config) ? ropeTable(cap, config.dk, config.ropeTheta) : identityRopeTable(cap, config.dk));
     const { dispatches, compress } = await buildDispatches(gpu, config, B, cap, params.tensors, w);
     const bytes = readbackSlices(w).reduce((s, x) => s + x.size, 0);
     const staging = gpu.createBuffer({ label: 'decode.readback', size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
@@ -160,6 +160,7 @@ export class GpuDecoder {
       for (const kv of layer.kv) {
         for (const slice of [kv.k, kv.v]) this.gpu.write(slice, Float32Array.from({ length: slice.size / F32 }, fill));
       }
+      for (const ring of layer.convRing ?? []) this.gpu.write(ring, Float32Array.from({ length: ring.size / F32 }, fill));
     }
     const nsa = c.attention === 'nsa' ? c.nsa : undefined;
     const emitted = nsa ? Array.from({ length: numCmpBlocks(t, nsa) }, (_, k) => k * nsa.d + nsa.l - 1) : [];
@@ -271,6 +272,8 @@ export interface DecodeLayerCaches {
   kv: KvPair[];
   /** NSA: the compressed K/V caches [B, Nmax, G, dk|dv] (the step that completes a block appends its row). */
   compressed?: KvPair;
+  /** With a short convolution: per KV set, the ring of the last `taps` raw key projections [B, taps, G·dk]. */
+  convRing?: BufferSlice[];
 }
 
 /**
@@ -282,7 +285,7 @@ export interface DecodeWork {
   state: BufferSlice;
   /** i32 [B]: the step's token per sequence. */
   tokens: BufferSlice;
-  /** RoPE cos/sin table [cap, dk/2, 2]. */
+  /** RoPE cos/sin table [cap, dk/2, 2] (posEncoding 'none': cos 1, sin 0, which leaves every pair as it is, exactly). */
   rope: BufferSlice;
   /** Residual stream [B, C]. */
   x: BufferSlice;
@@ -386,7 +389,10 @@ export function decodeWorkLayout(c: ModelConfig, B: number, cap: number): (place
         const rows = cacheRows(c, s, cap);
         return { k: f32(`L${l}.K${s}`, B * rows * G * dk), v: f32(`L${l}.V${s}`, B * rows * G * dv) };
       });
-      return nsa ? { kv, compressed: { k: f32(`L${l}.kc`, B * Nmax * G * dk), v: f32(`L${l}.vc`, B * Nmax * G * dv) } } : { kv };
+      const taps = shortConvTaps(c);
+      const convRing = taps > 0 ? kv.map((_, s) => f32(`L${l}.convRing${s}`, B * taps * G * dk)) : undefined;
+      const compressed = nsa ? { k: f32(`L${l}.kc`, B * Nmax * G * dk), v: f32(`L${l}.vc`, B * Nmax * G * dv) } : undefined;
+      return { kv, ...(compressed ? { compressed } : {}), ...(convRing ? { convRing } : {}) };
     });
     return {
       state,
@@ -481,6 +487,11 @@ async function buildDispatches(
       const fresh = w.kvNew[s];
       mv(w.attnNormed, kv.wk, fresh.k, C, G * dk, `${at} k${s}`);
       mv(w.attnNormed, kv.wv, fresh.v, C, G * dv, `${at} v${s}`);
+      const ring = cache.convRing?.[s];
+      if (ring && kv.kConv) {
+        const Pc = decodeParams(base, { K: shortConvTaps(c), D: G * dk, total: B * G * dk });
+        out.push(decodeRowsDispatch(gpu, 'convK', st, Pc, { a: kv.kConv, b: fresh.k, c: ring }, `${at} conv k${s}`));
+      }
       const P = decodeParams(base, { rows: cacheRows(c, s, cap), total: B * G * (dk + dv) });
       const storage = { a: w.rope, b: fresh.k, c: fresh.v, d: cache.kv[s].k, e_: cache.kv[s].v };
       out.push(decodeRowsDispatch(gpu, 'appendKV', st, P, storage, `${at} append kv${s}`));
@@ -564,11 +575,14 @@ async function buildDispatches(
       );
     }
     mv(w.attn, L.wo, w.x, H * dv, C, `${at} o`, true);
-    out.push(rmsnormForwardDispatch(gpu, { x: w.x, weight: L.mlpNorm, out: w.mlpNormed, rstd: w.rstd, rows: B, C, eps: c.normEps }));
-    mv(w.mlpNormed, L.w1, w.ffnA, C, Fh, `${at} w1`);
-    mv(w.mlpNormed, L.w3, w.ffnB, C, Fh, `${at} w3`);
-    out.push(swigluForwardDispatch(gpu, { a: w.ffnA, b: w.ffnB, out: w.ffnH, n: B * Fh }));
-    mv(w.ffnH, L.w2, w.x, Fh, C, `${at} w2`, true);
+    const mlp = L.mlp;
+    if (mlp) {
+      out.push(rmsnormForwardDispatch(gpu, { x: w.x, weight: mlp.norm, out: w.mlpNormed, rstd: w.rstd, rows: B, C, eps: c.normEps }));
+      mv(w.mlpNormed, mlp.w1, w.ffnA, C, Fh, `${at} w1`);
+      mv(w.mlpNormed, mlp.w3, w.ffnB, C, Fh, `${at} w3`);
+      out.push(swigluForwardDispatch(gpu, { a: w.ffnA, b: w.ffnB, out: w.ffnH, n: B * Fh }));
+      mv(w.ffnH, mlp.w2, w.x, Fh, C, `${at} w2`, true);
+    }
   }
   out.push(rmsnormForwardDispatch(gpu, { x: w.x, weight: p.finalNorm, out: w.finalNormed, rstd: w.rstd, rows: B, C, eps: c.normEps }));
   mv(w.finalNormed, p.wte, w.logits, C, V, 'decode lm head', false, true);

@@ -6,6 +6,13 @@ import { type NsaConfig, validateNsaConfig } from './nsa-config';
 
 export type AttentionKind = 'dense' | 'nsa';
 
+/** Positional encoding: RoPE on queries and keys, or none at all (docs/nsa-spec.md 3.1). */
+export type PosEncoding = 'rope' | 'none';
+export const POS_ENCODINGS: readonly PosEncoding[] = ['rope', 'none'];
+
+/** Widest short convolution (taps) a config may ask for. */
+export const MAX_SHORT_CONV = 64;
+
 /** NSA as used by the model: the spec's config plus the model-level options. */
 export interface ModelNsaConfig extends NsaConfig {
   /** One K/V projection shared by the three branches instead of one pair per branch. */
@@ -24,7 +31,7 @@ export interface ModelConfig {
   dk: number;
   /** Value head dim. */
   dv: number;
-  /** SwiGLU hidden width. */
+  /** SwiGLU hidden width; 0: attention-only layers (no MLP, no norm before it). */
   ffnHidden: number;
   seqLen: number;
   ropeTheta: number;
@@ -34,7 +41,20 @@ export interface ModelConfig {
   nsa?: ModelNsaConfig;
   /** Std of the normal initialisation of weight matrices. */
   initStd: number;
+  /** 'rope' (absent: rope) or 'none'. */
+  posEncoding?: PosEncoding;
+  /** Taps of the causal depthwise convolution on every key projection, before RoPE (absent or 0: none). */
+  shortConv?: number;
 }
+
+/** The model's positional encoding (absent: RoPE). */
+export const usesRope = (c: ModelConfig): boolean => (c.posEncoding ?? 'rope') === 'rope';
+
+/** Taps of the model's key convolution (0: none). */
+export const shortConvTaps = (c: ModelConfig): number => c.shortConv ?? 0;
+
+/** Whether the layers have an MLP (ffnHidden > 0). */
+export const hasMlp = (c: ModelConfig): boolean => c.ffnHidden > 0;
 
 const isPosInt = (x: unknown): x is number => typeof x === 'number' && Number.isInteger(x) && x >= 1;
 
@@ -53,7 +73,21 @@ export function validateModelConfig(c: ModelConfig): ConfigIssue[] {
   posInt('nKvGroups', 1024);
   posInt('dk', 256);
   posInt('dv', 256);
-  posInt('ffnHidden', 65536);
+  if (!(typeof c.ffnHidden === 'number' && Number.isInteger(c.ffnHidden) && c.ffnHidden >= 0 && c.ffnHidden <= 65536))
+    errs.push({
+      field: 'model.ffnHidden',
+      message: `must be an integer in [0, 65536] (0: attention-only layers; got ${String(c.ffnHidden)})`,
+    });
+  if (c.posEncoding !== undefined && !POS_ENCODINGS.includes(c.posEncoding))
+    errs.push({
+      field: 'model.posEncoding',
+      message: `must be ${POS_ENCODINGS.map((p) => `'${p}'`).join(' or ')} (got ${String(c.posEncoding)})`,
+    });
+  if (
+    c.shortConv !== undefined &&
+    !(typeof c.shortConv === 'number' && Number.isInteger(c.shortConv) && c.shortConv >= 0 && c.shortConv <= MAX_SHORT_CONV)
+  )
+    errs.push({ field: 'model.shortConv', message: `must be an integer in [0, ${MAX_SHORT_CONV}] (0: none; got ${String(c.shortConv)})` });
   posInt('seqLen', 1 << 16);
   if (isPosInt(c.nHeads) && isPosInt(c.nKvGroups) && c.nHeads % c.nKvGroups !== 0)
     errs.push({ field: 'model.nKvGroups', message: `must divide nHeads (${c.nHeads} heads, ${c.nKvGroups} groups)` });

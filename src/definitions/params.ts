@@ -1,6 +1,6 @@
 // Parameter layout: every tensor's name, shape and optimizer treatment, in arena order. The
 // parameter, gradient and both Adam-moment arenas use this same list, so they chunk identically.
-import type { ModelConfig } from './model-config';
+import { hasMlp, type ModelConfig, shortConvTaps } from './model-config';
 import { cmpMlpHidden } from './nsa-config';
 
 export interface ParamSpec {
@@ -8,7 +8,8 @@ export interface ParamSpec {
   shape: number[];
   /** Decoupled weight decay applies (matrices and the embedding, not norm gains). */
   decay: boolean;
-  init: { kind: 'normal'; std: number } | { kind: 'ones' } | { kind: 'zeros' };
+  /** identityConv: a [channels, 1, taps] convolution that passes its input through (last tap 1, the others 0). */
+  init: { kind: 'normal'; std: number } | { kind: 'ones' } | { kind: 'zeros' } | { kind: 'identityConv'; taps: number };
 }
 
 export const numel = (shape: readonly number[]): number => shape.reduce((a, b) => a * b, 1);
@@ -16,11 +17,12 @@ export const numel = (shape: readonly number[]): number => shape.reduce((a, b) =
 export interface LayerParamNames {
   attnNorm: string;
   wq: string;
-  /** Dense attention, or NSA with sharedKV: the one K/V projection. */
+  /** Dense attention, or NSA with sharedKV: the one K/V projection, and its key convolution. */
   wk: string;
   wv: string;
-  /** NSA: per-branch K/V projections (without sharedKV). */
-  branchKV: Record<'cmp' | 'sel' | 'win', { wk: string; wv: string }>;
+  kConv: string;
+  /** NSA: per-branch K/V projections (without sharedKV), and their key convolutions. */
+  branchKV: Record<'cmp' | 'sel' | 'win', { wk: string; wv: string; kConv: string }>;
   /** NSA gates: logits = x·wg + bg, column 3i + c. */
   wg: string;
   bg: string;
@@ -40,10 +42,11 @@ export function layerParamNames(l: number): LayerParamNames {
     wq: `${p}wq`,
     wk: `${p}wk`,
     wv: `${p}wv`,
+    kConv: `${p}k_conv`,
     branchKV: {
-      cmp: { wk: `${p}wk_cmp`, wv: `${p}wv_cmp` },
-      sel: { wk: `${p}wk_sel`, wv: `${p}wv_sel` },
-      win: { wk: `${p}wk_win`, wv: `${p}wv_win` },
+      cmp: { wk: `${p}wk_cmp`, wv: `${p}wv_cmp`, kConv: `${p}k_conv_cmp` },
+      sel: { wk: `${p}wk_sel`, wv: `${p}wv_sel`, kConv: `${p}k_conv_sel` },
+      win: { wk: `${p}wk_win`, wv: `${p}wv_win`, kConv: `${p}k_conv_win` },
     },
     wg: `${p}wg`,
     bg: `${p}bg`,
@@ -70,17 +73,22 @@ export function paramSpecs(c: ModelConfig): ParamSpec[] {
   const specs: ParamSpec[] = [{ name: EMBEDDING, shape: [c.vocabSize, C], decay: true, init: normal }];
   for (let l = 0; l < c.nLayers; l++) {
     const n = layerParamNames(l);
-    const kv = (wk: string, wv: string): ParamSpec[] => [
-      { name: wk, shape: [C, c.nKvGroups * c.dk], decay: true, init: normal },
-      { name: wv, shape: [C, c.nKvGroups * c.dv], decay: true, init: normal },
+    const taps = shortConvTaps(c);
+    // The key convolution [G·dk, 1, taps] (torch's depthwise Conv1d layout) follows its projection.
+    const kv = (names: { wk: string; wv: string; kConv: string }): ParamSpec[] => [
+      { name: names.wk, shape: [C, c.nKvGroups * c.dk], decay: true, init: normal },
+      { name: names.wv, shape: [C, c.nKvGroups * c.dv], decay: true, init: normal },
+      ...(taps > 0
+        ? [{ name: names.kConv, shape: [c.nKvGroups * c.dk, 1, taps], decay: false, init: { kind: 'identityConv' as const, taps } }]
+        : []),
     ];
     specs.push(
       { name: n.attnNorm, shape: [C], decay: false, init: { kind: 'ones' } },
       { name: n.wq, shape: [C, c.nHeads * c.dk], decay: true, init: normal },
     );
     const nsa = c.attention === 'nsa' ? c.nsa : undefined;
-    if (!nsa || nsa.sharedKV) specs.push(...kv(n.wk, n.wv));
-    else for (const b of ['cmp', 'sel', 'win'] as const) specs.push(...kv(n.branchKV[b].wk, n.branchKV[b].wv));
+    if (!nsa || nsa.sharedKV) specs.push(...kv(n));
+    else for (const b of ['cmp', 'sel', 'win'] as const) specs.push(...kv(n.branchKV[b]));
     if (nsa) {
       specs.push(
         { name: n.wg, shape: [C, 3 * c.nHeads], decay: true, init: normal },
@@ -104,13 +112,14 @@ export function paramSpecs(c: ModelConfig): ParamSpec[] {
         }
       }
     }
-    specs.push(
-      { name: n.wo, shape: [c.nHeads * c.dv, C], decay: true, init: residual },
-      { name: n.mlpNorm, shape: [C], decay: false, init: { kind: 'ones' } },
-      { name: n.w1, shape: [C, c.ffnHidden], decay: true, init: normal },
-      { name: n.w3, shape: [C, c.ffnHidden], decay: true, init: normal },
-      { name: n.w2, shape: [c.ffnHidden, C], decay: true, init: residual },
-    );
+    specs.push({ name: n.wo, shape: [c.nHeads * c.dv, C], decay: true, init: residual });
+    if (hasMlp(c))
+      specs.push(
+        { name: n.mlpNorm, shape: [C], decay: false, init: { kind: 'ones' } },
+        { name: n.w1, shape: [C, c.ffnHidden], decay: true, init: normal },
+        { name: n.w3, shape: [C, c.ffnHidden], decay: true, init: normal },
+        { name: n.w2, shape: [c.ffnHidden, C], decay: true, init: residual },
+      );
   }
   specs.push({ name: FINAL_NORM, shape: [C], decay: false, init: { kind: 'ones' } });
   return specs;

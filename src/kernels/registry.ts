@@ -21,6 +21,7 @@ import { REDUCE_VARIANTS } from './reduce';
 import { RESIDUAL_VARIANTS } from './residual';
 import { RMSNORM_VARIANTS } from './rmsnorm';
 import { ROPE_VARIANTS } from './rope';
+import { SHORT_CONV_VARIANTS } from './short-conv';
 import { SWIGLU_VARIANTS } from './swiglu';
 
 export const KERNEL_VARIANTS: readonly KernelVariant[] = [
@@ -41,6 +42,7 @@ export const KERNEL_VARIANTS: readonly KernelVariant[] = [
   ...RESIDUAL_VARIANTS,
   ...RMSNORM_VARIANTS,
   ...ROPE_VARIANTS,
+  ...SHORT_CONV_VARIANTS,
   ...SWIGLU_VARIANTS,
 ];
 

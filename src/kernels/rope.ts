@@ -74,6 +74,13 @@ export function ropeTable(T: number, headDim: number, theta: number): Float32Arr
   return t;
 }
 
+/** The table of no positional encoding: cos 1, sin 0 at every position (the rotation leaves each pair exactly as it is). */
+export function identityRopeTable(T: number, headDim: number): Float32Array {
+  const t = new Float32Array(T * headDim);
+  for (let i = 0; i < t.length; i += 2) t[i] = 1;
+  return t;
+}
+
 function tableSlice(gpu: GpuContext, T: number, headDim: number, theta: number): BufferSlice {
   let perGpu = tables.get(gpu);
   if (!perGpu) tables.set(gpu, (perGpu = new Map()));

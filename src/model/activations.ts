@@ -4,7 +4,7 @@
 // a whole optimizer step, gradient accumulation included, is one submit. The arena names live in
 // this file only: one function lays the table out, once to size the arena and once to resolve it
 // (layoutEntries / resolveLayout / createLayoutArena in src/gpu/arena.ts).
-import type { ModelConfig } from '../definitions/model-config';
+import { hasMlp, type ModelConfig, shortConvTaps } from '../definitions/model-config';
 import { numSelBlocks } from '../definitions/nsa-blocks';
 import type { AttentionShape } from '../definitions/shapes';
 import { type ArenaEntry, type BufferSlice, layoutEntries, type PlaceTensor } from '../gpu/arena';
@@ -35,15 +35,13 @@ export interface LayerActivations {
   q: BufferSlice;
   /** K/V projections [N, G·dk|dv] (K RoPE'd): one pair (dense, shared KV) or cmp, sel, win. */
   kv: NsaBranchKV[];
+  /** With a short convolution: each pair's K projection before it, [N, G·dk] (the convolution's input). */
+  kRaw?: BufferSlice[];
   /** Attention output [N, H·dv]. */
   attn: BufferSlice;
   xMid: BufferSlice;
-  mlpNormed: BufferSlice;
-  mlpRstd: BufferSlice;
-  /** SwiGLU: a = normed·w1, b = normed·w3, h = silu(a)·b, each [N, F]. */
-  a: BufferSlice;
-  b: BufferSlice;
-  h: BufferSlice;
+  /** The MLP's norm and SwiGLU (a = normed·w1, b = normed·w3, h = silu(a)·b, each [N, F]); absent in attention-only layers. */
+  mlp?: { normed: BufferSlice; rstd: BufferSlice; a: BufferSlice; b: BufferSlice; h: BufferSlice };
   /** Dense attention: log-sum-exp [B, H, T]. */
   lse?: BufferSlice;
   /** NSA: gates [N, H, 3], step statistics, and the core's saved tensors. */
@@ -54,9 +52,10 @@ export interface LayerActivations {
 export interface GradientScratch {
   dx: BufferSlice;
   dnormed: BufferSlice;
-  dh: BufferSlice;
-  da: BufferSlice;
-  db: BufferSlice;
+  /** SwiGLU gradients [N, F]; absent without an MLP. */
+  mlp?: { dh: BufferSlice; da: BufferSlice; db: BufferSlice };
+  /** With a short convolution: the gradient of the K projection before it, [N, G·dk]. */
+  dkRaw?: BufferSlice;
   dattn: BufferSlice;
   dq: BufferSlice;
   /** Gradients of the RoPE'd K/V per branch: one pair (dense) or cmp, sel, win (NSA). */
@@ -152,12 +151,10 @@ function layout(c: ModelConfig, s: PlanShape, f32: PlaceTensor): Activations {
       kv: kvNames.map(([k, v]) => ({ k: L(k, N * G * c.dk), v: L(v, N * G * c.dv) })),
       attn: L('attn', N * H * c.dv),
       xMid: L('x_mid', N * C),
-      mlpNormed: L('mlp_normed', N * C),
-      mlpRstd: L('mlp_rstd', N),
-      a: L('a', N * F),
-      b: L('b', N * F),
-      h: L('h', N * F),
     };
+    if (shortConvTaps(c) > 0) la.kRaw = kvNames.map(([k]) => L(`${k}_raw`, N * G * c.dk));
+    if (hasMlp(c))
+      la.mlp = { normed: L('mlp_normed', N * C), rstd: L('mlp_rstd', N), a: L('a', N * F), b: L('b', N * F), h: L('h', N * F) };
     if (nsa) {
       la.nsa = {
         gates: L('gates', N * 3 * H),
@@ -175,14 +172,13 @@ function layout(c: ModelConfig, s: PlanShape, f32: PlaceTensor): Activations {
   const grads: GradientScratch = {
     dx: f32('dx', N * C),
     dnormed: f32('dnormed', N * C),
-    dh: f32('dh', N * F),
-    da: f32('da', N * F),
-    db: f32('db', N * F),
     dattn: f32('dattn', N * H * c.dv),
     dq: f32('dq', N * H * c.dk),
     dkv: [{ k: f32('dk', N * G * c.dk), v: f32('dv', N * G * c.dv) }],
     delta: f32('delta', B * H * T),
   };
+  if (hasMlp(c)) grads.mlp = { dh: f32('dh', N * F), da: f32('da', N * F), db: f32('db', N * F) };
+  if (shortConvTaps(c) > 0) grads.dkRaw = f32('dk_raw', N * G * c.dk);
   if (!nsa && H > G) grads.headParts = { k: f32('dk_heads', N * H * c.dk), v: f32('dv_heads', N * H * c.dv) };
   if (nsa) {
     const gateLogits = f32('gate_logits', N * 3 * H);

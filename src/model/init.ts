@@ -7,6 +7,7 @@ export function initTensor(spec: ParamSpec, seed: number): Float32Array {
   const out = new Float32Array(numel(spec.shape));
   const init = spec.init;
   if (init.kind === 'ones') out.fill(1);
+  else if (init.kind === 'identityConv') for (let i = init.taps - 1; i < out.length; i += init.taps) out[i] = 1;
   else if (init.kind === 'normal') {
     const g = gaussian(mulberry32(subSeed(seed, spec.name)));
     for (let i = 0; i < out.length; i++) out[i] = init.std * g();

@@ -10,17 +10,15 @@ import type { CmpMlpSlices } from '../kernels/nsa-compress';
 export interface LayerParams {
   attnNorm: BufferSlice;
   wq: BufferSlice;
-  /** K/V projection weights [C, G·dk|dv]: one pair (dense, shared KV) or cmp, sel, win. */
-  kv: Array<{ wk: BufferSlice; wv: BufferSlice }>;
+  /** K/V projection weights [C, G·dk|dv]: one pair (dense, shared KV) or cmp, sel, win; with a short convolution, its taps [G·dk, 1, taps]. */
+  kv: Array<{ wk: BufferSlice; wv: BufferSlice; kConv?: BufferSlice }>;
   /** NSA gates: logits = x·wg + bg. */
   gates?: { wg: BufferSlice; bg: BufferSlice };
   /** NSA φ = mlp: the compression MLPs of keys and values. */
   cmpMlp?: { k: CmpMlpSlices; v: CmpMlpSlices };
   wo: BufferSlice;
-  mlpNorm: BufferSlice;
-  w1: BufferSlice;
-  w3: BufferSlice;
-  w2: BufferSlice;
+  /** The SwiGLU MLP and its norm; absent in attention-only layers (ffnHidden 0). */
+  mlp?: { norm: BufferSlice; w1: BufferSlice; w3: BufferSlice; w2: BufferSlice };
 }
 
 /** One tensor of the arena with its spec (name, shape, weight decay). */
@@ -65,16 +63,14 @@ export function paramLayout(c: ModelConfig): (place: PlaceTensor) => ParamTensor
       const p: LayerParams = {
         attnNorm: get(n.attnNorm),
         wq: get(n.wq),
-        kv:
-          !nsa || nsa.sharedKV
-            ? [{ wk: get(n.wk), wv: get(n.wv) }]
-            : (['cmp', 'sel', 'win'] as const).map((b) => ({ wk: get(n.branchKV[b].wk), wv: get(n.branchKV[b].wv) })),
+        kv: (!nsa || nsa.sharedKV ? [n] : (['cmp', 'sel', 'win'] as const).map((b) => n.branchKV[b])).map((names) => ({
+          wk: get(names.wk),
+          wv: get(names.wv),
+          ...(placed.has(names.kConv) ? { kConv: get(names.kConv) } : {}),
+        })),
         wo: get(n.wo),
-        mlpNorm: get(n.mlpNorm),
-        w1: get(n.w1),
-        w3: get(n.w3),
-        w2: get(n.w2),
       };
+      if (placed.has(n.w1)) p.mlp = { norm: get(n.mlpNorm), w1: get(n.w1), w3: get(n.w3), w2: get(n.w2) };
       if (nsa) p.gates = { wg: get(n.wg), bg: get(n.bg) };
       if (nsa?.phi === 'mlp') p.cmpMlp = { k: mlp(n.cmpMlp.k), v: mlp(n.cmpMlp.v) };
       return p;

@@ -4,7 +4,7 @@
 // batch, encode a training step / an eval forward / a logits forward, copy the step's scalars out,
 // read probabilities or the selection, export and import named parameters and optimizer state —
 // and never see an arena name. A step only encodes prebuilt lists; it creates nothing.
-import { assertValidModelConfig, type ModelConfig } from '../definitions/model-config';
+import { assertValidModelConfig, type ModelConfig, shortConvTaps, usesRope } from '../definitions/model-config';
 import { numSelBlocks } from '../definitions/nsa-blocks';
 import { adamwHyper, type OptimizerSettings } from '../definitions/optimizer';
 import { numel, type ParamSpec, paramSpecs } from '../definitions/params';
@@ -25,6 +25,7 @@ import { sumDispatch } from '../kernels/reduce';
 import { addDispatch } from '../kernels/residual';
 import { rmsnormBackwardDispatches, rmsnormForwardDispatch } from '../kernels/rmsnorm';
 import { ropeDispatch } from '../kernels/rope';
+import { shortConvBackwardInputDispatch, shortConvBackwardWeightDispatch, shortConvForwardDispatch } from '../kernels/short-conv';
 import { swigluBackwardDispatch, swigluForwardDispatch } from '../kernels/swiglu';
 import { activationLayout, type Activations, dkvLabel, kvLabel, nsaShape, nsaStatsMaxDistance, type PlanShape } from './activations';
 import { nsaCoreBackward, nsaCoreForward, type NsaCoreIO } from './nsa/core';
@@ -404,28 +405,41 @@ class StepBuilder {
     return matmulDispatch(this.gpu, args);
   }
 
-  private rope(x: BufferSlice, heads: number, inverse: boolean): Promise<Dispatch> {
+  /** RoPE in place (none when the model has no positional encoding). */
+  private rope(x: BufferSlice, heads: number, inverse: boolean): PendingDispatches {
     const { c, N } = this;
-    return ropeDispatch(this.gpu, { x, out: x, rows: N, T: this.s.T, heads, headDim: c.dk, theta: c.ropeTheta, inverse });
+    if (!usesRope(c)) return [];
+    return [ropeDispatch(this.gpu, { x, out: x, rows: N, T: this.s.T, heads, headDim: c.dk, theta: c.ropeTheta, inverse })];
   }
 
-  /** q, k, v projections with RoPE on q and k (dense: one K/V pair; NSA: one per branch or shared). */
-  private projections(l: number): PendingDispatches {
+  /** The key convolution's shape (docs/nsa-spec.md 3.1). */
+  private get convShape() {
     const { c, N } = this;
+    return { rows: N, T: this.s.T, C: c.nKvGroups * c.dk, K: shortConvTaps(c) };
+  }
+
+  /**
+   * q, k, v projections, the key convolution (if any) and RoPE on q and k (if any) (dense: one K/V
+   * pair; NSA: one per branch or shared).
+   */
+  private projections(l: number): PendingDispatches {
+    const { c, N, gpu } = this;
     const C = c.dim;
     const w = this.p.layers[l];
     const L = this.a.layers[l];
     const normed = L.attnNormed;
     const out: PendingDispatches = [
       this.mm({ a: normed, b: w.wq, c: L.q, M: N, K: C, N: c.nHeads * c.dk, label: `l${l}.q` }),
-      this.rope(L.q, c.nHeads, false),
+      ...this.rope(L.q, c.nHeads, false),
     ];
     L.kv.forEach((kv, i) => {
+      const raw = L.kRaw?.[i];
       out.push(
-        this.mm({ a: normed, b: w.kv[i].wk, c: kv.k, M: N, K: C, N: c.nKvGroups * c.dk, label: `l${l}.${kvLabel(c, i, 0)}` }),
+        this.mm({ a: normed, b: w.kv[i].wk, c: raw ?? kv.k, M: N, K: C, N: c.nKvGroups * c.dk, label: `l${l}.${kvLabel(c, i, 0)}` }),
         this.mm({ a: normed, b: w.kv[i].wv, c: kv.v, M: N, K: C, N: c.nKvGroups * c.dv, label: `l${l}.${kvLabel(c, i, 1)}` }),
-        this.rope(kv.k, c.nKvGroups, false),
       );
+      if (raw) out.push(shortConvForwardDispatch(gpu, { ...this.convShape, w: w.kv[i].kConv!, x: raw, out: kv.k }));
+      out.push(...this.rope(kv.k, c.nKvGroups, false));
     });
     return out;
   }
@@ -543,7 +557,7 @@ class StepBuilder {
     }
     const normed = L.attnNormed;
     out.push(
-      this.rope(d.dq, H, true),
+      ...this.rope(d.dq, H, true),
       this.mm({ a: d.dq, b: w.wq, c: dn, M: N, K: H * c.dk, N: C, transB: true, label: `l${l}.q.dx` }),
       this.mm({ a: normed, b: d.dq, c: gw.wq, M: C, K: N, N: H * c.dk, transA: true, accumulate: true, label: `l${l}.q.dw` }),
     );
@@ -552,13 +566,23 @@ class StepBuilder {
     dkv.forEach((g, i) => {
       const j = Math.min(i, w.kv.length - 1);
       const [dkName, dvName] = [dkvLabel(i, 0), dkvLabel(i, 1)];
+      out.push(...this.rope(g.k, G, true));
+      // Through the key convolution: its weight gradient, and the gradient of the projection before it.
+      let dk = g.k;
+      if (d.dkRaw) {
+        const conv = this.convShape;
+        out.push(
+          shortConvBackwardWeightDispatch(gpu, { ...conv, dout: g.k, x: L.kRaw![j], dw: gw.kv[j].kConv!, accumulate: true }),
+          shortConvBackwardInputDispatch(gpu, { ...conv, w: w.kv[j].kConv!, dout: g.k, dx: d.dkRaw }),
+        );
+        dk = d.dkRaw;
+      }
       out.push(
-        this.rope(g.k, G, true),
-        this.mm({ a: g.k, b: w.kv[j].wk, c: dn, M: N, K: G * c.dk, N: C, transB: true, accumulate: true, label: `l${l}.${dkName}.dx` }),
+        this.mm({ a: dk, b: w.kv[j].wk, c: dn, M: N, K: G * c.dk, N: C, transB: true, accumulate: true, label: `l${l}.${dkName}.dx` }),
         this.mm({ a: g.v, b: w.kv[j].wv, c: dn, M: N, K: G * c.dv, N: C, transB: true, accumulate: true, label: `l${l}.${dvName}.dx` }),
         this.mm({
           a: normed,
-          b: g.k,
+          b: dk,
           c: gw.kv[j].wk,
           M: C,
           K: N,
@@ -607,16 +631,22 @@ class StepBuilder {
         rmsnormForwardDispatch(gpu, { x: a.x[l], weight: w.attnNorm, out: L.attnNormed, rstd: L.attnRstd, rows: N, C, eps: c.normEps }),
         ...this.attentionForward(l, m, mode),
       );
+      const mlp = w.mlp;
+      const La = L.mlp;
+      // An attention-only layer's attention residual is the layer's output.
       out.push(
         this.mm({ a: L.attn, b: w.wo, c: a.proj, M: N, K: H * c.dv, N: C, label: `l${l}.o` }),
-        addDispatch(gpu, a.x[l], a.proj, L.xMid, N * C),
-        rmsnormForwardDispatch(gpu, { x: L.xMid, weight: w.mlpNorm, out: L.mlpNormed, rstd: L.mlpRstd, rows: N, C, eps: c.normEps }),
-        this.mm({ a: L.mlpNormed, b: w.w1, c: L.a, M: N, K: C, N: F, label: `l${l}.w1` }),
-        this.mm({ a: L.mlpNormed, b: w.w3, c: L.b, M: N, K: C, N: F, label: `l${l}.w3` }),
-        swigluForwardDispatch(gpu, { a: L.a, b: L.b, out: L.h, n: N * F }),
-        this.mm({ a: L.h, b: w.w2, c: a.proj, M: N, K: F, N: C, label: `l${l}.w2` }),
-        addDispatch(gpu, L.xMid, a.proj, a.x[l + 1], N * C),
+        addDispatch(gpu, a.x[l], a.proj, mlp ? L.xMid : a.x[l + 1], N * C),
       );
+      if (mlp && La)
+        out.push(
+          rmsnormForwardDispatch(gpu, { x: L.xMid, weight: mlp.norm, out: La.normed, rstd: La.rstd, rows: N, C, eps: c.normEps }),
+          this.mm({ a: La.normed, b: mlp.w1, c: La.a, M: N, K: C, N: F, label: `l${l}.w1` }),
+          this.mm({ a: La.normed, b: mlp.w3, c: La.b, M: N, K: C, N: F, label: `l${l}.w3` }),
+          swigluForwardDispatch(gpu, { a: La.a, b: La.b, out: La.h, n: N * F }),
+          this.mm({ a: La.h, b: mlp.w2, c: a.proj, M: N, K: F, N: C, label: `l${l}.w2` }),
+          addDispatch(gpu, L.xMid, a.proj, a.x[l + 1], N * C),
+        );
     }
     out.push(
       rmsnormForwardDispatch(gpu, {
@@ -679,27 +709,30 @@ class StepBuilder {
       const w = this.p.layers[l];
       const gw = this.g.layers[l];
       const L = a.layers[l];
-      // MLP: x_{l+1} = x_mid + w2(silu(w1 n) * w3 n), n = norm(x_mid). dx holds d x_{l+1}.
-      out.push(
-        this.mm({ a: dx, b: w.w2, c: d.dh, M: N, K: C, N: F, transB: true, label: `l${l}.w2.dx` }),
-        this.mm({ a: L.h, b: dx, c: gw.w2, M: F, K: N, N: C, transA: true, accumulate: true, label: `l${l}.w2.dw` }),
-        swigluBackwardDispatch(gpu, { dout: d.dh, a: L.a, b: L.b, da: d.da, db: d.db, n: N * F }),
-        this.mm({ a: d.da, b: w.w1, c: dn, M: N, K: F, N: C, transB: true, label: `l${l}.w1.dx` }),
-        this.mm({ a: d.db, b: w.w3, c: dn, M: N, K: F, N: C, transB: true, accumulate: true, label: `l${l}.w3.dx` }),
-        this.mm({ a: L.mlpNormed, b: d.da, c: gw.w1, M: C, K: N, N: F, transA: true, accumulate: true, label: `l${l}.w1.dw` }),
-        this.mm({ a: L.mlpNormed, b: d.db, c: gw.w3, M: C, K: N, N: F, transA: true, accumulate: true, label: `l${l}.w3.dw` }),
-        rmsnormBackwardDispatches(gpu, {
-          dout: dn,
-          x: L.xMid,
-          weight: w.mlpNorm,
-          rstd: L.mlpRstd,
-          dx,
-          dweight: gw.mlpNorm,
-          rows: N,
-          C,
-          accumulateDx: true,
-        }),
-      );
+      // MLP: x_{l+1} = x_mid + w2(silu(w1 n) * w3 n), n = norm(x_mid). dx holds d x_{l+1}
+      // (= d x_mid in an attention-only layer, which skips this).
+      const [mlp, gm, La, dm] = [w.mlp, gw.mlp, L.mlp, d.mlp];
+      if (mlp && gm && La && dm)
+        out.push(
+          this.mm({ a: dx, b: mlp.w2, c: dm.dh, M: N, K: C, N: F, transB: true, label: `l${l}.w2.dx` }),
+          this.mm({ a: La.h, b: dx, c: gm.w2, M: F, K: N, N: C, transA: true, accumulate: true, label: `l${l}.w2.dw` }),
+          swigluBackwardDispatch(gpu, { dout: dm.dh, a: La.a, b: La.b, da: dm.da, db: dm.db, n: N * F }),
+          this.mm({ a: dm.da, b: mlp.w1, c: dn, M: N, K: F, N: C, transB: true, label: `l${l}.w1.dx` }),
+          this.mm({ a: dm.db, b: mlp.w3, c: dn, M: N, K: F, N: C, transB: true, accumulate: true, label: `l${l}.w3.dx` }),
+          this.mm({ a: La.normed, b: dm.da, c: gm.w1, M: C, K: N, N: F, transA: true, accumulate: true, label: `l${l}.w1.dw` }),
+          this.mm({ a: La.normed, b: dm.db, c: gm.w3, M: C, K: N, N: F, transA: true, accumulate: true, label: `l${l}.w3.dw` }),
+          rmsnormBackwardDispatches(gpu, {
+            dout: dn,
+            x: L.xMid,
+            weight: mlp.norm,
+            rstd: La.rstd,
+            dx,
+            dweight: gm.norm,
+            rows: N,
+            C,
+            accumulateDx: true,
+          }),
+        );
       // Attention: x_mid = x_l + wo(attention(n)), n = norm(x_l). dx holds d x_mid.
       out.push(
         this.mm({ a: dx, b: w.wo, c: d.dattn, M: N, K: C, N: H * c.dv, transB: true, label: `l${l}.o.dx` }),

@@ -6,7 +6,7 @@
 // practice bit for bit. Float64 throughout: this is the oracle the GPU path is checked against,
 // and it is fast enough for the tiny and small presets.
 import { type Branch } from '../definitions/gates';
-import { assertValidModelConfig, type ModelConfig, type ModelNsaConfig } from '../definitions/model-config';
+import { assertValidModelConfig, type ModelConfig, type ModelNsaConfig, shortConvTaps, usesRope } from '../definitions/model-config';
 import { numCmpBlocks, visibleCmpBlocks } from '../definitions/nsa-blocks';
 import type { NsaConfig } from '../definitions/nsa-config';
 import { cmpMlpHidden } from '../definitions/nsa-config';
@@ -89,9 +89,18 @@ function cmpMlpParams(c: ModelConfig, P: (name: string) => Float64Array, l: numb
 }
 
 /** The parameter names of branch b's K/V projection (the one shared pair with sharedKV). */
-function branchKVNames(nsa: ModelNsaConfig, l: number, b: Branch): { wk: string; wv: string } {
+function branchKVNames(nsa: ModelNsaConfig, l: number, b: Branch): KvNames {
   const w = layerParamNames(l);
-  return nsa.sharedKV ? { wk: w.wk, wv: w.wv } : w.branchKV[b];
+  return nsa.sharedKV ? { wk: w.wk, wv: w.wv, kConv: w.kConv } : w.branchKV[b];
+}
+
+type KvNames = { wk: string; wv: string; kConv: string };
+
+/** The key convolution at position t from the raw key rows 0 … t (shortConvRef's sum for one row): Σ_i w[·, K−1−i] ⊙ raw[t − i]. */
+function convRow(raw: readonly Float64Array[], t: number, w: Float64Array, K: number, C: number): Float64Array {
+  const y = new Float64Array(C);
+  for (let i = 0; i < K && i <= t; i++) for (let c = 0; c < C; c++) y[c] += w[c * K + (K - 1 - i)] * raw[t - i][c];
+  return y;
 }
 
 /** y[N] = x[K]·W[K,N]; per output the same ascending-k sum as matmulRef (bit-identical), k-outer for locality. */
@@ -186,6 +195,8 @@ export class ModelDecoder {
   private readonly dense: DenseLayerCache[] = [];
   private readonly nsa: NsaDecodeRef[] = [];
   private len = 0;
+  /** With a short convolution: per convolution weight, the raw key rows fed so far. */
+  private readonly rawKeys = new Map<string, Float64Array[]>();
 
   /** capacity: most tokens the caches hold (default and maximum: the context length). */
   constructor(
@@ -234,10 +245,18 @@ export class ModelDecoder {
       const w = layerParamNames(l);
       const n1 = rmsnormForwardRef(x, P(w.attnNorm), 1, C, c.normEps).out;
       const q = rowTimes(n1, P(w.wq), C, H * dk);
-      ropeRowInPlace(q, H, dk, t, c.ropeTheta);
-      const kv = (names: { wk: string; wv: string }) => {
-        const k = rowTimes(n1, P(names.wk), C, G * dk);
-        ropeRowInPlace(k, G, dk, t, c.ropeTheta);
+      const rope = usesRope(c);
+      if (rope) ropeRowInPlace(q, H, dk, t, c.ropeTheta);
+      const taps = shortConvTaps(c);
+      const kv = (names: KvNames) => {
+        let k = rowTimes(n1, P(names.wk), C, G * dk);
+        if (taps > 0) {
+          const raw = this.rawKeys.get(names.kConv) ?? [];
+          this.rawKeys.set(names.kConv, raw);
+          raw[t] = k;
+          k = convRow(raw, t, P(names.kConv), taps, G * dk);
+        }
+        if (rope) ropeRowInPlace(k, G, dk, t, c.ropeTheta);
         return { k, v: rowTimes(n1, P(names.wv), C, G * dv) };
       };
       let attn: Float64Array;
@@ -251,13 +270,15 @@ export class ModelDecoder {
         nsaSteps.push({ layer: l, selection: st.selection, reads: st.reads, emitted: st.emitted, gates });
         attn = st.o;
       } else {
-        const d = kv({ wk: w.wk, wv: w.wv });
+        const d = kv({ wk: w.wk, wv: w.wv, kConv: w.kConv });
         attn = this.dense[l].step(t, q, d.k, d.v);
       }
       addInPlace(x, rowTimes(attn, P(w.wo), H * dv, C));
-      const n2 = rmsnormForwardRef(x, P(w.mlpNorm), 1, C, c.normEps).out;
-      const h = swigluForwardRef(rowTimes(n2, P(w.w1), C, c.ffnHidden), rowTimes(n2, P(w.w3), C, c.ffnHidden));
-      addInPlace(x, rowTimes(h, P(w.w2), c.ffnHidden, C));
+      if (c.ffnHidden > 0) {
+        const n2 = rmsnormForwardRef(x, P(w.mlpNorm), 1, C, c.normEps).out;
+        const h = swigluForwardRef(rowTimes(n2, P(w.w1), C, c.ffnHidden), rowTimes(n2, P(w.w3), C, c.ffnHidden));
+        addInPlace(x, rowTimes(h, P(w.w2), c.ffnHidden, C));
+      }
     }
     const fin = rmsnormForwardRef(x, P(FINAL_NORM), 1, C, c.normEps).out;
     const logits = rowTimesT(fin, P(EMBEDDING), C, c.vocabSize);

@@ -1,7 +1,7 @@
 // Float64 twin of the whole model (dense or NSA attention): forward, loss and every parameter gradient, composed
 // from the per-kernel references in the same order as src/model/plan.ts. The one-step GPU test
 // and finite-difference checks of the full model compare against this.
-import type { ModelConfig } from '../definitions/model-config';
+import { type ModelConfig, shortConvTaps, usesRope } from '../definitions/model-config';
 import { cmpMlpHidden } from '../definitions/nsa-config';
 import { EMBEDDING, FINAL_NORM, layerParamNames, numel, paramSpecs } from '../definitions/params';
 import { scoredTargets } from '../definitions/targets';
@@ -14,6 +14,7 @@ import { applyGateAblation, gateAblationBackward, gateBackwardRef, gateForwardRe
 import { nsaBackwardRef, type NsaForward, nsaForwardRef, type NsaInputs } from './nsa/layer';
 import { rmsnormBackwardRef, rmsnormForwardRef } from './rmsnorm';
 import { ropeRef } from './rope';
+import { shortConvBackwardRef, shortConvRef } from './short-conv';
 import { swigluBackwardRef, swigluForwardRef } from './swiglu';
 
 export type Params64 = Map<string, Float64Array>;
@@ -46,11 +47,8 @@ interface LayerCache {
   attnCache: AttentionCache64;
   attn: Float64Array;
   xMid: Float64Array;
-  mlpNormed: Float64Array;
-  mlpRstd: Float64Array;
-  a: Float64Array;
-  b: Float64Array;
-  h: Float64Array;
+  /** The MLP's intermediates; absent in attention-only layers. */
+  mlp?: { normed: Float64Array; rstd: Float64Array; a: Float64Array; b: Float64Array; h: Float64Array };
 }
 
 export interface ModelForward64 {
@@ -86,25 +84,17 @@ export function modelForwardRef(
     const n1 = rmsnormForwardRef(x, P(w.attnNorm), N, C, c.normEps);
     const at = attentionForward64(c, P, l, n1.out, B, opts.selections?.[l]);
     const xMid = add(x, matmulRef(at.out, P(w.wo), N, C, H * c.dv));
-    const n2 = rmsnormForwardRef(xMid, P(w.mlpNorm), N, C, c.normEps);
-    const a = matmulRef(n2.out, P(w.w1), N, F, C);
-    const b = matmulRef(n2.out, P(w.w3), N, F, C);
-    const h = swigluForwardRef(a, b);
-    const xNext = add(xMid, matmulRef(h, P(w.w2), N, C, F));
-    layers.push({
-      x,
-      attnNormed: n1.out,
-      attnRstd: n1.rstd,
-      attnCache: at.cache,
-      attn: at.out,
-      xMid,
-      mlpNormed: n2.out,
-      mlpRstd: n2.rstd,
-      a,
-      b,
-      h,
-    });
-    x = xNext;
+    const layer: LayerCache = { x, attnNormed: n1.out, attnRstd: n1.rstd, attnCache: at.cache, attn: at.out, xMid };
+    x = xMid;
+    if (c.ffnHidden > 0) {
+      const n2 = rmsnormForwardRef(xMid, P(w.mlpNorm), N, C, c.normEps);
+      const a = matmulRef(n2.out, P(w.w1), N, F, C);
+      const b = matmulRef(n2.out, P(w.w3), N, F, C);
+      const h = swigluForwardRef(a, b);
+      x = add(xMid, matmulRef(h, P(w.w2), N, C, F));
+      layer.mlp = { normed: n2.out, rstd: n2.rstd, a, b, h };
+    }
+    layers.push(layer);
   }
   const fin = rmsnormForwardRef(x, P(FINAL_NORM), N, C, c.normEps);
   const logits = matmulRef(fin.out, P(EMBEDDING), N, c.vocabSize, C, { transB: true });
@@ -139,17 +129,20 @@ export function modelBackwardRef(
   for (let l = c.nLayers - 1; l >= 0; l--) {
     const w = layerParamNames(l);
     const L = fwd.layers[l];
-    // MLP
-    const dh = matmulRef(dx, P(w.w2), N, F, C, { transB: true });
-    addInto(Gr(w.w2), matmulRef(L.h, dx, F, C, N, { transA: true }));
-    const sw = swigluBackwardRef(dh, L.a, L.b);
-    const dn2 = matmulRef(sw.da, P(w.w1), N, C, F, { transB: true });
-    addInto(dn2, matmulRef(sw.db, P(w.w3), N, C, F, { transB: true }));
-    addInto(Gr(w.w1), matmulRef(L.mlpNormed, sw.da, C, F, N, { transA: true }));
-    addInto(Gr(w.w3), matmulRef(L.mlpNormed, sw.db, C, F, N, { transA: true }));
-    const r2 = rmsnormBackwardRef(dn2, L.xMid, P(w.mlpNorm), L.mlpRstd, N, C);
-    addInto(Gr(w.mlpNorm), r2.dweight);
-    addInto(dx, r2.dx);
+    // MLP (attention-only layers have none: dx is already d x_mid)
+    const mlp = L.mlp;
+    if (mlp) {
+      const dh = matmulRef(dx, P(w.w2), N, F, C, { transB: true });
+      addInto(Gr(w.w2), matmulRef(mlp.h, dx, F, C, N, { transA: true }));
+      const sw = swigluBackwardRef(dh, mlp.a, mlp.b);
+      const dn2 = matmulRef(sw.da, P(w.w1), N, C, F, { transB: true });
+      addInto(dn2, matmulRef(sw.db, P(w.w3), N, C, F, { transB: true }));
+      addInto(Gr(w.w1), matmulRef(mlp.normed, sw.da, C, F, N, { transA: true }));
+      addInto(Gr(w.w3), matmulRef(mlp.normed, sw.db, C, F, N, { transA: true }));
+      const r2 = rmsnormBackwardRef(dn2, L.xMid, P(w.mlpNorm), mlp.rstd, N, C);
+      addInto(Gr(w.mlpNorm), r2.dweight);
+      addInto(dx, r2.dx);
+    }
     // Attention
     const dattn = matmulRef(dx, P(w.wo), N, H * c.dv, C, { transB: true });
     addInto(Gr(w.wo), matmulRef(L.attn, dx, H * c.dv, C, N, { transA: true }));
@@ -167,16 +160,24 @@ export interface AttentionCache64 {
   q: Float64Array; // after RoPE
   /** K/V projections after RoPE on K, in kvNames order (dense: one pair; NSA: one per branch or shared). */
   kv: Array<{ k: Float64Array; v: Float64Array }>;
+  /** With a short convolution: each pair's K projection before it. */
+  kRaw?: Float64Array[];
   /** NSA only: gate values before the ablation, and each sequence's inputs and forward. */
   gatesRaw?: Float64Array;
   nsa?: Array<{ inp: NsaInputs; fwd: NsaForward }>;
 }
 
-function kvWeightNames(c: ModelConfig, l: number): Array<[string, string]> {
+/** Each K/V pair's weight names [wk, wv, key convolution], in kvNames order. */
+function kvWeightNames(c: ModelConfig, l: number): Array<[string, string, string]> {
   const w = layerParamNames(l);
   return c.attention === 'nsa' && c.nsa && !c.nsa.sharedKV
-    ? (['cmp', 'sel', 'win'] as const).map((b) => [w.branchKV[b].wk, w.branchKV[b].wv])
-    : [[w.wk, w.wv]];
+    ? (['cmp', 'sel', 'win'] as const).map((b) => [w.branchKV[b].wk, w.branchKV[b].wv, w.branchKV[b].kConv])
+    : [[w.wk, w.wv, w.kConv]];
+}
+
+/** RoPE (or its inverse) when the model uses it; else x as it is. */
+function rope64(c: ModelConfig, x: Float64Array, N: number, T: number, heads: number, inverse: boolean): Float64Array {
+  return usesRope(c) ? ropeRef(x, N, T, heads, c.dk, c.ropeTheta, inverse) : x;
 }
 
 /** Rows [b·T, (b+1)·T) of a [B·T, width] tensor. */
@@ -206,14 +207,18 @@ function attentionForward64(
 ): { out: Float64Array; cache: AttentionCache64 } {
   const { T, N, C, H, G } = refDims(c, B);
   const w = layerParamNames(l);
-  const q = ropeRef(matmulRef(normed, P(w.wq), N, H * c.dk, C), N, T, H, c.dk, c.ropeTheta, false);
-  const kv = kvWeightNames(c, l).map(([wk, wv]) => ({
-    k: ropeRef(matmulRef(normed, P(wk), N, G * c.dk, C), N, T, G, c.dk, c.ropeTheta, false),
+  const q = rope64(c, matmulRef(normed, P(w.wq), N, H * c.dk, C), N, T, H, false);
+  const taps = shortConvTaps(c);
+  const names = kvWeightNames(c, l);
+  const kRaw = names.map(([wk]) => matmulRef(normed, P(wk), N, G * c.dk, C));
+  const kv = names.map(([, wv, kConv], i) => ({
+    k: rope64(c, taps > 0 ? shortConvRef(kRaw[i], P(kConv), { rows: N, T, C: G * c.dk, K: taps }) : kRaw[i], N, T, G, false),
     v: matmulRef(normed, P(wv), N, G * c.dv, C),
   }));
+  const convCache = taps > 0 ? { kRaw } : {};
   if (c.attention === 'dense') {
     const at = attentionForwardRef(q, kv[0].k, kv[0].v, { B, T, H, G, dk: c.dk, dv: c.dv });
-    return { out: at.out, cache: { q, kv } };
+    return { out: at.out, cache: { q, kv, ...convCache } };
   }
   const nsa = c.nsa!;
   const gatesRaw = gateForwardRef(normed, P(w.wg), P(w.bg), N, C, H);
@@ -243,7 +248,7 @@ function attentionForward64(
     out.set(fwd.o, b * T * H * c.dv);
     seqs.push({ inp, fwd });
   }
-  return { out, cache: { q, kv, gatesRaw, nsa: seqs } };
+  return { out, cache: { q, kv, ...convCache, gatesRaw, nsa: seqs } };
 }
 
 /** From d(attention output) to d(normed input); adds the layer's attention weight gradients. */
@@ -307,13 +312,19 @@ function attentionBackward64(
     addInto(Gr(w.wg), gg.dWg);
     addInto(Gr(w.bg), gg.dbg);
   }
-  const dqr = ropeRef(dq, N, T, H, c.dk, c.ropeTheta, true);
+  const dqr = rope64(c, dq, N, T, H, true);
   addInto(dn, matmulRef(dqr, P(w.wq), N, C, H * c.dk, { transB: true }));
   addInto(Gr(w.wq), matmulRef(normed, dqr, C, H * c.dk, N, { transA: true }));
   const names = kvWeightNames(c, l);
+  const taps = shortConvTaps(c);
   for (const { dk, dv, pair } of dkv) {
-    const [wk, wv] = names[pair];
-    const dkr = ropeRef(dk, N, T, G, c.dk, c.ropeTheta, true);
+    const [wk, wv, kConv] = names[pair];
+    let dkr = rope64(c, dk, N, T, G, true);
+    if (taps > 0) {
+      const conv = shortConvBackwardRef(cache.kRaw![pair], P(kConv), dkr, { rows: N, T, C: G * c.dk, K: taps });
+      addInto(Gr(kConv), conv.dw);
+      dkr = conv.dx;
+    }
     addInto(dn, matmulRef(dkr, P(wk), N, C, G * c.dk, { transB: true }));
     addInto(dn, matmulRef(dv, P(wv), N, C, G * c.dv, { transB: true }));
     addInto(Gr(wk), matmulRef(normed, dkr, C, G * c.dk, N, { transA: true }));

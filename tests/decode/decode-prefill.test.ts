@@ -12,7 +12,7 @@ import { paramSpecs } from '../../src/definitions/params';
 import { ModelDecoder, readsFormula } from '../../src/reference/decoder';
 import { modelForwardRef } from '../../src/reference/model';
 import { relRms } from '../helpers/compare';
-import { DENSE, NSA_CASES, nsaModel, randomParams, randomTokens } from './helpers';
+import { DENSE, NSA_CASES, nsaModel, OPTION_CASES, randomParams, randomTokens } from './helpers';
 
 const TOL = 1e-12;
 
@@ -43,7 +43,7 @@ describe('decode = prefill, whole model (logits rel ≤ 1e-12 per position)', ()
     console.log(`dense decode vs prefill: worst rel ${worst.toExponential(2)}`);
   });
 
-  it.each(NSA_CASES)('nsa, %s: logits, selections, reads = formula', (_name, c) => {
+  it.each([...NSA_CASES, ...OPTION_CASES])('nsa, %s: logits, selections, reads = formula', (_name, c) => {
     const nsa = c.nsa!;
     const B = 2;
     const T = c.seqLen;

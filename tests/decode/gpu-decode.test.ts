@@ -22,7 +22,7 @@ import { crossEntropyRef } from '../../src/reference/crossentropy';
 import { type DecodeStep, ModelDecoder, readsFormula } from '../../src/reference/decoder';
 import { getGpu } from '../helpers/gpu';
 import { NO_OPTIMIZER } from '../helpers/models';
-import { DENSE, NSA_CASES, nsaModel, randomParams, randomTokens } from './helpers';
+import { DENSE, NSA_CASES, nsaModel, OPTION_CASES, randomParams, randomTokens } from './helpers';
 
 const LOGITS_TOL = 1e-5;
 const B = 2;
@@ -35,7 +35,13 @@ const CASES: Array<[string, ModelConfig]> = [
     nsaModel({ sharedKV: true, w: 3, l: 6, d: 3, lSel: 9 }, { seqLen: 37 }),
   ],
   ['mlp, per-branch K/V (window ring of 4), gates forced to cmp', nsaModel({ phi: 'mlp', w: 4, gates: { kind: 'force', branch: 'cmp' } })],
+  ...OPTION_CASES,
 ];
+const DENSE_OPTIONS: [string, ModelConfig] = [
+  'dense, attention-only, no positional encoding, conv 3',
+  { ...DENSE, seqLen: 19, ffnHidden: 0, posEncoding: 'none', shortConv: 3 },
+];
+CASES.push(DENSE_OPTIONS);
 
 function relRms(got: ArrayLike<number>, want: ArrayLike<number>): number {
   let e = 0;
@@ -128,54 +134,57 @@ const LONG: [string, ModelConfig] = [
 ];
 
 describe('GPU decode = GPU prefill (the training forward) at every position', () => {
-  it.each([CASES[0], CASES[1], CASES[2], LONG])('%s: per-position losses rel ≤ 1e-5, selections equal', async (_name, c) => {
-    const gpu = await getGpu();
-    const T = c.seqLen;
-    const N = B * T;
-    const params = randomParams(c, 33);
-    const f32 = new Map([...params].map(([k, v]) => [k, Float32Array.from(v)]));
-    const plan = await ModelPlan.build(gpu, c, { batchSize: B, gradAccum: 1, optimizer: NO_OPTIMIZER });
-    plan.importParams(f32);
-    const tokens = randomTokens(N, c.vocabSize, 12);
-    const targets = randomTokens(N, c.vocabSize, 13);
-    plan.writeBatch(0, Int32Array.from(tokens), Int32Array.from(targets), new Int32Array(tokenIndexLength(N)));
-    const enc = gpu.device.createCommandEncoder();
-    plan.encodeEval(enc);
-    gpu.submit([enc.finish()]);
-    const losses = await plan.readLosses();
-    const nsa = c.attention === 'nsa' ? c.nsa : undefined;
-    const prefillSel: Int32Array[] = [];
-    if (nsa) for (let l = 0; l < c.nLayers; l++) prefillSel.push((await plan.readSelection(l, N)).sel);
-    plan.destroy();
+  it.each([CASES[0], CASES[1], CASES[2], LONG, DENSE_OPTIONS, ...OPTION_CASES])(
+    '%s: per-position losses rel ≤ 1e-5, selections equal',
+    async (_name, c) => {
+      const gpu = await getGpu();
+      const T = c.seqLen;
+      const N = B * T;
+      const params = randomParams(c, 33);
+      const f32 = new Map([...params].map(([k, v]) => [k, Float32Array.from(v)]));
+      const plan = await ModelPlan.build(gpu, c, { batchSize: B, gradAccum: 1, optimizer: NO_OPTIMIZER });
+      plan.importParams(f32);
+      const tokens = randomTokens(N, c.vocabSize, 12);
+      const targets = randomTokens(N, c.vocabSize, 13);
+      plan.writeBatch(0, Int32Array.from(tokens), Int32Array.from(targets), new Int32Array(tokenIndexLength(N)));
+      const enc = gpu.device.createCommandEncoder();
+      plan.encodeEval(enc);
+      gpu.submit([enc.finish()]);
+      const losses = await plan.readLosses();
+      const nsa = c.attention === 'nsa' ? c.nsa : undefined;
+      const prefillSel: Int32Array[] = [];
+      if (nsa) for (let l = 0; l < c.nLayers; l++) prefillSel.push((await plan.readSelection(l, N)).sel);
+      plan.destroy();
 
-    const dec = await GpuDecoder.create(gpu, c, { batch: B });
-    dec.loadParams(f32);
-    const G = c.nKvGroups;
-    const nSel = nsa?.nSel ?? 1;
-    let worst = 0;
-    for (let t = 0; t < T; t++) {
-      const out = (await dec.step([tokens[t], tokens[T + t]]))!;
-      for (let b = 0; b < B; b++) {
-        const n = b * T + t;
-        const loss = crossEntropyRef(
-          Float64Array.from(out.logits.subarray(b * c.vocabSize, (b + 1) * c.vocabSize)),
-          [targets[n]],
-          1,
-          c.vocabSize,
-        ).losses[0];
-        const e = Math.abs(loss - losses[n]) / Math.abs(losses[n]);
-        worst = Math.max(worst, e);
-        expect(e, `b=${b} t=${t}: decode ${loss} vs prefill ${losses[n]}`).toBeLessThanOrEqual(1e-5);
-        for (let l = 0; nsa && l < c.nLayers; l++) {
-          const got = Array.from(out.selection.subarray((l * B + b) * G * nSel, (l * B + b + 1) * G * nSel));
-          expect(got, `selection l=${l} b=${b} t=${t}`).toEqual(Array.from(prefillSel[l].subarray(n * G * nSel, (n + 1) * G * nSel)));
+      const dec = await GpuDecoder.create(gpu, c, { batch: B });
+      dec.loadParams(f32);
+      const G = c.nKvGroups;
+      const nSel = nsa?.nSel ?? 1;
+      let worst = 0;
+      for (let t = 0; t < T; t++) {
+        const out = (await dec.step([tokens[t], tokens[T + t]]))!;
+        for (let b = 0; b < B; b++) {
+          const n = b * T + t;
+          const loss = crossEntropyRef(
+            Float64Array.from(out.logits.subarray(b * c.vocabSize, (b + 1) * c.vocabSize)),
+            [targets[n]],
+            1,
+            c.vocabSize,
+          ).losses[0];
+          const e = Math.abs(loss - losses[n]) / Math.abs(losses[n]);
+          worst = Math.max(worst, e);
+          expect(e, `b=${b} t=${t}: decode ${loss} vs prefill ${losses[n]}`).toBeLessThanOrEqual(1e-5);
+          for (let l = 0; nsa && l < c.nLayers; l++) {
+            const got = Array.from(out.selection.subarray((l * B + b) * G * nSel, (l * B + b + 1) * G * nSel));
+            expect(got, `selection l=${l} b=${b} t=${t}`).toEqual(Array.from(prefillSel[l].subarray(n * G * nSel, (n + 1) * G * nSel)));
+          }
         }
       }
-    }
-    console.log(`GPU decode vs GPU prefill (${_name}): worst per-position loss rel ${worst.toExponential(2)}`);
-    dec.destroy();
-    expect(gpu.reports).toEqual([]);
-  });
+      console.log(`GPU decode vs GPU prefill (${_name}): worst per-position loss rel ${worst.toExponential(2)}`);
+      dec.destroy();
+      expect(gpu.reports).toEqual([]);
+    },
+  );
 });
 
 describe('GPU decode selection = the training kernels (shaders/nsa_select.wgsl) on the same q and kc, bit for bit', () => {

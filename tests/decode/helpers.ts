@@ -26,12 +26,18 @@ export const NSA_CASES: Array<[string, ModelConfig]> = [
   ],
 ];
 
-/** Seeded parameters; biases and norm gains get noise too so that no term is trivially 0 or 1. */
+/** The recall options (docs/nsa-spec.md 3.1): attention-only layers, no positional encoding, the key convolution. */
+export const OPTION_CASES: Array<[string, ModelConfig]> = [
+  ['NSA per-branch K/V, attention-only, conv 3', nsaModel({}, { ffnHidden: 0, shortConv: 3 })],
+  ['NSA shared K/V, no positional encoding, conv 4', nsaModel({ sharedKV: true }, { posEncoding: 'none', shortConv: 4 })],
+];
+
+/** Seeded parameters; biases, norm gains and convolution taps get noise too so that no term is trivially 0 or 1. */
 export function randomParams(c: ModelConfig, seed: number): Params64 {
   const p: Params64 = new Map([...initParams(paramSpecs(c), seed)].map(([k, v]) => [k, Float64Array.from(v)]));
   const r = rng(seed + 1000);
   for (const s of paramSpecs(c)) {
-    if (s.init.kind === 'zeros' || s.init.kind === 'ones') {
+    if (s.init.kind === 'zeros' || s.init.kind === 'ones' || s.init.kind === 'identityConv') {
       const v = p.get(s.name)!;
       const noise = randn(v.length, r, 0.3);
       for (let i = 0; i < v.length; i++) v[i] += noise[i];

@@ -186,7 +186,7 @@ describe('scoreRecall', () => {
     try {
       const answers = recallAnswerPositions(T, task.queries);
       const [batch] = ds.validationBatches(1);
-      const s = await scoreRecall(trainer, [batch], answers);
+      const s = await scoreRecall(trainer, [batch]);
       expect(s.answers).toBe(B * task.queries);
       expect(s.accuracy).toBe(s.correct / s.answers);
       // Initial weights (std 0.02): the softmax is close to uniform over the vocabulary.
@@ -223,8 +223,8 @@ describe('scoreRecall', () => {
         rows.forEach((n, i) => (b.targets[n] = f(argmax[i])));
         return b;
       };
-      expect((await scoreRecall(trainer, [retarget((a) => a)], answers)).accuracy).toBe(1);
-      expect((await scoreRecall(trainer, [retarget((a) => (a + 1) % V)], answers)).accuracy).toBe(0);
+      expect((await scoreRecall(trainer, [retarget((a) => a)])).accuracy).toBe(1);
+      expect((await scoreRecall(trainer, [retarget((a) => (a + 1) % V)])).accuracy).toBe(0);
       // The run's evaluation (CLI and page): the validation loss and, for recall data, the accuracy
       // of the same scorer on the same validation batches; text data gets none.
       const run = {
@@ -233,7 +233,7 @@ describe('scoreRecall', () => {
         data: { source: 'recall' as const, tokenizer: 'byte' as const, recall: task },
       };
       const e = await evaluateRun(trainer, run);
-      expect(e.accuracy).toBe((await scoreRecall(trainer, ds.validationBatches(2), answers)).accuracy);
+      expect(e.accuracy).toBe((await scoreRecall(trainer, ds.validationBatches(2))).accuracy);
       expect(e.valLoss).toBe((await trainer.evaluate()).valLoss);
       expect((await evaluateRun(trainer, cfg)).accuracy).toBeUndefined();
     } finally {

@@ -168,10 +168,13 @@ export function createPasskeyDataset(spec: PasskeyDatasetSpec, opts: DatasetOpti
     {
       name,
       vocabSize: passkeyVocab(spec).size,
-      sequence: (rand) => generatePasskeySequence(spec, seqLen, rand).raw,
+      sequence: (rand) => {
+        const seq = generatePasskeySequence(spec, seqLen, rand);
+        return { raw: seq.raw, answers: seq.answerPositions };
+      },
       // R = T − k fillers, the needle's position and k digits: T + 1 draws per sequence.
       drawsPerSequence: seqLen + 1,
-      answerPositions: passkeyAnswerPositions(seqLen, spec.keyLength),
+      answersPerSequence: spec.keyLength,
       answerEntropy: Math.log(spec.digits),
     },
     opts,

@@ -1,18 +1,34 @@
-// Associative recall (the "needle" task): filler tokens with key→value pairs, then queries. Each
-// query is a key seen earlier; the next token (the answer) is that key's value. Queried pairs lie at
-// least `minDistance` positions before their query, so with minDistance ≥ w a sliding window of w
-// never holds the answer and only attention that reaches further back (NSA's compressed and
-// selected branches, or dense attention) can produce it.
+// Associative recall (the "needle" task) in two layouts. Each query is a key seen earlier; the next
+// token (the answer) is that key's value. Queried pairs lie at least `minDistance` positions before
+// their query, so with minDistance ≥ w a sliding window of w never holds the answer and only
+// attention that reaches further back (NSA's compressed and selected branches, or dense attention)
+// can produce it.
 //
 // Vocabulary: fillers [0, F), keys [F, F+K), values [F+K, F+K+V). A sequence is T+1 raw tokens
-// (T inputs plus the last target): a pair region of R = T+1−2m tokens with P pairs (key at p, value
-// at p+1, all keys distinct) among random fillers, then m queries "key answer" ending the sequence,
-// so the answer of the last query is the last target. The answer positions (inputs whose target is
-// an answer) are the same in every sequence: recallAnswerPositions.
+// (T inputs plus the last target).
+//
+// 'scattered' (the default): a pair region of R = T+1−2m tokens with P pairs (key at p, value at
+// p+1, all keys distinct) among random fillers, then m queries "key answer" ending the sequence,
+// so the answer of the last query is the last target. The answer positions are the same in every
+// sequence: recallAnswerPositions.
+//
+// 'mqar' (multi-query associative recall as Zoology lays it out, arXiv 2312.04927): the P pairs
+// back to back from minStart (k₁ v₁ k₂ v₂ …), then fillers in which m of the pairs are queried in a
+// random order at power-law gaps: query slots s₀ + 2g (s₀ = minStart + 2P − 1 + minDistance, the
+// first position at least minDistance after the last value) for m distinct g drawn with weight
+// (g + 1)^(a − 1), a = 0.01 (Zoology's power_a), so most queries sit close to the pairs and a few
+// far away. The answer positions differ between sequences; the dataset marks them by their targets.
 import { type ConfigIssue, InvalidConfigError, prefixIssues } from '../../definitions/config-issue';
 import type { RunConfig } from '../config';
 import { answerTaskDataset } from './answer-task';
 import type { Dataset, DatasetOptions } from './datasets';
+
+/** Where the pairs and queries sit (see the file's head). */
+export type RecallLayout = 'scattered' | 'mqar';
+export const RECALL_LAYOUTS: readonly RecallLayout[] = ['scattered', 'mqar'];
+
+/** Zoology's power_a: query gap g drawn with weight (g + 1)^(a − 1). */
+export const MQAR_POWER_A = 0.01;
 
 export interface RecallTask {
   /** Distinct key tokens K (≥ pairs). */
@@ -29,6 +45,8 @@ export interface RecallTask {
   minDistance: number;
   /** Queried keys lie at positions ≥ this (e.g. lSel, to keep them out of NSA's forced block 0); 0 = anywhere. */
   minStart: number;
+  /** 'scattered' (absent = scattered) or 'mqar'. */
+  layout?: RecallLayout;
 }
 
 export type RecallDatasetSpec = { kind: 'recall' } & RecallTask;
@@ -59,7 +77,17 @@ export interface RecallSequence {
   pairStarts: number[];
 }
 
-/** Input positions whose target is an answer: T+1−2m, T+3−2m, …, T−1 (the last input). */
+/** The mqar layout's first query slot s₀ = minStart + 2P − 1 + minDistance. */
+export function mqarFirstQuery(task: RecallTask): number {
+  return task.minStart + 2 * task.pairs - 1 + task.minDistance;
+}
+
+/** The mqar layout's query slots s₀ + 2g, g ∈ [0, S): every slot whose key is an input. */
+export function mqarQuerySlots(task: RecallTask, seqLen: number): number {
+  return Math.floor((seqLen - 1 - mqarFirstQuery(task)) / 2) + 1;
+}
+
+/** Input positions whose target is an answer in the scattered layout: T+1−2m, T+3−2m, …, T−1 (the last input). */
 export function recallAnswerPositions(seqLen: number, queries: number): number[] {
   const q0 = seqLen + 1 - 2 * queries;
   return Array.from({ length: queries }, (_, i) => q0 + 2 * i);
@@ -67,7 +95,15 @@ export function recallAnswerPositions(seqLen: number, queries: number): number[]
 
 export const RECALL_TASK_FIELDS = ['keys', 'values', 'fillers', 'pairs', 'queries', 'minDistance', 'minStart'] as const;
 
-const MIN: Record<keyof RecallTask, number> = { keys: 1, values: 2, fillers: 1, pairs: 1, queries: 1, minDistance: 1, minStart: 0 };
+const MIN: Record<(typeof RECALL_TASK_FIELDS)[number], number> = {
+  keys: 1,
+  values: 2,
+  fillers: 1,
+  pairs: 1,
+  queries: 1,
+  minDistance: 1,
+  minStart: 0,
+};
 
 /**
  * Every reason the task cannot be generated at this sequence length, each naming its task field
@@ -82,11 +118,23 @@ export function validateRecallTask(task: RecallTask, seqLen: number): ConfigIssu
     if (!(typeof v === 'number' && Number.isInteger(v) && v >= MIN[f]))
       bad.push({ field: f, message: `must be an integer ≥ ${MIN[f]} (got ${String(v)})` });
   }
+  if (task.layout !== undefined && !RECALL_LAYOUTS.includes(task.layout))
+    bad.push({ field: 'layout', message: `must be one of ${RECALL_LAYOUTS.join(', ')} (got ${String(task.layout)})` });
   if (bad.length) return bad;
   const { keys, pairs, queries, minDistance, minStart } = task;
   if (pairs > keys) bad.push({ field: 'pairs', message: `must not exceed keys (${pairs} > ${keys}): the keys of a sequence are distinct` });
   if (queries > pairs) bad.push({ field: 'queries', message: `must not exceed pairs (${queries} > ${pairs})` });
   if (!(Number.isInteger(seqLen) && seqLen >= 1)) return bad;
+  if (task.layout === 'mqar') {
+    // The last query key at s₀ + 2(m − 1) must be an input (≤ T − 1): its answer is a target.
+    const s0 = mqarFirstQuery(task);
+    if (s0 + 2 * (queries - 1) > seqLen - 1)
+      bad.push({
+        field: 'minDistance',
+        message: `the mqar layout puts ${pairs} pairs from minStart ${minStart} and the first query ${minDistance} after the last value (position ${s0}); ${queries} queries need seqLen ≥ ${s0 + 2 * queries - 1} (got ${seqLen})`,
+      });
+    return bad;
+  }
   const R = seqLen + 1 - 2 * queries;
   // Each placed pair blocks at most 3 of the R−1 pair starts, so P pairs always fit when R ≥ 3P.
   if (R < 3 * pairs)
@@ -128,12 +176,61 @@ function choose(rand: () => number, n: number, k: number): number[] {
  * (the query order's shuffle); R = T + 1 − 2m.
  */
 export function recallDrawsPerSequence(task: RecallTask, seqLen: number): number {
+  // mqar: T + 1 fillers, P keys (choose) and P − 1 (their shuffle), P values, S gap keys, P − 1
+  // (the shuffle that picks and orders the queried pairs).
+  if (task.layout === 'mqar') return seqLen + 4 * task.pairs - 1 + mqarQuerySlots(task, seqLen);
   const R = seqLen + 1 - 2 * task.queries;
   return R + 4 * task.pairs + task.queries - 2;
 }
 
 /** Draws one sequence. Assumes validateRecallTask(task, seqLen) is empty. */
 export function generateRecallSequence(task: RecallTask, seqLen: number, rand: () => number): RecallSequence {
+  return task.layout === 'mqar' ? generateMqarSequence(task, seqLen, rand) : generateScatteredSequence(task, seqLen, rand);
+}
+
+/** The mqar layout (the file's head): exactly recallDrawsPerSequence draws. */
+function generateMqarSequence(task: RecallTask, seqLen: number, rand: () => number): RecallSequence {
+  const { keys, values, fillers, pairs, queries, minStart } = task;
+  const v = recallVocab(task);
+  const raw = new Int32Array(seqLen + 1);
+  for (let i = 0; i <= seqLen; i++) raw[i] = v.fillerBase + Math.floor(rand() * fillers);
+  const keyIds = shuffle(rand, choose(rand, keys, pairs));
+  const valueIds = keyIds.map(() => Math.floor(rand() * values));
+  const pairStarts = keyIds.map((_, n) => minStart + 2 * n);
+  pairStarts.forEach((p, n) => {
+    raw[p] = v.keyBase + keyIds[n];
+    raw[p + 1] = v.valueBase + valueIds[n];
+  });
+  // m distinct gaps, weight (g + 1)^(a − 1), by Efraimidis–Spirakis: the m largest ln(u)/weight
+  // (one draw per slot; equal keys go to the lower slot).
+  const S = mqarQuerySlots(task, seqLen);
+  const rank = Array.from({ length: S }, (_, g) => ({ g, key: Math.log(rand()) / (g + 1) ** (MQAR_POWER_A - 1) }));
+  rank.sort((a, b) => b.key - a.key || a.g - b.g);
+  const gaps = rank
+    .slice(0, queries)
+    .map((r) => r.g)
+    .sort((a, b) => a - b);
+  const order = shuffle(
+    rand,
+    Array.from({ length: pairs }, (_, i) => i),
+  ).slice(0, queries);
+  const s0 = mqarFirstQuery(task);
+  const queryPositions = gaps.map((g) => s0 + 2 * g);
+  queryPositions.forEach((t, i) => {
+    const n = order[i];
+    raw[t] = v.keyBase + keyIds[n];
+    raw[t + 1] = v.valueBase + valueIds[n];
+  });
+  return {
+    raw,
+    queryPositions,
+    keyPositions: order.map((n) => pairStarts[n]),
+    valuePositions: order.map((n) => pairStarts[n] + 1),
+    pairStarts,
+  };
+}
+
+function generateScatteredSequence(task: RecallTask, seqLen: number, rand: () => number): RecallSequence {
   const { keys, values, fillers, pairs, queries, minDistance, minStart } = task;
   const v = recallVocab(task);
   const raw = new Int32Array(seqLen + 1);
@@ -207,16 +304,20 @@ export function createRecallDataset(spec: RecallDatasetSpec, opts: DatasetOption
   const { seqLen } = opts;
   const issues = validateRecallTask(spec, seqLen);
   if (issues.length) throw new InvalidConfigError('recall dataset', issues);
-  const name = `recall-k${spec.keys}-v${spec.values}-f${spec.fillers}-p${spec.pairs}-q${spec.queries}-d${spec.minDistance}`;
+  const layout = spec.layout === 'mqar' ? '-mqar' : '';
+  const name = `recall${layout}-k${spec.keys}-v${spec.values}-f${spec.fillers}-p${spec.pairs}-q${spec.queries}-d${spec.minDistance}`;
   // Only the answers are scored (as in MQAR): every other target is unpredictable by design (random
   // keys, values, fillers), so scoring it would bury the recall signal in noise.
   return answerTaskDataset(
     {
       name,
       vocabSize: recallVocab(spec).size,
-      sequence: (rand) => generateRecallSequence(spec, seqLen, rand).raw,
+      sequence: (rand) => {
+        const seq = generateRecallSequence(spec, seqLen, rand);
+        return { raw: seq.raw, answers: seq.queryPositions };
+      },
       drawsPerSequence: recallDrawsPerSequence(spec, seqLen),
-      answerPositions: recallAnswerPositions(seqLen, spec.queries),
+      answersPerSequence: spec.queries,
       answerEntropy: Math.log(spec.values),
     },
     opts,

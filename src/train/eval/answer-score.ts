@@ -5,6 +5,8 @@
 // An answer is right when its target is the row's strict argmax (a tie counts as wrong). Per
 // sequence, the answers are all right or not: for the passkey task that is the whole key.
 
+import { IGNORE_TARGET } from '../../definitions/targets';
+
 export interface AnswerScore {
   answers: number;
   correct: number;
@@ -21,6 +23,13 @@ export interface AnswerScore {
   sequenceAccuracy: number;
 }
 
+/** The inputs of row r whose targets are scored (not IGNORE_TARGET). */
+function scoredInputs(targets: ArrayLike<number>, r: number, T: number): number[] {
+  const out: number[] = [];
+  for (let t = 0; t < T; t++) if (targets[r * T + t] !== IGNORE_TARGET) out.push(t);
+  return out;
+}
+
 /** Running sums over batches; `score` turns them into an AnswerScore. */
 export class AnswerTally {
   private answers = 0;
@@ -33,20 +42,23 @@ export class AnswerTally {
   /**
    * Adds one batch: `probs` holds B·T rows of V probabilities (row r·T + t follows input t of
    * sequence r), `targets` the B·T targets; `answerPositions` are the scored inputs (the same in
-   * every sequence).
+   * every sequence), or, when absent, each row's inputs whose target is not IGNORE_TARGET (a task
+   * dataset ignores every other target, and its answers may move from sequence to sequence).
    */
   add(
     probs: ArrayLike<number>,
     targets: ArrayLike<number>,
     shape: { B: number; T: number; V: number },
-    answerPositions: readonly number[],
+    answerPositions?: readonly number[],
   ) {
     const { B, T, V } = shape;
     if (probs.length !== B * T * V) throw new Error(`scoreAnswers: ${probs.length} probabilities, expected B·T·V = ${B * T * V}`);
     if (targets.length !== B * T) throw new Error(`scoreAnswers: ${targets.length} targets, expected B·T = ${B * T}`);
     for (let r = 0; r < B; r++) {
       let all = true;
-      for (const t of answerPositions) {
+      const positions = answerPositions ?? scoredInputs(targets, r, T);
+      if (positions.length === 0) throw new Error(`scoreAnswers: sequence ${r} has no scored target`);
+      for (const t of positions) {
         if (!(Number.isInteger(t) && t >= 0 && t < T)) throw new Error(`scoreAnswers: answer position ${t} outside [0, ${T})`);
         const n = r * T + t;
         const target = targets[n];
@@ -86,7 +98,7 @@ export class AnswerTally {
 export function scoreAnswers(
   batches: ReadonlyArray<{ probs: ArrayLike<number>; targets: ArrayLike<number> }>,
   shape: { B: number; T: number; V: number },
-  answerPositions: readonly number[],
+  answerPositions?: readonly number[],
 ): AnswerScore {
   const tally = new AnswerTally();
   for (const b of batches) tally.add(b.probs, b.targets, shape, answerPositions);

@@ -15,16 +15,16 @@ import { trainingLoop } from '../loop';
 import { Trainer } from '../trainer';
 import type { StepMetrics } from '../types';
 import { type AnswerScore, AnswerTally } from './answer-score';
-import { taskAnswerPositions } from './task-chance';
 
 /** Per answer token, plus whole sequences (every answer right: the whole passkey). */
 export type RecallScore = AnswerScore;
 
 /**
- * Scores a trained model on the given batches at the given input positions (same in every row).
- * Call it with no step in flight (at a training loop's checkpoint, or after the loop ended).
+ * Scores a trained model on the given task batches at their answers (each row's targets that are
+ * not IGNORE_TARGET). Call it with no step in flight (at a training loop's checkpoint, or after
+ * the loop ended).
  */
-export async function scoreRecall(trainer: Trainer, batches: readonly Batch[], answerPositions: readonly number[]): Promise<RecallScore> {
+export async function scoreRecall(trainer: Trainer, batches: readonly Batch[]): Promise<RecallScore> {
   if (trainer.stepsInFlight > 0)
     throw new Error(`scoreRecall: ${trainer.stepsInFlight} steps in flight; score at a checkpoint of the training loop`);
   const plan = trainer.plan;
@@ -36,7 +36,7 @@ export async function scoreRecall(trainer: Trainer, batches: readonly Batch[], a
     if (b.tokens.length !== N) throw new Error(`scoreRecall: batch holds ${b.tokens.length} tokens, the plan expects ${N}`);
     plan.writeBatch(0, b.tokens, b.targets, index);
     const probs = await plan.readProbabilities();
-    tally.add(probs, b.targets, { B, T, V }, answerPositions);
+    tally.add(probs, b.targets, { B, T, V });
   }
   return tally.score();
 }
@@ -99,7 +99,6 @@ export async function trainAndScoreRecall(gpu: GpuContext, config: RunConfig, op
   const trainer = await Trainer.create(gpu, config, dataset);
   const buildMs = performance.now() - tBuild;
   try {
-    const answers = taskAnswerPositions(config)!;
     const held = dataset.validationBatches(opts.evalBatches);
     const every = opts.evalEvery ?? 0;
     const steps = config.train.steps;
@@ -113,13 +112,13 @@ export async function trainAndScoreRecall(gpu: GpuContext, config: RunConfig, op
         opts.onStep?.(e.metrics);
       } else {
         const e0 = performance.now();
-        const s = await scoreRecall(trainer, held, answers);
+        const s = await scoreRecall(trainer, held);
         evalMs += performance.now() - e0;
         opts.onEval?.(e.stepsDone - 1, s);
       }
     }
     const trainMs = performance.now() - t0 - evalMs;
-    const score = await scoreRecall(trainer, held, answers);
+    const score = await scoreRecall(trainer, held);
     return { steps, buildMs, trainMs, finalLoss: last?.loss ?? Number.NaN, score };
   } finally {
     trainer.destroy();

@@ -20,9 +20,21 @@ export function taskKeyChance(c: RunConfig): number | null {
   return c.data.source === 'passkey' && c.data.passkey ? c.data.passkey.digits ** -c.data.passkey.keyLength : null;
 }
 
-/** The input positions whose targets are the task's answers (the same in every sequence), or null for text data. */
+/** How many targets of each sequence are the task's answers, or null for text data. */
+export function taskAnswersPerSequence(c: RunConfig): number | null {
+  if (c.data.source === 'recall' && c.data.recall) return c.data.recall.queries;
+  if (c.data.source === 'passkey' && c.data.passkey) return c.data.passkey.keyLength;
+  return null;
+}
+
+/**
+ * The input positions whose targets are the task's answers when they are the same in every
+ * sequence (passkey, scattered recall), or null for text data and the mqar layout (its queries
+ * move: the dataset marks them by their targets).
+ */
 export function taskAnswerPositions(c: RunConfig): number[] | null {
-  if (c.data.source === 'recall' && c.data.recall) return recallAnswerPositions(c.model.seqLen, c.data.recall.queries);
+  if (c.data.source === 'recall' && c.data.recall)
+    return c.data.recall.layout === 'mqar' ? null : recallAnswerPositions(c.model.seqLen, c.data.recall.queries);
   if (c.data.source === 'passkey' && c.data.passkey) return passkeyAnswerPositions(c.model.seqLen, c.data.passkey.keyLength);
   return null;
 }

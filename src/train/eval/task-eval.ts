@@ -6,13 +6,12 @@ import type { RunConfig } from '../config';
 import type { Trainer } from '../trainer';
 import type { EvalMetrics } from '../types';
 import { scoreRecall } from './recall-eval';
-import { taskAnswerPositions } from './task-chance';
+import { taskAnswersPerSequence } from './task-chance';
 
 export async function evaluateRun(trainer: Trainer, c: RunConfig): Promise<EvalMetrics> {
   const e = await trainer.evaluate();
-  const answers = taskAnswerPositions(c);
-  if (!answers) return e;
+  if (taskAnswersPerSequence(c) === null) return e;
   const batches = trainer.dataset.validationBatches(c.train.evalBatches);
-  const score = await scoreRecall(trainer, batches, answers);
+  const score = await scoreRecall(trainer, batches);
   return { ...e, accuracy: score.accuracy };
 }

@@ -41,6 +41,12 @@ const MODEL_KEYS = [
   ['initStd', 'initializer_range'],
 ] as const satisfies ReadonlyArray<readonly [keyof ModelConfig, string]>;
 
+/** Model options written always and read when present (exports older than the option lack them: the default). */
+const OPTIONAL_MODEL_KEYS = [
+  ['posEncoding', 'position_encoding', 'rope'],
+  ['shortConv', 'short_conv', 0],
+] as const satisfies ReadonlyArray<readonly [keyof ModelConfig, string, unknown]>;
+
 const NSA_KEYS = ['l', 'd', 'lSel', 'nSel', 'w', 'phi', 'forceInit', 'forceLocal', 'sharedKV', 'gates'] as const satisfies ReadonlyArray<
   keyof ModelNsaConfig
 >;
@@ -97,6 +103,7 @@ export function exportConfigJson(config: RunConfig, state: TrainerState): Record
   };
   if (!llama) out.auto_map = AUTO_MAP;
   for (const [ours, hf] of MODEL_KEYS) out[hf] = m[ours];
+  for (const [ours, hf, absent] of OPTIONAL_MODEL_KEYS) out[hf] = m[ours] ?? absent;
   out.tie_word_embeddings = true;
   out.hidden_act = 'silu';
   if (llama) Object.assign(out, { attention_bias: false, attention_dropout: 0, mlp_bias: false, pretraining_tp: 1 });
@@ -125,6 +132,7 @@ export function parseExportConfigJson(raw: unknown, fail: Fail): { config: RunCo
     if (!(hf in raw)) fail(hf, 'is missing');
     model[ours] = raw[hf];
   }
+  for (const [ours, hf] of OPTIONAL_MODEL_KEYS) if (hf in raw) model[ours] = raw[hf];
   if (isObject(raw.nsa)) {
     const nsa: Record<string, unknown> = {};
     for (const k of NSA_KEYS) {

@@ -32,9 +32,12 @@ export function exportedTensors(c: ModelConfig): ExportedTensor[] {
     linear(n.wq, 'self_attn.q_proj');
     linear(n.wk, 'self_attn.k_proj');
     linear(n.wv, 'self_attn.v_proj');
+    // The key convolution: torch's depthwise Conv1d weight [G·dk, 1, taps], our layout too.
+    plain(n.kConv, 'self_attn.k_conv1d.weight');
     for (const b of ['cmp', 'sel', 'win'] as const) {
       linear(n.branchKV[b].wk, `self_attn.k_${b}_proj`);
       linear(n.branchKV[b].wv, `self_attn.v_${b}_proj`);
+      plain(n.branchKV[b].kConv, `self_attn.k_${b}_conv1d.weight`);
     }
     linear(n.wg, 'self_attn.branch_gate');
     plain(n.bg, 'self_attn.branch_gate.bias');
