@@ -87,10 +87,11 @@ test('the URL carries the config: a reload and a fresh tab restore it', async ({
   await saveScreenshot(other, testInfo, 'restored');
 });
 
-test('the recall preset trains its own task: task fields with messages at the field, one step from the config alone', async ({
+test('the recall preset trains its own task: task fields with messages at the field, one step from the config alone; accuracy against chance, the stepper labels its queries and answers', async ({
   page,
 }, testInfo) => {
-  await page.goto('./#v=1&preset=recall');
+  // An evaluation after the step (2 validation batches: 2 × 4 sequences × 8 answers = 64 scored).
+  await page.goto('./#v=1&preset=recall&train.evalEvery=1&train.evalBatches=2');
   await expectAdapter(page);
   await expandConfig(page);
   await expect(page.getByTestId('recall-task-fields')).toBeVisible();
@@ -110,7 +111,55 @@ test('the recall preset trains its own task: task fields with messages at the fi
   // Untrained (init std 0.02): near-uniform over the 33-token vocabulary, ln 33 = 3.50.
   await expect.poll(async () => Number(await page.getByTestId('loss-latest').innerText()), { timeout: 60_000 }).toBeGreaterThan(3.0);
   expect(Number(await page.getByTestId('loss-latest').innerText())).toBeLessThan(4.0);
-  // The task's accuracy chart, with its chance line once the first evaluation is drawn.
-  await expect(page.getByTestId('accuracy-chart')).toContainText('Answer accuracy');
+  // The task's accuracy chart: 0–100 %, the chance line (1/16) and chance ± 2·sqrt(p(1 − p)/n) with
+  // n = 64 answers, drawn once the first evaluation is.
+  const accuracy = page.getByTestId('accuracy-chart');
+  await expect(accuracy).toContainText('Answer accuracy');
+  await expect(accuracy).toHaveAttribute('data-points', '1', { timeout: 60_000 });
+  await expect(accuracy).toHaveAttribute('data-reference', String(1 / 16));
+  const sigma = Math.sqrt(((1 / 16) * (15 / 16)) / 64);
+  const band = (await accuracy.getAttribute('data-band'))!.split(',').map(Number);
+  expect(band[0]).toBeCloseTo(1 / 16 - 2 * sigma, 9);
+  expect(band[1]).toBeCloseTo(1 / 16 + 2 * sigma, 9);
+  await expect(accuracy.locator('.recharts-reference-line')).toHaveCount(1);
+  await expect(accuracy.locator('.recharts-reference-area')).toHaveCount(1);
+  await expect(accuracy).toContainText('chance 6.3%');
+  await expect(accuracy).toContainText('chance ± 2σ (n = 64)');
+  const yTicks = await accuracy.locator('.recharts-yAxis-tick-labels .recharts-cartesian-axis-tick-value').allTextContents();
+  expect(yTicks[0]).toBe('0%');
+  expect(yTicks.at(-1)).toBe('100%');
+
+  // The stepper opens on the last query (t = 63: the query scored for the last answer), labels it,
+  // says whether its pair's block was selected, and jumps answer to answer and query to query.
+  const stepper = page.getByTestId('stepper');
+  await expect(stepper).toHaveAttribute('data-loading', 'false', { timeout: 60_000 });
+  const t = page.getByTestId('stepper-t');
+  const role = page.getByTestId('stepper-query-role');
+  await expect(t).toHaveAttribute('data-t', '63');
+  await expect(role).toHaveText('query');
+  await expect(page.getByTestId('stepper-recall')).toContainText(/Asks for the key stored at \d+; its value \(the answer\) is at \d+/);
+  await expect(page.getByTestId('stepper-next-query')).toBeDisabled();
+  await page.getByTestId('stepper-prev-answer').click();
+  await expect(t).toHaveAttribute('data-t', '62');
+  await expect(role).toHaveText('answer');
+  await page.getByTestId('stepper-prev-query').click();
+  await expect(t).toHaveAttribute('data-t', '61');
+  await expect(role).toHaveText('query');
+  await stepper.focus();
+  await page.keyboard.press('Shift+Q');
+  await expect(t).toHaveAttribute('data-t', '59');
+  await page.keyboard.press('q');
+  await expect(t).toHaveAttribute('data-t', '61');
+  await page.keyboard.press('Home');
+  await page.keyboard.press('a'); // the first answer: after the first query, at T + 1 − 2·8 + 1 = 50
+  await expect(t).toHaveAttribute('data-t', '50');
+  await expect(role).toHaveText('answer');
+  // The selected ranges label the task's tokens (keys, values, queries, answers).
+  await page.keyboard.press('End');
+  const roles = await page
+    .getByTestId('stepper-ranges')
+    .locator('[data-role]')
+    .evaluateAll((els) => els.map((e) => e.getAttribute('data-role')));
+  expect(roles).toContain('query');
   await saveScreenshot(page, testInfo, 'recall-step');
 });

@@ -8,7 +8,15 @@
 // model.attention).
 import { readFileSync } from 'node:fs';
 
-import { expectAdapter, openPlayground, saveScreenshot, stepTo, trainingLosses, waitForStatus } from './page-helpers';
+import {
+  expectAdapter,
+  expectNoAxeViolations,
+  openPlayground,
+  saveScreenshot,
+  stepTo,
+  trainingLosses,
+  waitForStatus,
+} from './page-helpers';
 import { type Download, expect, type Locator, type Page, test } from './test';
 
 test.describe.configure({ mode: 'serial' });
@@ -137,6 +145,19 @@ test('library round trip: listed, renamed, reset undone, downloaded, deleted (an
   await expect(panel.getByTestId('compare-figures').locator('thead th')).toHaveCount(3); // a column per run
   await panel.scrollIntoViewIfNeeded();
   await saveScreenshot(page, testInfo, 'library-compare');
+  // The tables fit their box or scroll inside it (issue 24: columns were cut off at 1400 px), and the
+  // page with the library and the comparison open has no axe-core violation.
+  const tables = await panel
+    .locator('.compare-tables')
+    .evaluate((e) => ({
+      right: e.getBoundingClientRect().right,
+      scroll: e.scrollWidth,
+      client: e.clientWidth,
+      overflow: getComputedStyle(e).overflowX,
+    }));
+  expect(tables.right).toBeLessThanOrEqual((await panel.boundingBox())!.x + (await panel.boundingBox())!.width);
+  expect(tables.scroll <= tables.client || tables.overflow === 'auto').toBe(true);
+  await expectNoAxeViolations(page, testInfo, 'library-compare');
 
   // The continued run's PyTorch export (a zip of npm run export's directory) uploads back as a new
   // run at its step.

@@ -1,6 +1,7 @@
 // A phone (390 × 844) and a 4k screen: nothing overflows horizontally, the run controls come
-// before the config on the phone, and the stepper's heatmap stays inside its box.
-import { expectAdapter, saveScreenshot, stepTo } from './page-helpers';
+// before the config on the phone (on the first screen, Run within 5 Tab presses or the skip link, the
+// page at most 4 screens tall with its panels folded), and the stepper's heatmap stays inside its box.
+import { expectAdapter, saveScreenshot, stepTo, tabsTo } from './page-helpers';
 import { expect, type Page, test } from './test';
 
 /** Widths (CSS px) of the page and of the panels that overflowed before. */
@@ -28,7 +29,21 @@ test('phone: no horizontal overflow, Run reachable before the config', async ({ 
   const run = await page.getByTestId('run-button').boundingBox();
   const config = await page.getByTestId('config-panel').boundingBox();
   expect(run!.y).toBeLessThan(config!.y);
-  expect(run!.y + run!.height).toBeLessThan(844 * 1.5); // within the first screen and a half
+  expect(run!.y + run!.height).toBeLessThan(844); // on the first screen
+  // Before any panel is expanded, the page is at most 4 screens tall (issue 24: it was 12).
+  const height = await page.evaluate(() => document.documentElement.scrollHeight);
+  expect(height, 'document height').toBeLessThanOrEqual(4 * 844);
+  // The skip link is the first Tab stop and moves the focus to Run; Run itself is within 5 Tab presses.
+  const tabs = await tabsTo(page, 'run-button', 10);
+  expect(tabs, 'Tab presses to Run').toBeLessThanOrEqual(5);
+  await tabsTo(page, 'skip-to-run', 1);
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('run-button')).toBeFocused();
+  expect(await page.evaluate(() => location.hash)).toContain('preset=tiny'); // the config's hash, not #run-panel
+  testInfo.annotations.push({
+    type: 'phone',
+    description: `390 × 844: ${height} px (${(height / 844).toFixed(2)} screens), Run after ${tabs} Tab presses`,
+  });
   await stepTo(page, 2);
   await expect(page.getByTestId('stepper')).toHaveAttribute('data-loading', 'false', { timeout: 60_000 });
   const w = await widths(page);

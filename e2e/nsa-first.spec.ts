@@ -1,12 +1,20 @@
 // NSA first: the default preset trains NSA, and after two steps the stepper already shows a query
 // that leaves blocks out; the explanation follows the config; the hover says why a block was not
 // picked; a dense run's stepper offers the NSA counterpart.
-import { expandConfig, openPlayground, saveScreenshot, stepTo } from './page-helpers';
+import { expandConfig, expectInFirstViewport, expectNoAxeViolations, openPlayground, saveScreenshot, stepTo, tabsTo } from './page-helpers';
 import { expect, test } from './test';
 
 test('the default preset trains NSA and the stepper shows sparsity after 2 steps', async ({ browser }, testInfo) => {
   const page = await openPlayground(browser, './');
   await expect(page.getByTestId('config-field-model.attention')).toHaveValue('nsa');
+  // The first screen is the experiment (issue 24): at 1400 × 1000 Run, the loss chart and the NSA
+  // picture without scrolling, and Run within 5 Tab presses.
+  await expectInFirstViewport(page, 'Run', page.getByTestId('run-button'));
+  await expectInFirstViewport(page, 'the loss chart', page.getByTestId('loss-chart'));
+  await expectInFirstViewport(page, 'the NSA picture', page.getByTestId('explain').locator('svg.explain-svg'));
+  const tabs = await tabsTo(page, 'run-button', 10);
+  expect(tabs, 'Tab presses to Run').toBeLessThanOrEqual(5);
+  testInfo.annotations.push({ type: 'first screen', description: `1400 × 1000: Run after ${tabs} Tab presses` });
   // The explanation: numbers of the config, the paper link, and they follow an edit.
   const explain = page.getByTestId('explain');
   await expect(explain.getByRole('link', { name: /arXiv 2502\.11089/ })).toHaveAttribute('href', 'https://arxiv.org/abs/2502.11089');
@@ -43,6 +51,9 @@ test('the default preset trains NSA and the stepper shows sparsity after 2 steps
   await page.mouse.move(box.x + 44 + ((notPicked + 0.5) / 8) * plotW, box.y + 26 + ((63 + 0.5) / 64) * plotH);
   await expect(page.getByTestId('stepper-why')).toContainText(/^Not selected: P = [\d.]+ (is below|ties)/);
   await saveScreenshot(page, testInfo, 'nsa-first');
+  // The main view with a run, its charts and stepper drawn and every config section open: no axe-core violation.
+  await page.mouse.move(0, 0);
+  await expectNoAxeViolations(page, testInfo, 'playground');
   await page.close();
 });
 

@@ -1,6 +1,8 @@
 // Shared steps of the e2e specs (console, page and HTTP errors: the guard in e2e/test.ts).
 import { readFileSync } from 'node:fs';
 
+import AxeBuilder from '@axe-core/playwright';
+
 import { type Browser, type Download, expect, type Page, type TestInfo } from './test';
 
 /** Waits until the page has probed WebGPU; returns 'ready' or 'unavailable'. */
@@ -73,4 +75,61 @@ export async function expandConfig(page: Page): Promise<void> {
   const toggle = page.getByTestId('config-expand-all');
   if ((await toggle.getAttribute('aria-expanded')) !== 'true') await toggle.click();
   await expect(toggle).toHaveAttribute('aria-expanded', 'true');
+}
+
+/**
+ * axe-core over the whole page (WCAG 2 A and AA rules): fails listing each violation with its
+ * nodes; the full result is attached to the report as `axe-<name>.json`.
+ */
+export async function expectNoAxeViolations(page: Page, testInfo: TestInfo, name: string): Promise<void> {
+  // Legacy mode: axe runs in the page's frames without opening a blank page of its own, which a page
+  // made by browser.newPage() (its own context) cannot do.
+  const result = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).setLegacyMode().analyze();
+  await testInfo.attach(`axe-${name}.json`, { body: JSON.stringify(result.violations, null, 2), contentType: 'application/json' });
+  const lines = result.violations.map(
+    (v) =>
+      `${v.id} (${v.impact ?? 'n/a'}): ${v.help}\n${v.nodes.map((n) => `    ${n.target.join(' ')}: ${n.failureSummary ?? ''}`).join('\n')}`,
+  );
+  testInfo.annotations.push({
+    type: `axe ${name}`,
+    description: `${result.violations.length} violations, ${result.passes.length} rules passed`,
+  });
+  expect(lines, `axe-core on ${name}`).toEqual([]);
+}
+
+/**
+ * Presses Tab from the top of the page until `testId` has the focus; returns the presses (Infinity
+ * past `max`). The start is a focused, untabbable marker before everything (a blur would leave
+ * the browser's focus starting point where the focus was).
+ */
+export async function tabsTo(page: Page, testId: string, max = 60): Promise<number> {
+  await page.evaluate(() => {
+    const start = document.createElement('span');
+    start.tabIndex = -1;
+    start.id = 'e2e-tab-start';
+    document.body.prepend(start);
+    start.focus();
+    window.scrollTo(0, 0);
+  });
+  let presses = Infinity;
+  for (let i = 1; i <= max; i++) {
+    await page.keyboard.press('Tab');
+    if ((await page.evaluate(() => document.activeElement?.getAttribute('data-testid'))) === testId) {
+      presses = i;
+      break;
+    }
+  }
+  await page.evaluate(() => document.getElementById('e2e-tab-start')?.remove());
+  return presses;
+}
+
+/** The element's box lies inside the first viewport (no scrolling). */
+export async function expectInFirstViewport(page: Page, what: string, locator: ReturnType<Page['getByTestId']>): Promise<void> {
+  const box = await locator.boundingBox();
+  const vp = page.viewportSize()!;
+  expect(box, `${what}: rendered`).not.toBeNull();
+  const scrollY = await page.evaluate(() => window.scrollY);
+  expect(scrollY, 'the page is at its top').toBe(0);
+  expect(box!.y, `${what}: top`).toBeGreaterThanOrEqual(0);
+  expect(box!.y + box!.height, `${what}: bottom within ${vp.height} px`).toBeLessThanOrEqual(vp.height);
 }

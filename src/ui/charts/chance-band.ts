@@ -37,7 +37,8 @@ export function taskChanceBand(c: RunConfig): ChanceBand | null {
   return p === null || n === null ? null : chanceBand(p, n);
 }
 
-export const percent = (v: number): string => `${(100 * v).toFixed(1)}%`;
+/** 6.3%, 100% (at most one decimal, none when it is 0). */
+export const percent = (v: number): string => `${+(100 * v).toFixed(1)}%`;
 
 /** The band's label on the chart: "chance ± 2σ (n = 512)". */
 export function bandLabel(b: ChanceBand): string {
