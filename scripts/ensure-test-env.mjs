@@ -2,9 +2,15 @@
 // First step of `npm test`: makes sure the machine can run the suite, or says exactly what is
 // missing. Needs: Debian's chromium (the e2e browser, and the SwiftShader Vulkan driver plus
 // libvulkan.so.1 that Dawn uses in Node), public/data/brown.txt (the page's corpus), python3 with
-// torch, and ruff (the Python linter and formatter, `npm run lint:python`) in .venv-lint/.
+// torch, ruff (the Python linter and formatter, `npm run lint:python`) in .venv-lint/, and .venv-hf/
+// (torch 2.x CPU, transformers, safetensors, tokenizers, pytest from the local wheel index: the
+// exports loaded by Hugging Face's own classes, and the package's tests on torch 2.x).
+//
+//   node scripts/ensure-test-env.mjs                  everything
+//   node scripts/ensure-test-env.mjs --skip-hf-venv   all but .venv-hf/ (npm test makes it beside the static checks)
+//   node scripts/ensure-test-env.mjs --hf-venv-only   .venv-hf/ alone
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -16,6 +22,11 @@ const BROWN = resolve(root, 'public/data/brown.txt');
 const LINT_VENV = resolve(root, '.venv-lint');
 const RUFF = resolve(LINT_VENV, 'bin/ruff');
 const PYPROJECT = resolve(root, 'python/pyproject.toml');
+const HF_VENV = resolve(root, '.venv-hf');
+const HF_PYTHON = resolve(HF_VENV, 'bin/python');
+const HF_REQUIREMENTS = resolve(root, 'scripts/hf-venv-requirements.txt');
+/** A copy of the requirements the venv was made from: a changed list makes it again. */
+const HF_STAMP = resolve(HF_VENV, 'requirements.txt');
 
 function fail(lines) {
   console.error(['[ensure-test-env] cannot run the tests:', ...lines.map((l) => `  ${l}`)].join('\n'));
@@ -144,12 +155,58 @@ function ensureRuff() {
     fail([`pip installed ruff ${version} into ${LINT_VENV}, but ${RUFF} reports ${got ?? 'nothing (it does not run)'}.`]);
 }
 
-ensureChromium();
-checkVulkan();
-ensureBrown();
-ensurePythonTorch();
-ensurePytest();
-ensureRuff();
-console.log(
-  `[ensure-test-env] ok: ${CHROMIUM}, ${CHROMIUM_LIB} Vulkan files, ${BROWN}, python3 with torch and pytest, ruff in ${LINT_VENV}`,
-);
+// .venv-hf/ (gitignored): Hugging Face's stack and torch 2.x, for tests/export (the exports loaded
+// by AutoModelForCausalLM / AutoTokenizer; the parity and torchrun tests on torch 2.x as well as
+// Debian's 1.13). Made without pip of its own (.venv-lint's pip installs into it: --python) and
+// without byte-compiling (--no-compile: Python compiles what it imports), from the pinned list.
+function ensureHfVenv() {
+  const wanted = readFileSync(HF_REQUIREMENTS, 'utf8');
+  // find_spec, not import: importing torch and transformers alone takes seconds.
+  const check = 'import importlib.util as u, sys; sys.exit(any(u.find_spec(m) is None for m in sys.argv[1:]))';
+  const imports = () =>
+    spawnSync(HF_PYTHON, ['-c', check, 'torch', 'transformers', 'safetensors', 'tokenizers', 'pytest'], { stdio: 'ignore' }).status === 0;
+  if (existsSync(HF_STAMP) && readFileSync(HF_STAMP, 'utf8') === wanted && imports()) return;
+  const t0 = performance.now();
+  rmSync(HF_VENV, { recursive: true, force: true });
+  run('python3', ['-m', 'venv', '--without-pip', HF_VENV]);
+  run(resolve(LINT_VENV, 'bin/pip'), [
+    '--python',
+    HF_PYTHON,
+    'install',
+    '--disable-pip-version-check',
+    '--retries',
+    '0',
+    '--no-compile',
+    '--quiet',
+    '-r',
+    HF_REQUIREMENTS,
+  ]);
+  if (!imports())
+    fail([
+      `pip installed ${HF_REQUIREMENTS} into ${HF_VENV}, but ${HF_PYTHON} cannot import torch, transformers, safetensors, tokenizers and pytest.`,
+    ]);
+  writeFileSync(HF_STAMP, wanted);
+  console.log(`[ensure-test-env] ${HF_VENV} made in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+}
+
+const argv = process.argv.slice(2);
+const unknown = argv.filter((a) => a !== '--skip-hf-venv' && a !== '--hf-venv-only');
+if (unknown.length) fail([`unknown argument ${unknown[0]} (takes --skip-hf-venv or --hf-venv-only)`]);
+if (argv.includes('--hf-venv-only')) {
+  if (ruffVersion() === null)
+    fail([`${LINT_VENV} (made by node scripts/ensure-test-env.mjs --skip-hf-venv) holds the pip that fills ${HF_VENV}.`]);
+  ensureHfVenv();
+  console.log(`[ensure-test-env] ok: ${HF_VENV}`);
+} else {
+  ensureChromium();
+  checkVulkan();
+  ensureBrown();
+  ensurePythonTorch();
+  ensurePytest();
+  ensureRuff();
+  if (!argv.includes('--skip-hf-venv')) ensureHfVenv();
+  console.log(
+    `[ensure-test-env] ok: ${CHROMIUM}, ${CHROMIUM_LIB} Vulkan files, ${BROWN}, python3 with torch and pytest, ruff in ${LINT_VENV}` +
+      (argv.includes('--skip-hf-venv') ? '' : `, ${HF_VENV}`),
+  );
+}

@@ -4,7 +4,9 @@
 //   1. scripts/ensure-test-env.mjs  installs what the tests need (Debian chromium, python3-torch,
 //                                   the ruff venv) and writes the corpus
 //   2. static checks, two at a time typecheck, eslint, prettier, ruff, and the static build the
-//                                   e2e suite serves (vite build; Playwright then only previews it)
+//                                   e2e suite serves (vite build; Playwright then only previews it);
+//                                   beside them, the Hugging Face venv (.venv-hf/: mostly unpacking
+//                                   wheels, so it overlaps the checks' CPU work)
 //   3. vitest --project fast         in process, CPU only
 //   4. vitest --project integration  CLIs, scripts, torchrun and python as child processes
 //   5. vitest --project gpu          kernels and models on Dawn (SwiftShader), the learning check
@@ -91,11 +93,15 @@ function report(ok) {
 }
 
 async function main() {
-  if (!(await run('ensure-test-env', ['node', ['scripts/ensure-test-env.mjs']]))) report(false);
+  if (!(await run('ensure-test-env', ['node', ['scripts/ensure-test-env.mjs', '--skip-hf-venv']]))) report(false);
   // Two at a time: two cores. The longest (eslint's type-aware rules, vite build) start first.
   const order = ['eslint', 'vite build', 'typecheck', 'prettier', 'ruff'];
   const staticSteps = [...STATIC].sort((a, b) => order.indexOf(a[0]) - order.indexOf(b[0]));
-  if (!(await parallel(staticSteps, 2))) report(false);
+  const [staticOk, venvOk] = await Promise.all([
+    parallel(staticSteps, 2),
+    run('hf venv', ['node', ['scripts/ensure-test-env.mjs', '--hf-venv-only']], {}, true),
+  ]);
+  if (!staticOk || !venvOk) report(false);
   for (const [name, cmd, env] of SEQUENCE) if (!(await run(name, cmd, env))) report(false);
   report(true);
 }

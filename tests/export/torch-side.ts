@@ -1,7 +1,8 @@
 // Runs the PyTorch package (python/nsa_playground) from the tests: the interpreter that has torch
-// (tests/helpers/python.ts), PYTHONPATH=python, and a failure — never a skip — when torch is missing.
+// (tests/helpers/python.ts: Debian's torch 1.13) or .venv-hf's (torch 2.x and transformers, made by
+// scripts/ensure-test-env.mjs), PYTHONPATH=python, and a failure — never a skip — when one is missing.
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 import { expect } from 'vitest';
@@ -18,12 +19,24 @@ export function torchPython(): string {
   return python;
 }
 
+/** .venv-hf's python (torch 2.x CPU, transformers, safetensors, tokenizers, pytest); fails the test with the fix when missing. */
+export function hfPython(): string {
+  const python = resolve(__dirname, '../../.venv-hf/bin/python');
+  expect(existsSync(python), `${python} is missing: node scripts/ensure-test-env.mjs --hf-venv-only makes it`).toBe(true);
+  return python;
+}
+
+/** The two torches the package's tests run on: Debian's 1.13 and .venv-hf's 2.x. */
+export const TORCHES = ['torch 1.13 (Debian)', 'torch 2.x (.venv-hf)'] as const;
+export type TorchName = (typeof TORCHES)[number];
+export const pythonOf = (t: TorchName): string => (t === TORCHES[0] ? torchPython() : hfPython());
+
 /** `python -m <module> ...args` with the package on the path; throws with its output when it fails. */
 export function runTorch(
   args: readonly string[],
-  o: { env?: Record<string, string>; timeoutMs?: number; command?: readonly string[] } = {},
+  o: { env?: Record<string, string>; timeoutMs?: number; command?: readonly string[]; python?: string } = {},
 ): SpawnSyncReturns<string> {
-  const python = torchPython();
+  const python = o.python ?? torchPython();
   const cmd = o.command ?? [python];
   const r = spawnSync(cmd[0], [...cmd.slice(1), ...args], {
     encoding: 'utf8',
