@@ -98,9 +98,10 @@ export function ChartsPanel() {
   // Gates: for NSA runs (mounted before the run, like every chart), or whatever run reported them.
   const nsa = useStore((st) => (st.runConfig ?? st.config).model.attention === 'nsa');
   const hasGates = nsa || s.get('gateCmp').length > 0;
-  const chance = useStore((st) => taskChance(st.runConfig ?? st.config));
-  const answers = useStore((st) => taskAnswerLabel(st.runConfig ?? st.config));
-  const chanceBand = useStore(useShallow((st) => taskChanceBand(st.runConfig ?? st.config)));
+  // From the held run's config, else the last valid one (a draft value such as 'abc' never reaches a chart).
+  const chance = useStore((st) => taskChance(st.runConfig ?? st.validConfig));
+  const answers = useStore((st) => taskAnswerLabel(st.runConfig ?? st.validConfig));
+  const chanceBand = useStore(useShallow((st) => taskChanceBand(st.runConfig ?? st.validConfig)));
   const band = useMemo(() => (chanceBand ? { y0: chanceBand.low, y1: chanceBand.high, label: bandLabel(chanceBand) } : null), [chanceBand]);
   // The secondary charts start folded on a phone (the page stays a few screens long), open elsewhere.
   const [moreOpen, setMoreOpen] = useState(() => !isPhone());

@@ -38,7 +38,8 @@ export function RunStats() {
       <div>
         <dt>Step</dt>
         <dd>
-          <span data-testid="steps-done">{s.stepsDone}</span> / <span data-testid="steps-target">{target}</span>
+          <span data-testid="steps-done">{s.stepsDone}</span> /{' '}
+          <span data-testid="steps-target">{Number.isFinite(target) ? target : '–'}</span>
         </dd>
       </div>
       <div>
