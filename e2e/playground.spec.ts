@@ -73,6 +73,16 @@ test('names the WebGPU adapter the worker trains on, and loads the config from t
   await expect(page.getByTestId('config-field-train.steps')).toHaveValue(String(P.steps));
   await expect(page.getByTestId('steps-target')).toHaveText(String(P.steps));
   await expect(page.getByTestId('run-button')).toBeEnabled();
+  // The adapter's limits fold into its line behind "details" (issue 24).
+  await expect(page.getByTestId('adapter-details')).toBeHidden();
+  await page.getByTestId('adapter-details-toggle').click();
+  await expect(page.getByTestId('adapter-limit-maxBufferSize')).toBeVisible();
+  await page.getByTestId('adapter-details-toggle').click();
+  await expect(page.getByTestId('adapter-details')).toBeHidden();
+  // Social previews need absolute URLs: og:url, og:image and twitter:image from NSA_SITE_URL at build time.
+  for (const meta of ['meta[property="og:image"]', 'meta[name="twitter:image"]'])
+    expect(await page.locator(meta).getAttribute('content'), meta).toMatch(/^https?:\/\/[^/]+\/(.+\/)?social-preview\.png$/);
+  expect(await page.locator('meta[property="og:url"]').getAttribute('content')).toMatch(/^https?:\/\/[^/]+\/(.+\/)?$/);
   await saveScreenshot(page, testInfo, 'ready');
 });
 

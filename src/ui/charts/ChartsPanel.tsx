@@ -105,6 +105,7 @@ export function ChartsPanel() {
   const band = useMemo(() => (chanceBand ? { y0: chanceBand.low, y1: chanceBand.high, label: bandLabel(chanceBand) } : null), [chanceBand]);
   // The secondary charts start folded on a phone (the page stays a few screens long), open elsewhere.
   const [moreOpen, setMoreOpen] = useState(() => !isPhone());
+  const [mainHeight] = useState(() => (isPhone() ? 180 : 260));
   return (
     <section className="panel charts-panel" aria-labelledby="charts-heading" data-testid="charts-panel">
       <div className="charts-head">
@@ -131,7 +132,7 @@ export function ChartsPanel() {
           testId="loss-chart"
           title="Loss (nats/token)"
           {...common}
-          height={260}
+          height={mainHeight}
           format={twoDecimals}
           lines={shownLines.loss}
           share={LOSS_SHARE}
@@ -141,7 +142,7 @@ export function ChartsPanel() {
             {...common}
             testId="accuracy-chart"
             title={`Answer accuracy (${answers ?? 'answers'}, validation)`}
-            height={260}
+            height={mainHeight}
             format={percent}
             lines={lines.accuracy}
             yRange={ACCURACY_RANGE}

@@ -191,7 +191,7 @@ const ChartBody = memo(function ChartBody({ drawn, width, log, height, format, x
             fill="currentColor"
             fillOpacity={0.12}
             stroke="none"
-            label={{ value: band.label, position: 'insideBottomRight', fontSize: 11 }}
+            label={{ value: band.label, position: 'insideBottomLeft', fontSize: 11 }}
           />
         )}
         {reference && drawn.length > 0 && (
