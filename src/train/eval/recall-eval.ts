@@ -68,11 +68,14 @@ export interface RecallRunOptions {
   evalBatches: number;
   /** Also score every this many steps (0: only at the end), on the same held-out batches. */
   evalEvery?: number;
+  /** Stop after the first of those scores whose answer accuracy is at least this (early stopping). */
+  stopAt?: number;
   onStep?(m: StepMetrics): void;
   onEval?(step: number, s: RecallScore): void;
 }
 
 export interface RecallRunResult {
+  /** Steps trained: config.train.steps, or fewer when stopAt ended the run. */
   steps: number;
   /** Wall-clock time to build the model (pipeline compilation dominates on SwiftShader). */
   buildMs: number;
@@ -105,6 +108,7 @@ export async function trainAndScoreRecall(gpu: GpuContext, config: RunConfig, op
     let evalMs = 0;
     const t0 = performance.now();
     let last: StepMetrics | null = null;
+    let stopped: { steps: number; score: RecallScore } | null = null;
     const loop = trainingLoop(trainer, { until: steps, checkpointAfter: (n) => every > 0 && n % every === 0 && n < steps });
     for await (const e of loop) {
       if (e.kind === 'step') {
@@ -115,11 +119,15 @@ export async function trainAndScoreRecall(gpu: GpuContext, config: RunConfig, op
         const s = await scoreRecall(trainer, held);
         evalMs += performance.now() - e0;
         opts.onEval?.(e.stepsDone - 1, s);
+        if (opts.stopAt !== undefined && s.accuracy >= opts.stopAt) {
+          stopped = { steps: e.stepsDone, score: s };
+          break;
+        }
       }
     }
     const trainMs = performance.now() - t0 - evalMs;
-    const score = await scoreRecall(trainer, held);
-    return { steps, buildMs, trainMs, finalLoss: last?.loss ?? Number.NaN, score };
+    const score = stopped?.score ?? (await scoreRecall(trainer, held));
+    return { steps: stopped?.steps ?? steps, buildMs, trainMs, finalLoss: last?.loss ?? Number.NaN, score };
   } finally {
     trainer.destroy();
   }

@@ -1,0 +1,126 @@
+"""The PyTorch engine of `npm run learn`: trains one grid point of a task preset on the batches the
+TypeScript side streams (the project's one task generator, so both engines see the same data bit for
+bit) and scores held-out answers as the WebGPU engine does.
+
+    python -m nsa_playground.learn --from DIR [--eval-batches N] [--eval-every K] [--target A] [--threads T]
+
+DIR is an export directory of the fresh model (config.json with its train settings, model.safetensors
+with the seeded initial weights: the WebGPU trainer's own). stdin carries N held-out batches, then one
+training batch per step; a batch is B·T int32 tokens then B·T int32 targets (little-endian), a target
+of -1 not scored. stdout: one JSON line per step ({"kind": "step", "step", "loss", "lr", "grad_norm"}),
+per evaluation ({"kind": "eval", "step", "accuracy", "answers", "sequence_accuracy", "seconds"}) and a
+last {"kind": "done", "step", "reached"} line. Training stops at train.steps, or after the first
+evaluation whose answer accuracy is at least --target.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import torch
+
+from .export_dir import load_model, read_config
+from .optim import make_adamw, optimizer_step
+
+
+def _read_exact(stream, n: int) -> bytes | None:
+    """n bytes from the stream, or None at its end (the sender stopped)."""
+    chunks, got = [], 0
+    while got < n:
+        chunk = stream.read(n - got)
+        if not chunk:
+            if got:
+                raise SystemExit(f"learn: stdin ended inside a batch ({got} of {n} bytes)")
+            return None
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def read_batch(stream, B: int, T: int) -> tuple[torch.Tensor, torch.Tensor] | None:
+    raw = _read_exact(stream, 8 * B * T)
+    if raw is None:
+        return None
+    data = torch.frombuffer(bytearray(raw), dtype=torch.int32).view(2, B, T).long()
+    return data[0], data[1]
+
+
+def score(model: torch.nn.Module, batches: list[tuple[torch.Tensor, torch.Tensor]]) -> dict[str, float]:
+    """Answer accuracy: a scored target is right when its logit is strictly above every other (a tie
+    is wrong), as src/train/eval/answer-score.ts; a sequence is right when all its answers are."""
+    answers = correct = sequences = whole = 0
+    with torch.no_grad():
+        for x, y in batches:
+            logits = model(x)
+            scored = y >= 0
+            target = y.clamp(min=0)
+            t_logit = logits.gather(-1, target[..., None])[..., 0]
+            others = logits.scatter(-1, target[..., None], float("-inf")).amax(-1)
+            right = (t_logit > others) & scored
+            answers += int(scored.sum())
+            correct += int(right.sum())
+            sequences += x.shape[0]
+            whole += int((right | ~scored).all(-1).sum())
+    return {"accuracy": correct / answers, "answers": answers, "sequence_accuracy": whole / sequences}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m nsa_playground.learn", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--from", dest="source", required=True, help="export directory of the fresh model")
+    ap.add_argument("--eval-batches", type=int, default=4)
+    ap.add_argument("--eval-every", type=int, default=100)
+    ap.add_argument("--target", type=float, default=1.1, help="stop at the first evaluation with at least this accuracy")
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    a = ap.parse_args(argv)
+    if a.eval_batches < 1 or a.eval_every < 1 or a.threads < 1:
+        ap.error("--eval-batches, --eval-every and --threads must be ≥ 1")
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(0)
+    raw, cfg = read_config(a.source)
+    train = raw["train"]
+    model = load_model(a.source)
+    model.train()
+    opt = make_adamw(model.named_parameters(), train)
+    B, T, steps = int(train["batchSize"]), cfg.max_position_embeddings, int(train["steps"])
+    stdin = sys.stdin.buffer
+    held = []
+    for i in range(a.eval_batches):
+        b = read_batch(stdin, B, T)
+        if b is None:
+            raise SystemExit(f"learn: stdin ended after {i} of {a.eval_batches} held-out batches")
+        held.append(b)
+
+    def emit(obj: dict) -> None:
+        sys.stdout.write(json.dumps(obj) + "\n")
+        sys.stdout.flush()
+
+    t0 = time.perf_counter()
+    step = 0
+    reached = False
+    while step < steps:
+        b = read_batch(stdin, B, T)
+        if b is None:
+            raise SystemExit(f"learn: stdin ended at step {step} of {steps}")
+        x, y = b
+        opt.zero_grad(set_to_none=True)
+        loss = model.loss(x, y)
+        loss.backward()
+        info = optimizer_step(model, opt, train, step)
+        step += 1
+        emit({"kind": "step", "step": step, "loss": float(loss), "lr": info["lr"], "grad_norm": info["grad_norm"]})
+        if step % a.eval_every == 0 or step == steps:
+            s = score(model, held)
+            emit({"kind": "eval", "step": step, **s, "seconds": round(time.perf_counter() - t0, 2)})
+            if s["accuracy"] >= a.target:
+                reached = True
+                break
+    emit({"kind": "done", "step": step, "reached": reached, "seconds": round(time.perf_counter() - t0, 2)})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,264 @@
+// npm run learn -- --preset mqar-tiny [--engine webgpu|torch] [--mechanisms nsa,window,dense] [--seeds 1,2]
+//   [--lrs 1e-3,3e-3] [--steps N] [--batch N] [--target 0.99] [--eval-every N] [--eval-batches N]
+//   [--out DIR] [--python PATH] [--threads N] [--set model.x=.. | train.x=.. | data.recall.x=..]
+// Trains a task preset once per grid point (mechanism × seed × learning rate), each from the same
+// seeded weights and data in either engine, stopping a run at the first evaluation whose held-out
+// answer accuracy reaches --target. Prints JSON lines as it goes (one per evaluation and per run),
+// writes them to DIR/results.jsonl with the figure DIR/accuracy.svg and .png (accuracy against step,
+// chance marked), prints a table, and ends with one JSON line per mechanism: its best run's
+// "mechanism", "accuracy", "steps", "reached", seed and lr.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+import { describeAdapter } from '../gpu/context';
+import type { RunConfig } from '../train/config';
+import { passkeyDatasetForRun } from '../train/data/passkey';
+import { recallDatasetForRun } from '../train/data/recall';
+import { trainAndScoreRecall } from '../train/eval/recall-eval';
+import { taskChance } from '../train/eval/task-chance';
+import { learnFigureSvg } from '../train/learn/figure';
+import { gridPoints, LEARN_PRESETS, type LearnPreset, type Mechanism,MECHANISM_NAMES } from '../train/learn/grid';
+import { applySet, intFlag, numFlag, parseArgs } from './args';
+import { runTorch, torchPython } from './learn-torch';
+import { runMain } from './main';
+import { UsageError } from './usage';
+
+const ENGINES = ['webgpu', 'torch'] as const;
+type Engine = (typeof ENGINES)[number];
+
+const USAGE = `usage: npm run learn -- --preset ${LEARN_PRESETS.join('|')} [--engine ${ENGINES.join('|')}]
+  [--mechanisms ${MECHANISM_NAMES.join(',')}] [--seeds 1,2] [--lrs 1e-3,3e-3] [--steps N] [--batch N] [--target 0.99]
+  [--eval-every N] [--eval-batches N] [--out DIR] [--python PATH] [--threads N] [--set model.x=.. | train.x=.. | data.recall.x=..]`;
+
+const out = (o: Record<string, unknown>) => console.log(JSON.stringify(o));
+
+interface RunResult {
+  mechanism: Mechanism;
+  seed: number;
+  lr: number;
+  accuracy: number;
+  sequence_accuracy: number;
+  steps: number;
+  reached: boolean;
+  seconds: number;
+  curve: Array<{ step: number; accuracy: number }>;
+  /** Training loss of the first steps (engine parity). */
+  first_losses: number[];
+}
+
+function list(text: string | undefined, flag: string, parse: (s: string) => number): number[] | undefined {
+  if (text === undefined) return undefined;
+  return text.split(',').map((s) => {
+    const v = parse(s.trim());
+    if (!Number.isFinite(v)) throw new UsageError(`--${flag}: '${s}' is not a number`, { flag, value: text });
+    return v;
+  });
+}
+
+const dataset = (c: RunConfig) => (c.data.source === 'passkey' ? passkeyDatasetForRun(c) : recallDatasetForRun(c));
+
+/** Renders the SVG to PNG in headless Chromium (Playwright's, the e2e suite's browser); null when there is none. */
+async function svgToPng(svg: string): Promise<Buffer | null> {
+  try {
+    const { chromium } = await import('@playwright/test');
+    const browser = await chromium.launch({ executablePath: process.env.NSA_CHROMIUM ?? '/usr/bin/chromium' });
+    try {
+      const page = await browser.newPage({ viewport: { width: 720, height: 420 } });
+      await page.setContent(`<body style="margin:0">${svg}</body>`);
+      return await page.screenshot({ clip: { x: 0, y: 0, width: 720, height: 420 } });
+    } finally {
+      await browser.close();
+    }
+  } catch {
+    return null;
+  }
+}
+
+async function main(): Promise<number> {
+  const args = parseArgs(process.argv.slice(2), {
+    values: [
+      'preset',
+      'engine',
+      'mechanisms',
+      'seeds',
+      'lrs',
+      'steps',
+      'batch',
+      'target',
+      'eval-every',
+      'eval-batches',
+      'out',
+      'python',
+      'threads',
+    ],
+    booleans: ['help'],
+    sets: true,
+    usage: USAGE,
+  });
+  if (args.flags.has('help')) {
+    console.log(USAGE);
+    return 0;
+  }
+  const engine = (args.flags.get('engine') ?? 'webgpu') as Engine;
+  if (!ENGINES.includes(engine))
+    throw new UsageError(`--engine: unknown engine '${engine}' (known: ${ENGINES.join(', ')})`, { flag: 'engine', value: engine });
+  const presetName = args.flags.get('preset');
+  if (!presetName)
+    throw new UsageError(`--preset is required (one of ${LEARN_PRESETS.join(', ')})\n${USAGE}`, { flag: 'preset', value: '' });
+  const preset = presetName as LearnPreset;
+  const threads = intFlag(args, 'threads');
+  if (threads !== undefined && threads < 1)
+    throw new UsageError(`--threads: must be ≥ 1 (got ${threads})`, { flag: 'threads', value: String(threads) });
+  // Every check (flags, each grid point's config, the python) before any training.
+  const points = gridPoints(
+    {
+      preset,
+      mechanisms: (args.flags.get('mechanisms') ?? MECHANISM_NAMES.join(',')).split(',').filter(Boolean) as Mechanism[],
+      seeds: list(args.flags.get('seeds'), 'seeds', Number) ?? [1],
+      lrs: list(args.flags.get('lrs'), 'lrs', Number),
+      steps: intFlag(args, 'steps'),
+      batchSize: intFlag(args, 'batch'),
+      target: numFlag(args, 'target') ?? 0.99,
+      evalEvery: intFlag(args, 'eval-every'),
+      evalBatches: intFlag(args, 'eval-batches'),
+    },
+    (c) => {
+      const target = { model: c.model, train: c.train, data: c.data };
+      for (const [path, value] of args.sets) applySet(target, path, value);
+    },
+  );
+  const base = points[0].config;
+  const target = numFlag(args, 'target') ?? 0.99;
+  const python = engine === 'torch' ? torchPython(args.flags.get('python')) : null;
+  const dir = resolve(args.flags.get('out') ?? join('build', 'learn', `${preset}-${engine}`));
+  mkdirSync(dir, { recursive: true });
+  const lines: string[] = [];
+  const record = (o: Record<string, unknown>) => {
+    out(o);
+    lines.push(JSON.stringify(o));
+  };
+  const chance = taskChance(base)!;
+  const gpu = engine === 'webgpu' ? await (await import('../gpu/node-device')).acquireNodeGpu({ announce: false }) : null;
+  record({
+    kind: 'grid',
+    preset,
+    engine,
+    device: gpu ? describeAdapter(gpu.adapter) : `PyTorch (${python})`,
+    chance,
+    seqLen: base.model.seqLen,
+    task: base.data.recall ?? base.data.passkey,
+    points: points.length,
+    steps: base.train.steps,
+    target,
+  });
+  const results: RunResult[] = [];
+  try {
+    for (const p of points) {
+      const { evalBatches, evalEvery, steps } = p.config.train;
+      const r: RunResult = {
+        mechanism: p.mechanism,
+        seed: p.seed,
+        lr: p.lr,
+        accuracy: 0,
+        sequence_accuracy: 0,
+        steps: 0,
+        reached: false,
+        seconds: 0,
+        curve: [],
+        first_losses: [],
+      };
+      const t0 = performance.now();
+      const onEval = (step: number, accuracy: number, sequenceAccuracy: number) => {
+        r.curve.push({ step, accuracy });
+        Object.assign(r, { accuracy, sequence_accuracy: sequenceAccuracy, steps: step, reached: accuracy >= target });
+        record({
+          kind: 'eval',
+          mechanism: p.mechanism,
+          seed: p.seed,
+          lr: p.lr,
+          step,
+          accuracy,
+          sequence_accuracy: sequenceAccuracy,
+          seconds: (performance.now() - t0) / 1000,
+        });
+      };
+      if (gpu) {
+        const res = await trainAndScoreRecall(gpu, p.config, {
+          evalBatches,
+          evalEvery,
+          stopAt: target,
+          onStep: (m) => {
+            if (r.first_losses.length < 20) r.first_losses.push(m.loss);
+          },
+          onEval: (step, s) => onEval(step + 1, s.accuracy, s.sequenceAccuracy),
+        });
+        if (res.steps !== r.steps) onEval(res.steps, res.score.accuracy, res.score.sequenceAccuracy);
+      } else {
+        await runTorch(p.config, dataset(p.config), {
+          python: python!,
+          evalBatches,
+          evalEvery,
+          target,
+          threads,
+          onLine: (l) => {
+            if (l.kind === 'step' && r.first_losses.length < 20) r.first_losses.push(l.loss!);
+            if (l.kind === 'eval') onEval(l.step, l.accuracy!, l.sequence_accuracy!);
+          },
+        });
+      }
+      r.seconds = (performance.now() - t0) / 1000;
+      results.push(r);
+      const { curve: _curve, ...summary } = r;
+      record({ kind: 'run', engine, preset, ...summary, steps_planned: steps });
+    }
+  } finally {
+    gpu?.destroy();
+  }
+  // The figure: one line per grid point, labelled by what differs.
+  const label = (r: RunResult) =>
+    [r.mechanism, points.some((q) => q.seed !== r.seed) ? `seed ${r.seed}` : '', points.some((q) => q.lr !== r.lr) ? `lr ${r.lr}` : '']
+      .filter(Boolean)
+      .join(', ');
+  const svg = learnFigureSvg({
+    title: `${preset}: held-out answer accuracy (${engine})`,
+    curves: results.map((r) => ({ label: label(r), mechanism: r.mechanism, points: r.curve })),
+    chance,
+    steps: base.train.steps,
+  });
+  writeFileSync(join(dir, 'accuracy.svg'), svg);
+  const png = await svgToPng(svg);
+  if (png) writeFileSync(join(dir, 'accuracy.png'), png);
+  // Best run per mechanism: highest accuracy, then fewest steps.
+  const best = new Map<Mechanism, RunResult>();
+  for (const r of results) {
+    const b = best.get(r.mechanism);
+    if (!b || r.accuracy > b.accuracy || (r.accuracy === b.accuracy && r.steps < b.steps)) best.set(r.mechanism, r);
+  }
+  const pct = (v: number) => `${(100 * v).toFixed(1)}%`.padStart(7);
+  const table = [
+    `${preset} (${engine}), chance ${pct(chance).trim()}, target ${pct(target).trim()}:`,
+    '  mechanism  seed  lr        accuracy  whole seq  steps  reached  minutes',
+    ...results.map(
+      (r) =>
+        `  ${r.mechanism.padEnd(9)}  ${String(r.seed).padEnd(4)}  ${String(r.lr).padEnd(8)}  ${pct(r.accuracy)}   ${pct(r.sequence_accuracy)}  ${String(r.steps).padStart(5)}  ${(r.reached ? 'yes' : 'no').padEnd(7)}  ${(r.seconds / 60).toFixed(1).padStart(7)}`,
+    ),
+    `  results: ${join(dir, 'results.jsonl')}; figure: ${join(dir, 'accuracy.svg')}${png ? ' and .png' : ' (no PNG: no Chromium)'}`,
+  ];
+  console.log(table.join('\n'));
+  for (const [mechanism, r] of best)
+    record({
+      mechanism,
+      accuracy: r.accuracy,
+      steps: r.steps,
+      reached: r.reached,
+      seed: r.seed,
+      lr: r.lr,
+      engine,
+      preset,
+      minutes: r.seconds / 60,
+    });
+  writeFileSync(join(dir, 'results.jsonl'), lines.join('\n') + '\n');
+  return 0;
+}
+
+runMain(main, { stack: false });

@@ -1,0 +1,99 @@
+// The grid of `npm run learn`: a task preset trained once per (mechanism, seed, learning rate), each
+// point's run config, and the checks that refuse a bad grid before any training (each names its flag
+// or config field). Browser-safe: the page's sweep can use it too.
+import { type ConfigIssue, InvalidConfigError } from '../../definitions/config-issue';
+import { type RunConfig, validateRunConfig } from '../config';
+import { configForMode, type RecallMode } from '../eval/recall-eval';
+import { MQAR_PRESET_NAMES, mqarPresetConfig, type MqarPresetName } from '../presets/mqar-preset';
+import { passkeyPreset } from '../presets/passkey-preset';
+import { recallPreset } from '../presets/recall-preset';
+
+/** The task presets a learning grid trains. */
+export const LEARN_PRESETS = [...MQAR_PRESET_NAMES, 'recall', 'passkey'] as const;
+export type LearnPreset = (typeof LEARN_PRESETS)[number];
+
+/** The mechanisms a grid compares, and the model each one is (NSA, NSA forced to its window branch, dense). */
+export const MECHANISMS = { nsa: 'nsa', window: 'win', dense: 'dense' } as const satisfies Record<string, RecallMode>;
+export type Mechanism = keyof typeof MECHANISMS;
+export const MECHANISM_NAMES = Object.keys(MECHANISMS) as Mechanism[];
+
+export interface LearnGrid {
+  preset: LearnPreset;
+  mechanisms: Mechanism[];
+  seeds: number[];
+  /** Peak learning rates (default: the preset's). */
+  lrs?: number[];
+  /** Steps per run (default: the preset's). */
+  steps?: number;
+  batchSize?: number;
+  /** Stop a run at the first evaluation with this held-out answer accuracy (0, 1]. */
+  target: number;
+  evalEvery?: number;
+  evalBatches?: number;
+}
+
+export interface GridPoint {
+  mechanism: Mechanism;
+  seed: number;
+  lr: number;
+  config: RunConfig;
+}
+
+export function learnPresetConfig(name: LearnPreset): RunConfig {
+  if (name === 'recall') return recallPreset();
+  if (name === 'passkey') return passkeyPreset();
+  return mqarPresetConfig(name as MqarPresetName);
+}
+
+/**
+ * Every point of the grid with its run config, after `edit` (the CLI's --set) is applied to the
+ * preset; throws InvalidConfigError naming every bad flag or field before any training.
+ */
+export function gridPoints(g: LearnGrid, edit: (c: RunConfig) => void = () => {}): GridPoint[] {
+  const bad: ConfigIssue[] = [];
+  if (!(LEARN_PRESETS as readonly string[]).includes(g.preset))
+    throw new InvalidConfigError('learn', [
+      { field: '--preset', message: `unknown preset '${g.preset}' (known: ${LEARN_PRESETS.join(', ')})` },
+    ]);
+  if (!g.mechanisms.length) bad.push({ field: '--mechanisms', message: 'names no mechanism' });
+  for (const m of g.mechanisms)
+    if (!(MECHANISM_NAMES as readonly string[]).includes(m))
+      bad.push({ field: '--mechanisms', message: `unknown mechanism '${m}' (known: ${MECHANISM_NAMES.join(', ')})` });
+  if (!g.seeds.length) bad.push({ field: '--seeds', message: 'names no seed' });
+  for (const s of g.seeds)
+    if (!(Number.isInteger(s) && s >= 0 && s <= 0xffffffff))
+      bad.push({ field: '--seeds', message: `must be integers in [0, 2^32) (got ${s})` });
+  if (g.lrs && !g.lrs.length) bad.push({ field: '--lrs', message: 'names no learning rate' });
+  for (const lr of g.lrs ?? [])
+    if (!(Number.isFinite(lr) && lr > 0 && lr < 1)) bad.push({ field: '--lrs', message: `learning rates must be in (0, 1) (got ${lr})` });
+  if (!(Number.isFinite(g.target) && g.target > 0 && g.target <= 1))
+    bad.push({ field: '--target', message: `must be an accuracy in (0, 1] (got ${g.target})` });
+  for (const [flag, v] of [
+    ['--steps', g.steps],
+    ['--batch', g.batchSize],
+    ['--eval-every', g.evalEvery],
+    ['--eval-batches', g.evalBatches],
+  ] as const)
+    if (v !== undefined && !(Number.isInteger(v) && v >= 1)) bad.push({ field: flag, message: `must be a positive integer (got ${v})` });
+  if (bad.length) throw new InvalidConfigError('learn', bad);
+  const base = learnPresetConfig(g.preset);
+  if (g.steps !== undefined) base.train.steps = g.steps;
+  if (g.batchSize !== undefined) base.train.batchSize = g.batchSize;
+  if (g.evalEvery !== undefined) base.train.evalEvery = g.evalEvery;
+  if (g.evalBatches !== undefined) base.train.evalBatches = g.evalBatches;
+  edit(base);
+  const points: GridPoint[] = [];
+  for (const mechanism of g.mechanisms)
+    for (const seed of g.seeds)
+      for (const lr of g.lrs ?? [base.train.lrMax]) {
+        const config = configForMode(base, MECHANISMS[mechanism]);
+        config.train.seed = seed;
+        config.train.lrMax = lr;
+        // The preset's schedule shape: lrMin keeps its ratio to lrMax.
+        config.train.lrMin = (base.train.lrMin * lr) / base.train.lrMax;
+        points.push({ mechanism, seed, lr, config });
+      }
+  const issues = points.flatMap((p) => validateRunConfig(p.config));
+  if (issues.length) throw new InvalidConfigError('learn', [...new Map(issues.map((i) => [`${i.field}: ${i.message}`, i])).values()]);
+  return points;
+}

@@ -1,0 +1,123 @@
+// Multi-query associative recall presets (the recall task's mqar layout, Zoology's MQAR): models as
+// recall research trains them — attention-only layers, a causal key convolution of 4 taps, RoPE —
+// at three sizes. Every preset keeps the answers out of a sliding window's reach: window-only
+// attention carries information at most nLayers·(w − 1 + shortConv − 1) positions back (the key
+// convolution lets a key see shortConv − 1 earlier tokens), so minDistance is one more, and the pairs
+// start at lSel, out of NSA's always-selected block 0: NSA must find them by content.
+//
+// Figures (docs/benchmarks.md, `npm run learn`):
+// - mqar-tiny: the CPU-sized check. PyTorch engine on the 2-core CI machine: see docs/benchmarks.md
+//   for the measured accuracy and minutes per mechanism; about a minute per mechanism expected on a GPU.
+// - mqar (T = 256, 16 pairs) and mqar-long (T = 1,024, 64 pairs, NSA reading about a fifth of dense
+//   attention's keys per query): GPU presets, not yet measured on one.
+import type { RunConfig } from '../config';
+import { type RecallTask, recallVocab } from '../data/recall';
+import { PRESETS } from './presets';
+
+interface MqarSize {
+  T: number;
+  pairs: number;
+  /** Key and value alphabet (each). */
+  vocab: number;
+  dim: number;
+  dk: number;
+  nsa: { l: number; d: number; lSel: number; nSel: number; w: number; forceInit: boolean; forceLocal: number };
+  steps: number;
+  batchSize: number;
+  lrMax: number;
+}
+
+const LAYERS = 2;
+const SHORT_CONV = 4;
+
+function mqarPreset(s: MqarSize): RunConfig {
+  const task: RecallTask = {
+    keys: s.vocab,
+    values: s.vocab,
+    fillers: 1,
+    pairs: s.pairs,
+    queries: s.pairs,
+    minDistance: LAYERS * (s.nsa.w - 1 + SHORT_CONV - 1) + 1,
+    minStart: s.nsa.lSel,
+    layout: 'mqar',
+  };
+  return {
+    model: {
+      vocabSize: recallVocab(task).size,
+      dim: s.dim,
+      nLayers: LAYERS,
+      nHeads: 4,
+      nKvGroups: 2,
+      dk: s.dk,
+      dv: s.dk,
+      ffnHidden: 0,
+      seqLen: s.T,
+      ropeTheta: 10000,
+      normEps: 1e-5,
+      attention: 'nsa',
+      initStd: 0.02,
+      posEncoding: 'rope',
+      shortConv: SHORT_CONV,
+      nsa: { ...s.nsa, phi: 'avg', sharedKV: false, gates: { kind: 'none' } },
+    },
+    train: {
+      ...PRESETS.tiny.train,
+      steps: s.steps,
+      batchSize: s.batchSize,
+      lrMax: s.lrMax,
+      lrMin: s.lrMax / 10,
+      warmupSteps: 50,
+      evalEvery: 100,
+      evalBatches: 4,
+    },
+    data: { source: 'recall', tokenizer: 'byte', recall: task },
+  };
+}
+
+export const MQAR_PRESETS = {
+  // T = 64: 8 pairs in blocks 1–2, 8 queries in the last 20 positions; NSA reads block 0, the
+  // query's block and two more.
+  'mqar-tiny': mqarPreset({
+    T: 64,
+    pairs: 8,
+    vocab: 64,
+    dim: 64,
+    dk: 16,
+    nsa: { l: 8, d: 4, lSel: 8, nSel: 4, w: 8, forceInit: true, forceLocal: 1 },
+    steps: 1500,
+    batchSize: 64,
+    lrMax: 3e-3,
+  }),
+  mqar: mqarPreset({
+    T: 256,
+    pairs: 16,
+    vocab: 128,
+    dim: 128,
+    dk: 32,
+    nsa: { l: 16, d: 8, lSel: 16, nSel: 4, w: 16, forceInit: true, forceLocal: 1 },
+    steps: 3000,
+    batchSize: 64,
+    lrMax: 3e-3,
+  }),
+  // Per query NSA reads about T/16 compressed blocks, 4·16 selected keys and a window of 16: about
+  // 112 keys on average against dense attention's (T + 1)/2 = 512.
+  'mqar-long': mqarPreset({
+    T: 1024,
+    pairs: 64,
+    vocab: 256,
+    dim: 128,
+    dk: 32,
+    nsa: { l: 16, d: 16, lSel: 16, nSel: 4, w: 16, forceInit: false, forceLocal: 1 },
+    steps: 4000,
+    batchSize: 32,
+    lrMax: 2e-3,
+  }),
+} satisfies Record<string, RunConfig>;
+
+export type MqarPresetName = keyof typeof MQAR_PRESETS;
+export const MQAR_PRESET_NAMES = Object.keys(MQAR_PRESETS) as MqarPresetName[];
+
+/** A deep copy of an MQAR preset, safe to edit. */
+export function mqarPresetConfig(name: MqarPresetName): RunConfig {
+  return structuredClone(MQAR_PRESETS[name]);
+}

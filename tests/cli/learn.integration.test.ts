@@ -1,0 +1,94 @@
+// npm run learn end to end (child processes): the same grid in both engines — WebGPU (Dawn on
+// SwiftShader) and PyTorch (python/nsa_playground/learn.py fed by the same task generator) — gives
+// the same first 20 training losses (≤ 1e-4) for NSA and dense on mqar-tiny; the output ends with
+// one JSON line per mechanism (mechanism, accuracy, steps) and writes results.jsonl and the SVG
+// figure; a bad grid exits 2 naming the flag or field, before any training.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { afterAll, describe, expect, it } from 'vitest';
+
+const dir = mkdtempSync(join(tmpdir(), 'nsa-learn-test-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function learn(args: string[]) {
+  return spawnSync(process.execPath, ['scripts/run-node.mjs', 'src/cli/learn.ts', ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, NSA_GPU: 'software' },
+  });
+}
+
+const GRID = [
+  '--preset',
+  'mqar-tiny',
+  '--mechanisms',
+  'nsa,dense',
+  '--steps',
+  '20',
+  '--batch',
+  '2',
+  '--eval-every',
+  '10',
+  '--eval-batches',
+  '1',
+];
+const lines = (stdout: string) =>
+  stdout
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+
+describe('npm run learn (spawned)', () => {
+  it(
+    'WebGPU and PyTorch engines: the same first 20 losses (≤ 1e-4), per-mechanism JSON lines last, results and figure written',
+    { timeout: 300_000 },
+    () => {
+      const runs: Record<string, Record<string, unknown>[]> = {};
+      for (const engine of ['webgpu', 'torch']) {
+        const out = join(dir, engine);
+        const r = learn([...GRID, '--engine', engine, '--out', out]);
+        expect(r.status, r.stderr).toBe(0);
+        const all = lines(r.stdout);
+        runs[engine] = all.filter((l) => l.kind === 'run');
+        expect(runs[engine].map((l) => l.mechanism)).toEqual(['nsa', 'dense']);
+        const last = all.slice(-2);
+        expect(last.map((l) => l.mechanism)).toEqual(['nsa', 'dense']);
+        for (const l of last) {
+          expect(typeof l.accuracy).toBe('number');
+          expect(l.steps).toBe(20);
+        }
+        expect(readFileSync(join(out, 'results.jsonl'), 'utf8').trim().split('\n').length).toBe(all.length);
+        expect(readFileSync(join(out, 'accuracy.svg'), 'utf8')).toContain('<path ');
+        expect(existsSync(join(out, 'accuracy.png'))).toBe(true);
+      }
+      for (const i of [0, 1]) {
+        const a = runs.webgpu[i].first_losses as number[];
+        const b = runs.torch[i].first_losses as number[];
+        expect(a).toHaveLength(20);
+        expect(b).toHaveLength(20);
+        const worst = Math.max(...a.map((v, j) => Math.abs(v - b[j])));
+        console.log(`learn parity, ${String(runs.webgpu[i].mechanism)}: worst |Δ loss| over 20 steps ${worst.toExponential(2)}`);
+        expect(worst).toBeLessThanOrEqual(1e-4);
+        // Same data, same model: the held-out accuracy agrees too (to one answer in a few hundred).
+        expect(Math.abs((runs.webgpu[i].accuracy as number) - (runs.torch[i].accuracy as number))).toBeLessThanOrEqual(0.01);
+      }
+    },
+  );
+
+  it('refuses a bad grid with exit 2 naming the flag or field, before any training', () => {
+    for (const [args, named] of [
+      [['--preset', 'mqar-tiny', '--lrs', '0'], '--lrs'],
+      [['--preset', 'nope'], '--preset'],
+      [['--preset', 'mqar-tiny', '--mechanisms', 'nsa,moba'], '--mechanisms'],
+      [['--preset', 'mqar-tiny', '--set', 'model.seqLen=40'], 'data.recall.minDistance'],
+      [['--preset', 'mqar-tiny', '--engine', 'jax'], '--engine'],
+    ] as const) {
+      const r = learn([...args, '--out', join(dir, 'bad')]);
+      expect(r.status, `${args.join(' ')}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toContain(named);
+      expect(r.stdout).toBe('');
+    }
+  });
+});

@@ -1,0 +1,88 @@
+// The learning grid (src/train/learn/grid.ts) and its figure: every bad flag or field refused before
+// training, naming it; one run config per (mechanism, seed, lr) with the mechanism's attention; the
+// MQAR presets valid with their answers out of the window's reach; the SVG's axes, chance line and
+// one path per curve.
+import { describe, expect, it } from 'vitest';
+
+import { InvalidConfigError } from '../../src/definitions/config-issue';
+import { learnFigureSvg } from '../../src/train/learn/figure';
+import { gridPoints, type LearnGrid } from '../../src/train/learn/grid';
+import { MQAR_PRESET_NAMES, mqarPresetConfig } from '../../src/train/presets/mqar-preset';
+
+const GRID: LearnGrid = { preset: 'mqar-tiny', mechanisms: ['nsa', 'window', 'dense'], seeds: [1, 2], lrs: [1e-3, 3e-3], target: 0.99 };
+
+function fields(g: Partial<LearnGrid>, edit?: Parameters<typeof gridPoints>[1]): string[] {
+  try {
+    gridPoints({ ...GRID, ...g }, edit);
+  } catch (e) {
+    expect(e).toBeInstanceOf(InvalidConfigError);
+    return (e as InvalidConfigError).issues.map((i) => i.field);
+  }
+  return [];
+}
+
+describe('npm run learn: the grid', () => {
+  it('one run config per mechanism × seed × lr, the mechanism deciding the attention', () => {
+    const points = gridPoints(GRID);
+    expect(points).toHaveLength(12);
+    const nsa = points.find((p) => p.mechanism === 'nsa')!.config;
+    const win = points.find((p) => p.mechanism === 'window')!.config;
+    const dense = points.find((p) => p.mechanism === 'dense')!.config;
+    expect([nsa.model.attention, nsa.model.nsa!.gates]).toEqual(['nsa', { kind: 'none' }]);
+    expect(win.model.nsa!.gates).toEqual({ kind: 'force', branch: 'win' });
+    expect(dense.model.attention).toBe('dense');
+    const p = points.find((q) => q.seed === 2 && q.lr === 1e-3)!;
+    expect([p.config.train.seed, p.config.train.lrMax, p.config.train.lrMin]).toEqual([2, 1e-3, 1e-4]);
+    // Everything else is the preset's.
+    expect(gridPoints({ ...GRID, lrs: undefined })[0].config.train).toEqual({ ...mqarPresetConfig('mqar-tiny').train });
+  });
+
+  it('refuses a bad grid before any training, naming the flag or field', () => {
+    expect(fields({ preset: 'mqar-huge' as never })).toEqual(['--preset']);
+    expect(fields({ mechanisms: ['nsa', 'moba' as never] })).toEqual(['--mechanisms']);
+    expect(fields({ lrs: [0] })).toEqual(['--lrs']);
+    expect(fields({ lrs: [-1e-3] })).toEqual(['--lrs']);
+    expect(fields({ seeds: [1.5] })).toEqual(['--seeds']);
+    expect(fields({ target: 0 })).toEqual(['--target']);
+    expect(fields({ steps: 0 })).toEqual(['--steps']);
+    // A task that cannot be generated at the sequence length.
+    expect(fields({}, (c) => (c.model.seqLen = 40))).toContain('data.recall.minDistance');
+  });
+
+  it('MQAR presets: valid, and every answer beyond what window-only attention can reach', () => {
+    for (const name of MQAR_PRESET_NAMES) {
+      const c = mqarPresetConfig(name);
+      const nsa = c.model.nsa!;
+      const reach = c.model.nLayers * (nsa.w - 1 + (c.model.shortConv ?? 0) - 1);
+      expect(c.data.recall!.minDistance, name).toBeGreaterThan(reach);
+      expect(c.data.recall!.minStart, name).toBeGreaterThanOrEqual(nsa.lSel);
+      expect(gridPoints({ ...GRID, preset: name, seeds: [1], lrs: undefined }).length).toBe(3);
+    }
+  });
+});
+
+describe('npm run learn: the figure', () => {
+  it('draws the 0–100 % axis, the chance line and one path per curve', () => {
+    const svg = learnFigureSvg({
+      title: 'mqar-tiny <test>',
+      chance: 1 / 64,
+      steps: 200,
+      curves: [
+        {
+          label: 'nsa',
+          mechanism: 'nsa',
+          points: [
+            { step: 100, accuracy: 0.5 },
+            { step: 200, accuracy: 1 },
+          ],
+        },
+        { label: 'window', mechanism: 'window', points: [{ step: 100, accuracy: 0.02 }] },
+      ],
+    });
+    expect(svg.startsWith('<svg')).toBe(true);
+    expect(svg).toContain('mqar-tiny &lt;test&gt;');
+    expect(svg).toContain('>100%<');
+    expect(svg).toContain('chance 1.6%');
+    expect(svg.match(/<path /g)).toHaveLength(2);
+  });
+});
