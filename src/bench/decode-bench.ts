@@ -28,9 +28,9 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 /** A decode dispatch's kernel group, from its label ('decode L3 attend sel' → 'attend sel'). */
 export function decodeKernelGroup(label: string): string {
-  const k = label.replace(/^decode L\d+ /, '');
-  if (/^attend /.test(k)) return k.replace(/ (part|combine)$/, ''); // the split attention's two dispatches
-  if (k === 'select') return k;
+  // (A split product's or attention's two dispatches, 'part' and 'combine', count as one.)
+  const k = label.replace(/^decode L\d+ /, '').replace(/ (part|combine)$/, '');
+  if (/^attend /.test(k) || k === 'select') return k;
   if (/^compress /.test(k)) return 'compress';
   if (/^append kv/.test(k)) return 'append kv';
   if (/^(q|k\d|v\d|rope q)$/.test(k)) return 'q k v';

@@ -207,6 +207,15 @@ export function dispatchCost(x: RecordedDispatch, ctx: CostContext): DispatchCos
       const acc = P.flags & 2 ? 2 : 1;
       return { flops: 2 * rows * P.K * P.N, bytes: W * (rows * P.K + P.K * P.N + acc * rows * P.N) };
     }
+    case 'decode.matvec.matvecPart': {
+      // The chunks together read x and W once and write splits·rows·N partial sums.
+      const rows = P.total / P.N;
+      return { flops: 2 * rows * P.K * P.N, bytes: W * (rows * P.K + P.K * P.N + P.splits * rows * P.N) };
+    }
+    case 'decode.matvec.matvecCombine': {
+      const acc = P.flags & 2 ? 2 : 1;
+      return { flops: P.splits * P.total, bytes: W * (P.splits + acc) * P.total };
+    }
     case 'decode.rows.ropeQ':
       return { flops: 6 * P.total, bytes: W * 6 * P.total };
     case 'decode.rows.appendKV':

@@ -22,6 +22,8 @@ import {
   decodeRowsDispatch,
   decodeSelectDispatch,
   matvecDispatch,
+  matvecPartialsLength,
+  matvecSplits,
 } from '../kernels/decode';
 import { embeddingForwardDispatch } from '../kernels/embedding';
 import { combineForwardDispatch, gateForwardDispatch } from '../kernels/nsa-gates';
@@ -318,6 +320,8 @@ export interface DecodeWork {
   blockScores: BufferSlice;
   /** The split attention's chunk partials [B, H, splits, dv + 3] (shared by the branches and layers). */
   attnPartials: BufferSlice;
+  /** The split products' partial sums [splits, B, N] (shared by every product). */
+  matvecPartials: BufferSlice;
   /** φ = mlp: the compression MLP's hidden row [B, G, Dh]. */
   cmpHidden: BufferSlice;
   /** Selected blocks int32 [nLayers, B, G, nSel] (read back). */
@@ -342,6 +346,21 @@ export function attendBranchSplits(c: ModelConfig, B: number, cap: number): { de
     sel: attendSplits(B, H, Math.min(cap, nsa.nSel * nsa.lSel)),
     win: attendSplits(B, H, Math.min(cap, nsa.w)),
   };
+}
+
+/** The [K, N] of every product a decode step runs (the projections, the MLP, the LM head). */
+function matvecShapes(c: ModelConfig): Array<[number, number]> {
+  const { dim: C, nHeads: H, nKvGroups: G, dk, dv, ffnHidden: Fh, vocabSize: V } = c;
+  return [
+    [C, H * dk],
+    [C, G * dk],
+    [C, G * dv],
+    [C, 3 * H],
+    [H * dv, C],
+    [C, Fh],
+    [Fh, C],
+    [C, V],
+  ];
 }
 
 /** What a step reads back, in staging order: logits, selection, reads. */
@@ -381,6 +400,7 @@ export function decodeWorkLayout(c: ModelConfig, B: number, cap: number): (place
     const blockScores = f32('scores', B * G * nBmax);
     const splits = attendBranchSplits(c, B, cap);
     const attnPartials = f32('attnPart', attendPartialsLength(B, H, Math.max(...Object.values(splits)), dv));
+    const matvecPartials = f32('matvecPart', Math.max(...matvecShapes(c).map(([K, N]) => matvecPartialsLength(B, N, matvecSplits(K, N)))));
     const cmpHidden = f32('hidden', B * G * cmpMlpHidden(Math.max(dk, dv)));
     const selection = f32('sel', c.nLayers * B * G * nSel);
     const reads = f32('reads', c.nLayers * B * G * 4);
@@ -416,6 +436,7 @@ export function decodeWorkLayout(c: ModelConfig, B: number, cap: number): (place
       headScratch,
       blockScores,
       attnPartials,
+      matvecPartials,
       cmpHidden,
       selection,
       reads,
@@ -465,7 +486,22 @@ async function buildDispatches(
   const out: Array<Promise<Dispatch | Dispatch[]>> = [];
   const compress: Promise<Dispatch>[] = [];
   const mv = (x: BufferSlice, Wt: BufferSlice, o: BufferSlice, K: number, N: number, label: string, accumulate = false, transW = false) =>
-    out.push(matvecDispatch(gpu, { st, x, W: Wt, out: o, rows: B, K, N, accumulate, transW, label }));
+    out.push(
+      matvecDispatch(gpu, {
+        st,
+        x,
+        W: Wt,
+        out: o,
+        rows: B,
+        K,
+        N,
+        accumulate,
+        transW,
+        label,
+        splits: matvecSplits(K, N),
+        part: w.matvecPartials,
+      }),
+    );
   out.push(embeddingForwardDispatch(gpu, { tokens: w.tokens, table: p.wte, out: w.x, N: B, C }));
   for (let l = 0; l < c.nLayers; l++) {
     const L: LayerParams = p.layers[l];

@@ -4,6 +4,7 @@
 // The kernels share one uniform (DECODE_PARAMS); a dispatch fills the fields it uses.
 import attendCode from '../../shaders/decode_attend.wgsl?raw';
 import commonCode from '../../shaders/decode_common.wgsl?raw';
+import matvecCode from '../../shaders/decode_matvec.wgsl?raw';
 import rowsCode from '../../shaders/decode_rows.wgsl?raw';
 import selectCode from '../../shaders/decode_select.wgsl?raw';
 import scoreRowCode from '../../shaders/nsa_score_row.wgsl?raw';
@@ -110,6 +111,26 @@ export const DECODE_ROWS_KERNEL = defineKernel({
   },
 });
 
+/** The matrix-vector products split over K (decode_matvec.wgsl). */
+export const DECODE_MATVEC_KERNEL = defineKernel({
+  name: 'decode.matvec',
+  files: [COMMON, ['decode_matvec.wgsl', matvecCode]],
+  uniforms: { P: DECODE_PARAMS },
+  entries: {
+    matvecPart: [
+      ['st', 'array<u32>'],
+      ['a', F],
+      ['b', F],
+      ['c', F],
+    ],
+    matvecCombine: [
+      ['st', 'array<u32>'],
+      ['a', F],
+      ['b', F],
+    ],
+  },
+});
+
 /** selectTop and its software twin selectTopSerial bind the same buffers. */
 const SELECT_BINDINGS = [
   ['st', 'array<u32>'],
@@ -156,6 +177,8 @@ export const DECODE_ATTEND_KERNEL = defineKernel({
 
 export const DECODE_VARIANTS: readonly KernelVariant[] = [
   ...Object.keys(DECODE_ROWS_KERNEL.spec.entries).map((entryPoint) => ({ kernel: DECODE_ROWS_KERNEL, entryPoint })),
+  { kernel: DECODE_MATVEC_KERNEL, entryPoint: 'matvecPart' },
+  { kernel: DECODE_MATVEC_KERNEL, entryPoint: 'matvecCombine' },
   { kernel: DECODE_SELECT_KERNEL, entryPoint: 'selectTop', constants: { SR_CH: 64 } },
   { kernel: DECODE_SELECT_KERNEL, entryPoint: 'selectTopSerial', constants: { SR_CH: 64 } },
   { kernel: DECODE_ATTEND_KERNEL, entryPoint: 'attendPart' },
@@ -202,20 +225,63 @@ export interface MatvecArgs {
   transW?: boolean;
   /** out += x·W instead of out = x·W (the residual adds). */
   accumulate?: boolean;
+  /** Chunks of K (matvecSplits; default 1: one invocation per output over all K). */
+  splits?: number;
+  /** With splits > 1: the partial sums [splits, rows, N] (matvecPartialsLength floats). */
+  part?: BufferSlice;
   label: string;
 }
 
-/** out[r, n] (+)= Σ_k x[r, k] · W[k, n], one invocation per output, k ascending. */
-export function matvecDispatch(gpu: GpuContext, a: MatvecArgs): Promise<Dispatch> {
+/** Workgroups the split products aim for at one row (as ATTEND_TARGET_WORKGROUPS). */
+export const MATVEC_TARGET_WORKGROUPS = 1024;
+/** Fewest inputs a chunk of K is cut to. */
+export const MATVEC_MIN_CHUNK = 4;
+
+/**
+ * Chunks of K for an N-output product: enough for ceil(N / 64)·splits to reach
+ * MATVEC_TARGET_WORKGROUPS, chunks of at least MATVEC_MIN_CHUNK inputs (1 when the outputs alone fill it).
+ */
+export function matvecSplits(K: number, N: number): number {
+  return Math.max(1, Math.min(Math.ceil(MATVEC_TARGET_WORKGROUPS / ceilDiv(N, WG)), Math.floor(K / MATVEC_MIN_CHUNK)));
+}
+
+/** Floats of a split product's partial sums. */
+export function matvecPartialsLength(rows: number, N: number, splits: number): number {
+  return splits > 1 ? splits * rows * N : 0;
+}
+
+/**
+ * out[r, n] (+)= Σ_k x[r, k] · W[k, n]. One chunk: one invocation per output, k ascending
+ * (decode_rows.wgsl's matvec). More: matvecPart, one workgroup per (64 outputs, chunk of K), then
+ * matvecCombine adds the chunks in order (decode_matvec.wgsl).
+ */
+export function matvecDispatch(gpu: GpuContext, a: MatvecArgs): Promise<Dispatch[]> {
   const flags = (a.transW ? 1 : 0) | (a.accumulate ? 2 : 0);
-  return decodeRowsDispatch(
-    gpu,
-    'matvec',
-    a.st,
-    decodeParams({}, { K: a.K, N: a.N, flags, total: a.rows * a.N }),
-    { a: a.x, b: a.W, c: a.out },
-    a.label,
-  );
+  const splits = a.splits ?? 1;
+  if (!(Number.isInteger(splits) && splits >= 1))
+    return Promise.reject(new RangeError(`${a.label}: splits must be an integer ≥ 1 (got ${splits})`));
+  const P = decodeParams({}, { K: a.K, N: a.N, flags, total: a.rows * a.N, splits });
+  if (splits === 1) return Promise.all([decodeRowsDispatch(gpu, 'matvec', a.st, P, { a: a.x, b: a.W, c: a.out }, a.label)]);
+  const need = 4 * matvecPartialsLength(a.rows, a.N, splits);
+  if (!a.part || a.part.size < need)
+    return Promise.reject(new RangeError(`${a.label}: the partials slice holds ${a.part?.size ?? 0} bytes; ${need} needed`));
+  const max = gpu.limits.maxComputeWorkgroupsPerDimension;
+  return Promise.all([
+    kernelDispatch(
+      gpu,
+      DECODE_MATVEC_KERNEL,
+      'matvecPart',
+      { uniforms: { P }, storage: { st: a.st, a: a.x, b: a.W, c: a.part }, label: `${a.label} part` },
+      grid1d(ceilDiv(a.N, WG) * splits, max),
+    ),
+    kernelDispatch(
+      gpu,
+      DECODE_MATVEC_KERNEL,
+      'matvecCombine',
+      { uniforms: { P }, storage: { st: a.st, a: a.part, b: a.out }, label: `${a.label} combine` },
+      grid1d(ceilDiv(a.rows * a.N, WG), max),
+    ),
+  ]);
 }
 
 /**

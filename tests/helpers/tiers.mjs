@@ -43,6 +43,7 @@ export const GPU_FILES = [
   'tests/decode/cli-gpu.test.ts',
   'tests/decode/gpu-attend-split.test.ts',
   'tests/decode/gpu-decode.test.ts',
+  'tests/decode/gpu-matvec-split.test.ts',
   'tests/decode/gpu-prefill.test.ts',
   'tests/decode/gpu-seek.test.ts',
   'tests/definitions/config-fuzz-train.test.ts',

@@ -1,0 +1,40 @@
+// Float64 twin of the GPU decode's split matrix-vector product (shaders/decode_matvec.wgsl): K cut
+// into `splits` chunks of ceil(K / splits) inputs (the last shorter); chunk c's partial sum of
+// output (r, n) is Σ x[r, k]·W[k, n] over its k; the output is the sum of the chunks (plus the old
+// value with `accumulate`). W is [K, N], or [N, K] with `transW`.
+
+/** The partial sums [splits, rows, N]. */
+export function matvecPartials(
+  x: ArrayLike<number>,
+  W: ArrayLike<number>,
+  rows: number,
+  K: number,
+  N: number,
+  splits: number,
+  transW = false,
+): Float64Array {
+  const out = new Float64Array(splits * rows * N);
+  const len = Math.ceil(K / splits);
+  for (let c = 0; c < splits; c++) {
+    const k0 = Math.min(K, c * len);
+    const k1 = Math.min(K, k0 + len);
+    for (let r = 0; r < rows; r++)
+      for (let n = 0; n < N; n++) {
+        let s = 0;
+        for (let k = k0; k < k1; k++) s += x[r * K + k] * W[transW ? n * K + k : k * N + n];
+        out[(c * rows + r) * N + n] = s;
+      }
+  }
+  return out;
+}
+
+/** The outputs [rows, N]: the chunks' sum, added to `prior` when given (the residual stream). */
+export function matvecCombine(part: ArrayLike<number>, total: number, splits: number, prior?: ArrayLike<number>): Float64Array {
+  const out = new Float64Array(total);
+  for (let i = 0; i < total; i++) {
+    let s = 0;
+    for (let c = 0; c < splits; c++) s += part[c * total + i];
+    out[i] = (prior ? prior[i] : 0) + s;
+  }
+  return out;
+}
