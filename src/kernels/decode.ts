@@ -236,13 +236,20 @@ export interface MatvecArgs {
 export const MATVEC_TARGET_WORKGROUPS = 1024;
 /** Fewest inputs a chunk of K is cut to. */
 export const MATVEC_MIN_CHUNK = 4;
+/**
+ * Most chunks: the combine adds them serially per output, so a narrow product (a 128-wide key
+ * projection) cut finer would spend longer combining than the chunks save.
+ */
+export const MATVEC_MAX_SPLITS = 64;
 
 /**
  * Chunks of K for an N-output product: enough for ceil(N / 64)·splits to reach
- * MATVEC_TARGET_WORKGROUPS, chunks of at least MATVEC_MIN_CHUNK inputs (1 when the outputs alone fill it).
+ * MATVEC_TARGET_WORKGROUPS, chunks of at least MATVEC_MIN_CHUNK inputs, at most MATVEC_MAX_SPLITS
+ * (1 when the outputs alone fill it).
  */
 export function matvecSplits(K: number, N: number): number {
-  return Math.max(1, Math.min(Math.ceil(MATVEC_TARGET_WORKGROUPS / ceilDiv(N, WG)), Math.floor(K / MATVEC_MIN_CHUNK)));
+  const fill = Math.ceil(MATVEC_TARGET_WORKGROUPS / ceilDiv(N, WG));
+  return Math.max(1, Math.min(fill, Math.floor(K / MATVEC_MIN_CHUNK), MATVEC_MAX_SPLITS));
 }
 
 /** Floats of a split product's partial sums. */

@@ -86,9 +86,11 @@ describe('GPU decode split matvec = float64 twin (partials and outputs rel RMS �
     });
   });
 
-  it('matvecSplits: chunks of ≥ 4 inputs, ≥ 1,024 workgroups where K allows, 1 when the outputs fill it', () => {
-    expect(matvecSplits(2048, 768)).toBe(86); // 12 tiles × 86 = 1,032
-    expect(matvecSplits(768, 128)).toBe(192); // K / 4: 2 tiles × 192 = 384
+  it('matvecSplits: chunks of ≥ 4 inputs, at most 64, ≥ 1,024 workgroups where those allow, 1 when the outputs fill it', () => {
+    expect(matvecSplits(2048, 768)).toBe(64); // 12 tiles × 64 = 768
+    expect(matvecSplits(768, 2048)).toBe(32); // 32 tiles × 32 = 1,024
+    expect(matvecSplits(768, 128)).toBe(64); // 2 tiles × 64 = 128
+    expect(matvecSplits(40, 128)).toBe(10); // K / 4
     expect(matvecSplits(768, 50257)).toBe(2);
     expect(matvecSplits(768, 65536 * 2)).toBe(1);
     expect(matvecSplits(10, 4)).toBe(2);
