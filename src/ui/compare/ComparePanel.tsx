@@ -54,7 +54,7 @@ export const ComparePanel = forwardRef<HTMLElement>(function ComparePanel(_props
       data-runs={runs.length}
     >
       <div className="charts-head">
-        <h2 id="compare-heading">{runs.length > 1 ? `Comparing ${runs.length} runs` : 'Run'}</h2>
+        <h2 id="compare-heading">{runs.length > 1 ? `Comparing ${runs.length} runs` : `Run: ${runs[0]?.name ?? 'loading…'}`}</h2>
         <div className="controls">
           <SmoothingControl value={smoothing} onChange={setSmoothing} testId="compare-smoothing" />
           <button type="button" data-testid="compare-close" onClick={() => setCompare([])}>
