@@ -41,11 +41,14 @@ const MODEL_KEYS = [
   ['initStd', 'initializer_range'],
 ] as const satisfies ReadonlyArray<readonly [keyof ModelConfig, string]>;
 
-/** Model options written always and read when present (exports older than the option lack them: the default). */
+/**
+ * Optional model options: written when the config sets them, read when present (a config without
+ * one means its default: RoPE, no key convolution), so a config comes back exactly as it went.
+ */
 const OPTIONAL_MODEL_KEYS = [
-  ['posEncoding', 'position_encoding', 'rope'],
-  ['shortConv', 'short_conv', 0],
-] as const satisfies ReadonlyArray<readonly [keyof ModelConfig, string, unknown]>;
+  ['posEncoding', 'position_encoding'],
+  ['shortConv', 'short_conv'],
+] as const satisfies ReadonlyArray<readonly [keyof ModelConfig, string]>;
 
 const NSA_KEYS = ['l', 'd', 'lSel', 'nSel', 'w', 'phi', 'forceInit', 'forceLocal', 'sharedKV', 'gates'] as const satisfies ReadonlyArray<
   keyof ModelNsaConfig
@@ -103,7 +106,7 @@ export function exportConfigJson(config: RunConfig, state: TrainerState): Record
   };
   if (!llama) out.auto_map = AUTO_MAP;
   for (const [ours, hf] of MODEL_KEYS) out[hf] = m[ours];
-  for (const [ours, hf, absent] of OPTIONAL_MODEL_KEYS) out[hf] = m[ours] ?? absent;
+  for (const [ours, hf] of OPTIONAL_MODEL_KEYS) if (m[ours] !== undefined) out[hf] = m[ours];
   out.tie_word_embeddings = true;
   out.hidden_act = 'silu';
   if (llama) Object.assign(out, { attention_bias: false, attention_dropout: 0, mlp_bias: false, pretraining_tp: 1 });

@@ -56,9 +56,21 @@ function mqarPreset(s: MqarSize): RunConfig {
       normEps: 1e-5,
       attention: 'nsa',
       initStd: 0.02,
+      // The key order of every other preset (the page's links diff configs key by key).
+      nsa: {
+        l: s.nsa.l,
+        d: s.nsa.d,
+        lSel: s.nsa.lSel,
+        nSel: s.nsa.nSel,
+        w: s.nsa.w,
+        phi: 'avg',
+        forceInit: s.nsa.forceInit,
+        forceLocal: s.nsa.forceLocal,
+        sharedKV: false,
+        gates: { kind: 'none' },
+      },
       posEncoding: 'rope',
       shortConv: SHORT_CONV,
-      nsa: { ...s.nsa, phi: 'avg', sharedKV: false, gates: { kind: 'none' } },
     },
     train: {
       ...PRESETS.tiny.train,

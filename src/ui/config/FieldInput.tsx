@@ -14,7 +14,9 @@ export interface FieldInputProps {
   disabled?: boolean;
 }
 
-export function FieldInput({ spec, value, onChange, errors, disabled }: FieldInputProps) {
+export function FieldInput({ spec, value: given, onChange, errors, disabled }: FieldInputProps) {
+  // An optional setting a config leaves out shows what its absence means.
+  const value = given === undefined && spec.absent !== undefined ? spec.absent : given;
   const id = fieldDomId(spec.path);
   const hintId = `${id}-hint`;
   const errorId = errorDomId(spec.path);

@@ -12,7 +12,13 @@ export const FIELD_HELP: Readonly<Record<string, string>> = {
     'K/V groups G (grouped-query attention): the H query heads share G key/value heads. NSA selects blocks per group, so all heads of a group read the same blocks.',
   'model.dk': 'Size of each query/key head vector; even, because RoPE rotates pairs of dimensions.',
   'model.dv': 'Size of each value head vector.',
-  'model.ffnHidden': 'Hidden units of the SwiGLU feed-forward layer.',
+  'model.ffnHidden': 'Hidden units of the SwiGLU feed-forward layer; 0 makes every layer attention-only (no MLP), as recall studies train.',
+  'model.posEncoding':
+    'RoPE rotates queries and keys by their position; none gives the model no position at all (the key convolution then carries order).',
+  'model.shortConv':
+    'Taps of a causal depthwise convolution on every key projection, before RoPE: each key also sees the tokens just before it, which lets one attention layer match a query to the token after its key. 0: none.',
+  'data.recall.layout':
+    'scattered: pairs among fillers, queries at the end. MQAR (Zoology): all pairs first, then the queries at power-law gaps, most of them close to the pairs.',
   'model.seqLen':
     'T: tokens per training sequence, and the longest context the model sees. NSA saves reads once T is large against l′·n + w.',
   'model.ropeTheta': 'Base of the rotary position embedding’s frequencies.',

@@ -21,6 +21,8 @@ export interface FieldSpec {
   label: string;
   kind: FieldKind;
   hint?: string;
+  /** An optional setting: what its absence means (older configs lack it); shown when absent. */
+  absent?: unknown;
 }
 
 export type SectionId = 'model' | 'nsa' | 'train' | 'data';
@@ -56,9 +58,17 @@ export const SECTIONS: readonly SectionSpec[] = [
       int('model.nKvGroups', 'K/V groups', 'G (GQA); must divide the heads.'),
       int('model.dk', 'Query/key head dim', 'dk; even (RoPE).'),
       int('model.dv', 'Value head dim', 'dv'),
-      int('model.ffnHidden', 'FFN hidden width', 'SwiGLU hidden units.'),
+      int('model.ffnHidden', 'FFN hidden width', 'SwiGLU hidden units; 0: attention-only layers.', 0),
       int('model.seqLen', 'Sequence length', 'T tokens per training sequence.'),
+      {
+        ...select('model.posEncoding', 'Positional encoding', [
+          { value: 'rope', label: 'RoPE (rotary)' },
+          { value: 'none', label: 'none' },
+        ]),
+        absent: 'rope',
+      },
       num('model.ropeTheta', 'RoPE θ'),
+      { ...int('model.shortConv', 'Key convolution taps', '0: none; 4 is what recall models use.', 0), absent: 0 },
       num('model.normEps', 'RMSNorm ε'),
       num('model.initStd', 'Init std', 'Normal init of weight matrices.'),
     ],
@@ -133,6 +143,13 @@ export const SECTIONS: readonly SectionSpec[] = [
       int('data.recall.queries', 'Queries per sequence', 'At the end of the sequence; ≤ pairs.'),
       int('data.recall.minDistance', 'Minimum answer distance', 'Each queried value lies at least this far before its query.'),
       int('data.recall.minStart', 'First key position', 'Queried keys lie at this position or later (0 = anywhere).', 0),
+      {
+        ...select('data.recall.layout', 'Recall layout', [
+          { value: 'scattered', label: 'scattered pairs, queries at the end' },
+          { value: 'mqar', label: 'MQAR: pairs first, queries at power-law gaps' },
+        ]),
+        absent: 'scattered',
+      },
       // The passkey task (data source 'passkey' only); token ids: fillers, the two markers, then digits.
       int('data.passkey.digits', 'Passkey digits', 'Digit tokens D; chance accuracy per digit is 1/D.', 2),
       int('data.passkey.keyLength', 'Passkey length', 'Digits k after the needle marker and after the query marker.'),

@@ -66,6 +66,7 @@ export function configShapeErrors(x: unknown, allowExtraTopLevel = false): Confi
   for (const spec of ALL_FIELDS) {
     if (absent.some((p) => spec.path.startsWith(`${p}.`))) continue;
     const v = getPath(x, spec.path);
+    if (v === undefined && spec.absent !== undefined) continue;
     if (v === undefined) errs.push({ field: spec.path, message: 'is missing' });
     else {
       const p = typeProblem(spec, v);

@@ -1,12 +1,13 @@
 // The presets the page offers: the engine's named presets plus the task ones (recall, long, passkey).
 import type { RunConfig } from '../../train/config';
 import { longPreset } from '../../train/presets/long-preset';
+import { mqarPresetConfig } from '../../train/presets/mqar-preset';
 import { passkeyPreset } from '../../train/presets/passkey-preset';
 import { preset, type PresetName } from '../../train/presets/presets';
 import { recallPreset } from '../../train/presets/recall-preset';
 import { diffSize } from './diff';
 
-export const UI_PRESET_NAMES = ['tiny', 'small', 'm7c-125m', 'recall', 'long', 'passkey'] as const;
+export const UI_PRESET_NAMES = ['tiny', 'small', 'm7c-125m', 'recall', 'mqar-tiny', 'mqar', 'mqar-long', 'long', 'passkey'] as const;
 export type UiPresetName = (typeof UI_PRESET_NAMES)[number];
 export const DEFAULT_PRESET: UiPresetName = 'tiny';
 
@@ -15,6 +16,9 @@ export const PRESET_LABELS: Record<UiPresetName, string> = {
   small: 'small — 4 layers, dim 256, T 256',
   'm7c-125m': 'm7c-125m — 12 layers, dim 768, T 1024, GPT-2 tokens',
   recall: 'recall task — tiny NSA model, answers beyond the window',
+  'mqar-tiny': 'MQAR tiny — multi-query recall, T 64, attention-only with a key convolution',
+  mqar: 'MQAR — 16 pairs at T 256 (a GPU preset)',
+  'mqar-long': 'MQAR long — 64 pairs at T 1024, NSA reading about a fifth of the keys (a GPU preset)',
   long: 'long — recall at T 4096, paper NSA blocks (a GPU preset)',
   passkey: 'passkey task — tiny NSA model, the needle beyond the window',
 };
@@ -28,6 +32,7 @@ export function uiPreset(name: UiPresetName): RunConfig {
   if (name === 'recall') return recallPreset();
   if (name === 'long') return longPreset();
   if (name === 'passkey') return passkeyPreset();
+  if (name === 'mqar-tiny' || name === 'mqar' || name === 'mqar-long') return mqarPresetConfig(name);
   return preset(name satisfies PresetName);
 }
 
