@@ -34,6 +34,14 @@ export const GPU_SPECS = {
     sms: 132,
     source: 'NVIDIA H100 Tensor Core GPU data sheet (SXM5: 67 TFLOP/s FP32, 3.35 TB/s HBM3); 132 SMs (H100 architecture white paper)',
   },
+  h200: {
+    name: 'NVIDIA H200 SXM',
+    fp32Tflops: 66.9,
+    bandwidthTBs: 4.8,
+    sms: 132,
+    source:
+      'NVIDIA H200 Tensor Core GPU data sheet (67 TFLOP/s FP32, 4.8 TB/s HBM3e); the H100 SXM5 die: 132 SMs. The GPU of the one run in docs/benchmarks.md',
+  },
   a100: {
     name: 'NVIDIA A100 SXM4 40GB',
     fp32Tflops: 19.5,

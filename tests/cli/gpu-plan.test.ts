@@ -132,7 +132,7 @@ describe('gpu:plan flags', () => {
 
   it('a bad --gpu, --preset or --attention is refused naming the flag', () => {
     const g = usage(['--gpu', 'h800']);
-    expect([g.flag, g.message]).toEqual(['gpu', "--gpu: unknown GPU 'h800' (known: h100, a100, rtx3090, m2)"]);
+    expect([g.flag, g.message]).toEqual(['gpu', "--gpu: unknown GPU 'h800' (known: h100, h200, a100, rtx3090, m2)"]);
     const p = usage(['--preset', 'm7c-125m,tiny']);
     expect([p.flag, p.message]).toEqual(['preset', "--preset: unknown value 'tiny' (known: m7c-125m, long)"]);
     expect(usage(['--attention', 'sparse']).flag).toBe('attention');
