@@ -11,9 +11,11 @@ import { UsageError } from './usage';
 /** Keys that reach an object's prototype machinery: never a config field. */
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
-/** Numeric fields a config may leave out (their defaults apply), by the path of their section. */
-const OPTIONAL_FIELDS: Readonly<Record<string, readonly string[]>> = {
-  train: ['divergenceFactor', 'divergenceSteps'],
+/** Fields a config may leave out, with the default that then applies, by the path of their section. */
+const OPTIONAL_FIELDS: Readonly<Record<string, Readonly<Record<string, unknown>>>> = {
+  train: { divergenceFactor: 0, divergenceSteps: 0 },
+  model: { posEncoding: 'rope', shortConv: 0 },
+  'data.recall': { layout: 'scattered' },
 };
 
 /** Object-valued fields with a text form. */
@@ -46,9 +48,10 @@ export function applySet(target: object, path: string, raw: string): void {
   }
   const section = keys.slice(0, -1).join('.');
   const last = keys[keys.length - 1];
-  const optional = OPTIONAL_FIELDS[section]?.includes(last) ?? false;
+  const optionals = OPTIONAL_FIELDS[section] ?? {};
+  const optional = Object.hasOwn(optionals, last);
   if (!Object.hasOwn(obj, last) && !optional) {
-    const known = [...Object.keys(obj), ...(OPTIONAL_FIELDS[section] ?? []).filter((f) => !Object.hasOwn(obj, f))];
+    const known = [...Object.keys(obj), ...Object.keys(optionals).filter((f) => !Object.hasOwn(obj, f))];
     fail(`unknown field '${last}' (known: ${known.join(', ')})`);
   }
   const parse = PARSED_FIELDS[path];
@@ -60,7 +63,8 @@ export function applySet(target: object, path: string, raw: string): void {
     }
     return;
   }
-  const old = optional && obj[last] === undefined ? 0 : obj[last];
+  // An absent optional field takes the type of its default.
+  const old = optional && obj[last] === undefined ? optionals[last] : obj[last];
   if (isSection(old) || Array.isArray(old)) fail(`is a section, not a field (set its fields: ${path}.<field>=value)`);
   if (typeof old === 'number') {
     // Integer text must stay exact (a seed past 2^53 would silently become its neighbour).

@@ -48,7 +48,9 @@ function okEdit(r: Rand): FuzzEdit {
   const edits: Array<() => FuzzEdit> = [
     () => set('model.dim', pick(r, [16, 32, 48, 64]), 'ok'),
     () => set('model.nLayers', pick(r, [1, 2]), 'ok'),
-    () => set('model.ffnHidden', pick(r, [16, 32, 64, 96]), 'ok'),
+    () => set('model.ffnHidden', pick(r, [0, 16, 32, 64, 96]), 'ok'),
+    () => set('model.posEncoding', pick(r, ['rope', 'none']), 'ok'),
+    () => set('model.shortConv', pick(r, [0, 2, 4]), 'ok'),
     () => set('model.dk', pick(r, [8, 16]), 'ok'),
     () => set('model.dv', pick(r, [8, 16, 24]), 'ok'),
     () => set('train.batchSize', pick(r, [1, 2]), 'ok'),
@@ -81,7 +83,19 @@ function badEdit(r: Rand): FuzzEdit {
     'train.gradAccum',
   ];
   const edits: Array<() => FuzzEdit> = [
-    () => set(pick(r, numericPaths), pick(r, [0, -1, -7, 1.5]), 'bad'),
+    // ffnHidden 0 is valid (attention-only layers): only the others refuse 0.
+    () => set(pick(r, numericPaths), pick(r, [-1, -7, 1.5]), 'bad'),
+    () =>
+      set(
+        pick(
+          r,
+          numericPaths.filter((p) => p !== 'model.ffnHidden'),
+        ),
+        0,
+        'bad',
+      ),
+    () => set('model.posEncoding', pick(r, ['alibi', 'RoPE']), 'bad'),
+    () => set('model.shortConv', pick(r, [-1, 65, 2.5]), 'bad'),
     () => set(pick(r, numericPaths), pick(r, ['abc', 'NaN', 'Infinity', '0x10', '1e400']), 'bad', ['set']),
     () => set('train.lrMax', pick(r, [0, -1, 11, 'fast']), 'bad', ['train.lrMax', 'train.lrMin']),
     () => set('train.beta1', pick(r, [1, 1.5, -0.1]), 'bad'),
