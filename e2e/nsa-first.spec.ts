@@ -1,7 +1,16 @@
 // NSA first: the default preset trains NSA, and after two steps the stepper already shows a query
 // that leaves blocks out; the explanation follows the config; the hover says why a block was not
 // picked; a dense run's stepper offers the NSA counterpart.
-import { expandConfig, expectInFirstViewport, expectNoAxeViolations, openPlayground, saveScreenshot, stepTo, tabsTo } from './page-helpers';
+import {
+  expandConfig,
+  expectAdapter,
+  expectInFirstViewport,
+  expectNoAxeViolations,
+  openPlayground,
+  saveScreenshot,
+  stepTo,
+  tabsTo,
+} from './page-helpers';
 import { expect, test } from './test';
 
 test('the default preset trains NSA and the stepper shows sparsity after 2 steps', async ({ browser }, testInfo) => {
@@ -54,6 +63,30 @@ test('the default preset trains NSA and the stepper shows sparsity after 2 steps
   // The main view with a run, its charts and stepper drawn and every config section open: no axe-core violation.
   await page.mouse.move(0, 0);
   await expectNoAxeViolations(page, testInfo, 'playground');
+
+  // Share result: one file that reopens the run — its charts and selections — in a fresh browser
+  // context (another browser's storage: nothing of the run is there but the file).
+  const [file] = await Promise.all([page.waitForEvent('download'), page.getByTestId('share-result').click()]);
+  expect(file.suggestedFilename()).toMatch(/\.nsa-result\.json$/);
+  const lossPoints = (await page.getByTestId('loss-chart').getAttribute('data-points'))!;
+  const rangesAt63 = await stepper.getByTestId('stepper-range').evaluateAll((els) => els.map((e) => e.getAttribute('data-blocks')));
+  const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+  const fresh = await context.newPage();
+  await fresh.goto('./');
+  await expectAdapter(fresh);
+  await fresh.getByTestId('open-result-input').setInputFiles(await file.path());
+  const shared = fresh.getByTestId('shared-result');
+  await expect(shared).toHaveAttribute('data-steps', '2');
+  await expect(shared.getByTestId('shared-loss')).toHaveAttribute('data-points', lossPoints);
+  const sharedStepper = shared.getByTestId('stepper');
+  await expect(sharedStepper).toHaveAttribute('data-step', (await stepper.getAttribute('data-step'))!);
+  await expect(sharedStepper).toHaveAttribute('data-invalid-rows', '0');
+  await sharedStepper.getByTestId('stepper-t-slider').fill('63');
+  expect(await sharedStepper.getByTestId('stepper-range').evaluateAll((els) => els.map((e) => e.getAttribute('data-blocks')))).toEqual(
+    rangesAt63,
+  );
+  await saveScreenshot(fresh, testInfo, 'shared-result');
+  await context.close();
   await page.close();
 });
 

@@ -20,6 +20,7 @@ import { LibraryPanel } from './library/LibraryPanel';
 import { runIdFromSearch, writeRunToUrl } from './library/run-link';
 import { AutosaveBanner, useAutosaveGuards } from './run/Autosave';
 import { RunPanel } from './run/RunPanel';
+import { SharedResultPanel } from './share/SharedResultPanel';
 import { useStore } from './store';
 import { onHashConfigChange, writeConfigToHash } from './url-state';
 
@@ -152,6 +153,9 @@ export function App() {
               config (its sections folded) under the picture, the stepper and generation under the charts. */}
           <PanelBoundary panel="Run" {...boundary}>
             <RunPanel problems={problems} />
+          </PanelBoundary>
+          <PanelBoundary panel="Shared result">
+            <SharedResultPanel />
           </PanelBoundary>
           <div className="layout">
             <div className="col-config">

@@ -1,6 +1,7 @@
 // The run bar at the top of the page: controls, where the run is, and why it failed or cannot start.
 import { StallBanner } from '../heartbeat/StallBanner';
 import { RecoveryNoteLine } from '../recovery/RecoveryNote';
+import { ShareButtons } from '../share/ShareButtons';
 import { useStore } from '../store';
 import { AutosaveStatusLine } from './Autosave';
 import { RunControls } from './RunControls';
@@ -19,6 +20,7 @@ export function RunPanel({ problems }: Props) {
       <div className="run-bar">
         <h2 id="run-heading">Run</h2>
         <RunControls problems={problems} />
+        <ShareButtons />
       </div>
       <StallBanner />
       <AutosaveStatusLine />

@@ -1,0 +1,49 @@
+// In the run bar: "Share result" (the held run as one file) and "Open result…" (such a file).
+import { useRef, useState } from 'react';
+
+import { HiddenFileInput } from '../components/HiddenFileInput';
+import { useStore } from '../store';
+import { openResultFile, shareCurrentRun, useShared } from './share';
+
+export function ShareButtons() {
+  const canShare = useStore((s) => s.runConfig !== null && s.metrics.length > 0 && (s.status === 'paused' || s.status === 'done'));
+  const fileRef = useRef<HTMLInputElement>(null);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const openError = useShared((s) => s.error);
+  return (
+    <div className="share-buttons" role="group" aria-label="Share">
+      <button
+        type="button"
+        data-testid="share-result"
+        disabled={!canShare || busy}
+        title="One file with this run's config, metrics and latest selection snapshots; it reopens in any browser with Open result…"
+        onClick={() => {
+          setBusy(true);
+          void shareCurrentRun()
+            .then(setError, (e: unknown) => setError(e instanceof Error ? e.message : String(e)))
+            .finally(() => setBusy(false));
+        }}
+      >
+        Share result
+      </button>
+      <button type="button" data-testid="open-result" onClick={() => fileRef.current?.click()}>
+        Open result…
+      </button>
+      <HiddenFileInput
+        inputRef={fileRef}
+        accept=".json,application/json"
+        label="Shared result file"
+        testId="open-result-input"
+        onFile={async (f) => {
+          if (f) await openResultFile(f);
+        }}
+      />
+      {(error ?? openError) && (
+        <span className="error-text" role="alert" data-testid="share-error">
+          {error ?? openError}
+        </span>
+      )}
+    </div>
+  );
+}
