@@ -9,7 +9,7 @@ import type { StepMetrics } from '../../src/train/types';
 import { accuracyKeysPoints } from '../../src/ui/compare/accuracy-keys';
 import { type ComparedCurves, compareLines, RUN_COLORS } from '../../src/ui/compare/compare-series';
 import { meanKeyReads } from '../../src/ui/config/derived';
-import { counterpartConfig, counterpartLabel } from '../../src/ui/library/counterpart';
+import { counterpartConfig, counterpartLabel, windowOnlyConfig } from '../../src/ui/library/counterpart';
 
 const step = (s: number, loss: number, gates?: [number, number, number]): StepMetrics => ({
   step: s,
@@ -82,6 +82,16 @@ describe('compare lines', () => {
 });
 
 describe('config diff and counterpart', () => {
+  it('window only: the same NSA config with every gate but the window forced to 0; none for dense or an already window-only run', () => {
+    const n = preset('tiny');
+    const w = windowOnlyConfig(n)!;
+    expect(w.model.nsa!.gates).toEqual({ kind: 'force', branch: 'win' });
+    expect({ ...w, model: { ...w.model, nsa: { ...w.model.nsa!, gates: n.model.nsa!.gates } } }).toEqual(n);
+    expect(n.model.nsa!.gates).toEqual({ kind: 'none' }); // a copy
+    expect(windowOnlyConfig(w)).toBeNull();
+    expect(windowOnlyConfig({ ...n, model: { ...n.model, attention: 'dense' } })).toBeNull();
+  });
+
   it('the counterpart of a dense run is the same config with NSA, and back; the diff lists only model.attention', () => {
     const d = preset('tiny');
     d.model.attention = 'dense';

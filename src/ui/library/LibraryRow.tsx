@@ -4,10 +4,10 @@ import { useState } from 'react';
 
 import { continueFromLibrary } from '../controller';
 import { useStore } from '../store';
-import { counterpartLabel } from './counterpart';
+import { counterpartLabel, windowOnlyConfig } from './counterpart';
 import { startCounterpart } from './counterpart-run';
 import type { LibraryEntry } from './entry';
-import { deleteRun, downloadRunCheckpoint, downloadRunForPyTorch, renameRun } from './library-actions';
+import { annotateRun, deleteRun, downloadRunCheckpoint, downloadRunForPyTorch, renameRun } from './library-actions';
 import { useLibrary } from './library-state';
 
 function when(iso: string): string {
@@ -28,6 +28,12 @@ export function LibraryRow({ entry: e, current, busy, onOpen }: Props) {
   const picked = useLibrary((s) => s.compare.includes(e.id));
   const toggleCompare = useLibrary((s) => s.toggleCompare);
   const [editing, setEditing] = useState<string | null>(null);
+  // Notes and tags being edited (null: shown, not edited).
+  const [notesDraft, setNotesDraft] = useState<{ notes: string; tags: string } | null>(null);
+  const saveNotes = () => {
+    if (notesDraft) void annotateRun(e.id, notesDraft.notes, notesDraft.tags);
+    setNotesDraft(null);
+  };
   const saveName = () => {
     if (editing !== null && editing !== e.name) void renameRun(e.id, editing);
     setEditing(null);
@@ -75,6 +81,50 @@ export function LibraryRow({ entry: e, current, busy, onOpen }: Props) {
           />
         )}
         <div className="muted summary">{e.summary}</div>
+        {notesDraft === null ? (
+          (e.tags?.length || e.notes) && (
+            <div className="run-notes">
+              {e.tags?.map((t) => (
+                <span key={t} className="badge tag" data-testid="library-tag">
+                  {t}
+                </span>
+              ))}
+              {e.notes && (
+                <p className="notes-text" data-testid="library-notes">
+                  {e.notes}
+                </p>
+              )}
+            </div>
+          )
+        ) : (
+          <div className="run-notes-edit">
+            <label>
+              Tags <span className="muted">(comma-separated)</span>
+              <input
+                data-testid="library-tags-input"
+                value={notesDraft.tags}
+                onChange={(ev) => setNotesDraft({ ...notesDraft, tags: ev.target.value })}
+              />
+            </label>
+            <label>
+              Notes
+              <textarea
+                data-testid="library-notes-input"
+                rows={3}
+                value={notesDraft.notes}
+                onChange={(ev) => setNotesDraft({ ...notesDraft, notes: ev.target.value })}
+              />
+            </label>
+            <div className="action-buttons">
+              <button type="button" data-testid="library-notes-save" onClick={saveNotes}>
+                Save
+              </button>
+              <button type="button" onClick={() => setNotesDraft(null)}>
+                Cancel
+              </button>
+            </div>
+          </div>
+        )}
       </td>
       <td className="num" data-testid="library-steps">
         {e.stepsDone} / {e.config.train.steps}
@@ -99,6 +149,13 @@ export function LibraryRow({ entry: e, current, busy, onOpen }: Props) {
           </button>
           <button type="button" data-testid="library-rename" onClick={() => setEditing(e.name)}>
             Rename
+          </button>
+          <button
+            type="button"
+            data-testid="library-notes-edit"
+            onClick={() => setNotesDraft({ notes: e.notes ?? '', tags: (e.tags ?? []).join(', ') })}
+          >
+            Notes & tags
           </button>
           <button
             type="button"
@@ -128,6 +185,17 @@ export function LibraryRow({ entry: e, current, busy, onOpen }: Props) {
           >
             {counterpartLabel(e.config)}
           </button>
+          {windowOnlyConfig(e.config) && (
+            <button
+              type="button"
+              data-testid="library-window-only"
+              disabled={busy}
+              title="Start a new run with this config and NSA forced to its sliding window (the baseline that cannot reach past w), and compare it with this one"
+              onClick={() => void startCounterpart(e.id, 'window')}
+            >
+              Same config, window only
+            </button>
+          )}
         </div>
       </td>
     </tr>

@@ -12,6 +12,19 @@ export function counterpartLabel(c: RunConfig): string {
   return counterpartAttention(c) === 'nsa' ? 'Same config, NSA' : 'Same config, dense attention';
 }
 
+/**
+ * "Same config, window only": NSA with every gate but the sliding window's forced to 0 — the
+ * mechanism that cannot reach past w, the baseline a recall comparison needs beside NSA and dense.
+ * Null for a dense run and for a run that is already window-only.
+ */
+export function windowOnlyConfig(c: RunConfig): RunConfig | null {
+  const g = c.model.nsa?.gates;
+  if (c.model.attention !== 'nsa' || !c.model.nsa || (g?.kind === 'force' && g.branch === 'win')) return null;
+  const out = structuredClone(c);
+  out.model.nsa!.gates = { kind: 'force', branch: 'win' };
+  return out;
+}
+
 /** `c` with the other attention (a copy). */
 export function counterpartConfig(c: RunConfig): RunConfig {
   const out = structuredClone(c);
