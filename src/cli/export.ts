@@ -8,17 +8,18 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { decodeCheckpoint } from '../train/checkpoint/checkpoint';
+import { decodeCheckpoint, type TrainingCheckpoint } from '../train/checkpoint/checkpoint';
 import { CHECKPOINT_FILE } from '../train/checkpoint/run-files';
-import { llamaBlockers } from '../train/export/config-json';
+import { CONFIG_FILE, llamaBlockers } from '../train/export/config-json';
 import { exportDirectoryFiles } from '../train/export/directory';
 import { parseArgs } from './args';
-import { writeExportDirectory } from './export-dir';
+import { readExportDirectory, writeExportDirectory } from './export-dir';
 import { runMain } from './main';
 import { escapeControl } from './terminal-text';
 import { UsageError } from './usage';
 
-const USAGE = 'usage: npm run export -- runs/<run> --out DIR [--force]   (--force: overwrite a DIR that is not empty)';
+const USAGE =
+  'usage: npm run export -- runs/<run> --out DIR [--force]   (--force: overwrite a DIR that is not empty; an exported directory in place of runs/<run> is written again in this format)';
 
 function main(): number {
   const args = parseArgs(process.argv.slice(2), { values: ['out'], booleans: ['help', 'force'], positional: 'run folder', usage: USAGE });
@@ -43,14 +44,21 @@ function main(): number {
       );
   }
   const t0 = performance.now();
-  const file = join(args.positional[0], CHECKPOINT_FILE);
-  let bytes: Uint8Array;
-  try {
-    bytes = readFileSync(file);
-  } catch (e) {
-    throw new UsageError(`cannot read ${file} (${(e as Error).message})`, { value: args.positional[0] });
+  const source = args.positional[0];
+  const file = join(source, CHECKPOINT_FILE);
+  let c: TrainingCheckpoint;
+  if (!existsSync(file) && existsSync(join(source, CONFIG_FILE))) {
+    // An exported directory (an older format's included): written again in this build's format.
+    c = readExportDirectory(source, 'export');
+  } else {
+    let bytes: Uint8Array;
+    try {
+      bytes = readFileSync(file);
+    } catch (e) {
+      throw new UsageError(`cannot read ${file} (${(e as Error).message})`, { value: source });
+    }
+    c = decodeCheckpoint(bytes, { file });
   }
-  const c = decodeCheckpoint(bytes, { file });
   const files = exportDirectoryFiles(c);
   const paths = writeExportDirectory(out, files);
   const total = files.reduce((a, f) => a + f.bytes.byteLength, 0);

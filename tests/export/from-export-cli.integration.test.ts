@@ -1,7 +1,8 @@
 // npm run train -- --from-export DIR refuses a broken or missing directory before any GPU work,
-// naming the file and the field (exit 2), and takes only the flags a continued run can use.
+// naming the file and the field (exit 2), and takes only the flags a continued run can use; npm run
+// export writes an older export (format version 1) again in this build's format, byte for byte.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -41,5 +42,25 @@ describe('npm run train -- --from-export', () => {
     expect(flag.status).toBe(2);
     expect(flag.stderr).toContain('drop --preset');
     expect(spawnSync('ls', [root], { encoding: 'utf8' }).stdout.trim().split('\n').sort()).toEqual(['broken', 'exported']);
+  }, 60_000);
+
+  it('npm run export of an older export (format version 1) writes it again as a Hugging Face directory', () => {
+    const old = join(root, 'v1');
+    const files = exportDirectoryFiles({ config: c, state: { stepsDone: 0, batchesDrawn: 0 }, params, adamM: params, adamV: params });
+    writeFiles(old, files.slice(0, 3));
+    const cfg = JSON.parse(readFileSync(join(old, 'config.json'), 'utf8')) as Record<string, unknown>;
+    for (const k of ['auto_map', 'torch_dtype', 'use_cache', 'bos_token_id', 'eos_token_id', 'pad_token_id']) delete cfg[k];
+    writeFileSync(
+      join(old, 'config.json'),
+      JSON.stringify({ ...cfg, format_version: 1, architectures: ['NsaLlamaForCausalLM'], model_type: 'nsa_llama' }),
+    );
+    const out = join(root, 'v2');
+    const r = spawnSync(process.execPath, ['scripts/run-node.mjs', 'src/cli/export.ts', old, '--out', out], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(readdirSync(out).sort()).toEqual(files.map((f) => f.name).sort());
+    for (const f of files) expect(Buffer.from(readFileSync(join(out, f.name))).equals(f.bytes), f.name).toBe(true);
   }, 60_000);
 });
