@@ -1,4 +1,4 @@
-// The PyTorch package's own pytest cases (python/tests): config.json and checkpoint validation (61
+// The PyTorch package's own pytest cases (python/tests): config.json and checkpoint validation (67
 // malformed config.json files, each exit 2 with one `error: <file>: <field>: <why>` line), the
 // loaders (non-finite, missing, misshapen tensors; sizes bounded before allocation), the trainer's
 // non-finite stop and a SIGSTOPped torchrun rank. Run with the python that has torch; any failure
