@@ -65,6 +65,13 @@ test('library round trip: listed, renamed, reset undone, downloaded, deleted (an
   await first.getByTestId('library-name-input').fill('baseline');
   await first.getByTestId('library-name-input').press('Enter');
   await expect(rowById(page, baselineId).getByTestId('library-name')).toHaveText('baseline');
+  // Notes and tags (comma-separated; a repeat is dropped), kept with the entry.
+  await rowById(page, baselineId).getByTestId('library-notes-edit').click();
+  await rowById(page, baselineId).getByTestId('library-tags-input').fill('dense, baseline, dense');
+  await rowById(page, baselineId).getByTestId('library-notes-input').fill('dense reference for the NSA run');
+  await rowById(page, baselineId).getByTestId('library-notes-save').click();
+  await expect(rowById(page, baselineId).getByTestId('library-tag')).toHaveText(['dense', 'baseline']);
+  await expect(rowById(page, baselineId).getByTestId('library-notes')).toHaveText('dense reference for the NSA run');
 
   // Reset, then Undo reset: the run is back, done at its step.
   await page.getByTestId('reset-button').click();
@@ -147,14 +154,12 @@ test('library round trip: listed, renamed, reset undone, downloaded, deleted (an
   await saveScreenshot(page, testInfo, 'library-compare');
   // The tables fit their box or scroll inside it (issue 24: columns were cut off at 1400 px), and the
   // page with the library and the comparison open has no axe-core violation.
-  const tables = await panel
-    .locator('.compare-tables')
-    .evaluate((e) => ({
-      right: e.getBoundingClientRect().right,
-      scroll: e.scrollWidth,
-      client: e.clientWidth,
-      overflow: getComputedStyle(e).overflowX,
-    }));
+  const tables = await panel.locator('.compare-tables').evaluate((e) => ({
+    right: e.getBoundingClientRect().right,
+    scroll: e.scrollWidth,
+    client: e.clientWidth,
+    overflow: getComputedStyle(e).overflowX,
+  }));
   expect(tables.right).toBeLessThanOrEqual((await panel.boundingBox())!.x + (await panel.boundingBox())!.width);
   expect(tables.scroll <= tables.client || tables.overflow === 'auto').toBe(true);
   await expectNoAxeViolations(page, testInfo, 'library-compare');

@@ -32,6 +32,8 @@ const result = (): SharedResult => ({
   metrics: [{ step: 0, loss: 5.5, lr: 1e-4, gradNorm: 1.5, tokensPerSecond: 300, stepMs: 900, elapsedMs: 900 }],
   evals: [{ step: 1, valLoss: 5.4, accuracy: 0.0625 }],
   snapshots: [snapshot()],
+  notes: 'first try',
+  tags: ['baseline'],
 });
 
 describe('shared result file', () => {
@@ -41,6 +43,7 @@ describe('shared result file', () => {
     expect(back.config).toEqual(r.config);
     expect(back.metrics).toEqual(r.metrics);
     expect(back.evals).toEqual(r.evals);
+    expect([back.notes, back.tags]).toEqual(['first try', ['baseline']]);
     const [s] = back.snapshots;
     expect(s.tokens).toBeInstanceOf(Int32Array);
     expect([...s.tokens]).toEqual([...r.snapshots[0].tokens]);

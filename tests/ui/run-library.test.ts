@@ -13,8 +13,8 @@ import type { RunConfig } from '../../src/train/config';
 import { preset } from '../../src/train/presets/presets';
 import type { StepMetrics } from '../../src/train/types';
 import { autosaveRun } from '../../src/ui/library/autosave-run';
-import { bestValLoss, newRunId } from '../../src/ui/library/entry';
-import { deleteRun, importCheckpointFile, renameRun, undoDelete } from '../../src/ui/library/library-actions';
+import { bestValLoss, newRunId, parseTags } from '../../src/ui/library/entry';
+import { annotateRun, deleteRun, importCheckpointFile, renameRun, undoDelete } from '../../src/ui/library/library-actions';
 import { createLibraryStore } from '../../src/ui/library/library-state';
 import { IndexedDbRunStorage, LIBRARY_DB_VERSION, type RunSave } from '../../src/ui/library/run-storage';
 import { isQuotaError, storageErrorMessage } from '../../src/ui/library/storage-errors';
@@ -87,6 +87,18 @@ describe('run storage (IndexedDB)', () => {
     const resaved = await storage.save(save('a', 4, '2026-01-01T00:02:00.000Z'), { current: true });
     expect(resaved).toMatchObject({ name: 'baseline', stepsDone: 4, createdAt: '2026-01-01T00:00:00.000Z' });
     await expect(storage.rename('nope', 'x')).rejects.toThrow(/No run nope/);
+  });
+
+  it('keeps notes and tags (trimmed; empty ones dropped) across later saves', async () => {
+    await storage.save(save('a', 2, '2026-01-01T00:00:00.000Z'), { current: true });
+    await annotateRun('a', '  lr 3e-3 diverged at 400 ', ' baseline, lr-sweep,, baseline ', storage, createLibraryStore());
+    expect(await storage.entry('a')).toMatchObject({ notes: 'lr 3e-3 diverged at 400', tags: ['baseline', 'lr-sweep'] });
+    const resaved = await storage.save(save('a', 4, '2026-01-01T00:02:00.000Z'), { current: true });
+    expect(resaved).toMatchObject({ stepsDone: 4, notes: 'lr 3e-3 diverged at 400', tags: ['baseline', 'lr-sweep'] });
+    const cleared = await storage.annotate('a', '  ', []);
+    expect('notes' in cleared || 'tags' in cleared).toBe(false);
+    expect(parseTags('a, b ,a,' + 'x'.repeat(50))).toEqual(['a', 'b', 'x'.repeat(40)]);
+    await expect(storage.annotate('nope', 'x', [])).rejects.toThrow(/No run nope/);
   });
 
   it('remove returns the whole run (and clears the current pointer); restore puts it back as it was', async () => {

@@ -27,6 +27,20 @@ export interface LibraryEntry {
   checkpointBytes: number;
   /** 'page': trained in this browser; 'import': an uploaded checkpoint file (its name). */
   origin: 'page' | 'import';
+  /** The researcher's notes on the run (absent: none). */
+  notes?: string;
+  /** Its tags, e.g. ['baseline', 'lr-sweep'] (absent: none). */
+  tags?: string[];
+}
+
+/** Tags typed as text: split at commas, trimmed, empty ones and repeats dropped, each at most 40 characters. */
+export function parseTags(text: string): string[] {
+  const out: string[] = [];
+  for (const raw of text.split(',')) {
+    const t = raw.trim().slice(0, 40);
+    if (t && !out.includes(t)) out.push(t);
+  }
+  return out;
 }
 
 export type { RunHistory };
@@ -66,8 +80,8 @@ export function checkpointFileName(e: Pick<LibraryEntry, 'preset' | 'stepsDone'>
 }
 
 /**
- * The entry for a run saved now. `previous` is the stored entry of the same id: its name, creation
- * time and origin stay (a rename survives later autosaves).
+ * The entry for a run saved now. `previous` is the stored entry of the same id: its name, notes,
+ * tags, creation time and origin stay (a rename survives later autosaves).
  */
 export function entryFor(
   o: { id: string; config: RunConfig; history: RunHistory; stepsDone: number; checkpointBytes: number; savedAt: string; name?: string },
@@ -88,6 +102,9 @@ export function entryFor(
     savedAt: o.savedAt,
     checkpointBytes: o.checkpointBytes,
     origin: previous?.origin ?? origin,
+    // Notes and tags survive later autosaves, as a rename does.
+    ...(previous?.notes !== undefined ? { notes: previous.notes } : {}),
+    ...(previous?.tags !== undefined ? { tags: previous.tags } : {}),
   };
 }
 

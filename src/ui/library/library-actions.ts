@@ -3,7 +3,7 @@
 // library panel (useLibrary's error), a full quota named as such; nothing fails silently.
 import { CheckpointFormatError } from '../../train/checkpoint/checkpoint';
 import { downloadText } from '../heartbeat/download';
-import { checkpointFileName, type LibraryEntry } from './entry';
+import { checkpointFileName, type LibraryEntry, parseTags } from './entry';
 import { importedRun } from './import-checkpoint';
 import { type LibraryStore, useLibrary } from './library-state';
 import { pytorchZip } from './pytorch-zip';
@@ -53,6 +53,18 @@ export async function renameRun(
     return;
   }
   const e = await libraryAction('Renaming the run', () => storage.rename(id, trimmed), lib);
+  if (e) lib.getState().upsert(e);
+}
+
+/** Sets a run's notes and tags (tags typed comma-separated). */
+export async function annotateRun(
+  id: string,
+  notes: string,
+  tagsText: string,
+  storage: RunStorage = libraryStorage,
+  lib: LibraryStore = useLibrary,
+): Promise<void> {
+  const e = await libraryAction('Saving the notes', () => storage.annotate(id, notes, parseTags(tagsText)), lib);
   if (e) lib.getState().upsert(e);
 }
 

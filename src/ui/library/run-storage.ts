@@ -38,6 +38,8 @@ export interface RunStorage {
   /** Writes the run's entry, history and checkpoint together; `current`: it becomes the run offered after a reload. */
   save(run: RunSave, o: { current: boolean }): Promise<LibraryEntry>;
   rename(id: string, name: string): Promise<LibraryEntry>;
+  /** Sets a run's notes and tags (empty ones are dropped from the entry). */
+  annotate(id: string, notes: string, tags: readonly string[]): Promise<LibraryEntry>;
   /** Deletes a run and returns what it held (for Undo), or null when it was not there. */
   remove(id: string): Promise<LibraryRecord | null>;
   /** Puts a removed run back as it was. */
@@ -198,6 +200,24 @@ export class IndexedDbRunStorage implements RunStorage {
       await tx.store.put(renamed);
       await tx.done;
       return renamed;
+    });
+  }
+
+  annotate(id: string, notes: string, tags: readonly string[]): Promise<LibraryEntry> {
+    return this.with(async (db) => {
+      this.checkFault();
+      const tx = db.transaction('library', 'readwrite');
+      const e = await tx.store.get(id);
+      if (!e) throw new Error(`No run ${id} in the library (deleted in another tab?)`);
+      const { notes: _notes, tags: _tags, ...rest } = e;
+      const annotated: LibraryEntry = {
+        ...rest,
+        ...(notes.trim() ? { notes: notes.trim() } : {}),
+        ...(tags.length ? { tags: [...tags] } : {}),
+      };
+      await tx.store.put(annotated);
+      await tx.done;
+      return annotated;
     });
   }
 

@@ -60,6 +60,16 @@ export function SharedResultPanel() {
         {lastEval?.accuracy !== undefined ? ` · accuracy ${percent(lastEval.accuracy)}` : ''}
         {result.createdAt ? ` · shared ${result.createdAt.slice(0, 16).replace('T', ' ')} UTC` : ''}
       </p>
+      {(result.tags?.length || result.notes) && (
+        <div className="run-notes" data-testid="shared-notes">
+          {result.tags?.map((t) => (
+            <span key={t} className="badge tag">
+              {t}
+            </span>
+          ))}
+          {result.notes && <p className="notes-text">{result.notes}</p>}
+        </div>
+      )}
       <ul className="shared-config">
         {SECTIONS.map((s) => (
           <li key={s.id}>

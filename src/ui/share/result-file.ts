@@ -1,5 +1,5 @@
-// "Share result": one JSON file that carries a run's result — its name, config, every step's
-// metrics, its evaluations and the selection snapshots of its latest snapshot step (every layer and
+// "Share result": one JSON file that carries a run's result — its name, notes and tags, config,
+// every step's metrics, its evaluations and the selection snapshots of its latest snapshot step (every layer and
 // KV group) — and reopens in the page of any browser (no run library, no worker state needed).
 // Typed arrays travel as base64 of their little-endian bytes.
 import type { SelectionSnapshot } from '../../definitions/selection-snapshot';
@@ -18,6 +18,9 @@ export interface SharedResult {
   metrics: StepMetrics[];
   evals: EvalMetrics[];
   snapshots: SelectionSnapshot[];
+  /** The run library entry's notes and tags, when it had any. */
+  notes?: string;
+  tags?: string[];
 }
 
 type ArrayKind = 'i32' | 'f32' | 'u8';
@@ -64,6 +67,8 @@ export function encodeResult(r: SharedResult): string {
     config: r.config,
     metrics: r.metrics,
     evals: r.evals,
+    notes: r.notes,
+    tags: r.tags,
     snapshots: r.snapshots.map((s) => ({
       ...s,
       tokens: encodeArray(s.tokens),
@@ -112,6 +117,8 @@ export function decodeResult(text: string, file: string): SharedResult {
     metrics: raw.metrics as StepMetrics[],
     evals: raw.evals as EvalMetrics[],
     snapshots,
+    ...(typeof raw.notes === 'string' ? { notes: raw.notes } : {}),
+    ...(Array.isArray(raw.tags) ? { tags: raw.tags.filter((t): t is string => typeof t === 'string') } : {}),
   };
 }
 

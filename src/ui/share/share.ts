@@ -32,8 +32,8 @@ export async function shareCurrentRun(): Promise<string | null> {
         const snap = await loadSnapshot(step, layer, group);
         if (snap) snapshots.push(snap);
       }
-  const libraryName = useLibrary.getState().entries.find((e) => e.id === s.libraryId)?.name ?? null;
-  const name = libraryName ?? runFileName(s.runConfig, null, s.stepsDone, 'result').replace(/_result$/, '');
+  const entry = useLibrary.getState().entries.find((e) => e.id === s.libraryId);
+  const name = entry?.name ?? runFileName(s.runConfig, null, s.stepsDone, 'result').replace(/_result$/, '');
   const text = encodeResult({
     name,
     createdAt: new Date().toISOString(),
@@ -41,6 +41,8 @@ export async function shareCurrentRun(): Promise<string | null> {
     metrics: [...s.metrics],
     evals: [...s.evals],
     snapshots,
+    ...(entry?.notes ? { notes: entry.notes } : {}),
+    ...(entry?.tags?.length ? { tags: entry.tags } : {}),
   });
   downloadText(resultFileName(name), text, 'application/json');
   return null;
