@@ -11,6 +11,7 @@ import math
 
 import torch
 import torch.nn.functional as F
+import torch.utils.checkpoint
 
 from .config import NsaConfig
 
@@ -93,28 +94,80 @@ def masked_softmax(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return e / torch.where(denom > 0, denom, torch.ones_like(denom))
 
 
+def _softmax_nonempty(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Softmax over the last dim where mask is true, for rows that each hold at least one true entry
+    (the selected and window branches: every query reads a key). Half-precision scores (autocast)
+    are normalised in float32."""
+    if scores.dtype in (torch.float16, torch.bfloat16):
+        scores = scores.float()
+    return torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
+
+
 def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor, h: int) -> torch.Tensor:
-    """q [B, T, H, dk]; k, v [B, S, G, ·]; mask broadcastable to [B, H, T, S] → [B, T, H, dv]."""
+    """q [B, T, H, dk]; k, v [B, S, G, ·]; mask broadcastable to [B, H, T, S] → [B, T, H, dv].
+    The plain masked path: the reference for every faster one."""
     scores = torch.matmul(q.transpose(1, 2), _heads(k, h).transpose(-1, -2)) / math.sqrt(q.shape[-1])
     p = masked_softmax(scores, mask)
     return torch.matmul(p, _heads(v, h)).transpose(1, 2)
 
 
+def has_sdpa() -> bool:
+    """Whether this torch has scaled_dot_product_attention (torch ≥ 2.0)."""
+    return hasattr(F, "scaled_dot_product_attention")
+
+
+def attend_sdpa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, h: int) -> torch.Tensor:
+    """Dense causal attention through torch's scaled_dot_product_attention (torch ≥ 2.0; its fused
+    kernels where the device has them): q [B, T, H, dk]; k, v [B, T, G, ·] → [B, T, H, dv]. Same
+    result as attend() with a causal mask up to float rounding."""
+    if not has_sdpa():
+        raise RuntimeError(f"dense attention 'sdpa' needs torch >= 2.0 (scaled_dot_product_attention); this torch is {torch.__version__}")
+    qh = q.transpose(1, 2)
+    if h > 1 and _sdpa_gqa():
+        o = F.scaled_dot_product_attention(qh, k.transpose(1, 2), v.transpose(1, 2), is_causal=True, enable_gqa=True)
+    else:
+        o = F.scaled_dot_product_attention(qh, _heads(k, h), _heads(v, h), is_causal=True)
+    return o.transpose(1, 2)
+
+
+def _sdpa_gqa() -> bool:
+    """torch ≥ 2.5: scaled_dot_product_attention takes enable_gqa (grouped K/V without a copy per head)."""
+    major, minor = (int("".join(ch for ch in x if ch.isdigit()) or 0) for x in torch.__version__.split(".")[:2])
+    return (major, minor) >= (2, 5)
+
+
 # ---- Selection (sections 5.2 to 6)
+
+
+def overlap_table(n_cmp: int, nb: int, c: NsaConfig) -> tuple[torch.Tensor, torch.Tensor]:
+    """For each selection block j, the compressed blocks k that overlap it, as a fixed number R of
+    offsets: k = first(j) + r for r < R, first(j) = j·lSel/d − l/d + 1 (the lowest k whose block
+    [k·d, k·d + l) reaches into [j·lSel, (j + 1)·lSel)). Returns (k [nb, R] clamped into range,
+    overlap(k, j) [nb, R] as float64, 0 where k is not a block or does not overlap j)."""
+    R = c.lSel // c.d + c.l // c.d - 1
+    j = torch.arange(nb, dtype=torch.int64)[:, None]
+    k = j * (c.lSel // c.d) - c.l // c.d + 1 + torch.arange(R, dtype=torch.int64)[None, :]
+    lo = torch.maximum(k * c.d, j * c.lSel)
+    hi = torch.minimum(k * c.d + c.l, (j + 1) * c.lSel)
+    inside = (k >= 0) & (k < n_cmp) & (hi > lo)
+    ov = torch.where(inside, (hi - lo).to(torch.float64) / c.l, torch.zeros((), dtype=torch.float64))
+    return k.clamp(0, max(n_cmp - 1, 0)), ov
 
 
 def selection_scores(p_cmp: torch.Tensor, c: NsaConfig, G: int) -> torch.Tensor:
     """p_cmp [B, H, T, Ncmp] → P [B, T, G, nBlocks]: overlap-mapped, summed over the group's heads."""
     B, H, T, n_cmp = p_cmp.shape
-    # p_slc[j] = Σ_k p_cmp[k]·overlap(k, j), summed in ascending k one block at a time (not a matmul,
-    # whose blocked sums depend on where the terms sit): equal terms give bit-equal scores, so
-    # exact ties stay ties and go to the lower block as the spec says.
-    p_slc = p_cmp.new_zeros(B, H, T, num_sel_blocks(T, c))
-    for k in range(n_cmp):
-        first, last = (k * c.d) // c.lSel, (k * c.d + c.l - 1) // c.lSel
-        for j in range(first, last + 1):
-            ov = (min(k * c.d + c.l, (j + 1) * c.lSel) - max(k * c.d, j * c.lSel)) / c.l
-            p_slc[..., j] += p_cmp[..., k] * ov
+    nb = num_sel_blocks(T, c)
+    # p_slc[j] = Σ_k p_cmp[k]·overlap(k, j), summed in ascending k (not a matmul, whose blocked sums
+    # depend on where the terms sit): equal terms give bit-equal scores, so exact ties stay ties and
+    # go to the lower block as the spec says. Every j is done at once: a fixed loop over the R
+    # offsets of the k that can touch j, in ascending k; a term that does not exist adds an exact 0.
+    p_slc = p_cmp.new_zeros(B, H, T, nb)
+    if n_cmp > 0:
+        ks, ov = overlap_table(n_cmp, nb, c)
+        ks, ov = ks.to(p_cmp.device), ov.to(device=p_cmp.device, dtype=p_cmp.dtype)
+        for r in range(ks.shape[1]):
+            p_slc += p_cmp[..., ks[:, r]] * ov[:, r]
     h = H // G
     # p_slc[:, i::h] holds head g·h + i at index g: the group sum runs over ascending heads.
     P = p_slc[:, 0::h].clone()
@@ -156,7 +209,8 @@ def top_n(P: torch.Tensor, c: NsaConfig) -> torch.Tensor:
 
 
 def selected_mask(sel: torch.Tensor, c: NsaConfig, T: int) -> torch.Tensor:
-    """selection [B, T, G, nSel] → bool [B, G, T, S]: key s is in a selected block of (t, g) and s ≤ t."""
+    """selection [B, T, G, nSel] → bool [B, G, T, S]: key s is in a selected block of (t, g) and s ≤ t.
+    (The T × T reference path, impl='masked'.)"""
     B, _, G, _ = sel.shape
     nb = num_sel_blocks(T, c)
     hit = torch.zeros(B, T, G, nb + 1, dtype=torch.bool, device=sel.device)
@@ -172,6 +226,181 @@ def _group_mask_to_heads(mask: torch.Tensor, h: int) -> torch.Tensor:
     return mask.repeat_interleave(h, dim=1)
 
 
+# ---- The selected and window branches on gathered keys (sections 7, 8)
+
+# A branch whose gathered keys and values (or window scores) hold at most WHOLE_ELEMENTS elements
+# runs in one pass (autograd keeps its intermediates: the fastest way for short sequences). A larger
+# one is cut into query pieces of at most PIECE_ELEMENTS, and with autograd on each piece is
+# recomputed in the backward (torch.utils.checkpoint): the peak memory stays O(piece) instead of
+# O(T · keys per query).
+WHOLE_ELEMENTS = 1 << 25
+PIECE_ELEMENTS = 1 << 23
+
+
+def _piece_len(T: int, per_query: int) -> int:
+    """Queries per piece: all T when they fit WHOLE_ELEMENTS, else as many as fit PIECE_ELEMENTS (≥ 1)."""
+    return T if T * per_query <= WHOLE_ELEMENTS else max(1, PIECE_ELEMENTS // per_query)
+
+
+def _by_pieces(fn, T: int, piece: int, tensors: tuple[torch.Tensor, ...], fixed: tuple[torch.Tensor, ...]) -> torch.Tensor:
+    """fn(t0, *(x[:, t0:t1] for x in tensors), *fixed) → [B, t1 − t0, ...] for consecutive query
+    pieces [t0, t1), concatenated along dim 1. Several pieces with autograd on: each is checkpointed."""
+    if piece >= T:
+        return fn(0, *tensors, *fixed)
+    grad = torch.is_grad_enabled() and any(x.requires_grad for x in (*tensors, *fixed))
+    outs = []
+    for t0 in range(0, T, piece):
+        args = (*(x[:, t0 : t0 + piece] for x in tensors), *fixed)
+        if grad:
+            outs.append(torch.utils.checkpoint.checkpoint(fn, t0, *args, use_reentrant=True))
+        else:
+            outs.append(fn(t0, *args))
+    return torch.cat(outs, dim=1)
+
+
+def check_selection(sel: torch.Tensor, c: NsaConfig, T: int) -> None:
+    """A selection [B, T, G, nSel] given to nsa_attention: int, blocks in [−1, nBlocks), and every
+    row's first entry a candidate block of its query (so that every query reads a key)."""
+    nb = num_sel_blocks(T, c)
+    if sel.dtype not in (torch.int64, torch.int32) or sel.dim() != 4 or sel.shape[1] != T or sel.shape[3] != c.nSel:
+        raise ValueError(f"selection: must be an int64 tensor [B, T={T}, G, nSel={c.nSel}] (got {sel.dtype} {list(sel.shape)})")
+    if sel.numel() == 0:
+        return
+    if int(sel.min()) < -1 or int(sel.max()) >= nb:
+        raise ValueError(f"selection: block indices must lie in [-1, {nb}) (−1 pads; nBlocks = {nb} at T = {T})")
+    bt = torch.arange(T, device=sel.device)[None, :, None] // c.lSel
+    first = sel[..., 0]
+    if bool(((first < 0) | (first > bt)).any()):
+        raise ValueError("selection: a row's first block must be a candidate of its query (0 ≤ j ≤ t // lSel): every query reads a key")
+
+
+def selected_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, sel: torch.Tensor, c: NsaConfig) -> torch.Tensor:
+    """The selected branch (section 7) on gathered blocks: q [B, T, H, dk]; k, v [B, T, G, ·];
+    sel [B, T, G, nSel] → [B, T, H, dv]. Query t of group g reads the nSel·lSel keys of its selected
+    blocks (gathered from a [B·G·nBlocks, lSel, ·] view), masked to s ≤ t and to real blocks (−1
+    pads): O(T · nSel · lSel) memory and time."""
+    B, T, H, dk = q.shape
+    G, dv = k.shape[2], v.shape[-1]
+    h, L, n = H // G, c.lSel, sel.shape[-1]
+    nb = num_sel_blocks(T, c)
+    pad = nb * L - T
+    if T == 0:
+        return q.new_zeros(B, 0, H, dv)
+
+    def blocks(x: torch.Tensor) -> torch.Tensor:  # [B, T, G, D] → [B·G·nb, L, D]
+        D = x.shape[-1]
+        return F.pad(x, (0, 0, 0, 0, 0, pad)).view(B, nb, L, G, D).permute(0, 3, 1, 2, 4).reshape(B * G * nb, L, D)
+
+    base = (torch.arange(B, device=q.device)[:, None, None, None] * G + torch.arange(G, device=q.device)[None, None, :, None]) * nb
+    flat = base + sel.clamp(min=0)  # [B, T, G, n]: the row of each selected block; −1 reads block 0, masked
+    pos = sel[..., None] * L + torch.arange(L, device=q.device)  # [B, T, G, n, L]
+    t = torch.arange(T, device=q.device)[None, :, None, None, None]
+    valid = ((sel[..., None] >= 0) & (pos <= t)).view(B, T, G, 1, n * L)
+
+    def piece(t0: int, qp: torch.Tensor, flatp: torch.Tensor, validp: torch.Tensor, kb: torch.Tensor, vb: torch.Tensor) -> torch.Tensor:
+        Tp = qp.shape[1]
+        idx = flatp.reshape(-1)
+        kg = kb.index_select(0, idx)  # [B·Tp·G·n, L, dk]
+        vg = vb.index_select(0, idx)  # [B·Tp·G·n, L, dv]
+        if h * L * max(dk, dv) >= 400:
+            # One product per (query, group): [h, dk] · [dk, nSel·lSel].
+            s = torch.matmul(qp.reshape(B, Tp, G, h, dk), kg.view(B, Tp, G, n * L, dk).transpose(-1, -2)) / math.sqrt(dk)
+            p = _softmax_nonempty(s, validp).to(vg.dtype)
+            return torch.matmul(p, vg.view(B, Tp, G, n * L, dv)).reshape(B, Tp, H, dv)
+        # Tiny blocks: one product per (query, group, selected block), [h, dk] · [dk, lSel], since
+        # torch's CPU bmm runs batches of such tiny matrices (< 400 multiply-adds) in one parallel
+        # loop, while larger ones go to one BLAS call each.
+        qb = qp.reshape(B, Tp, G, 1, h, dk).expand(B, Tp, G, n, h, dk).reshape(-1, h, dk)
+        s = torch.bmm(qb, kg.transpose(1, 2)) / math.sqrt(dk)  # [B·Tp·G·n, h, L]
+        s = s.view(B, Tp, G, n, h, L).transpose(3, 4).reshape(B, Tp, G, h, n * L)
+        p = _softmax_nonempty(s, validp).to(vg.dtype)
+        p = p.view(B, Tp, G, h, n, L).transpose(3, 4).reshape(-1, h, L)
+        return torch.bmm(p, vg).view(B, Tp, G, n, h, dv).sum(3).reshape(B, Tp, H, dv)
+
+    return _by_pieces(piece, T, _piece_len(T, B * G * n * L * (dk + dv)), (q, flat, valid), (blocks(k), blocks(v)))
+
+
+def window_chunk(w: int, T: int) -> int:
+    """Queries per sliding-window chunk: a chunk of c queries reads the c + w − 1 keys that end at its
+    last query (c = w/4, within [16, 128], at most T)."""
+    return max(1, min(T, max(16, min(128, w // 4))))
+
+
+def window_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, w: int) -> torch.Tensor:
+    """The window branch (section 8) in sliding chunks: q [B, T, H, dk]; k, v [B, T, G, ·] →
+    [B, T, H, dv]. Each chunk of c consecutive queries attends to the c + w − 1 keys ending at its
+    last query (an unfold of the left-padded keys), masked to [t − w + 1, t] and to real positions:
+    O(T · (w + c)) memory and time."""
+    B, T, H, dk = q.shape
+    G, dv = k.shape[2], v.shape[-1]
+    h = H // G
+    if T == 0:
+        return q.new_zeros(B, 0, H, dv)
+    c = window_chunk(w, T)
+    span = c + w - 1
+
+    def piece(t0: int, qp: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        Tq = qp.shape[1]
+        n_chunks = -(-Tq // c)
+        Tpad = n_chunks * c
+        # Keys [t0 − w + 1, t0 + Tpad): padded with zeros before 0 and after T (masked below).
+        lo = t0 - (w - 1)
+        ks = k[:, max(lo, 0) : min(t0 + Tpad, T)]
+        vs = v[:, max(lo, 0) : min(t0 + Tpad, T)]
+        before, after = max(0, -lo), max(0, t0 + Tpad - T)
+        kc = F.pad(ks, (0, 0, 0, 0, before, after)).unfold(1, span, c).permute(0, 2, 1, 4, 3)  # [B, G, nC, span, dk]
+        vc = F.pad(vs, (0, 0, 0, 0, before, after)).unfold(1, span, c).permute(0, 2, 1, 4, 3)
+        qc = F.pad(qp, (0, 0, 0, 0, 0, Tpad - Tq)).view(B, n_chunks, c, G, h, dk).permute(0, 3, 1, 2, 4, 5)
+        s = torch.matmul(qc.reshape(B, G, n_chunks, c * h, dk), kc.transpose(-1, -2)) / math.sqrt(dk)
+        # Query t0 + i·c + r reads span position u (key lo + i·c + u) iff 0 ≤ u − r ≤ w − 1 and the key ≥ 0.
+        r = torch.arange(c, device=q.device)[:, None]
+        u = torch.arange(span, device=q.device)[None, :]
+        i = torch.arange(n_chunks, device=q.device)[:, None, None]
+        mask = ((u - r >= 0) & (u - r <= w - 1))[None] & (lo + i * c + u[None] >= 0)  # [nC, c, span]
+        p = _softmax_nonempty(s.view(B, G, n_chunks, c, h, span), mask[None, None, :, :, None, :])
+        o = torch.matmul(p.view(B, G, n_chunks, c * h, span).to(vc.dtype), vc)  # [B, G, nC, c·h, dv]
+        return o.view(B, G, n_chunks, c, h, dv).permute(0, 2, 3, 1, 4, 5).reshape(B, Tpad, H, dv)[:, :Tq]
+
+    # Per query: its scores, masked scores and probabilities over span keys (and the chunk's keys).
+    return _by_pieces(piece, T, max(c, _piece_len(T, 3 * B * H * (span + c)) // c * c), (q,), (k, v))
+
+
+def compressed_attention(q: torch.Tensor, kc: torch.Tensor, vc: torch.Tensor, c: NsaConfig) -> tuple[torch.Tensor, torch.Tensor]:
+    """The compressed branch (section 4.4): q [B, T, H, dk]; kc, vc [B, Ncmp, G, ·] → (O_cmp
+    [B, T, H, dv], p_cmp [B, H, T, Ncmp]). Each group's h heads are one matrix product (no copy of
+    the keys per head). Scores and probabilities in float32 at least (under autocast too), so that
+    the selection scores keep their ties and ranks."""
+    B, T, H, dk = q.shape
+    n_cmp, G, dv = kc.shape[1], kc.shape[2], vc.shape[-1]
+    h = H // G
+    dtype = torch.promote_types(q.dtype, torch.float32)
+    with _no_autocast(q.device.type):
+        qg = q.to(dtype).transpose(1, 2).reshape(B, G, h * T, dk)
+        scores = torch.matmul(qg, kc.to(dtype).permute(0, 2, 3, 1)) / math.sqrt(dk)  # [B, G, h·T, Ncmp]
+        p_cmp = masked_softmax(scores.view(B, H, T, n_cmp), cmp_visible(T, c, q.device))
+        o = torch.matmul(p_cmp.view(B, G, h * T, n_cmp), vc.to(dtype).transpose(1, 2))  # [B, G, h·T, dv]
+    return o.view(B, H, T, dv).transpose(1, 2), p_cmp
+
+
+class _no_autocast:
+    """Autocast off inside (torch 1.13 and 2.x; a no-op where autocast is not on)."""
+
+    def __init__(self, device_type: str):
+        self.device_type = device_type if device_type in ("cpu", "cuda") else "cpu"
+        self.ctx = None
+
+    def __enter__(self):
+        if _autocast_on(self.device_type):
+            self.ctx = torch.autocast(self.device_type, enabled=False)
+            self.ctx.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        if self.ctx is not None:
+            self.ctx.__exit__(*exc)
+        return False
+
+
 def nsa_attention(
     q: torch.Tensor,
     kv: dict[str, torch.Tensor],
@@ -180,12 +409,17 @@ def nsa_attention(
     mlp_k: CompressionMlp | None = None,
     mlp_v: CompressionMlp | None = None,
     selection: torch.Tensor | None = None,
+    impl: str = "gather",
 ) -> dict[str, torch.Tensor]:
     """The gated NSA output and its intermediates.
 
     kv holds k_cmp, v_cmp, k_sel, v_sel, k_win, v_win (keys already rotated). Returns o [B, T, H, dv],
-    selection, scores (P), p_cmp and each branch's output.
+    selection, scores (P), p_cmp and each branch's output. impl: 'gather' (the selected and window
+    branches read only their keys: O(T · (nSel·lSel + w)) memory and time) or 'masked' (the plain
+    T × T masks: the reference the tests hold 'gather' to).
     """
+    if impl not in ("gather", "masked"):
+        raise ValueError(f"impl: must be 'gather' or 'masked' (got {impl!r})")
     B, T, H, dk = q.shape
     G = kv["k_sel"].shape[2]
     h = H // G
@@ -193,20 +427,41 @@ def nsa_attention(
     # Compressed branch (4.4).
     kc = compress(kv["k_cmp"], c, mlp_k)
     vc = compress(kv["v_cmp"], c, mlp_v)
-    vis = cmp_visible(T, c, dev)  # [T, Ncmp]
-    scores = torch.matmul(q.transpose(1, 2), _heads(kc, h).transpose(-1, -2)) / math.sqrt(dk)
-    p_cmp = masked_softmax(scores, vis)
-    o_cmp = torch.matmul(p_cmp, _heads(vc, h)).transpose(1, 2)
+    if impl == "gather":
+        o_cmp, p_cmp = compressed_attention(q, kc, vc, c)
+        if not _autocast_on(dev.type):
+            o_cmp = o_cmp.to(q.dtype)
+    else:
+        vis = cmp_visible(T, c, dev)  # [T, Ncmp]
+        scores = torch.matmul(q.transpose(1, 2), _heads(kc, h).transpose(-1, -2)) / math.sqrt(dk)
+        p_cmp = masked_softmax(scores, vis)
+        o_cmp = torch.matmul(p_cmp, _heads(vc, h)).transpose(1, 2)
     # Selection (5, 6): a discrete choice, no gradient.
     with torch.no_grad():
         P = selection_scores(p_cmp.detach(), c, G)
-        sel = top_n(P, c) if selection is None else selection
-    # Selected branch (7).
-    o_sel = attend(q, kv["k_sel"], kv["v_sel"], _group_mask_to_heads(selected_mask(sel, c, T), h), h)
-    # Window branch (8): s in [t − w + 1, t].
-    t = torch.arange(T, device=dev)
-    win = (t[None, :] <= t[:, None]) & (t[None, :] > t[:, None] - c.w)
-    o_win = attend(q, kv["k_win"], kv["v_win"], win, h)
+        if selection is None:
+            sel = top_n(P, c)
+        else:
+            check_selection(selection, c, T)
+            sel = selection
+    if impl == "gather":
+        o_sel = selected_attention(q, kv["k_sel"], kv["v_sel"], sel, c)
+        o_win = window_attention(q, kv["k_win"], kv["v_win"], c.w)
+    else:
+        # Selected branch (7).
+        o_sel = attend(q, kv["k_sel"], kv["v_sel"], _group_mask_to_heads(selected_mask(sel, c, T), h), h)
+        # Window branch (8): s in [t − w + 1, t].
+        t = torch.arange(T, device=dev)
+        win = (t[None, :] <= t[:, None]) & (t[None, :] > t[:, None] - c.w)
+        o_win = attend(q, kv["k_win"], kv["v_win"], win, h)
     # Gated mix (9.2).
     o = gates[..., 0:1] * o_cmp + gates[..., 1:2] * o_sel + gates[..., 2:3] * o_win
     return {"o": o, "selection": sel, "scores": P, "p_cmp": p_cmp, "o_cmp": o_cmp, "o_sel": o_sel, "o_win": o_win}
+
+
+def _autocast_on(device_type: str) -> bool:
+    """Whether autocast is on for this device type (torch ≥ 2.4 takes the type; 1.13 has one call per type)."""
+    try:
+        return bool(torch.is_autocast_enabled(device_type if device_type in ("cpu", "cuda") else "cpu"))
+    except TypeError:
+        return torch.is_autocast_enabled() if device_type == "cuda" else torch.is_autocast_cpu_enabled()
