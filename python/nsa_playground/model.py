@@ -13,9 +13,10 @@ import os
 
 import torch
 import torch.nn.functional as F
+import torch.utils.checkpoint
 
 from .config import ModelConfig
-from .nsa import CompressionMlp, attend, nsa_attention
+from .nsa import CompressionMlp, attend, attend_sdpa, nsa_attention
 
 
 class RMSNorm(torch.nn.Module):
@@ -107,8 +108,11 @@ class Attention(torch.nn.Module):
 
         if c.attention == "dense":
             k, v = kv("")
-            causal = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
-            o = attend(q, k, v, causal, h)
+            if getattr(self, "sdpa", False):  # set by the trainer's --sdpa: torch's fused attention (torch >= 2.0)
+                o = attend_sdpa(q, k, v, h)
+            else:
+                causal = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
+                o = attend(q, k, v, causal, h)
         else:
             nsa = c.nsa
             assert nsa is not None
@@ -176,7 +180,12 @@ class NsaLlamaForCausalLM(torch.nn.Module):
         gates in `self_attn.last`. selections: per layer, use these instead of computing them."""
         x = self.model.embed_tokens(tokens)
         for i, layer in enumerate(self.model.layers):
-            x = layer(x, keep, None if selections is None else selections[i])
+            sel = None if selections is None else selections[i]
+            if getattr(self, "grad_checkpoint", False) and torch.is_grad_enabled() and x.requires_grad:
+                # The trainer's --grad-checkpoint: each layer's activations are recomputed in the backward.
+                x = torch.utils.checkpoint.checkpoint(layer, x, keep, sel, use_reentrant=True)
+            else:
+                x = layer(x, keep, sel)
         return F.linear(self.model.norm(x), self.model.embed_tokens.weight)
 
     def loss(self, tokens: torch.Tensor, targets: torch.Tensor, **kw) -> torch.Tensor:

@@ -3,7 +3,12 @@
   torchrun --nproc_per_node=2 -m nsa_playground.train --from DIR --data corpus.txt --steps 1000 --out OUT
 
 Every rank holds the whole model (DistributedDataParallel) and draws its own batches; gradients are
-averaged across ranks.
+averaged across ranks. Batch n of the job (counted over every rank from config.json's
+state.batches_drawn) depends on the seed and n only: a run continued from its own checkpoint draws
+the batches after those it trained on. The learning-rate schedule is the directory's train.steps
+whatever --steps is (--total-steps changes it). --bf16 autocasts the forward to bfloat16,
+--grad-checkpoint recomputes each decoder layer in the backward, --sdpa runs dense attention through
+torch's scaled_dot_product_attention (torch >= 2.0).
 The optimizer (AdamW with the exported moments), learning-rate schedule, gradient clipping, batch size
 and accumulation are the directory's `train` settings (change them with --lr-max, --batch, --accum,
 --total-steps). OUT gets checkpoints in the export format every --checkpoint-every steps and at the
@@ -52,6 +57,7 @@ from .export_dir import (
     save_directory,
     train_settings,
 )
+from .nsa import has_sdpa
 from .optim import optimizer_step
 
 EXIT_NON_FINITE = 3
@@ -290,6 +296,9 @@ def main(argv=None) -> int:
     ap.add_argument("--checkpoint-every", type=_int_in(0, MAX_SAFE_INTEGER), default=0)
     ap.add_argument("--backend", choices=["gloo", "nccl"], help="default: nccl with CUDA, else gloo")
     ap.add_argument("--dtype", choices=["float32", "float64"], default="float32")
+    ap.add_argument("--bf16", action="store_true", help="autocast the forward to bfloat16 (CPU and CUDA; weights and AdamW stay float32)")
+    ap.add_argument("--grad-checkpoint", action="store_true", help="recompute each decoder layer's activations in the backward")
+    ap.add_argument("--sdpa", action="store_true", help="dense attention through torch's scaled_dot_product_attention (torch >= 2.0)")
     ap.add_argument(
         "--step-timeout",
         type=_positive,
@@ -335,8 +344,15 @@ def main(argv=None) -> int:
     if device.type == "cuda":
         torch.cuda.set_device(device)
 
+    if a.bf16 and a.dtype != "float32":
+        raise InputError("command line", "--bf16", f"autocasts a float32 model; drop --dtype {a.dtype}")
+    if a.sdpa and not has_sdpa():
+        raise InputError("command line", "--sdpa", f"needs torch >= 2.0 (scaled_dot_product_attention); this torch is {torch.__version__}")
     raw = {**raw, "train": train}
     model = load_model(a.src, dtype=getattr(torch, a.dtype), device=str(device))
+    model.grad_checkpoint = a.grad_checkpoint
+    for layer in model.model.layers:
+        layer.self_attn.sdpa = a.sdpa
     opt, step0 = load_optimizer(a.src, model, train)
 
     def mark(step: int, phase: str, restart: bool = True) -> None:
@@ -358,10 +374,14 @@ def _train(a, model, opt, step0, batches0, raw, train, tokens, T, device, rank, 
     if distributed:
         net = torch.nn.parallel.DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
 
-    gen = torch.Generator().manual_seed(int(train["seed"]) * 1000003 + rank)
     B, accum = int(train["batchSize"]), int(train["gradAccum"])
 
-    def batch():
+    def batch(n: int):
+        """The job's n-th batch (counted over every rank, from config.json's state.batches_drawn on):
+        its windows depend on the seed and n only, so a run continued from its checkpoint draws the
+        batches after the ones already trained on, never the same ones again."""
+        digest = hashlib.sha256(f"nsa-playground batch {int(train['seed'])} {n}".encode()).digest()
+        gen = torch.Generator().manual_seed(int.from_bytes(digest[:8], "little") >> 1)
         start = torch.randint(0, tokens.numel() - T, (B,), generator=gen)
         rows = torch.stack([tokens[s : s + T + 1] for s in start.tolist()])
         return rows[:, :-1].to(device), rows[:, 1:].to(device)
@@ -384,13 +404,14 @@ def _train(a, model, opt, step0, batches0, raw, train, tokens, T, device, rank, 
         opt.zero_grad(set_to_none=True)
         total = 0.0
         for m in range(accum):
-            x, y = batch()
+            x, y = batch(batches0 + ((step - step0) * accum + m) * world + rank)
             # DDP averages the gradients across ranks on the last micro-batch only.
             ctx = net.no_sync() if distributed and m < accum - 1 else _null()
             with ctx:
                 mark(step, "forward", restart=False)
-                logits = net(x)
-                loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=-1)
+                with torch.autocast(device.type, dtype=torch.bfloat16, enabled=a.bf16):
+                    logits = net(x)
+                loss = torch.nn.functional.cross_entropy(logits.float().flatten(0, 1), y.flatten(), ignore_index=-1)
                 mark(step, "backward", restart=False)
                 (loss / accum).backward()
             total += float(loss.detach()) / accum

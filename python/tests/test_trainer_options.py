@@ -1,0 +1,90 @@
+"""The trainer's options (python -m nsa_playground.train, one process): a run continued from its own
+checkpoint draws the batches after the ones it trained on (its losses are the uninterrupted run's,
+≤ 1e-6), the learning-rate schedule stays the exported one unless --total-steps says otherwise,
+--grad-checkpoint recomputes every layer (same losses ≤ 1e-6, twice the layer forwards) and --bf16
+autocasts (losses within 0.05 of float32's but not equal)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from nsa_playground import learning_rate
+from nsa_playground.export_dir import run_cli
+from nsa_playground.model import DecoderLayer
+from nsa_playground.train import main as train_main
+
+TOL = 1e-6
+
+
+def train(capsys, *args: str) -> list[dict]:
+    code = run_cli(train_main, list(args))
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    return [json.loads(line) for line in out.out.splitlines() if line.startswith('{"step"')]
+
+
+@pytest.fixture(autouse=True)
+def single_process(monkeypatch):
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+
+
+def test_a_continued_run_draws_new_batches(export_dir, corpus, tmp_path, capsys):
+    whole = train(capsys, "--from", export_dir, "--data", corpus, "--steps", "4", "--out", str(tmp_path / "whole"))
+    first = train(capsys, "--from", export_dir, "--data", corpus, "--steps", "2", "--out", str(tmp_path / "a"))
+    second = train(capsys, "--from", str(tmp_path / "a"), "--data", corpus, "--steps", "2", "--out", str(tmp_path / "b"))
+    losses = [r["loss"] for r in whole]
+    assert [r["step"] for r in first + second] == [0, 1, 2, 3]
+    for i, r in enumerate(first + second):
+        assert abs(r["loss"] - losses[i]) <= TOL, f"step {i}: {r['loss']} vs uninterrupted {losses[i]}"
+    # Replaying the first batches would give other losses: the batches of steps 2, 3 are not those of 0, 1.
+    assert min(abs(losses[2] - losses[0]), abs(losses[3] - losses[1])) > 1e-3
+    state = json.load(open(tmp_path / "b" / "config.json"))["state"]
+    assert state == {"step": 4, "batches_drawn": 4}
+
+
+def test_the_exported_schedule_is_kept_unless_total_steps_says_otherwise(export_dir, corpus, tmp_path, capsys):
+    cfg = json.load(open(f"{export_dir}/config.json"))["train"]
+    kept = train(capsys, "--from", export_dir, "--data", corpus, "--steps", "4", "--out", str(tmp_path / "kept"))
+    for r in kept:
+        assert math.isclose(r["lr"], learning_rate(cfg, r["step"]), rel_tol=0, abs_tol=1e-15)
+    assert json.load(open(tmp_path / "kept" / "config.json"))["train"]["steps"] == cfg["steps"]
+    short = train(capsys, "--from", export_dir, "--data", corpus, "--steps", "4", "--total-steps", "4", "--out", str(tmp_path / "short"))
+    for r in short:
+        assert math.isclose(r["lr"], learning_rate({**cfg, "steps": 4}, r["step"]), rel_tol=0, abs_tol=1e-15)
+    assert short[3]["lr"] != kept[3]["lr"]
+
+
+def test_grad_checkpoint_recomputes_each_layer_and_keeps_the_losses(export_dir, corpus, tmp_path, capsys, monkeypatch):
+    calls = {"n": 0}
+    forward = DecoderLayer.forward
+
+    def counted(self, *args, **kw):
+        calls["n"] += 1
+        return forward(self, *args, **kw)
+
+    monkeypatch.setattr(DecoderLayer, "forward", counted)
+    plain = train(capsys, "--from", export_dir, "--data", corpus, "--steps", "2", "--out", str(tmp_path / "plain"))
+    n_plain, calls["n"] = calls["n"], 0
+    ckpt = train(capsys, "--from", export_dir, "--data", corpus, "--steps", "2", "--out", str(tmp_path / "ckpt"), "--grad-checkpoint")
+    assert n_plain == 2 * 2  # 2 steps × 2 layers
+    assert calls["n"] == 2 * n_plain, "every layer's forward runs again in the backward"
+    for a, b in zip(plain, ckpt):
+        assert abs(a["loss"] - b["loss"]) <= TOL and abs(a["grad_norm"] - b["grad_norm"]) <= TOL
+
+
+def test_bf16_autocasts_the_forward(export_dir, corpus, tmp_path, capsys):
+    f32 = train(capsys, "--from", export_dir, "--data", corpus, "--steps", "2", "--out", str(tmp_path / "f32"))
+    bf16 = train(capsys, "--from", export_dir, "--data", corpus, "--steps", "2", "--out", str(tmp_path / "bf16"), "--bf16")
+    for a, b in zip(f32, bf16):
+        assert math.isfinite(b["loss"])
+        assert 0 < abs(a["loss"] - b["loss"]) <= 0.05, (a["loss"], b["loss"])
+
+
+def test_bf16_with_float64_is_refused(export_dir, corpus, tmp_path, capsys):
+    code = run_cli(
+        train_main, ["--from", export_dir, "--data", corpus, "--steps", "1", "--out", str(tmp_path / "x"), "--bf16", "--dtype", "float64"]
+    )
+    assert code == 2
+    assert "--bf16: autocasts a float32 model; drop --dtype float64" in capsys.readouterr().err
