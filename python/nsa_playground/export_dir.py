@@ -83,6 +83,8 @@ LLAMA_KNOWN = frozenset(
 )
 # Model options Llama lacks, with the value at which the model is still exactly a Llama.
 LLAMA_NEUTRAL = {"position_encoding": "rope", "short_conv": 0}
+# The model options a config.json may leave out, and what their absence means (docs/nsa-spec.md 3.1).
+OPTIONAL_MODEL_DEFAULTS = {"position_encoding": "rope", "short_conv": 0}
 LLAMA_ONLY = {"attention_bias": False, "attention_dropout": 0, "mlp_bias": False, "pretraining_tp": 1}
 
 
@@ -278,6 +280,11 @@ def save_directory(
     model_json = model.config.to_json()
     if model.config.nsa is None:
         model_json.pop("nsa")  # a dense model keeps the NSA settings it came with, if any
+    # Optional model options: written when the source config had them or they differ from their
+    # default, so a config comes back exactly as the TypeScript side wrote it.
+    for key, default in OPTIONAL_MODEL_DEFAULTS.items():
+        if key not in cfg and model_json.get(key) == default:
+            model_json.pop(key)
     cfg.update(model_json)
     blockers = llama_blockers(model.config)
     cfg.update(
