@@ -17,7 +17,7 @@ import { recallDatasetForRun } from '../train/data/recall';
 import { trainAndScoreRecall } from '../train/eval/recall-eval';
 import { taskChance } from '../train/eval/task-chance';
 import { learnFigureSvg } from '../train/learn/figure';
-import { gridPoints, LEARN_PRESETS, type LearnPreset, type Mechanism,MECHANISM_NAMES } from '../train/learn/grid';
+import { gridPoints, LEARN_PRESETS, type LearnPreset, type Mechanism, MECHANISM_NAMES } from '../train/learn/grid';
 import { applySet, intFlag, numFlag, parseArgs } from './args';
 import { runTorch, torchPython } from './learn-torch';
 import { runMain } from './main';
