@@ -12,9 +12,7 @@ import { join, resolve } from 'node:path';
 
 import { describeAdapter } from '../gpu/context';
 import type { RunConfig } from '../train/config';
-import { passkeyDatasetForRun } from '../train/data/passkey';
-import { recallDatasetForRun } from '../train/data/recall';
-import { trainAndScoreRecall } from '../train/eval/recall-eval';
+import { taskDatasetForRun, trainAndScoreRecall } from '../train/eval/recall-eval';
 import { taskChance } from '../train/eval/task-chance';
 import { learnFigureSvg } from '../train/learn/figure';
 import { gridPoints, LEARN_PRESETS, type LearnPreset, type Mechanism, MECHANISM_NAMES } from '../train/learn/grid';
@@ -54,8 +52,6 @@ function list(text: string | undefined, flag: string, parse: (s: string) => numb
     return v;
   });
 }
-
-const dataset = (c: RunConfig) => (c.data.source === 'passkey' ? passkeyDatasetForRun(c) : recallDatasetForRun(c));
 
 /** Renders the SVG to PNG in headless Chromium (Playwright's, the e2e suite's browser); null when there is none. */
 async function svgToPng(svg: string): Promise<Buffer | null> {
@@ -194,7 +190,7 @@ async function main(): Promise<number> {
         });
         if (res.steps !== r.steps) onEval(res.steps, res.score.accuracy, res.score.sequenceAccuracy);
       } else {
-        await runTorch(p.config, dataset(p.config), {
+        await runTorch(p.config, taskDatasetForRun(p.config), {
           python: python!,
           evalBatches,
           evalEvery,

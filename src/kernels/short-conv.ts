@@ -68,20 +68,27 @@ function check(label: string, s: ShortConvShape, slices: Record<string, [BufferS
 
 const params = (s: ShortConvShape, accumulate = false) => ({ P: { rows: s.rows, T: s.T, C: s.C, K: s.K, accumulate: accumulate ? 1 : 0 } });
 
+/** forward and backwardInput: one invocation per (row, channel), reading w and one [rows, C] tensor, writing another. */
+function perElementDispatch(
+  gpu: GpuContext,
+  entry: 'forward' | 'backwardInput',
+  label: string,
+  a: ShortConvShape & { w: BufferSlice },
+  [inName, input]: [string, BufferSlice],
+  [outName, output]: [string, BufferSlice],
+): Promise<Dispatch> {
+  const n = a.rows * a.C;
+  check(label, a, { w: [a.w, a.C * a.K], [inName]: [input, n], [outName]: [output, n] });
+  const storage = { w: a.w, [inName]: input, [outName]: output } as never;
+  return kernelDispatch(gpu, SHORT_CONV_KERNEL, entry, { uniforms: params(a), storage, constants: { WG }, label }, grid1d(ceilDiv(n, WG)));
+}
+
 /** out [rows, C] = the convolution of x [rows, C] with w [C, K]. */
 export async function shortConvForwardDispatch(
   gpu: GpuContext,
   a: ShortConvShape & { w: BufferSlice; x: BufferSlice; out: BufferSlice },
 ): Promise<Dispatch> {
-  const n = a.rows * a.C;
-  check('short_conv', a, { w: [a.w, a.C * a.K], x: [a.x, n], out: [a.out, n] });
-  return kernelDispatch(
-    gpu,
-    SHORT_CONV_KERNEL,
-    'forward',
-    { uniforms: params(a), storage: { w: a.w, x: a.x, out: a.out }, constants: { WG }, label: 'short_conv' },
-    grid1d(ceilDiv(n, WG)),
-  );
+  return perElementDispatch(gpu, 'forward', 'short_conv', a, ['x', a.x], ['out', a.out]);
 }
 
 /** dx [rows, C] = the gradient of the input from dout [rows, C] (overwritten). */
@@ -89,15 +96,7 @@ export async function shortConvBackwardInputDispatch(
   gpu: GpuContext,
   a: ShortConvShape & { w: BufferSlice; dout: BufferSlice; dx: BufferSlice },
 ): Promise<Dispatch> {
-  const n = a.rows * a.C;
-  check('short_conv.dx', a, { w: [a.w, a.C * a.K], dout: [a.dout, n], dx: [a.dx, n] });
-  return kernelDispatch(
-    gpu,
-    SHORT_CONV_KERNEL,
-    'backwardInput',
-    { uniforms: params(a), storage: { w: a.w, dout: a.dout, dx: a.dx }, constants: { WG }, label: 'short_conv.dx' },
-    grid1d(ceilDiv(n, WG)),
-  );
+  return perElementDispatch(gpu, 'backwardInput', 'short_conv.dx', a, ['dout', a.dout], ['dx', a.dx]);
 }
 
 /** dw [C, K] = (or += with accumulate) the weight gradient from dout and the input x. */

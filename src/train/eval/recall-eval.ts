@@ -87,7 +87,7 @@ export interface RecallRunResult {
 }
 
 /** The task dataset of a run (checks data.source and its task), or an error for text data. */
-function taskDatasetForRun(config: RunConfig): Dataset {
+export function taskDatasetForRun(config: RunConfig): Dataset {
   if (config.data.source === 'passkey') return passkeyDatasetForRun(config);
   return recallDatasetForRun(config);
 }
