@@ -36,7 +36,7 @@ export const LEARNING_CHECK = 'tests/learning/check.test.ts';
 export const INTEGRATION_FILES = ['tests/**/*.integration.test.ts'];
 
 /** Whole folders that need the GPU. */
-const GPU_FOLDERS = ['tests/kernels/**/*.test.ts', 'tests/nsa-gpu/**/*.test.ts', 'tests/model/**/*.test.ts'];
+const GPU_FOLDERS = ['tests/kernels/**/*.test.ts', 'tests/nsa-gpu/**/*.test.ts', 'tests/dsa-gpu/**/*.test.ts', 'tests/model/**/*.test.ts'];
 
 /** GPU files in otherwise CPU-only folders (each acquires the shared test device). */
 export const GPU_FILES = [
@@ -65,6 +65,7 @@ const FAST_FOLDERS = [
   'tests/decode/**/*.test.ts',
   'tests/export/**/*.test.ts',
   'tests/nsa/**/*.test.ts',
+  'tests/dsa/**/*.test.ts',
   'tests/definitions/**/*.test.ts',
   'tests/train/**/*.test.ts',
   'tests/ui/**/*.test.ts',
