@@ -2,9 +2,12 @@
 // before any GPU work), and the presets.
 import { type ConfigIssue, formatConfigIssues, InvalidConfigError } from './config-issue';
 import type { GateAblation } from './gates';
+import { type MobaConfig, validateMobaConfig, validateWindowConfig, type WindowConfig } from './mechanisms';
 import { type NsaConfig, validateNsaConfig } from './nsa-config';
 
-export type AttentionKind = 'dense' | 'nsa';
+/** The attention mechanisms (docs/nsa-spec.md: NSA sections 1-14, window and MoBA section 15). */
+export type AttentionKind = 'dense' | 'nsa' | 'window' | 'moba';
+export const ATTENTION_KINDS: readonly AttentionKind[] = ['dense', 'nsa', 'window', 'moba'];
 
 /** Positional encoding: RoPE on queries and keys, or none at all (docs/nsa-spec.md 3.1). */
 export type PosEncoding = 'rope' | 'none';
@@ -39,6 +42,10 @@ export interface ModelConfig {
   attention: AttentionKind;
   /** NSA options; required when attention === 'nsa'. */
   nsa?: ModelNsaConfig;
+  /** Sliding-window options; required when attention === 'window'. */
+  window?: WindowConfig;
+  /** MoBA options; required when attention === 'moba'. */
+  moba?: MobaConfig;
   /** Std of the normal initialisation of weight matrices. */
   initStd: number;
   /** 'rope' (absent: rope) or 'none'. */
@@ -98,8 +105,13 @@ export function validateModelConfig(c: ModelConfig): ConfigIssue[] {
     errs.push({ field: 'model.normEps', message: `must be in (0, 1) (got ${c.normEps})` });
   if (!(typeof c.initStd === 'number' && c.initStd > 0 && c.initStd < 1))
     errs.push({ field: 'model.initStd', message: `must be in (0, 1) (got ${c.initStd})` });
-  if (c.attention !== 'dense' && c.attention !== 'nsa')
-    errs.push({ field: 'model.attention', message: `must be 'dense' or 'nsa' (got ${String(c.attention)})` });
+  if (!ATTENTION_KINDS.includes(c.attention))
+    errs.push({
+      field: 'model.attention',
+      message: `must be one of ${ATTENTION_KINDS.map((k) => `'${k}'`).join(', ')} (got ${String(c.attention)})`,
+    });
+  if (c.attention === 'window') errs.push(...validateWindowConfig(c.window, c.seqLen));
+  if (c.attention === 'moba') errs.push(...validateMobaConfig(c.moba, c.seqLen));
   if (c.attention === 'nsa') {
     if (!c.nsa) errs.push({ field: 'model.nsa', message: "is required when attention is 'nsa'" });
     else {

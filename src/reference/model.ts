@@ -1,4 +1,4 @@
-// Float64 twin of the whole model (dense or NSA attention): forward, loss and every parameter gradient, composed
+// Float64 twin of the whole model (dense, NSA, window or MoBA attention): forward, loss and every parameter gradient, composed
 // from the per-kernel references in the same order as src/model/plan.ts. The one-step GPU test
 // and finite-difference checks of the full model compare against this.
 import { type ModelConfig, shortConvTaps, usesRope } from '../definitions/model-config';
@@ -9,6 +9,7 @@ import { attentionBackwardRef, attentionForwardRef } from './attention';
 import { crossEntropyRef } from './crossentropy';
 import { embeddingBackwardRef, embeddingForwardRef } from './embedding';
 import { matmulRef } from './matmul';
+import { mechanismBackward64, mechanismForward64, type MechanismSeqForward } from './mechanisms';
 import type { CmpMlpPair } from './nsa/compression';
 import { applyGateAblation, gateAblationBackward, gateBackwardRef, gateForwardRef } from './nsa/gates';
 import { nsaBackwardRef, type NsaForward, nsaForwardRef, type NsaInputs } from './nsa/layer';
@@ -63,7 +64,7 @@ export interface ModelForward64 {
 }
 
 export interface ModelForwardOptions {
-  /** NSA: use these selections (per layer, int32 [B,T,G,nSel]) instead of computing them. */
+  /** NSA and MoBA: use these selections (per layer, int32 [B,T,G,nSel or topK]) instead of computing them. */
   selections?: readonly Int32Array[];
 }
 
@@ -165,6 +166,8 @@ export interface AttentionCache64 {
   /** NSA only: gate values before the ablation, and each sequence's inputs and forward. */
   gatesRaw?: Float64Array;
   nsa?: Array<{ inp: NsaInputs; fwd: NsaForward }>;
+  /** Window and MoBA only: each sequence's forward (src/reference/mechanisms.ts). */
+  mech?: MechanismSeqForward[];
 }
 
 /** Each K/V pair's weight names [wk, wv, key convolution], in kvNames order. */
@@ -216,9 +219,18 @@ function attentionForward64(
     v: matmulRef(normed, P(wv), N, G * c.dv, C),
   }));
   const convCache = taps > 0 ? { kRaw } : {};
-  if (c.attention === 'dense') {
-    const at = attentionForwardRef(q, kv[0].k, kv[0].v, { B, T, H, G, dk: c.dk, dv: c.dv });
-    return { out: at.out, cache: { q, kv, ...convCache } };
+  switch (c.attention) {
+    case 'dense': {
+      const at = attentionForwardRef(q, kv[0].k, kv[0].v, { B, T, H, G, dk: c.dk, dv: c.dv });
+      return { out: at.out, cache: { q, kv, ...convCache } };
+    }
+    case 'window':
+    case 'moba': {
+      const m = mechanismForward64(c, q, kv[0].k, kv[0].v, B, selection);
+      return { out: m.out, cache: { q, kv, ...convCache, mech: m.seqs } };
+    }
+    case 'nsa':
+      break;
   }
   const nsa = c.nsa!;
   const gatesRaw = gateForwardRef(normed, P(w.wg), P(w.bg), N, C, H);
@@ -272,6 +284,10 @@ function attentionBackward64(
     const ab = attentionBackwardRef(cache.q, cache.kv[0].k, cache.kv[0].v, dattn, { B, T, H, G, dk: c.dk, dv: c.dv });
     dq = ab.dq;
     dkv.push({ dk: ab.dk, dv: ab.dv, pair: 0 });
+  } else if (c.attention === 'window' || c.attention === 'moba') {
+    const mb = mechanismBackward64(c, cache.q, cache.kv[0].k, cache.kv[0].v, cache.mech!, dattn, B);
+    dq = mb.dq;
+    dkv.push({ dk: mb.dk, dv: mb.dv, pair: 0 });
   } else {
     const nsa = c.nsa!;
     dq = new Float64Array(N * H * c.dk);
