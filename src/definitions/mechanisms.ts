@@ -97,3 +97,29 @@ export function validateMobaConfig(c: MobaConfig | undefined, seqLen: number): C
   }
   return out;
 }
+
+/** What a model's attention field holds (model-config.ts's ModelConfig, without importing it). */
+interface AttentionFields {
+  attention: string;
+  nsa?: NsaConfig;
+  window?: WindowConfig;
+  moba?: MobaConfig;
+}
+
+/**
+ * The NSA config whose kernels, twins and decoders compute a model's sparse attention: NSA's own,
+ * the window's or MoBA's (section 15); undefined for dense attention. The one switch on the
+ * attention kind that the block arithmetic of every engine reads.
+ */
+export function attentionNsaConfig(c: AttentionFields): NsaConfig | undefined {
+  switch (c.attention) {
+    case 'nsa':
+      return c.nsa;
+    case 'window':
+      return c.window ? windowAsNsa(c.window) : undefined;
+    case 'moba':
+      return c.moba ? mobaAsNsa(c.moba) : undefined;
+    default:
+      return undefined;
+  }
+}

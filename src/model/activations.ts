@@ -9,7 +9,9 @@ import { numSelBlocks } from '../definitions/nsa-blocks';
 import type { AttentionShape } from '../definitions/shapes';
 import { type ArenaEntry, type BufferSlice, layoutEntries, type PlaceTensor } from '../gpu/arena';
 import { tokenIndexLength } from '../kernels/embedding-index';
+import type { NsaReverseIndexSlices } from '../kernels/nsa-reverse-index';
 import { NSA_STATS_MAX_DISTANCE, nsaStatsLength } from '../kernels/nsa-stats';
+import { type MobaSaved, mobaSavedTensors, mobaScratchTensors } from './mechanisms';
 import { type NsaBranchKV, type NsaCoreSaved, nsaCoreSavedTensors, type NsaCoreScratch, nsaCoreScratchTensors } from './nsa/core';
 
 export interface PlanShape {
@@ -42,8 +44,10 @@ export interface LayerActivations {
   xMid: BufferSlice;
   /** The MLP's norm and SwiGLU (a = normed·w1, b = normed·w3, h = silu(a)·b, each [N, F]); absent in attention-only layers. */
   mlp?: { normed: BufferSlice; rstd: BufferSlice; a: BufferSlice; b: BufferSlice; h: BufferSlice };
-  /** Dense attention: log-sum-exp [B, H, T]. */
+  /** Dense, window and MoBA attention: log-sum-exp [B, H, T]. */
   lse?: BufferSlice;
+  /** MoBA: block means, group scores and selection (src/model/mechanisms.ts). */
+  moba?: MobaSaved;
   /** NSA: gates [N, H, 3], step statistics, and the core's saved tensors. */
   nsa?: { gates: BufferSlice; stats: BufferSlice; core: NsaCoreSaved };
 }
@@ -64,6 +68,8 @@ export interface GradientScratch {
   /** Dense attention with H > G: each head's part of dK, dV [N, H, dk|dv] (the head split). */
   headParts?: NsaBranchKV;
   nsa?: { gateLogits: BufferSlice; dgateLogits: BufferSlice; core: NsaCoreScratch };
+  /** MoBA: the selected branch's reverse index. */
+  mobaReverse?: NsaReverseIndexSlices;
 }
 
 export interface Activations {
@@ -162,6 +168,7 @@ function layout(c: ModelConfig, s: PlanShape, f32: PlaceTensor): Activations {
         core: nsaCoreSavedTensors(f32, `l${l}.nsa.`, shape, nsa),
       };
     } else la.lse = L('lse', B * H * T);
+    if (c.attention === 'moba' && c.moba) la.moba = mobaSavedTensors(f32, `l${l}.moba.`, shape, c.moba);
     return la;
   });
   const finalNormed = f32('final_normed', N * C);
@@ -179,6 +186,7 @@ function layout(c: ModelConfig, s: PlanShape, f32: PlaceTensor): Activations {
   };
   if (hasMlp(c)) grads.mlp = { dh: f32('dh', N * F), da: f32('da', N * F), db: f32('db', N * F) };
   if (shortConvTaps(c) > 0) grads.dkRaw = f32('dk_raw', N * G * c.dk);
+  if (c.attention === 'moba' && c.moba) grads.mobaReverse = mobaScratchTensors(f32, 'moba.', shape, c.moba);
   if (!nsa && H > G) grads.headParts = { k: f32('dk_heads', N * H * c.dk), v: f32('dv_heads', N * H * c.dv) };
   if (nsa) {
     const gateLogits = f32('gate_logits', N * 3 * H);

@@ -28,6 +28,7 @@ import { ropeDispatch } from '../kernels/rope';
 import { shortConvBackwardInputDispatch, shortConvBackwardWeightDispatch, shortConvForwardDispatch } from '../kernels/short-conv';
 import { swigluBackwardDispatch, swigluForwardDispatch } from '../kernels/swiglu';
 import { activationLayout, type Activations, dkvLabel, kvLabel, nsaShape, nsaStatsMaxDistance, type PlanShape } from './activations';
+import { isMechanism, mechanismBackward, mechanismForward, type MechanismIO } from './mechanisms';
 import { nsaCoreBackward, nsaCoreForward, type NsaCoreIO } from './nsa/core';
 import { paramLayout, type ParamTensors } from './param-tensors';
 
@@ -74,7 +75,7 @@ export interface LayerSelection {
   sel: Int32Array;
   /** [T, G, nBlocks] selection scores. */
   scores: Float32Array;
-  /** [T, H, 3] gates. */
+  /** [T, H, 3] gates (empty for MoBA, which has none). */
   gates: Float32Array;
 }
 
@@ -305,9 +306,20 @@ export class ModelPlan {
     return logits;
   }
 
-  /** Row 0's first `rows` positions of layer l's selection, scores and gates (NSA models). */
+  /** Row 0's first `rows` positions of layer l's selection, scores and gates (NSA models; MoBA: no gates). */
   async readSelection(l: number, rows = this.shape.T): Promise<LayerSelection> {
     const c = this.config;
+    const moba = this.acts.layers[l]?.moba;
+    if (c.attention === 'moba' && c.moba && moba) {
+      if (!(Number.isInteger(rows) && rows >= 1 && rows <= this.shape.N))
+        throw new RangeError(`readSelection: rows ${rows} outside [1, ${this.shape.N}]`);
+      const G = c.nKvGroups;
+      const [sel, scores] = await Promise.all([
+        this.gpu.readI32(moba.sel, rows * G * c.moba.topK),
+        this.gpu.readF32(moba.scores, rows * G * Math.ceil(this.shape.T / c.moba.blockSize)),
+      ]);
+      return { sel, scores, gates: new Float32Array(0) };
+    }
     const nsa = c.nsa;
     const la = this.acts.layers[l]?.nsa;
     if (c.attention !== 'nsa' || !nsa || !la)
@@ -463,6 +475,12 @@ class StepBuilder {
     };
   }
 
+  /** A window or MoBA layer's tensors (src/model/mechanisms.ts). */
+  private mechanismIO(l: number): MechanismIO {
+    const L = this.a.layers[l];
+    return { q: L.q, k: L.kv[0].k, v: L.kv[0].v, out: L.attn, lse: L.lse!, moba: L.moba, kernels: this.nsaKernels };
+  }
+
   /** Attention forward of layer l after its input norm: writes the layer's attn [N, H·dv]. */
   private attentionForward(l: number, m: number, mode: Mode): PendingDispatches {
     const { c, N, gpu } = this;
@@ -475,6 +493,10 @@ class StepBuilder {
       out.push(
         attentionForwardDispatch(gpu, { q: L.q, k: L.kv[0].k, v: L.kv[0].v, out: L.attn, lse: L.lse!, B, T, H, G, dk: c.dk, dv: c.dv }),
       );
+      return out;
+    }
+    if (isMechanism(c)) {
+      out.push(mechanismForward(gpu, c, nsaShape(c, this.s), this.mechanismIO(l)));
       return out;
     }
     const nsa = c.nsa!;
@@ -518,8 +540,20 @@ class StepBuilder {
     const dn = d.dnormed;
     const out: PendingDispatches = [];
     // Gradients of the (RoPE'd) k/v of each branch: dense one pair, NSA one per branch.
-    const dkv = c.attention === 'dense' ? d.dkv.slice(0, 1) : d.dkv;
-    if (c.attention === 'dense') {
+    const dkv = c.attention === 'nsa' ? d.dkv : d.dkv.slice(0, 1);
+    if (isMechanism(c)) {
+      out.push(
+        mechanismBackward(gpu, c, nsaShape(c, this.s), this.mechanismIO(l), {
+          dout: d.dattn,
+          delta: d.delta,
+          dq: d.dq,
+          dk: dkv[0].k,
+          dv: dkv[0].v,
+          headParts: d.headParts,
+          reverse: d.mobaReverse,
+        }),
+      );
+    } else if (c.attention === 'dense') {
       out.push(
         attentionBackwardDispatches(gpu, {
           q: L.q,

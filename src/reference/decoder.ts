@@ -6,6 +6,7 @@
 // practice bit for bit. Float64 throughout: this is the oracle the GPU path is checked against,
 // and it is fast enough for the tiny and small presets.
 import { type Branch } from '../definitions/gates';
+import { attentionNsaConfig } from '../definitions/mechanisms';
 import { assertValidModelConfig, type ModelConfig, type ModelNsaConfig, shortConvTaps, usesRope } from '../definitions/model-config';
 import { numCmpBlocks, visibleCmpBlocks } from '../definitions/nsa-blocks';
 import type { NsaConfig } from '../definitions/nsa-config';
@@ -39,7 +40,7 @@ export interface DecodeStep {
   token: number;
   /** Next-token logits [vocabSize]. */
   logits: Float64Array;
-  /** One entry per layer for NSA models; empty for dense. */
+  /** One entry per layer for NSA, window and MoBA models (window: selection all −1; no gates outside NSA); empty for dense. */
   nsa: NsaLayerStep[];
 }
 
@@ -210,9 +211,12 @@ export class ModelDecoder {
     this.p = paramsToF64(config, params);
     const P = (n: string) => this.p.get(n) as Float64Array;
     for (let l = 0; l < config.nLayers; l++) {
-      if (config.attention === 'nsa' && config.nsa) {
+      // NSA, window and MoBA layers all decode through NsaDecodeRef (docs/nsa-spec.md section 15).
+      const cfg = attentionNsaConfig(config);
+      if (cfg) {
         const dims = { H: config.nHeads, G: config.nKvGroups, dk: config.dk, dv: config.dv, capacity };
-        this.nsa.push(new NsaDecodeRef(dims, config.nsa, cmpMlpParams(config, P, l)));
+        const mech = config.attention === 'window' || config.attention === 'moba' ? config.attention : 'nsa';
+        this.nsa.push(new NsaDecodeRef(dims, cfg, cmpMlpParams(config, P, l), mech));
       } else this.dense.push(new DenseLayerCache(config, capacity));
     }
   }
@@ -267,6 +271,13 @@ export class ModelDecoder {
         const win = nsa.sharedKV ? cmp : kv(branchKVNames(nsa, l, 'win'));
         const gates = applyGateAblation(gateForwardRef(n1, P(w.wg), P(w.bg), 1, C, H), nsa.gates);
         const st = this.nsa[l].step({ q, kCmp: cmp.k, vCmp: cmp.v, kSel: sel.k, vSel: sel.v, kWin: win.k, vWin: win.v, gates });
+        nsaSteps.push({ layer: l, selection: st.selection, reads: st.reads, emitted: st.emitted, gates });
+        attn = st.o;
+      } else if (c.attention === 'window' || c.attention === 'moba') {
+        // One K/V pair feeds the mechanism's one branch; no gates.
+        const d = kv({ wk: w.wk, wv: w.wv, kConv: w.kConv });
+        const gates = new Float64Array(0);
+        const st = this.nsa[l].step({ q, kCmp: d.k, vCmp: d.v, kSel: d.k, vSel: d.v, kWin: d.k, vWin: d.v, gates });
         nsaSteps.push({ layer: l, selection: st.selection, reads: st.reads, emitted: st.emitted, gates });
         attn = st.o;
       } else {

@@ -6,13 +6,15 @@
 // per branch equal ncmp(t) + |selected positions ≤ t| + min(w, t+1) at every t.
 import { describe, expect, it } from 'vitest';
 
+import { mobaReads, windowReads } from '../../src/definitions/mechanisms';
 import type { ModelConfig } from '../../src/definitions/model-config';
 import { numSelCandidates } from '../../src/definitions/nsa-blocks';
 import { paramSpecs } from '../../src/definitions/params';
 import { ModelDecoder, readsFormula } from '../../src/reference/decoder';
+import type { MobaForward } from '../../src/reference/mechanisms';
 import { modelForwardRef } from '../../src/reference/model';
 import { relRms } from '../helpers/compare';
-import { DENSE, NSA_CASES, nsaModel, OPTION_CASES, randomParams, randomTokens } from './helpers';
+import { DENSE, MECHANISM_CASES, NSA_CASES, nsaModel, OPTION_CASES, randomParams, randomTokens } from './helpers';
 
 const TOL = 1e-12;
 
@@ -81,6 +83,47 @@ describe('decode = prefill, whole model (logits rel ≤ 1e-12 per position)', ()
     expect(sparse).toBeGreaterThan(0);
     expect(nonForced).toBeGreaterThan(0);
     console.log(`nsa (${_name}) decode vs prefill: worst rel ${worst.toExponential(2)}`);
+  });
+
+  it.each(MECHANISM_CASES)('%s: logits, MoBA selections, reads = section 15 formula, no other branch read', (_name, c) => {
+    const B = 2;
+    const T = c.seqLen;
+    const V = c.vocabSize;
+    const G = c.nKvGroups;
+    const p = randomParams(c, 14);
+    const tokens = randomTokens(B * T, V, 15);
+    const ref = modelForwardRef(c, p, tokens, randomTokens(B * T, V, 16), B);
+    const k = c.moba?.topK ?? 1;
+    let worst = 0;
+    let sparse = 0;
+    for (let b = 0; b < B; b++) {
+      const steps = decodeAll(c, p, tokens.slice(b * T, (b + 1) * T));
+      for (let t = 0; t < T; t++) {
+        const st = steps[t];
+        const e = relRms(st.logits, ref.logits.subarray((b * T + t) * V, (b * T + t + 1) * V));
+        worst = Math.max(worst, e);
+        expect(e, `b=${b} t=${t}`).toBeLessThanOrEqual(TOL);
+        expect(st.nsa.length).toBe(c.nLayers);
+        for (const L of st.nsa) {
+          for (let g = 0; g < G; g++) {
+            const r = L.reads[g];
+            if (c.moba) {
+              const want = (ref.layers[L.layer].attnCache.mech![b] as MobaForward).selection.subarray(t * G * k, (t + 1) * G * k);
+              expect(Array.from(L.selection), `layer ${L.layer} b=${b} t=${t}`).toEqual(Array.from(want));
+              const f = mobaReads(t, L.selection.subarray(g * k, (g + 1) * k), c.moba);
+              expect([r.cmp, r.sel, r.win], `reads layer ${L.layer} g=${g} t=${t}`).toEqual([0, f, 0]);
+              if (f < t + 1) sparse++;
+            } else {
+              expect([r.cmp, r.sel, r.win], `reads layer ${L.layer} g=${g} t=${t}`).toEqual([0, 0, windowReads(t, c.window!)]);
+              expect(Array.from(L.selection).every((j) => j === -1)).toBe(true);
+              if (r.win < t + 1) sparse++;
+            }
+          }
+        }
+      }
+    }
+    expect(sparse).toBeGreaterThan(0);
+    console.log(`${_name} decode vs prefill: worst rel ${worst.toExponential(2)}`);
   });
 
   it('an NSA decoder with gates forced to win and w ≥ T = the dense decoder on wk_win/wv_win (rel ≤ 1e-12)', () => {

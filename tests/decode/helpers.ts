@@ -50,3 +50,9 @@ export function randomTokens(n: number, V: number, seed: number): number[] {
   const r = rng(seed);
   return Array.from({ length: n }, () => Math.floor(r() * V));
 }
+
+/** The window and MoBA mechanisms (docs/nsa-spec.md section 15): window wraps (w < T), MoBA sparse (topK·B < T, B ∤ T). */
+export const MECHANISM_CASES: Array<[string, ModelConfig]> = [
+  ['window w = 5', { ...DENSE, seqLen: 23, attention: 'window', window: { w: 5 } }],
+  ['moba B = 4, k = 3 (T = 27)', { ...DENSE, seqLen: 27, attention: 'moba', moba: { blockSize: 4, topK: 3 } }],
+];

@@ -48,6 +48,13 @@ export interface NsaDecodeStep {
   emitted: boolean;
 }
 
+/**
+ * Which attention the decoder runs (docs/nsa-spec.md section 15): NSA's three gated branches, the
+ * window branch alone, or MoBA (block means of K only, scores, top-k, the selected branch alone).
+ * A mechanism's unused branches are not computed and read no key; its output is its branch's.
+ */
+export type DecodeMechanism = 'nsa' | 'window' | 'moba';
+
 export class NsaDecodeRef {
   private readonly kCmp: Float64Array;
   private readonly vCmp: Float64Array;
@@ -65,6 +72,7 @@ export class NsaDecodeRef {
     readonly dims: NsaDecodeDims,
     readonly c: NsaConfig,
     readonly mlp?: CmpMlpPair,
+    readonly mechanism: DecodeMechanism = 'nsa',
   ) {
     const { H, G, dk, dv, capacity } = dims;
     assertNsaConfig(c, { H, G, dk, dv, T: capacity });
@@ -108,14 +116,16 @@ export class NsaDecodeRef {
     this.vWin.set(Array.from(tok.vWin), t * G * dv);
     this.len++;
 
+    const mech = this.mechanism;
     let emitted = false;
-    if (t + 1 >= c.l && (t + 1 - c.l) % c.d === 0) {
+    if (mech !== 'window' && t + 1 >= c.l && (t + 1 - c.l) % c.d === 0) {
       const k = (t + 1 - c.l) / c.d;
       if (k !== this.nc) throw new Error(`NsaDecodeRef: emitting block ${k} with ${this.nc} in cache`);
       for (let g = 0; g < G; g++) {
         if (c.phi === 'avg') {
           compressBlockAvg(this.kCmp, k, g, G, dk, c, this.kc, (k * G + g) * dk);
-          compressBlockAvg(this.vCmp, k, g, G, dv, c, this.vc, (k * G + g) * dv);
+          // MoBA's block means are keys only (they rank blocks; no value is ever read).
+          if (mech === 'nsa') compressBlockAvg(this.vCmp, k, g, G, dv, c, this.vc, (k * G + g) * dv);
         } else {
           const m = this.mlp as CmpMlpPair;
           compressBlockMlp(this.kCmp, k, g, G, m.k, c, this.kc, (k * G + g) * dk, this.hScratch, 0);
@@ -126,7 +136,8 @@ export class NsaDecodeRef {
       emitted = true;
     }
     const n = this.nc;
-    if (n !== visibleCmpBlocks(t, c)) throw new Error(`NsaDecodeRef: ${n} compressed blocks at t=${t}, expected ${visibleCmpBlocks(t, c)}`);
+    if (mech !== 'window' && n !== visibleCmpBlocks(t, c))
+      throw new Error(`NsaDecodeRef: ${n} compressed blocks at t=${t}, expected ${visibleCmpBlocks(t, c)}`);
 
     const h = H / G;
     const nb = numSelCandidates(t, c);
@@ -138,12 +149,21 @@ export class NsaDecodeRef {
     const selection = new Int32Array(G * c.nSel);
     const reads: BranchReads[] = [];
     const pSlc = new Float64Array(h * nb);
+    if (mech === 'window') selection.fill(-1);
     for (let g = 0; g < G; g++) {
       const r: BranchReads = { cmp: 0, sel: 0, win: 0 };
+      const winKeys: number[] = [];
+      for (let s = Math.max(0, t - c.w + 1); s <= t; s++) winKeys.push(s);
+      if (mech === 'window') {
+        r.win = this.attendGroup(tok.q, g, winKeys, this.kWin, this.vWin, oWin).reads;
+        reads.push(r);
+        continue;
+      }
       const blocks: number[] = [];
       for (let k = 0; k < n; k++) blocks.push(k);
-      const pc = this.attendGroup(tok.q, g, blocks, this.kc, this.vc, oCmp);
-      r.cmp = pc.reads;
+      // MoBA: the block probabilities only (no compressed output; the means are not counted as keys).
+      const pc = this.attendGroup(tok.q, g, blocks, this.kc, this.vc, oCmp, mech === 'nsa');
+      if (mech === 'nsa') r.cmp = pc.reads;
       pSlc.fill(0);
       for (let m = 0; m < h; m++) {
         pCmp.set(pc.p[m], (g * h + m) * n);
@@ -157,10 +177,12 @@ export class NsaDecodeRef {
         for (let s = a; s < b; s++) selKeys.push(s);
       }
       r.sel = this.attendGroup(tok.q, g, selKeys, this.kSel, this.vSel, oSel).reads;
-      const winKeys: number[] = [];
-      for (let s = Math.max(0, t - c.w + 1); s <= t; s++) winKeys.push(s);
-      r.win = this.attendGroup(tok.q, g, winKeys, this.kWin, this.vWin, oWin).reads;
+      if (mech === 'nsa') r.win = this.attendGroup(tok.q, g, winKeys, this.kWin, this.vWin, oWin).reads;
       reads.push(r);
+    }
+    if (mech !== 'nsa') {
+      const o = Float64Array.from(mech === 'window' ? oWin : oSel);
+      return { t, o, oCmp, oSel, oWin, pCmp, scores, selection, reads, emitted };
     }
     const o = new Float64Array(H * dv);
     for (let i = 0; i < H; i++) {
@@ -184,6 +206,7 @@ export class NsaDecodeRef {
     K: Float64Array,
     V: Float64Array,
     out: Float64Array,
+    withValues = true,
   ): { p: Float64Array[]; reads: number } {
     const { H, G, dk, dv } = this.dims;
     const h = H / G;
@@ -198,7 +221,7 @@ export class NsaDecodeRef {
       for (let m = 0; m < h; m++) p[m][j] = dot(q, (g * h + m) * dk, K, ko, dk) * scale;
     }
     for (let m = 0; m < h; m++) softmaxInPlace(p[m], n);
-    for (let j = 0; j < n; j++) {
+    for (let j = 0; withValues && j < n; j++) {
       const vo = (keys[j] * G + g) * dv;
       for (let m = 0; m < h; m++) {
         const oo = (g * h + m) * dv;
