@@ -5,10 +5,11 @@
 // ncmp(t) + |selected ≤ t| + min(w, t+1) exactly. Cases: dense; φ avg and mlp; shared and
 // per-branch K/V; learned, forced and frozen gates; windows that wrap (T > w) and T not a
 // multiple of l, d or l′; one group. Then GPU decode = GPU prefill (the training forward's
-// per-position losses and selections), also over a context long enough that the selection
-// kernel's lanes wrap (ncmp(t), nb > 64), and no buffer is created per token after the first.
+// per-position losses and selections), and no buffer is created per token after the first.
 // Last, the decode selection kernel against the training forward's (shaders/nsa_select.wgsl) on
-// the decoder's own q and compressed keys: scores equal bit for bit, selections equal.
+// the decoder's own q and compressed keys: scores equal bit for bit, selections equal; the same
+// decode is checked against the prefill too, also over a context long enough that the selection
+// kernel's lanes wrap (ncmp(t), nb > 64).
 import { describe, expect, it } from 'vitest';
 
 import { GpuDecoder, READ_SLOTS } from '../../src/decode/gpu-decoder';
@@ -133,8 +134,32 @@ const LONG: [string, ModelConfig] = [
   nsaModel({ l: 3, d: 1, lSel: 3, nSel: 4, w: 5 }, { seqLen: 200, nHeads: 7, nKvGroups: 1 }),
 ];
 
+/** The training forward's per-position losses and (NSA) selections of every layer, B·T rows. */
+async function prefill(c: ModelConfig, f32: Map<string, Float32Array>, tokens: number[], targets: number[]) {
+  const gpu = await getGpu();
+  const N = B * c.seqLen;
+  const plan = await ModelPlan.build(gpu, c, { batchSize: B, gradAccum: 1, optimizer: NO_OPTIMIZER });
+  plan.importParams(f32);
+  plan.writeBatch(0, Int32Array.from(tokens), Int32Array.from(targets), new Int32Array(tokenIndexLength(N)));
+  const enc = gpu.device.createCommandEncoder();
+  plan.encodeEval(enc);
+  gpu.submit([enc.finish()]);
+  const losses = await plan.readLosses();
+  const selections: Int32Array[] = [];
+  if (c.attention === 'nsa') for (let l = 0; l < c.nLayers; l++) selections.push((await plan.readSelection(l, N)).sel);
+  plan.destroy();
+  return { losses, selections };
+}
+
+/** Relative error of the decoded position's loss against the prefill's. */
+function lossError(c: ModelConfig, logits: Float32Array, b: number, target: number, want: number): number {
+  const V = c.vocabSize;
+  const loss = crossEntropyRef(Float64Array.from(logits.subarray(b * V, (b + 1) * V)), [target], 1, V).losses[0];
+  return Math.abs(loss - want) / Math.abs(want);
+}
+
 describe('GPU decode = GPU prefill (the training forward) at every position', () => {
-  it.each([CASES[0], CASES[1], CASES[2], LONG, DENSE_OPTIONS, ...OPTION_CASES])(
+  it.each([CASES[0], CASES[1], CASES[2], DENSE_OPTIONS, ...OPTION_CASES])(
     '%s: per-position losses rel ≤ 1e-5, selections equal',
     async (_name, c) => {
       const gpu = await getGpu();
@@ -142,19 +167,10 @@ describe('GPU decode = GPU prefill (the training forward) at every position', ()
       const N = B * T;
       const params = randomParams(c, 33);
       const f32 = new Map([...params].map(([k, v]) => [k, Float32Array.from(v)]));
-      const plan = await ModelPlan.build(gpu, c, { batchSize: B, gradAccum: 1, optimizer: NO_OPTIMIZER });
-      plan.importParams(f32);
       const tokens = randomTokens(N, c.vocabSize, 12);
       const targets = randomTokens(N, c.vocabSize, 13);
-      plan.writeBatch(0, Int32Array.from(tokens), Int32Array.from(targets), new Int32Array(tokenIndexLength(N)));
-      const enc = gpu.device.createCommandEncoder();
-      plan.encodeEval(enc);
-      gpu.submit([enc.finish()]);
-      const losses = await plan.readLosses();
+      const { losses, selections: prefillSel } = await prefill(c, f32, tokens, targets);
       const nsa = c.attention === 'nsa' ? c.nsa : undefined;
-      const prefillSel: Int32Array[] = [];
-      if (nsa) for (let l = 0; l < c.nLayers; l++) prefillSel.push((await plan.readSelection(l, N)).sel);
-      plan.destroy();
 
       const dec = await GpuDecoder.create(gpu, c, { batch: B });
       dec.loadParams(f32);
@@ -165,15 +181,9 @@ describe('GPU decode = GPU prefill (the training forward) at every position', ()
         const out = (await dec.step([tokens[t], tokens[T + t]]))!;
         for (let b = 0; b < B; b++) {
           const n = b * T + t;
-          const loss = crossEntropyRef(
-            Float64Array.from(out.logits.subarray(b * c.vocabSize, (b + 1) * c.vocabSize)),
-            [targets[n]],
-            1,
-            c.vocabSize,
-          ).losses[0];
-          const e = Math.abs(loss - losses[n]) / Math.abs(losses[n]);
+          const e = lossError(c, out.logits, b, targets[n], losses[n]);
           worst = Math.max(worst, e);
-          expect(e, `b=${b} t=${t}: decode ${loss} vs prefill ${losses[n]}`).toBeLessThanOrEqual(1e-5);
+          expect(e, `b=${b} t=${t}: decode vs prefill loss ${losses[n]}`).toBeLessThanOrEqual(1e-5);
           for (let l = 0; nsa && l < c.nLayers; l++) {
             const got = Array.from(out.selection.subarray((l * B + b) * G * nSel, (l * B + b + 1) * G * nSel));
             expect(got, `selection l=${l} b=${b} t=${t}`).toEqual(Array.from(prefillSel[l].subarray(n * G * nSel, (n + 1) * G * nSel)));
@@ -187,64 +197,83 @@ describe('GPU decode = GPU prefill (the training forward) at every position', ()
   );
 });
 
-describe('GPU decode selection = the training kernels (shaders/nsa_select.wgsl) on the same q and kc, bit for bit', () => {
-  it.each([CASES[1], CASES[3], CASES[4], LONG])('%s: scores and top-n equal at every position', async (_name, c) => {
-    const gpu = await getGpu();
-    const nsa = c.nsa!;
-    const { nHeads: H, nKvGroups: G, dk } = c;
-    const T = c.seqLen;
-    const nB = numSelBlocks(T, nsa);
-    const dec = await GpuDecoder.create(gpu, c, { batch: B });
-    dec.loadParams(randomParams(c, 41));
-    const tokens = [randomTokens(T, c.vocabSize, 42), randomTokens(T, c.vocabSize, 43)];
-    const last = c.nLayers - 1;
-    // The last layer's rotated q, selection scores and selection of each step, laid out as the
-    // training forward's rows [B, T, ·].
-    const q = new Float32Array(B * T * H * dk);
-    const scores = new Float32Array(B * T * G * nB);
-    const sel = new Int32Array(B * T * G * nsa.nSel);
-    for (let t = 0; t < T; t++) {
-      const out = (await dec.step([tokens[0][t], tokens[1][t]]))!;
-      const [qt, st] = await Promise.all([dec.readWork((w) => w.q), dec.readWork((w) => w.blockScores)]);
-      for (let b = 0; b < B; b++) {
-        q.set(qt.subarray(b * H * dk, (b + 1) * H * dk), (b * T + t) * H * dk);
-        scores.set(st.subarray(b * G * nB, (b + 1) * G * nB), (b * T + t) * G * nB);
-        const rows = out.selection.subarray((last * B + b) * G * nsa.nSel, (last * B + b + 1) * G * nsa.nSel);
-        sel.set(rows, (b * T + t) * G * nsa.nSel);
-      }
-    }
-    // The compressed cache only grows: at the end it holds every block each step saw.
-    const N = numCmpBlocks(T, nsa);
-    const kc = (await dec.readWork((w) => w.layers[last].compressed!.k)).subarray(0, B * N * G * dk);
-    dec.destroy();
-
-    const arena = createArena(gpu, 'decode-select-vs-train', [
-      { name: 'q', bytes: q.byteLength },
-      { name: 'kc', bytes: kc.byteLength },
-      { name: 'scores', bytes: scores.byteLength },
-      { name: 'sel', bytes: sel.byteLength },
-    ]);
-    const a = (n: string) => arena.get(n);
-    gpu.write(a('q'), q);
-    gpu.write(a('kc'), kc);
-    gpu.run([
-      await selectionScoresDispatch(gpu, { q: a('q'), kc: a('kc'), scores: a('scores'), B, T, H, G, dk, cfg: nsa }),
-      await topNSelectionDispatch(gpu, { scores: a('scores'), sel: a('sel'), B, T, G, cfg: nsa }),
-    ]);
-    const [wantScores, wantSel] = await Promise.all([gpu.readF32(a('scores')), gpu.readI32(a('sel'))]);
-    for (const buf of arena.buffers) buf.destroy();
-
-    const bits = (x: Float32Array) => Array.from(new Uint32Array(x.buffer, x.byteOffset, x.length));
-    for (let b = 0; b < B; b++) {
+describe('GPU decode selection = the training kernels (shaders/nsa_select.wgsl) on the same q and kc, bit for bit; decode = prefill', () => {
+  it.each([CASES[1], CASES[3], CASES[4], LONG])(
+    '%s: scores and top-n equal at every position; per-position losses rel ≤ 1e-5 and selections equal to the prefill',
+    async (_name, c) => {
+      const gpu = await getGpu();
+      const nsa = c.nsa!;
+      const { nHeads: H, nKvGroups: G, dk } = c;
+      const T = c.seqLen;
+      const nB = numSelBlocks(T, nsa);
+      const params = new Map([...randomParams(c, 41)].map(([k, v]) => [k, Float32Array.from(v)]));
+      const tokens = [randomTokens(T, c.vocabSize, 42), randomTokens(T, c.vocabSize, 43)];
+      const targets = randomTokens(B * T, c.vocabSize, 44);
+      // One decode serves both checks: this one is the longest of the file (T = 200 for LONG).
+      const want = await prefill(c, params, [...tokens[0], ...tokens[1]], targets);
+      const dec = await GpuDecoder.create(gpu, c, { batch: B });
+      dec.loadParams(params);
+      const last = c.nLayers - 1;
+      // The last layer's rotated q, selection scores and selection of each step, laid out as the
+      // training forward's rows [B, T, ·].
+      const q = new Float32Array(B * T * H * dk);
+      const scores = new Float32Array(B * T * G * nB);
+      const sel = new Int32Array(B * T * G * nsa.nSel);
       for (let t = 0; t < T; t++) {
-        const nb = Math.floor(t / nsa.lSel) + 1;
-        for (let g = 0; g < G; g++) {
-          const o = ((b * T + t) * G + g) * nB;
-          expect(bits(scores.subarray(o, o + nb)), `scores b=${b} t=${t} g=${g}`).toEqual(bits(wantScores.subarray(o, o + nb)));
+        const out = (await dec.step([tokens[0][t], tokens[1][t]]))!;
+        for (let b = 0; b < B; b++) {
+          const n = b * T + t;
+          expect(lossError(c, out.logits, b, targets[n], want.losses[n]), `b=${b} t=${t}: decode vs prefill loss`).toBeLessThanOrEqual(
+            1e-5,
+          );
+          for (let l = 0; l < c.nLayers; l++) {
+            const got = Array.from(out.selection.subarray((l * B + b) * G * nsa.nSel, (l * B + b + 1) * G * nsa.nSel));
+            expect(got, `selection l=${l} b=${b} t=${t} vs prefill`).toEqual(
+              Array.from(want.selections[l].subarray(n * G * nsa.nSel, (n + 1) * G * nsa.nSel)),
+            );
+          }
+        }
+        const [qt, st] = await Promise.all([dec.readWork((w) => w.q), dec.readWork((w) => w.blockScores)]);
+        for (let b = 0; b < B; b++) {
+          q.set(qt.subarray(b * H * dk, (b + 1) * H * dk), (b * T + t) * H * dk);
+          scores.set(st.subarray(b * G * nB, (b + 1) * G * nB), (b * T + t) * G * nB);
+          const rows = out.selection.subarray((last * B + b) * G * nsa.nSel, (last * B + b + 1) * G * nsa.nSel);
+          sel.set(rows, (b * T + t) * G * nsa.nSel);
         }
       }
-    }
-    expect(Array.from(sel)).toEqual(Array.from(wantSel));
-    expect(gpu.reports).toEqual([]);
-  });
+      // The compressed cache only grows: at the end it holds every block each step saw.
+      const N = numCmpBlocks(T, nsa);
+      const kc = (await dec.readWork((w) => w.layers[last].compressed!.k)).subarray(0, B * N * G * dk);
+      dec.destroy();
+
+      const arena = createArena(gpu, 'decode-select-vs-train', [
+        { name: 'q', bytes: q.byteLength },
+        { name: 'kc', bytes: kc.byteLength },
+        { name: 'scores', bytes: scores.byteLength },
+        { name: 'sel', bytes: sel.byteLength },
+      ]);
+      const a = (n: string) => arena.get(n);
+      gpu.write(a('q'), q);
+      gpu.write(a('kc'), kc);
+      gpu.run([
+        await selectionScoresDispatch(gpu, { q: a('q'), kc: a('kc'), scores: a('scores'), B, T, H, G, dk, cfg: nsa }),
+        await topNSelectionDispatch(gpu, { scores: a('scores'), sel: a('sel'), B, T, G, cfg: nsa }),
+      ]);
+      const [wantScores, wantSel] = await Promise.all([gpu.readF32(a('scores')), gpu.readI32(a('sel'))]);
+      for (const buf of arena.buffers) buf.destroy();
+
+      const bits = (x: Float32Array) => Array.from(new Uint32Array(x.buffer, x.byteOffset, x.length));
+      for (let b = 0; b < B; b++) {
+        for (let t = 0; t < T; t++) {
+          const nb = Math.floor(t / nsa.lSel) + 1;
+          for (let g = 0; g < G; g++) {
+            const o = ((b * T + t) * G + g) * nB;
+            expect(bits(scores.subarray(o, o + nb)), `scores b=${b} t=${t} g=${g}`).toEqual(bits(wantScores.subarray(o, o + nb)));
+          }
+        }
+      }
+      expect(Array.from(sel)).toEqual(Array.from(wantSel));
+      expect(gpu.reports).toEqual([]);
+    },
+  );
 });
