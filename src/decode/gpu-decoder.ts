@@ -7,6 +7,7 @@
 // maps one preallocated staging buffer: nothing is allocated per token.
 // The float64 oracle is ModelDecoder (src/reference/decoder.ts); tests/gpu/decode.test.ts checks
 // this against it and against the training forward at every position.
+import { attentionNsaConfig } from '../definitions/mechanisms';
 import { assertValidModelConfig, type ModelConfig, shortConvTaps, usesRope } from '../definitions/model-config';
 import { numCmpBlocks, numSelBlocks } from '../definitions/nsa-blocks';
 import { cmpMlpHidden } from '../definitions/nsa-config';
@@ -97,6 +98,8 @@ export class GpuDecoder {
     const work = createLayoutArena(gpu, 'decode.work', decodeWorkLayout(config, B, cap));
     const w = work.tensors;
     gpu.write(w.rope, usesRope(config) ? ropeTable(cap, config.dk, config.ropeTheta) : identityRopeTable(cap, config.dk));
+    // A window model selects nothing: its selection rows stay −1 (no kernel writes them).
+    if (config.attention === 'window') gpu.write(w.selection, new Int32Array(w.selection.size / F32).fill(-1));
     const { dispatches, compress } = await buildDispatches(gpu, config, B, cap, params.tensors, w);
     const bytes = readbackSlices(w).reduce((s, x) => s + x.size, 0);
     const staging = gpu.createBuffer({ label: 'decode.readback', size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
@@ -164,7 +167,8 @@ export class GpuDecoder {
       }
       for (const ring of layer.convRing ?? []) this.gpu.write(ring, Float32Array.from({ length: ring.size / F32 }, fill));
     }
-    const nsa = c.attention === 'nsa' ? c.nsa : undefined;
+    // NSA and MoBA keep a compressed cache (MoBA: the block means of K).
+    const nsa = c.attention === 'nsa' || c.attention === 'moba' ? attentionNsaConfig(c) : undefined;
     const emitted = nsa ? Array.from({ length: numCmpBlocks(t, nsa) }, (_, k) => k * nsa.d + nsa.l - 1) : [];
     if (emitted.length && this.compress.length) {
       // Each block's position goes into the state word by a copy between passes, so one submit
@@ -339,6 +343,9 @@ export interface DecodeWork {
 export function attendBranchSplits(c: ModelConfig, B: number, cap: number): { dense: number; cmp: number; sel: number; win: number } {
   const H = c.nHeads;
   const nsa = c.attention === 'nsa' ? c.nsa : undefined;
+  const mech = attentionNsaConfig(c);
+  if (c.attention === 'window' && mech) return { dense: 1, cmp: 1, sel: 1, win: attendSplits(B, H, Math.min(cap, mech.w)) };
+  if (c.attention === 'moba' && mech) return { dense: 1, cmp: 1, sel: attendSplits(B, H, Math.min(cap, mech.nSel * mech.lSel)), win: 1 };
   if (!nsa) return { dense: attendSplits(B, H, cap), cmp: 1, sel: 1, win: 1 };
   return {
     dense: 1,
@@ -372,8 +379,10 @@ const readbackSlices = (w: DecodeWork): BufferSlice[] => [w.logits, w.selection,
  */
 export function decodeWorkLayout(c: ModelConfig, B: number, cap: number): (place: PlaceTensor) => DecodeWork {
   const { dim: C, nHeads: H, nKvGroups: G, dk, dv, ffnHidden: Fh, vocabSize: V } = c;
-  const nsa = c.attention === 'nsa' ? c.nsa : undefined;
-  const Nmax = nsa ? Math.max(1, numCmpBlocks(cap, nsa)) : 1;
+  // NSA, or the NSA config of a window or MoBA model (docs/nsa-spec.md section 15).
+  const nsa = attentionNsaConfig(c);
+  const hasCompressed = c.attention === 'nsa' || c.attention === 'moba';
+  const Nmax = nsa && hasCompressed ? Math.max(1, numCmpBlocks(cap, nsa)) : 1;
   const nBmax = nsa ? numSelBlocks(cap, nsa) : 1;
   const nSel = nsa?.nSel ?? 1;
   return (place) => {
@@ -411,7 +420,10 @@ export function decodeWorkLayout(c: ModelConfig, B: number, cap: number): (place
       });
       const taps = shortConvTaps(c);
       const convRing = taps > 0 ? kv.map((_, s) => f32(`L${l}.convRing${s}`, B * taps * G * dk)) : undefined;
-      const compressed = nsa ? { k: f32(`L${l}.kc`, B * Nmax * G * dk), v: f32(`L${l}.vc`, B * Nmax * G * dv) } : undefined;
+      // MoBA's block means are keys only: its value cache is never written or read (one float).
+      const compressed = hasCompressed
+        ? { k: f32(`L${l}.kc`, B * Nmax * G * dk), v: f32(`L${l}.vc`, c.attention === 'moba' ? 1 : B * Nmax * G * dv) }
+        : undefined;
       return { kv, ...(compressed ? { compressed } : {}), ...(convRing ? { convRing } : {}) };
     });
     return {
@@ -463,6 +475,8 @@ async function buildDispatches(
 ): Promise<{ dispatches: Dispatch[]; compress: Dispatch[] }> {
   const { dim: C, nHeads: H, nKvGroups: G, dk, dv, ffnHidden: Fh, vocabSize: V } = c;
   const nsa = c.attention === 'nsa' ? c.nsa : undefined;
+  // The block arithmetic of NSA, or of a window or MoBA model's NSA config (section 15).
+  const cfg = attentionNsaConfig(c);
   const st = w.state;
   const base: Partial<DecodeParams> = {
     B,
@@ -472,15 +486,15 @@ async function buildDispatches(
     dk,
     dv,
     cap,
-    Nmax: nsa ? Math.max(1, numCmpBlocks(cap, nsa)) : 1,
-    nBmax: nsa ? numSelBlocks(cap, nsa) : 1,
-    l: nsa?.l ?? 1,
-    d: nsa?.d ?? 1,
-    lSel: nsa?.lSel ?? 1,
-    nSel: nsa?.nSel ?? 1,
-    w: nsa?.w ?? 1,
-    forceInit: nsa?.forceInit ? 1 : 0,
-    forceLocal: nsa?.forceLocal ?? 0,
+    Nmax: cfg && c.attention !== 'window' ? Math.max(1, numCmpBlocks(cap, cfg)) : 1,
+    nBmax: cfg ? numSelBlocks(cap, cfg) : 1,
+    l: cfg?.l ?? 1,
+    d: cfg?.d ?? 1,
+    lSel: cfg?.lSel ?? 1,
+    nSel: cfg?.nSel ?? 1,
+    w: cfg?.w ?? 1,
+    forceInit: cfg?.forceInit ? 1 : 0,
+    forceLocal: cfg?.forceLocal ?? 0,
     scale: 1 / Math.sqrt(dk),
   };
   const out: Array<Promise<Dispatch | Dispatch[]>> = [];
@@ -532,7 +546,7 @@ async function buildDispatches(
       const storage = { a: w.rope, b: fresh.k, c: fresh.v, d: cache.kv[s].k, e_: cache.kv[s].v };
       out.push(decodeRowsDispatch(gpu, 'appendKV', st, P, storage, `${at} append kv${s}`));
     });
-    const slot = l * B * G * (nsa?.nSel ?? 1);
+    const slot = l * B * G * (cfg?.nSel ?? 1);
     const rslot = l * B * G * 4;
     const splits = attendBranchSplits(c, B, cap);
     const attend = (branch: number, s: number | 'cmp', o: BufferSlice, label: string) => {
@@ -550,7 +564,19 @@ async function buildDispatches(
         ),
       );
     };
-    if (!nsa) attend(3, 0, w.attn, 'attend dense');
+    if (c.attention === 'window') attend(2, 0, w.attn, 'attend win');
+    else if (c.attention === 'moba') {
+      // MoBA: the block mean of K when this token completes a block, scores and top-k, the selected blocks.
+      const compressed = cache.compressed;
+      if (!compressed) throw new Error(`decoder: layer ${l} has no block-mean cache`);
+      const P = decodeParams(base, { rows: cap, D: dk, total: B * G * dk });
+      const mean = decodeRowsDispatch(gpu, 'compressAvg', st, P, { a: cache.kv[0].k, b: compressed.k }, `${at} block mean k`);
+      compress.push(mean);
+      out.push(mean);
+      const selStorage = { st, q: w.q, kc: compressed.k, scratch: w.headScratch, scores: w.blockScores, sel: w.selection };
+      out.push(decodeSelectDispatch(gpu, decodeParams(base, { slot }), selStorage, `${at} select`));
+      attend(1, 0, w.attn, 'attend sel');
+    } else if (!nsa) attend(3, 0, w.attn, 'attend dense');
     else {
       const compressed = cache.compressed;
       if (!compressed) throw new Error(`decoder: layer ${l} has no compressed cache`);

@@ -13,6 +13,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { GpuDecoder, READ_SLOTS } from '../../src/decode/gpu-decoder';
+import { mobaReads, windowReads } from '../../src/definitions/mechanisms';
 import type { ModelConfig } from '../../src/definitions/model-config';
 import { numCmpBlocks, numSelBlocks } from '../../src/definitions/nsa-blocks';
 import { createArena } from '../../src/gpu/arena';
@@ -23,7 +24,7 @@ import { crossEntropyRef } from '../../src/reference/crossentropy';
 import { type DecodeStep, ModelDecoder, readsFormula } from '../../src/reference/decoder';
 import { getGpu } from '../helpers/gpu';
 import { NO_OPTIMIZER } from '../helpers/models';
-import { DENSE, NSA_CASES, nsaModel, OPTION_CASES, randomParams, randomTokens } from './helpers';
+import { DENSE, MECHANISM_CASES, NSA_CASES, nsaModel, OPTION_CASES, randomParams, randomTokens } from './helpers';
 
 const LOGITS_TOL = 1e-5;
 const B = 2;
@@ -42,7 +43,7 @@ const DENSE_OPTIONS: [string, ModelConfig] = [
   'dense, attention-only, no positional encoding, conv 3',
   { ...DENSE, seqLen: 19, ffnHidden: 0, posEncoding: 'none', shortConv: 3 },
 ];
-CASES.push(DENSE_OPTIONS);
+CASES.push(DENSE_OPTIONS, ...MECHANISM_CASES);
 
 function relRms(got: ArrayLike<number>, want: ArrayLike<number>): number {
   let e = 0;
@@ -65,7 +66,7 @@ describe('GPU decode = float64 decode at every position (logits rel RMS ≤ 1e-5
     const refs = tokens.map(() => new ModelDecoder(c, params));
     const nsa = c.attention === 'nsa' ? c.nsa : undefined;
     const G = c.nKvGroups;
-    const nSel = nsa?.nSel ?? 1;
+    const nSel = nsa?.nSel ?? c.moba?.topK ?? 1;
     let worst = 0;
     let buffersAfterFirst = 0;
     for (let t = 0; t < T; t++) {
@@ -82,6 +83,16 @@ describe('GPU decode = float64 decode at every position (logits rel RMS ≤ 1e-5
         for (let l = 0; l < c.nLayers; l++) {
           for (let g = 0; g < G; g++) {
             const r = Array.from(out.reads.subarray(((l * B + b) * G + g) * 4, ((l * B + b) * G + g + 1) * 4));
+            if (c.attention === 'window' || c.attention === 'moba') {
+              // Section 15: only the mechanism's branch reads keys; MoBA's selection = the float64 decoder's.
+              const L = want.nsa[l];
+              const row = Array.from(out.selection.subarray(((l * B + b) * G + g) * nSel, ((l * B + b) * G + g + 1) * nSel));
+              expect(row, `selection l=${l} b=${b} g=${g} t=${t}`).toEqual(Array.from(L.selection.subarray(g * nSel, (g + 1) * nSel)));
+              const f = c.moba ? [0, mobaReads(t, row, c.moba), 0, 0] : [0, 0, windowReads(t, c.window!), 0];
+              expect(r, `reads l=${l} b=${b} g=${g} t=${t}`).toEqual(f);
+              expect(r.slice(0, 3)).toEqual([L.reads[g].cmp, L.reads[g].sel, L.reads[g].win]);
+              continue;
+            }
             if (!nsa) {
               expect(r, `dense reads l=${l} b=${b} t=${t}`).toEqual([0, 0, 0, t + 1]);
               continue;
@@ -146,7 +157,8 @@ async function prefill(c: ModelConfig, f32: Map<string, Float32Array>, tokens: n
   gpu.submit([enc.finish()]);
   const losses = await plan.readLosses();
   const selections: Int32Array[] = [];
-  if (c.attention === 'nsa') for (let l = 0; l < c.nLayers; l++) selections.push((await plan.readSelection(l, N)).sel);
+  if (c.attention === 'nsa' || c.attention === 'moba')
+    for (let l = 0; l < c.nLayers; l++) selections.push((await plan.readSelection(l, N)).sel);
   plan.destroy();
   return { losses, selections };
 }
@@ -159,7 +171,7 @@ function lossError(c: ModelConfig, logits: Float32Array, b: number, target: numb
 }
 
 describe('GPU decode = GPU prefill (the training forward) at every position', () => {
-  it.each([CASES[0], CASES[1], CASES[2], DENSE_OPTIONS, ...OPTION_CASES])(
+  it.each([CASES[0], CASES[1], CASES[2], DENSE_OPTIONS, ...OPTION_CASES, ...MECHANISM_CASES])(
     '%s: per-position losses rel ≤ 1e-5, selections equal',
     async (_name, c) => {
       const gpu = await getGpu();
@@ -170,7 +182,8 @@ describe('GPU decode = GPU prefill (the training forward) at every position', ()
       const tokens = randomTokens(N, c.vocabSize, 12);
       const targets = randomTokens(N, c.vocabSize, 13);
       const { losses, selections: prefillSel } = await prefill(c, f32, tokens, targets);
-      const nsa = c.attention === 'nsa' ? c.nsa : undefined;
+      // NSA and MoBA select blocks (section 15).
+      const nsa = c.attention === 'nsa' ? c.nsa : c.moba ? { nSel: c.moba.topK } : undefined;
 
       const dec = await GpuDecoder.create(gpu, c, { batch: B });
       dec.loadParams(f32);
