@@ -3,6 +3,7 @@
 // issue names its field (`dsa.topK`, …; in a model config `model.dsa.…`).
 
 import { type ConfigIssue, InvalidConfigError } from './config-issue';
+import type { NsaConfig } from './nsa-config';
 import type { AttentionShape } from './shapes';
 
 export interface DsaConfig {
@@ -74,4 +75,18 @@ export function validateDsaConfig(c: DsaConfig, shape?: Partial<DsaShape>): Conf
 export function assertDsaConfig(c: DsaConfig, shape?: Partial<DsaShape>): void {
   const issues = validateDsaConfig(c, shape);
   if (issues.length > 0) throw new InvalidConfigError('invalid DSA config', issues);
+}
+
+/** Training phase of the indexer loss: the dense warm-up (U(t) = [0, t]) or sparse (U(t) = S(t)). */
+export type DsaPhase = 'warmup' | 'sparse';
+
+/** Slots per query row of the indexer loss gradient: T in the warm-up, k in the sparse phase. */
+export const dsaSlotWidth = (phase: DsaPhase, T: number, topK: number): number => (phase === 'warmup' ? T : topK);
+
+/**
+ * The token selection seen as an NSA selection of one-token blocks (lSel = 1, nSel = k, nothing
+ * forced), so the NSA selected-branch kernels and their reverse index run on sel [B, T, G, k].
+ */
+export function tokenSelectionAsNsa(topK: number): NsaConfig {
+  return { l: 1, d: 1, lSel: 1, nSel: topK, w: 1, phi: 'avg', forceInit: false, forceLocal: 0 };
 }

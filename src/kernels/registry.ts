@@ -8,6 +8,10 @@ import { ADAMW_VARIANTS } from './adamw';
 import { ATTENTION_VARIANTS } from './attention';
 import { CROSSENTROPY_VARIANTS } from './crossentropy';
 import { DECODE_VARIANTS } from './decode';
+import { DSA_INDEX_BACKWARD_VARIANTS } from './dsa-index-backward';
+import { DSA_INDEX_LOSS_VARIANTS } from './dsa-index-loss';
+import { DSA_INDEX_SCORES_VARIANTS } from './dsa-index-scores';
+import { DSA_TOPK_VARIANTS } from './dsa-topk';
 import { EMBEDDING_VARIANTS } from './embedding';
 import { GRADNORM_VARIANTS } from './gradnorm';
 import { MATMUL_VARIANTS } from './matmul';
@@ -29,6 +33,10 @@ export const KERNEL_VARIANTS: readonly KernelVariant[] = [
   ...ATTENTION_VARIANTS,
   ...CROSSENTROPY_VARIANTS,
   ...DECODE_VARIANTS,
+  ...DSA_INDEX_BACKWARD_VARIANTS,
+  ...DSA_INDEX_LOSS_VARIANTS,
+  ...DSA_INDEX_SCORES_VARIANTS,
+  ...DSA_TOPK_VARIANTS,
   ...EMBEDDING_VARIANTS,
   ...GRADNORM_VARIANTS,
   ...MATMUL_VARIANTS,
