@@ -15,6 +15,7 @@ import {
   type GenerateResult,
   type GenerateStart,
   type StreamedToken,
+  type TrainOptions,
 } from '../worker/protocol';
 import type { TestFault } from '../worker/session';
 import { AUTOSAVE_EVERY, autosaveChunk, unsavedSteps } from './autosave-policy';
@@ -157,8 +158,11 @@ export function autosaveIfIdle(): Promise<void> {
   return Promise.resolve();
 }
 
-/** Trains `steps` more steps in chunks ending at multiples of AUTOSAVE_EVERY, autosaving between them and at the end. */
-async function train(steps: number): Promise<void> {
+/**
+ * Trains `steps` more steps in chunks ending at multiples of AUTOSAVE_EVERY, autosaving between them
+ * and at the end; `opts.stopAtAccuracy` pauses the run at the first evaluation that reaches it.
+ */
+async function train(steps: number, opts: TrainOptions = {}): Promise<void> {
   const epoch = useStore.getState().epoch;
   const live = () => useStore.getState().epoch === epoch;
   await checkpointQueue;
@@ -169,9 +173,13 @@ async function train(steps: number): Promise<void> {
   try {
     for (;;) {
       const before = useStore.getState().stepsDone;
-      const r = await worker().train(autosaveChunk(before, left, AUTOSAVE_EVERY), (u) => {
-        if (live()) useStore.getState().applyUpdate(u);
-      });
+      const r = await worker().train(
+        autosaveChunk(before, left, AUTOSAVE_EVERY),
+        (u) => {
+          if (live()) useStore.getState().applyUpdate(u);
+        },
+        opts,
+      );
       if (!live()) return;
       autoRecoveries = 0;
       left -= r.stepsDone - before;
@@ -198,12 +206,19 @@ async function train(steps: number): Promise<void> {
   }
 }
 
-/** Trains until config.train.steps (building the run first when there is none, as library entry `libraryId`). */
-export async function run(libraryId: string = newRunId()): Promise<void> {
+/** The options of the last run() (a recovered run goes on with them: a sweep's early stop). */
+let lastRunOptions: TrainOptions = {};
+
+/**
+ * Trains until config.train.steps (building the run first when there is none, as library entry
+ * `libraryId`), or until `opts.stopAtAccuracy` is reached at an evaluation (a sweep's target).
+ */
+export async function run(libraryId: string = newRunId(), opts: TrainOptions = {}): Promise<void> {
+  lastRunOptions = opts;
   if (!(await ensureRun(libraryId))) return;
   const s = useStore.getState();
   const left = (s.runConfig?.train.steps ?? 0) - s.stepsDone;
-  if (s.status === 'paused' && left > 0) await train(left);
+  if (s.status === 'paused' && left > 0) await train(left, opts);
 }
 
 let stepping = false;
@@ -341,7 +356,7 @@ async function recoverNow(cause: RecoveryCause, detail: string): Promise<void> {
     if (!(await ensureRun(libraryId))) return fail(useStore.getState().error ?? 'the run could not be built again.');
   }
   useStore.getState().setRecovery({ ...note, state: 'recovered', resumedAtStep: useStore.getState().stepsDone });
-  if (keepTraining) void run(libraryId); // not awaited: a later failure must be able to start its own recovery
+  if (keepTraining) void run(libraryId, lastRunOptions); // not awaited: a later failure must be able to start its own recovery
 }
 
 /** A kept training snapshot (the stepper's loader). */

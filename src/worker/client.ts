@@ -15,6 +15,7 @@ import type {
   InitRequest,
   RunHistory,
   StreamedToken,
+  TrainOptions,
   TrainResult,
   TrainUpdate,
 } from './protocol';
@@ -77,8 +78,8 @@ export class TrainerClient {
     return this.call(this.remote.init(full.checkpoint ? Comlink.transfer(full, [full.checkpoint.buffer]) : full));
   }
 
-  train(steps: number, onUpdate: (u: TrainUpdate) => void): Promise<TrainResult> {
-    return this.call(this.remote.train(steps, Comlink.proxy(onUpdate)));
+  train(steps: number, onUpdate: (u: TrainUpdate) => void, opts: TrainOptions = {}): Promise<TrainResult> {
+    return this.call(this.remote.train(steps, Comlink.proxy(onUpdate), opts));
   }
 
   pause(): Promise<void> {

@@ -90,6 +90,15 @@ export interface TrainUpdate {
 
 export type TrainEnd = 'done' | 'paused' | 'stopped';
 
+/** Options of one train() call. */
+export interface TrainOptions {
+  /**
+   * Early stop (a sweep's target, as `npm run learn --target`): the call pauses right after the
+   * first evaluation whose task answer accuracy is at least this (text runs have none: never).
+   */
+  stopAtAccuracy?: number;
+}
+
 export interface TrainResult {
   end: TrainEnd;
   stepsDone: number;

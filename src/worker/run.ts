@@ -31,6 +31,7 @@ import {
   type InitRequest,
   type RunHistory,
   type StreamedToken,
+  type TrainOptions,
   type TrainResult,
   type TrainUpdate,
 } from './protocol';
@@ -64,6 +65,8 @@ export class PlaygroundRun {
   private saving: Promise<unknown> = Promise.resolve();
   /** train() calls not yet finished (counted from the call, before any await): checkpoint() refuses meanwhile. */
   private trainCalls = 0;
+  /** The current train() call's early stop (TrainOptions.stopAtAccuracy), or null. */
+  private stopAtAccuracy: number | null = null;
 
   private constructor(
     private readonly gpu: GpuContext,
@@ -154,9 +157,10 @@ export class PlaygroundRun {
     this.session.onHeartbeat(b);
   }
 
-  /** Trains `steps` more steps; updates stream through `emit` (batched, ≤ 10/s). */
-  async train(steps: number, emit: (u: TrainUpdate) => void): Promise<TrainResult> {
+  /** Trains `steps` more steps (fewer when `opts.stopAtAccuracy` is reached); updates stream through `emit` (batched, ≤ 10/s). */
+  async train(steps: number, emit: (u: TrainUpdate) => void, opts: TrainOptions = {}): Promise<TrainResult> {
     this.trainCalls++;
+    this.stopAtAccuracy = opts.stopAtAccuracy ?? null;
     try {
       await this.saving;
       return await this.trainNow(steps, emit);
@@ -244,6 +248,8 @@ export class PlaygroundRun {
       this.log.evaluation(e);
       this.evals.push(e);
       out.eval = e;
+      // Early stop: the loop asks whether to stop before its next step, so the run ends at this evaluation.
+      if (this.stopAtAccuracy !== null && e.accuracy !== undefined && e.accuracy >= this.stopAtAccuracy) this.session.pause();
     }
     return out;
   }

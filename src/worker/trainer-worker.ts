@@ -21,6 +21,7 @@ import type {
   InitRequest,
   RunHistory,
   StreamedToken,
+  TrainOptions,
   TrainResult,
   TrainUpdate,
 } from './protocol';
@@ -137,9 +138,9 @@ const api = {
    * wrapped in Comlink.proxy), at most 10 calls per second. Resolves when done, paused or reset;
    * rejects with a readable message on device loss, GPU errors or a non-finite loss.
    */
-  async train(steps: number, onUpdate: (u: TrainUpdate) => void): Promise<TrainResult> {
+  async train(steps: number, onUpdate: (u: TrainUpdate) => void, opts: TrainOptions = {}): Promise<TrainResult> {
     try {
-      return await current().train(steps, fireAndForget(onUpdate));
+      return await current().train(steps, fireAndForget(onUpdate), opts);
     } finally {
       release(onUpdate);
     }

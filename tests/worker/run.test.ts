@@ -8,6 +8,7 @@ import { snapshotIssues } from '../../src/definitions/selection-snapshot';
 import type { RunConfig } from '../../src/train/config';
 import { createDataset } from '../../src/train/data/datasets';
 import { preset } from '../../src/train/presets/presets';
+import { recallPreset } from '../../src/train/presets/recall-preset';
 import type { StreamedToken, TrainUpdate } from '../../src/worker/protocol';
 import { PlaygroundRun } from '../../src/worker/run';
 import { getGpu } from '../helpers/gpu';
@@ -86,5 +87,29 @@ describe('PlaygroundRun (GPU)', () => {
     expect(() => run.debugStall(10)).toThrow(/testHooks/);
     await run.stop();
     await expect(run.train(1, () => {})).rejects.toThrow(/stopped/);
+  });
+
+  it('pauses right after the first evaluation that reaches stopAtAccuracy (a sweep target); a later call without it trains on', async () => {
+    const gpu = await getGpu();
+    const c = recallPreset();
+    c.model.attention = 'dense';
+    c.train = { ...c.train, steps: 4, batchSize: 1, warmupSteps: 1, evalEvery: 2, evalBatches: 1 };
+    const run = await PlaygroundRun.create(
+      gpu,
+      { config: c, data: { kind: 'recall' }, pageUrl: 'http://x/', snapshotEvery: 0 },
+      async () => {
+        throw new Error('Brown must not be fetched for a recall run');
+      },
+    );
+    // Any accuracy is ≥ 0: the call ends at the first evaluation (step 2), not at its 4 steps.
+    const r = await run.train(4, () => {}, { stopAtAccuracy: 0 });
+    expect([r.end, r.stepsDone]).toEqual(['paused', 2]);
+    expect(run.history.evals.map((e) => e.step)).toEqual([2]);
+    expect(run.history.evals[0].accuracy).toBeGreaterThanOrEqual(0);
+    // A later call without the option trains its steps.
+    const r2 = await run.train(2, () => {});
+    expect([r2.end, r2.stepsDone]).toEqual(['done', 4]);
+    expect(run.history.evals.map((e) => e.step)).toEqual([2, 4]);
+    await run.stop();
   });
 });
