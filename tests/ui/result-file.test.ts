@@ -1,10 +1,14 @@
 // The shared result file: config, metrics, evaluations and selection snapshots survive the round
-// trip bit for bit; a file that is not one, or a damaged one, is refused naming the file and field.
+// trip bit for bit (in the standalone web page too, which draws its charts as static SVG); a file that
+// is not one, or a damaged one, is refused naming the file and field.
 import { describe, expect, it } from 'vitest';
 
 import type { SelectionSnapshot } from '../../src/definitions/selection-snapshot';
+import { taskChance } from '../../src/train/eval/task-chance';
+import { recallPreset } from '../../src/train/presets/recall-preset';
 import { uiPreset } from '../../src/ui/config/presets';
 import { decodeResult, encodeResult, resultFileName, type SharedResult } from '../../src/ui/share/result-file';
+import { standaloneResultHtml } from '../../src/ui/share/standalone-html';
 
 function snapshot(): SelectionSnapshot {
   const c = uiPreset('tiny');
@@ -65,7 +69,41 @@ describe('shared result file', () => {
     expect(() => decodeResult(JSON.stringify(short), 'd.json')).toThrow('d.json: snapshots[0]: 64 tokens for T = 32');
   });
 
+  it('the standalone page: charts of the same series as static SVG, the accuracy against chance; it embeds the file, reopened bit for bit', () => {
+    const r = { ...result(), name: 'a </script> <b>run</b>', notes: 'x < y & </script>' };
+    const recall = recallPreset();
+    recall.train.evalBatches = 1;
+    const task = { ...r, config: recall, metrics: [0, 1, 2].map((step) => ({ ...r.metrics[0], step, loss: 5 - step / 3 })) };
+    const html = standaloneResultHtml(task, encodeResult(task));
+    // One script element (the embedded file): the name and notes cannot close it early.
+    expect(html.match(/<\/script>/g)).toHaveLength(1);
+    expect(html).toContain('<h1 data-testid="standalone-name">a &lt;/script&gt; &lt;b&gt;run&lt;/b&gt;</h1>');
+    const back = decodeResult(html, 'page.html');
+    expect([back.name, back.notes, back.config, back.metrics, back.evals]).toEqual([
+      task.name,
+      task.notes,
+      task.config,
+      task.metrics,
+      task.evals,
+    ]);
+    expect([...back.snapshots[0].sel]).toEqual([...task.snapshots[0].sel]);
+    // The drawn series: the raw losses as they are, the validation loss and accuracy at their steps.
+    const values = (series: string) => new RegExp(`data-series="${series}"[^>]*data-values="([^"]*)"`).exec(html)?.[1];
+    expect(values('train-raw')).toBe('0:5 1:4.666666666666667 2:4.333333333333333');
+    expect(values('train')).toMatch(/^0:5 1:[\d.]+ 2:[\d.]+$/);
+    expect(values('val')).toBe('1:5.4');
+    expect(values('accuracy')).toBe('1:0.0625');
+    expect(html).toContain(`data-reference="${taskChance(recall)}"`);
+    expect(html).toMatch(/class="band" data-band="0,0\.\d+"/); // chance ± 2σ, clipped at 0 (8 answers)
+    // Text data: no accuracy chart.
+    expect(standaloneResultHtml(r, encodeResult(r))).not.toContain('standalone-accuracy');
+    expect(() => decodeResult('<!doctype html><p>hi</p>', 'other.html')).toThrow(
+      'other.html: a web page, but not a result page of this playground',
+    );
+  });
+
   it('names the file after the run', () => {
+    expect(resultFileName('tiny NSA 09:30', 'html')).toBe('tiny_NSA_09_30.nsa-result.html');
     expect(resultFileName('tiny NSA 09:30')).toBe('tiny_NSA_09_30.nsa-result.json');
     expect(resultFileName('///')).toBe('run.nsa-result.json');
   });

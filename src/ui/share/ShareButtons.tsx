@@ -1,4 +1,5 @@
-// In the run bar: "Share result" (the held run as one file) and "Open result…" (such a file).
+// In the run bar: "Share result" (the held run as one file), "As web page" (a standalone page of
+// its charts that embeds that file) and "Open result…" (either).
 import { useRef, useState } from 'react';
 
 import { HiddenFileInput } from '../components/HiddenFileInput';
@@ -11,6 +12,12 @@ export function ShareButtons() {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const openError = useShared((s) => s.error);
+  const share = (kind: 'json' | 'html') => {
+    setBusy(true);
+    void shareCurrentRun(kind)
+      .then(setError, (e: unknown) => setError(e instanceof Error ? e.message : String(e)))
+      .finally(() => setBusy(false));
+  };
   return (
     <div className="share-buttons" role="group" aria-label="Share">
       <button
@@ -18,21 +25,25 @@ export function ShareButtons() {
         data-testid="share-result"
         disabled={!canShare || busy}
         title="One file with this run's config, metrics and latest selection snapshots; it reopens in any browser with Open result…"
-        onClick={() => {
-          setBusy(true);
-          void shareCurrentRun()
-            .then(setError, (e: unknown) => setError(e instanceof Error ? e.message : String(e)))
-            .finally(() => setBusy(false));
-        }}
+        onClick={() => share('json')}
       >
         Share result
+      </button>
+      <button
+        type="button"
+        data-testid="share-html"
+        disabled={!canShare || busy}
+        title="One web page with this run's charts (loss, validation, accuracy against chance) and config: it opens in any browser, offline, without the app; Open result… reopens it whole"
+        onClick={() => share('html')}
+      >
+        As web page
       </button>
       <button type="button" data-testid="open-result" onClick={() => fileRef.current?.click()}>
         Open result…
       </button>
       <HiddenFileInput
         inputRef={fileRef}
-        accept=".json,application/json"
+        accept=".json,.html,application/json,text/html"
         label="Shared result file"
         testId="open-result-input"
         onFile={async (f) => {

@@ -4,16 +4,15 @@
 import { useMemo } from 'react';
 
 import { taskAnswerLabel, taskChance } from '../../train/eval/task-chance';
-import { bandLabel, percent, taskChanceBand } from '../charts/chance-band';
+import { percent } from '../charts/chance-band';
 import { type LineSpec, MetricChart } from '../charts/MetricChart';
-import { ChartSeries } from '../charts/series';
 import { SECTIONS } from '../config/fields';
 import { sectionSummary } from '../config/section-summary';
 import { formatLoss } from '../format';
 import { SelectionStepper } from '../stepper';
+import { ACCURACY_LINES, LOSS_LINES, type ResultLine, resultSeries } from './result-lines';
 import { useShared } from './share';
 
-const SMOOTHING = 0.6;
 const ACCURACY_RANGE = [0, 1] as const;
 const twoDecimals = (v: number) => v.toFixed(2);
 
@@ -22,24 +21,17 @@ export function SharedResultPanel() {
   const set = useShared((s) => s.set);
   const view = useMemo(() => {
     if (!result) return null;
-    const series = new ChartSeries(SMOOTHING);
-    series.sync(result.metrics, result.evals, SMOOTHING);
+    const { series, band } = resultSeries(result);
     const c = result.config;
-    const loss: LineSpec[] = [
-      { id: 'train-raw', name: 'train (raw)', series: series.get('lossRaw'), color: '#3b82f6', faint: true },
-      { id: 'train', name: 'train', series: series.get('lossSmooth'), color: '#3b82f6' },
-      { id: 'val', name: 'validation', series: series.get('val'), color: '#f97316', dots: true },
-    ];
-    const accuracy: LineSpec[] = [{ id: 'accuracy', name: 'accuracy', series: series.get('accuracy'), color: '#f97316', dots: true }];
-    const band = taskChanceBand(c);
+    const lines = (specs: readonly ResultLine[]): LineSpec[] => specs.map((l) => ({ ...l, series: series.get(l.series) }));
     const seqLen = c.model.seqLen;
     return {
       revision: series.revision,
-      loss,
-      accuracy,
+      loss: lines(LOSS_LINES),
+      accuracy: lines(ACCURACY_LINES),
       chance: taskChance(c),
       answers: taskAnswerLabel(c),
-      band: band ? { y0: band.low, y1: band.high, label: bandLabel(band) } : null,
+      band,
       recall: c.data.source === 'recall' && c.data.recall ? { task: c.data.recall, seqLen } : undefined,
       passkey: c.data.source === 'passkey' && c.data.passkey ? { task: c.data.passkey, seqLen } : undefined,
     };

@@ -6,6 +6,7 @@ import type { SelectionSnapshot } from '../../definitions/selection-snapshot';
 import type { RunConfig } from '../../train/config';
 import type { EvalMetrics, StepMetrics } from '../../train/types';
 import { runConfigErrors } from '../config/parse';
+import { embeddedResultJson } from './standalone-html';
 
 export const RESULT_FORMAT = 'nsa-playground-result';
 export const RESULT_VERSION = 1;
@@ -82,6 +83,12 @@ export function encodeResult(r: SharedResult): string {
 
 /** A result file's contents; throws naming the file and what is wrong with it. */
 export function decodeResult(text: string, file: string): SharedResult {
+  // A standalone result page (standalone-html.ts) carries the file in a script element.
+  if (/^\s*</.test(text)) {
+    const embedded = embeddedResultJson(text);
+    if (embedded === null) throw new Error(`${file}: a web page, but not a result page of this playground`);
+    text = embedded;
+  }
   let raw: Record<string, unknown>;
   try {
     raw = JSON.parse(text) as Record<string, unknown>;
@@ -122,7 +129,7 @@ export function decodeResult(text: string, file: string): SharedResult {
   };
 }
 
-/** The file name: the run's name made safe, then `.nsa-result.json`. */
-export function resultFileName(name: string): string {
-  return `${name.replace(/[^\w.-]+/g, '_').replace(/^_+|_+$/g, '') || 'run'}.nsa-result.json`;
+/** The file name: the run's name made safe, then `.nsa-result.json` (`.nsa-result.html` for the standalone page). */
+export function resultFileName(name: string, kind: 'json' | 'html' = 'json'): string {
+  return `${name.replace(/[^\w.-]+/g, '_').replace(/^_+|_+$/g, '') || 'run'}.nsa-result.${kind}`;
 }

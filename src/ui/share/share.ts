@@ -1,5 +1,6 @@
-// Share a result: write the held run's result file (share/result-file.ts), or open one — in any
-// browser's copy of the page — into the shared-result view.
+// Share a result: write the held run's result file (share/result-file.ts) or its standalone web page
+// (share/standalone-html.ts), or open either — in any browser's copy of the page — into the
+// shared-result view.
 import { create } from 'zustand';
 
 import type { SelectionSnapshot } from '../../definitions/selection-snapshot';
@@ -9,6 +10,7 @@ import { runFileName } from '../heartbeat/file-name';
 import { useLibrary } from '../library/library-state';
 import { useStore } from '../store';
 import { decodeResult, encodeResult, resultFileName, type SharedResult } from './result-file';
+import { standaloneResultHtml } from './standalone-html';
 
 interface SharedState {
   /** The opened result file, shown in its own view; null: none. */
@@ -19,8 +21,11 @@ interface SharedState {
 
 export const useShared = create<SharedState>()((set) => ({ result: null, error: null, set: (patch) => set(patch) }));
 
-/** Writes the held run's result file; resolves to why not, or null once it is offered as a download. */
-export async function shareCurrentRun(): Promise<string | null> {
+/**
+ * Writes the held run's result: the result file (`json`), or the standalone web page that draws it
+ * and embeds it (`html`). Resolves to why not, or null once it is offered as a download.
+ */
+export async function shareCurrentRun(kind: 'json' | 'html' = 'json'): Promise<string | null> {
   const s = useStore.getState();
   if (!s.runConfig || s.metrics.length === 0) return 'Take a step first: there is no result to share yet.';
   // The latest snapshot step, every layer and group (kept by the worker; none for dense models).
@@ -34,7 +39,7 @@ export async function shareCurrentRun(): Promise<string | null> {
       }
   const entry = useLibrary.getState().entries.find((e) => e.id === s.libraryId);
   const name = entry?.name ?? runFileName(s.runConfig, null, s.stepsDone, 'result').replace(/_result$/, '');
-  const text = encodeResult({
+  const result: SharedResult = {
     name,
     createdAt: new Date().toISOString(),
     config: s.runConfig,
@@ -43,8 +48,10 @@ export async function shareCurrentRun(): Promise<string | null> {
     snapshots,
     ...(entry?.notes ? { notes: entry.notes } : {}),
     ...(entry?.tags?.length ? { tags: entry.tags } : {}),
-  });
-  downloadText(resultFileName(name), text, 'application/json');
+  };
+  const text = encodeResult(result);
+  if (kind === 'html') downloadText(resultFileName(name, 'html'), standaloneResultHtml(result, text), 'text/html');
+  else downloadText(resultFileName(name), text, 'application/json');
   return null;
 }
 
