@@ -1,7 +1,7 @@
 // The playground page: a skip link, the GPU in one line, the run bar, then the experiment — the NSA
 // picture and the charts side by side, the config (folded sections) under the picture, the selection
 // stepper, generation (./layout/Inspect) and the heartbeat under the charts — then the run library,
-// the comparison of its runs and the benchmark. Components from ./config, ./stepper and ./generate
+// the sweep, the comparison of the library's runs and the benchmark. Components from ./config, ./stepper and ./generate
 // are mounted with the page's state; the worker is reached through ./controller only.
 import { type MouseEvent, useCallback, useEffect, useMemo, useRef } from 'react';
 
@@ -22,6 +22,7 @@ import { AutosaveBanner, useAutosaveGuards } from './run/Autosave';
 import { RunPanel } from './run/RunPanel';
 import { SharedResultPanel } from './share/SharedResultPanel';
 import { useStore } from './store';
+import { SweepPanel } from './sweep/SweepPanel';
 import { onHashConfigChange, writeConfigToHash } from './url-state';
 
 /**
@@ -119,6 +120,16 @@ export function App() {
     useLibrary.getState().setCompare([id]);
     requestAnimationFrame(() => compareRef.current?.scrollIntoView({ behavior: 'smooth', block: 'start' }));
   }, []);
+  // A sweep's runs overlaid (one: opened as Open does).
+  const compareRuns = useCallback(
+    (ids: string[]) => {
+      if (ids.length === 1) return openRun(ids[0]);
+      writeRunToUrl(null);
+      useLibrary.getState().setCompare(ids);
+      requestAnimationFrame(() => compareRef.current?.scrollIntoView({ behavior: 'smooth', block: 'start' }));
+    },
+    [openRun],
+  );
   useHashSync();
   useRunFromUrl(openRun);
   useAutosaveGuards();
@@ -180,6 +191,9 @@ export function App() {
           </div>
           <PanelBoundary panel="Run library">
             <LibraryPanel onOpen={openRun} />
+          </PanelBoundary>
+          <PanelBoundary panel="Sweep">
+            <SweepPanel onCompare={compareRuns} />
           </PanelBoundary>
           <PanelBoundary panel="Compare runs">
             <ComparePanel ref={compareRef} />

@@ -1,9 +1,10 @@
 // The run library: every run this browser saved (autosaves go to the run's own entry) or imported,
-// newest first, with open / continue / rename / download / delete and "same config, other
-// attention"; an import button for checkpoint files; the last failure; Undo for a delete or a Reset.
+// newest first (or only those with one tag: a sweep's runs), with open / continue / rename / download /
+// delete and "same config, other attention"; an import button for checkpoint files; the last
+// failure; Undo for a delete or a Reset.
 import './library.css';
 
-import { useEffect, useRef } from 'react';
+import { useEffect, useMemo, useRef } from 'react';
 
 import { HiddenFileInput } from '../components/HiddenFileInput';
 import { undoReset } from '../controller';
@@ -11,6 +12,7 @@ import { useStore } from '../store';
 import { importCheckpointFile, refreshLibrary, undoDelete } from './library-actions';
 import { useLibrary } from './library-state';
 import { LibraryRow, useCurrentRunId } from './LibraryRow';
+import { filterByTag, tagChoices } from './tag-filter';
 
 function UndoBar() {
   const undo = useLibrary((s) => s.undo);
@@ -39,8 +41,47 @@ function UndoBar() {
   );
 }
 
-export function LibraryPanel({ onOpen }: { onOpen(id: string): void }) {
+/** Lists only the runs with one tag (a sweep's runs included); hidden while no run has a tag. */
+function TagFilter() {
   const entries = useLibrary((s) => s.entries);
+  const filterTag = useLibrary((s) => s.filterTag);
+  const setFilterTag = useLibrary((s) => s.setFilterTag);
+  const { tags, sweeps } = useMemo(() => tagChoices(entries), [entries]);
+  if (!tags.length && !sweeps.length && filterTag === null) return null;
+  const known = filterTag === null || [...tags, ...sweeps].some((t) => t.tag === filterTag);
+  return (
+    <label className="tag-filter">
+      Show{' '}
+      <select data-testid="library-filter" value={filterTag ?? ''} onChange={(e) => setFilterTag(e.target.value || null)}>
+        <option value="">all runs</option>
+        {tags.length > 0 && (
+          <optgroup label="Tagged">
+            {tags.map((t) => (
+              <option key={t.tag} value={t.tag}>
+                {t.tag} ({t.runs})
+              </option>
+            ))}
+          </optgroup>
+        )}
+        {sweeps.length > 0 && (
+          <optgroup label="Sweeps">
+            {sweeps.map((t) => (
+              <option key={t.tag} value={t.tag}>
+                sweep {t.name} ({t.runs})
+              </option>
+            ))}
+          </optgroup>
+        )}
+        {!known && <option value={filterTag}>{filterTag} (0)</option>}
+      </select>
+    </label>
+  );
+}
+
+export function LibraryPanel({ onOpen }: { onOpen(id: string): void }) {
+  const allEntries = useLibrary((s) => s.entries);
+  const filterTag = useLibrary((s) => s.filterTag);
+  const entries = useMemo(() => filterByTag(allEntries, filterTag), [allEntries, filterTag]);
   const loaded = useLibrary((s) => s.loaded);
   const error = useLibrary((s) => s.error);
   const currentId = useCurrentRunId();
@@ -56,6 +97,7 @@ export function LibraryPanel({ onOpen }: { onOpen(id: string): void }) {
     <section className="panel library-panel" aria-labelledby="library-heading" data-testid="library-panel">
       <div className="library-head">
         <h2 id="library-heading">Run library</h2>
+        <TagFilter />
         <button
           type="button"
           data-testid="library-upload"
@@ -81,9 +123,16 @@ export function LibraryPanel({ onOpen }: { onOpen(id: string): void }) {
         </p>
       )}
       <UndoBar />
-      {loaded && entries.length === 0 ? (
+      {loaded && allEntries.length === 0 ? (
         <p className="muted" data-testid="library-empty">
           No saved runs yet: train (or Step) a run, or upload a checkpoint.
+        </p>
+      ) : loaded && entries.length === 0 ? (
+        <p className="muted" data-testid="library-filter-empty">
+          No run has the tag {filterTag}.{' '}
+          <button type="button" className="link" onClick={() => useLibrary.getState().setFilterTag(null)}>
+            Show all runs
+          </button>
         </p>
       ) : (
         <div className="table-scroll">

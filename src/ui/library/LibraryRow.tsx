@@ -85,9 +85,16 @@ export function LibraryRow({ entry: e, current, busy, onOpen }: Props) {
           (e.tags?.length || e.notes) && (
             <div className="run-notes">
               {e.tags?.map((t) => (
-                <span key={t} className="badge tag" data-testid="library-tag">
+                <button
+                  key={t}
+                  type="button"
+                  className="badge tag"
+                  data-testid="library-tag"
+                  title={`List only the runs tagged ${t}`}
+                  onClick={() => useLibrary.getState().setFilterTag(t)}
+                >
                   {t}
-                </span>
+                </button>
               ))}
               {e.notes && (
                 <p className="notes-text" data-testid="library-notes">

@@ -1,6 +1,7 @@
 // The run library's page state (zustand): the listed entries, the runs picked for the comparison
-// with their loaded histories, the last failure and the offer to undo a delete or a reset. Plain
-// data and synchronous transitions; ./library-actions.ts does the storage work.
+// with their loaded histories, the tag the list is filtered by, the last failure and the offer to
+// undo a delete or a reset. Plain data and synchronous transitions; ./library-actions.ts does the
+// storage work.
 import { create } from 'zustand';
 
 import { byNewest, type LibraryEntry, type LibraryRecord, type RunHistory } from './entry';
@@ -19,6 +20,8 @@ export interface LibraryState {
   compare: string[];
   /** Stored histories of picked runs (the live run's comes from the page's store). */
   histories: Record<string, RunHistory>;
+  /** Only runs with this tag are listed (a sweep's runs: `sweep:<name>`); null: all. */
+  filterTag: string | null;
 
   setEntries(entries: LibraryEntry[]): void;
   /** A run was saved or renamed: its entry is replaced (or added) and its loaded history dropped. */
@@ -30,6 +33,7 @@ export interface LibraryState {
   toggleCompare(id: string): void;
   setCompare(ids: string[]): void;
   setHistory(id: string, h: RunHistory): void;
+  setFilterTag(tag: string | null): void;
 }
 
 export function createLibraryStore() {
@@ -40,6 +44,7 @@ export function createLibraryStore() {
     undo: null,
     compare: [],
     histories: {},
+    filterTag: null,
     setEntries: (entries) => set({ entries: [...entries].sort(byNewest), loaded: true }),
     upsert: (e) =>
       set((s) => {
@@ -58,6 +63,7 @@ export function createLibraryStore() {
     toggleCompare: (id) => set((s) => ({ compare: s.compare.includes(id) ? s.compare.filter((x) => x !== id) : [...s.compare, id] })),
     setCompare: (compare) => set({ compare }),
     setHistory: (id, h) => set((s) => ({ histories: { ...s.histories, [id]: h } })),
+    setFilterTag: (filterTag) => set({ filterTag }),
   }));
 }
 

@@ -1,0 +1,146 @@
+// The sweep panel (W&B-sweep style): plan a grid of `npm run learn` settings and run them on this
+// GPU one after another into the run library; the results table fills as they finish. Stop pauses
+// the setting in training; Resume continues with the next unfinished setting, after a reload too.
+import './sweep.css';
+
+import { useEffect, useMemo, useState } from 'react';
+
+import { percent } from '../charts/chance-band';
+import { FoldPanel } from '../components/FoldPanel';
+import { libraryStorage } from '../library/library-actions';
+import { useLibrary } from '../library/library-state';
+import { useStore } from '../store';
+import { nextSetting, sweepTag } from './sweep-plan';
+import { sweepResults } from './sweep-results';
+import { runSweep, startSweep, stopSweep } from './sweep-runner';
+import { useSweep } from './sweep-state';
+import { SweepFormView } from './SweepFormView';
+import { SweepTable } from './SweepTable';
+
+/** The stored histories of the sweep's runs in the library (read again after each save). */
+function useStoredHistories(ids: readonly string[]): void {
+  const entries = useLibrary((s) => s.entries);
+  const histories = useLibrary((s) => s.histories);
+  useEffect(() => {
+    const listed = new Set(entries.map((e) => e.id));
+    for (const id of ids)
+      if (listed.has(id) && !(id in histories))
+        void libraryStorage.history(id).then(
+          (h) => h && useLibrary.getState().setHistory(id, h),
+          (e: unknown) =>
+            useSweep.getState().setError(`Reading a sweep run's history failed: ${e instanceof Error ? e.message : String(e)}`),
+        );
+  }, [ids, entries, histories]);
+}
+
+export function SweepPanel({ onCompare }: { onCompare(ids: string[]): void }) {
+  const sweep = useSweep((s) => s.sweep);
+  const running = useSweep((s) => s.running);
+  const stopping = useSweep((s) => s.stopping);
+  const error = useSweep((s) => s.error);
+  const pageBusy = useStore((s) => s.status === 'starting' || s.status === 'running' || s.status === 'pausing');
+  const live = useStore((s) => (s.status === 'idle' ? null : s.libraryId));
+  const metrics = useStore((s) => s.metrics);
+  const evals = useStore((s) => s.evals);
+  const histories = useLibrary((s) => s.histories);
+  const [planning, setPlanning] = useState(false);
+  const ids = useMemo(() => (sweep?.settings ?? []).flatMap((x) => (x.libraryId ? [x.libraryId] : [])), [sweep]);
+  useStoredHistories(ids);
+  const rows = useMemo(
+    () => (sweep ? sweepResults(sweep, (id) => (id === live ? { metrics, evals } : (histories[id] ?? null))) : []),
+    [sweep, live, metrics, evals, histories],
+  );
+  const next = sweep ? nextSetting(sweep) : -1;
+  const finished = sweep ? sweep.settings.filter((x) => x.state === 'finished').length : 0;
+  const best = rows.reduce<number | null>(
+    (b, r) => (r.bestAccuracy !== null && (b === null || r.bestAccuracy > b) ? r.bestAccuracy : b),
+    null,
+  );
+  const disabledReason = running
+    ? 'A sweep is running.'
+    : pageBusy
+      ? 'Pause the current run first: the sweep trains on the same GPU.'
+      : null;
+  const summary = sweep ? `${sweep.name}: ${finished} / ${sweep.settings.length} settings${running ? ', training' : ''}` : 'none yet';
+  return (
+    <FoldPanel
+      title="Sweep"
+      summary={summary}
+      className="sweep-panel"
+      testId="sweep-panel"
+      data={{ 'data-running': running, 'data-finished': finished, 'data-settings': sweep?.settings.length ?? 0 }}
+    >
+      <p className="muted">
+        The <code>npm run learn</code> grid on this GPU: a task preset trained once per mechanism × seed × learning rate, one setting after
+        another, each a run of the library tagged with the sweep; a setting stops at the first evaluation reaching the target accuracy.
+      </p>
+      {error && (
+        <p className="error-text" role="alert" data-testid="sweep-error">
+          {error}
+        </p>
+      )}
+      {sweep && (
+        <>
+          <div className="sweep-bar">
+            <span className="sweep-facts">
+              <strong data-testid="sweep-name">{sweep.name}</strong>{' '}
+              <span className="muted" data-testid="sweep-facts">
+                {sweep.grid.preset} · target {percent(sweep.grid.target)} · {finished} of {sweep.settings.length} finished
+                {best !== null ? ` · best ${percent(best)}` : ''}
+              </span>
+            </span>
+            {running ? (
+              <button type="button" data-testid="sweep-stop" disabled={stopping} onClick={stopSweep}>
+                {stopping ? 'Stopping…' : 'Stop'}
+              </button>
+            ) : (
+              next >= 0 && (
+                <button
+                  type="button"
+                  data-testid="sweep-resume"
+                  disabled={pageBusy}
+                  title={pageBusy ? 'Pause the current run first' : 'Continue with the next unfinished setting'}
+                  onClick={() => void runSweep()}
+                >
+                  Resume
+                </button>
+              )
+            )}
+            <button
+              type="button"
+              data-testid="sweep-compare"
+              disabled={ids.length === 0}
+              title="Overlay the sweep's runs in the comparison view"
+              onClick={() => onCompare(ids)}
+            >
+              Compare all
+            </button>
+            <button
+              type="button"
+              data-testid="sweep-show-library"
+              title="List only this sweep's runs in the run library"
+              onClick={() => useLibrary.getState().setFilterTag(sweepTag(sweep.name))}
+            >
+              Show in library
+            </button>
+            {!running && (
+              <button type="button" data-testid="sweep-new" aria-expanded={planning} onClick={() => setPlanning(!planning)}>
+                New sweep…
+              </button>
+            )}
+          </div>
+          <SweepTable sweep={sweep} rows={rows} training={running ? next : -1} onOpen={(id) => onCompare([id])} />
+        </>
+      )}
+      {(!sweep || planning) && !running && (
+        <SweepFormView
+          disabledReason={disabledReason}
+          onStart={(grid, name) => {
+            setPlanning(false);
+            void startSweep(grid, name).then((why) => why && useSweep.getState().setError(why));
+          }}
+        />
+      )}
+    </FoldPanel>
+  );
+}
