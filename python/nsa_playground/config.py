@@ -2,7 +2,8 @@
 
 config.json states every model field under Hugging Face Llama names (hidden_size, num_hidden_layers,
 num_attention_heads, num_key_value_heads, head_dim, intermediate_size, rope_theta, rms_norm_eps, ...)
-plus `v_head_dim`, `attention` ('dense' or 'nsa') and an `nsa` object (docs/nsa-spec.md section 2).
+plus `v_head_dim`, `attention` ('dense', 'nsa', 'window' or 'moba') and an `nsa`, `window` ({w}) or `moba`
+({blockSize, topK}) object (docs/nsa-spec.md sections 2 and 15).
 Every error names config.json's field.
 """
 
@@ -30,6 +31,8 @@ AUTO_MAP = {
     "AutoModelForCausalLM": "modeling_nsa_playground.NsaPlaygroundForCausalLM",
 }
 BRANCHES = ("cmp", "sel", "win")
+# model.attention (docs/nsa-spec.md section 15 for window and moba).
+ATTENTIONS = ("dense", "nsa", "window", "moba")
 
 # Bounds checked before anything is allocated (a config.json of 10^6 layers is refused at once).
 # Each size field has its own ceiling, and the whole model at most MAX_PARAMETERS parameters
@@ -81,6 +84,8 @@ CONFIG_KEYS = frozenset(
         "mlp_bias",
         "pretraining_tp",
         "nsa",
+        "window",
+        "moba",
         "tokenizer",
         "train",
         "data",
@@ -158,6 +163,9 @@ class ModelConfig:
     position_encoding: str = "rope"
     # Width of the causal depthwise convolution on every key projection (0: none).
     short_conv: int = 0
+    # docs/nsa-spec.md section 15: {"w"} when attention is 'window', {"blockSize", "topK"} when 'moba'.
+    window: dict[str, int] | None = None
+    moba: dict[str, int] | None = None
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
@@ -285,9 +293,11 @@ def parse_model_config(c: dict[str, Any], path: str = "config.json") -> ModelCon
         v = c.get(k)
         if not (_is_number(v) and lo < v < hi):
             fail(k, f"must be a finite number in ({lo}, {hi}) (got {show(c.get(k, MISSING))})")
-    if c.get("attention") not in ("dense", "nsa"):
-        fail("attention", f"must be 'dense' or 'nsa' (got {show(c.get('attention'))})")
+    if c.get("attention") not in ATTENTIONS:
+        fail("attention", f"must be one of {', '.join(map(repr, ATTENTIONS))} (got {show(c.get('attention'))})")
     nsa = _check_nsa(c.get("nsa"), c, fail) if c["attention"] == "nsa" else None
+    window = _check_window(c.get("window"), c, fail) if c["attention"] == "window" else None
+    moba = _check_moba(c.get("moba"), c, fail) if c["attention"] == "moba" else None
     if c["attention"] == "dense" and c.get("nsa") is not None and not isinstance(c.get("nsa"), dict):
         fail("nsa", f"must be an object or null (got {show(c.get('nsa'))})")
     count = parameter_count(c, nsa)
@@ -310,7 +320,39 @@ def parse_model_config(c: dict[str, Any], path: str = "config.json") -> ModelCon
         nsa=nsa,
         position_encoding=c.get("position_encoding", "rope"),
         short_conv=c.get("short_conv", 0),
+        window=window,
+        moba=moba,
     )
+
+
+def _check_window(raw: Any, c: dict[str, Any], fail) -> dict[str, int]:
+    """docs/nsa-spec.md 15.1: {w}, an integer in [1, max_position_embeddings]."""
+    if not isinstance(raw, dict):
+        fail("window", "must be an object {w} when attention is 'window'")
+    for k in raw:
+        if k != "w":
+            fail(f"window.{esc(k)}", "unknown key")
+    T = c["max_position_embeddings"]
+    if not _is_int(raw.get("w"), 1, T):
+        fail("window.w", f"must be an integer in [1, max_position_embeddings = {T}] (got {show(raw.get('w', MISSING))})")
+    return {"w": raw["w"]}
+
+
+def _check_moba(raw: Any, c: dict[str, Any], fail) -> dict[str, int]:
+    """docs/nsa-spec.md 15.2: {blockSize ≤ max_position_embeddings, topK ≤ ceil(T / blockSize)}."""
+    if not isinstance(raw, dict):
+        fail("moba", "must be an object {blockSize, topK} when attention is 'moba'")
+    for k in raw:
+        if k not in ("blockSize", "topK"):
+            fail(f"moba.{esc(k)}", "unknown key")
+    T = c["max_position_embeddings"]
+    if not _is_int(raw.get("blockSize"), 1, T):
+        fail("moba.blockSize", f"must be an integer in [1, max_position_embeddings = {T}] (got {show(raw.get('blockSize', MISSING))})")
+    blocks = -(-T // raw["blockSize"])
+    if not _is_int(raw.get("topK"), 1, blocks):
+        got = show(raw.get("topK", MISSING))
+        fail("moba.topK", f"must be an integer in [1, {blocks}] (the blocks of blockSize {raw['blockSize']} in {T}; got {got})")
+    return {"blockSize": raw["blockSize"], "topK": raw["topK"]}
 
 
 def parameter_count(c: dict[str, Any], nsa: NsaConfig | None) -> int:

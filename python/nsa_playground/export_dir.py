@@ -84,7 +84,7 @@ LLAMA_KNOWN = frozenset(
 # Model options Llama lacks, with the value at which the model is still exactly a Llama.
 LLAMA_NEUTRAL = {"position_encoding": "rope", "short_conv": 0}
 # The model options a config.json may leave out, and what their absence means (docs/nsa-spec.md 3.1).
-OPTIONAL_MODEL_DEFAULTS = {"position_encoding": "rope", "short_conv": 0}
+OPTIONAL_MODEL_DEFAULTS = {"position_encoding": "rope", "short_conv": 0, "window": None, "moba": None}
 LLAMA_ONLY = {"attention_bias": False, "attention_dropout": 0, "mlp_bias": False, "pretraining_tp": 1}
 
 

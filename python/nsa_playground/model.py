@@ -1,4 +1,4 @@
-"""A Llama-style causal language model with dense or NSA attention (docs/nsa-spec.md section 3).
+"""A Llama-style causal language model with dense, NSA, window or MoBA attention (docs/nsa-spec.md sections 3, 15).
 
 Pre-norm blocks: x + Attn(RMSNorm(x)), then x + MLP(RMSNorm(x)) with a SwiGLU MLP
 (down(silu(gate(x)) · up(x))); a final RMSNorm; logits through the tied token embedding. RoPE rotates
@@ -16,7 +16,7 @@ import torch.nn.functional as F
 import torch.utils.checkpoint
 
 from .config import ModelConfig
-from .nsa import CompressionMlp, attend, attend_sdpa, nsa_attention
+from .nsa import CompressionMlp, attend, attend_sdpa, moba_attention, nsa_attention, window_only
 
 
 class RMSNorm(torch.nn.Module):
@@ -63,7 +63,8 @@ class ShortConv(torch.nn.Module):
 
 
 class Attention(torch.nn.Module):
-    """Dense causal GQA attention, or NSA with its three branches, gates and compression."""
+    """Dense causal GQA attention, NSA with its three branches, gates and compression, or the window or MoBA
+    mechanism (docs/nsa-spec.md section 15) on one K/V pair."""
 
     def __init__(self, c: ModelConfig):
         super().__init__()
@@ -113,6 +114,16 @@ class Attention(torch.nn.Module):
             else:
                 causal = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
                 o = attend(q, k, v, causal, h)
+        elif c.attention == "window":
+            k, v = kv("")
+            assert c.window is not None
+            o = window_only(q, k, v, c.window["w"])["o"]
+        elif c.attention == "moba":
+            k, v = kv("")
+            assert c.moba is not None
+            out = moba_attention(q, k, v, c.moba["blockSize"], c.moba["topK"], selection)
+            self.last = {k: v.detach() for k, v in out.items()} if keep else None
+            o = out["o"]
         else:
             nsa = c.nsa
             assert nsa is not None

@@ -469,3 +469,59 @@ def _autocast_on(device_type: str) -> bool:
         return bool(torch.is_autocast_enabled(device_type if device_type in ("cpu", "cuda") else "cpu"))
     except TypeError:
         return torch.is_autocast_enabled() if device_type == "cuda" else torch.is_autocast_cpu_enabled()
+
+
+# ---- The mechanisms of docs/nsa-spec.md section 15, from the NSA pieces above
+
+
+def window_only(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, w: int, impl: str = "auto") -> dict[str, torch.Tensor]:
+    """Sliding-window attention alone (15.1): the window branch of section 8 on the layer's one K/V pair."""
+    B, T, H, _ = q.shape
+    h = H // k.shape[2]
+    if impl == "auto":
+        impl = "gather" if 2 * w < T else "masked"
+    if impl == "gather":
+        return {"o": window_attention(q, k, v, w)}
+    t = torch.arange(T, device=q.device)
+    win = (t[None, :] <= t[:, None]) & (t[None, :] > t[:, None] - w)
+    return {"o": attend(q, k, v, win, h)}
+
+
+def moba_nsa_config(block_size: int, top_k: int) -> NsaConfig:
+    """MoBA as the NSA config whose pieces compute it (15.2): l = d = lSel = B, nSel = k, own block forced."""
+    return NsaConfig(l=block_size, d=block_size, lSel=block_size, nSel=top_k, w=1, phi="avg", forceInit=False, forceLocal=1, sharedKV=True)
+
+
+def moba_attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    block_size: int,
+    top_k: int,
+    selection: torch.Tensor | None = None,
+    impl: str = "auto",
+) -> dict[str, torch.Tensor]:
+    """MoBA (15.2): block means of K (φ = avg, l = d = lSel = B), each head's softmax over the complete
+    blocks, the group's summed scores, top-k with the own block forced (ties to the lower block), the
+    selected branch over the chosen blocks. No gradient flows through the means (they only rank)."""
+    c = moba_nsa_config(block_size, top_k)
+    B, T, H, dk = q.shape
+    G = k.shape[2]
+    h = H // G
+    if impl == "auto":
+        impl = "gather" if 2 * top_k * block_size < T else "masked"
+    with torch.no_grad():
+        kc = compress(k.detach(), c, None)
+        scores = torch.matmul(q.detach().transpose(1, 2), _heads(kc, h).transpose(-1, -2)) / math.sqrt(dk)
+        p = masked_softmax(scores, cmp_visible(T, c, q.device))
+        P = selection_scores(p, c, G)
+        if selection is None:
+            sel = top_n(P, c)
+        else:
+            check_selection(selection, c, T)
+            sel = selection
+    if impl == "gather":
+        o = selected_attention(q, k, v, sel, c)
+    else:
+        o = attend(q, k, v, _group_mask_to_heads(selected_mask(sel, c, T), h), h)
+    return {"o": o, "selection": sel, "scores": P, "p_cmp": p}

@@ -149,3 +149,31 @@ def test_sdpa_equals_the_masked_dense_path():
     v = torch.randn(2, 33, 2, 8, generator=g, dtype=torch.float64)
     ref = N.attend(q, k, v, torch.ones(33, 33, dtype=torch.bool).tril(), 2)
     assert max_err(N.attend_sdpa(q, k, v, 2), ref) <= TOL
+
+
+@pytest.mark.parametrize("T,H,G,B_,k", [(37, 4, 2, 4, 3), (29, 3, 3, 3, 2), (9, 2, 1, 4, 3)])
+def test_moba_and_window_gather_equal_masked(T, H, G, B_, k):
+    """docs/nsa-spec.md section 15: window and MoBA, gathered = masked (outputs and gradients ≤ 1e-12,
+    selections equal); MoBA's own block is always selected and the others are complete past blocks."""
+    g = torch.Generator().manual_seed(T)
+    q = torch.randn(2, T, H, 6, dtype=torch.float64, generator=g, requires_grad=True)
+    kk = torch.randn(2, T, G, 6, dtype=torch.float64, generator=g, requires_grad=True)
+    v = torch.randn(2, T, G, 5, dtype=torch.float64, generator=g, requires_grad=True)
+
+    def grads(out):
+        for x in (q, kk, v):
+            x.grad = None
+        out["o"].sum().backward()
+        return [x.grad.clone() for x in (q, kk, v)]
+
+    for run in (lambda impl: N.window_only(q, kk, v, 5, impl), lambda impl: N.moba_attention(q, kk, v, B_, k, None, impl)):
+        a, b = run("gather"), run("masked")
+        assert (a["o"] - b["o"]).abs().max() <= TOL
+        for x, y in zip(grads(a), grads(b)):
+            assert (x - y).abs().max() <= TOL
+        if "selection" in a:
+            assert torch.equal(a["selection"], b["selection"])
+            t = torch.arange(T)[None, :, None, None]
+            sel = a["selection"]
+            assert bool((sel == (t // B_)).any(-1).all()), "own block always selected"
+            assert bool(((sel < 0) | (sel == t // B_) | ((sel + 1) * B_ - 1 <= t)).all()), "others complete and past"

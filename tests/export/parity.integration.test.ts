@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
 import { datasetForRun } from '../../src/cli/data-node';
-import type { ModelNsaConfig } from '../../src/definitions/model-config';
+import type { AttentionKind, ModelNsaConfig } from '../../src/definitions/model-config';
 import { layerParamNames } from '../../src/definitions/params';
 import { tokenIndexLength } from '../../src/kernels/embedding-index';
 import { initParams } from '../../src/model/init';
@@ -41,13 +41,16 @@ const TRAINED_STEPS = 3;
 const root = mkdtempSync(join(tmpdir(), 'nsa-export-parity-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-function small(c: RunConfig, attention: 'dense' | 'nsa'): RunConfig {
+function small(c: RunConfig, attention: AttentionKind): RunConfig {
   c.model.attention = attention;
+  // docs/nsa-spec.md section 15: a window of 16 and MoBA blocks of 8 (3 of them) on tiny's 64 tokens.
+  if (attention === 'window') c.model.window = { w: 16 };
+  if (attention === 'moba') c.model.moba = { blockSize: 8, topK: 3 };
   c.train = { ...c.train, steps: 10, batchSize: 2, gradAccum: 1, warmupSteps: 2, evalEvery: 0 };
   return c;
 }
 
-function tiny(attention: 'dense' | 'nsa'): RunConfig {
+function tiny(attention: AttentionKind): RunConfig {
   const c = preset('tiny');
   c.data = { source: 'random', tokenizer: 'byte' };
   return small(c, attention);
@@ -69,6 +72,8 @@ const CASES: Array<[string, () => RunConfig]> = [
     'tiny, NSA selected branch only, 2 local blocks, no init block',
     () => withNsa(tiny('nsa'), { forceInit: false, forceLocal: 2, gates: { kind: 'force', branch: 'sel' } }),
   ],
+  ['tiny, window', () => tiny('window')],
+  ['tiny, MoBA', () => tiny('moba')],
   ['recall, dense', () => small(recallPreset(), 'dense')],
   ['recall, NSA', () => small(recallPreset(), 'nsa')],
 ];
@@ -134,7 +139,7 @@ async function gpuSelections(plan: ModelPlan, b: Batch): Promise<Int32Array[]> {
   write(plan, b);
   await plan.readProbabilities();
   const c = plan.config;
-  if (c.attention !== 'nsa') return [];
+  if (c.attention !== 'nsa' && c.attention !== 'moba') return [];
   return Promise.all(Array.from({ length: c.nLayers }, async (_, l) => (await plan.readSelection(l, plan.shape.N)).sel));
 }
 
@@ -210,11 +215,12 @@ describe('exported model in PyTorch = the WebGPU model', () => {
         const logitErr = relRms(centred(probs, V, true), centred(torch.tensors.get('logits')!.data, V, false));
         expect(logitErr, `logits (${which})`).toBeLessThanOrEqual(1e-4);
         sels.forEach((sel, l) =>
-          expect(selectionMismatches(sel, torch.tensors.get(`selection.${l}`)!.data, config.model.nsa!.nSel), `layer ${l} selections`).toBe(
-            0,
-          ),
+          expect(
+            selectionMismatches(sel, torch.tensors.get(`selection.${l}`)!.data, config.model.moba?.topK ?? config.model.nsa!.nSel),
+            `layer ${l} selections`,
+          ).toBe(0),
         );
-        if (config.model.attention === 'nsa') expect(sels.length).toBe(config.model.nLayers);
+        if (config.model.attention === 'nsa' || config.model.attention === 'moba') expect(sels.length).toBe(config.model.nLayers);
 
         const ours: number[] = [];
         const theirs: number[] = [];

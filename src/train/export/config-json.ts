@@ -48,6 +48,9 @@ const MODEL_KEYS = [
 const OPTIONAL_MODEL_KEYS = [
   ['posEncoding', 'position_encoding'],
   ['shortConv', 'short_conv'],
+  // docs/nsa-spec.md section 15: the window and MoBA options, under the same names.
+  ['window', 'window'],
+  ['moba', 'moba'],
 ] as const satisfies ReadonlyArray<readonly [keyof ModelConfig, string]>;
 
 const NSA_KEYS = ['l', 'd', 'lSel', 'nSel', 'w', 'phi', 'forceInit', 'forceLocal', 'sharedKV', 'gates'] as const satisfies ReadonlyArray<
