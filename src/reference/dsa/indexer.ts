@@ -32,14 +32,28 @@ export function indexScoresRef(qI: ArrayLike<number>, kI: ArrayLike<number>, wI:
   const { T, indexHeads: HI, indexDim: dI } = d;
   const c = indexScale(d);
   const I = new Float64Array(T * T);
-  for (let t = 0; t < T; t++) {
-    for (let s = 0; s <= t; s++) {
-      let acc = 0;
-      for (let j = 0; j < HI; j++) acc += wI[t * HI + j] * Math.max(0, dot(qI, (t * HI + j) * dI, kI, s * dI, dI));
-      I[t * T + s] = c * acc;
-    }
-  }
+  for (let t = 0; t < T; t++) for (let s = 0; s <= t; s++) I[t * T + s] = indexScore(qI, t * HI * dI, wI, t * HI, kI, s * dI, HI, dI, c);
   return I;
+}
+
+/**
+ * One score: c · Σ_j w[wOff + j] · ReLU(qI row j at qOff · kI row at kOff), heads ascending. The
+ * prefill and the decoder both call it, so their scores have the same bits.
+ */
+export function indexScore(
+  qI: ArrayLike<number>,
+  qOff: number,
+  wI: ArrayLike<number>,
+  wOff: number,
+  kI: ArrayLike<number>,
+  kOff: number,
+  HI: number,
+  dI: number,
+  c: number,
+): number {
+  let acc = 0;
+  for (let j = 0; j < HI; j++) acc += wI[wOff + j] * Math.max(0, dot(qI, qOff + j * dI, kI, kOff, dI));
+  return c * acc;
 }
 
 export interface IndexerGrads {
