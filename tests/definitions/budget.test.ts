@@ -5,7 +5,7 @@
 // refused naming the field.
 import { describe, expect, it } from 'vitest';
 
-import { budgetReads, matchBudget, type BudgetBase, BUDGET_MECHANISMS } from '../../src/definitions/budget';
+import { BUDGET_MECHANISMS, type BudgetBase, budgetReads, matchBudget } from '../../src/definitions/budget';
 import { validateDsaConfig } from '../../src/definitions/dsa-config';
 import { validateMobaConfig, validateWindowConfig } from '../../src/definitions/mechanisms';
 import { validateNsaConfig } from '../../src/definitions/nsa-config';
