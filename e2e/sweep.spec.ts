@@ -5,7 +5,7 @@
 // The last run, shared as a standalone web page, shows the same chart series without the app.
 import { readFileSync } from 'node:fs';
 
-import { download, expectAdapter, openPlayground, saveScreenshot } from './page-helpers';
+import { download, expectAdapter, expectNoAxeViolations, openPlayground, saveScreenshot } from './page-helpers';
 import { expect, type Page, test } from './test';
 
 const STEPS = 4;
@@ -15,7 +15,9 @@ async function planSweep(page: Page): Promise<void> {
   await panel.locator('summary').scrollIntoViewIfNeeded();
   await page.getByTestId('sweep-name-input').fill('e2e grid');
   await page.getByTestId('sweep-preset').selectOption('recall');
-  await page.getByTestId('sweep-mechanism-window').uncheck();
+  for (const box of await page.locator('[data-testid^="sweep-mechanism-"]').all()) await box.uncheck();
+  await page.getByTestId('sweep-mechanism-nsa').check();
+  await page.getByTestId('sweep-mechanism-dense').check();
   await page.getByTestId('sweep-seeds').fill('1');
   await page.getByTestId('sweep-steps').fill(String(STEPS));
   await page.getByTestId('sweep-batchSize').fill('1');
@@ -90,6 +92,7 @@ test('sweep: two settings into the library, stopped, resumed after a reload, res
   await expect(libRows.getByTestId('library-name')).toHaveText(['e2e grid · dense', 'e2e grid · nsa']);
   await expect(libRows.first().getByTestId('library-steps')).toHaveText(`${STEPS} / ${STEPS}`);
   await saveScreenshot(page, testInfo, 'sweep');
+  await expectNoAxeViolations(page, testInfo, 'sweep');
 
   // The held run (the last setting: dense on the recall task) shared as a standalone web page: opened
   // in a fresh context without JavaScript or network, it draws the page's loss, validation and

@@ -7,6 +7,7 @@ import { useEffect, useMemo, useState } from 'react';
 
 import { percent } from '../charts/chance-band';
 import { FoldPanel } from '../components/FoldPanel';
+import type { RunHistory } from '../library/entry';
 import { libraryStorage } from '../library/library-actions';
 import { useLibrary } from '../library/library-state';
 import { useStore } from '../store';
@@ -16,6 +17,8 @@ import { runSweep, startSweep, stopSweep } from './sweep-runner';
 import { useSweep } from './sweep-state';
 import { SweepFormView } from './SweepFormView';
 import { SweepTable } from './SweepTable';
+
+const NONE: RunHistory = { metrics: [], evals: [] };
 
 /** The stored histories of the sweep's runs in the library (read again after each save). */
 function useStoredHistories(ids: readonly string[]): void {
@@ -39,12 +42,13 @@ export function SweepPanel({ onCompare }: { onCompare(ids: string[]): void }) {
   const stopping = useSweep((s) => s.stopping);
   const error = useSweep((s) => s.error);
   const pageBusy = useStore((s) => s.status === 'starting' || s.status === 'running' || s.status === 'pausing');
-  const live = useStore((s) => (s.status === 'idle' ? null : s.libraryId));
-  const metrics = useStore((s) => s.metrics);
-  const evals = useStore((s) => s.evals);
   const histories = useLibrary((s) => s.histories);
   const [planning, setPlanning] = useState(false);
   const ids = useMemo(() => (sweep?.settings ?? []).flatMap((x) => (x.libraryId ? [x.libraryId] : [])), [sweep]);
+  // The page's run when it is one of the sweep's (its live metrics fill its row); other runs' updates do not redraw the panel.
+  const live = useStore((s) => (s.status !== 'idle' && s.libraryId !== null && ids.includes(s.libraryId) ? s.libraryId : null));
+  const metrics = useStore((s) => (live === null ? NONE.metrics : s.metrics));
+  const evals = useStore((s) => (live === null ? NONE.evals : s.evals));
   useStoredHistories(ids);
   const rows = useMemo(
     () => (sweep ? sweepResults(sweep, (id) => (id === live ? { metrics, evals } : (histories[id] ?? null))) : []),
