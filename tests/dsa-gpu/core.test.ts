@@ -2,10 +2,11 @@
 // phases, batched: out and lse ≤ 1e-5 rel RMS (warm-up: dense attention; sparse: over the
 // selection through NSA's selected branch with one-token blocks), the selection exactly the twin's,
 // klRows ≤ 1e-5; the indexer's dqI, dkI, dwI and (sparse) the main dq, dk, dv ≤ 1e-4 against the
-// twin's whole chain (f32 vs f64 through two kernels, CONVENTIONS' backward bound).
+// twin's whole chain (f32 vs f64 through two kernels, CONVENTIONS' backward bound); in the sparse
+// phase the main K/V rows read, counted in the kernel, are min(k, t + 1) per group.
 import { describe, expect, it } from 'vitest';
 
-import { type DsaConfig, type DsaPhase } from '../../src/definitions/dsa-config';
+import { type DsaConfig, dsaKeysRead, type DsaPhase } from '../../src/definitions/dsa-config';
 import type { AttentionShape } from '../../src/definitions/shapes';
 import { createLayoutArena, type PlaceTensor } from '../../src/gpu/arena';
 import { dsaBackwardDispatches, dsaForwardDispatches, dsaSavedTensors, dsaScratchTensors } from '../../src/model/dsa/core';
@@ -66,6 +67,7 @@ describe('DSA layer attention on the GPU vs the twin', () => {
       dqI: place('dqI', B * T * HI * dI),
       dkI: place('dkI', B * T * dI),
       dwI: place('dwI', B * T * HI),
+      keysRead: place('keysRead', B * T * G),
       saved: dsaSavedTensors(place, 'dsa.', s, cfg),
       scratch: dsaScratchTensors(place, 'dsa.', s, cfg),
     });
@@ -78,7 +80,7 @@ describe('DSA layer attention on the GPU vs the twin', () => {
     for (const phase of ['warmup', 'sparse'] as DsaPhase[]) {
       const main = { dout: t.dout, delta: t.delta, dq: t.dq, dk: t.dk, dv: t.dv };
       gpu.run([
-        ...(await dsaForwardDispatches(gpu, cfg, s, phase, io)),
+        ...(await dsaForwardDispatches(gpu, cfg, s, phase, { ...io, keysRead: phase === 'sparse' ? t.keysRead : undefined })),
         ...(await dsaBackwardDispatches(gpu, cfg, s, phase, io, t.scratch, { gradScale, dqI: t.dqI, dkI: t.dkI, dwI: t.dwI, main })),
       ]);
       const want: Record<string, Float64Array[]> = { out: [], lse: [], klRows: [], dqI: [], dkI: [], dwI: [], dq: [], dk: [], dv: [] };

@@ -14,7 +14,13 @@ import { dsaIndexBackwardDispatches } from '../../kernels/dsa-index-backward';
 import { dsaIndexLossDispatch } from '../../kernels/dsa-index-loss';
 import { dsaIndexScoresDispatch } from '../../kernels/dsa-index-scores';
 import { dsaTopKDispatch } from '../../kernels/dsa-topk';
-import { type NsaAttnVariant, nsaBranchBackwardDispatches, nsaBranchForwardDispatch } from '../../kernels/nsa-attention';
+import {
+  type NsaAttnVariant,
+  nsaBranchBackwardDispatches,
+  type NsaBranchForwardArgs,
+  nsaBranchForwardCountingDispatch,
+  nsaBranchForwardDispatch,
+} from '../../kernels/nsa-attention';
 import { nsaReverseIndexDispatches, nsaReverseIndexLengths, type NsaReverseIndexSlices } from '../../kernels/nsa-reverse-index';
 
 /** What the forward keeps for the backward, the loss report and the stepper. */
@@ -62,6 +68,8 @@ export interface DsaIO {
   wI: BufferSlice;
   saved: DsaSaved;
   kernels?: NsaAttnVariant;
+  /** Sparse phase, debug: u32 [B,T,G], the main K/V rows each group read (docs/dsa-spec.md section 7). */
+  keysRead?: BufferSlice;
 }
 
 /** scores → top-k → main attention (dense in the warm-up, over the selection when sparse). */
@@ -80,8 +88,13 @@ export async function dsaForwardDispatches(
     dsaTopKDispatch(gpu, { ...shape, scores, sel }),
     phase === 'warmup'
       ? attentionForwardDispatch(gpu, main)
-      : nsaBranchForwardDispatch(gpu, { ...main, branch: 'sel', cfg: tokenSelectionAsNsa(cfg.topK), sel, variant: io.kernels }),
+      : sparseForward(gpu, { ...main, branch: 'sel', cfg: tokenSelectionAsNsa(cfg.topK), sel, variant: io.kernels }, io.keysRead),
   ]);
+}
+
+/** The selected branch's forward, counting the rows read when keysRead is given. */
+function sparseForward(gpu: GpuContext, a: NsaBranchForwardArgs, keysRead?: BufferSlice): Promise<Dispatch> {
+  return keysRead ? nsaBranchForwardCountingDispatch(gpu, { ...a, keysRead }) : nsaBranchForwardDispatch(gpu, a);
 }
 
 export interface DsaGrads {
