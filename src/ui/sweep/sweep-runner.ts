@@ -17,22 +17,27 @@ function message(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
-/** Resolves once the page's run has no save pending (saved, failed, or the run is gone). */
-function autosaveSettled(): Promise<void> {
-  const settled = (s: PlaygroundState) =>
-    s.status === 'idle' ||
-    s.status === 'error' ||
-    s.autosave?.state === 'error' ||
-    (s.autosavedStep === s.stepsDone && s.autosave?.state !== 'saving');
+/** Resolves once the page's state satisfies `done` (at once when it does already). */
+function pageState(done: (s: PlaygroundState) => boolean): Promise<void> {
   return new Promise((resolve) => {
-    if (settled(useStore.getState())) return resolve();
+    if (done(useStore.getState())) return resolve();
     const stop = useStore.subscribe((s) => {
-      if (!settled(s)) return;
+      if (!done(s)) return;
       stop();
       resolve();
     });
   });
 }
+
+/** The page's run trains no more: a recovery (a lost device, a hung GPU) may have gone on training it after run() returned. */
+const notTraining = (s: PlaygroundState) => s.status !== 'starting' && s.status !== 'running' && s.status !== 'pausing';
+
+/** No save of the page's run is pending (saved, failed, or the run is gone). */
+const saveSettled = (s: PlaygroundState) =>
+  s.status === 'idle' ||
+  s.status === 'error' ||
+  s.autosave?.state === 'error' ||
+  (s.autosavedStep === s.stepsDone && s.autosave?.state !== 'saving');
 
 /**
  * Frees the page for the sweep's next setting: a finished sweep run is reset quietly (it is in the
@@ -114,10 +119,11 @@ async function trainSetting(i: number): Promise<'finished' | 'stopped'> {
   } finally {
     unwatch();
   }
+  await pageState(notTraining);
   const s = useStore.getState();
   if (s.libraryId !== id || s.status === 'idle') return 'stopped'; // reset or replaced meanwhile
   if (s.status === 'error') throw new Error(`${settingRunName(sweep, x)} failed: ${s.error ?? 'unknown error'}`);
-  await autosaveSettled();
+  await pageState(saveSettled);
   const reached = s.evals.some((e) => e.accuracy !== undefined && e.accuracy >= sweep.grid.target);
   const finished = s.status === 'done' || (s.status === 'paused' && reached);
   const now = useSweep.getState().sweep!;
