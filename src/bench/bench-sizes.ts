@@ -19,6 +19,7 @@ import {
 } from '../model/nsa/core';
 import { PRESETS } from '../train/presets/presets';
 import { formatBytes, GPU_MEMORY_BYTES } from '../train/resources';
+import type { OtherMechanism } from './mechanism-bench';
 
 /** One JSON line of the benchmark, as npm run bench:nsa prints it and the page downloads it. */
 export type BenchRow = Record<string, unknown> & { kind: string };
@@ -55,6 +56,8 @@ export interface BenchNsaOptions {
   warmup: number | undefined;
   /** Layers of the decode models. */
   layers: number;
+  /** Training: the mechanisms timed beside NSA and dense at NSA's budget (mechanism-bench.ts); none when absent. */
+  mechanisms?: OtherMechanism[];
 }
 
 export interface ResolvedBenchNsa {
@@ -67,6 +70,7 @@ export interface ResolvedBenchNsa {
   trainWarmup: number;
   decodeRepeats: number;
   decodeWarmup: number;
+  mechanisms: OtherMechanism[];
 }
 
 /**
@@ -84,6 +88,7 @@ export function resolveBenchNsa(o: BenchNsaOptions, software: boolean): Resolved
     trainWarmup: o.warmup ?? (software ? 0 : 2),
     decodeRepeats: o.repeats ?? (software ? 5 : 20),
     decodeWarmup: o.warmup ?? (software ? 1 : 3),
+    mechanisms: o.train ? (o.mechanisms ?? []) : [],
   };
 }
 

@@ -1,11 +1,13 @@
-// The NSA-vs-dense benchmark in order, for npm run bench:nsa and the page's worker alike: the
-// adapter line, the training lines (config, one per T), the decode lines (config, one per T) and the
+// The attention benchmark in order, for npm run bench:attention (alias bench:nsa) and the page's
+// worker alike: the adapter line, the training lines (config; per T the NSA-vs-dense line and one
+// line per other mechanism asked for, at NSA's budget), the decode lines (config, one per T) and the
 // closing summary, each handed to `out` as soon as it is measured. The caller checks the sizes
 // first (benchSizeProblem) and may stop between lines (shouldStop).
 import { assertNsaConfig } from '../definitions/nsa-config';
 import { describeAdapter, type GpuContext } from '../gpu/context';
 import { type BenchRow, benchSummary, CFG, type ResolvedBenchNsa, type TimedPair } from './bench-sizes';
 import { decodeBenchRow, decodeConfigLine } from './decode-bench';
+import { mechanismTrainRow } from './mechanism-bench';
 import { trainBenchRow, trainConfigLine } from './train-bench';
 
 /** Thrown when shouldStop() asked the benchmark to end early. */
@@ -38,6 +40,10 @@ export async function runNsaBench(
       const { line, pair } = await trainBenchRow(gpu, T, t);
       out(line);
       train.push(pair);
+      for (const m of o.mechanisms) {
+        check();
+        out(await mechanismTrainRow(gpu, m, T, t, { ms: pair.dense, keys: line.dense_keys_per_head as number }));
+      }
     }
   }
   if (o.decode) {

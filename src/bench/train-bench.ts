@@ -38,7 +38,7 @@ function nsaKeysVisited(sel: Int32Array, T: number, G: number, cfg: NsaConfig): 
   return total / G;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 interface Lists {
   nsaFwd: Dispatch[];
@@ -108,7 +108,7 @@ async function buildLists(gpu: GpuContext, T: number): Promise<{ arena: Arena; t
  * One timed run of a list: GPU ms from timestamp queries (each dispatch in its own pass) when the
  * adapter has them, and the wall-clock ms of that same run (submit to completion).
  */
-async function timeList(
+export async function timeList(
   gpu: GpuContext,
   list: readonly Dispatch[],
 ): Promise<{ wall: number; gpu: number | null; perDispatch: DispatchTiming[] }> {

@@ -9,14 +9,16 @@ import {
   M,
   type ResolvedBenchNsa,
 } from '../bench/bench-sizes';
+import { OTHER_MECHANISMS, type OtherMechanism } from '../bench/mechanism-bench';
 import { type ArgSpec, intFlag, parseArgs } from './args';
 import { UsageError } from './usage';
 
 export const BENCH_NSA_USAGE =
-  'usage: npm run bench:nsa -- [--T 1024,2048,...] [--repeats N] [--warmup N] [--decode [--train] [--layers N]]';
+  'usage: npm run bench:attention -- [--T 1024,2048,...] [--repeats N] [--warmup N] [--mechanisms window,moba,dsa|none] [--decode [--train] [--layers N]]\n' +
+  '       (npm run bench:nsa is the same command)';
 
 export const BENCH_NSA_ARGS: ArgSpec = {
-  values: ['T', 'repeats', 'warmup', 'layers'],
+  values: ['T', 'repeats', 'warmup', 'layers', 'mechanisms'],
   booleans: ['decode', 'train', 'help'],
   usage: BENCH_NSA_USAGE,
 };
@@ -60,7 +62,25 @@ export function benchNsaOptions(argv: readonly string[]): BenchNsaOptions {
   const layers = intFlag(args, 'layers') ?? DECODE_LAYERS;
   if (layers < 1 || layers > M.nLayers)
     throw new UsageError(`--layers must be in [1, ${M.nLayers}] (m7c-125m has ${M.nLayers}; got ${layers})`, { flag: 'layers' });
-  return { Ts, train: !decode || alsoTrain, decode, repeats, warmup, layers };
+  const train = !decode || alsoTrain;
+  const mText = args.flags.get('mechanisms');
+  if (mText !== undefined && !train)
+    throw new UsageError(`--mechanisms times training; with --decode add --train\n${BENCH_NSA_USAGE}`, { flag: 'mechanisms' });
+  let mechanisms: OtherMechanism[] = [...OTHER_MECHANISMS];
+  if (mText !== undefined) {
+    const names = mText.split(',').map((s) => s.trim());
+    mechanisms = [];
+    if (!(names.length === 1 && names[0] === 'none'))
+      for (const n of names) {
+        if (!(OTHER_MECHANISMS as readonly string[]).includes(n))
+          throw new UsageError(`--mechanisms: '${n}' is not one of ${OTHER_MECHANISMS.join(', ')} (or none)`, {
+            flag: 'mechanisms',
+            value: mText,
+          });
+        if (!mechanisms.includes(n as OtherMechanism)) mechanisms.push(n as OtherMechanism);
+      }
+  }
+  return { Ts, train, decode, repeats, warmup, layers, mechanisms };
 }
 
 /** Refuses (UsageError on --T) a T whose tensors do not fit the adapter, naming the largest that fits. */

@@ -1,6 +1,8 @@
-// npm run bench:nsa [-- --T 1024,2048 --repeats 3 --warmup 1]   (defaults: T = 1024 once on SwiftShader;
-// T = 1k … 16k, 2 warm-up + 5 timed rounds elsewhere)
-// NSA attention against dense flash attention, training fwd+bwd (src/bench/train-bench.ts)
+// npm run bench:attention [-- --T 1024,2048 --repeats 3 --warmup 1]   (defaults: T = 1024 once on
+// SwiftShader; T = 1k … 16k, 2 warm-up + 5 timed rounds elsewhere); npm run bench:nsa is the same.
+// NSA attention against dense flash attention, training fwd+bwd (src/bench/train-bench.ts), with
+// the sliding window, MoBA and DSA beside them at NSA's budget (src/bench/mechanism-bench.ts;
+// --mechanisms picks them, none for the NSA/dense pair alone)
 // and, with --decode, decode per token (decode-bench.ts: one step at position T − 1 on the GPU
 // decoder; --train adds the training lines before them, --layers sets the decode model's layers),
 // on one adapter in one run, as JSON lines. Every T is checked against the adapter's buffer and
@@ -18,7 +20,7 @@ async function main(): Promise<number> {
   const argv = process.argv.slice(2);
   if (argv.includes('--help')) {
     console.log(
-      `${BENCH_NSA_USAGE}\n  NSA attention against dense flash attention on this adapter, as JSON lines: training fwd+bwd per T,\n  with --decode decode per token (--train adds the training lines, --layers the decode model's layers).`,
+      `${BENCH_NSA_USAGE}\n  NSA attention against dense flash attention on this adapter, as JSON lines: training fwd+bwd per T, with the\n  window, MoBA and DSA at NSA's budget (--mechanisms); with --decode decode per token (--train adds the training\n  lines, --layers the decode model's layers).`,
     );
     return 0;
   }

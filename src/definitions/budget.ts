@@ -68,9 +68,15 @@ export function budgetReads(m: BudgetMechanism, c: MatchedConfigs, T: number): n
 
 /**
  * Every mechanism's config reading at most `R` key rows per query at T − 1, or the issues (field
- * `budget`, or `budget.<mechanism>` for one the budget cannot fit) when R cannot be met.
+ * `budget`, or `budget.<mechanism>` for one the budget cannot fit) when R cannot be met. `only`:
+ * the mechanisms to match (the others are not checked; NSA's config then comes back as given).
  */
-export function matchBudget(R: number, T: number, base: BudgetBase): { configs: MatchedConfigs } | { issues: ConfigIssue[] } {
+export function matchBudget(
+  R: number,
+  T: number,
+  base: BudgetBase,
+  only: readonly BudgetMechanism[] = BUDGET_MECHANISMS,
+): { configs: MatchedConfigs } | { issues: ConfigIssue[] } {
   const issues: ConfigIssue[] = [];
   if (!isInt(T) || T < 2) return { issues: [{ field: 'budget', message: `needs a sequence of at least 2 tokens (seqLen ${String(T)})` }] };
   if (!isInt(R) || R < 1) return { issues: [{ field: 'budget', message: `must be an integer ≥ 1 key rows per query (got ${String(R)})` }] };
@@ -80,7 +86,7 @@ export function matchBudget(R: number, T: number, base: BudgetBase): { configs: 
       message: `${R} key rows per query is all ${T} positions a query at T − 1 can read: that is dense attention, not a budget`,
     });
   const B = base.moba.blockSize;
-  if (R < B)
+  if (only.includes('moba') && R < B)
     issues.push({
       field: 'budget.moba',
       message: `${R} key rows are fewer than one MoBA block of ${B} (model.moba.blockSize): MoBA reads at least its own block`,
@@ -88,7 +94,7 @@ export function matchBudget(R: number, T: number, base: BudgetBase): { configs: 
   const nsa = base.nsa;
   const ncmp = visibleCmpBlocks(T - 1, nsa);
   const floor = ncmp + minBlocks(nsa) * nsa.lSel + 1;
-  if (R < floor)
+  if (only.includes('nsa') && R < floor)
     issues.push({
       field: 'budget.nsa',
       message: `${R} key rows are fewer than NSA's ${ncmp} compressed blocks at T = ${T} plus ${minBlocks(nsa)} selected block(s) of ${nsa.lSel} (its forced blocks, at least one) and one window key (${floor})`,
@@ -106,7 +112,8 @@ export function matchBudget(R: number, T: number, base: BudgetBase): { configs: 
       window: { w: R },
       moba: { blockSize: B, topK: Math.min(Math.floor(R / B), Math.ceil(T / B)) },
       dsa: { ...base.dsa, topK: R },
-      nsa: { ...nsa, nSel, w },
+      // Not asked for: the base config as it is.
+      nsa: only.includes('nsa') ? { ...nsa, nSel, w } : nsa,
     },
   };
 }

@@ -41,6 +41,12 @@ describe('bench:nsa flags', () => {
       layers: 2,
     });
     expect(resolveBenchNsa(benchNsaOptions(['--decode']), true)).toMatchObject({ Ts: [1024], decodeRepeats: 5, decodeWarmup: 1 });
+    // bench:attention times the other mechanisms with training, all three unless --mechanisms says.
+    expect(benchNsaOptions([]).mechanisms).toEqual(['window', 'moba', 'dsa']);
+    expect(benchNsaOptions(['--mechanisms', 'dsa,window,dsa']).mechanisms).toEqual(['dsa', 'window']);
+    expect(benchNsaOptions(['--mechanisms', 'none']).mechanisms).toEqual([]);
+    expect(resolveBenchNsa(benchNsaOptions(['--decode']), true).mechanisms).toEqual([]);
+    expect(resolveBenchNsa({ ...benchNsaOptions([]), mechanisms: undefined }, true).mechanisms).toEqual([]);
     expect(resolveBenchNsa(benchNsaOptions([]), false)).toMatchObject({
       Ts: [1024, 2048, 4096, 8192, 16384],
       trainRepeats: 5,
@@ -67,6 +73,10 @@ describe('bench:nsa flags', () => {
       [['--repeats', '0'], 'repeats', /^--repeats must be ≥ 1/],
       [['--warmup', '-1'], 'warmup', /^--warmup must be ≥ 0/],
       [['--decode', '--trian'], 'trian', /^unknown flag --trian \(did you mean --train\?\)/],
+      [['--mechanisms', 'window,mboa'], 'mechanisms', /^--mechanisms: 'mboa' is not one of window, moba, dsa \(or none\)/],
+      [['--mechanisms', ''], 'mechanisms', /^--mechanisms is empty/],
+      [['--mechanisms', 'window,,moba'], 'mechanisms', /^--mechanisms: '' is not one of/],
+      [['--decode', '--mechanisms', 'moba'], 'mechanisms', /^--mechanisms times training; with --decode add --train/],
     ];
     for (const [argv, flag, message] of cases) {
       const e = usage(() => benchNsaOptions(argv));

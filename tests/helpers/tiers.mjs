@@ -40,6 +40,7 @@ const GPU_FOLDERS = ['tests/kernels/**/*.test.ts', 'tests/nsa-gpu/**/*.test.ts',
 
 /** GPU files in otherwise CPU-only folders (each acquires the shared test device). */
 export const GPU_FILES = [
+  'tests/cli/bench-attention-gpu.test.ts',
   'tests/decode/cli-gpu.test.ts',
   'tests/decode/gpu-attend-split.test.ts',
   'tests/decode/gpu-decode.test.ts',
