@@ -56,7 +56,7 @@ export interface BenchNsaOptions {
   warmup: number | undefined;
   /** Layers of the decode models. */
   layers: number;
-  /** Training: the mechanisms timed beside NSA and dense at NSA's budget (mechanism-bench.ts); none when absent. */
+  /** The mechanisms timed beside NSA and dense at NSA's budget (training: mechanism-bench.ts; decode: the GPU decoder's, decode-bench.ts); none when absent. */
   mechanisms?: OtherMechanism[];
 }
 
@@ -88,7 +88,7 @@ export function resolveBenchNsa(o: BenchNsaOptions, software: boolean): Resolved
     trainWarmup: o.warmup ?? (software ? 0 : 2),
     decodeRepeats: o.repeats ?? (software ? 5 : 20),
     decodeWarmup: o.warmup ?? (software ? 1 : 3),
-    mechanisms: o.train ? (o.mechanisms ?? []) : [],
+    mechanisms: o.mechanisms ?? [],
   };
 }
 

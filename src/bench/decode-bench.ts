@@ -11,6 +11,8 @@
 // Keys read per query are the decoder's own in-kernel counts, beside the formula
 // ncmp(t) + |selected positions ≤ t| + min(w, t + 1) from the selection the GPU made, and t + 1 dense.
 import { GpuDecoder } from '../decode/gpu-decoder';
+import { mobaAsNsa } from '../definitions/mechanisms';
+import type { ModelConfig } from '../definitions/model-config';
 import { visibleCmpBlocks } from '../definitions/nsa-blocks';
 import { selectionRanges } from '../definitions/nsa-ranges';
 import { paramSpecs } from '../definitions/params';
@@ -19,6 +21,7 @@ import { type DispatchTiming, profileDispatches } from '../gpu/profiler';
 import { initParams } from '../model/init';
 import { gaussian, mulberry32 } from '../util/random';
 import { type BenchRow, CFG, DECODE_VOCAB, decodeModelConfig } from './bench-sizes';
+import { matchedAt } from './mechanism-bench';
 
 const PARAM_SEED = 7;
 /** The token fed at position T − 1 (any id below DECODE_VOCAB). */
@@ -105,15 +108,7 @@ interface Measured {
   fillS: number;
 }
 
-async function measure(
-  gpu: GpuContext,
-  attention: 'nsa' | 'dense',
-  T: number,
-  layers: number,
-  repeats: number,
-  warmup: number,
-): Promise<Measured> {
-  const c = decodeModelConfig(attention, T, layers);
+async function measure(gpu: GpuContext, c: ModelConfig, T: number, repeats: number, warmup: number): Promise<Measured> {
   const t0 = performance.now();
   const dec = await GpuDecoder.create(gpu, c, { batch: 1, capacity: T });
   dec.loadParams(initParams(paramSpecs(c), PARAM_SEED));
@@ -197,8 +192,8 @@ export async function decodeBenchRow(
   T: number,
   o: { layers: number; repeats: number; warmup: number },
 ): Promise<BenchRow & { T: number; nsa_ms: number; dense_ms: number; nsa_attention_ms: number; dense_attention_ms: number }> {
-  const nsa = await measure(gpu, 'nsa', T, o.layers, o.repeats, o.warmup);
-  const dense = await measure(gpu, 'dense', T, o.layers, o.repeats, o.warmup);
+  const nsa = await measure(gpu, decodeModelConfig('nsa', T, o.layers), T, o.repeats, o.warmup);
+  const dense = await measure(gpu, decodeModelConfig('dense', T, o.layers), T, o.repeats, o.warmup);
   const pick = (m: Measured) => median(m.gpu ?? m.wall);
   const [nsaMs, denseMs] = [pick(nsa), pick(dense)];
   const nk = nsaKeys(nsa, T, o.layers);
@@ -228,6 +223,68 @@ export async function decodeBenchRow(
     split_timing: gpu.hasTimestamps ? 'timestamp, each dispatch in its own pass' : 'wall, each dispatch submitted alone',
     nsa_kernels: nsa.split,
     dense_kernels: dense.split,
+  };
+}
+
+/** The mechanisms the GPU decoder runs besides NSA and dense (DSA's decoding is the float64 twin's only). */
+export const DECODE_MECHANISMS = ['window', 'moba'] as const;
+export type DecodeMechanism = (typeof DECODE_MECHANISMS)[number];
+
+/**
+ * The JSON line (kind 'mechanism_decode') of the window or MoBA at NSA's budget (as the training
+ * lines, mechanism-bench.ts's matchedAt) decoding at position T − 1 on the same model shape: time,
+ * the attention kernels' time, and the key rows the decoder's kernels counted (the window's in its
+ * win slot, MoBA's selected rows in its sel slot) against the formula from the GPU's selection.
+ */
+export async function mechanismDecodeRow(
+  gpu: GpuContext,
+  m: DecodeMechanism,
+  T: number,
+  o: { layers: number; repeats: number; warmup: number },
+  dense: { ms: number; attentionMs: number },
+): Promise<BenchRow> {
+  const matched = matchedAt(m, T);
+  const head = { kind: 'mechanism_decode', T, position: T - 1, mechanism: m, budget: matched.budget, budget_capped: matched.capped };
+  if ('issue' in matched) return { ...head, skipped: matched.issue };
+  const { nsa: _nsa, ...base } = decodeModelConfig('nsa', T, o.layers);
+  const c: ModelConfig =
+    m === 'window'
+      ? { ...base, attention: 'window', window: matched.configs.window }
+      : { ...base, attention: 'moba', moba: matched.configs.moba };
+  const r = await measure(gpu, c, T, o.repeats, o.warmup);
+  const G = c.nKvGroups;
+  const t = T - 1;
+  let read = 0;
+  let formula = 0;
+  let match = true;
+  for (let i = 0; i < o.layers * G; i++) {
+    const counted = Array.from(r.reads.subarray(i * 4, i * 4 + 4));
+    let want: number[];
+    if (m === 'window') want = [0, 0, Math.min(matched.configs.window.w, t + 1), 0];
+    else {
+      const cfg = mobaAsNsa(matched.configs.moba);
+      const row = r.selection.subarray(i * cfg.nSel, (i + 1) * cfg.nSel);
+      want = [0, selectionRanges(row, t, cfg).reduce((a, [s, e]) => a + e - s, 0), 0, 0];
+    }
+    match &&= counted.every((x, k) => x === want[k]);
+    read += counted.reduce((a, b) => a + b, 0) / (o.layers * G);
+    formula += want.reduce((a, b) => a + b, 0) / (o.layers * G);
+  }
+  const ms = median(r.gpu ?? r.wall);
+  return {
+    ...head,
+    config: m === 'window' ? matched.configs.window : matched.configs.moba,
+    timing: gpu.hasTimestamps ? 'timestamp' : 'wall',
+    ms,
+    attention_ms: r.attention,
+    over_dense_time: ms / dense.ms,
+    over_dense_attention_time: r.attention / dense.attentionMs,
+    keys_per_query: read,
+    keys_formula: formula,
+    over_dense_keys: read / T,
+    reads_match_formula: match,
+    outputs_finite: r.finite,
+    kernels: r.split,
   };
 }
 

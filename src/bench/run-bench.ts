@@ -6,7 +6,7 @@
 import { assertNsaConfig } from '../definitions/nsa-config';
 import { describeAdapter, type GpuContext } from '../gpu/context';
 import { type BenchRow, benchSummary, CFG, type ResolvedBenchNsa, type TimedPair } from './bench-sizes';
-import { decodeBenchRow, decodeConfigLine } from './decode-bench';
+import { DECODE_MECHANISMS, decodeBenchRow, decodeConfigLine, type DecodeMechanism, mechanismDecodeRow } from './decode-bench';
 import { mechanismTrainRow } from './mechanism-bench';
 import { trainBenchRow, trainConfigLine } from './train-bench';
 
@@ -55,6 +55,10 @@ export async function runNsaBench(
       out(row);
       decode.push({ T, nsa: row.nsa_ms, dense: row.dense_ms });
       decodeAttention.push({ T, nsa: row.nsa_attention_ms, dense: row.dense_attention_ms });
+      for (const m of o.mechanisms.filter((x): x is DecodeMechanism => (DECODE_MECHANISMS as readonly string[]).includes(x))) {
+        check();
+        out(await mechanismDecodeRow(gpu, m, T, d, { ms: row.dense_ms, attentionMs: row.dense_attention_ms }));
+      }
     }
   }
   out(benchSummary(train, decode, decodeAttention));

@@ -64,8 +64,6 @@ export function benchNsaOptions(argv: readonly string[]): BenchNsaOptions {
     throw new UsageError(`--layers must be in [1, ${M.nLayers}] (m7c-125m has ${M.nLayers}; got ${layers})`, { flag: 'layers' });
   const train = !decode || alsoTrain;
   const mText = args.flags.get('mechanisms');
-  if (mText !== undefined && !train)
-    throw new UsageError(`--mechanisms times training; with --decode add --train\n${BENCH_NSA_USAGE}`, { flag: 'mechanisms' });
   let mechanisms: OtherMechanism[] = [...OTHER_MECHANISMS];
   if (mText !== undefined) {
     const names = mText.split(',').map((s) => s.trim());

@@ -4,9 +4,11 @@
 // from the GPU's selection are what the configs read, counted here position by position: the
 // window Σ min(w, t + 1); DSA every earlier token up to its k, Σ min(k, t + 1); MoBA its own block
 // and, once one is complete, one earlier block (2 selected, never more than Σ min(2·64, t + 1)).
+// Decoding at position 129 on the GPU decoder: the key rows its kernels counted equal the formula.
 // Below one MoBA block the line says why instead of a time.
 import { describe, expect, it } from 'vitest';
 
+import { mechanismDecodeRow } from '../../src/bench/decode-bench';
 import { mechanismTrainRow } from '../../src/bench/mechanism-bench';
 import { getGpu } from '../helpers/gpu';
 
@@ -35,6 +37,30 @@ describe('bench:attention mechanism lines', () => {
     // MoBA: blocks 0 and 1 complete at t = 63 and 127; a query holds its own block and the one complete block before it (only block 0 for t < 64).
     expect(moba.keys_per_head).toBe(sum((t) => (t < 64 ? t + 1 : t < 128 ? t + 1 : 64 + (t - 127))));
     expect(moba.over_dense_keys).toBeCloseTo((moba.keys_per_head as number) / denseKeys, 12);
+    expect(gpu.reports).toEqual([]);
+  });
+
+  it('decoding at T − 1 = 129: the window and MoBA read what their kernels counted and the formula says', async () => {
+    const gpu = await getGpu();
+    const o = { layers: 1, repeats: 1, warmup: 0 };
+    const dense = { ms: 1, attentionMs: 1 };
+    const win = await mechanismDecodeRow(gpu, 'window', T, o, dense);
+    const moba = await mechanismDecodeRow(gpu, 'moba', T, o, dense);
+    expect(win).toMatchObject({
+      config: { w: 129 },
+      keys_per_query: 129,
+      keys_formula: 129,
+      reads_match_formula: true,
+      outputs_finite: true,
+    });
+    // MoBA at t = 129: its own block 2 (positions 128, 129) and one of the two complete blocks.
+    expect(moba).toMatchObject({
+      config: { blockSize: 64, topK: 2 },
+      keys_per_query: 66,
+      keys_formula: 66,
+      reads_match_formula: true,
+      outputs_finite: true,
+    });
     expect(gpu.reports).toEqual([]);
   });
 
