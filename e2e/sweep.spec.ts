@@ -91,6 +91,16 @@ test('sweep: two settings into the library, stopped, resumed after a reload, res
   await expect(libRows).toHaveCount(2);
   await expect(libRows.getByTestId('library-name')).toHaveText(['e2e grid · dense', 'e2e grid · nsa']);
   await expect(libRows.first().getByTestId('library-steps')).toHaveText(`${STEPS} / ${STEPS}`);
+  // npm run learn's figure: a line per setting; the table as CSV, a row per setting.
+  await expect(page.getByTestId('sweep-figure').locator('path')).toHaveCount(2);
+  const table = readFileSync(await (await download(page, 'sweep-download-csv')).path(), 'utf8')
+    .trim()
+    .split('\n');
+  expect(table.map((l) => l.split(',').slice(0, 4).join(','))).toEqual([
+    'mechanism,seed,lr,state',
+    'nsa,1,0.003,finished',
+    'dense,1,0.003,finished',
+  ]);
   await saveScreenshot(page, testInfo, 'sweep');
   await expectNoAxeViolations(page, testInfo, 'sweep');
 

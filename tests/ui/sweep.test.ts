@@ -1,11 +1,12 @@
 // The page's sweep as data: planned from the learn grid (its checks by the form's labels), the next
-// setting (a started one first), per-setting results from a run history, the table's sort, and its
-// storage (a value that is not a sweep is set aside, never half-read).
+// setting (a started one first), per-setting results from a run history, the table's sort, its
+// figure and CSV, and its storage (a value that is not a sweep is set aside, never half-read).
 import { describe, expect, it } from 'vitest';
 
 import type { StepMetrics } from '../../src/train/types';
 import type { LibraryEntry } from '../../src/ui/library/entry';
 import { filterByTag, tagChoices } from '../../src/ui/library/tag-filter';
+import { sweepCsv, sweepFigureSvg } from '../../src/ui/sweep/sweep-figure';
 import { defaultSweepForm, readSweepForm } from '../../src/ui/sweep/sweep-form';
 import { nextSetting, planSweep, settingLabel, settingRunName, sweepName, sweepTag, withSetting } from '../../src/ui/sweep/sweep-plan';
 import { settingResult, sortResults, sweepResults } from '../../src/ui/sweep/sweep-results';
@@ -112,6 +113,30 @@ describe('sweep results', () => {
     expect(sortResults(rows, { key: 'bestValLoss', dir: 'asc' }).map((r) => r.index)).toEqual([0, 2, 1]);
     expect(sortResults(rows, { key: 'steps', dir: 'asc' }).map((r) => r.index)).toEqual([2, 0, 1]);
     expect(sortResults(rows, { key: 'setting', dir: 'desc' }).map((r) => r.index)).toEqual([2, 1, 0]);
+  });
+});
+
+describe('sweep figure and csv', () => {
+  it("draws npm run learn's figure from the settings' evaluations, and writes the table as CSV", () => {
+    let s = planSweep(grid, 'g', 'sweep-1');
+    expect(sweepFigureSvg(s, () => null)).toBeNull();
+    s = withSetting(withSetting(s, 0, { libraryId: 'a', state: 'finished' }), 2, { libraryId: 'c', state: 'started' });
+    const h = (acc: number) => ({ metrics: [0, 1, 2, 3].map(step), evals: [{ step: 4, valLoss: 2, accuracy: acc }] });
+    const histories: Record<string, ReturnType<typeof h>> = { a: h(0.75), c: h(0.25) };
+    const svg = sweepFigureSvg(s, (id) => histories[id] ?? null)!;
+    expect(svg.match(/<path /g)).toHaveLength(2);
+    expect(svg).toContain('>nsa · seed 1</text>');
+    expect(svg).toContain('>dense · seed 1</text>');
+    expect(svg).toContain('chance 6.3%');
+    const csv = sweepCsv(
+      s,
+      sweepResults(s, (id) => histories[id] ?? null),
+    )
+      .trim()
+      .split('\n');
+    expect(csv).toHaveLength(5);
+    expect(csv[1]).toBe('nsa,1,0.001,finished,0.75,2,4,8,4,1,a');
+    expect(csv[2]).toBe('nsa,2,0.001,pending,,,0,8,,0,');
   });
 });
 

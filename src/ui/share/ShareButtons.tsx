@@ -1,4 +1,4 @@
-// In the run bar: "Share result" (the held run as one file), "As web page" (a standalone page of
+// In the run bar: "Share result" (the held run as one file), "Web page" (a standalone page of
 // its charts that embeds that file) and "Open result…" (either).
 import { useRef, useState } from 'react';
 
@@ -36,7 +36,7 @@ export function ShareButtons() {
         title="One web page with this run's charts (loss, validation, accuracy against chance) and config: it opens in any browser, offline, without the app; Open result… reopens it whole"
         onClick={() => share('html')}
       >
-        As web page
+        Web page
       </button>
       <button type="button" data-testid="open-result" onClick={() => fileRef.current?.click()}>
         Open result…

@@ -1,22 +1,28 @@
 // The sweep panel (W&B-sweep style): plan a grid of `npm run learn` settings and run them on this
 // GPU one after another into the run library; the results table fills as they finish. Stop pauses
 // the setting in training; Resume continues with the next unfinished setting, after a reload too.
+// Under the table: npm run learn's accuracy figure of the settings, and the table and figure as files.
 import './sweep.css';
 
-import { useEffect, useMemo, useState } from 'react';
+import { useCallback, useEffect, useMemo, useState } from 'react';
 
 import { percent } from '../charts/chance-band';
 import { FoldPanel } from '../components/FoldPanel';
+import { downloadText } from '../heartbeat/download';
 import type { RunHistory } from '../library/entry';
 import { libraryStorage } from '../library/library-actions';
 import { useLibrary } from '../library/library-state';
 import { useStore } from '../store';
+import { sweepCsv, sweepFigureSvg } from './sweep-figure';
 import { nextSetting, sweepTag } from './sweep-plan';
 import { sweepResults } from './sweep-results';
 import { runSweep, startSweep, stopSweep } from './sweep-runner';
 import { useSweep } from './sweep-state';
 import { SweepFormView } from './SweepFormView';
 import { SweepTable } from './SweepTable';
+
+/** The sweep's name as a file name stem. */
+const fileStem = (name: string) => `sweep_${name.replace(/[^\w.-]+/g, '_').replace(/^_+|_+$/g, '')}`;
 
 const NONE: RunHistory = { metrics: [], evals: [] };
 
@@ -50,10 +56,12 @@ export function SweepPanel({ onCompare }: { onCompare(ids: string[]): void }) {
   const metrics = useStore((s) => (live === null ? NONE.metrics : s.metrics));
   const evals = useStore((s) => (live === null ? NONE.evals : s.evals));
   useStoredHistories(ids);
-  const rows = useMemo(
-    () => (sweep ? sweepResults(sweep, (id) => (id === live ? { metrics, evals } : (histories[id] ?? null))) : []),
-    [sweep, live, metrics, evals, histories],
+  const history = useCallback(
+    (id: string) => (id === live ? { metrics, evals } : (histories[id] ?? null)),
+    [live, metrics, evals, histories],
   );
+  const rows = useMemo(() => (sweep ? sweepResults(sweep, history) : []), [sweep, history]);
+  const figure = useMemo(() => (sweep ? sweepFigureSvg(sweep, history) : null), [sweep, history]);
   const next = sweep ? nextSetting(sweep) : -1;
   const finished = sweep ? sweep.settings.filter((x) => x.state === 'finished').length : 0;
   const best = rows.reduce<number | null>(
@@ -134,6 +142,34 @@ export function SweepPanel({ onCompare }: { onCompare(ids: string[]): void }) {
             )}
           </div>
           <SweepTable sweep={sweep} rows={rows} training={running ? next : -1} onOpen={(id) => onCompare([id])} />
+          <div className="sweep-downloads">
+            Download{' '}
+            <button
+              type="button"
+              data-testid="sweep-download-csv"
+              onClick={() => downloadText(`${fileStem(sweep.name)}.csv`, sweepCsv(sweep, rows), 'text/csv')}
+            >
+              Table (CSV)
+            </button>{' '}
+            <button
+              type="button"
+              data-testid="sweep-download-svg"
+              disabled={figure === null}
+              onClick={() => figure && downloadText(`${fileStem(sweep.name)}_accuracy.svg`, figure, 'image/svg+xml')}
+            >
+              Figure (SVG)
+            </button>
+          </div>
+          {figure && (
+            // The figure of npm run learn (our own SVG text: labels escaped there).
+            <div
+              className="sweep-figure"
+              data-testid="sweep-figure"
+              role="img"
+              aria-label={`${sweep.name}: held-out answer accuracy against step`}
+              dangerouslySetInnerHTML={{ __html: figure }}
+            />
+          )}
         </>
       )}
       {(!sweep || planning) && !running && (
