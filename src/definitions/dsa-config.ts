@@ -90,3 +90,24 @@ export const dsaSlotWidth = (phase: DsaPhase, T: number, topK: number): number =
 export function tokenSelectionAsNsa(topK: number): NsaConfig {
   return { l: 1, d: 1, lSel: 1, nSel: topK, w: 1, phi: 'avg', forceInit: false, forceLocal: 0 };
 }
+
+/**
+ * `model.dsa` of a model config whose attention is 'dsa': every issue named `model.dsa.…` (shape
+ * rules against the model's head dims), or one for a missing block.
+ */
+export function validateModelDsaConfig(
+  c: DsaConfig | undefined,
+  model: { nHeads: number; nKvGroups: number; dk: number; dv: number },
+): ConfigIssue[] {
+  if (!c || typeof c !== 'object') {
+    return [
+      {
+        field: 'model.dsa',
+        message: "is required when attention is 'dsa' (e.g. {indexHeads: 4, indexDim: 16, topK: 32, warmupSteps: 100, lossWeight: 1})",
+      },
+    ];
+  }
+  return validateDsaConfig(c, { H: model.nHeads, G: model.nKvGroups, dk: model.dk, dv: model.dv })
+    .filter((i) => i.field.startsWith('dsa.'))
+    .map((i) => ({ field: `model.${i.field}`, message: i.message }));
+}

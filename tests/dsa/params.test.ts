@@ -2,6 +2,7 @@
 // the warm-up updating only indexer parameters, the phase of each step.
 import { describe, expect, it } from 'vitest';
 
+import { validateModelDsaConfig } from '../../src/definitions/dsa-config';
 import { dsaPhaseAt, dsaUpdates, indexerExportNames, indexerParamSpecs, isIndexerParam } from '../../src/definitions/dsa-params';
 
 const cfg = { indexHeads: 3, indexDim: 4, topK: 8, warmupSteps: 2, lossWeight: 1 };
@@ -25,5 +26,18 @@ describe('DSA indexer parameters and phases', () => {
     expect(dsaUpdates('l0.index_wk', 1, cfg)).toBe(true);
     expect(dsaUpdates('l0.wq', 2, cfg)).toBe(true);
     expect(() => dsaPhaseAt(-1, cfg)).toThrow(RangeError);
+  });
+});
+
+describe('model.dsa validation', () => {
+  const model = { nHeads: 4, nKvGroups: 2, dk: 8, dv: 8 };
+  it('names model.dsa.<field>; a missing block names model.dsa', () => {
+    expect(validateModelDsaConfig(undefined, model).map((i) => i.field)).toEqual(['model.dsa']);
+    expect(validateModelDsaConfig({ ...cfg, indexDim: 16 }, model).map((i) => i.field)).toEqual(['model.dsa.indexDim']);
+    expect(validateModelDsaConfig({ ...cfg, topK: 0, indexHeads: 0 }, model).map((i) => i.field)).toEqual([
+      'model.dsa.topK',
+      'model.dsa.indexHeads',
+    ]);
+    expect(validateModelDsaConfig(cfg, model)).toEqual([]);
   });
 });
