@@ -1,4 +1,4 @@
-// npm run learn -- --preset mqar-tiny [--engine webgpu|torch] [--mechanisms nsa,window,dense] [--seeds 1,2]
+// npm run learn -- --preset mqar-tiny [--engine webgpu|torch] [--mechanisms nsa,window,moba,dense,nsa-win] [--seeds 1,2]
 //   [--lrs 1e-3,3e-3] [--steps N] [--batch N] [--target 0.99] [--eval-every N] [--eval-batches N]
 //   [--out DIR] [--python PATH] [--threads N] [--set model.x=.. | train.x=.. | data.recall.x=..]
 // Trains a task preset once per grid point (mechanism × seed × learning rate), each from the same
@@ -15,7 +15,7 @@ import type { RunConfig } from '../train/config';
 import { taskDatasetForRun, trainAndScoreRecall } from '../train/eval/recall-eval';
 import { taskChance } from '../train/eval/task-chance';
 import { learnFigureSvg } from '../train/learn/figure';
-import { gridPoints, LEARN_PRESETS, type LearnPreset, type Mechanism, MECHANISM_NAMES } from '../train/learn/grid';
+import { DEFAULT_MECHANISMS, gridPoints, LEARN_PRESETS, type LearnPreset, type Mechanism, MECHANISM_NAMES } from '../train/learn/grid';
 import { applySet, intFlag, numFlag, parseArgs } from './args';
 import { runTorch, torchPython } from './learn-torch';
 import { runMain } from './main';
@@ -109,7 +109,7 @@ async function main(): Promise<number> {
   const points = gridPoints(
     {
       preset,
-      mechanisms: (args.flags.get('mechanisms') ?? MECHANISM_NAMES.join(',')).split(',').filter(Boolean) as Mechanism[],
+      mechanisms: (args.flags.get('mechanisms') ?? DEFAULT_MECHANISMS.join(',')).split(',').filter(Boolean) as Mechanism[],
       seeds: list(args.flags.get('seeds'), 'seeds', Number) ?? [1],
       lrs: list(args.flags.get('lrs'), 'lrs', Number),
       steps: intFlag(args, 'steps'),

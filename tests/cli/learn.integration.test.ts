@@ -70,7 +70,7 @@ describe('npm run learn (spawned)', () => {
     for (const [args, named] of [
       [['--preset', 'mqar-tiny', '--lrs', '0'], '--lrs'],
       [['--preset', 'nope'], '--preset'],
-      [['--preset', 'mqar-tiny', '--mechanisms', 'nsa,moba'], '--mechanisms'],
+      [['--preset', 'mqar-tiny', '--mechanisms', 'nsa,sparse'], '--mechanisms'],
       [['--preset', 'mqar-tiny', '--set', 'model.seqLen=40'], 'data.recall.minDistance'],
       [['--preset', 'mqar-tiny', '--engine', 'jax'], '--engine'],
     ] as const) {

@@ -29,8 +29,12 @@ describe('npm run learn: the grid', () => {
     const win = points.find((p) => p.mechanism === 'window')!.config;
     const dense = points.find((p) => p.mechanism === 'dense')!.config;
     expect([nsa.model.attention, nsa.model.nsa!.gates]).toEqual(['nsa', { kind: 'none' }]);
-    expect(win.model.nsa!.gates).toEqual({ kind: 'force', branch: 'win' });
+    // window is the mechanism of its own (docs/nsa-spec.md 15.1), the preset's w; nsa-win the gate ablation.
+    expect([win.model.attention, win.model.window]).toEqual(['window', { w: nsa.model.nsa!.w }]);
     expect(dense.model.attention).toBe('dense');
+    const [moba, ablation] = gridPoints({ ...GRID, mechanisms: ['moba', 'nsa-win'], seeds: [1], lrs: undefined }).map((q) => q.config);
+    expect([moba.model.attention, moba.model.moba]).toEqual(['moba', { blockSize: nsa.model.nsa!.lSel, topK: nsa.model.nsa!.nSel }]);
+    expect([ablation.model.attention, ablation.model.nsa!.gates]).toEqual(['nsa', { kind: 'force', branch: 'win' }]);
     const p = points.find((q) => q.seed === 2 && q.lr === 1e-3)!;
     expect([p.config.train.seed, p.config.train.lrMax, p.config.train.lrMin]).toEqual([2, 1e-3, 1e-4]);
     // Everything else is the preset's.
@@ -39,7 +43,7 @@ describe('npm run learn: the grid', () => {
 
   it('refuses a bad grid before any training, naming the flag or field', () => {
     expect(fields({ preset: 'mqar-huge' as never })).toEqual(['--preset']);
-    expect(fields({ mechanisms: ['nsa', 'moba' as never] })).toEqual(['--mechanisms']);
+    expect(fields({ mechanisms: ['nsa', 'sparse' as never] })).toEqual(['--mechanisms']);
     expect(fields({ lrs: [0] })).toEqual(['--lrs']);
     expect(fields({ lrs: [-1e-3] })).toEqual(['--lrs']);
     expect(fields({ seeds: [1.5] })).toEqual(['--seeds']);

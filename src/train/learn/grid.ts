@@ -12,10 +12,30 @@ import { recallPreset } from '../presets/recall-preset';
 export const LEARN_PRESETS = [...MQAR_PRESET_NAMES, 'recall', 'passkey'] as const;
 export type LearnPreset = (typeof LEARN_PRESETS)[number];
 
-/** The mechanisms a grid compares, and the model each one is (NSA, NSA forced to its window branch, dense). */
-export const MECHANISMS = { nsa: 'nsa', window: 'win', dense: 'dense' } as const satisfies Record<string, RecallMode>;
-export type Mechanism = keyof typeof MECHANISMS;
-export const MECHANISM_NAMES = Object.keys(MECHANISMS) as Mechanism[];
+/**
+ * The mechanisms a grid compares: NSA; the window and MoBA mechanisms (docs/nsa-spec.md section 15)
+ * sized from the preset's NSA settings (window w = nsa.w; MoBA blocks of nsa.lSel, topK = nsa.nSel, so
+ * each reads what the matching NSA branch reads); dense; and 'nsa-win', NSA with its gates forced to
+ * the window branch (the ablation the window baseline was before it was a mechanism of its own).
+ */
+export const MECHANISM_NAMES = ['nsa', 'window', 'moba', 'dense', 'nsa-win'] as const;
+export type Mechanism = (typeof MECHANISM_NAMES)[number];
+/** What `npm run learn` compares when --mechanisms is not given. */
+export const DEFAULT_MECHANISMS: readonly Mechanism[] = ['nsa', 'window', 'moba', 'dense'];
+
+/** The run config of one mechanism from a preset's (which must carry model.nsa settings unless dense). */
+export function configForMechanism(base: RunConfig, m: Mechanism): RunConfig {
+  if (m === 'nsa' || m === 'dense' || m === 'nsa-win') return configForMode(base, MECHANISM_MODES[m]);
+  const c = structuredClone(base);
+  const nsa = c.model.nsa;
+  if (!nsa) throw new Error(`mechanism '${m}' is sized from model.nsa settings, which this config lacks`);
+  c.model.attention = m;
+  if (m === 'window') c.model.window = { w: Math.min(nsa.w, c.model.seqLen) };
+  else c.model.moba = { blockSize: nsa.lSel, topK: Math.min(nsa.nSel, Math.ceil(c.model.seqLen / nsa.lSel)) };
+  return c;
+}
+
+const MECHANISM_MODES = { nsa: 'nsa', dense: 'dense', 'nsa-win': 'win' } as const satisfies Record<string, RecallMode>;
 
 export interface LearnGrid {
   preset: LearnPreset;
@@ -86,7 +106,7 @@ export function gridPoints(g: LearnGrid, edit: (c: RunConfig) => void = () => {}
   for (const mechanism of g.mechanisms)
     for (const seed of g.seeds)
       for (const lr of g.lrs ?? [base.train.lrMax]) {
-        const config = configForMode(base, MECHANISMS[mechanism]);
+        const config = configForMechanism(base, mechanism);
         config.train.seed = seed;
         config.train.lrMax = lr;
         // The preset's schedule shape: lrMin keeps its ratio to lrMax.
