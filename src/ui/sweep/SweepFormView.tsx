@@ -4,7 +4,7 @@
 import { useMemo, useState } from 'react';
 
 import type { LearnGrid } from '../../train/learn/grid';
-import { LEARN_PRESETS, type LearnPreset, type Mechanism, MECHANISM_NAMES } from '../../train/learn/grid';
+import { DEFAULT_MECHANISMS, LEARN_PRESETS, type LearnPreset, type Mechanism, MECHANISM_NAMES } from '../../train/learn/grid';
 import { defaultSweepForm, presetDefaults, readSweepForm, type SweepForm } from './sweep-form';
 
 interface Props {
@@ -23,7 +23,7 @@ const TEXT_FIELDS = [
 ] as const;
 
 export function SweepFormView({ disabledReason, onStart }: Props) {
-  const [form, setForm] = useState<SweepForm>(() => defaultSweepForm('mqar-tiny', MECHANISM_NAMES));
+  const [form, setForm] = useState<SweepForm>(() => defaultSweepForm('mqar-tiny', DEFAULT_MECHANISMS));
   const reading = useMemo(() => readSweepForm(form), [form]);
   const defaults = useMemo(() => presetDefaults(form.preset), [form.preset]);
   const toggle = (m: Mechanism) =>
