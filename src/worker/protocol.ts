@@ -1,4 +1,5 @@
 // Types exchanged between the page and the trainer worker (all structured-cloneable).
+import type { OtherMechanism } from '../bench/mechanism-bench';
 import type { GroupReads } from '../decode/generate';
 import type { AdapterSummary } from '../gpu/context';
 import type { RunConfig } from '../train/config';
@@ -180,6 +181,8 @@ export interface BenchRequest {
   train: boolean;
   /** Decode per token at position T − 1. */
   decode: boolean;
+  /** Mechanisms timed beside NSA and dense at NSA's budget (training: all three; decode: window and MoBA). */
+  mechanisms: OtherMechanism[];
 }
 
 /**

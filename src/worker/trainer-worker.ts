@@ -196,7 +196,15 @@ const api = {
       if (run?.training) throw new Error('Pause the training run first: the benchmark and training would share the GPU.');
       const ctx = await device();
       const o = resolveBenchNsa(
-        { Ts: req.Ts, train: req.train, decode: req.decode, repeats: undefined, warmup: undefined, layers: DECODE_LAYERS },
+        {
+          Ts: req.Ts,
+          train: req.train,
+          decode: req.decode,
+          repeats: undefined,
+          warmup: undefined,
+          layers: DECODE_LAYERS,
+          mechanisms: req.mechanisms,
+        },
         ctx.adapter.software,
       );
       const limits = ctx.device.limits;

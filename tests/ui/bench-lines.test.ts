@@ -1,4 +1,5 @@
-// The benchmark view's reduction of bench:nsa lines: per-token times and keys per query by T,
+// The benchmark view's reduction of bench:attention lines: per-token times and keys per query by T
+// (the other mechanisms beside NSA and dense),
 // the crossover (NSA below dense from there on), the JSON-lines download and the T field.
 import { describe, expect, it } from 'vitest';
 
@@ -34,6 +35,25 @@ describe('bench lines', () => {
     expect(s.decode).toEqual([{ T: 1024, nsa: 0.5, dense: 0.4 }]);
     expect(s.decodeKeys).toEqual([{ T: 1024, nsa: 6, dense: 1024 }]);
     expect(() => benchSeries([{ kind: 'decode', T: 1 }])).toThrow(/field nsa_ms is not a finite number/);
+  });
+
+  it("the other mechanisms join their T's point: training ms per token and mean keys, decode attention ms and keys; skipped lines add nothing", () => {
+    const s = benchSeries([
+      train(1024, 100, 50),
+      { kind: 'mechanism_train', T: 1024, mechanism: 'window', ms_per_token: 0.01, keys_per_query: 700 },
+      { kind: 'mechanism_train', T: 1024, mechanism: 'moba', skipped: 'budget.moba: …' },
+      { kind: 'mechanism_train', T: 1024, mechanism: 'dsa', ms_per_token: 0.03, keys_per_query: 650 },
+      decode(1024, 0.5, 0.4),
+      { kind: 'mechanism_decode', T: 1024, mechanism: 'moba', attention_ms: 0.2, keys_per_query: 960 },
+      { kind: 'mechanism_decode', T: 1024, mechanism: 'nonsense', attention_ms: 9, keys_per_query: 9 },
+    ]);
+    expect(s.train).toEqual([{ T: 1024, nsa: 100 / 1024, dense: 50 / 1024, window: 0.01, dsa: 0.03 }]);
+    expect(s.trainKeys).toEqual([{ T: 1024, nsa: 10, dense: 1025 / 2, window: 700, dsa: 650 }]);
+    expect(s.decode).toEqual([{ T: 1024, nsa: 0.5, dense: 0.4, moba: 0.2 }]);
+    expect(s.decodeKeys).toEqual([{ T: 1024, nsa: 6, dense: 1024, moba: 960 }]);
+    expect(() => benchSeries([train(1024, 1, 1), { kind: 'mechanism_train', T: 1024, mechanism: 'dsa' }])).toThrow(
+      /field ms_per_token is not a finite number/,
+    );
   });
 
   it('crossover: the first T from which NSA stays below dense; null when it is not below at the largest', () => {

@@ -2,10 +2,16 @@
 // crossover marked. A handful of points, so recharts draws them directly (no decimation).
 import { CartesianGrid, Legend, Line, LineChart, ReferenceLine, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 
-import { type BenchPoint, crossover } from './bench-lines';
+import { type BenchPoint, crossover, OTHER_SERIES, type OtherSeries } from './bench-lines';
 
 const NSA_COLOR = '#2f6fde';
 const DENSE_COLOR = '#d9822b';
+/** The other mechanisms (dashed: matched to NSA's budget). */
+const OTHER_STYLE: Record<OtherSeries, { name: string; color: string }> = {
+  window: { name: 'window', color: '#6b7280' },
+  moba: { name: 'MoBA', color: '#2e9e5b' },
+  dsa: { name: 'DSA', color: '#9b4dca' },
+};
 
 export const formatT = (T: number): string => (T >= 1024 && T % 1024 === 0 ? `${T / 1024}k` : String(T));
 
@@ -26,8 +32,15 @@ interface Props {
 
 export function BenchChart({ testId, title, unit, points, markCrossover = true }: Props) {
   const at = markCrossover ? crossover(points) : null;
+  const others = OTHER_SERIES.filter((m) => points.some((p) => p[m] !== undefined));
   return (
-    <figure className="bench-chart" data-testid={testId} data-points={points.length} data-crossover={at ?? ''}>
+    <figure
+      className="bench-chart"
+      data-testid={testId}
+      data-points={points.length}
+      data-crossover={at ?? ''}
+      data-mechanisms={['nsa', 'dense', ...others].join(' ')}
+    >
       <figcaption>
         {title}
         {markCrossover && points.length > 0 && (
@@ -55,6 +68,18 @@ export function BenchChart({ testId, title, unit, points, markCrossover = true }
             <Legend />
             <Line dataKey="nsa" name="NSA" stroke={NSA_COLOR} dot isAnimationActive={false} />
             <Line dataKey="dense" name="dense" stroke={DENSE_COLOR} dot isAnimationActive={false} />
+            {others.map((m) => (
+              <Line
+                key={m}
+                dataKey={m}
+                name={OTHER_STYLE[m].name}
+                stroke={OTHER_STYLE[m].color}
+                strokeDasharray="5 3"
+                dot
+                connectNulls
+                isAnimationActive={false}
+              />
+            ))}
             {at !== null && (
               <ReferenceLine x={at} stroke="currentColor" strokeDasharray="4 4" label={{ value: 'crossover', position: 'top' }} />
             )}

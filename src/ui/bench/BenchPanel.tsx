@@ -1,6 +1,7 @@
-// "NSA vs dense on this GPU": the benchmark of npm run bench:nsa run in the page's worker on the
-// user's adapter — training attention fwd+bwd time per token and decode time per token for NSA
-// and dense as the context grows, keys read per query, the crossover marked — with the lines
+// "Sparse attention on this GPU": the benchmark of npm run bench:attention run in the page's worker
+// on the user's adapter — training attention fwd+bwd time per token and decode time per token for
+// NSA and dense as the context grows, the window, MoBA and DSA beside them at NSA's budget (ticked
+// by default on a GPU), keys read per query, the crossover marked — with the lines
 // downloadable in the schema the CLI prints. Sizes the adapter cannot hold are refused by the
 // worker before it allocates anything.
 import './bench.css';
@@ -8,6 +9,7 @@ import './bench.css';
 import { useId, useState } from 'react';
 
 import { CFG, M } from '../../bench/bench-sizes';
+import { OTHER_MECHANISMS, type OtherMechanism } from '../../bench/mechanism-bench';
 import type { BenchRequest } from '../../worker/protocol';
 import { FoldPanel } from '../components/FoldPanel';
 import { keysCrossover } from '../config/derived';
@@ -28,6 +30,8 @@ export interface BenchPanelProps {
 /** Where the benchmark's NSA settings start to read fewer keys than dense. */
 const CROSSOVER = keysCrossover(CFG);
 
+const MECHANISM_LABEL: Record<OtherMechanism, string> = { window: 'window', moba: 'MoBA', dsa: 'DSA' };
+
 const MIN_T = 64;
 const MAX_T = 65536;
 const DEFAULT_GPU = '1k, 2k, 4k, 8k, 16k, 32k';
@@ -38,6 +42,8 @@ export function BenchPanel({ onRun, onCancel, busyReason }: BenchPanelProps) {
   const [text, setText] = useState(software ? DEFAULT_SOFTWARE : DEFAULT_GPU);
   const [train, setTrain] = useState(true);
   const [decode, setDecode] = useState(true);
+  // The other mechanisms at NSA's budget: on by default on a GPU (seconds), off on a software adapter (minutes each).
+  const [others, setOthers] = useState<OtherMechanism[]>(software ? [] : [...OTHER_MECHANISMS]);
   const [lines, setLines] = useState<BenchLine[]>([]);
   const [status, setStatus] = useState<'idle' | 'running' | 'done' | 'error'>('idle');
   const [error, setError] = useState<string | null>(null);
@@ -53,7 +59,7 @@ export function BenchPanel({ onRun, onCancel, busyReason }: BenchPanelProps) {
     setLines([]);
     setError(null);
     setStatus('running');
-    onRun({ Ts: parsed.Ts, train, decode }, (l) => setLines((prev) => [...prev, l])).then(
+    onRun({ Ts: parsed.Ts, train, decode, mechanisms: others }, (l) => setLines((prev) => [...prev, l])).then(
       () => setStatus('done'),
       (e: unknown) => {
         setError(e instanceof Error ? e.message : String(e));
@@ -63,10 +69,11 @@ export function BenchPanel({ onRun, onCancel, busyReason }: BenchPanelProps) {
   };
 
   return (
-    <FoldPanel title="NSA vs dense on this GPU" className="bench-panel" testId="bench-panel" data={{ 'data-status': status }}>
+    <FoldPanel title="Sparse attention on this GPU" className="bench-panel" testId="bench-panel" data={{ 'data-status': status }}>
       <p className="muted">
         Where sparse attention pays: the m7c-125m attention shape (12 heads, 2 groups, d<sub>k</sub> = 64; l = 32, d = 16, l′ = 64, n = 16,
-        w = 512) timed on your adapter as the context grows — the same measurement as <code>npm run bench:nsa -- --decode --train</code>.
+        w = 512) timed on your adapter as the context grows, and beside them the sliding window, MoBA and DSA set to read no more keys per
+        query than NSA — the same measurement as <code>npm run bench:attention -- --decode --train</code>.
       </p>
       <p className="muted" data-testid="bench-keys-crossover">
         With these settings a query reads a fixed n·l′ + w = {CROSSOVER.budget.toLocaleString('en-US')} selected and window keys plus one
@@ -110,6 +117,26 @@ export function BenchPanel({ onRun, onCancel, busyReason }: BenchPanelProps) {
           />{' '}
           decode
         </label>
+        <fieldset className="bench-mechanisms" disabled={running}>
+          <legend title="Each is set to read at most as many keys per query as NSA at the last position (capped at T − 1): window w, MoBA top-k blocks of 64, DSA top-k tokens. Decoding covers the window and MoBA.">
+            beside NSA and dense, at NSA&apos;s budget:
+          </legend>
+          {OTHER_MECHANISMS.map((m) => (
+            <label key={m}>
+              <input
+                type="checkbox"
+                data-testid={`bench-mechanism-${m}`}
+                checked={others.includes(m)}
+                onChange={(e) =>
+                  setOthers((prev) =>
+                    e.target.checked ? OTHER_MECHANISMS.filter((x) => x === m || prev.includes(x)) : prev.filter((x) => x !== m),
+                  )
+                }
+              />{' '}
+              {MECHANISM_LABEL[m]}
+            </label>
+          ))}
+        </fieldset>
         <button type="submit" data-testid="bench-run" disabled={running || fieldError !== null || busyReason !== null}>
           {running ? 'Measuring…' : 'Run benchmark'}
         </button>
@@ -153,6 +180,13 @@ export function BenchPanel({ onRun, onCancel, busyReason }: BenchPanelProps) {
           title="Keys read per query (decode)"
           unit="keys"
           points={s.decodeKeys}
+          markCrossover={false}
+        />
+        <BenchChart
+          testId="bench-train-keys-chart"
+          title="Keys read per query (training, mean over the sequence)"
+          unit="keys"
+          points={s.trainKeys}
           markCrossover={false}
         />
       </div>

@@ -1,14 +1,19 @@
-// The benchmark view's data: the JSON lines `npm run bench:nsa` prints (the worker runs the same
-// code and sends the same lines), reduced to what the charts plot — time per token and keys read
-// per query against the context length, NSA beside dense — and where NSA overtakes dense.
+// The benchmark view's data: the JSON lines `npm run bench:attention` prints (the worker runs the
+// same code and sends the same lines), reduced to what the charts plot — time per token and keys
+// read per query against the context length, NSA beside dense and the other mechanisms at NSA's
+// budget — and where NSA overtakes dense.
 
 import type { BenchRow } from '../../bench/bench-sizes';
 
 /** One JSON line of bench:nsa; the view reads the kinds below and keeps every line for the download. */
 export type BenchLine = BenchRow;
 
-/** NSA and dense at one context length. */
-export interface BenchPoint {
+/** The mechanisms timed beside NSA and dense at NSA's budget (bench:attention's mechanism lines). */
+export const OTHER_SERIES = ['window', 'moba', 'dsa'] as const;
+export type OtherSeries = (typeof OTHER_SERIES)[number];
+
+/** NSA and dense at one context length, and the other mechanisms where they were measured. */
+export interface BenchPoint extends Partial<Record<OtherSeries, number>> {
   T: number;
   nsa: number;
   dense: number;
@@ -53,6 +58,17 @@ export function benchSeries(lines: readonly BenchLine[]): BenchSeries {
       s.decode.push({ T, nsa: num(l, att ? 'nsa_attention_ms' : 'nsa_ms'), dense: num(l, att ? 'dense_attention_ms' : 'dense_ms') });
       s.decodeKeys.push({ T, nsa: keys(l, 'nsa_keys_per_query'), dense: keys(l, 'dense_keys_per_query') });
     }
+  }
+  // The other mechanisms join the NSA/dense point of their T (their lines follow it); a skipped one has no time.
+  for (const l of lines) {
+    const m = l.mechanism as OtherSeries;
+    if ((l.kind !== 'mechanism_train' && l.kind !== 'mechanism_decode') || !OTHER_SERIES.includes(m) || 'skipped' in l) continue;
+    const T = num(l, 'T');
+    const [times, reads] = l.kind === 'mechanism_train' ? [s.train, s.trainKeys] : [s.decode, s.decodeKeys];
+    const at = (points: BenchPoint[]) => points.find((p) => p.T === T);
+    const [time, read] = [at(times), at(reads)];
+    if (time) time[m] = l.kind === 'mechanism_train' ? num(l, 'ms_per_token') : num(l, 'attention_ms');
+    if (read) read[m] = num(l, 'keys_per_query');
   }
   for (const k of Object.keys(s) as Array<keyof BenchSeries>) s[k].sort(byT);
   return s;
