@@ -19,8 +19,12 @@ export function perTokenMatmulParams(c: ModelConfig): number {
 /**
  * Keys one query at position t attends to, per head. Dense: t + 1. NSA: ncmp(t) compressed keys,
  * at most nSel·lSel selected positions (never more than t + 1) and min(w, t + 1) window keys.
+ * Window: min(w, t + 1). MoBA: at most topK·B positions (never more than t + 1), plus the
+ * floor((t + 1)/B) block means it scores (docs/nsa-spec.md section 15).
  */
 export function keysPerQuery(c: ModelConfig, t: number): number {
+  if (c.attention === 'window' && c.window) return Math.min(c.window.w, t + 1);
+  if (c.attention === 'moba' && c.moba) return Math.floor((t + 1) / c.moba.blockSize) + Math.min(c.moba.topK * c.moba.blockSize, t + 1);
   if (c.attention !== 'nsa' || !c.nsa) return t + 1;
   const n = c.nsa;
   return visibleCmpBlocks(t, n) + Math.min(n.nSel * n.lSel, t + 1) + Math.min(n.w, t + 1);

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 
 import { mobaAsNsa, type MobaConfig, mobaReads, validateMobaConfig, validateWindowConfig } from '../../src/definitions/mechanisms';
 import { type ModelConfig, validateModelConfig } from '../../src/definitions/model-config';
+import { keysPerQuery } from '../../src/definitions/model-flops';
 import type { NsaShape } from '../../src/definitions/nsa-config';
 import { paramSpecs } from '../../src/definitions/params';
 import { initParams } from '../../src/model/init';
@@ -149,9 +150,18 @@ describe('MoBA selection (section 15.2)', () => {
     expect(rowsOf(f.selection, 3)[9]).toEqual([0, 1, 2]);
     expect(rowsOf(f.selection, 3)[5]).toEqual([0, 1, -1]);
   });
-  it('keys read: Σ over selected blocks of min(B, t + 1 − j·B) (the spec example: 17 at t = 40)', () => {
+  it('keys read: Σ over selected blocks of min(B, t + 1 − j·B) (the spec example: 17 at t = 40); the FLOP model’s keys per query', () => {
     expect(mobaReads(40, [1, 2, 5], { blockSize: 8, topK: 3 })).toBe(17);
     expect(mobaReads(5, [0, -1, -1], { blockSize: 8, topK: 3 })).toBe(6);
+    const base = denseTestModel(64);
+    // Window: min(w, t + 1); MoBA: the means it scores plus at most topK·B positions; dense t + 1.
+    expect([3, 20].map((t) => keysPerQuery({ ...base, attention: 'window', window: { w: 5 } }, t))).toEqual([4, 5]);
+    expect([3, 20, 40].map((t) => keysPerQuery({ ...base, attention: 'moba', moba: { blockSize: 8, topK: 3 } }, t))).toEqual([
+      4,
+      2 + 21,
+      5 + 24,
+    ]);
+    expect(keysPerQuery(base, 40)).toBe(41);
   });
 });
 

@@ -52,7 +52,11 @@ export function modelCard(src: ModelCardSource): string {
   const attention =
     m.attention === 'nsa' && m.nsa
       ? `Native Sparse Attention (compression l=${m.nsa.l}, stride d=${m.nsa.d}, selection blocks of ${m.nsa.lSel}, ${m.nsa.nSel} selected, window ${m.nsa.w}, φ=${m.nsa.phi}${m.nsa.sharedKV ? ', shared K/V' : ''})`
-      : 'dense causal attention';
+      : m.attention === 'window' && m.window
+        ? `sliding-window attention alone (window ${m.window.w})`
+        : m.attention === 'moba' && m.moba
+          ? `MoBA block attention (blocks of ${m.moba.blockSize}, ${m.moba.topK} per query, own block included)`
+          : 'dense causal attention';
   const remote = llama ? '' : ', trust_remote_code=True';
   const lines = [
     '---',
