@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { compareRuns, FIGURE_COLUMNS, figureCells } from '../../src/train/compare';
+import type { RunConfig } from '../../src/train/config';
 import { preset } from '../../src/train/presets/presets';
 import type { StepMetrics } from '../../src/train/types';
 import { accuracyKeysPoints } from '../../src/ui/compare/accuracy-keys';
@@ -158,6 +159,25 @@ describe('task runs in the comparison', () => {
     expect(points[0].keys).toBeCloseTo(meanKeyReads(64, recall.model.nsa!).total, 9);
     expect(points[0].chance).toBe(1 / 16);
     expect(accuracyKeysPoints([runs[0], { ...runs[0], name: 'twin' }])).toEqual([]); // same budget: nothing to plot
+    // The window, MoBA and DSA at T = 64: keys counted query by query here.
+    const { nsa: _n, ...base } = recall.model;
+    const mech = (name: string, model: object) => ({
+      name,
+      config: { ...recall, model: { ...base, ...model } } as RunConfig,
+      evals: evals(0.1),
+    });
+    const more = accuracyKeysPoints([
+      mech('window', { attention: 'window', window: { w: 16 } }),
+      mech('moba', { attention: 'moba', moba: { blockSize: 8, topK: 3 } }),
+      mech('moba wider', { attention: 'moba', moba: { blockSize: 8, topK: 4 } }),
+    ]);
+    const mean = (f: (t: number) => number) => Array.from({ length: 64 }, (_, t) => f(t)).reduce((a, b) => a + b) / 64;
+    expect(more.map((p) => p.keys)).toEqual([
+      mean((t) => Math.min(16, t + 1)),
+      // its own block's positions ≤ t, and up to 2 (3) complete earlier blocks of 8
+      mean((t) => (t % 8) + 1 + 8 * Math.min(2, Math.floor(t / 8))),
+      mean((t) => (t % 8) + 1 + 8 * Math.min(3, Math.floor(t / 8))),
+    ]);
     expect(accuracyKeysPoints([runs[0], { name: 'text', config: preset('tiny'), evals: [{ step: 1, valLoss: 3 }] }])).toEqual([]);
   });
 });

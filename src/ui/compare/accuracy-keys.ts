@@ -1,7 +1,9 @@
 // The comparison's "accuracy against keys read per query": for task runs that differ in attention
 // mechanism or budget (n, l′, w, l, d, T), each run's last evaluated answer accuracy against the
 // keys a query reads on average under its config (NSA: ncmp(t) + selected + window, averaged over
-// t; dense: t + 1, averaged). Pure: runs in, points out.
+// t; dense t + 1, the window, MoBA and DSA by src/definitions/keys-read.ts, averaged). Pure: runs
+// in, points out.
+import { meanKeysRead } from '../../definitions/keys-read';
 import type { RunConfig } from '../../train/config';
 import { taskChance } from '../../train/eval/task-chance';
 import type { EvalMetrics } from '../../train/types';
@@ -18,16 +20,26 @@ export interface AccuracyKeysPoint {
   chance: number;
 }
 
-/** Mean keys a query reads under the config's attention. */
+/** Mean keys a query reads under the config's attention (every mechanism; dense (T + 1)/2). */
 export function meanKeysPerQuery(c: RunConfig): number {
   const T = c.model.seqLen;
-  return c.model.attention === 'nsa' && c.model.nsa ? meanKeyReads(T, c.model.nsa).total : (T + 1) / 2;
+  if (c.model.attention === 'nsa' && c.model.nsa) return meanKeyReads(T, c.model.nsa).total;
+  return meanKeysRead(T, c.model) ?? (T + 1) / 2;
 }
 
 /** The settings that set how many keys a query reads: the mechanism and its budget. */
 function budgetOf(c: RunConfig): string {
-  const n = c.model.nsa;
-  return JSON.stringify([c.model.attention, c.model.seqLen, c.model.attention === 'nsa' && n ? [n.l, n.d, n.lSel, n.nSel, n.w] : null]);
+  const m = c.model;
+  const n = m.nsa;
+  const options =
+    m.attention === 'nsa' && n
+      ? [n.l, n.d, n.lSel, n.nSel, n.w]
+      : m.attention === 'window'
+        ? m.window
+        : m.attention === 'moba'
+          ? m.moba
+          : null;
+  return JSON.stringify([m.attention, m.seqLen, options ?? null]);
 }
 
 interface Run {
