@@ -3,7 +3,8 @@
 // selection through NSA's selected branch with one-token blocks), the selection exactly the twin's,
 // klRows ≤ 1e-5; the indexer's dqI, dkI, dwI and (sparse) the main dq, dk, dv ≤ 1e-4 against the
 // twin's whole chain (f32 vs f64 through two kernels, CONVENTIONS' backward bound); in the sparse
-// phase the main K/V rows read, counted in the kernel, are min(k, t + 1) per group.
+// phase the main K/V rows read, counted in the kernel, are min(k, t + 1) per group, and a second
+// run gives the same bits.
 import { describe, expect, it } from 'vitest';
 
 import { type DsaConfig, dsaKeysRead, type DsaPhase } from '../../src/definitions/dsa-config';
@@ -117,8 +118,22 @@ describe('DSA layer attention on the GPU vs the twin', () => {
       expectClose(`${phase} lse`, await gpu.readF32(t.lse), cat(want.lse), 1e-5);
       expectClose(`${phase} klRows`, (await gpu.readF32(t.scratch.klRows)).slice(0, B * T), cat(want.klRows), 1e-5);
       for (const n of ['dqI', 'dkI', 'dwI'] as const) expectClose(`${phase} ${n}`, await gpu.readF32(t[n]), cat(want[n]), 1e-4);
-      if (phase === 'sparse')
+      if (phase === 'sparse') {
         for (const n of ['dq', 'dk', 'dv'] as const) expectClose(`${phase} ${n}`, await gpu.readF32(t[n]), cat(want[n]), 1e-4);
+        // Keys read, counted in the kernel: min(k, t + 1) main K/V rows per (b, t, group).
+        const counted = new Uint32Array((await gpu.readI32(t.keysRead, B * T * G)).buffer);
+        for (let i = 0; i < B * T * G; i++) expect(counted[i], `keys read row ${i}`).toBe(dsaKeysRead(Math.floor(i / G) % T, cfg.topK));
+        // Deterministic: the same step again gives the same bits everywhere.
+        const tensors = [t.out, t.lse, t.saved.sel, t.scratch.klRows, t.dqI, t.dkI, t.dwI, t.dq, t.dk, t.dv] as const;
+        const first = await Promise.all(tensors.map((x) => gpu.readI32(x)));
+        gpu.run([
+          ...(await dsaForwardDispatches(gpu, cfg, s, phase, io)),
+          ...(await dsaBackwardDispatches(gpu, cfg, s, phase, io, t.scratch, { gradScale, dqI: t.dqI, dkI: t.dkI, dwI: t.dwI, main })),
+        ]);
+        const again = await Promise.all(tensors.map((x) => gpu.readI32(x)));
+        for (let j = 0; j < tensors.length; j++)
+          expect(Array.from(again[j]), `tensor ${j} bits on a second run`).toEqual(Array.from(first[j]));
+      }
     }
   });
 });
