@@ -19,6 +19,12 @@
 // Transposes, vec4 eligibility and accumulation are uniform flags (one pipeline serves every call;
 // they only steer staging and the final store). Summation order is fixed: same inputs, same bits.
 //
+// Split over K (P.splits > 1, src/kernels/matmul.ts matmulDispatches): workgroup i computes tile
+// i mod tiles over chunk s = i / tiles of K (k in [s·kChunk, (s+1)·kChunk), staged in TK steps
+// from s·kChunk, k past the chunk staged as 0) and stores it at C[s·M·N + ...], C then being the
+// partial-sum scratch; splitSum adds the chunks in ascending order into the real C. With one chunk
+// (kChunk = K) the loop is the unsplit one, step for step.
+//
 // A and B are bound as vec4 arrays (the wrapper rounds those bindings up to 16 bytes). With
 // VEC4_LOADS, rows that start on vec4 boundaries (row length a multiple of 4: FLAG_VEC_*) load one
 // vec4 per access; otherwise element by element. C is a plain f32 array written element by element.
@@ -49,10 +55,11 @@ var<workgroup> Bs: array<vec4<f32>, TK * SB>; // Bs[k·SB + n/4] = op(B)[k0 + k,
 
 fn has(flag: u32) -> bool { return (P.flags & flag) != 0u; }
 
-// Elements c .. c+3 of row r of a stored rows×cols matrix (c % 4 == 0), zero outside it. Indices
-// are clamped into the matrix and the result masked, rather than branched on: CPU emulators run
-// both sides of every branch. `aligned`: rows start on vec4 boundaries, so one vec4 load will do.
-fn loadA4(r: u32, c: u32, rows: u32, cols: u32, aligned: bool) -> vec4<f32> {
+// Elements c .. c+3 of row r of a stored rows×cols matrix (c % 4 == 0), zero outside it and at
+// rows ≥ rowEnd or columns ≥ colEnd (the end of the chunk of K; else rows and cols). Indices are
+// clamped into the matrix and the result masked, rather than branched on: CPU emulators run both
+// sides of every branch. `aligned`: rows start on vec4 boundaries, so one vec4 load will do.
+fn loadA4(r: u32, c: u32, rows: u32, cols: u32, rowEnd: u32, colEnd: u32, aligned: bool) -> vec4<f32> {
   let cc = vec4<u32>(c) + vec4<u32>(0u, 1u, 2u, 3u);
   let e = min(r, rows - 1u) * cols + min(cc, vec4<u32>(cols - 1u));
   var v: vec4<f32>;
@@ -61,10 +68,10 @@ fn loadA4(r: u32, c: u32, rows: u32, cols: u32, aligned: bool) -> vec4<f32> {
   } else {
     v = vec4<f32>(A[e.x >> 2u][e.x & 3u], A[e.y >> 2u][e.y & 3u], A[e.z >> 2u][e.z & 3u], A[e.w >> 2u][e.w & 3u]);
   }
-  return select(vec4<f32>(0.0), v, (cc < vec4<u32>(cols)) & vec4<bool>(r < rows));
+  return select(vec4<f32>(0.0), v, (cc < vec4<u32>(colEnd)) & vec4<bool>(r < rowEnd));
 }
 
-fn loadB4(r: u32, c: u32, rows: u32, cols: u32, aligned: bool) -> vec4<f32> {
+fn loadB4(r: u32, c: u32, rows: u32, cols: u32, rowEnd: u32, colEnd: u32, aligned: bool) -> vec4<f32> {
   let cc = vec4<u32>(c) + vec4<u32>(0u, 1u, 2u, 3u);
   let e = min(r, rows - 1u) * cols + min(cc, vec4<u32>(cols - 1u));
   var v: vec4<f32>;
@@ -73,14 +80,14 @@ fn loadB4(r: u32, c: u32, rows: u32, cols: u32, aligned: bool) -> vec4<f32> {
   } else {
     v = vec4<f32>(B[e.x >> 2u][e.x & 3u], B[e.y >> 2u][e.y & 3u], B[e.z >> 2u][e.z & 3u], B[e.w >> 2u][e.w & 3u]);
   }
-  return select(vec4<f32>(0.0), v, (cc < vec4<u32>(cols)) & vec4<bool>(r < rows));
+  return select(vec4<f32>(0.0), v, (cc < vec4<u32>(colEnd)) & vec4<bool>(r < rowEnd));
 }
 
 // Stages the K step at k0 of the tile at (m0, n0), in 4×4 blocks. A block is four vec4 loads along
 // the stored matrix's rows, transposed in registers when the stored orientation is the other one
 // (chosen with select, not a branch). Blocks are numbered with the stored matrix's contiguous
 // dimension fastest, so neighbouring invocations load neighbouring vec4s.
-fn stage(li: u32, m0: u32, n0: u32, k0: u32) {
+fn stage(li: u32, m0: u32, n0: u32, k0: u32, kEnd: u32) {
   let nthreads = WGX * WGY;
   let kBlocks = TK / 4u;
   let mBlocks = BM / 4u;
@@ -97,8 +104,10 @@ fn stage(li: u32, m0: u32, n0: u32, k0: u32) {
     let c = select(k, m, tA);
     let rows = select(P.M, P.K, tA);
     let cols = select(P.K, P.M, tA);
-    let l = mat4x4<f32>(loadA4(r, c, rows, cols, vA), loadA4(r + 1u, c, rows, cols, vA),
-                        loadA4(r + 2u, c, rows, cols, vA), loadA4(r + 3u, c, rows, cols, vA));
+    let re = select(P.M, kEnd, tA);
+    let ce = select(kEnd, P.M, tA);
+    let l = mat4x4<f32>(loadA4(r, c, rows, cols, re, ce, vA), loadA4(r + 1u, c, rows, cols, re, ce, vA),
+                        loadA4(r + 2u, c, rows, cols, re, ce, vA), loadA4(r + 3u, c, rows, cols, re, ce, vA));
     let lt = transpose(l);
     let p = 4u * mb * SA + kb;
     As[p] = select(l[0], lt[0], tA);
@@ -118,8 +127,10 @@ fn stage(li: u32, m0: u32, n0: u32, k0: u32) {
     let c = select(n, k, tB);
     let rows = select(P.K, P.N, tB);
     let cols = select(P.N, P.K, tB);
-    let l = mat4x4<f32>(loadB4(r, c, rows, cols, vB), loadB4(r + 1u, c, rows, cols, vB),
-                        loadB4(r + 2u, c, rows, cols, vB), loadB4(r + 3u, c, rows, cols, vB));
+    let re = select(kEnd, P.N, tB);
+    let ce = select(P.N, kEnd, tB);
+    let l = mat4x4<f32>(loadB4(r, c, rows, cols, re, ce, vB), loadB4(r + 1u, c, rows, cols, re, ce, vB),
+                        loadB4(r + 2u, c, rows, cols, re, ce, vB), loadB4(r + 3u, c, rows, cols, re, ce, vB));
     let lt = transpose(l);
     let p = 4u * kb * SB + nb;
     Bs[p] = select(l[0], lt[0], tB);
@@ -141,14 +152,14 @@ fn bBlock(cb: u32, kq: u32) -> mat4x4<f32> {
   return mat4x4<f32>(Bs[p], Bs[p + SB], Bs[p + 2u * SB], Bs[p + 3u * SB]);
 }
 
-// Writes a 4×4 block (column r = C row m + r, columns n .. n+3), clipped to M×N.
-fn storeBlock(acc: mat4x4<f32>, m: u32, n: u32) {
+// Writes a 4×4 block (column r = C row m + r, columns n .. n+3), clipped to M×N, at C[base + ...].
+fn storeBlock(acc: mat4x4<f32>, base: u32, m: u32, n: u32) {
   let accumulate = has(FLAG_ACCUMULATE);
   for (var r = 0u; r < 4u; r++) {
     if (m + r >= P.M) { return; }
     for (var c = 0u; c < 4u; c++) {
       if (n + c >= P.N) { break; }
-      let e = (m + r) * P.N + n + c;
+      let e = base + (m + r) * P.N + n + c;
       if (accumulate) { C[e] += acc[r][c]; } else { C[e] = acc[r][c]; }
     }
   }
@@ -157,9 +168,13 @@ fn storeBlock(acc: mat4x4<f32>, m: u32, n: u32) {
 @compute @workgroup_size(WGX, WGY)
 fn matmul(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
           @builtin(local_invocation_id) lid: vec3<u32>, @builtin(local_invocation_index) li: u32) {
-  // Tiles are numbered row-major over (M, N); the grid may be folded into 2-D.
-  let tile = wid.x + wid.y * nwg.x;
-  if (tile >= P.tiles) { return; } // uniform per workgroup: the barriers below stay in uniform flow
+  // Tiles are numbered row-major over (M, N), then by chunk of K; the grid may be folded into 2-D.
+  let index = wid.x + wid.y * nwg.x;
+  if (index >= P.tiles * P.splits) { return; } // uniform per workgroup: the barriers below stay in uniform flow
+  let tile = index % P.tiles;
+  let chunk = index / P.tiles;
+  let kBegin = chunk * P.kChunk;
+  let kEnd = min(P.K, kBegin + P.kChunk);
   let m0 = (tile / P.tilesN) * BM;
   let n0 = (tile % P.tilesN) * BN;
   let ty = lid.y;
@@ -168,8 +183,8 @@ fn matmul(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
   // acc[4·i + j] is block (i, j): rows 4·(ty + i·WGY), columns 4·(tx + j·WGX); column r of a block
   // is one output row. Only constant indices, so the array lives in registers.
   var acc: array<mat4x4<f32>, 16>;
-  for (var k0 = 0u; k0 < P.K; k0 += TK) {
-    stage(li, m0, n0, k0);
+  for (var k0 = kBegin; k0 < kEnd; k0 += TK) {
+    stage(li, m0, n0, k0, kEnd);
     workgroupBarrier();
     for (var kq = 0u; kq < TK / 4u; kq++) {
       // (Aᵀ block)·(Bᵀ block) summed over 4 k: acc(Cᵀ) += Bᵀ·Aᵀ, i.e. mat(b) * mat(a).
@@ -203,26 +218,41 @@ fn matmul(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     workgroupBarrier();
   }
 
+  let base = chunk * P.M * P.N;
   let m = m0 + 4u * ty;
   let n = n0 + 4u * tx;
   let dm = 4u * WGY;
   let dn = 4u * WGX;
-  storeBlock(acc[0], m, n);
-  storeBlock(acc[1], m, n + dn);
-  storeBlock(acc[4], m + dm, n);
-  storeBlock(acc[5], m + dm, n + dn);
+  storeBlock(acc[0], base, m, n);
+  storeBlock(acc[1], base, m, n + dn);
+  storeBlock(acc[4], base, m + dm, n);
+  storeBlock(acc[5], base, m + dm, n + dn);
   if (R == 4u) {
-    storeBlock(acc[2], m, n + 2u * dn);
-    storeBlock(acc[3], m, n + 3u * dn);
-    storeBlock(acc[6], m + dm, n + 2u * dn);
-    storeBlock(acc[7], m + dm, n + 3u * dn);
-    storeBlock(acc[8], m + 2u * dm, n);
-    storeBlock(acc[9], m + 2u * dm, n + dn);
-    storeBlock(acc[10], m + 2u * dm, n + 2u * dn);
-    storeBlock(acc[11], m + 2u * dm, n + 3u * dn);
-    storeBlock(acc[12], m + 3u * dm, n);
-    storeBlock(acc[13], m + 3u * dm, n + dn);
-    storeBlock(acc[14], m + 3u * dm, n + 2u * dn);
-    storeBlock(acc[15], m + 3u * dm, n + 3u * dn);
+    storeBlock(acc[2], base, m, n + 2u * dn);
+    storeBlock(acc[3], base, m, n + 3u * dn);
+    storeBlock(acc[6], base, m + dm, n + 2u * dn);
+    storeBlock(acc[7], base, m + dm, n + 3u * dn);
+    storeBlock(acc[8], base, m + 2u * dm, n);
+    storeBlock(acc[9], base, m + 2u * dm, n + dn);
+    storeBlock(acc[10], base, m + 2u * dm, n + 2u * dn);
+    storeBlock(acc[11], base, m + 2u * dm, n + 3u * dn);
+    storeBlock(acc[12], base, m + 3u * dm, n);
+    storeBlock(acc[13], base, m + 3u * dm, n + dn);
+    storeBlock(acc[14], base, m + 3u * dm, n + 2u * dn);
+    storeBlock(acc[15], base, m + 3u * dm, n + 3u * dn);
   }
+}
+
+// The split's sum: Out[e] (+)= Σ over chunks s = 0, 1, ... of Parts[s·M·N + e], in that order, one
+// invocation per output (Out is the product's C, Parts the matmul pass's scratch).
+const SUM_WG: u32 = 64u;
+
+@compute @workgroup_size(SUM_WG)
+fn splitSum(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let total = P.M * P.N;
+  let e = gid.x + gid.y * nwg.x * SUM_WG;
+  if (e >= total) { return; }
+  var s = Parts[e];
+  for (var chunk = 1u; chunk < P.splits; chunk++) { s += Parts[chunk * total + e]; }
+  if (has(FLAG_ACCUMULATE)) { Out[e] += s; } else { Out[e] = s; }
 }

@@ -81,8 +81,14 @@ export function dispatchCost(x: RecordedDispatch, ctx: CostContext): DispatchCos
   const key = `${x.kernel}.${x.entryPoint}`;
   switch (key) {
     case 'matmul.matmul': {
+      // Split over K (splits > 1): each chunk's product stored to the partial sums, plain writes.
+      const splits = P.splits ?? 1;
+      const out = splits > 1 ? splits : P.flags & 16 ? 2 : 1;
+      return { flops: 2 * P.M * P.N * P.K, bytes: W * (P.M * P.K + P.K * P.N + out * P.M * P.N) };
+    }
+    case 'matmul.splitSum': {
       const acc = P.flags & 16 ? 2 : 1;
-      return { flops: 2 * P.M * P.N * P.K, bytes: W * (P.M * P.K + P.K * P.N + acc * P.M * P.N) };
+      return { flops: (P.splits - 1) * P.M * P.N + (acc - 1) * P.M * P.N, bytes: W * (P.splits + acc) * P.M * P.N };
     }
     case 'embedding.forward':
       return { flops: 0, bytes: W * (P.N + 2 * P.N * P.C) };

@@ -8,7 +8,8 @@
 // under-filled dispatch slowed by the share of SMs it leaves idle.
 import { GpuDecoder } from '../decode/gpu-decoder';
 import type { ModelConfig } from '../definitions/model-config';
-import { RecordingGpu } from '../gpu/recording-device';
+import { FILL_FACTOR } from '../gpu/compute-units';
+import { NVIDIA_ADAPTER, RecordingGpu } from '../gpu/recording-device';
 import { ModelPlan } from '../model/plan';
 import type { RunConfig } from '../train/config';
 import { type CostContext, dispatchCost } from './dispatch-cost';
@@ -69,7 +70,7 @@ export type GpuName = keyof typeof GPU_SPECS;
 export const GPU_NAMES = Object.keys(GPU_SPECS) as GpuName[];
 
 /** Workgroups per SM below which a dispatch is flagged: with fewer, some SMs idle or hold one workgroup. */
-export const FILL_FACTOR = 4;
+export { FILL_FACTOR };
 
 export interface PlanRow {
   label: string;
@@ -186,11 +187,12 @@ export interface RecordedSteps {
 
 /**
  * One training step (one micro-batch's forward and backward, then the optimizer) and one decode
- * step of `run`'s model, recorded from the real plan and decoder built on the stand-in device.
- * Decode runs B = `decodeBatch` sequences with the cache at the model's context length.
+ * step of `run`'s model, recorded from the real plan and decoder built on the stand-in device,
+ * which reports `gpu`'s SM count (the kernels that split work to fill the GPU size their splits by
+ * it). Decode runs B = `decodeBatch` sequences with the cache at the model's context length.
  */
-export async function recordSteps(run: RunConfig, decodeBatch = 1): Promise<RecordedSteps> {
-  const rec = new RecordingGpu();
+export async function recordSteps(run: RunConfig, gpu: GpuSpec, decodeBatch = 1): Promise<RecordedSteps> {
+  const rec = new RecordingGpu({ ...NVIDIA_ADAPTER, computeUnits: gpu.sms });
   const t = run.train;
   const plan = await ModelPlan.build(rec.gpu, run.model, {
     batchSize: t.batchSize,

@@ -22,7 +22,7 @@ async function main(): Promise<number> {
     for (const attention of o.attention ?? [base.model.attention]) {
       const run = structuredClone(base);
       run.model.attention = attention;
-      const steps = await recordSteps(run);
+      const steps = await recordSteps(run, gpu);
       const reports = planReports(steps, gpu);
       const title = `${name} (${attention}, batch ${run.train.batchSize} × T ${run.model.seqLen})`;
       for (const r of [reports.train, reports.decode]) {

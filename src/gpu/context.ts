@@ -16,6 +16,12 @@ export interface AdapterSummary {
   runtime: string;
   features: string[];
   limits: Record<string, number>;
+  /**
+   * SMs (compute units, cores) where known: WebGPU does not report it; npm run gpu:plan's stand-in
+   * sets the named GPU's. src/gpu/compute-units.ts reads it (or estimates it) for kernels that
+   * split work to fill the GPU.
+   */
+  computeUnits?: number;
 }
 
 export interface PipelineDesc {

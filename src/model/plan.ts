@@ -17,7 +17,7 @@ import { crossEntropyDispatch } from '../kernels/crossentropy';
 import { embeddingBackwardDispatch, embeddingForwardDispatch } from '../kernels/embedding';
 import { buildTokenIndex } from '../kernels/embedding-index';
 import { gradNormDispatches, gradNormPartialsLength, type GradRange } from '../kernels/gradnorm';
-import { type MatmulArgs, matmulDispatch } from '../kernels/matmul';
+import { type MatmulArgs, matmulDispatches, matmulPartsFloats } from '../kernels/matmul';
 import type { NsaAttnVariant } from '../kernels/nsa-attention';
 import { gateForwardDispatch } from '../kernels/nsa-gates';
 import { decodeNsaStats, type NsaStats, nsaStatsDispatches, nsaStatsLength } from '../kernels/nsa-stats';
@@ -132,12 +132,14 @@ export class ModelPlan {
     // The activations, then the gradient norm's partial sums (sized by the gradient ranges).
     const {
       arena: acts,
-      tensors: { a, gradNormPartials },
+      tensors: { a, gradNormPartials, matmulParts },
     } = createLayoutArena(gpu, 'activations', (place) => ({
       a: activationLayout(config, shape)(place),
       gradNormPartials: place('gradnorm_partials', gradNormPartialsLength(ranges)),
+      // The partial sums of every matmul split over K (none on software adapters).
+      matmulParts: place('matmul_parts', matmulPartsFloats(gpu)),
     }));
-    const builder = new StepBuilder(gpu, config, shape, p, g, a, o.nsaKernels);
+    const builder = new StepBuilder(gpu, config, shape, p, g, a, matmulParts, o.nsaKernels);
     const micro = Array.from({ length: o.gradAccum }, (_, m) => settle([builder.forward(m, 'train'), builder.backward(m)]));
     const evalList = builder.forward(0, 'eval');
     const opt = { ...o.optimizer };
@@ -408,13 +410,16 @@ class StepBuilder {
     private readonly p: ParamTensors,
     private readonly g: ParamTensors,
     private readonly a: Activations,
+    /** Scratch of the matmuls split over K (one at a time: the dispatches run in order). */
+    private readonly matmulParts: BufferSlice,
     private readonly nsaKernels: NsaAttnVariant | undefined,
   ) {
     this.N = s.N;
   }
 
-  private mm(args: Omit<MatmulArgs, 'label'> & { label: string }): Promise<Dispatch> {
-    return matmulDispatch(this.gpu, args);
+  /** A matmul, split over K where its output alone would leave the GPU idle (matmulSplitPlan). */
+  private mm(args: Omit<MatmulArgs, 'label'> & { label: string }): Promise<Dispatch[]> {
+    return matmulDispatches(this.gpu, args, { parts: this.matmulParts });
   }
 
   /** RoPE in place (none when the model has no positional encoding). */

@@ -8,8 +8,10 @@ import { dispatchCost, ncmp, selectedKeys } from '../../src/bench/dispatch-cost'
 import { FILL_FACTOR, GPU_SPECS, planReports, recordSteps, stepReport } from '../../src/bench/gpu-plan';
 import { gpuPlanOptions } from '../../src/cli/gpu-plan-options';
 import { UsageError } from '../../src/cli/usage';
+import { computeUnits, DEFAULT_COMPUTE_UNITS, fillTarget } from '../../src/gpu/compute-units';
 import type { RecordedDispatch } from '../../src/gpu/recording-device';
-import { evalWgslInt, workgroupSizeOf } from '../../src/gpu/recording-device';
+import { evalWgslInt, NVIDIA_ADAPTER, workgroupSizeOf } from '../../src/gpu/recording-device';
+import { matmulSplitPlan, matmulTiles, TILING_GPU_LARGE, TILING_GPU_SMALL } from '../../src/kernels/matmul';
 import { longPreset } from '../../src/train/presets/long-preset';
 import { preset } from '../../src/train/presets/presets';
 
@@ -86,13 +88,51 @@ describe('the report arithmetic', () => {
   });
 });
 
+describe('matmul split over K: the choice from the shape and the SM count', () => {
+  it('SMs: set on the adapter, else a known name, else the default; none on a software adapter', () => {
+    expect(computeUnits({ ...NVIDIA_ADAPTER, computeUnits: 108 })).toBe(108);
+    expect(computeUnits({ ...NVIDIA_ADAPTER, description: 'NVIDIA H100 80GB HBM3' })).toBe(132);
+    expect(computeUnits({ ...NVIDIA_ADAPTER, device: 'NVIDIA GeForce RTX 3090' })).toBe(82);
+    expect(computeUnits(NVIDIA_ADAPTER)).toBe(DEFAULT_COMPUTE_UNITS);
+    expect(fillTarget({ ...NVIDIA_ADAPTER, software: true, computeUnits: 132 })).toBe(0);
+    expect(fillTarget({ ...NVIDIA_ADAPTER, computeUnits: 132 })).toBe(FILL_FACTOR * 132);
+  });
+
+  it('long K over a small output splits to the fill target; short K, a full grid or a software adapter does not', () => {
+    const target = FILL_FACTOR * H100.sms;
+    const big = 1 << 30;
+    const t = TILING_GPU_SMALL;
+    // The LM head's input gradient (K = vocabulary) and a key projection's weight gradient (K = B·T).
+    for (const [M, N, K] of [
+      [1024, 768, 50257],
+      [768, 128, 1024],
+      [1024, 36, 768],
+    ]) {
+      const s = matmulSplitPlan(t, M, N, K, target, big);
+      const tiles = matmulTiles(t, M, N);
+      expect(s.splits * tiles, `${M}×${N}×${K}`).toBeGreaterThanOrEqual(target);
+      expect(s.splits).toBeLessThanOrEqual(Math.ceil(target / tiles) + 1); // about the fewest chunks that fill
+      expect(s.kChunk).toBeGreaterThanOrEqual(t.TK);
+      expect(s.splits).toBe(Math.ceil(K / s.kChunk));
+    }
+    expect(matmulSplitPlan(t, 1024, 768, 50257, target, big).splits).toBe(3);
+    // A 128-long K into a 1024 × 768 gradient (accumulated): the partial sums cost more than the idle SMs.
+    expect(matmulSplitPlan(t, 1024, 768, 128, target, big, true).splits).toBe(1);
+    expect(matmulSplitPlan(TILING_GPU_LARGE, 4096, 4096, 4096, target, big).splits).toBe(1);
+    expect(matmulSplitPlan(t, 768, 128, 1024, 0, big).splits).toBe(1);
+    // The scratch bounds the chunks: [splits, M, N] floats.
+    expect(matmulSplitPlan(t, 768, 128, 1024, target, 5 * 768 * 128).splits).toBe(5);
+    expect(matmulSplitPlan(t, 768, 128, 1024, target, 768 * 128).splits).toBe(1);
+  });
+});
+
 describe('the presets on the recording device', () => {
   it('every dispatch of m7c-125m and long (dense and NSA), training and decode, has a cost; m7c-125m’s decode attention fills an H100', async () => {
     for (const base of [preset('m7c-125m'), longPreset()]) {
       for (const attention of ['dense', 'nsa'] as const) {
         const run = structuredClone(base);
         run.model.attention = attention;
-        const steps = await recordSteps(run);
+        const steps = await recordSteps(run, H100);
         const { train, decode } = planReports(steps, H100);
         expect(train.rows.length).toBeGreaterThan(100);
         expect(train.tokens).toBe(run.train.batchSize * run.model.seqLen);
@@ -104,6 +144,14 @@ describe('the presets on the recording device', () => {
         const parts = decode.rows.filter((x) => x.kernel === 'decode.attend.attendPart' && !/ cmp /.test(x.label));
         expect(parts.length).toBe(attention === 'dense' ? run.model.nLayers : 2 * run.model.nLayers);
         for (const p of parts) expect(p.underfilled, p.label).toBe(false);
+        // The products split over K fill an H100: the LM head's input gradient and the key/value
+        // weight gradients (K = B·T), each followed by its sum.
+        for (const name of ['lm_head.dx', 'l0.dk.dw', 'l0.dv.dw']) {
+          const label = attention === 'nsa' ? name.replace(/d([kv])\.dw/, 'd$1_sel.dw') : name;
+          const i = train.rows.findIndex((x) => x.label === label);
+          expect(train.rows[i], label).toMatchObject({ kernel: 'matmul.matmul', underfilled: false });
+          expect(train.rows[i + 1]).toMatchObject({ label: `${label}.sum`, kernel: 'matmul.splitSum' });
+        }
       }
     }
   });

@@ -5,7 +5,9 @@ import type { GpuContext } from '../../src/gpu/context';
 import {
   defaultTiling,
   matmulDispatch,
+  matmulDispatches,
   type MatmulOptions,
+  type MatmulSplitOptions,
   type MatmulTiling,
   TILING_CPU,
   TILING_CPU_SMALL,
@@ -52,9 +54,12 @@ const caseName = (c: Case) => `${c.M}x${c.N}x${c.K} ${c.transA ? 'T' : 'N'}${c.t
 /**
  * Runs every case in one pass (each with its own a, b, c in one arena), reads the arena back once
  * and checks each c against matmulRef. Overwrite cases start from NaN, so reading c fails them.
+ * `opts.splits`: each case split over K (matmulDispatches) with its own partial-sum scratch, NaN
+ * at the start, so a chunk not written fails the case.
  */
-async function checkCases(gpu: GpuContext, cases: Case[], opts: MatmulOptions, seed: number): Promise<number> {
+async function checkCases(gpu: GpuContext, cases: Case[], opts: MatmulOptions & { splits?: number }, seed: number): Promise<number> {
   const r = rng(seed);
+  const splits = opts.splits;
   const arena = createArena(
     gpu,
     'matmul.test',
@@ -62,6 +67,7 @@ async function checkCases(gpu: GpuContext, cases: Case[], opts: MatmulOptions, s
       { name: `a${i}`, bytes: c.M * c.K * 4 },
       { name: `b${i}`, bytes: c.K * c.N * 4 },
       { name: `c${i}`, bytes: c.M * c.N * 4 },
+      ...(splits ? [{ name: `p${i}`, bytes: splits * c.M * c.N * 4 }] : []),
     ]),
   );
   expect(arena.buffers.length).toBe(1);
@@ -72,14 +78,18 @@ async function checkCases(gpu: GpuContext, cases: Case[], opts: MatmulOptions, s
     gpu.write(arena.get(`a${i}`), a);
     gpu.write(arena.get(`b${i}`), b);
     gpu.write(arena.get(`c${i}`), c0);
+    if (splits) gpu.write(arena.get(`p${i}`), new Float32Array(splits * c.M * c.N).fill(NaN));
     return { a, b, c0 };
   });
   const dispatches = await Promise.all(
-    cases.map((c, i) =>
-      matmulDispatch(gpu, { ...c, a: arena.get(`a${i}`), b: arena.get(`b${i}`), c: arena.get(`c${i}`), label: caseName(c) }, opts),
-    ),
+    cases.map((c, i) => {
+      const args = { ...c, a: arena.get(`a${i}`), b: arena.get(`b${i}`), c: arena.get(`c${i}`), label: caseName(c) };
+      return splits ? matmulDispatches(gpu, args, { ...opts, parts: arena.get(`p${i}`) }) : matmulDispatch(gpu, args, opts);
+    }),
   );
-  gpu.run(dispatches);
+  // A forced split of n chunks runs two passes (the products, then the sum).
+  if (splits) expect(dispatches.map((d) => (Array.isArray(d) ? d.length : 1))).toEqual(cases.map(() => 2));
+  gpu.run(dispatches.flat());
   const whole = await gpu.read({ buffer: arena.buffers[0], offset: 0, size: arena.buffers[0].size });
   let worst = 0;
   cases.forEach((c, i) => {
@@ -127,6 +137,54 @@ describe('matmul vs float64 reference (rel RMS ≤ 1e-6)', () => {
     // idle workgroup. Same code path as a fold past 65,535, at test size.
     const cases = allCases([[130, 200, 9]]).filter((c) => c.accumulate === c.transA);
     await checkCases(gpu, cases, { tiling: TILING_CPU_SMALL, maxWorkgroupsPerDim: 6 }, 11);
+  });
+});
+
+// Split over K (matmulDispatches): 3 chunks of ceil(K / 3), not multiples of any tiling's K step
+// (K = 160: chunks of 54 with TK = 16), so the chunk ends are masked inside a step; K ≥ 3.
+describe('matmul split over K vs float64 reference (rel RMS ≤ 1e-6)', () => {
+  it('3 chunks: all transposes × accumulate × odd and tile-straddling shapes', async () => {
+    const gpu = await getGpu();
+    const cases = allCases(SHAPES.filter(([, , K]) => K >= 3));
+    const worst = await checkCases(gpu, cases, { tiling: TILING_CPU_SMALL, splits: 3 }, 13);
+    expect(worst).toBeGreaterThan(0);
+  });
+
+  it('same bits on every run for a fixed split; one chunk is the single pass; bad splits refused', async () => {
+    const gpu = await getGpu();
+    const [M, N, K] = [33, 65, 70];
+    const r = rng(5);
+    const arena = createArena(gpu, 'matmul.split', [
+      { name: 'a', bytes: K * M * 4 },
+      { name: 'b', bytes: K * N * 4 },
+      { name: 'c', bytes: M * N * 4 },
+      { name: 'p', bytes: 4 * M * N * 4 },
+    ]);
+    const [a, b, c, p] = ['a', 'b', 'c', 'p'].map((n) => arena.get(n));
+    gpu.write(a, new Float32Array(randn(K * M, r)));
+    gpu.write(b, new Float32Array(randn(K * N, r)));
+    const args = { a, b, c, M, N, K, transA: true };
+    const opts: MatmulSplitOptions = { tiling: TILING_CPU_SMALL, parts: p, splits: 4 };
+    const split = await matmulDispatches(gpu, args, opts);
+    expect(split.map((d) => d.label)).toEqual(['matmul', 'matmul.sum']);
+    const runRead = async (list: Parameters<GpuContext['run']>[0]) => {
+      gpu.write(c, new Float32Array(M * N).fill(NaN));
+      gpu.run(list);
+      return new Uint32Array(await gpu.read(c, M * N * 4));
+    };
+    const first = await runRead(split);
+    expect(await runRead(split)).toEqual(first);
+    const whole = await matmulDispatches(gpu, args, { ...opts, splits: 1 });
+    expect(whole).toHaveLength(1);
+    expect(await runRead(whole)).toEqual(await runRead([await matmulDispatch(gpu, args, opts)]));
+    // No scratch, or too little, or more chunks than K, or a scratch overlapping c: refused.
+    await expect(matmulDispatches(gpu, args, { tiling: TILING_CPU_SMALL, splits: 4 })).rejects.toThrow(/needs a parts scratch/);
+    await expect(matmulDispatches(gpu, args, { ...opts, splits: 5 })).rejects.toThrow(/parts holds/);
+    await expect(matmulDispatches(gpu, args, { ...opts, splits: K + 1 })).rejects.toThrow(/exceeds K/);
+    await expect(matmulDispatches(gpu, args, { ...opts, parts: { ...c, size: 4 * M * N * 4 } })).rejects.toThrow(/overlap/);
+    // Without a scratch and without forced chunks nothing is split (and on software adapters never).
+    expect(await matmulDispatches(gpu, args, { tiling: TILING_CPU_SMALL })).toHaveLength(1);
+    arena.buffers[0].destroy();
   });
 });
 
