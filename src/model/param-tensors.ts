@@ -43,8 +43,13 @@ export interface ParamTensors {
  */
 export function paramLayout(c: ModelConfig): (place: PlaceTensor) => ParamTensors {
   return (place) => {
-    const all = paramSpecs(c).map((spec): SpecSlice => ({ spec, slice: place(spec.name, numel(spec.shape)) }));
-    const placed = new Map(all.map((t) => [t.spec.name, t.slice]));
+    // Placed with the weight-decayed tensors first, so that each kind is one contiguous run of the
+    // arena (paramRuns: one AdamW dispatch per run); `all` keeps paramSpecs order.
+    const specs = paramSpecs(c);
+    const placed = new Map<string, BufferSlice>();
+    for (const spec of [...specs.filter((x) => x.decay), ...specs.filter((x) => !x.decay)])
+      placed.set(spec.name, place(spec.name, numel(spec.shape)));
+    const all = specs.map((spec): SpecSlice => ({ spec, slice: placed.get(spec.name)! }));
     const get = (name: string): BufferSlice => {
       const s = placed.get(name);
       if (!s) throw new Error(`paramLayout: ${name} is not a tensor of paramSpecs`);
@@ -77,4 +82,36 @@ export function paramLayout(c: ModelConfig): (place: PlaceTensor) => ParamTensor
     });
     return { wte: get(EMBEDDING), layers, finalNorm: get(FINAL_NORM), all };
   };
+}
+
+/**
+ * The tensors of a parameter-shaped arena grouped into runs that are contiguous in one buffer (and,
+ * with `byDecay`, share the weight-decay flag), each as one slice from its first tensor's start to
+ * its last one's end. Between the tensors of a run lies only the arena's alignment padding, which
+ * nothing writes: zero in every table (gradients are cleared whole, and AdamW keeps a zero parameter
+ * with zero gradient and moments at zero). So a kernel may treat a run as one flat range: the
+ * gradient norm (its squares add 0) and AdamW (its update of 0 is 0). Same runs in every table of
+ * one layout.
+ */
+export function paramRuns(table: ParamTensors, byDecay: boolean): Array<{ slice: BufferSlice; floats: number; decay: boolean }> {
+  const buffers = [...new Set(table.all.map((t) => t.slice.buffer))];
+  const order = [...table.all].sort(
+    (x, y) => buffers.indexOf(x.slice.buffer) - buffers.indexOf(y.slice.buffer) || x.slice.offset - y.slice.offset,
+  );
+  const runs: Array<{ slice: BufferSlice; floats: number; decay: boolean }> = [];
+  for (const t of order) {
+    const last = runs[runs.length - 1];
+    const decay = byDecay ? t.spec.decay : false;
+    const end = t.slice.offset + 4 * numel(t.spec.shape);
+    if (last && last.slice.buffer === t.slice.buffer && last.decay === decay) {
+      last.slice = { ...last.slice, size: end - last.slice.offset };
+      last.floats = last.slice.size / 4;
+    } else
+      runs.push({
+        slice: { buffer: t.slice.buffer, offset: t.slice.offset, size: end - t.slice.offset },
+        floats: numel(t.spec.shape),
+        decay,
+      });
+  }
+  return runs;
 }

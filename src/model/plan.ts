@@ -30,7 +30,7 @@ import { swigluBackwardDispatch, swigluForwardDispatch } from '../kernels/swiglu
 import { activationLayout, type Activations, dkvLabel, kvLabel, nsaShape, nsaStatsMaxDistance, type PlanShape } from './activations';
 import { isMechanism, mechanismBackward, mechanismForward, type MechanismIO } from './mechanisms';
 import { nsaCoreBackward, nsaCoreForward, type NsaCoreIO } from './nsa/core';
-import { paramLayout, type ParamTensors } from './param-tensors';
+import { paramLayout, paramRuns, type ParamTensors } from './param-tensors';
 
 export type { PlanShape } from './activations';
 
@@ -128,7 +128,8 @@ export class ModelPlan {
     const { arena: grads, tensors: g } = createLayoutArena(gpu, 'grads', layout);
     const { arena: adamM, tensors: am } = createLayoutArena(gpu, 'adam_m', layout);
     const { arena: adamV, tensors: av } = createLayoutArena(gpu, 'adam_v', layout);
-    const ranges: GradRange[] = g.all.map((t) => ({ slice: t.slice, n: numel(t.spec.shape) }));
+    // The gradient norm over each buffer's run of gradients as one range (paramRuns: padding adds 0).
+    const ranges: GradRange[] = paramRuns(g, false).map((r) => ({ slice: r.slice, n: r.floats }));
     // The activations, then the gradient norm's partial sums (sized by the gradient ranges).
     const {
       arena: acts,
@@ -147,16 +148,18 @@ export class ModelPlan {
     const optimizerList: PendingDispatches = [
       gradNormDispatches(gpu, { ranges, partials: gradNormPartials, stats: a.gradStats, maxNorm: opt.gradClip }),
     ];
-    // The four tables share one layout: tensor i of each is the same parameter.
-    p.all.forEach(({ spec, slice }, i) => {
+    // AdamW over each run of tensors with one weight-decay flag (paramRuns): the four tables share
+    // one layout, so run i of each is the same parameters.
+    const runs = [p, g, am, av].map((table) => paramRuns(table, true));
+    runs[0].forEach((r, i) => {
       optimizerList.push(
         adamwDispatch(gpu, {
-          param: slice,
-          grad: g.all[i].slice,
-          m: am.all[i].slice,
-          v: av.all[i].slice,
-          n: numel(spec.shape),
-          decay: spec.decay,
+          param: r.slice,
+          grad: runs[1][i].slice,
+          m: runs[2][i].slice,
+          v: runs[3][i].slice,
+          n: r.floats,
+          decay: r.decay,
           hyper,
           stats: a.gradStats,
         }),

@@ -103,7 +103,11 @@ const alignUp = (x: number, a: number) => Math.ceil(x / a) * a;
 /** Bytes an entry takes in an arena: 4-byte sized, 256-byte aligned (src/gpu/arena.ts). */
 const arenaBytes = (e: ArenaEntry) => alignUp(alignUp(Math.max(4, e.bytes), 4), SLICE_ALIGN);
 
-export function runFootprint(c: RunConfig): RunFootprint {
+/**
+ * `matmulPartsFloats`: the plan's matmul split scratch on the adapter (matmulPartsFloats of
+ * src/kernels/matmul.ts; 0, the default, on software adapters).
+ */
+export function runFootprint(c: RunConfig, matmulPartsFloats = 0): RunFootprint {
   const m = c.model;
   const t = c.train;
   const specs = paramSpecs(m);
@@ -115,9 +119,14 @@ export function runFootprint(c: RunConfig): RunFootprint {
   const shape: PlanShape = { B: t.batchSize, T: m.seqLen, N: t.batchSize * m.seqLen, gradAccum: 1, scoredPerSequence: m.seqLen };
   const acts = activationEntries(m, shape);
   const slotBytes = acts.filter((e) => /^(tokens|targets|tokidx)\.0$/.test(e.name)).reduce((a, e) => a + arenaBytes(e), 0);
-  const partials = gradNormPartialsLength(specs.map((s) => ({ slice: { offset: 0, size: 0 } as never, n: numel(s.shape) })));
+  // The gradient norm runs over the gradient arena's buffers as whole ranges (paramRuns): at most
+  // its bytes in one range.
+  const partials = gradNormPartialsLength([{ slice: { offset: 0, size: 0 } as never, n: paramBytes / 4 }]);
   const activationBytes =
-    acts.reduce((a, e) => a + arenaBytes(e), 0) + (t.gradAccum - 1) * slotBytes + arenaBytes({ name: 'partials', bytes: 4 * partials });
+    acts.reduce((a, e) => a + arenaBytes(e), 0) +
+    (t.gradAccum - 1) * slotBytes +
+    arenaBytes({ name: 'partials', bytes: 4 * partials }) +
+    arenaBytes({ name: 'matmul_parts', bytes: 4 * matmulPartsFloats });
   let largest = { name: '', bytes: 0 };
   for (const e of [...paramEntries, ...acts]) if (e.bytes > largest.bytes) largest = { name: e.name, bytes: e.bytes };
   return {

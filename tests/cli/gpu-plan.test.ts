@@ -8,10 +8,13 @@ import { dispatchCost, ncmp, selectedKeys } from '../../src/bench/dispatch-cost'
 import { FILL_FACTOR, GPU_SPECS, planReports, recordSteps, stepReport } from '../../src/bench/gpu-plan';
 import { gpuPlanOptions } from '../../src/cli/gpu-plan-options';
 import { UsageError } from '../../src/cli/usage';
+import { numel } from '../../src/definitions/params';
+import { createLayoutArena } from '../../src/gpu/arena';
 import { computeUnits, DEFAULT_COMPUTE_UNITS, fillTarget } from '../../src/gpu/compute-units';
 import type { RecordedDispatch } from '../../src/gpu/recording-device';
-import { evalWgslInt, NVIDIA_ADAPTER, workgroupSizeOf } from '../../src/gpu/recording-device';
+import { evalWgslInt, NVIDIA_ADAPTER, RecordingGpu, workgroupSizeOf } from '../../src/gpu/recording-device';
 import { matmulSplitPlan, matmulTiles, TILING_GPU_LARGE, TILING_GPU_SMALL } from '../../src/kernels/matmul';
+import { paramLayout, paramRuns } from '../../src/model/param-tensors';
 import { longPreset } from '../../src/train/presets/long-preset';
 import { preset } from '../../src/train/presets/presets';
 
@@ -123,6 +126,37 @@ describe('matmul split over K: the choice from the shape and the SM count', () =
     // The scratch bounds the chunks: [splits, M, N] floats.
     expect(matmulSplitPlan(t, 768, 128, 1024, target, 5 * 768 * 128).splits).toBe(5);
     expect(matmulSplitPlan(t, 768, 128, 1024, target, 768 * 128).splits).toBe(1);
+  });
+});
+
+describe('the optimizer over runs of the parameter arena (paramRuns)', () => {
+  it('m7c-125m: decayed tensors then the rest, each one run covering its tensors and only padding between', () => {
+    for (const attention of ['dense', 'nsa'] as const) {
+      const config = { ...preset('m7c-125m').model, attention };
+      const { tensors } = createLayoutArena(new RecordingGpu().gpu, 'params', paramLayout(config));
+      const runs = paramRuns(tensors, true);
+      expect(runs.map((r) => r.decay)).toEqual([true, false]);
+      expect(paramRuns(tensors, false)).toHaveLength(1);
+      for (const t of tensors.all) {
+        const r = runs.find((x) => x.decay === t.spec.decay)!;
+        expect(t.slice.buffer).toBe(r.slice.buffer);
+        expect(t.slice.offset).toBeGreaterThanOrEqual(r.slice.offset);
+        expect(t.slice.offset + 4 * numel(t.spec.shape)).toBeLessThanOrEqual(r.slice.offset + r.slice.size);
+      }
+      // Floats of a run not in any of its tensors: under 64 (one alignment gap) per tensor.
+      for (const r of runs) {
+        const inside = tensors.all.filter((t) => t.spec.decay === r.decay).reduce((a, t) => a + numel(t.spec.shape), 0);
+        const count = tensors.all.filter((t) => t.spec.decay === r.decay).length;
+        expect(r.floats - inside).toBeGreaterThanOrEqual(0);
+        expect(r.floats - inside).toBeLessThan(64 * count);
+      }
+    }
+  });
+
+  it('m7c-125m NSA step: 2 AdamW dispatches and one gradient-norm range', async () => {
+    const steps = await recordSteps(preset('m7c-125m'), H100);
+    expect(steps.train.filter((d) => d.kernel === 'adamw').map((d) => d.uniforms.P.decay)).toEqual([1, 0]);
+    expect(steps.train.filter((d) => d.kernel === 'gradnorm').map((d) => d.entryPoint)).toEqual(['partial', 'finalize']);
   });
 });
 
