@@ -6,7 +6,9 @@
 //   win: t ∈ [s, s + w − 1];  cmp: t ≥ k·d + l − 1;  sel: the reverse index of (b, g, block).
 // The *Split entry points run one workgroup per (chunk, head) instead of per (chunk, group) and
 // write each head's part (attention_sum_heads.wgsl adds them): H/G times the workgroups, for a GPU
-// that B·chunks·G workgroups leave idle.
+// that B·chunks·G workgroups leave idle. keyGradsSplit (cmp, win) may also cut each chunk's query
+// range into P.qSplits equal pieces, one workgroup each (wid.x = chunk·qSplits + piece), writing a
+// part per (head, piece): parts [B,S,G,hpg,qSplits,·], added heads-then-pieces ascending.
 // Bindings: 1 q, 2 k, 3 v, 4 lse, 5 dout, 6 delta, then per entry point —
 //   keyGrads (cmp, win): 7 gradK, 8 gradV
 //   keyGradsSel:         7 gradOut, 8 rev. The reverse index costs a binding, so sel runs twice:
@@ -41,19 +43,21 @@ fn reads(key: u32, t: u32) -> bool {
 }
 
 // The key chunk x of (b, g) over heads h0 … h0 + hn − 1 of the group (all, or one with a head
-// split); split: the thread writes its head's part at row kt.row · hpg + h0 (parts [B,S,G,hpg,·],
-// which attention_sum_heads.wgsl adds up), else the gradient at kt.row.
-fn chunkKeys(b: u32, g: u32, x: u32, h0: u32, hn: u32, split: bool, lid: u32) -> KeyThread {
+// split); split: the thread writes its head's part for query piece qp of nq at row
+// (kt.row · hpg + h0) · nq + qp (parts [B,S,G,hpg,nq,·], which attention_sum_heads.wgsl adds up),
+// else the gradient at kt.row.
+fn chunkKeys(b: u32, g: u32, x: u32, h0: u32, hn: u32, split: bool, qp: u32, nq: u32, lid: u32) -> KeyThread {
   let first = chunkFirst(x);
   var kt = beginKeys(b, g, P.S, first, chunkEnd(x, first), lid);
   kt.h0 = h0;
   kt.hn = hn;
-  if (split) { kt.out = kt.row * P.hpg + h0; }
+  if (split) { kt.out = (kt.row * P.hpg + h0) * nq + qp; }
   return kt;
 }
 
-fn keyGradsOf(b: u32, g: u32, x: u32, h0: u32, hn: u32, split: bool, lid: u32) {
-  let kt = chunkKeys(b, g, x, h0, hn, split, lid);
+// Query piece qp of nq (equal pieces of the chunk's readers, the last shorter or empty).
+fn keyGradsOf(b: u32, g: u32, x: u32, h0: u32, hn: u32, split: bool, qp: u32, nq: u32, lid: u32) {
+  let kt = chunkKeys(b, g, x, h0, hn, split, qp, nq, lid);
   let first = chunkFirst(x);
   let end = chunkEnd(x, first);
   // The chunk's readers are t ∈ [tFirst, tEnd), ascending.
@@ -63,25 +67,27 @@ fn keyGradsOf(b: u32, g: u32, x: u32, h0: u32, hn: u32, split: bool, lid: u32) {
     tFirst = first * P.d + P.l - 1u;
     tEnd = P.T;
   }
-  readRange(b, g, kt, tFirst, tEnd, hn, lid);
+  let len = (tEnd - tFirst + nq - 1u) / nq;
+  let t0 = min(tEnd, tFirst + qp * len);
+  readRange(b, g, kt, t0, min(tEnd, t0 + len), hn, lid);
   storeKeyGrads(kt);
 }
 
 @compute @workgroup_size(WG)
 fn keyGrads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  keyGradsOf(wid.z, wid.y, wid.x, 0u, P.hpg, false, lid);
+  keyGradsOf(wid.z, wid.y, wid.x, 0u, P.hpg, false, 0u, 1u, lid);
 }
 
-// One workgroup per (chunk, head): wid.y = g·hpg + head.
+// One workgroup per (chunk, query piece, head): wid.x = chunk·qSplits + piece, wid.y = g·hpg + head.
 @compute @workgroup_size(WG)
 fn keyGradsSplit(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  keyGradsOf(wid.z, wid.y / P.hpg, wid.x, wid.y % P.hpg, 1u, true, lid);
+  keyGradsOf(wid.z, wid.y / P.hpg, wid.x / P.qSplits, wid.y % P.hpg, 1u, true, wid.x % P.qSplits, P.qSplits, lid);
 }
 
 fn keyGradsSelOf(b: u32, g: u32, x: u32, h0: u32, hn: u32, split: bool, lid: u32) {
   let h = hn;
   let first = chunkFirst(x);
-  let kt = chunkKeys(b, g, x, h0, hn, split, lid);
+  let kt = chunkKeys(b, g, x, h0, hn, split, 0u, 1u, lid);
 
   // The block's list, from its first query ≥ the chunk's first key (binary search).
   if (lid == 0u) {

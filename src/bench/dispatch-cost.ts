@@ -156,9 +156,10 @@ export function dispatchCost(x: RecordedDispatch, ctx: CostContext): DispatchCos
     }
     case 'nsa.dkdv.keyGradsSplit':
     case 'nsa.dkdv.keyGradsSelSplit': {
-      // Per-head parts of the key gradients the `want` bits ask for; the query-side tensors once.
+      // Per-head parts (per query piece: qSplits) of the key gradients the `want` bits ask for; the
+      // query-side tensors once.
       const pairs = B * P.H * sumRows(P.T, (t) => branchKeys(P, t));
-      const out = (P.want & 1 ? dk : 0) + (P.want & 2 ? dv : 0);
+      const out = ((P.want & 1 ? dk : 0) + (P.want & 2 ? dv : 0)) * (P.qSplits ?? 1);
       const rev = P.branch === 1 ? P.T * P.G * P.nSel : 0;
       return {
         flops: pairs * pairDkDv(dk, dv, P.want),

@@ -244,8 +244,10 @@ export function formatStepReport(title: string, r: StepReport, gpu: GpuSpec, sum
       );
   }
   const under = underfilledKernels(r);
+  const lostUs = r.rows.reduce((s, x) => s + (x.fillUs - x.rooflineUs), 0);
   lines.push(
-    `-- under-filled (fewer than ${FILL_FACTOR} × ${gpu.sms} = ${FILL_FACTOR * gpu.sms} workgroups): ${under.length} kernels, ${r.totals.underfilled} dispatches`,
+    `-- under-filled (fewer than ${FILL_FACTOR} × ${gpu.sms} = ${FILL_FACTOR * gpu.sms} workgroups): ${under.length} kernels, ${r.totals.underfilled} dispatches; ` +
+      `idle SMs cost ${fmtNum(lostUs)} µs of the fill-limited ${fmtNum(r.totals.fillMs * 1e3)} µs`,
   );
   for (const u of under)
     lines.push(`   ${u.label} (${u.kernel}): ${u.workgroups} workgroups × ${u.count} dispatches, ${fmtNum(u.fillUs)} µs fill-limited`);

@@ -25,6 +25,7 @@ import { assertNsaConfig, type NsaConfig } from '../definitions/nsa-config';
 import type { AttentionShape as NsaAttnShape } from '../definitions/shapes';
 import type { BufferSlice } from '../gpu/arena';
 import { argumentError, checkDims, checkMax, checkSlices, type SliceArg } from '../gpu/checks';
+import { fillTarget } from '../gpu/compute-units';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
 import {
@@ -69,6 +70,7 @@ const NSA_PARAMS = {
     ['scale', 'f32', '1 / sqrt(DK): scores q·k·scale in natural-log units'],
     ['rows', 'u32', "query rows B·T·H (grid of the simple variant's forward and dQ)"],
     ['keys', 'u32', "key rows B·S·G (grid of the simple variant's dK/dV)"],
+    ['qSplits', 'u32', "keyGradsSplit: pieces of each key chunk's query range, one workgroup each"],
   ],
 } as const;
 
@@ -329,11 +331,35 @@ export type NsaBranchBackwardArgs = NsaAttnShape & {
   /** Kernel variant; default by adapter (nsaAttnVariant). */
   variant?: NsaAttnVariant;
   /**
-   * Scratch [B,S,H,dk] and [B,S,H,dv] (S: the branch's key rows): with the group kernels and H > G,
-   * dK/dV run one workgroup per head and a last dispatch adds the heads' parts in a fixed order.
+   * Scratch [B,S,H,dk] and [B,S,H,dv] (S: the branch's key rows) or larger: with the group kernels
+   * and H > G, dK/dV run one workgroup per head and a last dispatch adds the heads' parts in a fixed
+   * order. cmp and win also cut each key chunk's queries into pieces (a part each) while
+   * B·chunks·H workgroups leave the GPU idle and the scratch holds the parts (nsaQuerySplits).
    */
   headParts?: { k: BufferSlice; v: BufferSlice };
+  /** Query pieces of the head split (cmp, win; ≥ 1; tests). Default: nsaQuerySplits. */
+  querySplits?: number;
 } & Slices<'q' | 'k' | 'v' | 'out' | 'lse' | 'dout' | 'delta' | 'gradQ' | 'gradK' | 'gradV'>;
+
+/**
+ * Query pieces per key chunk for the dK/dV head split of cmp and win: enough for `workgroups`
+ * (B·chunks·H) × pieces to reach `target` (fillTarget: 4 per SM; 0 on software adapters: 1 piece),
+ * as far as the head-parts scratch holds pieces × `partRows` (B·S·H) rows of dk and of dv floats.
+ * Each piece adds a part per key and head that the head sum reads back: worth it only while the
+ * GPU would idle (the compressed branch's few keys; the window's at batch 1).
+ */
+export function nsaQuerySplits(
+  target: number,
+  workgroups: number,
+  parts: { k: BufferSlice; v: BufferSlice },
+  partRows: number,
+  dk: number,
+  dv: number,
+): number {
+  if (workgroups >= target) return 1;
+  const fits = Math.min(Math.floor(parts.k.size / (4 * partRows * dk)), Math.floor(parts.v.size / (4 * partRows * dv)));
+  return Math.max(1, Math.min(Math.ceil(target / workgroups), fits));
+}
 
 /** Key rows per sequence of a branch: Ncmp(T) compressed rows for cmp, else T positions. */
 export function nsaKeyRows(branch: NsaBranch, T: number, cfg: NsaConfig): number {
@@ -373,6 +399,7 @@ function uniformValues(
   cpb: number,
   accumulate: boolean,
   want = 3,
+  qSplits = 1,
 ): UniformValues<typeof NSA_PARAMS> {
   const { B, T, H, G, dk, cfg } = a;
   const nB = numSelBlocks(T, cfg);
@@ -399,6 +426,7 @@ function uniformValues(
     scale,
     rows: B * T * H,
     keys: B * S * G,
+    qSplits,
   };
 }
 
@@ -542,7 +570,15 @@ export async function nsaBranchBackwardDispatches(gpu: GpuContext, a: NsaBranchB
     checkSlices(label, { 'headParts.k': [parts.k, B * S * H * dk], 'headParts.v': [parts.v, B * S * H * dv] });
     checkMax(label, 'H', H, gpu.limits.maxComputeWorkgroupsPerDimension, 'workgroups');
   }
-  const keyGrid: readonly [number, number?, number?] = simple ? grid1d(ceilDiv(B * S * G, ROW_WG)) : [chunks, parts ? H : G, B];
+  // Query pieces per key chunk (cmp and win with the head split).
+  const qSplits =
+    parts && !isSel ? (a.querySplits ?? nsaQuerySplits(fillTarget(gpu.adapter), B * chunks * H, parts, B * S * H, dk, dv)) : 1;
+  if (parts && !isSel) {
+    checkDims(label, { querySplits: qSplits });
+    checkSlices(label, { 'headParts.k': [parts.k, qSplits * B * S * H * dk], 'headParts.v': [parts.v, qSplits * B * S * H * dv] });
+    checkMax(label, 'querySplits', chunks * qSplits, gpu.limits.maxComputeWorkgroupsPerDimension, 'workgroups');
+  }
+  const keyGrid: readonly [number, number?, number?] = simple ? grid1d(ceilDiv(B * S * G, ROW_WG)) : [chunks * qSplits, parts ? H : G, B];
   // The reverse index takes the binding gradV would: dK and dV of sel are two passes.
   const selPass = (want: number, grad: BufferSlice, name: string) => {
     const args = {
@@ -556,7 +592,7 @@ export async function nsaBranchBackwardDispatches(gpu: GpuContext, a: NsaBranchB
       : kernelDispatch(gpu, KK, 'keyGradsSel', args, keyGrid);
   };
   const keyArgs = {
-    uniforms: { P: u },
+    uniforms: { P: qSplits > 1 ? uniformValues(a, cpb, a.accumulateQ, 3, qSplits) : u },
     storage: { ...common, gradK: parts ? parts.k : a.gradK, gradV: parts ? parts.v : a.gradV },
     constants: kc,
     label: `${label}.dkdv`,
@@ -568,6 +604,7 @@ export async function nsaBranchBackwardDispatches(gpu: GpuContext, a: NsaBranchB
           ? kernelDispatch(gpu, NSA_ATTN_DKDV_KERNEL, 'keyGradsSplit', keyArgs, keyGrid)
           : kernelDispatch(gpu, KK, 'keyGrads', keyArgs, keyGrid),
       ];
-  if (parts) keyPasses.push(sumHeadsDispatch(gpu, parts, { k: a.gradK, v: a.gradV }, { rows: B * S * G, hpg, dk, dv }, label));
+  if (parts)
+    keyPasses.push(sumHeadsDispatch(gpu, parts, { k: a.gradK, v: a.gradV }, { rows: B * S * G, hpg: hpg * qSplits, dk, dv }, label));
   return Promise.all([delta, dq, ...keyPasses]);
 }

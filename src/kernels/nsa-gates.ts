@@ -14,6 +14,7 @@ import { defineKernel, kernelDispatch, type KernelVariant } from '../gpu/kernel-
 
 const WG = 256;
 const TC = 16; // colSum columns per workgroup
+const DG_WG = 32; // combineBackwardDg's workgroup (shaders/nsa_gates.wgsl)
 
 const F = 'array<f32>';
 export const NSA_GATES_KERNEL = defineKernel({
@@ -253,7 +254,7 @@ function mixBackwardPasses(
         storage: { gates: a.gates, oCmp: a.oCmp, oSel: a.oSel, oWin: a.oWin, dout: a.dout, gateGrad: dg },
         label: `${label}.${dgName}`,
       },
-      grid1d(ceilDiv(rows * H, WG)),
+      grid1d(ceilDiv(rows * H, DG_WG)),
     ),
   ];
 }

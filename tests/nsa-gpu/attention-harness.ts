@@ -92,6 +92,8 @@ export interface RunOptions {
   variant?: NsaAttnVariant;
   /** false: no head-parts scratch, so the group kernels run dK/dV per group (default: per head, as the model). */
   headSplit?: boolean;
+  /** Query pieces of the head split (cmp, win), with a scratch that holds them. Default: the adapter's choice. */
+  querySplits?: number;
 }
 
 /** Reverse index, forward and backward in one submit; outputs start as NaN so each must be written. */
@@ -123,8 +125,8 @@ export async function runBranch(
     offsets: rl.offsets,
     queries: rl.queries,
     keysRead: s.B * s.T * s.G,
-    partK: s.B * S * s.H * s.dk,
-    partV: s.B * S * s.H * s.dv,
+    partK: (o.querySplits ?? 1) * s.B * S * s.H * s.dk,
+    partV: (o.querySplits ?? 1) * s.B * S * s.H * s.dv,
   };
   const arena = createArena(
     gpu,
@@ -151,6 +153,7 @@ export async function runBranch(
       gradK: sl.gradK,
       gradV: sl.gradV,
       headParts: o.headSplit === false ? undefined : { k: sl.partK, v: sl.partV },
+      querySplits: o.querySplits,
       accumulateQ: o.accumulateQ ?? false,
     }),
   ]);

@@ -75,3 +75,23 @@ describe('NSA branch attention, group kernels without the head split', () => {
     expect(gpu.reports).toEqual([]);
   });
 });
+
+// The head split with each key chunk's queries cut in pieces (what a GPU's compressed branch runs
+// at batch 1: nsaQuerySplits), a part per (head, piece) added heads-then-pieces: cmp and win, with
+// 3 pieces (some empty or one query long at these sizes) and with more pieces than some chunks' readers.
+describe('NSA branch attention, group kernels with dK/dV split by head and query piece', () => {
+  it.each([
+    ['cmp', 3],
+    ['win', 3],
+    ['cmp', 40],
+  ] as Array<[NsaBranch, number]>)('%s, %i pieces: base, B=2, T=37 (rel RMS bwd ≤ 1e-4)', async (branch, querySplits) => {
+    const gpu = await getGpu();
+    const s: NsaAttnShape = { B: 2, T: 37, ...DIMS };
+    const x = randomBranchInputs(s, BASE, branch, 43, 1.5);
+    const [g, again] = await runBranch(gpu, s, BASE, branch, x, { variant: 'group', querySplits, reruns: 2 });
+    expectMatches(g, referenceBranch(s, BASE, branch, x));
+    expect(new Uint32Array(again.dk.buffer)).toEqual(new Uint32Array(g.dk.buffer)); // same bits every run
+    expect(new Uint32Array(again.dv.buffer)).toEqual(new Uint32Array(g.dv.buffer));
+    expect(gpu.reports).toEqual([]);
+  });
+});
