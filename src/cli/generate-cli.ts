@@ -7,6 +7,7 @@ import { join } from 'node:path';
 
 import { cpuTokenDecoder, generate, type GenerateResult, type TokenDecoder } from '../decode/generate';
 import { formatConfigIssues } from '../definitions/config-issue';
+import { attentionNsaConfig } from '../definitions/mechanisms';
 import type { ModelConfig } from '../definitions/model-config';
 import { validateModelConfig } from '../definitions/model-config';
 import {
@@ -86,7 +87,7 @@ function printReads(io: CliIo, config: RunConfig, tok: Tokenizer, res: GenerateR
   const lg = m.nLayers * m.nKvGroups;
   let dense = 0;
   for (const s of res.steps) dense += lg * (s.t + 1);
-  const nsa = m.attention === 'nsa' ? m.nsa : undefined;
+  const nsa = attentionNsaConfig(m);
   if (!nsa) {
     io.out(
       `[reads] dense attention: query t reads t+1 keys per layer and group; ${dense} keys in all (${m.nLayers} layers × ${m.nKvGroups} groups)`,
@@ -95,7 +96,13 @@ function printReads(io: CliIo, config: RunConfig, tok: Tokenizer, res: GenerateR
   }
   io.out(
     `[reads] keys read per branch for each generated token's query t, summed over ${m.nLayers} layers × ${m.nKvGroups} groups, ` +
-      `beside the formula ncmp(t) + |selected positions ≤ t| + min(w, t+1) (l=${nsa.l}, d=${nsa.d}, l'=${nsa.lSel}, n=${nsa.nSel}, w=${nsa.w}) and dense ${lg}·(t+1)`,
+      `beside the formula ${
+        m.attention === 'window' && m.window
+          ? `min(w, t+1) (window alone, w=${m.window.w})`
+          : m.attention === 'moba' && m.moba
+            ? `Σ over its blocks of min(B, t+1−j·B) (MoBA, B=${m.moba.blockSize}, k=${m.moba.topK})`
+            : `ncmp(t) + |selected positions ≤ t| + min(w, t+1) (l=${nsa.l}, d=${nsa.d}, l'=${nsa.lSel}, n=${nsa.nSel}, w=${nsa.w})`
+      } and dense ${lg}·(t+1)`,
   );
   io.out(
     `${'t'.padStart(5)}  ${'token'.padEnd(8)} ${'cmp'.padStart(6)} ${'sel'.padStart(6)} ${'win'.padStart(6)} ${'read'.padStart(7)}  ${'formula'.padEnd(22)} ${'dense'.padStart(7)}  ok`,

@@ -5,6 +5,7 @@
 // loop (generateStream) serves the CLI's generate() and the worker's token streaming. For NSA
 // models every generated token carries, per layer and group, the keys each branch read for the
 // query that produced it (counted by the decoder), beside the paper's formula.
+import { attentionNsaConfig, mobaReads, windowReads } from '../definitions/mechanisms';
 import type { ModelConfig } from '../definitions/model-config';
 import { type BranchReads, ModelDecoder, type ReadsFormula, readsFormula } from '../reference/decoder';
 import { mulberry32 } from '../util/random';
@@ -159,14 +160,30 @@ export function cpuTokenDecoder(config: ModelConfig, params: ReadonlyMap<string,
   };
 }
 
+/** Keys read by query t of one group by formula: NSA's per branch, or the window's / MoBA's in its branch (docs/nsa-spec.md 10, 15). */
+function readsByFormula(c: ModelConfig, t: number, row: ArrayLike<number>): ReadsFormula | null {
+  const one = (cmp: number, sel: number, win: number) => ({ cmp, sel, win, total: cmp + sel + win });
+  switch (c.attention) {
+    case 'nsa':
+      return c.nsa ? readsFormula(t, row, c.nsa) : null;
+    case 'window':
+      return c.window ? one(0, 0, windowReads(t, c.window)) : null;
+    case 'moba':
+      return c.moba ? one(0, mobaReads(t, row, c.moba), 0) : null;
+    default:
+      return null;
+  }
+}
+
 function groupReads(st: FedToken, c: ModelConfig): GroupReads[] {
-  const nsa = c.nsa;
-  if (!nsa || c.attention !== 'nsa') return [];
+  const cfg = attentionNsaConfig(c);
+  if (!cfg) return [];
   const out: GroupReads[] = [];
   st.reads.forEach((layerReads, layer) => {
     for (let g = 0; g < c.nKvGroups; g++) {
-      const row = st.selection[layer].subarray(g * nsa.nSel, (g + 1) * nsa.nSel);
-      out.push({ layer, group: g, ...layerReads[g], formula: readsFormula(st.t, row, nsa) });
+      const row = st.selection[layer].subarray(g * cfg.nSel, (g + 1) * cfg.nSel);
+      const formula = readsByFormula(c, st.t, row);
+      if (formula) out.push({ layer, group: g, ...layerReads[g], formula });
     }
   });
   return out;

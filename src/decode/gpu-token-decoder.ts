@@ -1,6 +1,7 @@
 // The GPU decoder as generation's TokenDecoder (src/decode/generate.ts): one sequence, the selections
 // and the key rows the kernels counted, per NSA layer and group, copied out of the decoder's
 // readback for the token just fed.
+import { attentionNsaConfig } from '../definitions/mechanisms';
 import type { ModelConfig } from '../definitions/model-config';
 import { describeAdapter } from '../gpu/context';
 import type { FedToken, TokenDecoder } from './generate';
@@ -11,7 +12,8 @@ export function gpuTokenDecoder(dec: GpuDecoder): TokenDecoder {
   if (dec.batch !== 1) throw new RangeError(`gpuTokenDecoder: the decoder decodes ${dec.batch} sequences; generation needs 1`);
   dec.reset();
   const c: ModelConfig = dec.config;
-  const nsa = c.attention === 'nsa' ? c.nsa : undefined;
+  // NSA, or a window / MoBA model's NSA config (docs/nsa-spec.md section 15): selections and per-branch reads.
+  const nsa = attentionNsaConfig(c);
   const G = c.nKvGroups;
   return {
     name: `GPU decoder (WebGPU, f32; ${describeAdapter(dec.gpu.adapter)})`,

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { argmax, cpuTokenDecoder, generate, type GenerateOptions, sampleToken } from '../../src/decode/generate';
 import { ModelDecoder } from '../../src/reference/decoder';
 import { mulberry32 } from '../../src/util/random';
-import { DENSE, nsaModel, randomParams, randomTokens } from './helpers';
+import { DENSE, MECHANISM_CASES, nsaModel, randomParams, randomTokens } from './helpers';
 
 const ids = (x: number[]) => x.join(',');
 
@@ -157,6 +157,26 @@ describe('generate', () => {
     expect(sparse).toBe(true);
     const dense = await gen(DENSE, randomParams(DENSE, 44), [1, 2], { maxTokens: 3, temperature: 1, topK: 0, seed: 3 }, decode);
     expect(dense.steps.every((s) => s.reads.length === 0)).toBe(true);
+  });
+
+  it.each(MECHANISM_CASES)('%s: the reads of every generated token equal the section 15 formula (only its branch)', async (_n, c) => {
+    const res = await gen(
+      c,
+      randomParams(c, 46),
+      randomTokens(4, c.vocabSize, 47),
+      { maxTokens: 100, temperature: 1, topK: 0, seed: 5 },
+      decode,
+    );
+    let sparse = false;
+    for (const s of res.steps) {
+      expect(s.reads.length).toBe(c.nLayers * c.nKvGroups);
+      for (const r of s.reads) {
+        expect([r.cmp, r.sel, r.win]).toEqual([r.formula.cmp, r.formula.sel, r.formula.win]);
+        expect(c.window ? [r.cmp, r.sel] : [r.cmp, r.win]).toEqual([0, 0]);
+        if (r.formula.total < s.t + 1) sparse = true;
+      }
+    }
+    expect(sparse).toBe(true);
   });
 
   it('rejects an empty prompt, a prompt that fills the context, out-of-vocabulary ids and bad options', async () => {
