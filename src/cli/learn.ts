@@ -1,15 +1,18 @@
 // npm run learn -- --preset mqar-tiny [--engine webgpu|torch] [--mechanisms nsa,window,moba,dense,nsa-win] [--seeds 1,2]
 //   [--lrs 1e-3,3e-3] [--steps N] [--batch N] [--target 0.99] [--eval-every N] [--eval-batches N]
-//   [--out DIR] [--python PATH] [--threads N] [--set model.x=.. | train.x=.. | data.recall.x=..]
+//   [--budget KEYS] [--out DIR] [--python PATH] [--threads N] [--set model.x=.. | train.x=.. | data.recall.x=..]
 // Trains a task preset once per grid point (mechanism × seed × learning rate), each from the same
 // seeded weights and data in either engine, stopping a run at the first evaluation whose held-out
 // answer accuracy reaches --target. Prints JSON lines as it goes (one per evaluation and per run),
 // writes them to DIR/results.jsonl with the figure DIR/accuracy.svg and .png (accuracy against step,
 // chance marked), prints a table, and ends with one JSON line per mechanism: its best run's
-// "mechanism", "accuracy", "steps", "reached", seed and lr.
+// "mechanism", "keys_last_query", "accuracy", "steps", "reached", seed and lr. --budget KEYS sets
+// NSA, the window and MoBA to read at most KEYS key rows per query at the last position
+// (src/definitions/budget.ts: matched budget); without it each is sized from the preset's NSA.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
+import { lastQueryKeys } from '../definitions/keys-read';
 import { describeAdapter } from '../gpu/context';
 import type { RunConfig } from '../train/config';
 import { taskDatasetForRun, trainAndScoreRecall } from '../train/eval/recall-eval';
@@ -26,12 +29,14 @@ type Engine = (typeof ENGINES)[number];
 
 const USAGE = `usage: npm run learn -- --preset ${LEARN_PRESETS.join('|')} [--engine ${ENGINES.join('|')}]
   [--mechanisms ${MECHANISM_NAMES.join(',')}] [--seeds 1,2] [--lrs 1e-3,3e-3] [--steps N] [--batch N] [--target 0.99]
-  [--eval-every N] [--eval-batches N] [--out DIR] [--python PATH] [--threads N] [--set model.x=.. | train.x=.. | data.recall.x=..]`;
+  [--eval-every N] [--eval-batches N] [--budget KEYS] [--out DIR] [--python PATH] [--threads N] [--set model.x=.. | train.x=.. | data.recall.x=..]`;
 
 const out = (o: Record<string, unknown>) => console.log(JSON.stringify(o));
 
 interface RunResult {
   mechanism: Mechanism;
+  /** Key rows the last query reads per group under the run's config (src/definitions/keys-read.ts). */
+  keys_last_query: number;
   seed: number;
   lr: number;
   accuracy: number;
@@ -83,6 +88,7 @@ async function main(): Promise<number> {
       'target',
       'eval-every',
       'eval-batches',
+      'budget',
       'out',
       'python',
       'threads',
@@ -117,6 +123,7 @@ async function main(): Promise<number> {
       target: numFlag(args, 'target') ?? 0.99,
       evalEvery: intFlag(args, 'eval-every'),
       evalBatches: intFlag(args, 'eval-batches'),
+      budget: numFlag(args, 'budget'),
     },
     (c) => {
       const target = { model: c.model, train: c.train, data: c.data };
@@ -153,6 +160,7 @@ async function main(): Promise<number> {
       const { evalBatches, evalEvery, steps } = p.config.train;
       const r: RunResult = {
         mechanism: p.mechanism,
+        keys_last_query: lastQueryKeys(p.config.model.seqLen, p.config.model),
         seed: p.seed,
         lr: p.lr,
         accuracy: 0,
@@ -233,10 +241,10 @@ async function main(): Promise<number> {
   const pct = (v: number) => `${(100 * v).toFixed(1)}%`.padStart(7);
   const table = [
     `${preset} (${engine}), chance ${pct(chance).trim()}, target ${pct(target).trim()}:`,
-    '  mechanism  seed  lr        accuracy  whole seq  steps  reached  minutes',
+    '  mechanism  keys@T-1  seed  lr        accuracy  whole seq  steps  reached  minutes',
     ...results.map(
       (r) =>
-        `  ${r.mechanism.padEnd(9)}  ${String(r.seed).padEnd(4)}  ${String(r.lr).padEnd(8)}  ${pct(r.accuracy)}   ${pct(r.sequence_accuracy)}  ${String(r.steps).padStart(5)}  ${(r.reached ? 'yes' : 'no').padEnd(7)}  ${(r.seconds / 60).toFixed(1).padStart(7)}`,
+        `  ${r.mechanism.padEnd(9)}  ${String(r.keys_last_query).padStart(8)}  ${String(r.seed).padEnd(4)}  ${String(r.lr).padEnd(8)}  ${pct(r.accuracy)}   ${pct(r.sequence_accuracy)}  ${String(r.steps).padStart(5)}  ${(r.reached ? 'yes' : 'no').padEnd(7)}  ${(r.seconds / 60).toFixed(1).padStart(7)}`,
     ),
     `  results: ${join(dir, 'results.jsonl')}; figure: ${join(dir, 'accuracy.svg')}${png ? ' and .png' : ' (no PNG: no Chromium)'}`,
   ];
@@ -244,6 +252,7 @@ async function main(): Promise<number> {
   for (const [mechanism, r] of best)
     record({
       mechanism,
+      keys_last_query: r.keys_last_query,
       accuracy: r.accuracy,
       steps: r.steps,
       reached: r.reached,

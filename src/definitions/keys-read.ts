@@ -5,6 +5,8 @@
 // count); DSA min(topK, t + 1) main rows (its narrow indexer keys are counted apart). NSA's count
 // depends on which blocks are full and its window: src/ui/config/derived.ts (keyReads).
 import type { MobaConfig, WindowConfig } from './mechanisms';
+import { visibleCmpBlocks } from './nsa-blocks';
+import type { NsaConfig } from './nsa-config';
 
 /** What a model's attention fields hold, for the count. */
 export interface KeysReadFields {
@@ -12,6 +14,7 @@ export interface KeysReadFields {
   window?: WindowConfig;
   moba?: MobaConfig;
   dsa?: { topK: number };
+  nsa?: NsaConfig;
 }
 
 /** Rows query t reads per group, or null for NSA (or a mechanism whose options are missing). */
@@ -39,4 +42,17 @@ export function meanKeysRead(T: number, m: KeysReadFields): number | null {
   let sum = 0;
   for (let t = 0; t < T; t++) sum += keysReadAt(t, m)!;
   return sum / T;
+}
+
+/**
+ * Rows the last query (t = T − 1) of a T-token sequence reads per group: keysReadAt, and for NSA
+ * ncmp(T − 1) + nSel full selected blocks + its window (an upper bound: a selected block may be
+ * the query's own, partial one), each capped at the T positions there are.
+ */
+export function lastQueryKeys(T: number, m: KeysReadFields): number {
+  if (m.attention === 'nsa' && m.nsa) {
+    const c = m.nsa;
+    return visibleCmpBlocks(T - 1, c) + Math.min(c.nSel * c.lSel, T) + Math.min(c.w, T);
+  }
+  return keysReadAt(T - 1, m) ?? T;
 }

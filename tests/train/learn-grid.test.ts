@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { InvalidConfigError } from '../../src/definitions/config-issue';
+import { lastQueryKeys } from '../../src/definitions/keys-read';
 import { learnFigureSvg } from '../../src/train/learn/figure';
 import { gridPoints, type LearnGrid } from '../../src/train/learn/grid';
 import { MQAR_PRESET_NAMES, mqarPresetConfig } from '../../src/train/presets/mqar-preset';
@@ -51,6 +52,33 @@ describe('npm run learn: the grid', () => {
     expect(fields({ steps: 0 })).toEqual(['--steps']);
     // A task that cannot be generated at the sequence length.
     expect(fields({}, (c) => (c.model.seqLen = 40))).toContain('data.recall.minDistance');
+  });
+
+  it('--budget: NSA, the window, MoBA and the window ablation read at most that many keys at the last query; dense reads all', () => {
+    const T = mqarPresetConfig('mqar-tiny').model.seqLen;
+    const points = gridPoints({
+      ...GRID,
+      mechanisms: ['nsa', 'window', 'moba', 'nsa-win', 'dense'],
+      seeds: [1],
+      lrs: undefined,
+      budget: 40,
+    });
+    // (nsa-win is NSA reading its window alone: its w is checked below.)
+    const keys = Object.fromEntries(
+      points.filter((p) => p.mechanism !== 'nsa-win').map((p) => [p.mechanism, lastQueryKeys(T, p.config.model)]),
+    );
+    expect(keys).toEqual({ nsa: 40, window: 40, moba: 40, dense: T });
+    const byName = Object.fromEntries(points.map((p) => [p.mechanism, p.config.model]));
+    expect(byName.window.window).toEqual({ w: 40 });
+    expect(byName.moba.moba).toEqual({ blockSize: 8, topK: 5 });
+    expect(byName['nsa-win'].nsa!.w).toBe(40);
+    // NSA keeps its compression and forced blocks; nSel and w share what ncmp(T − 1) leaves.
+    const base = mqarPresetConfig('mqar-tiny').model.nsa!;
+    expect({ ...byName.nsa.nsa, nSel: 0, w: 0 }).toEqual({ ...base, nSel: 0, w: 0 });
+    expect(fields({ budget: 64 })).toEqual(['--budget']); // all of T = 64: dense, not a budget
+    expect(fields({ budget: 2.5 })).toEqual(['--budget']);
+    expect(fields({ mechanisms: ['moba'], budget: 7 })).toEqual(['--budget']); // below one block of 8
+    expect(fields({ mechanisms: ['dense'], budget: 7 })).toEqual([]);
   });
 
   it('MQAR presets: valid, and every answer beyond what window-only attention can reach', () => {

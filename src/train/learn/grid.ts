@@ -1,6 +1,7 @@
 // The grid of `npm run learn`: a task preset trained once per (mechanism, seed, learning rate), each
 // point's run config, and the checks that refuse a bad grid before any training (each names its flag
 // or config field). Browser-safe: the page's sweep can use it too.
+import { type BudgetMechanism, matchBudget,type MatchedConfigs } from '../../definitions/budget';
 import { type ConfigIssue, InvalidConfigError } from '../../definitions/config-issue';
 import { type RunConfig, validateRunConfig } from '../config';
 import { configForMode, type RecallMode } from '../eval/recall-eval';
@@ -35,6 +36,37 @@ export function configForMechanism(base: RunConfig, m: Mechanism): RunConfig {
   return c;
 }
 
+/** The grid's mechanisms matched to a budget of R key rows per query at T − 1, or the refusal naming --budget. */
+function budgetConfigs(base: RunConfig, mechanisms: readonly Mechanism[], R: number): MatchedConfigs {
+  const nsa = base.model.nsa;
+  if (!nsa) throw new InvalidConfigError('learn', [{ field: '--budget', message: 'needs a preset with model.nsa settings to size from' }]);
+  const only: BudgetMechanism[] = [];
+  if (mechanisms.includes('nsa')) only.push('nsa');
+  if (mechanisms.includes('window') || mechanisms.includes('nsa-win')) only.push('window');
+  if (mechanisms.includes('moba')) only.push('moba');
+  // dsa's options are not sized here: its base is a placeholder the budget never reads back.
+  const r = matchBudget(
+    R,
+    base.model.seqLen,
+    { nsa, moba: { blockSize: nsa.lSel }, dsa: { indexHeads: 1, indexDim: 2, warmupSteps: 0, lossWeight: 1 } },
+    only,
+  );
+  if ('issues' in r)
+    throw new InvalidConfigError(
+      'learn',
+      r.issues.map((i) => ({ field: '--budget', message: `${i.field}: ${i.message}` })),
+    );
+  return r.configs;
+}
+
+/** A mechanism's config set to the matched budget (dense reads every key whatever the budget). */
+function applyBudget(c: RunConfig, m: Mechanism, matched: MatchedConfigs): void {
+  if (m === 'nsa') c.model.nsa = { ...c.model.nsa!, nSel: matched.nsa.nSel, w: matched.nsa.w };
+  else if (m === 'nsa-win') c.model.nsa = { ...c.model.nsa!, w: matched.window.w };
+  else if (m === 'window') c.model.window = { ...matched.window };
+  else if (m === 'moba') c.model.moba = { ...matched.moba };
+}
+
 const MECHANISM_MODES = { nsa: 'nsa', dense: 'dense', 'nsa-win': 'win' } as const satisfies Record<string, RecallMode>;
 
 export interface LearnGrid {
@@ -50,6 +82,12 @@ export interface LearnGrid {
   target: number;
   evalEvery?: number;
   evalBatches?: number;
+  /**
+   * Matched budget (src/definitions/budget.ts): key rows per query at T − 1 that NSA, the window and
+   * MoBA (and NSA's window ablation) are set to read at most; absent: each sized from the preset as
+   * configForMechanism says.
+   */
+  budget?: number;
 }
 
 export interface GridPoint {
@@ -95,6 +133,8 @@ export function gridPoints(g: LearnGrid, edit: (c: RunConfig) => void = () => {}
     ['--eval-batches', g.evalBatches],
   ] as const)
     if (v !== undefined && !(Number.isInteger(v) && v >= 1)) bad.push({ field: flag, message: `must be a positive integer (got ${v})` });
+  if (g.budget !== undefined && !(Number.isInteger(g.budget) && g.budget >= 1))
+    bad.push({ field: '--budget', message: `must be a whole number of key rows per query ≥ 1 (got ${g.budget})` });
   if (bad.length) throw new InvalidConfigError('learn', bad);
   const base = learnPresetConfig(g.preset);
   if (g.steps !== undefined) base.train.steps = g.steps;
@@ -102,11 +142,13 @@ export function gridPoints(g: LearnGrid, edit: (c: RunConfig) => void = () => {}
   if (g.evalEvery !== undefined) base.train.evalEvery = g.evalEvery;
   if (g.evalBatches !== undefined) base.train.evalBatches = g.evalBatches;
   edit(base);
+  const matched = g.budget === undefined ? undefined : budgetConfigs(base, g.mechanisms, g.budget);
   const points: GridPoint[] = [];
   for (const mechanism of g.mechanisms)
     for (const seed of g.seeds)
       for (const lr of g.lrs ?? [base.train.lrMax]) {
         const config = configForMechanism(base, mechanism);
+        if (matched) applyBudget(config, mechanism, matched);
         config.train.seed = seed;
         config.train.lrMax = lr;
         // The preset's schedule shape: lrMin keeps its ratio to lrMax.
