@@ -4,7 +4,7 @@
 // Under the table: npm run learn's accuracy figure of the settings, and the table and figure as files.
 import './sweep.css';
 
-import { useCallback, useEffect, useMemo, useState } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 
 import { percent } from '../charts/chance-band';
 import { FoldPanel } from '../components/FoldPanel';
@@ -26,19 +26,32 @@ const fileStem = (name: string) => `sweep_${name.replace(/[^\w.-]+/g, '_').repla
 
 const NONE: RunHistory = { metrics: [], evals: [] };
 
-/** The stored histories of the sweep's runs in the library (read again after each save). */
+/**
+ * The stored histories of the sweep's runs in the library, read again after each save (one read per
+ * save; a read that a newer save overtook is dropped).
+ */
 function useStoredHistories(ids: readonly string[]): void {
   const entries = useLibrary((s) => s.entries);
   const histories = useLibrary((s) => s.histories);
+  const reading = useRef(new Map<string, string>()); // id → savedAt of the save being read
   useEffect(() => {
-    const listed = new Set(entries.map((e) => e.id));
-    for (const id of ids)
-      if (listed.has(id) && !(id in histories))
-        void libraryStorage.history(id).then(
-          (h) => h && useLibrary.getState().setHistory(id, h),
-          (e: unknown) =>
-            useSweep.getState().setError(`Reading a sweep run's history failed: ${e instanceof Error ? e.message : String(e)}`),
-        );
+    const savedAt = new Map(entries.map((e) => [e.id, e.savedAt]));
+    const current = (id: string) => useLibrary.getState().entries.find((e) => e.id === id)?.savedAt;
+    for (const id of ids) {
+      const at = savedAt.get(id);
+      if (at === undefined || id in histories || reading.current.get(id) === at) continue;
+      reading.current.set(id, at);
+      void libraryStorage.history(id).then(
+        (h) => {
+          if (reading.current.get(id) === at) reading.current.delete(id);
+          if (h && current(id) === at) useLibrary.getState().setHistory(id, h);
+        },
+        (e: unknown) => {
+          reading.current.delete(id);
+          useSweep.getState().setError(`Reading a sweep run's history failed: ${e instanceof Error ? e.message : String(e)}`);
+        },
+      );
+    }
   }, [ids, entries, histories]);
 }
 
