@@ -64,8 +64,8 @@ test('the default preset trains NSA and the stepper shows sparsity after 2 steps
   await page.mouse.move(0, 0);
   await expectNoAxeViolations(page, testInfo, 'playground');
 
-  // Share result: one file that reopens the run — its charts and selections — in a fresh browser
-  // context (another browser's storage: nothing of the run is there but the file).
+  // Share result: one file (and a link) that reopens the run — its charts and selections — in a fresh
+  // browser context (another browser's storage: nothing of the run is there but the file).
   const [file] = await Promise.all([page.waitForEvent('download'), page.getByTestId('share-result').click()]);
   expect(file.suggestedFilename()).toMatch(/\.nsa-result\.json$/);
   const lossPoints = (await page.getByTestId('loss-chart').getAttribute('data-points'))!;
@@ -86,6 +86,18 @@ test('the default preset trains NSA and the stepper shows sparsity after 2 steps
     rangesAt63,
   );
   await saveScreenshot(fresh, testInfo, 'shared-result');
+  // Link: the same result (its selections fit) from the address alone, in that fresh context.
+  await page.getByTestId('share-link').click();
+  const link = await page.getByTestId('share-link-url').inputValue();
+  expect(link).toMatch(/\?result=[\w-]+$/);
+  await fresh.goto(link);
+  await expectAdapter(fresh);
+  await expect(shared).toHaveAttribute('data-steps', '2');
+  await expect(shared.getByTestId('shared-loss')).toHaveAttribute('data-points', lossPoints);
+  await sharedStepper.getByTestId('stepper-t-slider').fill('63');
+  expect(await sharedStepper.getByTestId('stepper-range').evaluateAll((els) => els.map((e) => e.getAttribute('data-blocks')))).toEqual(
+    rangesAt63,
+  );
   await context.close();
   await page.close();
 });

@@ -20,6 +20,7 @@ import { LibraryPanel } from './library/LibraryPanel';
 import { runIdFromSearch, writeRunToUrl } from './library/run-link';
 import { AutosaveBanner, useAutosaveGuards } from './run/Autosave';
 import { RunPanel } from './run/RunPanel';
+import { openResultFromLink } from './share/share';
 import { SharedResultPanel } from './share/SharedResultPanel';
 import { useStore } from './store';
 import { SweepPanel } from './sweep/SweepPanel';
@@ -135,6 +136,7 @@ export function App() {
   useAutosaveGuards();
   useEffect(() => {
     void probeAdapter();
+    void openResultFromLink(); // a page opened with ?result=… shows that result
   }, []);
   return (
     <main>

@@ -1,10 +1,11 @@
 // In the run bar: "Share result" (the held run as one file), "Web page" (a standalone page of
-// its charts that embeds that file) and "Open result…" (either).
+// its charts that embeds that file), "Link" (the result in a link, where it fits) and "Open result…"
+// (a file or page).
 import { useRef, useState } from 'react';
 
 import { HiddenFileInput } from '../components/HiddenFileInput';
 import { useStore } from '../store';
-import { openResultFile, shareCurrentRun, useShared } from './share';
+import { openResultFile, shareCurrentRun, shareLink, useShared } from './share';
 
 export function ShareButtons() {
   const canShare = useStore((s) => s.runConfig !== null && s.metrics.length > 0 && (s.status === 'paused' || s.status === 'done'));
@@ -12,6 +13,7 @@ export function ShareButtons() {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const openError = useShared((s) => s.error);
+  const [link, setLink] = useState<{ url: string; snapshots: boolean } | null>(null);
   const share = (kind: 'json' | 'html') => {
     setBusy(true);
     void shareCurrentRun(kind)
@@ -38,6 +40,21 @@ export function ShareButtons() {
       >
         Web page
       </button>
+      <button
+        type="button"
+        data-testid="share-link"
+        disabled={!canShare || busy}
+        title="A link that opens this run's result (config, metrics and, where they fit, its selections) in any browser's copy of this page"
+        onClick={() => {
+          setBusy(true);
+          void shareLink()
+            .then((r) => ('error' in r ? setError(r.error) : (setError(null), setLink(r))))
+            .catch((e: unknown) => setError(e instanceof Error ? e.message : String(e)))
+            .finally(() => setBusy(false));
+        }}
+      >
+        Link
+      </button>
       <button type="button" data-testid="open-result" onClick={() => fileRef.current?.click()}>
         Open result…
       </button>
@@ -50,6 +67,31 @@ export function ShareButtons() {
           if (f) await openResultFile(f);
         }}
       />
+      {link && (
+        <span className="share-link">
+          <input
+            readOnly
+            data-testid="share-link-url"
+            aria-label={`Link to this result${link.snapshots ? '' : ' (without its selections: they do not fit a link)'}`}
+            value={link.url}
+            onFocus={(e) => e.currentTarget.select()}
+          />
+          <button
+            type="button"
+            onClick={() =>
+              void navigator.clipboard?.writeText(link.url).then(
+                () => setLink(null),
+                () => setError('Copying failed: select the link and copy it.'),
+              )
+            }
+          >
+            Copy
+          </button>
+          <button type="button" className="link" aria-label="Hide the link" onClick={() => setLink(null)}>
+            ✕
+          </button>
+        </span>
+      )}
       {(error ?? openError) && (
         <span className="error-text" role="alert" data-testid="share-error">
           {error ?? openError}
