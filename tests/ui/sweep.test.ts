@@ -74,6 +74,7 @@ describe('sweep plan', () => {
     expect(r.problems).toEqual([]);
     expect(r.settings).toBe(6);
     expect(r.grid).toMatchObject({ seeds: [1, 2, 3], lrs: undefined, steps: 8, target: 0.5 });
+    expect(readSweepForm({ ...f, budget: '40' }).grid.budget).toBe(40);
     const bad = readSweepForm({ ...f, seeds: '1.5', mechanisms: [], target: '0' });
     expect(bad.settings).toBe(0);
     expect(bad.problems).toEqual([

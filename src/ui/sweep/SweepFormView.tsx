@@ -19,6 +19,11 @@ const TEXT_FIELDS = [
   { key: 'batchSize', label: 'Batch size', hint: '' },
   { key: 'evalEvery', label: 'Evaluate every', hint: 'steps' },
   { key: 'evalBatches', label: 'Evaluation batches', hint: '' },
+  {
+    key: 'budget',
+    label: 'Key budget',
+    hint: 'key rows per query at the last position that NSA, window and MoBA are matched to; empty: sized from the preset',
+  },
   { key: 'target', label: 'Target accuracy (%)', hint: 'a setting stops at the first evaluation reaching it' },
 ] as const;
 

@@ -14,6 +14,8 @@ export interface SweepForm {
   batchSize: string;
   evalEvery: string;
   evalBatches: string;
+  /** Key rows per query at T − 1 that the sparse mechanisms are matched to (npm run learn --budget); empty: each sized from the preset. */
+  budget: string;
   /** Percent. */
   target: string;
 }
@@ -28,6 +30,7 @@ export const FORM_LABELS: Record<string, string> = {
   '--eval-every': 'Evaluate every',
   '--eval-batches': 'Evaluation batches',
   '--target': 'Target accuracy',
+  '--budget': 'Key budget',
 };
 
 export function defaultSweepForm(preset: LearnPreset, mechanisms: readonly Mechanism[]): SweepForm {
@@ -41,6 +44,7 @@ export function defaultSweepForm(preset: LearnPreset, mechanisms: readonly Mecha
     batchSize: '',
     evalEvery: '',
     evalBatches: '',
+    budget: '',
     target: '99',
   };
 }
@@ -85,6 +89,7 @@ export function readSweepForm(f: SweepForm): FormReading {
     batchSize: optional(f.batchSize),
     evalEvery: optional(f.evalEvery),
     evalBatches: optional(f.evalBatches),
+    budget: optional(f.budget),
     target: Number(f.target) / 100,
   };
   try {
