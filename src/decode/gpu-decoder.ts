@@ -89,6 +89,8 @@ export class GpuDecoder {
 
   static async create(gpu: GpuContext, config: ModelConfig, o: GpuDecoderOptions = {}): Promise<GpuDecoder> {
     assertValidModelConfig(config);
+    // The DSA decoder (docs/dsa-spec.md section 7) is the float64 layer twin's only: refused, never decoded as dense.
+    if (config.attention === 'dsa') throw new Error("decoding a 'dsa' model is not wired yet (docs/dsa-spec.md section 11)");
     const B = o.batch ?? 1;
     const cap = o.capacity ?? config.seqLen;
     if (!(Number.isInteger(B) && B >= 1)) throw new RangeError(`decoder batch must be an integer ≥ 1 (got ${B})`);

@@ -1,13 +1,14 @@
 // Model configuration: the schema, its validation (every message names the bad field, and runs
 // before any GPU work), and the presets.
 import { type ConfigIssue, formatConfigIssues, InvalidConfigError } from './config-issue';
+import { type DsaConfig, validateModelDsaConfig } from './dsa-config';
 import type { GateAblation } from './gates';
 import { type MobaConfig, validateMobaConfig, validateWindowConfig, type WindowConfig } from './mechanisms';
 import { type NsaConfig, validateNsaConfig } from './nsa-config';
 
-/** The attention mechanisms (docs/nsa-spec.md: NSA sections 1-14, window and MoBA section 15). */
-export type AttentionKind = 'dense' | 'nsa' | 'window' | 'moba';
-export const ATTENTION_KINDS: readonly AttentionKind[] = ['dense', 'nsa', 'window', 'moba'];
+/** The attention mechanisms (docs/nsa-spec.md: NSA sections 1-14, window and MoBA section 15; DSA docs/dsa-spec.md). */
+export type AttentionKind = 'dense' | 'nsa' | 'window' | 'moba' | 'dsa';
+export const ATTENTION_KINDS: readonly AttentionKind[] = ['dense', 'nsa', 'window', 'moba', 'dsa'];
 
 /** Positional encoding: RoPE on queries and keys, or none at all (docs/nsa-spec.md 3.1). */
 export type PosEncoding = 'rope' | 'none';
@@ -46,6 +47,8 @@ export interface ModelConfig {
   window?: WindowConfig;
   /** MoBA options; required when attention === 'moba'. */
   moba?: MobaConfig;
+  /** DSA options (indexer, top-k, warm-up); required when attention === 'dsa'. */
+  dsa?: DsaConfig;
   /** Std of the normal initialisation of weight matrices. */
   initStd: number;
   /** 'rope' (absent: rope) or 'none'. */
@@ -112,6 +115,7 @@ export function validateModelConfig(c: ModelConfig): ConfigIssue[] {
     });
   if (c.attention === 'window') errs.push(...validateWindowConfig(c.window, c.seqLen));
   if (c.attention === 'moba') errs.push(...validateMobaConfig(c.moba, c.seqLen));
+  if (c.attention === 'dsa') errs.push(...validateModelDsaConfig(c.dsa, c));
   if (c.attention === 'nsa') {
     if (!c.nsa) errs.push({ field: 'model.nsa', message: "is required when attention is 'nsa'" });
     else {

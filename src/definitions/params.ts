@@ -1,5 +1,6 @@
 // Parameter layout: every tensor's name, shape and optimizer treatment, in arena order. The
 // parameter, gradient and both Adam-moment arenas use this same list, so they chunk identically.
+import { indexerParamSpecs } from './dsa-params';
 import { hasMlp, type ModelConfig, shortConvTaps } from './model-config';
 import { cmpMlpHidden } from './nsa-config';
 
@@ -89,6 +90,8 @@ export function paramSpecs(c: ModelConfig): ParamSpec[] {
     const nsa = c.attention === 'nsa' ? c.nsa : undefined;
     if (!nsa || nsa.sharedKV) specs.push(...kv(n));
     else for (const b of ['cmp', 'sel', 'win'] as const) specs.push(...kv(n.branchKV[b]));
+    // DSA: the layer's lightning indexer (docs/dsa-spec.md section 6).
+    if (c.attention === 'dsa' && c.dsa) specs.push(...indexerParamSpecs(l, C, c.dsa, c.initStd));
     if (nsa) {
       specs.push(
         { name: n.wg, shape: [C, 3 * c.nHeads], decay: true, init: normal },

@@ -11,6 +11,7 @@ import { type ArenaEntry, type BufferSlice, layoutEntries, type PlaceTensor } fr
 import { tokenIndexLength } from '../kernels/embedding-index';
 import type { NsaReverseIndexSlices } from '../kernels/nsa-reverse-index';
 import { NSA_STATS_MAX_DISTANCE, nsaStatsLength } from '../kernels/nsa-stats';
+import { type DsaSaved, dsaSavedTensors, type DsaScratch, dsaScratchTensors } from './dsa/core';
 import { type MobaSaved, mobaSavedTensors, mobaScratchTensors } from './mechanisms';
 import { type NsaBranchKV, type NsaCoreSaved, nsaCoreSavedTensors, type NsaCoreScratch, nsaCoreScratchTensors } from './nsa/core';
 
@@ -50,6 +51,8 @@ export interface LayerActivations {
   moba?: MobaSaved;
   /** NSA: gates [N, H, 3], step statistics, and the core's saved tensors. */
   nsa?: { gates: BufferSlice; stats: BufferSlice; core: NsaCoreSaved };
+  /** DSA: the indexer's qI [N, H_I, d_I], kI [N, d_I], wI [N, H_I] and the scores and selection (src/model/dsa/core.ts). */
+  dsa?: { qI: BufferSlice; kI: BufferSlice; wI: BufferSlice; saved: DsaSaved };
 }
 
 /** Gradient temporaries, shared across layers. */
@@ -70,6 +73,8 @@ export interface GradientScratch {
   nsa?: { gateLogits: BufferSlice; dgateLogits: BufferSlice; core: NsaCoreScratch };
   /** MoBA: the selected branch's reverse index. */
   mobaReverse?: NsaReverseIndexSlices;
+  /** DSA: the indexer's gradients dqI, dkI, dwI (shapes of qI, kI, wI) and the core's backward scratch. */
+  dsa?: { dqI: BufferSlice; dkI: BufferSlice; dwI: BufferSlice; scratch: DsaScratch };
 }
 
 export interface Activations {
@@ -90,6 +95,8 @@ export interface Activations {
   lossAcc: BufferSlice;
   gradStats: BufferSlice;
   valLoss: BufferSlice;
+  /** DSA: the step's indexer loss, Σ over layers of L_I (mean over the micro-batches). */
+  indexLossAcc?: BufferSlice;
 }
 
 export function nsaShape(c: ModelConfig, s: PlanShape): AttentionShape {
@@ -140,6 +147,7 @@ function layout(c: ModelConfig, s: PlanShape, f32: PlaceTensor): Activations {
   const H = c.nHeads;
   const G = c.nKvGroups;
   const nsa = c.attention === 'nsa' ? c.nsa : undefined;
+  const dsa = c.attention === 'dsa' ? c.dsa : undefined;
   const shape = nsaShape(c, s);
   const batches = Array.from({ length: s.gradAccum }, (_, m) => ({
     tokens: f32(`tokens.${m}`, N),
@@ -169,6 +177,15 @@ function layout(c: ModelConfig, s: PlanShape, f32: PlaceTensor): Activations {
       };
     } else la.lse = L('lse', B * H * T);
     if (c.attention === 'moba' && c.moba) la.moba = mobaSavedTensors(f32, `l${l}.moba.`, shape, c.moba);
+    if (dsa) {
+      const { indexHeads: HI, indexDim: dI } = dsa;
+      la.dsa = {
+        qI: L('qI', N * HI * dI),
+        kI: L('kI', N * dI),
+        wI: L('wI', N * HI),
+        saved: dsaSavedTensors(f32, `l${l}.dsa.`, shape, dsa),
+      };
+    }
     return la;
   });
   const finalNormed = f32('final_normed', N * C);
@@ -187,6 +204,15 @@ function layout(c: ModelConfig, s: PlanShape, f32: PlaceTensor): Activations {
   if (hasMlp(c)) grads.mlp = { dh: f32('dh', N * F), da: f32('da', N * F), db: f32('db', N * F) };
   if (shortConvTaps(c) > 0) grads.dkRaw = f32('dk_raw', N * G * c.dk);
   if (c.attention === 'moba' && c.moba) grads.mobaReverse = mobaScratchTensors(f32, 'moba.', shape, c.moba);
+  if (dsa) {
+    const { indexHeads: HI, indexDim: dI } = dsa;
+    grads.dsa = {
+      dqI: f32('dqI', N * HI * dI),
+      dkI: f32('dkI', N * dI),
+      dwI: f32('dwI', N * HI),
+      scratch: dsaScratchTensors(f32, 'dsa.', shape, dsa),
+    };
+  }
   if (!nsa && H > G) grads.headParts = { k: f32('dk_heads', N * H * c.dk), v: f32('dv_heads', N * H * c.dv) };
   if (nsa) {
     const gateLogits = f32('gate_logits', N * 3 * H);
@@ -207,6 +233,7 @@ function layout(c: ModelConfig, s: PlanShape, f32: PlaceTensor): Activations {
     lossAcc: f32('loss_acc', 1),
     gradStats: f32('grad_stats', 2),
     valLoss: f32('val_loss', 1),
+    ...(dsa ? { indexLossAcc: f32('index_loss_acc', 1) } : {}),
   };
 }
 

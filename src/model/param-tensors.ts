@@ -2,10 +2,12 @@
 // gradient and both Adam-moment arenas share the layout of src/definitions/params.ts, so each is laid out
 // by the same layout function and resolves to the same table shape; callers read tensors by field
 // (or walk `all` in paramSpecs order for named export and import), never by name.
+import { indexerParamNames, isIndexerParam } from '../definitions/dsa-params';
 import type { ModelConfig } from '../definitions/model-config';
 import { EMBEDDING, FINAL_NORM, type LayerParamNames, layerParamNames, numel, type ParamSpec, paramSpecs } from '../definitions/params';
 import type { BufferSlice, PlaceTensor } from '../gpu/arena';
 import type { CmpMlpSlices } from '../kernels/nsa-compress';
+import type { IndexerWeightSlices } from './dsa/indexer';
 
 export interface LayerParams {
   attnNorm: BufferSlice;
@@ -16,6 +18,8 @@ export interface LayerParams {
   gates?: { wg: BufferSlice; bg: BufferSlice };
   /** NSA φ = mlp: the compression MLPs of keys and values. */
   cmpMlp?: { k: CmpMlpSlices; v: CmpMlpSlices };
+  /** DSA: the lightning indexer's projections WqI, WkI, WwI. */
+  indexer?: IndexerWeightSlices;
   wo: BufferSlice;
   /** The SwiGLU MLP and its norm; absent in attention-only layers (ffnHidden 0). */
   mlp?: { norm: BufferSlice; w1: BufferSlice; w3: BufferSlice; w2: BufferSlice };
@@ -47,8 +51,15 @@ export function paramLayout(c: ModelConfig): (place: PlaceTensor) => ParamTensor
     // arena (paramRuns: one AdamW dispatch per run); `all` keeps paramSpecs order.
     const specs = paramSpecs(c);
     const placed = new Map<string, BufferSlice>();
-    for (const spec of [...specs.filter((x) => x.decay), ...specs.filter((x) => !x.decay)])
-      placed.set(spec.name, place(spec.name, numel(spec.shape)));
+    // DSA's indexer tensors sit together after the other decayed ones: the warm-up's AdamW over them
+    // alone is then one run per buffer.
+    const indexer = (x: ParamSpec) => isIndexerParam(x.name);
+    const order = [
+      ...specs.filter((x) => x.decay && !indexer(x)),
+      ...specs.filter(indexer),
+      ...specs.filter((x) => !x.decay && !indexer(x)),
+    ];
+    for (const spec of order) placed.set(spec.name, place(spec.name, numel(spec.shape)));
     const all = specs.map((spec): SpecSlice => ({ spec, slice: placed.get(spec.name)! }));
     const get = (name: string): BufferSlice => {
       const s = placed.get(name);
@@ -78,6 +89,8 @@ export function paramLayout(c: ModelConfig): (place: PlaceTensor) => ParamTensor
       if (placed.has(n.w1)) p.mlp = { norm: get(n.mlpNorm), w1: get(n.w1), w3: get(n.w3), w2: get(n.w2) };
       if (nsa) p.gates = { wg: get(n.wg), bg: get(n.bg) };
       if (nsa?.phi === 'mlp') p.cmpMlp = { k: mlp(n.cmpMlp.k), v: mlp(n.cmpMlp.v) };
+      const ix = indexerParamNames(l);
+      if (placed.has(ix.wqI)) p.indexer = { wqI: get(ix.wqI), wkI: get(ix.wkI), wwI: get(ix.wwI) };
       return p;
     });
     return { wte: get(EMBEDDING), layers, finalNorm: get(FINAL_NORM), all };
@@ -87,23 +100,33 @@ export function paramLayout(c: ModelConfig): (place: PlaceTensor) => ParamTensor
 /**
  * The tensors of a parameter-shaped arena grouped into runs that are contiguous in one buffer (and,
  * with `byDecay`, share the weight-decay flag), each as one slice from its first tensor's start to
- * its last one's end. Between the tensors of a run lies only the arena's alignment padding, which
+ * its last one's end. With `select`, only the selected tensors: an unselected tensor between two
+ * selected ones ends the run (DSA's warm-up AdamW over the indexers alone). Between the tensors of a run lies only the arena's alignment padding, which
  * nothing writes: zero in every table (gradients are cleared whole, and AdamW keeps a zero parameter
  * with zero gradient and moments at zero). So a kernel may treat a run as one flat range: the
  * gradient norm (its squares add 0) and AdamW (its update of 0 is 0). Same runs in every table of
  * one layout.
  */
-export function paramRuns(table: ParamTensors, byDecay: boolean): Array<{ slice: BufferSlice; floats: number; decay: boolean }> {
+export function paramRuns(
+  table: ParamTensors,
+  byDecay: boolean,
+  select?: (spec: ParamSpec) => boolean,
+): Array<{ slice: BufferSlice; floats: number; decay: boolean }> {
   const buffers = [...new Set(table.all.map((t) => t.slice.buffer))];
   const order = [...table.all].sort(
     (x, y) => buffers.indexOf(x.slice.buffer) - buffers.indexOf(y.slice.buffer) || x.slice.offset - y.slice.offset,
   );
   const runs: Array<{ slice: BufferSlice; floats: number; decay: boolean }> = [];
+  let open = false;
   for (const t of order) {
+    if (select && !select(t.spec)) {
+      open = false;
+      continue;
+    }
     const last = runs[runs.length - 1];
     const decay = byDecay ? t.spec.decay : false;
     const end = t.slice.offset + 4 * numel(t.spec.shape);
-    if (last && last.slice.buffer === t.slice.buffer && last.decay === decay) {
+    if (open && last && last.slice.buffer === t.slice.buffer && last.decay === decay) {
       last.slice = { ...last.slice, size: end - last.slice.offset };
       last.floats = last.slice.size / 4;
     } else
@@ -112,6 +135,7 @@ export function paramRuns(table: ParamTensors, byDecay: boolean): Array<{ slice:
         floats: numel(t.spec.shape),
         decay,
       });
+    open = true;
   }
   return runs;
 }

@@ -4,6 +4,8 @@
 // batch, encode a training step / an eval forward / a logits forward, copy the step's scalars out,
 // read probabilities or the selection, export and import named parameters and optimizer state —
 // and never see an arena name. A step only encodes prebuilt lists; it creates nothing.
+import type { DsaPhase } from '../definitions/dsa-config';
+import { dsaPhaseAt, isIndexerParam } from '../definitions/dsa-params';
 import { assertValidModelConfig, type ModelConfig, shortConvTaps, usesRope } from '../definitions/model-config';
 import { numSelBlocks } from '../definitions/nsa-blocks';
 import { adamwHyper, type OptimizerSettings } from '../definitions/optimizer';
@@ -28,6 +30,8 @@ import { ropeDispatch } from '../kernels/rope';
 import { shortConvBackwardInputDispatch, shortConvBackwardWeightDispatch, shortConvForwardDispatch } from '../kernels/short-conv';
 import { swigluBackwardDispatch, swigluForwardDispatch } from '../kernels/swiglu';
 import { activationLayout, type Activations, dkvLabel, kvLabel, nsaShape, nsaStatsMaxDistance, type PlanShape } from './activations';
+import { dsaBackwardDispatches, dsaForwardDispatches, type DsaIO } from './dsa/core';
+import { indexerParamGradDispatches, indexerProjectDispatches, type IndexerRowsArgs } from './dsa/indexer';
 import { isMechanism, mechanismBackward, mechanismForward, type MechanismIO } from './mechanisms';
 import { nsaCoreBackward, nsaCoreForward, type NsaCoreIO } from './nsa/core';
 import { paramLayout, paramRuns, type ParamTensors } from './param-tensors';
@@ -67,6 +71,8 @@ export interface StepScalars {
   clipScale: number;
   /** NSA: each layer's statistics of the step's last micro-batch. */
   nsa?: NsaStats[];
+  /** DSA: the indexer loss Σ over layers of L_I (docs/dsa-spec.md section 5), beside the cross-entropy `loss`. */
+  indexLoss?: number;
 }
 
 /** Row 0's selection tensors of one NSA layer, as the last forward left them. */
@@ -79,17 +85,31 @@ export interface LayerSelection {
   gates: Float32Array;
 }
 
+/**
+ * One encoded training step: per micro-batch forward then backward, the optimizer, and the eval
+ * forward. A DSA model has two (docs/dsa-spec.md section 5): the sparse phase ('main', also every
+ * other model's only one) and the warm-up, whose backward is the indexers' alone and whose AdamW
+ * touches only the indexers' parameters.
+ */
+interface EncodedStep {
+  micro: readonly Dispatch[][];
+  optimizer: readonly Dispatch[];
+  evalForward: readonly Dispatch[];
+}
+
 /** Named tensors: parameters, gradients or one Adam moment, keyed by src/definitions/params.ts names. */
 export type NamedTensors = Map<string, Float32Array>;
 
-/** What a step's scalar readback holds, in bytes: loss, grad norm, clip scale, pad; then NSA stats per layer. */
+/** What a step's scalar readback holds, in bytes: loss, grad norm, clip scale, DSA's indexer loss (else pad); then NSA stats per layer. */
 const SCALAR_BYTES = 16;
 
 export class ModelPlan {
   /** Bytes of one training step's readback (encodeStepReadback). */
   readonly readbackBytes: number;
   private readonly nsaStatsWords: number;
-  private logitsForward: Promise<Dispatch[]> | null = null;
+  private readonly logitsForward = new Map<DsaPhase, Promise<Dispatch[]>>();
+  /** DSA: the phase of the last training step encoded (eval and logits run the model as it trains). */
+  private phase: DsaPhase;
 
   private constructor(
     readonly gpu: GpuContext,
@@ -101,18 +121,25 @@ export class ModelPlan {
     private readonly tables: { params: ParamTensors; grads: ParamTensors; adamM: ParamTensors; adamV: ParamTensors },
     private readonly acts: Activations,
     private readonly builder: StepBuilder,
-    /** Per micro-batch: forward then backward. */
-    private readonly microSteps: readonly Dispatch[][],
-    /** Grad-norm, clip scale and AdamW over every tensor. */
-    private readonly optimizer: readonly Dispatch[],
-    /** Forward only on micro-batch 0's tokens, mean loss into the eval scalar. */
-    private readonly evalForward: readonly Dispatch[],
+    /** The encoded step; DSA with warmupSteps > 0: and the warm-up's. */
+    private readonly steps: { main: EncodedStep; warmup?: EncodedStep },
     /** Per-step AdamW hyperparameters (learning rate, step), rewritten before each submit. */
     private readonly hyper: UniformSlot,
     readonly optimizerSettings: Readonly<OptimizerSettings>,
   ) {
     this.nsaStatsWords = config.attention === 'nsa' ? nsaStatsLength(nsaStatsMaxDistance(config)) : 0;
     this.readbackBytes = SCALAR_BYTES + 4 * this.nsaStatsWords * config.nLayers;
+    this.phase = this.phaseAt(1);
+  }
+
+  /** DSA: the phase of optimizer step `step` (≥ 1); every other model is always 'sparse' (its one step). */
+  private phaseAt(step: number): DsaPhase {
+    const dsa = this.config.attention === 'dsa' ? this.config.dsa : undefined;
+    return dsa ? dsaPhaseAt(step - 1, dsa) : 'sparse';
+  }
+
+  private encoded(phase: DsaPhase): EncodedStep {
+    return (phase === 'warmup' ? this.steps.warmup : undefined) ?? this.steps.main;
   }
 
   static async build(gpu: GpuContext, config: ModelConfig, o: PlanOptions): Promise<ModelPlan> {
@@ -141,31 +168,44 @@ export class ModelPlan {
       matmulParts: place('matmul_parts', matmulPartsFloats(gpu)),
     }));
     const builder = new StepBuilder(gpu, config, shape, p, g, a, matmulParts, o.nsaKernels);
-    const micro = Array.from({ length: o.gradAccum }, (_, m) => settle([builder.forward(m, 'train'), builder.backward(m)]));
-    const evalList = builder.forward(0, 'eval');
     const opt = { ...o.optimizer };
     const hyper = gpu.uniform(adamwHyperWords(adamwHyper(opt, 0, 1)));
-    const optimizerList: PendingDispatches = [
-      gradNormDispatches(gpu, { ranges, partials: gradNormPartials, stats: a.gradStats, maxNorm: opt.gradClip }),
-    ];
+    const gradNorm = gradNormDispatches(gpu, { ranges, partials: gradNormPartials, stats: a.gradStats, maxNorm: opt.gradClip });
     // AdamW over each run of tensors with one weight-decay flag (paramRuns): the four tables share
-    // one layout, so run i of each is the same parameters.
-    const runs = [p, g, am, av].map((table) => paramRuns(table, true));
-    runs[0].forEach((r, i) => {
-      optimizerList.push(
-        adamwDispatch(gpu, {
-          param: r.slice,
-          grad: runs[1][i].slice,
-          m: runs[2][i].slice,
-          v: runs[3][i].slice,
-          n: r.floats,
-          decay: r.decay,
-          hyper,
-          stats: a.gradStats,
-        }),
-      );
-    });
-    const [microSteps, evalForward, optimizer] = await Promise.all([Promise.all(micro), evalList, settle(optimizerList)]);
+    // one layout, so run i of each is the same parameters. `select`: only those tensors (the
+    // others, their moments included, stay exactly as they are: no decay either).
+    const optimizerList = (select?: (s: ParamSpec) => boolean): PendingDispatches => {
+      const runs = [p, g, am, av].map((table) => paramRuns(table, true, select));
+      return [
+        gradNorm,
+        ...runs[0].map((r, i) =>
+          adamwDispatch(gpu, {
+            param: r.slice,
+            grad: runs[1][i].slice,
+            m: runs[2][i].slice,
+            v: runs[3][i].slice,
+            n: r.floats,
+            decay: r.decay,
+            hyper,
+            stats: a.gradStats,
+          }),
+        ),
+      ];
+    };
+    const encodeStep = async (phase: DsaPhase, select?: (s: ParamSpec) => boolean): Promise<EncodedStep> => {
+      const micro = Array.from({ length: o.gradAccum }, (_, m) => settle([builder.forward(m, 'train', phase), builder.backward(m, phase)]));
+      const [microSteps, evalForward, optimizer] = await Promise.all([
+        Promise.all(micro),
+        builder.forward(0, 'eval', phase),
+        settle(optimizerList(select)),
+      ]);
+      return { micro: microSteps, optimizer, evalForward };
+    };
+    const dsa = config.attention === 'dsa' ? config.dsa : undefined;
+    const [main, warmup] = await Promise.all([
+      encodeStep('sparse'),
+      dsa && dsa.warmupSteps > 0 ? encodeStep('warmup', (s) => isIndexerParam(s.name)) : undefined,
+    ]);
     return new ModelPlan(
       gpu,
       config,
@@ -175,9 +215,7 @@ export class ModelPlan {
       { params: p, grads: g, adamM: am, adamV: av },
       a,
       builder,
-      microSteps,
-      optimizer,
-      evalForward,
+      warmup ? { main, warmup } : { main },
       hyper,
       opt,
     );
@@ -217,25 +255,30 @@ export class ModelPlan {
    */
   encodeTrainStep(enc: GPUCommandEncoder, lr: number, step: number): void {
     this.hyper.write(adamwHyperWords(adamwHyper(this.optimizerSettings, lr, step)));
+    this.phase = this.phaseAt(step);
+    const encoded = this.encoded(this.phase);
     this.encodeZeroGrads(enc);
     const pass = enc.beginComputePass({ label: `step ${step}` });
-    for (const micro of this.microSteps) GpuContext.encode(pass, micro);
-    GpuContext.encode(pass, this.optimizer);
+    for (const micro of encoded.micro) GpuContext.encode(pass, micro);
+    GpuContext.encode(pass, encoded.optimizer);
     pass.end();
   }
 
-  /** Forward + backward of every micro-batch with the gradients zeroed first (no optimizer): tests, probes. */
-  encodeForwardBackward(enc: GPUCommandEncoder): void {
+  /**
+   * Forward + backward of every micro-batch with the gradients zeroed first (no optimizer): tests,
+   * probes. DSA: in `phase` (default: the last training step's, or step 1's before any).
+   */
+  encodeForwardBackward(enc: GPUCommandEncoder, phase: DsaPhase = this.phase): void {
     this.encodeZeroGrads(enc);
     const pass = enc.beginComputePass({ label: 'forward+backward' });
-    for (const micro of this.microSteps) GpuContext.encode(pass, micro);
+    for (const micro of this.encoded(phase).micro) GpuContext.encode(pass, micro);
     pass.end();
   }
 
   /** Forward of micro-batch 0's inputs; its mean loss over the scored targets goes to the eval scalar. */
   encodeEval(enc: GPUCommandEncoder): void {
     const pass = enc.beginComputePass({ label: 'eval' });
-    GpuContext.encode(pass, this.evalForward);
+    GpuContext.encode(pass, this.encoded(this.phase).evalForward);
     pass.end();
   }
 
@@ -244,14 +287,16 @@ export class ModelPlan {
     const copy = (src: BufferSlice, at: number, bytes: number) => enc.copyBufferToBuffer(src.buffer, src.offset, dst, offset + at, bytes);
     copy(this.acts.lossAcc, 0, 4);
     copy(this.acts.gradStats, 4, 8);
+    if (this.acts.indexLossAcc) copy(this.acts.indexLossAcc, 12, 4);
     if (this.nsaStatsWords > 0)
       this.acts.layers.forEach((l, i) => copy(l.nsa!.stats, SCALAR_BYTES + 4 * this.nsaStatsWords * i, 4 * this.nsaStatsWords));
   }
 
   /** Decodes readbackBytes bytes written by encodeStepReadback. */
   decodeStepReadback(raw: ArrayBuffer): StepScalars {
-    const v = new Float32Array(raw, 0, 3);
+    const v = new Float32Array(raw, 0, 4);
     const out: StepScalars = { loss: v[0], gradNorm: v[1], clipScale: v[2] };
+    if (this.acts.indexLossAcc) out.indexLoss = v[3];
     if (this.nsaStatsWords > 0) {
       const maxD = nsaStatsMaxDistance(this.config);
       out.nsa = this.acts.layers.map((_, l) =>
@@ -267,16 +312,17 @@ export class ModelPlan {
   }
 
   /** The dispatches of one micro-batch's forward + backward and the optimizer (profiling). */
-  stepDispatches(): Dispatch[] {
-    return [...this.microSteps[0], ...this.optimizer];
+  stepDispatches(phase: DsaPhase = 'sparse'): Dispatch[] {
+    const encoded = this.encoded(phase);
+    return [...encoded.micro[0], ...encoded.optimizer];
   }
 
   // ---- Reads (tests, probes, the page; never on a training step's hot path)
 
   /** Submits one training step's work without the optimizer and returns the mean loss (tests). */
-  async forwardBackward(): Promise<number> {
+  async forwardBackward(phase: DsaPhase = this.phase): Promise<number> {
     const enc = this.gpu.device.createCommandEncoder({ label: 'forward+backward' });
-    this.encodeForwardBackward(enc);
+    this.encodeForwardBackward(enc, phase);
     this.gpu.submit([enc.finish()]);
     return (await this.gpu.readF32(this.acts.lossAcc, 1))[0];
   }
@@ -291,8 +337,10 @@ export class ModelPlan {
    * nothing overwritten in place), then a float64 softmax per row on the CPU.
    */
   async readProbabilities(): Promise<Float32Array> {
-    this.logitsForward ??= this.builder.forward(0, 'logits');
-    const list = await this.logitsForward;
+    const phase = this.encoded(this.phase) === this.steps.main ? 'sparse' : 'warmup';
+    let pending = this.logitsForward.get(phase);
+    if (!pending) this.logitsForward.set(phase, (pending = this.builder.forward(0, 'logits', phase)));
+    const list = await pending;
     const enc = this.gpu.device.createCommandEncoder({ label: 'logits' });
     const pass = enc.beginComputePass({ label: 'logits' });
     GpuContext.encode(pass, list);
@@ -311,9 +359,22 @@ export class ModelPlan {
     return logits;
   }
 
-  /** Row 0's first `rows` positions of layer l's selection, scores and gates (NSA models; MoBA: no gates). */
+  /**
+   * Row 0's first `rows` positions of layer l's selection, scores and gates (NSA models; MoBA: no
+   * gates; DSA: sel [rows, G, topK] of tokens, scores the index scores [rows, T], no gates).
+   */
   async readSelection(l: number, rows = this.shape.T): Promise<LayerSelection> {
     const c = this.config;
+    const dsa = this.acts.layers[l]?.dsa;
+    if (c.attention === 'dsa' && c.dsa && dsa) {
+      if (!(Number.isInteger(rows) && rows >= 1 && rows <= this.shape.N))
+        throw new RangeError(`readSelection: rows ${rows} outside [1, ${this.shape.N}]`);
+      const [sel, scores] = await Promise.all([
+        this.gpu.readI32(dsa.saved.sel, rows * c.nKvGroups * c.dsa.topK),
+        this.gpu.readF32(dsa.saved.scores, rows * this.shape.T),
+      ]);
+      return { sel, scores, gates: new Float32Array(0) };
+    }
     const moba = this.acts.layers[l]?.moba;
     if (c.attention === 'moba' && c.moba && moba) {
       if (!(Number.isInteger(rows) && rows >= 1 && rows <= this.shape.N))
@@ -483,6 +544,71 @@ class StepBuilder {
     };
   }
 
+  /** A DSA layer's tensors (src/model/dsa/core.ts). */
+  private dsaIO(l: number): DsaIO {
+    const L = this.a.layers[l];
+    const d = L.dsa!;
+    return {
+      q: L.q,
+      k: L.kv[0].k,
+      v: L.kv[0].v,
+      out: L.attn,
+      lse: L.lse!,
+      qI: d.qI,
+      kI: d.kI,
+      wI: d.wI,
+      saved: d.saved,
+      kernels: this.nsaKernels,
+    };
+  }
+
+  /** The indexer's rows: the layer's normed input, RoPE on d_I when the model uses it. */
+  private indexerRows(l: number): IndexerRowsArgs {
+    const { c, N } = this;
+    return { N, T: this.s.T, C: c.dim, cfg: c.dsa!, ropeTheta: usesRope(c) ? c.ropeTheta : undefined, x: this.a.layers[l].attnNormed };
+  }
+
+  /**
+   * DSA, layer l's indexer loss and its backward into the indexer's weight gradients (both phases),
+   * with the main attention's backward in the sparse phase (into dq, dk, dv); L_I of the batch
+   * added to the step's indexer loss. The first layer the backward visits (l = nLayers − 1) of
+   * micro-batch 0 overwrites the sum.
+   */
+  private dsaBackward(l: number, m: number, phase: DsaPhase): PendingDispatches {
+    const { c, N, gpu } = this;
+    const dsa = c.dsa!;
+    const d = this.a.grads;
+    const gd = d.dsa!;
+    // The gradient of the step's mean L_I over its micro-batches: λ / (B·T·gradAccum).
+    const gradScale = dsa.lossWeight / (N * this.s.gradAccum);
+    const main =
+      phase === 'sparse' ? { dout: d.dattn, delta: d.delta, dq: d.dq, dk: d.dkv[0].k, dv: d.dkv[0].v, headParts: d.headParts } : undefined;
+    return [
+      dsaBackwardDispatches(gpu, dsa, nsaShape(c, this.s), phase, this.dsaIO(l), gd.scratch, {
+        gradScale,
+        dqI: gd.dqI,
+        dkI: gd.dkI,
+        dwI: gd.dwI,
+        main,
+      }),
+      indexerParamGradDispatches(gpu, {
+        ...this.indexerRows(l),
+        dqI: gd.dqI,
+        dkI: gd.dkI,
+        dwI: gd.dwI,
+        grads: this.g.layers[l].indexer!,
+        accumulate: true,
+      }),
+      sumDispatch(gpu, {
+        x: gd.scratch.klRows,
+        n: N,
+        out: this.a.indexLossAcc!,
+        scale: gradScale,
+        accumulate: !(m === 0 && l === c.nLayers - 1),
+      }),
+    ];
+  }
+
   /** A window or MoBA layer's tensors (src/model/mechanisms.ts). */
   private mechanismIO(l: number): MechanismIO {
     const L = this.a.layers[l];
@@ -490,7 +616,7 @@ class StepBuilder {
   }
 
   /** Attention forward of layer l after its input norm: writes the layer's attn [N, H·dv]. */
-  private attentionForward(l: number, m: number, mode: Mode): PendingDispatches {
+  private attentionForward(l: number, m: number, mode: Mode, phase: DsaPhase): PendingDispatches {
     const { c, N, gpu } = this;
     const { B, T } = this.s;
     const H = c.nHeads;
@@ -505,6 +631,14 @@ class StepBuilder {
     }
     if (isMechanism(c)) {
       out.push(mechanismForward(gpu, c, nsaShape(c, this.s), this.mechanismIO(l)));
+      return out;
+    }
+    if (c.attention === 'dsa') {
+      const L = this.a.layers[l].dsa!;
+      out.push(
+        indexerProjectDispatches(gpu, { ...this.indexerRows(l), W: this.p.layers[l].indexer!, qI: L.qI, kI: L.kI, wI: L.wI }),
+        dsaForwardDispatches(gpu, c.dsa!, nsaShape(c, this.s), phase, this.dsaIO(l)),
+      );
       return out;
     }
     const nsa = c.nsa!;
@@ -534,8 +668,11 @@ class StepBuilder {
     return out;
   }
 
-  /** Attention backward of layer l: from grads.dattn to grads.dnormed (overwritten) and the weight grads. */
-  private attentionBackward(l: number): PendingDispatches {
+  /**
+   * Attention backward of layer l: from grads.dattn to grads.dnormed (overwritten) and the weight
+   * grads (DSA: the sparse phase's, with the indexer's own loss and gradients).
+   */
+  private attentionBackward(l: number, m: number): PendingDispatches {
     const { c, N, gpu } = this;
     const { B, T } = this.s;
     const C = c.dim;
@@ -549,7 +686,8 @@ class StepBuilder {
     const out: PendingDispatches = [];
     // Gradients of the (RoPE'd) k/v of each branch: dense one pair, NSA one per branch.
     const dkv = c.attention === 'nsa' ? d.dkv : d.dkv.slice(0, 1);
-    if (isMechanism(c)) {
+    if (c.attention === 'dsa') out.push(...this.dsaBackward(l, m, 'sparse'));
+    else if (isMechanism(c)) {
       out.push(
         mechanismBackward(gpu, c, nsaShape(c, this.s), this.mechanismIO(l), {
           dout: d.dattn,
@@ -660,7 +798,7 @@ class StepBuilder {
    * Forward of micro-batch m. 'train' accumulates the step's mean loss; 'eval' writes the eval
    * loss; both turn the logits into dlogits in place. 'logits' stops at the LM head.
    */
-  forward(m: number, mode: Mode): Promise<Dispatch[]> {
+  forward(m: number, mode: Mode, phase: DsaPhase = 'sparse'): Promise<Dispatch[]> {
     const { c, N, gpu } = this;
     const { dim: C, ffnHidden: F, nHeads: H, vocabSize: V } = c;
     const a = this.a;
@@ -671,7 +809,7 @@ class StepBuilder {
       const L = a.layers[l];
       out.push(
         rmsnormForwardDispatch(gpu, { x: a.x[l], weight: w.attnNorm, out: L.attnNormed, rstd: L.attnRstd, rows: N, C, eps: c.normEps }),
-        ...this.attentionForward(l, m, mode),
+        ...this.attentionForward(l, m, mode, phase),
       );
       const mlp = w.mlp;
       const La = L.mlp;
@@ -723,12 +861,20 @@ class StepBuilder {
     return settle(out);
   }
 
-  backward(m: number): Promise<Dispatch[]> {
+  /**
+   * Backward of micro-batch m. DSA's warm-up (docs/dsa-spec.md section 5): the main model is frozen,
+   * so only each layer's indexer loss and its backward into the indexer's weights run.
+   */
+  backward(m: number, phase: DsaPhase = 'sparse'): Promise<Dispatch[]> {
     const { c, N, gpu } = this;
     const { dim: C, ffnHidden: F, nHeads: H, vocabSize: V } = c;
     const a = this.a;
     const d = a.grads;
     const out: PendingDispatches = [];
+    if (c.attention === 'dsa' && phase === 'warmup') {
+      for (let l = c.nLayers - 1; l >= 0; l--) out.push(...this.dsaBackward(l, m, 'warmup'));
+      return settle(out);
+    }
     const dx = d.dx;
     const dn = d.dnormed;
     // LM head (tied): dnormed = dlogits · wte ; dwte += dlogitsᵀ · final_normed.
@@ -779,7 +925,7 @@ class StepBuilder {
       out.push(
         this.mm({ a: dx, b: w.wo, c: d.dattn, M: N, K: C, N: H * c.dv, transB: true, label: `l${l}.o.dx` }),
         this.mm({ a: L.attn, b: dx, c: gw.wo, M: H * c.dv, K: N, N: C, transA: true, accumulate: true, label: `l${l}.o.dw` }),
-        ...this.attentionBackward(l),
+        ...this.attentionBackward(l, m),
         rmsnormBackwardDispatches(gpu, {
           dout: dn,
           x: a.x[l],

@@ -206,6 +206,8 @@ export class ModelDecoder {
     readonly capacity: number = config.seqLen,
   ) {
     assertValidModelConfig(config);
+    // The DSA decoder (docs/dsa-spec.md section 7) is the float64 layer twin's only: refused, never decoded as dense.
+    if (config.attention === 'dsa') throw new Error("decoding a 'dsa' model is not wired yet (docs/dsa-spec.md section 11)");
     if (!(Number.isInteger(capacity) && capacity >= 1 && capacity <= config.seqLen))
       throw new Error(`decoder capacity must be an integer in [1, ${config.seqLen}] (got ${capacity})`);
     this.p = paramsToF64(config, params);

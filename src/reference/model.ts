@@ -1,12 +1,16 @@
-// Float64 twin of the whole model (dense, NSA, window or MoBA attention): forward, loss and every parameter gradient, composed
+// Float64 twin of the whole model (dense, NSA, window, MoBA or DSA attention): forward, loss and every parameter gradient, composed
 // from the per-kernel references in the same order as src/model/plan.ts. The one-step GPU test
 // and finite-difference checks of the full model compare against this.
+import type { DsaPhase } from '../definitions/dsa-config';
+import { dsaPhaseAt, indexerParamNames } from '../definitions/dsa-params';
 import { type ModelConfig, shortConvTaps, usesRope } from '../definitions/model-config';
 import { cmpMlpHidden } from '../definitions/nsa-config';
 import { EMBEDDING, FINAL_NORM, layerParamNames, numel, paramSpecs } from '../definitions/params';
 import { scoredTargets } from '../definitions/targets';
 import { attentionBackwardRef, attentionForwardRef } from './attention';
 import { crossEntropyRef } from './crossentropy';
+import { dsaAttentionBackwardRef } from './dsa/attention';
+import { type DsaLayerAttention, dsaLayerAttentionRef } from './dsa/layer';
 import { embeddingBackwardRef, embeddingForwardRef } from './embedding';
 import { matmulRef } from './matmul';
 import { mechanismBackward64, mechanismForward64, type MechanismSeqForward } from './mechanisms';
@@ -61,11 +65,15 @@ export interface ModelForward64 {
   xFinal: Float64Array;
   finalNormed: Float64Array;
   finalRstd: Float64Array;
+  /** DSA: the phase the forward ran in, and Σ over layers of each layer's indexer loss L_I. */
+  dsa?: { phase: DsaPhase; indexLoss: number };
 }
 
 export interface ModelForwardOptions {
-  /** NSA and MoBA: use these selections (per layer, int32 [B,T,G,nSel or topK]) instead of computing them. */
+  /** NSA, MoBA and DSA: use these selections (per layer, int32 [B,T,G,nSel or topK]) instead of computing them. */
   selections?: readonly Int32Array[];
+  /** DSA: the training phase (docs/dsa-spec.md section 5); default that of step 0. */
+  dsaPhase?: DsaPhase;
 }
 
 export function modelForwardRef(
@@ -80,10 +88,13 @@ export function modelForwardRef(
   const P = paramGetter(p);
   let x = embeddingForwardRef(tokens, P(EMBEDDING), N, C);
   const layers: LayerCache[] = [];
+  const dsaPhase = c.attention === 'dsa' && c.dsa ? (opts.dsaPhase ?? dsaPhaseAt(0, c.dsa)) : undefined;
+  let indexLoss = 0;
   for (let l = 0; l < c.nLayers; l++) {
     const w = layerParamNames(l);
     const n1 = rmsnormForwardRef(x, P(w.attnNorm), N, C, c.normEps);
-    const at = attentionForward64(c, P, l, n1.out, B, opts.selections?.[l]);
+    const at = attentionForward64(c, P, l, n1.out, B, opts.selections?.[l], dsaPhase);
+    indexLoss += at.cache.dsa?.indexLoss ?? 0;
     const xMid = add(x, matmulRef(at.out, P(w.wo), N, C, H * c.dv));
     const layer: LayerCache = { x, attnNormed: n1.out, attnRstd: n1.rstd, attnCache: at.cache, attn: at.out, xMid };
     x = xMid;
@@ -102,10 +113,23 @@ export function modelForwardRef(
   const ce = crossEntropyRef(logits, targets, N, c.vocabSize);
   let loss = 0;
   for (let i = 0; i < N; i++) loss += ce.losses[i];
-  return { loss: loss / scoredTargets(targets), losses: ce.losses, logits, layers, xFinal: x, finalNormed: fin.out, finalRstd: fin.rstd };
+  return {
+    loss: loss / scoredTargets(targets),
+    losses: ce.losses,
+    logits,
+    layers,
+    xFinal: x,
+    finalNormed: fin.out,
+    finalRstd: fin.rstd,
+    ...(dsaPhase ? { dsa: { phase: dsaPhase, indexLoss } } : {}),
+  };
 }
 
-/** Gradients of the mean loss (over the scored targets: all but IGNORE_TARGET) with respect to every parameter. */
+/**
+ * Gradients of the mean loss (over the scored targets: all but IGNORE_TARGET) with respect to every
+ * parameter. DSA: the indexers' parameters get ∂L_I/∂W (their own loss, docs/dsa-spec.md section 5);
+ * in the warm-up the main model is frozen, so every other gradient is 0.
+ */
 export function modelBackwardRef(
   c: ModelConfig,
   p: Params64,
@@ -119,6 +143,15 @@ export function modelBackwardRef(
   const P = paramGetter(p);
   const grads: Params64 = new Map(paramSpecs(c).map((s) => [s.name, new Float64Array(numel(s.shape))]));
   const Gr = (n: string) => grads.get(n)!;
+  fwd.layers.forEach((L, l) => {
+    const d = L.attnCache.dsa;
+    if (!d) return;
+    const n = indexerParamNames(l);
+    addInto(Gr(n.wqI), d.grads.dwqI);
+    addInto(Gr(n.wkI), d.grads.dwkI);
+    addInto(Gr(n.wwI), d.grads.dwwI);
+  });
+  if (fwd.dsa?.phase === 'warmup') return grads;
   const dlogits = crossEntropyRef(fwd.logits, targets, N, V).dlogits;
   const scored = scoredTargets(targets);
   for (let i = 0; i < dlogits.length; i++) dlogits[i] /= scored;
@@ -168,6 +201,8 @@ export interface AttentionCache64 {
   nsa?: Array<{ inp: NsaInputs; fwd: NsaForward }>;
   /** Window and MoBA only: each sequence's forward (src/reference/mechanisms.ts). */
   mech?: MechanismSeqForward[];
+  /** DSA only: the layer's indexer, selection, main attention and indexer loss (src/reference/dsa/layer.ts). */
+  dsa?: DsaLayerAttention;
 }
 
 /** Each K/V pair's weight names [wk, wv, key convolution], in kvNames order. */
@@ -207,6 +242,7 @@ function attentionForward64(
   normed: Float64Array,
   B: number,
   selection?: Int32Array,
+  dsaPhase?: DsaPhase,
 ): { out: Float64Array; cache: AttentionCache64 } {
   const { T, N, C, H, G } = refDims(c, B);
   const w = layerParamNames(l);
@@ -228,6 +264,16 @@ function attentionForward64(
     case 'moba': {
       const m = mechanismForward64(c, q, kv[0].k, kv[0].v, B, selection);
       return { out: m.out, cache: { q, kv, ...convCache, mech: m.seqs } };
+    }
+    case 'dsa': {
+      const dsa = c.dsa!;
+      const perSeq = T * G * dsa.topK;
+      const sels = selection && Array.from({ length: B }, (_, b) => selection.subarray(b * perSeq, (b + 1) * perSeq));
+      const n = indexerParamNames(l);
+      const W = { wqI: P(n.wqI), wkI: P(n.wkI), wwI: P(n.wwI) };
+      const shape = { B, T, H, G, dk: c.dk, dv: c.dv, C, ropeTheta: usesRope(c) ? c.ropeTheta : undefined };
+      const d = dsaLayerAttentionRef(normed, W, q, kv[0].k, kv[0].v, shape, dsa, dsaPhase ?? dsaPhaseAt(0, dsa), sels);
+      return { out: d.out, cache: { q, kv, ...convCache, dsa: d } };
     }
     case 'nsa':
       break;
@@ -288,6 +334,30 @@ function attentionBackward64(
     const mb = mechanismBackward64(c, cache.q, cache.kv[0].k, cache.kv[0].v, cache.mech!, dattn, B);
     dq = mb.dq;
     dkv.push({ dk: mb.dk, dv: mb.dv, pair: 0 });
+  } else if (c.attention === 'dsa') {
+    // The sparse phase's main attention over the selected tokens (the warm-up has no main backward).
+    const topK = c.dsa!.topK;
+    const one = { T, H, G, dk: c.dk, dv: c.dv };
+    dq = new Float64Array(N * H * c.dk);
+    const dk = new Float64Array(N * G * c.dk);
+    const dv = new Float64Array(N * G * c.dv);
+    cache.dsa!.seqs.forEach(({ sel, fwd }, b) => {
+      const part = (x: Float64Array, width: number) => seq(x, b, T, width);
+      const g = dsaAttentionBackwardRef(
+        part(cache.q, H * c.dk),
+        part(cache.kv[0].k, G * c.dk),
+        part(cache.kv[0].v, G * c.dv),
+        sel,
+        fwd,
+        part(dattn, H * c.dv),
+        one,
+        topK,
+      );
+      dq.set(g.dq, b * T * H * c.dk);
+      dk.set(g.dK, b * T * G * c.dk);
+      dv.set(g.dV, b * T * G * c.dv);
+    });
+    dkv.push({ dk, dv, pair: 0 });
   } else {
     const nsa = c.nsa!;
     dq = new Float64Array(N * H * c.dk);

@@ -315,6 +315,7 @@ export class Trainer {
       elapsedMs: now - this.startedAt,
     };
     if (scalars.nsa) m.nsa = this.summariseNsa(scalars.nsa);
+    if (scalars.indexLoss !== undefined) m.indexLoss = scalars.indexLoss;
     this.lastMetrics = m;
     if (!Number.isFinite(m.loss) || !Number.isFinite(m.gradNorm)) {
       const e = new NonFiniteError(p.step, m.loss, m.gradNorm);

@@ -25,6 +25,8 @@ export interface StepMetrics {
   tokensPerSecond: number;
   /** NSA models: statistics of the step's last micro-batch, averaged (gates) or summed over layers. */
   nsa?: NsaStepStats;
+  /** DSA models: the indexer loss Σ over layers of L_I (docs/dsa-spec.md section 5), beside the cross-entropy `loss`. */
+  indexLoss?: number;
   /** Wall-clock ms for this step as seen by the host loop. */
   stepMs: number;
   elapsedMs: number;

@@ -200,7 +200,7 @@ describe('URL hash config', () => {
     ['#v=1&preset=tiny&train.steps=5&train.steps=6', 'train.steps: is set twice'],
     ['#v=1&preset=tiny&train.steps=abc', 'train.steps: must be a number (got "abc")'],
     ['#v=1&preset=tiny&train.steps=0', 'train.steps: must be an integer ≥ 1 (got 0)'],
-    ['#v=1&preset=tiny&model.attention=sparse', "model.attention: must be one of 'dense', 'nsa', 'window', 'moba' (got sparse)"],
+    ['#v=1&preset=tiny&model.attention=sparse', "model.attention: must be one of 'dense', 'nsa', 'window', 'moba', 'dsa' (got sparse)"],
     ['#v=1&preset=tiny&train.steps=null', 'train.steps: is missing'],
     ['#v=1&preset=tiny&model.nsa={}', 'model.nsa: is not a known setting'],
     ['#v=1&preset=tiny&model.attention=nsa&model.nsa.d=3', 'model.nsa.d: d (3) must divide l (8)'],

@@ -6,6 +6,7 @@
 //   NSA runs only (all six or none): metrics.nsa.present (1/0) [R], metrics.nsa.gate_mean [R, 3],
 //   metrics.nsa.histogram [R, H], metrics.nsa.invalid [R], metrics.nsa.layer_gate_mean [R, L, 3],
 //   metrics.nsa.layer_invalid [R, L]
+//   DSA runs only (both or none): metrics.index_loss, metrics.has_index_loss (1/0)  [R]
 //   evals.step, evals.val_loss, evals.accuracy, evals.has_accuracy (1/0)          [E]
 // Browser-safe.
 import type { EvalMetrics, NsaStepStats, StepMetrics } from '../types';
@@ -23,7 +24,11 @@ const STEP_COLUMNS = {
   tokensPerSecond: 'metrics.tokens_per_second',
   stepMs: 'metrics.step_ms',
   elapsedMs: 'metrics.elapsed_ms',
-} as const satisfies Record<Exclude<keyof StepMetrics, 'nsa'>, string>;
+} as const satisfies Record<Exclude<keyof StepMetrics, 'nsa' | 'indexLoss'>, string>;
+
+/** DSA's indexer loss (StepMetrics.indexLoss), with a flag column: written when any row has one. */
+const INDEX_LOSS = 'metrics.index_loss';
+const HAS_INDEX_LOSS = 'metrics.has_index_loss';
 
 const NSA_COLUMNS = {
   gateMean: 'metrics.nsa.gate_mean',
@@ -57,6 +62,16 @@ export function encodeHistory(metrics: readonly StepMetrics[], evals: readonly E
     const data = new Float64Array(R);
     for (let i = 0; i < R; i++) data[i] = metrics[i][field];
     out.push(column(name, [R], data));
+  }
+  if (metrics.some((m) => m.indexLoss !== undefined)) {
+    const value = new Float64Array(R);
+    const has = new Float64Array(R);
+    metrics.forEach((m, i) => {
+      if (m.indexLoss === undefined) return;
+      value[i] = m.indexLoss;
+      has[i] = 1;
+    });
+    out.push(column(INDEX_LOSS, [R], value), column(HAS_INDEX_LOSS, [R], has));
   }
   const first = metrics.find((m) => m.nsa)?.nsa;
   if (first) {
@@ -179,6 +194,13 @@ export function decodeHistory(f64: Columns, fail: Fail): { metrics: StepMetrics[
           }
         : undefined;
   }
+  let indexLoss: ((i: number) => number | undefined) | null = null;
+  if (f64.has(INDEX_LOSS) || f64.has(HAS_INDEX_LOSS)) {
+    const value = get(INDEX_LOSS, [R]);
+    const has = get(HAS_INDEX_LOSS, [R]);
+    integers(HAS_INDEX_LOSS, has, 0, 1);
+    indexLoss = (i) => (has[i] === 1 ? value[i] : undefined);
+  }
   const metrics: StepMetrics[] = new Array<StepMetrics>(R);
   for (let i = 0; i < R; i++) {
     const m: StepMetrics = {
@@ -192,6 +214,8 @@ export function decodeHistory(f64: Columns, fail: Fail): { metrics: StepMetrics[
     };
     const s = nsa?.(i);
     if (s) m.nsa = s;
+    const li = indexLoss?.(i);
+    if (li !== undefined) m.indexLoss = li;
     metrics[i] = m;
   }
 

@@ -51,6 +51,8 @@ const OPTIONAL_MODEL_KEYS = [
   // docs/nsa-spec.md section 15: the window and MoBA options, under the same names.
   ['window', 'window'],
   ['moba', 'moba'],
+  // docs/dsa-spec.md: the DSA options (indexer, top-k, warm-up, loss weight).
+  ['dsa', 'dsa'],
 ] as const satisfies ReadonlyArray<readonly [keyof ModelConfig, string]>;
 
 const NSA_KEYS = ['l', 'd', 'lSel', 'nSel', 'w', 'phi', 'forceInit', 'forceLocal', 'sharedKV', 'gates'] as const satisfies ReadonlyArray<

@@ -2,6 +2,7 @@
 // names, and which tensors change orientation: our matrices are stored [in, out] for y = x·W, an
 // nn.Linear weight is [out, in], so every projection is transposed; the embedding, norm gains,
 // biases and the compression MLP's position embedding keep their shape.
+import { indexerExportNames, indexerParamNames } from '../../definitions/dsa-params';
 import type { ModelConfig } from '../../definitions/model-config';
 import { EMBEDDING, FINAL_NORM, layerParamNames, type ParamSpec, paramSpecs } from '../../definitions/params';
 
@@ -49,6 +50,10 @@ export function exportedTensors(c: ModelConfig): ExportedTensor[] {
       linear(m.w2, `self_attn.compress_${which}.fc2`);
       plain(m.b2, `self_attn.compress_${which}.fc2.bias`);
     }
+    // DSA's lightning indexer: nn.Linear weights under self_attn.indexer.
+    const ours = indexerParamNames(l);
+    const hf = indexerExportNames(l);
+    for (const k of ['wqI', 'wkI', 'wwI'] as const) hfName.set(ours[k], { hf: hf[k], transpose: true });
     linear(n.wo, 'self_attn.o_proj');
     plain(n.mlpNorm, 'post_attention_layernorm.weight');
     // SwiGLU: silu(x·w1) · (x·w3), then ·w2.

@@ -56,7 +56,9 @@ export function modelCard(src: ModelCardSource): string {
         ? `sliding-window attention alone (window ${m.window.w})`
         : m.attention === 'moba' && m.moba
           ? `MoBA block attention (blocks of ${m.moba.blockSize}, ${m.moba.topK} per query, own block included)`
-          : 'dense causal attention';
+          : m.attention === 'dsa' && m.dsa
+            ? `DeepSeek Sparse Attention (a lightning indexer of ${m.dsa.indexHeads} heads of ${m.dsa.indexDim} picks ${m.dsa.topK} tokens per query; ${m.dsa.warmupSteps} dense warm-up steps)`
+            : 'dense causal attention';
   const remote = llama ? '' : ', trust_remote_code=True';
   const lines = [
     '---',
