@@ -20,9 +20,11 @@ export function perTokenMatmulParams(c: ModelConfig): number {
  * Keys one query at position t attends to, per head. Dense: t + 1. NSA: ncmp(t) compressed keys,
  * at most nSel·lSel selected positions (never more than t + 1) and min(w, t + 1) window keys.
  * Window: min(w, t + 1). MoBA: at most topK·B positions (never more than t + 1), plus the
- * floor((t + 1)/B) block means it scores (docs/nsa-spec.md section 15).
+ * floor((t + 1)/B) block means it scores (docs/nsa-spec.md section 15). DSA (sparse phase): the
+ * min(k, t + 1) selected tokens; its indexer's scoring of all t + 1 is indexerForwardFlops.
  */
 export function keysPerQuery(c: ModelConfig, t: number): number {
+  if (c.attention === 'dsa' && c.dsa) return Math.min(c.dsa.topK, t + 1);
   if (c.attention === 'window' && c.window) return Math.min(c.window.w, t + 1);
   if (c.attention === 'moba' && c.moba) return Math.floor((t + 1) / c.moba.blockSize) + Math.min(c.moba.topK * c.moba.blockSize, t + 1);
   if (c.attention !== 'nsa' || !c.nsa) return t + 1;
@@ -30,12 +32,23 @@ export function keysPerQuery(c: ModelConfig, t: number): number {
   return visibleCmpBlocks(t, n) + Math.min(n.nSel * n.lSel, t + 1) + Math.min(n.w, t + 1);
 }
 
-/** Model FLOPs of one sequence's forward pass through attention scores and values, all layers. */
+/**
+ * DSA's lightning indexer, one sequence's forward, all layers (docs/dsa-spec.md section 2): query t
+ * scores the t + 1 tokens 0 … t with H_I heads, qI·kI (2·d_I) and the weighted sum (2) per head;
+ * 0 for the other mechanisms. Its projections are matmul parameters (perTokenMatmulParams).
+ */
+export function indexerForwardFlops(c: ModelConfig): number {
+  if (c.attention !== 'dsa' || !c.dsa) return 0;
+  const T = c.seqLen;
+  return ((T * (T + 1)) / 2) * c.dsa.indexHeads * (2 * c.dsa.indexDim + 2) * c.nLayers;
+}
+
+/** Model FLOPs of one sequence's forward pass through attention scores and values (DSA: and its indexer's scores), all layers. */
 export function attentionForwardFlops(c: ModelConfig): number {
   let keys = 0;
   for (let t = 0; t < c.seqLen; t++) keys += keysPerQuery(c, t);
   // q·k (2·dk) and p·v (2·dv) per key, per head, per layer.
-  return keys * c.nHeads * c.nLayers * (2 * c.dk + 2 * c.dv);
+  return keys * c.nHeads * c.nLayers * (2 * c.dk + 2 * c.dv) + indexerForwardFlops(c);
 }
 
 /**

@@ -12,6 +12,7 @@ import { InvalidConfigError } from '../../src/definitions/config-issue';
 import type { DsaConfig, DsaPhase } from '../../src/definitions/dsa-config';
 import { indexerExportNames, indexerParamNames, isIndexerParam } from '../../src/definitions/dsa-params';
 import { type ModelConfig, validateModelConfig } from '../../src/definitions/model-config';
+import { attentionForwardFlops, indexerForwardFlops, keysPerQuery } from '../../src/definitions/model-flops';
 import { countParams, paramSpecs } from '../../src/definitions/params';
 import type { GpuContext } from '../../src/gpu/context';
 import { initParams } from '../../src/model/init';
@@ -79,6 +80,19 @@ describe('the indexers in the parameter list and the export', () => {
         expect(ex.get(n[k])).toMatchObject({ hf: hf[k], transpose: true, hfShape: [shape[1], shape[0]] });
       }
     }
+  });
+});
+
+describe('the FLOP model counts DSA’s selected keys and its indexer', () => {
+  it('keys per query min(k, t + 1); indexer Σ_t (t + 1)·H_I·(2·d_I + 2) per layer, counted query by query', () => {
+    const c = denseTestModel(12, { attention: 'dsa', dsa: DSA });
+    expect(Array.from({ length: 12 }, (_, t) => keysPerQuery(c, t))).toEqual([1, 2, 3, 4, 4, 4, 4, 4, 4, 4, 4, 4]);
+    let indexer = 0;
+    for (let t = 0; t < 12; t++) for (let s = 0; s <= t; s++) indexer += DSA.indexHeads * (2 * DSA.indexDim + 2);
+    expect(indexerForwardFlops(c)).toBe(indexer * c.nLayers);
+    expect(indexerForwardFlops(denseTestModel(12))).toBe(0);
+    const keys = [1, 2, 3, 4, 4, 4, 4, 4, 4, 4, 4, 4].reduce((a, b) => a + b, 0);
+    expect(attentionForwardFlops(c)).toBe(keys * c.nHeads * c.nLayers * (2 * c.dk + 2 * c.dv) + indexer * c.nLayers);
   });
 });
 
