@@ -6,7 +6,7 @@
 // from the selection the GPU made (MoBA, DSA) or the window's formula. DSA also reads T narrow
 // indexer keys per query (d_I wide), reported apart. A mechanism whose tensors do not fit the
 // adapter at some T (DSA's index scores are T × T) gets a line that says so instead of a time.
-import { matchBudget,type MatchedConfigs } from '../definitions/budget';
+import { matchBudget, type MatchedConfigs } from '../definitions/budget';
 import { type DsaConfig, tokenSelectionAsNsa } from '../definitions/dsa-config';
 import { mobaAsNsa } from '../definitions/mechanisms';
 import type { ModelConfig } from '../definitions/model-config';
