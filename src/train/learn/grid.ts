@@ -16,10 +16,12 @@ export type LearnPreset = (typeof LEARN_PRESETS)[number];
 /**
  * The mechanisms a grid compares: NSA; the window and MoBA mechanisms (docs/nsa-spec.md section 15)
  * sized from the preset's NSA settings (window w = nsa.w; MoBA blocks of nsa.lSel, topK = nsa.nSel, so
- * each reads what the matching NSA branch reads); dense; and 'nsa-win', NSA with its gates forced to
- * the window branch (the ablation the window baseline was before it was a mechanism of its own).
+ * each reads what the matching NSA branch reads); dense; 'nsa-win', NSA with its gates forced to
+ * the window branch (the ablation the window baseline was before it was a mechanism of its own); and
+ * 'dsa' (docs/dsa-spec.md; the WebGPU engine only), top-k = NSA's selected positions plus its window,
+ * nSel·lSel + w, with a 2-head indexer of width dk/2 (even) and a dense warm-up of 5 % of the steps.
  */
-export const MECHANISM_NAMES = ['nsa', 'window', 'moba', 'dense', 'nsa-win'] as const;
+export const MECHANISM_NAMES = ['nsa', 'window', 'moba', 'dense', 'nsa-win', 'dsa'] as const;
 export type Mechanism = (typeof MECHANISM_NAMES)[number];
 /** What `npm run learn` compares when --mechanisms is not given. */
 export const DEFAULT_MECHANISMS: readonly Mechanism[] = ['nsa', 'window', 'moba', 'dense'];
@@ -32,6 +34,14 @@ export function configForMechanism(base: RunConfig, m: Mechanism): RunConfig {
   if (!nsa) throw new Error(`mechanism '${m}' is sized from model.nsa settings, which this config lacks`);
   c.model.attention = m;
   if (m === 'window') c.model.window = { w: Math.min(nsa.w, c.model.seqLen) };
+  else if (m === 'dsa')
+    c.model.dsa = {
+      indexHeads: 2,
+      indexDim: Math.max(2, 2 * Math.floor(c.model.dk / 4)),
+      topK: Math.min(nsa.nSel * nsa.lSel + nsa.w, c.model.seqLen),
+      warmupSteps: Math.round(c.train.steps / 20),
+      lossWeight: 1,
+    };
   else c.model.moba = { blockSize: nsa.lSel, topK: Math.min(nsa.nSel, Math.ceil(c.model.seqLen / nsa.lSel)) };
   return c;
 }
@@ -44,7 +54,8 @@ function budgetConfigs(base: RunConfig, mechanisms: readonly Mechanism[], R: num
   if (mechanisms.includes('nsa')) only.push('nsa');
   if (mechanisms.includes('window') || mechanisms.includes('nsa-win')) only.push('window');
   if (mechanisms.includes('moba')) only.push('moba');
-  // dsa's options are not sized here: its base is a placeholder the budget never reads back.
+  if (mechanisms.includes('dsa')) only.push('dsa');
+  // Only dsa's topK is read back (applyBudget): the rest of its base is a placeholder.
   const r = matchBudget(
     R,
     base.model.seqLen,
@@ -65,6 +76,7 @@ function applyBudget(c: RunConfig, m: Mechanism, matched: MatchedConfigs): void 
   else if (m === 'nsa-win') c.model.nsa = { ...c.model.nsa!, w: matched.window.w };
   else if (m === 'window') c.model.window = { ...matched.window };
   else if (m === 'moba') c.model.moba = { ...matched.moba };
+  else if (m === 'dsa') c.model.dsa = { ...c.model.dsa!, topK: matched.dsa.topK };
 }
 
 const MECHANISM_MODES = { nsa: 'nsa', dense: 'dense', 'nsa-win': 'win' } as const satisfies Record<string, RecallMode>;
