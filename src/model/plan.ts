@@ -275,10 +275,15 @@ export class ModelPlan {
     pass.end();
   }
 
-  /** Forward of micro-batch 0's inputs; its mean loss over the scored targets goes to the eval scalar. */
-  encodeEval(enc: GPUCommandEncoder): void {
+  /**
+   * Forward of micro-batch 0's inputs; its mean loss over the scored targets goes to the eval scalar.
+   * DSA: the model after `stepsDone` optimizer steps (the phase of step max(1, stepsDone): dense
+   * attention until the warm-up is over); without it, the last training step's phase.
+   */
+  encodeEval(enc: GPUCommandEncoder, stepsDone?: number): void {
+    const phase = stepsDone === undefined ? this.phase : this.phaseAt(Math.max(1, stepsDone));
     const pass = enc.beginComputePass({ label: 'eval' });
-    GpuContext.encode(pass, this.encoded(this.phase).evalForward);
+    GpuContext.encode(pass, this.encoded(phase).evalForward);
     pass.end();
   }
 

@@ -384,7 +384,7 @@ export class Trainer {
     for (const b of batches) {
       plan.writeBatch(0, b.tokens, b.targets, idx);
       const enc = gpu.device.createCommandEncoder({ label: 'eval' });
-      plan.encodeEval(enc);
+      plan.encodeEval(enc, this.stepCount);
       plan.encodeEvalReadback(enc, this.evalStaging);
       gpu.submit([enc.finish()]);
       await this.evalStaging.mapAsync(GPUMapMode.READ);

@@ -107,6 +107,15 @@ async function checkPhase(t: Setup, phase: DsaPhase) {
   fwd.layers.forEach((L, l) =>
     expect([...selections[l]], `layer ${l} selection`).toEqual(L.attnCache.dsa!.seqs.flatMap((s) => [...s.sel])),
   );
+  // The eval forward (micro-batch 0) of the model after 0 steps (warm-up) or 2 (sparse).
+  const enc = t.gpu.device.createCommandEncoder();
+  plan.encodeEval(enc, phase === 'warmup' ? 0 : 2);
+  plan.encodeEvalReadback(enc, t.readback);
+  t.gpu.submit([enc.finish()]);
+  const evalLoss = new Float32Array(await t.gpu.read({ buffer: t.readback, offset: 0, size: 4 }))[0];
+  expect(rel(evalLoss, twins[0].fwd.loss), `eval loss ${evalLoss} vs ${twins[0].fwd.loss}`).toBeLessThanOrEqual(1e-5);
+  const other = modelForwardRef(CFG, p64, batches[0].tokens, batches[0].targets, B, { dsaPhase: phase === 'warmup' ? 'sparse' : 'warmup' });
+  expect(rel(evalLoss, other.loss), 'the other phase’s loss is far').toBeGreaterThan(1e-3);
   // Sparse rows: early queries pad with −1, later ones skip tokens.
   expect(selections[0].some((j) => j === -1)).toBe(true);
 }
