@@ -25,6 +25,14 @@ export interface SelectionSnapshot {
   scores: Float32Array | null;
   /** [T, H/G, 3] gates (cmp, sel, win) of the group's heads, when recorded. */
   gates?: Float32Array;
+  /**
+   * The attention whose selection this is (absent: 'nsa'). MoBA's cfg is mobaAsNsa (blocks of B,
+   * its own block forced, scores P over the block means); DSA's is tokenSelectionAsNsa (one-token
+   * blocks, nothing forced, scores = the index scores I[t, s], the same for every group).
+   */
+  mechanism?: SnapshotMechanism;
+  /** DSA: the step's phase; in the warm-up the main attention read every earlier token and `sel` is the indexer's pick. */
+  phase?: 'warmup' | 'sparse';
   /** 'train' (default): read from a training step; 'decode': recorded while generating. */
   source?: 'train' | 'decode';
   /**
@@ -33,6 +41,12 @@ export interface SelectionSnapshot {
    */
   recorded?: Uint8Array;
 }
+
+/** Attentions with a selection to show: NSA's blocks, MoBA's blocks, DSA's tokens. */
+export type SnapshotMechanism = 'nsa' | 'moba' | 'dsa';
+
+/** The snapshot's mechanism ('nsa' when absent). */
+export const snapshotMechanism = (s: Pick<SelectionSnapshot, 'mechanism'>): SnapshotMechanism => s.mechanism ?? 'nsa';
 
 export interface SnapshotRange {
   /** Half-open token range [start, end), 0 ≤ start < end ≤ t + 1. */

@@ -173,7 +173,13 @@ export function App() {
           <div className="layout">
             <div className="col-config">
               <PanelBoundary panel="How NSA works" {...boundary}>
-                <ExplainPanel nsa={drawn.model.nsa} T={drawn.model.seqLen} dense={drawn.model.attention === 'dense'} stale={draftInvalid} />
+                <ExplainPanel
+                  nsa={drawn.model.nsa}
+                  T={drawn.model.seqLen}
+                  dense={drawn.model.attention === 'dense'}
+                  stale={draftInvalid}
+                  model={drawn.model}
+                />
               </PanelBoundary>
               <PanelBoundary panel="Configuration" {...boundary}>
                 <ConfigPanel value={shown} onChange={setConfig} disabled={status !== 'idle'} upload={upload} onUpload={setUpload} />

@@ -2,7 +2,7 @@
 //   #v=1&preset=tiny&model.attention=nsa&train.steps=500&model.nsa.gates={"kind":"force","branch":"sel"}
 // i.e. the format version, the preset, and each setting that differs from it (its dotted path =
 // its value: numbers and booleans as JSON, enum words bare, objects as JSON; null = absent, for
-// model.nsa, data.recall and data.passkey).
+// model.nsa, model.window, model.moba, model.dsa, data.recall and data.passkey).
 // Parameters that are not config settings are left alone, for other page state.
 import type { RunConfig } from '../train/config';
 import { applyDiff, type ConfigDiff, diffConfig } from './config/diff';
@@ -21,7 +21,7 @@ export interface HashConfig {
 }
 
 const SETTING_PREFIXES = ['model.', 'train.', 'data.'];
-/** Paths a hash may set: every field, plus model.nsa, data.recall and data.passkey (only to null: the config has none). */
+/** Paths a hash may set: every field, plus model.nsa, model.window, model.moba, model.dsa, data.recall and data.passkey (only to null: the config has none). */
 const SETTABLE = new Set(ALL_FIELDS.map((f) => f.path));
 const NON_FINITE: Record<string, number> = { NaN: NaN, Infinity: Infinity, '-Infinity': -Infinity };
 

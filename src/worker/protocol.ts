@@ -41,9 +41,10 @@ export interface InitRequest {
   checkpointFile?: string;
 }
 
-/** Snapshot every K steps: about 64 over the run (the worker thins them to its budget); 0 for dense models. */
+/** Snapshot every K steps: about 64 over the run (the worker thins them to its budget); 0 for attentions without a selection (dense, the window). */
 export function defaultSnapshotEvery(c: RunConfig): number {
-  return c.model.attention === 'nsa' ? Math.max(1, Math.round(c.train.steps / 64)) : 0;
+  const a = c.model.attention;
+  return a === 'nsa' || a === 'moba' || a === 'dsa' ? Math.max(1, Math.round(c.train.steps / 64)) : 0;
 }
 
 export interface DatasetInfo {

@@ -9,7 +9,7 @@ import { numSelBlocks } from '../definitions/nsa-blocks';
 import { countParams } from '../definitions/params';
 import type { SelectionSnapshot } from '../definitions/selection-snapshot';
 import type { GpuContext } from '../gpu/context';
-import { readSelectionSnapshots } from '../model/nsa/snapshot-read';
+import { readSelectionSnapshots, snapshotSelectionOf } from '../model/nsa/snapshot-read';
 import { decodeCheckpoint, type TrainingCheckpoint } from '../train/checkpoint/checkpoint';
 import type { RunConfig } from '../train/config';
 import type { Dataset } from '../train/data/datasets';
@@ -149,7 +149,7 @@ export class PlaygroundRun {
   }
 
   private get takesSnapshots(): boolean {
-    return this.req.config.model.attention === 'nsa' && this.req.snapshotEvery > 0;
+    return snapshotSelectionOf(this.req.config.model) !== null && this.req.snapshotEvery > 0;
   }
 
   private onHeartbeat(b: Heartbeat): void {
@@ -258,8 +258,9 @@ export class PlaygroundRun {
   private snapshotCapacity(): number {
     const c = this.req.config.model;
     const T = c.seqLen;
-    const nsa = c.nsa!;
-    const perGroup = 4 * T * (1 + nsa.nSel + numSelBlocks(T, nsa) + (c.nHeads / c.nKvGroups) * 3);
+    const sel = snapshotSelectionOf(c)!;
+    const gates = sel.mechanism === 'nsa' ? (c.nHeads / c.nKvGroups) * 3 : 0;
+    const perGroup = 4 * T * (1 + sel.cfg.nSel + numSelBlocks(T, sel.cfg) + gates);
     return snapshotCapacity(perGroup * c.nLayers * c.nKvGroups);
   }
 

@@ -6,7 +6,7 @@ import { type RunConfig, validateRunConfig } from '../../src/train/config';
 import { PASSKEY_TASK } from '../../src/train/presets/passkey-preset';
 import { RECALL_TASK } from '../../src/train/presets/recall-preset';
 import { flattenConfig } from '../../src/ui/config/diff';
-import { editConfig } from '../../src/ui/config/edit';
+import { editConfig, mechanismDefaults } from '../../src/ui/config/edit';
 import { errorFieldPath, groupErrors } from '../../src/ui/config/errors';
 import { FIELD_HELP } from '../../src/ui/config/field-help';
 import { ALL_FIELDS, errorDomId, fieldDomId, fieldSpec, PASSKEY_FIELDS, RECALL_FIELDS } from '../../src/ui/config/fields';
@@ -26,6 +26,7 @@ describe('config fields', () => {
       c.model.attention = 'nsa'; // all presets carry an nsa block
       c.data.recall ??= { ...RECALL_TASK }; // only the recall presets have a recall task
       c.data.passkey ??= { ...PASSKEY_TASK }; // only the passkey preset has a passkey task
+      for (const k of ['window', 'moba', 'dsa'] as const) Object.assign(c.model, mechanismDefaults(k, c.model.nsa!, c)); // no preset uses them
       // Optional settings (model.posEncoding, model.shortConv, data.recall.layout) may be left out.
       const keys = new Set(flattenConfig(c).keys());
       expect([...keys].sort(), name).toEqual(paths.filter((p) => keys.has(p) || fieldSpec(p)?.absent === undefined).sort());
@@ -57,7 +58,7 @@ describe('config fields', () => {
 
   it('a bad value in any field is reported at that field', () => {
     // Every field applies: NSA attention and the recall source with its task (the passkey source
-    // with its task for the passkey fields).
+    // with its task for the passkey fields, the window, MoBA or DSA attention for theirs).
     const base: RunConfig = editConfig(setPath(uiPreset('tiny'), 'model.attention', 'nsa'), 'data.source', 'recall');
     const passkeyBase: RunConfig = editConfig(base, 'data.source', 'passkey');
     expect(validateRunConfig(base)).toEqual([]);
@@ -71,7 +72,11 @@ describe('config fields', () => {
             : f.kind.type === 'gates'
               ? { kind: 'boost' }
               : 'bogus';
-      const c = setPath(f.path.startsWith('data.passkey.') ? passkeyBase : base, f.path, bad);
+      // A mechanism's fields on a model of that attention (its options filled in as the panel does).
+      const kind = ['window', 'moba', 'dsa'].find((k) => f.path.startsWith(`model.${k}.`));
+      const from = kind ? editConfig(base, 'model.attention', kind) : f.path.startsWith('data.passkey.') ? passkeyBase : base;
+      if (kind) expect(validateRunConfig(from), kind).toEqual([]);
+      const c = setPath(from, f.path, bad);
       const g = groupErrors(runConfigErrors(c));
       expect(g.byField.get(f.path), f.path).toBeDefined();
       expect(g.other).toEqual([]);

@@ -1,6 +1,7 @@
 // Config JSON files: export → import round trip; imports are validated with errors named by field.
 import { describe, expect, it } from 'vitest';
 
+import { editConfig } from '../../src/ui/config/edit';
 import { ALL_FIELDS } from '../../src/ui/config/fields';
 import { isRunConfigValid } from '../../src/ui/config/parse';
 import { deletePath, setPath } from '../../src/ui/config/paths';
@@ -49,13 +50,16 @@ describe('config JSON files', () => {
         expect(configFromJson(configToJson(deletePath(uiPreset('recall'), f.path))).ok, f.path).toBe(true);
         continue;
       }
-      const c = f.path.startsWith('model.nsa.')
-        ? setPath(uiPreset('tiny'), 'model.attention', 'nsa')
-        : f.path.startsWith('data.recall.')
-          ? uiPreset('recall')
-          : f.path.startsWith('data.passkey.')
-            ? uiPreset('passkey')
-            : uiPreset('tiny');
+      const mechanism = ['window', 'moba', 'dsa'].find((k) => f.path.startsWith(`model.${k}.`));
+      const c = mechanism
+        ? editConfig(uiPreset('tiny'), 'model.attention', mechanism)
+        : f.path.startsWith('model.nsa.')
+          ? setPath(uiPreset('tiny'), 'model.attention', 'nsa')
+          : f.path.startsWith('data.recall.')
+            ? uiPreset('recall')
+            : f.path.startsWith('data.passkey.')
+              ? uiPreset('passkey')
+              : uiPreset('tiny');
       const errs = errorsOf(configToJson(deletePath(c, f.path)));
       expect(errs).toContainEqual({ field: f.path, message: 'is missing' });
     }

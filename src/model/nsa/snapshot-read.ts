@@ -1,11 +1,16 @@
 // Reads selection snapshots from a model plan's activations (worker side; never on a training
-// step's hot path). Batch row 0 of a layer's selection [B,T,G,nSel], scores [B,T,G,nBlocks] and
+// step's hot path): NSA's, MoBA's (as its NSA config) and DSA's (tokens as one-token blocks). Batch row 0 of a layer's selection [B,T,G,nSel], scores [B,T,G,nBlocks] and
 // gates [B,T,H,3] is one contiguous prefix of each tensor: only that prefix is copied
 // (ModelPlan.readSelection).
 // The activations hold the last forward that ran (the step's last micro-batch, or an eval forward
 // if one ran after it): the caller passes that forward's row-0 tokens.
+import { tokenSelectionAsNsa } from '../../definitions/dsa-config';
+import { dsaPhaseAt } from '../../definitions/dsa-params';
+import { mobaAsNsa } from '../../definitions/mechanisms';
+import type { ModelConfig } from '../../definitions/model-config';
 import { numSelBlocks } from '../../definitions/nsa-blocks';
-import type { SelectionSnapshot } from '../../definitions/selection-snapshot';
+import type { NsaConfig } from '../../definitions/nsa-config';
+import type { SelectionSnapshot, SnapshotMechanism } from '../../definitions/selection-snapshot';
 import type { GpuContext } from '../../gpu/context';
 import type { ModelPlan } from '../plan';
 
@@ -17,17 +22,35 @@ export interface SnapshotReadOptions {
   layers?: readonly number[];
 }
 
-/** Every (layer, group) snapshot of row 0: three reads per layer, split by group on the CPU. */
+/**
+ * The selection config a model's snapshots are drawn with and their mechanism: NSA's own, MoBA's
+ * as NSA (mobaAsNsa), DSA's tokens as one-token blocks (tokenSelectionAsNsa); null for attentions
+ * without a selection (dense, the window).
+ */
+export function snapshotSelectionOf(c: ModelConfig): { cfg: NsaConfig; mechanism: SnapshotMechanism } | null {
+  if (c.attention === 'nsa' && c.nsa) return { cfg: c.nsa, mechanism: 'nsa' };
+  if (c.attention === 'moba' && c.moba) return { cfg: mobaAsNsa(c.moba), mechanism: 'moba' };
+  if (c.attention === 'dsa' && c.dsa) return { cfg: tokenSelectionAsNsa(c.dsa.topK), mechanism: 'dsa' };
+  return null;
+}
+
+/**
+ * Every (layer, group) snapshot of row 0: the reads per layer split by group on the CPU. NSA and
+ * MoBA scores are per group [T, G, nb]; DSA's index scores [T, T] are one per query, copied to every
+ * group (its selection is the same in every group). Only NSA has gates.
+ */
 export async function readSelectionSnapshots(gpu: GpuContext, plan: ModelPlan, o: SnapshotReadOptions): Promise<SelectionSnapshot[]> {
   const c = plan.config;
-  const cfg = c.nsa;
-  if (c.attention !== 'nsa' || !cfg) throw new Error('selection snapshots need an NSA model (config.attention is not nsa)');
+  const which = snapshotSelectionOf(c);
+  if (!which) throw new Error(`selection snapshots need an NSA, MoBA or DSA model (config.attention is ${c.attention})`);
+  const { cfg, mechanism } = which;
   const { T } = plan.shape;
   const H = c.nHeads;
   const G = c.nKvGroups;
   const hpg = H / G;
   const nSel = cfg.nSel;
   const nb = numSelBlocks(T, cfg);
+  const perGroupScores = mechanism !== 'dsa';
   if (o.tokens.length !== T) throw new Error(`snapshot tokens: ${o.tokens.length} given, the plan's sequence length is ${T}`);
   const layers = o.layers ?? Array.from({ length: c.nLayers }, (_, l) => l);
   const out: SelectionSnapshot[] = [];
@@ -46,13 +69,16 @@ export async function readSelectionSnapshots(gpu: GpuContext, plan: ModelPlan, o
         tokens: Int32Array.from(o.tokens),
         sel: new Int32Array(T * nSel),
         scores: new Float32Array(T * nb),
-        gates: new Float32Array(T * hpg * 3),
         source: 'train',
       };
+      if (mechanism !== 'nsa') s.mechanism = mechanism;
+      if (mechanism === 'dsa' && c.dsa && Number.isInteger(o.step) && o.step >= 0) s.phase = dsaPhaseAt(o.step, c.dsa);
+      if (mechanism === 'nsa') s.gates = new Float32Array(T * hpg * 3);
       for (let t = 0; t < T; t++) {
         s.sel.set(sel.subarray((t * G + g) * nSel, (t * G + g + 1) * nSel), t * nSel);
-        s.scores!.set(scores.subarray((t * G + g) * nb, (t * G + g + 1) * nb), t * nb);
-        s.gates!.set(gates.subarray((t * H + g * hpg) * 3, (t * H + (g + 1) * hpg) * 3), t * hpg * 3);
+        const row = perGroupScores ? t * G + g : t;
+        s.scores!.set(scores.subarray(row * nb, (row + 1) * nb), t * nb);
+        if (s.gates) s.gates.set(gates.subarray((t * H + g * hpg) * 3, (t * H + (g + 1) * hpg) * 3), t * hpg * 3);
       }
       out.push(s);
     }

@@ -1,4 +1,4 @@
-// The run configuration: preset, every model/NSA/training/data field in sections folded to one line each,
+// The run configuration: preset, every model/attention mechanism/training/data field in sections folded to one line each,
 // validation messages next to the field they concern, derived facts, JSON import/export.
 // Controlled: the page owns the RunConfig (and the uploaded text) and gets every edit.
 import './config.css';
@@ -18,7 +18,7 @@ import { diffConfig } from './diff';
 import { editConfig } from './edit';
 import { type FieldEdit, groupErrors, issueKey, withEditCauses } from './errors';
 import { FieldInput } from './FieldInput';
-import { sectionApplies, type SectionId, SECTIONS } from './fields';
+import { ATTENTION_NAMES, sectionApplies, type SectionId, SECTIONS } from './fields';
 import { runConfigErrors } from './parse';
 import { getPath } from './paths';
 import { PresetPicker } from './PresetPicker';
@@ -168,7 +168,10 @@ export function ConfigPanel({ value, onChange, disabled, upload, onUpload }: Con
                 errors={byField}
               />
             ) : !sectionApplies(s.id, value) ? (
-              <p className="cfg-note muted">Used with NSA attention only: set Attention to NSA in the Model section to edit these.</p>
+              <p className="cfg-note muted" data-testid={`config-unused-${s.id}`}>
+                Used with {ATTENTION_NAMES[s.id]} attention only: set Attention to {ATTENTION_NAMES[s.id]} in the Model section to edit
+                these.
+              </p>
             ) : (
               s.fields.map((f) => (
                 <FieldInput

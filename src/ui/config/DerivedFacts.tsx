@@ -1,10 +1,10 @@
 // What the config implies, next to it: size, tokens per step, and for NSA the block counts and
-// the keys a query reads compared with dense attention.
+// the keys a query reads compared with dense attention (for the window, MoBA and DSA their counts).
 import { useState } from 'react';
 
 import { isPhone } from '../components/FoldPanel';
 import { formatDuration } from '../run/step-estimate';
-import type { ConfigFacts, KeyReads, NsaFacts } from './derived';
+import type { ConfigFacts, KeyReads, MechanismFacts, NsaFacts } from './derived';
 
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
 
@@ -32,7 +32,7 @@ interface Props {
 }
 
 export function DerivedFacts({ facts, stepSeconds, measuredSteps, steps }: Props) {
-  const { params, tokensPerStep, trainTokens, nsa } = facts;
+  const { params, tokensPerStep, trainTokens, nsa, mechanism } = facts;
   // The keys-read figures fold to one line on a phone.
   const [keysOpen, setKeysOpen] = useState(() => !isPhone());
   return (
@@ -110,8 +110,55 @@ export function DerivedFacts({ facts, stepSeconds, measuredSteps, steps }: Props
           <CrossoverNote nsa={nsa} />
         </details>
       )}
+      {mechanism && (
+        <details className="cfg-keys" open={keysOpen} onToggle={(e) => setKeysOpen(e.currentTarget.open)} data-testid="fact-keys">
+          <summary>
+            Keys read per query: {share(mechanism.mean, mechanism.denseMean)} of dense on average at T = {int(mechanism.T)}
+          </summary>
+          <dl className="cfg-facts">
+            <div className="cfg-facts-wide">
+              <dt>Keys read by the last query (t = {int(mechanism.T - 1)})</dt>
+              <dd data-testid="fact-keys-last">{mechanismReads(mechanism, 'last')}</dd>
+            </div>
+            <div className="cfg-facts-wide">
+              <dt>Keys read per query, mean over t</dt>
+              <dd data-testid="fact-keys-mean">{mechanismReads(mechanism, 'mean')}</dd>
+            </div>
+          </dl>
+          <p className="muted" data-testid="fact-keys-budget">
+            {budgetNote(mechanism)}
+          </p>
+        </details>
+      )}
     </div>
   );
+}
+
+const share = (keys: number, dense: number) => `${((100 * keys) / dense).toFixed(keys < dense / 10 ? 1 : 0)}%`;
+
+/** "k keys vs d dense (p%)" for the last query or the mean, with DSA's indexer keys beside them. */
+export function mechanismReads(m: MechanismFacts, which: 'last' | 'mean'): string {
+  const digits = which === 'last' ? 0 : 1;
+  const f = (x: number) => x.toLocaleString('en-US', { maximumFractionDigits: digits });
+  const keys = which === 'last' ? m.last : m.mean;
+  const dense = which === 'last' ? m.denseLast : m.denseMean;
+  const index = which === 'last' ? m.indexLast : m.indexMean;
+  const what = m.attention === 'window' ? 'window' : m.attention === 'moba' ? 'in its blocks' : 'selected';
+  const main = `${f(keys)} ${what} vs ${f(dense)} dense (${share(keys, dense)})`;
+  return m.attention === 'dsa' ? `${main}, plus ${f(index)} indexer keys of width d_I scored` : main;
+}
+
+/** What bounds the mechanism's reads: w, k·B or k keys per query however long the sequence. */
+export function budgetNote(m: MechanismFacts): string {
+  const b = int(m.budget);
+  switch (m.attention) {
+    case 'window':
+      return `Each query reads at most its last w = ${b} keys, however long the sequence; dense reads t + 1.`;
+    case 'moba':
+      return `Each query reads its own block and at most k − 1 of the ${int(m.blocks)} blocks of T: at most k·B = ${b} keys, however long the sequence, plus one mean key per complete earlier block to score them.`;
+    case 'dsa':
+      return `Each query's main attention reads at most k = ${b} tokens, however long the sequence; its indexer scores all t + 1 earlier tokens with narrow keys, so that part still grows with T.`;
+  }
 }
 
 /**

@@ -1,7 +1,12 @@
 // Facts the config implies, shown next to it: parameters, tokens per step, NSA block counts and
 // the keys a query reads (docs/nsa-spec.md property 7: ncmp(t) + |selected positions ≤ t| + min(w, t+1))
-// against dense attention's t + 1 — the paper's work bound (Table 4).
+// against dense attention's t + 1 — the paper's work bound (Table 4); for the window, MoBA and DSA
+// the keys src/definitions/keys-read.ts counts (docs/nsa-spec.md 15, docs/dsa-spec.md 7).
 import type { ConfigIssue } from '../../definitions/config-issue';
+import { dsaIndexKeysRead } from '../../definitions/dsa-config';
+import { keysReadAt, meanKeysRead } from '../../definitions/keys-read';
+import { mobaBlocks } from '../../definitions/mechanisms';
+import type { ModelConfig } from '../../definitions/model-config';
 import { numCmpBlocks, numSelBlocks, numSelCandidates, visibleCmpBlocks } from '../../definitions/nsa-blocks';
 import type { NsaConfig } from '../../definitions/nsa-config';
 import { countParams } from '../../definitions/params';
@@ -42,6 +47,51 @@ export interface ConfigFacts {
   /** Total training tokens: tokensPerStep × steps. */
   trainTokens: number | null;
   nsa: NsaFacts | null;
+  /** The window's, MoBA's or DSA's key counts; null for dense and NSA and while the model config has errors. */
+  mechanism: MechanismFacts | null;
+}
+
+/** Keys a query of a window, MoBA or DSA model reads per K/V group, against dense attention. */
+export interface MechanismFacts {
+  attention: 'window' | 'moba' | 'dsa';
+  T: number;
+  /** Keys read by the last query, t = T − 1. */
+  last: number;
+  /** Keys read per query, mean over t = 0 … T − 1. */
+  mean: number;
+  /** Dense attention's: T at the last query, (T + 1)/2 on average. */
+  denseLast: number;
+  denseMean: number;
+  /** The most any query reads, however long the sequence: w, k·B or k. */
+  budget: number;
+  /** MoBA: blocks of a T-token sequence, ⌈T / B⌉; 0 otherwise. */
+  blocks: number;
+  /** DSA: indexer keys (width d_I) the last query scores, T; and their mean, (T + 1)/2. 0 otherwise. */
+  indexLast: number;
+  indexMean: number;
+}
+
+/** The key counts of a valid window, MoBA or DSA model (null for any other attention). */
+export function mechanismFacts(m: ModelConfig): MechanismFacts | null {
+  const T = m.seqLen;
+  const kind = m.attention;
+  if (kind !== 'window' && kind !== 'moba' && kind !== 'dsa') return null;
+  const last = keysReadAt(T - 1, m);
+  const mean = meanKeysRead(T, m);
+  if (last === null || mean === null) return null;
+  const budget = kind === 'window' ? m.window!.w : kind === 'moba' ? m.moba!.topK * m.moba!.blockSize : m.dsa!.topK;
+  return {
+    attention: kind,
+    T,
+    last,
+    mean,
+    denseLast: T,
+    denseMean: (T + 1) / 2,
+    budget,
+    blocks: kind === 'moba' ? mobaBlocks(T, m.moba!) : 0,
+    indexLast: kind === 'dsa' ? dsaIndexKeysRead(T - 1) : 0,
+    indexMean: kind === 'dsa' ? (T + 1) / 2 : 0,
+  };
 }
 
 /**
@@ -142,5 +192,6 @@ export function configFacts(c: RunConfig, errors: readonly ConfigIssue[]): Confi
     tokensPerStep,
     trainTokens: tokensPerStep !== null && okInt(steps) ? tokensPerStep * steps : null,
     nsa: modelOk && c.model.attention === 'nsa' && c.model.nsa ? nsaFacts(T, c.model.nsa) : null,
+    mechanism: modelOk ? mechanismFacts(c.model) : null,
   };
 }

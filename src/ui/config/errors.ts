@@ -1,11 +1,14 @@
 // Validation errors → the input they belong to. The engine names some fields by the NSA spec's
-// shape names (model.H for nHeads…) or a whole object (model.nsa, data.recall, data.passkey); those map to the
+// shape names (model.H for nHeads…) or a whole object (model.nsa, model.window, model.moba, model.dsa, data.recall, data.passkey); those map to the
 // input a user would change.
 import type { ConfigIssue } from '../../definitions/config-issue';
 import { fieldSpec } from './fields';
 
 const ALIASES: Record<string, string> = {
   'model.nsa': 'model.attention',
+  'model.window': 'model.attention',
+  'model.moba': 'model.attention',
+  'model.dsa': 'model.attention',
   'data.recall': 'data.source',
   'data.passkey': 'data.source',
   'model.H': 'model.nHeads',

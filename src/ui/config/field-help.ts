@@ -2,7 +2,23 @@
 // every field of the panel has one.
 export const FIELD_HELP: Readonly<Record<string, string>> = {
   'model.attention':
-    'NSA reads compressed blocks, the top-n selected blocks and a sliding window per query; dense reads every earlier key. Switch to compare the two on the same model.',
+    'Which keys each query reads. dense: every earlier key (t + 1). NSA: compressed blocks, the top-n selected blocks and a sliding window. Sliding window: the last w keys. MoBA: its own block and the k − 1 earlier blocks whose mean key scores highest (≤ k·B keys). DSA: the k earlier tokens a small indexer scores highest. Switch to compare them on the same model.',
+  'model.window.w':
+    'Window w: query t reads keys max(0, t − w + 1) … t and nothing older, min(w, t + 1) keys; one layer cannot reach a token w or more positions back. At most T (w = T is dense).',
+  'model.moba.blockSize':
+    'Block size B: keys are cut into blocks of B positions; a complete block is scored by the mean of its keys. A selected block costs B keys (the own block t mod B + 1). At most T; the last block may be partial.',
+  'model.moba.topK':
+    'Blocks k per query, its own (causally cut) block included: the other k − 1 are the complete earlier blocks whose mean key scores highest for the query’s group (ties to the earlier block). Costs at most k·B keys per query. At most ⌈T / B⌉.',
+  'model.dsa.topK':
+    'Tokens k per query: the main attention reads the k earlier tokens (itself a candidate) the indexer scores highest, min(k, t + 1) keys; ties go to the earlier token. k ≥ T is dense.',
+  'model.dsa.indexHeads':
+    'Indexer heads H_I: the index score of token s for query t is Σ_j w_tj·ReLU(q_tj · k_s) over these heads. Adds H_I·(d_I + 1) + d_I projection weights per layer row; costs no main keys.',
+  'model.dsa.indexDim':
+    'Width d_I of the indexer’s queries and its one key per token: every query reads all t + 1 indexer keys of this width (cheap: d_I ≤ dk, one key per token for all heads). Even (RoPE), ≤ dk.',
+  'model.dsa.warmupSteps':
+    'Optimizer steps of the dense warm-up: the main attention reads all t + 1 keys and stays frozen while only the indexer learns to match it; the sparse top-k phase starts after them.',
+  'model.dsa.lossWeight':
+    'λ: weight of the indexer’s KL loss towards the main attention’s distribution. It trains the indexer only (the main model never gets its gradient), so it changes no key count.',
   'model.vocabSize':
     'Rows of the token embedding and of the output layer; must cover every token id of the data (256 for bytes, 50257 for GPT-2 BPE).',
   'model.dim': 'Width C of the residual stream: the size of every token’s hidden vector between layers.',

@@ -25,7 +25,7 @@ export interface FieldSpec {
   absent?: unknown;
 }
 
-export type SectionId = 'model' | 'nsa' | 'train' | 'data';
+export type SectionId = 'model' | 'nsa' | 'window' | 'moba' | 'dsa' | 'train' | 'data';
 
 export interface SectionSpec {
   id: SectionId;
@@ -50,6 +50,9 @@ export const SECTIONS: readonly SectionSpec[] = [
       select('model.attention', 'Attention', [
         { value: 'dense', label: 'dense (causal softmax)' },
         { value: 'nsa', label: 'NSA (native sparse attention)' },
+        { value: 'window', label: 'sliding window alone' },
+        { value: 'moba', label: 'MoBA (top-k blocks by mean key)' },
+        { value: 'dsa', label: 'DSA (top-k tokens by a lightning indexer)' },
       ]),
       int('model.vocabSize', 'Vocabulary size', 'Token ids the embedding holds (256 for bytes, 50257 for GPT-2).'),
       int('model.dim', 'Model width', 'Residual stream width C.'),
@@ -95,6 +98,30 @@ export const SECTIONS: readonly SectionSpec[] = [
         hint: 'One K/V projection instead of one per branch.',
       },
       { path: 'model.nsa.gates', label: 'Gate ablation', kind: { type: 'gates' } },
+    ],
+  },
+  {
+    id: 'window',
+    title: 'Sliding-window attention',
+    fields: [int('model.window.w', 'Window w', 'Keys per query: the w most recent, itself included; ≤ T.')],
+  },
+  {
+    id: 'moba',
+    title: 'MoBA (mixture of block attention)',
+    fields: [
+      int('model.moba.blockSize', 'Block size B', 'Keys per block; ≤ T.'),
+      int('model.moba.topK', 'Blocks per query k', 'Its own block included; ≤ ⌈T / B⌉.'),
+    ],
+  },
+  {
+    id: 'dsa',
+    title: 'DeepSeek sparse attention',
+    fields: [
+      int('model.dsa.topK', 'Tokens per query k', 'Read in full: the k best-scored earlier tokens.'),
+      int('model.dsa.indexHeads', 'Indexer heads H_I'),
+      int('model.dsa.indexDim', 'Indexer head dim d_I', 'Even, ≤ dk.'),
+      int('model.dsa.warmupSteps', 'Dense warm-up steps', 'Only the indexer learns meanwhile.', 0),
+      num('model.dsa.lossWeight', 'Indexer loss weight λ', '> 0'),
     ],
   },
   {
@@ -160,8 +187,23 @@ export const SECTIONS: readonly SectionSpec[] = [
   },
 ];
 
-/** Objects a config may leave out: model.nsa (dense models), data.recall and data.passkey (sources other than that task). */
-export const OPTIONAL_OBJECTS: readonly string[] = ['model.nsa', 'data.recall', 'data.passkey'];
+/**
+ * Objects a config may leave out: model.nsa, model.window, model.moba, model.dsa (the options of an
+ * attention the model may not use), data.recall and data.passkey (sources other than that task).
+ */
+export const OPTIONAL_OBJECTS: readonly string[] = ['model.nsa', 'model.window', 'model.moba', 'model.dsa', 'data.recall', 'data.passkey'];
+
+/** The sections holding one attention mechanism's options, each used only when model.attention is its id. */
+export const MECHANISM_SECTIONS: ReadonlyArray<SectionId> = ['nsa', 'window', 'moba', 'dsa'];
+
+/** How the attention select names each mechanism (its option label's short form). */
+export const ATTENTION_NAMES: Readonly<Record<string, string>> = {
+  dense: 'dense',
+  nsa: 'NSA',
+  window: 'sliding-window',
+  moba: 'MoBA',
+  dsa: 'DSA',
+};
 
 export const ALL_FIELDS: readonly FieldSpec[] = SECTIONS.flatMap((s) => s.fields);
 
@@ -171,9 +213,9 @@ export function fieldSpec(path: string): FieldSpec | undefined {
   return BY_PATH.get(path);
 }
 
-/** NSA fields only matter when the model uses NSA attention. */
+/** A mechanism's fields (NSA, window, MoBA, DSA) only matter when the model uses that attention. */
 export function sectionApplies(id: SectionId, c: RunConfig): boolean {
-  return id !== 'nsa' || c.model.attention === 'nsa';
+  return !MECHANISM_SECTIONS.includes(id) || c.model.attention === id;
 }
 
 /** The recall task's fields (shown with the data source when it is 'recall'). */

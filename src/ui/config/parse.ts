@@ -41,8 +41,8 @@ function typeProblem(spec: FieldSpec, v: unknown): string | null {
 }
 
 /**
- * Shape errors of a would-be RunConfig. `model.nsa` (dense models), `data.recall` and
- * `data.passkey` (sources other than that task) may be absent; when present every field in them is required. Unknown keys inside model/train/data are errors; extra top-level
+ * Shape errors of a would-be RunConfig. `model.nsa`, `model.window`, `model.moba`, `model.dsa`
+ * (other attentions), `data.recall` and `data.passkey` (sources other than that task) may be absent; when present every field in them is required. Unknown keys inside model/train/data are errors; extra top-level
  * keys are too unless `allowExtraTopLevel` (the CLI's config.json carries e.g. stepsDone).
  */
 export function configShapeErrors(x: unknown, allowExtraTopLevel = false): ConfigIssue[] {
@@ -86,13 +86,32 @@ export function parseRunConfig(x: unknown, allowExtraTopLevel = false): ParseRes
   return errors.length ? { ok: false, errors } : { ok: true, config };
 }
 
-/** The errors of a config the panel holds (always well-shaped); never throws. */
+/**
+ * The fields missing from an optional object that is present (model.moba = {topK: 3}), named as
+ * configShapeErrors names them. Validation reads an attention's options only when the model uses
+ * that attention (model.nsa, model.window, model.moba, model.dsa alike), so without this check a
+ * partial object of another attention would pass here and be refused by parseRunConfig on the way
+ * back from a link or a file.
+ */
+export function partialObjectErrors(c: unknown): ConfigIssue[] {
+  const errs: ConfigIssue[] = [];
+  for (const obj of OPTIONAL_OBJECTS) {
+    if (!isRecord(getPath(c, obj))) continue;
+    for (const spec of ALL_FIELDS)
+      if (spec.path.startsWith(`${obj}.`) && spec.absent === undefined && getPath(c, spec.path) === undefined)
+        errs.push({ field: spec.path, message: 'is missing' });
+  }
+  return errs;
+}
+
+/** The errors of a config the panel holds (a partial optional object's missing fields first); never throws. */
 export function runConfigErrors(c: RunConfig): ConfigIssue[] {
+  const partial = partialObjectErrors(c);
   try {
-    return validateRunConfig(c);
+    return [...partial, ...validateRunConfig(c)];
   } catch (e) {
-    if (e instanceof InvalidConfigError) return e.issues;
-    return [{ field: 'config', message: e instanceof Error ? e.message : String(e) }];
+    if (e instanceof InvalidConfigError) return [...partial, ...e.issues];
+    return [...partial, { field: 'config', message: e instanceof Error ? e.message : String(e) }];
   }
 }
 

@@ -1,5 +1,5 @@
 // One line per folded config section: the values a researcher scans for (attention, depth, width,
-// T; the NSA blocks; steps, batch, learning rate; the data), shown in the section's summary so the
+// T; the NSA blocks, the window, MoBA's and DSA's settings; steps, batch, learning rate; the data), shown in the section's summary so the
 // config reads at a glance with every section folded.
 import type { RunConfig } from '../../train/config';
 import type { SectionId } from './fields';
@@ -16,7 +16,15 @@ export function sectionSummary(id: SectionId, c: RunConfig): string {
     case 'nsa':
       return m.nsa
         ? `l ${v(m.nsa.l)} · d ${v(m.nsa.d)} · l′ ${v(m.nsa.lSel)} · n ${v(m.nsa.nSel)} · w ${v(m.nsa.w)}`
-        : 'dense attention: not used';
+        : `${v(m.attention)} attention: not used`;
+    case 'window':
+      return m.window ? `w ${v(m.window.w)}` : `${v(m.attention)} attention: not used`;
+    case 'moba':
+      return m.moba ? `B ${v(m.moba.blockSize)} · k ${v(m.moba.topK)}` : `${v(m.attention)} attention: not used`;
+    case 'dsa':
+      return m.dsa
+        ? `k ${v(m.dsa.topK)} · indexer ${v(m.dsa.indexHeads)} × ${v(m.dsa.indexDim)} · warm-up ${v(m.dsa.warmupSteps)} · λ ${v(m.dsa.lossWeight)}`
+        : `${v(m.attention)} attention: not used`;
     case 'train':
       return `${v(t.steps)} steps · batch ${v(t.batchSize)} × ${v(t.gradAccum)} · lr ${v(t.lrMax)} · eval every ${v(t.evalEvery)}`;
     case 'data':

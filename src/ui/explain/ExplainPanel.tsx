@@ -1,14 +1,16 @@
 // "How NSA works": the three branches of one query drawn from the current config's numbers
 // (compressed blocks, selection blocks by score with the forced ones, the sliding window, the
-// gates), a t slider to move the query, and a link to the paper.
+// gates), a t slider to move the query, and a link to the paper. A window, MoBA or DSA model gets
+// its own mechanism's explanation instead, from its numbers (mechanism-text.ts).
 import './explain.css';
 
 import { useId, useMemo, useState } from 'react';
 
-import type { ModelNsaConfig } from '../../definitions/model-config';
+import type { ModelConfig, ModelNsaConfig } from '../../definitions/model-config';
 import { keysCrossover } from '../config/derived';
 import { explainDiagram } from './diagram';
 import { ExplainSvg } from './ExplainSvg';
+import { type MechanismExplanation, mechanismExplanation } from './mechanism-text';
 
 export const PAPER_URL = 'https://arxiv.org/abs/2502.11089';
 
@@ -18,11 +20,28 @@ const int = (n: number) => n.toLocaleString('en-US');
  * `nsa` and `T` come from a validated config (the page passes the last valid one while the draft
  * has errors, with `stale` set).
  */
-export function ExplainPanel({ nsa, T, dense, stale }: { nsa: ModelNsaConfig | undefined; T: number; dense: boolean; stale?: boolean }) {
+export function ExplainPanel({
+  nsa,
+  T,
+  dense,
+  stale,
+  model,
+}: {
+  nsa: ModelNsaConfig | undefined;
+  T: number;
+  dense: boolean;
+  stale?: boolean;
+  /** The model: a window, MoBA or DSA model is explained as its own mechanism (absent: NSA's picture). */
+  model?: Pick<ModelConfig, 'attention' | 'seqLen' | 'window' | 'moba' | 'dsa'>;
+}) {
   const sliderId = useId();
   const [tPicked, setT] = useState<number | null>(null);
   const ok = nsa !== undefined && Number.isInteger(T) && T >= 1;
   const t = ok ? Math.min(tPicked ?? T - 1, T - 1) : 0;
+  const okT = Number.isInteger(T) && T >= 1;
+  const tm = okT ? Math.min(tPicked ?? T - 1, T - 1) : 0;
+  const mechanism = model && okT ? mechanismExplanation(model, tm) : null;
+  if (mechanism) return <MechanismPanel e={mechanism} T={T} t={tm} sliderId={sliderId} onT={setT} stale={stale} />;
   return (
     <details className="panel explain" data-testid="explain" open={!dense}>
       <summary>
@@ -123,5 +142,58 @@ function ExplainBody({
             : ` At this length NSA reads no fewer keys than dense: the fixed n·l′ + w = ${int(crossover.budget)} keys outweigh the saving until T = ${int(crossover.last)} for the last query (${int(crossover.mean ?? 0)} on average).`)}
       </p>
     </>
+  );
+}
+
+/** A window, MoBA or DSA model: what query t scores and reads, from the config's numbers. */
+function MechanismPanel({
+  e,
+  T,
+  t,
+  sliderId,
+  onT,
+  stale,
+}: {
+  e: MechanismExplanation;
+  T: number;
+  t: number;
+  sliderId: string;
+  onT: (t: number) => void;
+  stale?: boolean;
+}) {
+  return (
+    <details className="panel explain" data-testid="explain" data-attention={e.attention} open>
+      <summary>
+        <h2>{e.title}</h2>
+      </summary>
+      <p data-testid="explain-intro">
+        {e.intro}
+        {e.paper && (
+          <>
+            {' '}
+            (
+            <a href={e.paper.url} target="_blank" rel="noreferrer">
+              {e.paper.label}
+            </a>
+            )
+          </>
+        )}
+      </p>
+      {stale && (
+        <p className="muted" data-testid="explain-stale">
+          Drawn for the last valid configuration: fix the fields marked in the config to update it.
+        </p>
+      )}
+      <label htmlFor={sliderId} className="explain-t">
+        Query t = <strong data-testid="explain-t">{int(t)}</strong>
+        <input id={sliderId} type="range" min={0} max={T - 1} value={t} onChange={(ev) => onT(Number(ev.target.value))} />
+      </label>
+      <ol className="explain-steps" data-testid="explain-steps">
+        {e.steps.map((s) => (
+          <li key={s}>{s}</li>
+        ))}
+      </ol>
+      <p data-testid="explain-reads">{e.reads}</p>
+    </details>
   );
 }

@@ -14,6 +14,7 @@ import {
 } from '../generate';
 import { useDecode } from '../run/use-decode';
 import { SelectionStepper } from '../stepper';
+import { WindowRange } from '../stepper/WindowRange';
 import { useStore } from '../store';
 import { DenseRunNote } from './DenseRunNote';
 
@@ -71,7 +72,13 @@ function RunViews() {
         decode={decode}
         snapshots={picked?.snapshots}
         focus={picked?.focus ?? null}
-        emptyNote={runConfig?.model.attention === 'dense' ? <DenseRunNote /> : undefined}
+        emptyNote={
+          runConfig?.model.attention === 'dense' ? (
+            <DenseRunNote />
+          ) : runConfig?.model.attention === 'window' && runConfig.model.window ? (
+            <WindowRange window={runConfig.model.window} T={runConfig.model.seqLen} />
+          ) : undefined
+        }
         recall={recall}
         passkey={passkey}
       />

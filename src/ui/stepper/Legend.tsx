@@ -1,4 +1,5 @@
 // Key to the heatmap's colours and lines.
+import type { SnapshotMechanism } from '../../definitions/selection-snapshot';
 import { css, scoreColour, type StepperPalette } from './palette';
 
 function Swatch({ fill, hatch, stroke }: { fill: string; hatch?: string; stroke?: string }) {
@@ -18,7 +19,9 @@ function LineSwatch({ colour, dash, width = 2 }: { colour: string; dash?: string
   );
 }
 
-export function Legend({ palette: p }: { palette: StepperPalette }) {
+/** The entries a mechanism's heatmap uses: MoBA and DSA have no window branch or compressed keys of their own. */
+export function Legend({ palette: p, mechanism = 'nsa' }: { palette: StepperPalette; mechanism?: SnapshotMechanism }) {
+  const nsa = mechanism === 'nsa';
   const ramp = `linear-gradient(to right, ${css(scoreColour(p, 0))}, ${css(scoreColour(p, 1))})`;
   return (
     <ul className="stepper-legend" data-testid="stepper-legend" aria-label="Heatmap legend">
@@ -26,26 +29,34 @@ export function Legend({ palette: p }: { palette: StepperPalette }) {
         <Swatch fill={css(p.selected)} /> selected
       </li>
       <li>
-        <Swatch fill={css(p.forced)} hatch={css(p.marker, 0.35)} /> forced (block 0 / local)
+        <Swatch fill={css(p.forced)} hatch={css(p.marker, 0.35)} />{' '}
+        {mechanism === 'moba' ? 'own block (always read)' : 'forced (block 0 / local)'}
       </li>
       <li>
-        <span className="legend-ramp" style={{ background: ramp }} aria-hidden="true" /> candidate, shade = P
+        <span className="legend-ramp" style={{ background: ramp }} aria-hidden="true" /> candidate, shade ={' '}
+        {mechanism === 'dsa' ? 'index score I' : 'P'}
       </li>
       <li>
         <Swatch fill={css(p.future)} stroke={css(p.grid)} /> after t (not a candidate)
       </li>
-      <li>
-        <Swatch fill={css(p.window, 0.25)} /> window [t−w+1, t]
-      </li>
-      <li>
-        <LineSwatch colour={css(p.window)} dash="3 2" width={1.5} /> window start
-      </li>
+      {nsa && (
+        <>
+          <li>
+            <Swatch fill={css(p.window, 0.25)} /> window [t−w+1, t]
+          </li>
+          <li>
+            <LineSwatch colour={css(p.window)} dash="3 2" width={1.5} /> window start
+          </li>
+        </>
+      )}
       <li>
         <LineSwatch colour={css(p.causal)} width={1} /> causal limit t+1
       </li>
-      <li>
-        <LineSwatch colour={css(p.frontier)} /> compressed frontier
-      </li>
+      {nsa && (
+        <li>
+          <LineSwatch colour={css(p.frontier)} /> compressed frontier
+        </li>
+      )}
     </ul>
   );
 }

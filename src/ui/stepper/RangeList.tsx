@@ -1,6 +1,6 @@
 // The current query's merged ranges as text, with the tokens each one covers (the query token
 // highlighted), plus the window and compressed spans for context.
-import type { SelectionSnapshot, SnapshotRange } from '../../definitions/selection-snapshot';
+import { type SelectionSnapshot, snapshotMechanism, type SnapshotRange } from '../../definitions/selection-snapshot';
 import { cmpFrontier, windowSpan } from './geometry';
 import type { TokenRole } from './task-roles';
 import { type DecodeFn, tokenText } from './tokens';
@@ -53,10 +53,21 @@ export function RangeList({ snapshot: s, t, ranges, decode, roles }: Props) {
         ))}
       </ol>
       <p className="muted stepper-context" data-testid="stepper-context">
-        window [{win.lo}, {win.hi + 1}) · compressed {f < 0 ? 'none visible yet' : `covers [0, ${f + 1})`}
+        {contextLine(s, t, win, f)}
       </p>
     </div>
   );
+}
+
+/** What the query saw besides its selection: NSA's window and compressed keys, MoBA's scored block means, DSA's indexer keys. */
+export function contextLine(s: SelectionSnapshot, t: number, win: { lo: number; hi: number }, f: number): string {
+  const mech = snapshotMechanism(s);
+  if (mech === 'moba') {
+    const bt = Math.floor(t / s.cfg.lSel);
+    return `own block [${bt * s.cfg.lSel}, ${t + 1}) · ${bt} complete earlier block${bt === 1 ? '' : 's'} scored by their mean key`;
+  }
+  if (mech === 'dsa') return `the indexer scored all ${t + 1} tokens [0, ${t + 1}) with its narrow keys`;
+  return `window [${win.lo}, ${win.hi + 1}) · compressed ${f < 0 ? 'none visible yet' : `covers [0, ${f + 1})`}`;
 }
 
 function TokenRun({

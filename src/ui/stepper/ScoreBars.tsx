@@ -2,7 +2,14 @@
 // block (selected, forced, candidate left out, not a candidate).
 import { Bar, BarChart, CartesianGrid, Cell, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 
-import { rowRecorded, scoreRow, selectionRow, type SelectionSnapshot, snapshotBlocks } from '../../definitions/selection-snapshot';
+import {
+  rowRecorded,
+  scoreRow,
+  selectionRow,
+  type SelectionSnapshot,
+  snapshotBlocks,
+  snapshotMechanism,
+} from '../../definitions/selection-snapshot';
 import { KIND_LABEL } from './cell-facts';
 import { type CellKind, cellKind } from './geometry';
 import { css, scoreColour, type StepperPalette } from './palette';
@@ -19,6 +26,15 @@ interface Datum {
   kind: CellKind;
 }
 
+/** What the bars are: NSA's P by overlap, MoBA's P over block means, DSA's index scores per token. */
+export function barsCaption(s: SelectionSnapshot): string {
+  const mech = snapshotMechanism(s);
+  if (mech === 'dsa') return 'Index score I[t, s] of each token s (one indexer per layer: every group reads the same tokens)';
+  const heads = `sum over the group's ${s.H / s.G} heads`;
+  if (mech === 'moba') return `Group score P[t, j]: softmax of q·mean(K) over the complete blocks, ${heads}`;
+  return `Group score P[t, j] (${heads})`;
+}
+
 export function ScoreBars({ snapshot: s, t, palette: p }: Props) {
   const scores = rowRecorded(s, t) ? scoreRow(s, t) : null;
   if (!scores) {
@@ -33,7 +49,11 @@ export function ScoreBars({ snapshot: s, t, palette: p }: Props) {
   const fill = (k: CellKind) =>
     css(k === 'forced' ? p.forced : k === 'selected' ? p.selected : k === 'candidate' ? scoreColour(p, 0.6) : p.grid);
   return (
-    <figure className="stepper-bars" data-testid="stepper-bars" aria-label={`Group score P over ${data.length} blocks at t = ${t}`}>
+    <figure
+      className="stepper-bars"
+      data-testid="stepper-bars"
+      aria-label={`${snapshotMechanism(s) === 'dsa' ? 'Index score over' : 'Group score P over'} ${data.length} ${snapshotMechanism(s) === 'dsa' ? 'tokens' : 'blocks'} at t = ${t}`}
+    >
       <ResponsiveContainer width="100%" height={150}>
         <BarChart data={data} margin={{ top: 6, right: 8, bottom: 0, left: 0 }} barCategoryGap="12%">
           <CartesianGrid strokeDasharray="3 3" vertical={false} stroke={css(p.grid)} />
@@ -55,7 +75,7 @@ export function ScoreBars({ snapshot: s, t, palette: p }: Props) {
           </Bar>
         </BarChart>
       </ResponsiveContainer>
-      <figcaption className="muted">Group score P[t, j] (sum over the group's {s.H / s.G} heads)</figcaption>
+      <figcaption className="muted">{barsCaption(s)}</figcaption>
     </figure>
   );
 }

@@ -7,7 +7,14 @@ import './stepper.css';
 
 import { type KeyboardEvent, type ReactNode, useEffect, useId, useMemo, useState } from 'react';
 
-import { rowRecorded, snapshotIssues, type SnapshotRange, snapshotRanges } from '../../definitions/selection-snapshot';
+import {
+  rowRecorded,
+  type SelectionSnapshot,
+  snapshotIssues,
+  snapshotMechanism,
+  type SnapshotRange,
+  snapshotRanges,
+} from '../../definitions/selection-snapshot';
 import type { PasskeyTask } from '../../train/data/passkey';
 import type { RecallTask } from '../../train/data/recall';
 import { gateMeans } from './cell-facts';
@@ -23,6 +30,7 @@ import { nextWithRole, openingT, passkeyLabels, recallLabels } from './task-role
 import { type DecodeFn, tokenText } from './tokens';
 import { usePalette } from './use-palette';
 import { type StepperSources, useStepperData } from './use-stepper-data';
+import { WhyList } from './WhyList';
 
 /** Where the stepper looks. */
 export interface StepperView {
@@ -154,7 +162,8 @@ export function SelectionStepper({ decode, focus, onViewChange, emptyNote, recal
         <h2 id={ids.heading}>Selection stepper</h2>
         {emptyNote ?? (
           <p className="muted" data-testid="stepper-empty">
-            No selection snapshots yet. They are taken every few training steps of an NSA model (and for every generated token).
+            No selection snapshots yet. They are taken every few training steps of an NSA, MoBA or DSA model (and for every generated
+            token).
           </p>
         )}
       </section>
@@ -162,6 +171,7 @@ export function SelectionStepper({ decode, focus, onViewChange, emptyNote, recal
   }
 
   const gates = gateMeans(snapshot, t);
+  const mechanism = snapshotMechanism(snapshot);
   const queryText = tokenText(decode, snapshot.tokens[t]);
   return (
     <section
@@ -172,6 +182,7 @@ export function SelectionStepper({ decode, focus, onViewChange, emptyNote, recal
       data-layer={snapshot.layer}
       data-group={snapshot.group}
       data-invalid-rows={issues.length}
+      data-mechanism={mechanism}
       data-loading={loading}
       aria-labelledby={ids.heading}
       aria-describedby={ids.keys}
@@ -180,7 +191,7 @@ export function SelectionStepper({ decode, focus, onViewChange, emptyNote, recal
     >
       <h2 id={ids.heading}>Selection stepper</h2>
       <p id={ids.keys} className="muted stepper-help">
-        Which key blocks each query position selected. Focus here, then ←/→ step t, PageUp/PageDown ±16, Home/End, [ / ] snapshots
+        {HELP[mechanism]} Focus here, then ←/→ step t, PageUp/PageDown ±16, Home/End, [ / ] snapshots
         {roles ? ', Q / A the next query / answer (Shift: the previous one)' : ''}.
       </p>
       <div className="stepper-toolbar">
@@ -237,13 +248,19 @@ export function SelectionStepper({ decode, focus, onViewChange, emptyNote, recal
             </option>
           ))}
         </select>
-        <span className="muted stepper-cfg">
-          l={snapshot.cfg.l} d={snapshot.cfg.d} l′={snapshot.cfg.lSel} n={snapshot.cfg.nSel} w={snapshot.cfg.w}
+        <span className="muted stepper-cfg" data-testid="stepper-cfg">
+          {cfgLine(snapshot)}
         </span>
       </div>
       {error && (
         <p className="error" role="alert" data-testid="stepper-load-error">
           {error}
+        </p>
+      )}
+      {snapshot.phase === 'warmup' && (
+        <p className="muted" data-testid="stepper-dsa-warmup">
+          Step {snapshot.step} is in DSA's dense warm-up: the main attention read every earlier token; the tokens shown are what the
+          indexer, still learning, would pick.
         </p>
       )}
       {issues.length > 0 && (
@@ -255,7 +272,7 @@ export function SelectionStepper({ decode, focus, onViewChange, emptyNote, recal
       <div className="stepper-body">
         <div className="stepper-left">
           <Heatmap snapshot={snapshot} t={t} onPick={setT} palette={palette} />
-          <Legend palette={palette} />
+          <Legend palette={palette} mechanism={mechanism} />
         </div>
         <div className="stepper-right">
           <div className="stepper-t-row">
@@ -333,10 +350,32 @@ export function SelectionStepper({ decode, focus, onViewChange, emptyNote, recal
               Invalid selection at t = {t}: {rangeError}
             </p>
           ) : (
-            <RangeList snapshot={snapshot} t={t} ranges={ranges} decode={decode} roles={roles} />
+            <>
+              <WhyList snapshot={snapshot} t={t} />
+              <RangeList snapshot={snapshot} t={t} ranges={ranges} decode={decode} roles={roles} />
+            </>
           )}
         </div>
       </div>
     </section>
   );
+}
+
+const HELP = {
+  nsa: 'Which key blocks each query position selected.',
+  moba: 'Which key blocks of B each query position read under MoBA: its own block and the top k − 1 earlier ones by q·mean(K).',
+  dsa: 'Which tokens each query position read under DSA: the top k by the lightning indexer’s score.',
+} as const;
+
+/** The snapshot's selection settings in the mechanism's own letters. */
+export function cfgLine(s: SelectionSnapshot): string {
+  const c = s.cfg;
+  switch (snapshotMechanism(s)) {
+    case 'moba':
+      return `MoBA B=${c.lSel} k=${c.nSel}`;
+    case 'dsa':
+      return `DSA k=${c.nSel} tokens`;
+    default:
+      return `l=${c.l} d=${c.d} l′=${c.lSel} n=${c.nSel} w=${c.w}`;
+  }
 }
