@@ -1,5 +1,6 @@
-// The config side of the page, without training: an invalid field blocks the start, a bad upload is
-// refused without changing anything else, and the URL carries the config across a reload.
+// The config side of the page: an invalid field blocks the start, a MoBA config's fields,
+// explanation and (after one step) its stepper, a bad upload is refused without changing anything
+// else, and the URL carries the config across a reload.
 import { expandConfig, expectAdapter, saveScreenshot } from './page-helpers';
 import { expect, type Page, test } from './test';
 
@@ -26,6 +27,40 @@ test('an invalid config shows the message at the field and the run cannot start'
   await field(page, 'model.dk').fill('16');
   await expect(page.getByTestId('config-error-model.dk')).toHaveCount(0);
   await expect(page.getByTestId('run-button')).toBeEnabled();
+
+  // MoBA from the attention select: its fields sized from tiny's NSA (blocks of l′ = 8, k = n = 3),
+  // an error at its own field, "How MoBA works" from those numbers, and after one step the stepper's
+  // MoBA blocks with the reason for each (its own block forced, the others by score).
+  await field(page, 'model.attention').selectOption('moba');
+  await expect(field(page, 'model.moba.blockSize')).toHaveValue('8');
+  await expect(field(page, 'model.moba.topK')).toHaveValue('3');
+  await field(page, 'model.moba.topK').fill('9');
+  await expect(page.getByTestId('config-error-model.moba.topK')).toContainText('more than the 8 blocks');
+  await expect(page.getByTestId('run-button')).toBeDisabled();
+  await field(page, 'model.moba.topK').fill('3');
+  await expect(page.getByTestId('config-error-model.moba.topK')).toHaveCount(0);
+  await expect(page.getByTestId('fact-keys-last')).toHaveText('24 in its blocks vs 64 dense (38%)');
+  const explain = page.getByTestId('explain');
+  await expect(explain).toHaveAttribute('data-attention', 'moba');
+  await expect(explain).toContainText('How MoBA works');
+  await expect(page.getByTestId('explain-reads')).toHaveText(
+    'Query t reads 8 + 2·8 = 24 keys (at most k·B = 24), where dense attention reads t + 1 = 64.',
+  );
+  await page.getByTestId('step-button').click();
+  await expect(page.getByTestId('steps-done')).toHaveText('1', { timeout: 120_000 });
+  const stepper = page.getByTestId('stepper');
+  await expect(stepper).toHaveAttribute('data-mechanism', 'moba', { timeout: 60_000 });
+  await expect(stepper).toHaveAttribute('data-invalid-rows', '0');
+  await expect(page.getByTestId('stepper-cfg')).toHaveText('MoBA B=8 k=3');
+  // t = 63: block 7 (its own, forced) and two of blocks 0 … 6 by score, ranks 1 and 2.
+  const rows = page.getByTestId('stepper-why-row');
+  await expect(rows).toHaveCount(3);
+  await expect(page.locator('[data-testid="stepper-why-row"][data-reason="forced"]')).toHaveAttribute('data-index', '7');
+  await expect(rows.filter({ hasText: 'its own block' })).toContainText(
+    'block 7 [56, 64) its own block: always read, cut at t (8 of 8 keys)',
+  );
+  expect((await rows.evaluateAll((els) => els.map((e) => e.getAttribute('data-rank')))).sort()).toEqual(['', '1', '2']);
+  await saveScreenshot(page, testInfo, 'moba-step');
 });
 
 test('a bad upload is refused with a message and nothing else changes', async ({ page }, testInfo) => {
