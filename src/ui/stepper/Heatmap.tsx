@@ -3,7 +3,7 @@
 // Clicking a row picks that query position.
 import { useEffect, useMemo, useRef, useState } from 'react';
 
-import { type SelectionSnapshot, snapshotBlocks } from '../../definitions/selection-snapshot';
+import { type SelectionSnapshot, snapshotBlocks, snapshotMechanism } from '../../definitions/selection-snapshot';
 import { cmpFrontier, windowSpan } from './geometry';
 import { blockX, type HeatmapLayout, heatmapLayout, hitCell, posX, rowY, ticks } from './heatmap-layout';
 import { HeatmapTooltip } from './HeatmapTooltip';
@@ -165,7 +165,34 @@ function drawBands(ctx: CanvasRenderingContext2D, L: HeatmapLayout, s: Selection
   ctx.beginPath();
   ctx.rect(L.plotX, L.plotY, L.plotW, L.plotH);
   ctx.clip();
+  // NSA's window and compressed branches only: MoBA and DSA have neither (their cfg's w and l are placeholders).
+  const nsa = snapshotMechanism(s) === 'nsa';
   // Window band [t − w + 1, t]: translucent fill, dashed left edge.
+  if (nsa) drawWindow(ctx, L, c, p);
+  // Causal limit: keys ≤ t.
+  ctx.beginPath();
+  staircase(ctx, L, (t) => posX(L, t + 1));
+  ctx.strokeStyle = css(p.causal);
+  ctx.lineWidth = 1;
+  ctx.setLineDash([]);
+  ctx.stroke();
+  // Compressed frontier: positions < f(t) + 1 are covered by visible compressed blocks.
+  if (!nsa) {
+    ctx.restore();
+    return;
+  }
+  ctx.beginPath();
+  staircase(ctx, L, (t) => {
+    const f = cmpFrontier(t, c);
+    return f < 0 ? null : posX(L, f + 1);
+  });
+  ctx.strokeStyle = css(p.frontier);
+  ctx.lineWidth = 2;
+  ctx.stroke();
+  ctx.restore();
+}
+
+function drawWindow(ctx: CanvasRenderingContext2D, L: HeatmapLayout, c: SelectionSnapshot['cfg'], p: StepperPalette): void {
   ctx.beginPath();
   for (let t = 0; t < L.T; t++) {
     const { lo } = windowSpan(t, c);
@@ -181,23 +208,6 @@ function drawBands(ctx: CanvasRenderingContext2D, L: HeatmapLayout, s: Selection
   ctx.lineWidth = 1.5;
   ctx.setLineDash([4, 3]);
   ctx.stroke();
-  // Causal limit: keys ≤ t.
-  ctx.beginPath();
-  staircase(ctx, L, (t) => posX(L, t + 1));
-  ctx.strokeStyle = css(p.causal);
-  ctx.lineWidth = 1;
-  ctx.setLineDash([]);
-  ctx.stroke();
-  // Compressed frontier: positions < f(t) + 1 are covered by visible compressed blocks.
-  ctx.beginPath();
-  staircase(ctx, L, (t) => {
-    const f = cmpFrontier(t, c);
-    return f < 0 ? null : posX(L, f + 1);
-  });
-  ctx.strokeStyle = css(p.frontier);
-  ctx.lineWidth = 2;
-  ctx.stroke();
-  ctx.restore();
 }
 
 function drawAxes(ctx: CanvasRenderingContext2D, L: HeatmapLayout, p: StepperPalette, current: number): void {

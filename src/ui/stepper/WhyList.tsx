@@ -11,7 +11,7 @@ export function WhyList({ snapshot, t }: { snapshot: SelectionSnapshot; t: numbe
   const unit = why.mechanism === 'dsa' ? 'token' : 'block';
   const shown = why.items.slice(0, WHY_ROWS);
   return (
-    <div className="stepper-why" data-testid="stepper-why" data-mechanism={why.mechanism}>
+    <div className="stepper-why" data-testid="stepper-why-list" data-mechanism={why.mechanism}>
       <p className="muted">
         Why these {unit}s: {why.slots} of {why.scored} scored candidate{why.scored === 1 ? '' : 's'} picked by score
         {why.items.some((i) => i.reason === 'forced') ? ', the rest forced' : ''}

@@ -1,5 +1,5 @@
 // What the tooltip says about one heatmap cell (query t, block j). Pure, tested in Node.
-import { rowRecorded, scoreRow, selectionRow, type SelectionSnapshot } from '../../definitions/selection-snapshot';
+import { rowRecorded, scoreRow, selectionRow, type SelectionSnapshot, snapshotMechanism } from '../../definitions/selection-snapshot';
 import { type CellKind, cellKind, cmpFrontier, windowBlocks } from './geometry';
 
 export interface CellFacts {
@@ -71,6 +71,7 @@ export function whyBlock(s: SelectionSnapshot, t: number, j: number): string {
     case 'future':
       return `Not yet a candidate: block ${j} starts at ${f.start}, after t = ${t}.`;
     case 'forced':
+      if (snapshotMechanism(s) === 'moba') return `Always read: block ${j} is the query's own block (MoBA), cut at t, whatever its score.`;
       return j === 0 && c.forceInit
         ? 'Always read: block 0 is forced (forceInit), whatever its score.'
         : `Always read: one of the ${c.forceLocal} local block${c.forceLocal === 1 ? '' : 's'} ending at t (forceLocal), whatever its score.`;
