@@ -19,7 +19,8 @@ import { ConfigPanel } from '../../src/ui/config/ConfigPanel';
 import { configFacts, mechanismFacts } from '../../src/ui/config/derived';
 import { budgetNote, mechanismReads } from '../../src/ui/config/DerivedFacts';
 import { editConfig } from '../../src/ui/config/edit';
-import { errorDomId, fieldDomId } from '../../src/ui/config/fields';
+import { errorDomId, fieldDomId, SECTIONS } from '../../src/ui/config/fields';
+import { parseNumberText } from '../../src/ui/config/number-text';
 import { isRunConfigValid, runConfigErrors } from '../../src/ui/config/parse';
 import { setPath } from '../../src/ui/config/paths';
 import { UI_PRESET_NAMES, uiPreset } from '../../src/ui/config/presets';
@@ -31,11 +32,15 @@ import { HeatmapTooltip } from '../../src/ui/stepper/HeatmapTooltip';
 import { contextLine } from '../../src/ui/stepper/RangeList';
 import { SelectionStepper } from '../../src/ui/stepper/SelectionStepper';
 import { selectionWhy } from '../../src/ui/stepper/why';
+import { WindowRange } from '../../src/ui/stepper/WindowRange';
+import { createPlaygroundStore } from '../../src/ui/store';
 import { decodeConfigHash, encodeConfigHash } from '../../src/ui/url-state';
 import { mulberry32 } from '../../src/util/random';
 import { refSnapshots } from './stepper-fixtures';
 
 const KINDS = ['window', 'moba', 'dsa'] as const;
+/** config-fuzz-panel.test.ts's values (importing that file would run its tests here too). */
+const FUZZ_TEXTS = ['0', '-1', '1e308', 'NaN', '99999999', 'abc'] as const;
 const render = (c: RunConfig) => renderToStaticMarkup(createElement(ConfigPanel, { value: c, onChange: () => {} }));
 
 /** Key positions query t reads, listed one by one from the mechanism's definition (docs/nsa-spec.md 15, docs/dsa-spec.md 3). */
@@ -147,6 +152,33 @@ describe('config panel: window, MoBA and DSA', () => {
     const bad = setPath(c, 'model.dsa.topK', 0);
     expect(configFacts(bad, runConfigErrors(bad)).mechanism).toBeNull();
     expect(render(c)).toContain('indexer keys of width d_I scored');
+  });
+});
+
+describe('fuzz: every field of the window, MoBA and DSA × 0, −1, 1e308, NaN, 99999999, text', () => {
+  it('the panel renders each value, refused at its field or accepted; the explanation of the last valid config renders', () => {
+    for (const kind of KINDS) {
+      const base = editConfig(uiPreset('tiny'), 'model.attention', kind);
+      const store = createPlaygroundStore({ config: base, preset: 'tiny' });
+      const fields = SECTIONS.find((x) => x.id === kind)!.fields.map((f) => f.path);
+      expect(fields.length).toBeGreaterThan(0);
+      for (const path of fields) {
+        for (const text of FUZZ_TEXTS) {
+          const draft = editConfig(base, path, parseNumberText(text));
+          store.getState().setConfig(draft);
+          const errors = runConfigErrors(draft);
+          const html = render(draft);
+          if (errors.length) expect(html, `${path} = ${text}`).toContain(`id="${errorDomId(path)}"`);
+          expect(
+            errors.every((e) => e.field === path),
+            `${path} = ${text}: ${JSON.stringify(errors)}`,
+          ).toBe(true);
+          const m = store.getState().validConfig.model;
+          const explain = renderToStaticMarkup(createElement(ExplainPanel, { nsa: m.nsa, T: m.seqLen, dense: false, model: m }));
+          expect(explain).toContain('data-testid="explain-reads"');
+        }
+      }
+    }
   });
 });
 
@@ -324,6 +356,9 @@ describe('stepper per mechanism', () => {
   it('the window: its range is [t − w + 1, t]; snapshots only for the mechanisms that select', () => {
     expect(windowSpan(40, windowAsNsa({ w: 16 }))).toEqual({ lo: 25, hi: 40 });
     expect(windowSpan(3, windowAsNsa({ w: 16 }))).toEqual({ lo: 0, hi: 3 });
+    const range = renderToStaticMarkup(createElement(WindowRange, { window: { w: 16 }, T: 64 }));
+    expect(range).toContain('data-lo="48" data-hi="64"');
+    expect(range.replace(/<!-- -->/g, '')).toContain('t = 63 reads [48, 64): 16 keys (dense: 64)');
     const m = uiPreset('tiny').model;
     expect(snapshotSelectionOf({ ...m, attention: 'window', window: { w: 8 } })).toBeNull();
     expect(snapshotSelectionOf({ ...m, attention: 'dense' })).toBeNull();
