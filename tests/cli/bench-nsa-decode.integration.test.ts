@@ -4,6 +4,7 @@
 // ncmp(t) + |selected ≤ t| + min(w, t + 1) for NSA (here worked out by hand for the m7c-125m
 // shape: l 32, d 16, l′ 64, n 16, w 512, block 0 and the 2 local blocks forced) and t + 1 dense.
 // T = 200: every block selected, the window covers every key; T = 1100: 16 of 18 blocks, w < t + 1.
+// (--mechanisms none: the other mechanisms' decode lines are checked in tests/cli/bench-attention-gpu.test.ts.)
 import { spawnSync } from 'node:child_process';
 
 import { describe, expect, it } from 'vitest';
@@ -12,7 +13,19 @@ describe('npm run bench:nsa -- --decode (spawned)', () => {
   it('prints the decode lines and summary; counted reads = the formula', { timeout: 300_000 }, () => {
     const r = spawnSync(
       process.execPath,
-      ['scripts/run-node.mjs', 'src/cli/bench-nsa.ts', '--decode', '--T', '200,1100', '--repeats', '1', '--warmup', '0'],
+      [
+        'scripts/run-node.mjs',
+        'src/cli/bench-nsa.ts',
+        '--decode',
+        '--T',
+        '200,1100',
+        '--repeats',
+        '1',
+        '--warmup',
+        '0',
+        '--mechanisms',
+        'none',
+      ],
       { encoding: 'utf8', env: { ...process.env, NSA_GPU: 'software' } },
     );
     expect(r.status, r.stderr).toBe(0);
