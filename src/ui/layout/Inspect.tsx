@@ -40,6 +40,8 @@ function RunViews() {
   const model = useMemo((): GenerationModel | null => {
     if (!runConfig || !info || status === 'starting' || status === 'error') return null;
     const m = runConfig.model;
+    // Neither decoder runs DSA yet (docs/dsa-spec.md section 11): no panel that would only fail.
+    if (m.attention === 'dsa') return null;
     return {
       nsa: m.attention === 'nsa' && m.nsa ? m.nsa : null,
       H: m.nHeads,
@@ -87,9 +89,11 @@ function RunViews() {
         onCancel={() => void cancelGeneration()}
         model={model}
         disabledReason={
-          status === 'starting'
-            ? 'The model is being built…'
-            : 'Train (or Step) a model first: generation samples from its current weights.'
+          runConfig?.model.attention === 'dsa'
+            ? 'Generation does not decode DSA models yet (no KV-cache decoder for the lightning indexer); train and inspect them here.'
+            : status === 'starting'
+              ? 'The model is being built…'
+              : 'Train (or Step) a model first: generation samples from its current weights.'
         }
         promptHint={
           info && info.dataset.tokenizer === null
