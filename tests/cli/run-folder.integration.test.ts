@@ -131,7 +131,10 @@ describe('npm run train: one writer per run folder', { timeout: 600_000 }, () =>
 
 describe('npm run train: start-up stops and folders without a checkpoint', { timeout: 600_000 }, () => {
   it('SIGTERM during start-up: "nothing written", no "step -1", exit 143', async () => {
-    const a = startTrain(['--out', root, '--run', 'early', ...RUN, '--steps', '3']);
+    // The small preset: its start-up after [data] (building the model, compiling its pipelines) lasts
+    // seconds on SwiftShader, so the signal lands in it even when this process reads the line late
+    // on a loaded machine (the tiny preset could finish all its steps first).
+    const a = startTrain(['--out', root, '--run', 'early', '--preset', 'small', '--data', 'random', '--batch', '1', '--steps', '3']);
     await a.until(/\[data\]/);
     a.child.kill('SIGTERM');
     const code = await a.exit;
