@@ -16,8 +16,8 @@
 // Steps 4 keeps both cores busy on its own; the two of step 5 do not (the integration tier waits on
 // process start-ups, torchrun's rendezvous and pytest's fault timeouts; the e2e suite on pages
 // loading and its own timers), so they share the cores: at c1f6884 the pair took 470 s side by
-// side (integration 470 s, Playwright 351 s), where one after the other each alone took about
-// 250–290 s. Neither asserts a wall-clock time a shared core could miss (hang
+// side (integration 470 s, Playwright 351 s); at 7f168f3, with fewer tests, one after the other
+// they took 235 s and 254 s. Neither asserts a wall-clock time a shared core could miss (hang
 // guards and report-only figures), and their files and ports are disjoint.
 //
 // The learning tier (npm run test:learning) is not part of it. A failing step stops the run; the
