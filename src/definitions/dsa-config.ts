@@ -4,7 +4,7 @@
 
 import { type ConfigIssue, InvalidConfigError } from './config-issue';
 import type { NsaConfig } from './nsa-config';
-import type { AttentionShape } from './shapes';
+import { type AttentionShape, attentionShapeIssues } from './shapes';
 
 export interface DsaConfig {
   /** Indexer heads H_I. */
@@ -53,17 +53,8 @@ export function validateDsaConfig(c: DsaConfig, shape?: Partial<DsaShape>): Conf
     bad('dsa.lossWeight', `lossWeight must be a finite number > 0 (got ${String(c.lossWeight)})`);
   }
   if (shape) {
-    const { T, H, G, dk, dv } = shape;
-    if (T !== undefined && (!isInt(T) || T < 0)) bad('shape.T', `T must be an integer ≥ 0 (got ${T})`);
-    for (const [name, v] of [
-      ['H', H],
-      ['G', G],
-      ['dk', dk],
-      ['dv', dv],
-    ] as const) {
-      if (v !== undefined && (!isInt(v) || v < 1)) bad(`shape.${name}`, `${name} must be an integer ≥ 1 (got ${v})`);
-    }
-    if (isInt(H) && isInt(G) && H >= 1 && G >= 1 && H % G !== 0) bad('shape.H', `H (${H}) must be a multiple of G (${G})`);
+    out.push(...attentionShapeIssues(shape));
+    const { dk } = shape;
     if (okDim && isInt(dk) && dk >= 1 && c.indexDim > dk) {
       bad('dsa.indexDim', `indexDim (${c.indexDim}) must be ≤ dk (${dk}): the indexer may be no wider than a head`);
     }

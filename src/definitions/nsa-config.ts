@@ -2,7 +2,7 @@
 // any GPU work; every issue names the offending field so the UI can point at it.
 
 import { type ConfigIssue, InvalidConfigError } from './config-issue';
-import type { AttentionShape } from './shapes';
+import { type AttentionShape, attentionShapeIssues } from './shapes';
 
 export type NsaPhi = 'avg' | 'mlp';
 
@@ -72,21 +72,7 @@ export function validateNsaConfig(c: NsaConfig, shape?: Partial<NsaShape>): Conf
     const forced = (c.forceInit === true ? 1 : 0) + c.forceLocal;
     if (c.nSel < forced) bad('nsa.nSel', `nSel (${c.nSel}) must be ≥ forceInit + forceLocal (${forced})`);
   }
-  if (shape) {
-    const { T, H, G, dk, dv } = shape;
-    if (T !== undefined && (!isInt(T) || T < 0)) bad('shape.T', `T must be an integer ≥ 0 (got ${T})`);
-    for (const [name, v] of [
-      ['H', H],
-      ['G', G],
-      ['dk', dk],
-      ['dv', dv],
-    ] as const) {
-      if (v !== undefined && (!isInt(v) || v < 1)) bad(`shape.${name}`, `${name} must be an integer ≥ 1 (got ${v})`);
-    }
-    if (isInt(H) && isInt(G) && H >= 1 && G >= 1 && H % G !== 0) {
-      bad('shape.H', `H (${H}) must be a multiple of G (${G})`);
-    }
-  }
+  if (shape) out.push(...attentionShapeIssues(shape));
   return out;
 }
 
