@@ -13,7 +13,7 @@ import type { ModelConfig } from '../definitions/model-config';
 import { visibleCmpBlocks } from '../definitions/nsa-blocks';
 import { selectionRanges } from '../definitions/nsa-ranges';
 import type { AttentionShape } from '../definitions/shapes';
-import { type Arena, type BufferSlice, createLayoutArena, layoutEntries, type PlaceTensor } from '../gpu/arena';
+import { type BufferSlice, createLayoutArena, layoutEntries, type PlaceTensor } from '../gpu/arena';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { dsaBackwardDispatches, dsaForwardDispatches, dsaSavedTensors, dsaScratchTensors } from '../model/dsa/core';
 import { mechanismBackward, mechanismForward, mobaSavedTensors, mobaScratchTensors } from '../model/mechanisms';
@@ -212,7 +212,7 @@ export async function mechanismTrainRow(
   }
   const out = await gpu.readF32(built.t.common.out, T * built.s.H * built.s.dv);
   const { keys, indexKeys } = await keysVisited(gpu, m, T, configs, built);
-  for (const b of (built.arena as Arena).buffers) b.destroy();
+  for (const b of built.arena.buffers) b.destroy();
   const [fwd, bwd] = [median(times.fwd), median(times.bwd)];
   return {
     ...base,
