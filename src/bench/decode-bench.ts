@@ -14,7 +14,7 @@ import { GpuDecoder } from '../decode/gpu-decoder';
 import { mobaAsNsa } from '../definitions/mechanisms';
 import type { ModelConfig } from '../definitions/model-config';
 import { visibleCmpBlocks } from '../definitions/nsa-blocks';
-import { selectionRanges } from '../definitions/nsa-ranges';
+import { selectedPositions } from '../definitions/nsa-ranges';
 import { paramSpecs } from '../definitions/params';
 import { type Dispatch, GpuContext } from '../gpu/context';
 import { type DispatchTiming, profileDispatches } from '../gpu/profiler';
@@ -158,7 +158,7 @@ function nsaKeys(m: Measured, T: number, layers: number): { read: KeysPerQuery; 
       const row = m.selection.subarray(i * CFG.nSel, (i + 1) * CFG.nSel);
       const f = {
         cmp: visibleCmpBlocks(t, CFG),
-        sel: selectionRanges(row, t, CFG).reduce((a, [s, e]) => a + e - s, 0),
+        sel: selectedPositions(row, t, CFG),
         win: Math.min(CFG.w, t + 1),
       };
       const r = { cmp: m.reads[i * 4], sel: m.reads[i * 4 + 1], win: m.reads[i * 4 + 2] };
@@ -264,7 +264,7 @@ export async function mechanismDecodeRow(
     else {
       const cfg = mobaAsNsa(matched.configs.moba);
       const row = r.selection.subarray(i * cfg.nSel, (i + 1) * cfg.nSel);
-      want = [0, selectionRanges(row, t, cfg).reduce((a, [s, e]) => a + e - s, 0), 0, 0];
+      want = [0, selectedPositions(row, t, cfg), 0, 0];
     }
     match &&= counted.every((x, k) => x === want[k]);
     read += counted.reduce((a, b) => a + b, 0) / (o.layers * G);

@@ -11,7 +11,7 @@ import { type DsaConfig, tokenSelectionAsNsa } from '../definitions/dsa-config';
 import { mobaAsNsa } from '../definitions/mechanisms';
 import type { ModelConfig } from '../definitions/model-config';
 import { visibleCmpBlocks } from '../definitions/nsa-blocks';
-import { selectionRanges } from '../definitions/nsa-ranges';
+import { selectedPositions } from '../definitions/nsa-ranges';
 import type { AttentionShape } from '../definitions/shapes';
 import { type BufferSlice, createLayoutArena, layoutEntries, type PlaceTensor } from '../gpu/arena';
 import type { Dispatch, GpuContext } from '../gpu/context';
@@ -179,7 +179,7 @@ async function keysVisited(
   for (let t = 0; t < T; t++)
     for (let g = 0; g < G; g++) {
       const row = sel.subarray((t * G + g) * cfg.nSel, (t * G + g + 1) * cfg.nSel);
-      n += selectionRanges(row, t, cfg).reduce((a, [s, e]) => a + e - s, 0);
+      n += selectedPositions(row, t, cfg);
     }
   return { keys: n / G, indexKeys: m === 'dsa' ? (T * (T + 1)) / 2 : 0 };
 }

@@ -8,7 +8,7 @@
 // Σ_t ncmp(t) + |selected positions ≤ t| + min(w, t+1), from the selection the GPU made).
 import { visibleCmpBlocks } from '../definitions/nsa-blocks';
 import type { NsaConfig } from '../definitions/nsa-config';
-import { selectionRanges } from '../definitions/nsa-ranges';
+import { selectedPositions } from '../definitions/nsa-ranges';
 import type { AttentionShape } from '../definitions/shapes';
 import { type Arena, createLayoutArena } from '../gpu/arena';
 import type { Dispatch, GpuContext } from '../gpu/context';
@@ -31,7 +31,7 @@ function nsaKeysVisited(sel: Int32Array, T: number, G: number, cfg: NsaConfig): 
   for (let t = 0; t < T; t++) {
     for (let g = 0; g < G; g++) {
       const row = sel.subarray((t * G + g) * cfg.nSel, (t * G + g + 1) * cfg.nSel);
-      const selected = selectionRanges(row, t, cfg).reduce((a, [s, e]) => a + e - s, 0);
+      const selected = selectedPositions(row, t, cfg);
       total += visibleCmpBlocks(t, cfg) + selected + Math.min(cfg.w, t + 1);
     }
   }

@@ -33,3 +33,8 @@ export function selectionRanges(blocks: ArrayLike<number>, t: number, c: NsaConf
   }
   return out;
 }
+
+/** Positions ≤ t a selection row reads: the total length of its selectionRanges (validated the same way). */
+export function selectedPositions(blocks: ArrayLike<number>, t: number, c: NsaConfig): number {
+  return selectionRanges(blocks, t, c).reduce((a, [s, e]) => a + e - s, 0);
+}
