@@ -45,6 +45,9 @@ const DEFAULT_STALL_SECONDS = 300;
 const RESUME_FLAGS = ['resume', 'stall-timeout', 'checkpoint-every', 'help'];
 /** Test hook: SIGKILL this process after writing the N-th checkpoint's temporary file, before the rename. */
 const CRASH_HOOK = 'NSA_TEST_KILL_DURING_CHECKPOINT';
+// A test hook: SIGTERM to itself right after the GPU is acquired, so that the signal is caught but not
+// yet dispatched when start-up goes on: the moment a signal sent during Dawn's blocking start-up lands in.
+const SIGNAL_HOOK = 'NSA_TEST_SIGTERM_AFTER_GPU';
 /** Test hook: after step N's metrics, fill the embedding with NaN (a later step's loss is NaN: a non-finite stop). */
 const NAN_HOOK = 'NSA_TEST_NAN_WEIGHT_AFTER_STEP';
 
@@ -135,14 +138,11 @@ function resumedRun(args: ParsedArgs, dir: string): RunStart | number {
 }
 
 async function main(): Promise<number> {
-  // A signal during start-up (before the run's own handlers): stop at the next safe point.
-  const early = (sig: NodeJS.Signals) => {
-    if (earlySignal) process.exit(sig === 'SIGINT' ? 130 : 143);
-    earlySignal = sig;
-    console.error(`[${sig}] stopping at the end of start-up, before the first step (again to exit at once)`);
-  };
-  process.on('SIGINT', early);
-  process.on('SIGTERM', early);
+  // One listener per signal for the whole process. Swapping listeners would remove a signal's last
+  // one, which closes its handle, and a signal caught but not yet dispatched is then lost: a SIGTERM
+  // during start-up let the whole run go on (tests/cli/run-folder.integration.test.ts, "SIGTERM during start-up").
+  process.on('SIGINT', onStopSignal);
+  process.on('SIGTERM', onStopSignal);
   const args = parseArgs(process.argv.slice(2), TRAIN_ARGS);
   if (args.flags.has('help')) {
     console.log(USAGE);
@@ -168,6 +168,7 @@ async function main(): Promise<number> {
 
   const gpu = await acquireNodeGpu({ announce: false });
   console.log(`[gpu] ${describeAdapter(gpu.adapter)}`);
+  if (process.env[SIGNAL_HOOK] === '1') process.kill(process.pid, 'SIGTERM');
   // The adapter's own limits, before anything is allocated on it or written to the run folder.
   const tooLarge = checkRunResources(config, nodeResourceLimits(gpu.adapter));
   if (tooLarge.length) {
@@ -175,16 +176,15 @@ async function main(): Promise<number> {
     gpu.destroy();
     return 2;
   }
-  if (earlySignal) {
+  if (stopSignal) {
     gpu.destroy();
-    console.error(startupStop(earlySignal, start.dir, from?.state.stepsDone ?? null));
-    return earlySignal === 'SIGINT' ? 130 : 143;
+    console.error(startupStop(stopSignal, start.dir, from?.state.stepsDone ?? null));
+    return stopSignal === 'SIGINT' ? 130 : 143;
   }
   const folder = guardWrite(start.dir, 'the run folder', () => start.openFolder());
   Object.assign(runOnDisk, { dir: folder.dir, checkpointPath: folder.checkpointPath, step: from?.state.stepsDone ?? null });
   let lastBeat: Heartbeat | null = null;
   let fatal: string | null = null;
-  let signal: NodeJS.Signals | null = null;
   let trainer: Trainer | null = null;
   gpu.onReport((r) => {
     fatal ??= `[gpu] ${r.kind}: ${r.message}`;
@@ -207,17 +207,8 @@ async function main(): Promise<number> {
     watchdog.beat(b.phase, b.step);
     guardWrite(folder.heartbeatPath, `heartbeat of step ${b.step}`, () => folder.heartbeat(b));
   };
-  // The first SIGINT/SIGTERM ends the loop after the step in flight and writes a checkpoint; a second exits at once.
-  signal = earlySignal;
-  process.off('SIGINT', early);
-  process.off('SIGTERM', early);
-  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-    process.on(sig, () => {
-      if (signal) process.exit(sig === 'SIGINT' ? 130 : 143);
-      signal = sig;
-      console.error(`[${sig}] stopping after the step in flight and writing a checkpoint (again to exit at once)`);
-    });
-  }
+  // From here the first SIGINT/SIGTERM ends the loop after the step in flight and writes a checkpoint; a second exits at once.
+  stopPhase = 'run';
 
   trainer = from
     ? await Trainer.fromCheckpoint(gpu, from, dataset, { onHeartbeat })
@@ -281,7 +272,7 @@ async function main(): Promise<number> {
   const loop = trainingLoop(trainer, {
     until: t.steps,
     checkpointAfter: (n) => evalDue(n) || checkpointDue(n),
-    shouldStop: () => fatal !== null || signal !== null,
+    shouldStop: () => fatal !== null || stopSignal !== null,
   });
   // Every early exit below drains the steps in flight and destroys the device first: a process
   // that exits with GPU work queued or a staging buffer mapped can crash in Dawn's teardown
@@ -337,18 +328,18 @@ async function main(): Promise<number> {
     console.error(`${w.message}\n${lastGood()}`);
     return 4;
   };
-  if (signal && trainer.stepsDone === startStep) {
-    console.error(startupStop(signal, folder.dir, from?.state.stepsDone ?? null));
-    return release(signal === 'SIGINT' ? 130 : 143);
+  if (stopSignal && trainer.stepsDone === startStep) {
+    console.error(startupStop(stopSignal, folder.dir, from?.state.stepsDone ?? null));
+    return release(stopSignal === 'SIGINT' ? 130 : 143);
   }
-  if (signal) {
+  if (stopSignal) {
     try {
       await checkpoint('signal');
     } catch (w) {
       return release(refused(w));
     }
-    console.error(`stopped by ${signal} after step ${trainer.stepsDone - 1}; continue with: npm run train -- --resume ${folder.dir}`);
-    return release(signal === 'SIGINT' ? 130 : 143);
+    console.error(`stopped by ${stopSignal} after step ${trainer.stepsDone - 1}; continue with: npm run train -- --resume ${folder.dir}`);
+    return release(stopSignal === 'SIGINT' ? 130 : 143);
   }
   if (hasVal && t.evalBatches > 0) await evaluate();
   try {
@@ -381,7 +372,20 @@ async function main(): Promise<number> {
   return 0;
 }
 
-let earlySignal: NodeJS.Signals | null = null;
+/** The first SIGINT/SIGTERM received, and whether it came in start-up or once the run's folder was open. */
+let stopSignal: NodeJS.Signals | null = null;
+let stopPhase: 'start-up' | 'run' = 'start-up';
+
+/** The first signal stops at the next safe point (the end of start-up, or after the step in flight); a second exits at once. */
+function onStopSignal(sig: NodeJS.Signals): void {
+  if (stopSignal) process.exit(sig === 'SIGINT' ? 130 : 143);
+  stopSignal = sig;
+  console.error(
+    stopPhase === 'start-up'
+      ? `[${sig}] stopping at the end of start-up, before the first step (again to exit at once)`
+      : `[${sig}] stopping after the step in flight and writing a checkpoint (again to exit at once)`,
+  );
+}
 
 /** A stop before the first step of this process: nothing was trained, so no checkpoint is written. */
 function startupStop(sig: NodeJS.Signals, dir: string, resumedAt: number | null): string {
