@@ -4,7 +4,9 @@
 // operation runs in the same order as the full-sequence reference (modelForwardRef in
 // src/reference/model.ts), so decode = prefill (docs/nsa-spec.md property 5) holds to rounding — in
 // practice bit for bit. Float64 throughout: this is the oracle the GPU path is checked against,
-// and it is fast enough for the tiny and small presets.
+// and it is fast enough for the tiny and small presets. DSA layers drive one DsaDecodeRef each (the
+// K/V and indexer-key caches, top-k per docs/dsa-spec.md section 3, the reads of section 7).
+import { indexerParamNames } from '../definitions/dsa-params';
 import { type Branch } from '../definitions/gates';
 import { attentionNsaConfig } from '../definitions/mechanisms';
 import { assertValidModelConfig, type ModelConfig, type ModelNsaConfig, shortConvTaps, usesRope } from '../definitions/model-config';
@@ -12,6 +14,7 @@ import { numCmpBlocks, visibleCmpBlocks } from '../definitions/nsa-blocks';
 import type { NsaConfig } from '../definitions/nsa-config';
 import { cmpMlpHidden } from '../definitions/nsa-config';
 import { EMBEDDING, FINAL_NORM, layerParamNames, numel, paramSpecs } from '../definitions/params';
+import { DsaDecodeRef } from './dsa/decode';
 import type { Params64 } from './model';
 import type { CmpMlpPair } from './nsa/compression';
 import { type BranchReads, NsaDecodeRef } from './nsa/decode';
@@ -24,10 +27,12 @@ export type { BranchReads } from './nsa/decode';
 /** What one NSA layer did for the token just decoded. */
 export interface NsaLayerStep {
   layer: number;
-  /** Selected blocks int32 [G, nSel], ascending, −1 padded. */
+  /** Selected blocks int32 [G, nSel], ascending, −1 padded (DSA: selected tokens [G, k], every group's row equal). */
   selection: Int32Array;
-  /** Key rows read per group, per branch. */
+  /** Key rows read per group, per branch (DSA: its main K/V rows in `sel`). */
   reads: BranchReads[];
+  /** DSA only: indexer key rows read for this token, once for the layer (docs/dsa-spec.md section 7). */
+  indexKeysRead?: number;
   /** Whether this token completed a compressed block. */
   emitted: boolean;
   /** Gates [H,3] as used (after any ablation). */
@@ -40,7 +45,7 @@ export interface DecodeStep {
   token: number;
   /** Next-token logits [vocabSize]. */
   logits: Float64Array;
-  /** One entry per layer for NSA, window and MoBA models (window: selection all −1; no gates outside NSA); empty for dense. */
+  /** One entry per layer for NSA, window, MoBA and DSA models (window: selection all −1; no gates outside NSA); empty for dense. */
   nsa: NsaLayerStep[];
 }
 
@@ -195,6 +200,7 @@ export class ModelDecoder {
   private readonly p: Params64;
   private readonly dense: DenseLayerCache[] = [];
   private readonly nsa: NsaDecodeRef[] = [];
+  private readonly dsa: DsaDecodeRef[] = [];
   private len = 0;
   /** With a short convolution: per convolution weight, the raw key rows fed so far. */
   private readonly rawKeys = new Map<string, Float64Array[]>();
@@ -206,8 +212,6 @@ export class ModelDecoder {
     readonly capacity: number = config.seqLen,
   ) {
     assertValidModelConfig(config);
-    // The DSA decoder (docs/dsa-spec.md section 7) is the float64 layer twin's only: refused, never decoded as dense.
-    if (config.attention === 'dsa') throw new Error("decoding a 'dsa' model is not wired yet (docs/dsa-spec.md section 11)");
     if (!(Number.isInteger(capacity) && capacity >= 1 && capacity <= config.seqLen))
       throw new Error(`decoder capacity must be an integer in [1, ${config.seqLen}] (got ${capacity})`);
     this.p = paramsToF64(config, params);
@@ -215,7 +219,10 @@ export class ModelDecoder {
     for (let l = 0; l < config.nLayers; l++) {
       // NSA, window and MoBA layers all decode through NsaDecodeRef (docs/nsa-spec.md section 15).
       const cfg = attentionNsaConfig(config);
-      if (cfg) {
+      if (config.attention === 'dsa' && config.dsa) {
+        const dims = { H: config.nHeads, G: config.nKvGroups, dk: config.dk, dv: config.dv, capacity };
+        this.dsa.push(new DsaDecodeRef(dims, config.dsa));
+      } else if (cfg) {
         const dims = { H: config.nHeads, G: config.nKvGroups, dk: config.dk, dv: config.dv, capacity };
         const mech = config.attention === 'window' || config.attention === 'moba' ? config.attention : 'nsa';
         this.nsa.push(new NsaDecodeRef(dims, cfg, cmpMlpParams(config, P, l), mech));
@@ -281,6 +288,23 @@ export class ModelDecoder {
         const gates = new Float64Array(0);
         const st = this.nsa[l].step({ q, kCmp: d.k, vCmp: d.v, kSel: d.k, vSel: d.v, kWin: d.k, vWin: d.v, gates });
         nsaSteps.push({ layer: l, selection: st.selection, reads: st.reads, emitted: st.emitted, gates });
+        attn = st.o;
+      } else if (c.attention === 'dsa' && c.dsa) {
+        // The indexer reads the normed input like every projection: qI, kI rotated at t, no key convolution.
+        const { indexHeads: HI, indexDim: dI, topK } = c.dsa;
+        const n = indexerParamNames(l);
+        const qI = rowTimes(n1, P(n.wqI), C, HI * dI);
+        const kI = rowTimes(n1, P(n.wkI), C, dI);
+        if (rope) {
+          ropeRowInPlace(qI, HI, dI, t, c.ropeTheta);
+          ropeRowInPlace(kI, 1, dI, t, c.ropeTheta);
+        }
+        const d = kv({ wk: w.wk, wv: w.wv, kConv: w.kConv });
+        const st = this.dsa[l].step({ q, k: d.k, v: d.v, qI, kI, wI: rowTimes(n1, P(n.wwI), C, HI) });
+        const selection = new Int32Array(G * topK);
+        for (let g = 0; g < G; g++) selection.set(st.selection, g * topK);
+        const reads = st.keysRead.map((sel) => ({ cmp: 0, sel, win: 0 }));
+        nsaSteps.push({ layer: l, selection, reads, emitted: false, gates: new Float64Array(0), indexKeysRead: st.indexKeysRead });
         attn = st.o;
       } else {
         const d = kv({ wk: w.wk, wv: w.wv, kConv: w.kConv });

@@ -56,3 +56,31 @@ export const MECHANISM_CASES: Array<[string, ModelConfig]> = [
   ['window w = 5', { ...DENSE, seqLen: 23, attention: 'window', window: { w: 5 } }],
   ['moba B = 4, k = 3 (T = 27)', { ...DENSE, seqLen: 27, attention: 'moba', moba: { blockSize: 4, topK: 3 } }],
 ];
+
+/**
+ * DSA (docs/dsa-spec.md): k < T (sparse for t ≥ k, topK odd), k ≥ T (dense through the sparse path),
+ * and the recall options (no positional encoding, the key convolution, attention-only, one group).
+ */
+export const DSA_CASES: Array<[string, ModelConfig]> = [
+  [
+    'dsa k 5 < T 23, H_I 3, d_I 4',
+    { ...DENSE, seqLen: 23, attention: 'dsa', dsa: { indexHeads: 3, indexDim: 4, topK: 5, warmupSteps: 2, lossWeight: 1 } },
+  ],
+  [
+    'dsa k 16 ≥ T 13, H_I 1, d_I 6',
+    { ...DENSE, seqLen: 13, attention: 'dsa', dsa: { indexHeads: 1, indexDim: 6, topK: 16, warmupSteps: 0, lossWeight: 1 } },
+  ],
+  [
+    'dsa k 3, one group, no positional encoding, conv 3, attention-only',
+    {
+      ...DENSE,
+      seqLen: 17,
+      nKvGroups: 1,
+      posEncoding: 'none',
+      shortConv: 3,
+      ffnHidden: 0,
+      attention: 'dsa',
+      dsa: { indexHeads: 2, indexDim: 2, topK: 3, warmupSteps: 0, lossWeight: 0.5 },
+    },
+  ],
+];

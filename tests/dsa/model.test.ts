@@ -7,7 +7,6 @@
 // parameters against the cross-entropy, the indexers' against Σ L_I, the selection frozen).
 import { describe, expect, it } from 'vitest';
 
-import { GpuDecoder } from '../../src/decode/gpu-decoder';
 import { InvalidConfigError } from '../../src/definitions/config-issue';
 import type { DsaConfig, DsaPhase } from '../../src/definitions/dsa-config';
 import { indexerExportNames, indexerParamNames, isIndexerParam } from '../../src/definitions/dsa-params';
@@ -96,7 +95,7 @@ describe('the FLOP model counts DSA’s selected keys and its indexer', () => {
   });
 });
 
-describe('a DSA run: checkpoint and exported directory round trips; decoders refuse it', () => {
+describe('a DSA run: checkpoint and exported directory round trips; the float64 decoder decodes it', () => {
   const config = preset('tiny');
   config.model = { ...config.model, attention: 'dsa', dsa: { ...DSA, indexDim: 8 } };
   const r = rng(3);
@@ -150,10 +149,22 @@ describe('a DSA run: checkpoint and exported directory round trips; decoders ref
       }),
     );
   });
-  it('the float64 and GPU decoders refuse a DSA model (not decoded as dense), before any GPU work', async () => {
-    expect(() => new ModelDecoder(config.model, ck.params)).toThrow(/decoding a 'dsa' model is not wired/);
-    const noGpu = new Proxy({}, { get: () => expect.unreachable('the GPU was touched') }) as unknown as GpuContext;
-    await expect(GpuDecoder.create(noGpu, config.model)).rejects.toThrow(/decoding a 'dsa' model is not wired/);
+  it('the float64 decoder decodes the checkpoint: top-k tokens per group, keys read per docs/dsa-spec.md section 7', () => {
+    // Decode = prefill itself is tests/decode/decode-prefill.test.ts (float64) and tests/decode/gpu-decode.test.ts (GPU).
+    const dec = new ModelDecoder(config.model, ck.params);
+    const { topK } = config.model.dsa!;
+    const G = config.model.nKvGroups;
+    for (let t = 0; t < 6; t++) {
+      const st = dec.step((7 * t + 3) % config.model.vocabSize);
+      expect(st.logits.every(Number.isFinite)).toBe(true);
+      for (const L of st.nsa) {
+        const row = Array.from(L.selection.subarray(0, topK));
+        expect(row.filter((s) => s >= 0)).toHaveLength(Math.min(topK, t + 1));
+        for (let g = 1; g < G; g++) expect(Array.from(L.selection.subarray(g * topK, (g + 1) * topK))).toEqual(row);
+        expect(L.reads.map((r) => r.sel)).toEqual(new Array<number>(G).fill(Math.min(topK, t + 1)));
+        expect(L.indexKeysRead).toBe(t + 1);
+      }
+    }
   });
 });
 
