@@ -2,8 +2,9 @@
 
 config.json states every model field under Hugging Face Llama names (hidden_size, num_hidden_layers,
 num_attention_heads, num_key_value_heads, head_dim, intermediate_size, rope_theta, rms_norm_eps, ...)
-plus `v_head_dim`, `attention` ('dense', 'nsa', 'window' or 'moba') and an `nsa`, `window` ({w}) or `moba`
-({blockSize, topK}) object (docs/nsa-spec.md sections 2 and 15).
+plus `v_head_dim`, `attention` ('dense', 'nsa', 'window', 'moba' or 'dsa') and an `nsa`, `window` ({w}), `moba`
+({blockSize, topK}) or `dsa` ({indexHeads, indexDim, topK, warmupSteps, lossWeight}) object (docs/nsa-spec.md
+sections 2 and 15, docs/dsa-spec.md section 8).
 Every error names config.json's field.
 """
 
@@ -31,8 +32,8 @@ AUTO_MAP = {
     "AutoModelForCausalLM": "modeling_nsa_playground.NsaPlaygroundForCausalLM",
 }
 BRANCHES = ("cmp", "sel", "win")
-# model.attention (docs/nsa-spec.md section 15 for window and moba).
-ATTENTIONS = ("dense", "nsa", "window", "moba")
+# model.attention (docs/nsa-spec.md section 15 for window and moba, docs/dsa-spec.md for dsa).
+ATTENTIONS = ("dense", "nsa", "window", "moba", "dsa")
 
 # Bounds checked before anything is allocated (a config.json of 10^6 layers is refused at once).
 # Each size field has its own ceiling, and the whole model at most MAX_PARAMETERS parameters
@@ -86,6 +87,7 @@ CONFIG_KEYS = frozenset(
         "nsa",
         "window",
         "moba",
+        "dsa",
         "tokenizer",
         "train",
         "data",
@@ -93,6 +95,9 @@ CONFIG_KEYS = frozenset(
     )
 )
 NSA_KEYS = frozenset(("l", "d", "lSel", "nSel", "w", "phi", "forceInit", "forceLocal", "sharedKV", "gates", "cmpMlpHidden"))
+# config.json's `dsa` object, in the TypeScript side's order (src/definitions/dsa-config.ts DsaConfig).
+DSA_KEYS = ("indexHeads", "indexDim", "topK", "warmupSteps", "lossWeight")
+MAX_DSA = {"topK": 1 << 20, "indexHeads": 1 << 10}
 
 
 class ConfigError(ValueError):
@@ -166,6 +171,8 @@ class ModelConfig:
     # docs/nsa-spec.md section 15: {"w"} when attention is 'window', {"blockSize", "topK"} when 'moba'.
     window: dict[str, int] | None = None
     moba: dict[str, int] | None = None
+    # docs/dsa-spec.md: {"indexHeads", "indexDim", "topK", "warmupSteps", "lossWeight"} when attention is 'dsa'.
+    dsa: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
@@ -298,9 +305,10 @@ def parse_model_config(c: dict[str, Any], path: str = "config.json") -> ModelCon
     nsa = _check_nsa(c.get("nsa"), c, fail) if c["attention"] == "nsa" else None
     window = _check_window(c.get("window"), c, fail) if c["attention"] == "window" else None
     moba = _check_moba(c.get("moba"), c, fail) if c["attention"] == "moba" else None
+    dsa = _check_dsa(c.get("dsa"), c, fail) if c["attention"] == "dsa" else None
     if c["attention"] == "dense" and c.get("nsa") is not None and not isinstance(c.get("nsa"), dict):
         fail("nsa", f"must be an object or null (got {show(c.get('nsa'))})")
-    count = parameter_count(c, nsa)
+    count = parameter_count(c, nsa, dsa)
     if count > MAX_PARAMETERS:
         fail("(model)", f"{count} parameters exceed this package's bound of {MAX_PARAMETERS} (2^31; config.py MAX_PARAMETERS)")
     return ModelConfig(
@@ -322,6 +330,7 @@ def parse_model_config(c: dict[str, Any], path: str = "config.json") -> ModelCon
         short_conv=c.get("short_conv", 0),
         window=window,
         moba=moba,
+        dsa=dsa,
     )
 
 
@@ -355,7 +364,31 @@ def _check_moba(raw: Any, c: dict[str, Any], fail) -> dict[str, int]:
     return {"blockSize": raw["blockSize"], "topK": raw["topK"]}
 
 
-def parameter_count(c: dict[str, Any], nsa: NsaConfig | None) -> int:
+def _check_dsa(raw: Any, c: dict[str, Any], fail) -> dict[str, Any]:
+    """docs/dsa-spec.md section 8 (src/definitions/dsa-config.ts validateDsaConfig): topK, indexHeads
+    integers ≥ 1, indexDim an even integer in [2, head_dim], warmupSteps an integer ≥ 0, lossWeight a
+    finite number > 0."""
+    if not isinstance(raw, dict):
+        fail("dsa", "must be an object {indexHeads, indexDim, topK, warmupSteps, lossWeight} when attention is 'dsa'")
+    for k in raw:
+        if k not in DSA_KEYS:
+            fail(f"dsa.{esc(k)}", "unknown key")
+    for k in ("topK", "indexHeads"):
+        if not _is_int(raw.get(k), 1, MAX_DSA[k]):
+            fail(f"dsa.{k}", f"must be an integer in [1, {MAX_DSA[k]}] (got {show(raw.get(k, MISSING))})")
+    dk = c["head_dim"]
+    d = raw.get("indexDim", MISSING)
+    if not _is_int(d, 1, dk) or d % 2:
+        fail("dsa.indexDim", f"must be an even integer in [2, head_dim = {dk}] (RoPE rotates pairs; got {show(d)})")
+    if not _is_int(raw.get("warmupSteps"), 0, MAX_SAFE_INTEGER):
+        fail("dsa.warmupSteps", f"must be an integer in [0, {MAX_SAFE_INTEGER}] (got {show(raw.get('warmupSteps', MISSING))})")
+    w = raw.get("lossWeight", MISSING)
+    if not (_is_number(w) and w > 0):
+        fail("dsa.lossWeight", f"must be a finite number > 0 (got {show(w)})")
+    return {k: raw[k] for k in DSA_KEYS}
+
+
+def parameter_count(c: dict[str, Any], nsa: NsaConfig | None, dsa: dict[str, Any] | None = None) -> int:
     """The model's parameter count from validated sizes, computed without allocating anything."""
     C, H, G, dk, dv = c["hidden_size"], c["num_attention_heads"], c["num_key_value_heads"], c["head_dim"], c["v_head_dim"]
     kv_sets = 3 if nsa is not None and not nsa.sharedKV else 1
@@ -366,6 +399,9 @@ def parameter_count(c: dict[str, Any], nsa: NsaConfig | None) -> int:
             for D in (dk, dv):
                 attn += nsa.l * D + (nsa.l * D * 2 * D + 2 * D) + (2 * D * D + D)
     attn += kv_sets * G * dk * c.get("short_conv", 0)
+    if dsa is not None:
+        # The lightning indexer: wq [C, H_I·d_I], wk [C, d_I], weights_proj [C, H_I] (docs/dsa-spec.md section 6).
+        attn += C * (dsa["indexHeads"] * dsa["indexDim"] + dsa["indexDim"] + dsa["indexHeads"])
     F = c["intermediate_size"]
     layer = C + attn + (C + 3 * C * F if F > 0 else 0)
     return c["vocab_size"] * C + C + c["num_hidden_layers"] * layer

@@ -58,6 +58,7 @@ CODE_FILES = (
     "config.py",
     "model.py",
     "nsa.py",
+    "dsa.py",
     "export_dir.py",
     "optim.py",
     "safetensors_io.py",
@@ -84,7 +85,7 @@ LLAMA_KNOWN = frozenset(
 # Model options Llama lacks, with the value at which the model is still exactly a Llama.
 LLAMA_NEUTRAL = {"position_encoding": "rope", "short_conv": 0}
 # The model options a config.json may leave out, and what their absence means (docs/nsa-spec.md 3.1).
-OPTIONAL_MODEL_DEFAULTS = {"position_encoding": "rope", "short_conv": 0, "window": None, "moba": None}
+OPTIONAL_MODEL_DEFAULTS = {"position_encoding": "rope", "short_conv": 0, "window": None, "moba": None, "dsa": None}
 LLAMA_ONLY = {"attention_bias": False, "attention_dropout": 0, "mlp_bias": False, "pretraining_tp": 1}
 
 
@@ -206,7 +207,7 @@ def _file_holds(path: str, count: int) -> None:
 def load_model(directory: str, dtype: torch.dtype = torch.float32, device: str = "cpu") -> NsaLlamaForCausalLM:
     raw, config = read_config(directory)
     path = os.path.join(directory, MODEL_FILE)
-    _file_holds(path, parameter_count(raw, config.nsa))
+    _file_holds(path, parameter_count(raw, config.nsa, config.dsa))
     model = NsaLlamaForCausalLM(config)
     tensors, metadata = read_safetensors(path)
     expected = dict(model.named_parameters())
@@ -219,6 +220,8 @@ def load_model(directory: str, dtype: torch.dtype = torch.float32, device: str =
     with torch.no_grad():
         for name, p in expected.items():
             p.copy_(tensors[name])
+    # DSA: the phase of the last optimizer step done (docs/dsa-spec.md section 11).
+    model.set_dsa_steps_done(int(raw["state"]["step"]) if "state" in raw else 0)
     return model.to(device=device, dtype=dtype)
 
 

@@ -7,7 +7,8 @@ bit) and scores held-out answers as the WebGPU engine does.
 DIR is an export directory of the fresh model (config.json with its train settings, model.safetensors
 with the seeded initial weights: the WebGPU trainer's own). stdin carries N held-out batches, then one
 training batch per step; a batch is B·T int32 tokens then B·T int32 targets (little-endian), a target
-of -1 not scored. stdout: one JSON line per step ({"kind": "step", "step", "loss", "lr", "grad_norm"}),
+of -1 not scored. stdout: one JSON line per step ({"kind": "step", "step", "loss", "lr", "grad_norm"}, and
+"index_loss" for DSA: Σ over layers of the indexer's L_I),
 per evaluation ({"kind": "eval", "step", "accuracy", "answers", "sequence_accuracy", "seconds"}) and a
 last {"kind": "done", "step", "reached"} line. Training stops at train.steps, or after the first
 evaluation whose answer accuracy is at least --target.
@@ -107,11 +108,15 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"learn: stdin ended at step {step} of {steps}")
         x, y = b
         opt.zero_grad(set_to_none=True)
-        loss = model.loss(x, y)
-        loss.backward()
+        model.set_dsa_step(step)  # DSA: the step's phase (dense warm-up or sparse)
+        loss, index_loss = model.losses(x, y)
+        model.objective(loss, index_loss).backward()
         info = optimizer_step(model, opt, train, step)
         step += 1
-        emit({"kind": "step", "step": step, "loss": float(loss), "lr": info["lr"], "grad_norm": info["grad_norm"]})
+        line = {"kind": "step", "step": step, "loss": float(loss), "lr": info["lr"], "grad_norm": info["grad_norm"]}
+        if index_loss is not None:
+            line["index_loss"] = float(index_loss)
+        emit(line)
         if step % a.eval_every == 0 or step == steps:
             s = score(model, held)
             emit({"kind": "eval", "step": step, **s, "seconds": round(time.perf_counter() - t0, 2)})

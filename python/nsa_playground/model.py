@@ -1,10 +1,19 @@
-"""A Llama-style causal language model with dense, NSA, window or MoBA attention (docs/nsa-spec.md sections 3, 15).
+"""A Llama-style causal language model with dense, NSA, window, MoBA or DSA attention (docs/nsa-spec.md sections 3,
+15; docs/dsa-spec.md).
 
 Pre-norm blocks: x + Attn(RMSNorm(x)), then x + MLP(RMSNorm(x)) with a SwiGLU MLP
 (down(silu(gate(x)) · up(x))); a final RMSNorm; logits through the tied token embedding. RoPE rotates
 the pairs (e, e + dk/2) by pos · θ^(−2e/dk), pos counted from 0 in every sequence, on q and on every
 branch's keys (the compressed branch's before compression); values never. Parameter names follow
 Hugging Face Llama (model.layers.{i}.self_attn.q_proj, ...) with nn.Linear's [out, in] weights.
+
+DSA (docs/dsa-spec.md sections 5, 6, 11): each layer's lightning indexer (self_attn.indexer.wq, wk,
+weights_proj) reads the layer's normed input, detached; the model runs in a phase (`dsa_phase`): the
+dense warm-up (main attention over every s ≤ t, only the indexer learns) or sparse (main attention over
+the indexer's top-k). Every forward leaves Σ over layers of the indexer's KL loss L_I in `index_loss()`;
+its target is detached, so L_I reaches the indexers' parameters only, and the cross-entropy never
+reaches them (the selection is discrete). `objective(ce, index_loss)` is what a training step's
+backward takes in the phase.
 """
 
 from __future__ import annotations
@@ -16,6 +25,7 @@ import torch.nn.functional as F
 import torch.utils.checkpoint
 
 from .config import ModelConfig
+from .dsa import dsa_attention, index_scores, indexer_kl, select_tokens, selection_mask
 from .nsa import CompressionMlp, attend, attend_sdpa, moba_attention, nsa_attention, window_only
 
 
@@ -62,9 +72,43 @@ class ShortConv(torch.nn.Module):
         return y
 
 
+DSA_PHASES = ("warmup", "sparse")
+
+
+def dsa_phase_at(step: int, dsa: dict) -> str:
+    """The phase of optimizer step `step` (0-based): the first warmupSteps steps are the warm-up
+    (src/definitions/dsa-params.ts dsaPhaseAt)."""
+    return "warmup" if step < int(dsa["warmupSteps"]) else "sparse"
+
+
+def is_indexer_param(name: str) -> bool:
+    """Whether a parameter is a DSA indexer's (the only ones the warm-up updates)."""
+    return ".self_attn.indexer." in name
+
+
+class Indexer(torch.nn.Module):
+    """DSA's lightning indexer (docs/dsa-spec.md section 6): qI = RoPE(x·WqI) [B,T,H_I,d_I],
+    kI = RoPE(x·WkI) [B,T,d_I] (one key per token, shared by the heads), wI = x·WwI [B,T,H_I]."""
+
+    def __init__(self, c: ModelConfig):
+        super().__init__()
+        d = c.dsa
+        assert d is not None
+        self.heads, self.dim = int(d["indexHeads"]), int(d["indexDim"])
+        self.wq = torch.nn.Linear(c.hidden_size, self.heads * self.dim, bias=False)
+        self.wk = torch.nn.Linear(c.hidden_size, self.dim, bias=False)
+        self.weights_proj = torch.nn.Linear(c.hidden_size, self.heads, bias=False)
+
+    def forward(self, x: torch.Tensor, rotate) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        B, T, _ = x.shape
+        q = rotate(self.wq(x).view(B, T, self.heads, self.dim))
+        k = rotate(self.wk(x).view(B, T, 1, self.dim))[:, :, 0]
+        return q, k, self.weights_proj(x)
+
+
 class Attention(torch.nn.Module):
-    """Dense causal GQA attention, NSA with its three branches, gates and compression, or the window or MoBA
-    mechanism (docs/nsa-spec.md section 15) on one K/V pair."""
+    """Dense causal GQA attention, NSA with its three branches, gates and compression, the window or MoBA
+    mechanism (docs/nsa-spec.md section 15) or DSA (docs/dsa-spec.md) on one K/V pair."""
 
     def __init__(self, c: ModelConfig):
         super().__init__()
@@ -90,7 +134,36 @@ class Attention(torch.nn.Module):
             if nsa.phi == "mlp":
                 self.compress_k = CompressionMlp(nsa.l, c.head_dim, 2 * c.head_dim)
                 self.compress_v = CompressionMlp(nsa.l, c.v_head_dim, 2 * c.v_head_dim)
+        if c.attention == "dsa":
+            self.indexer = Indexer(c)
         self.last: dict[str, torch.Tensor] | None = None
+        # DSA: the phase the next forward runs in, and the last forward's indexer loss L_I.
+        self.dsa_phase = "sparse"
+        self.index_loss: torch.Tensor | None = None
+
+    def dsa(self, x, q, k, v, rotate, keep: bool, selection: torch.Tensor | None) -> torch.Tensor:
+        """One layer's DSA attention (docs/dsa-spec.md sections 2–5) in `self.dsa_phase`; sets
+        self.index_loss to L_I = λ/(B·T)·Σ_t KL_t over U(t) ([0, t] in the warm-up, S(t) in the sparse phase)."""
+        c = self.c
+        d = c.dsa
+        assert d is not None
+        B, T = x.shape[:2]
+        # The indexer reads the layer input detached: L_I reaches no earlier parameter.
+        q_index, k_index, w_index = self.indexer(x.detach(), rotate)
+        scores = index_scores(q_index, k_index, w_index)
+        sel = selection[:, :, 0].long() if selection is not None else select_tokens(scores, int(d["topK"]))
+        if self.dsa_phase == "warmup":
+            allowed = torch.ones(T, T, dtype=torch.bool, device=x.device).tril().expand(B, T, T)
+        else:
+            allowed = selection_mask(sel, T)
+        o, _ = dsa_attention(q, k, v, allowed)
+        self.index_loss, _ = indexer_kl(q, k, scores, allowed, float(d["lossWeight"]))
+        if keep:
+            G = c.num_key_value_heads
+            self.last = {"selection": sel[:, :, None, :].expand(B, T, G, sel.shape[-1]).detach(), "scores": scores.detach()}
+        else:
+            self.last = None
+        return o
 
     def forward(self, x: torch.Tensor, keep: bool = False, selection: torch.Tensor | None = None) -> torch.Tensor:
         c = self.c
@@ -124,6 +197,9 @@ class Attention(torch.nn.Module):
             out = moba_attention(q, k, v, c.moba["blockSize"], c.moba["topK"], selection)
             self.last = {k: v.detach() for k, v in out.items()} if keep else None
             o = out["o"]
+        elif c.attention == "dsa":
+            k, v = kv("")
+            o = self.dsa(x, q, k, v, rotate, keep, selection)
         else:
             nsa = c.nsa
             assert nsa is not None
@@ -170,6 +246,11 @@ class DecoderLayer(torch.nn.Module):
         return x + self.mlp(self.post_attention_layernorm(x)) if self.has_mlp else x
 
 
+def _layer_and_index_loss(layer: DecoderLayer, x: torch.Tensor, keep: bool, sel: torch.Tensor | None):
+    out = layer(x, keep, sel)
+    return out, layer.self_attn.index_loss
+
+
 class Backbone(torch.nn.Module):
     def __init__(self, c: ModelConfig):
         super().__init__()
@@ -185,24 +266,87 @@ class NsaLlamaForCausalLM(torch.nn.Module):
         super().__init__()
         self.config = config
         self.model = Backbone(config)
+        self._index_losses: list[torch.Tensor] = []
+        # DSA: a fresh model runs as its first optimizer step will (docs/dsa-spec.md section 11).
+        if config.dsa is not None:
+            self.set_dsa_steps_done(0)
+
+    @property
+    def dsa_phase(self) -> str | None:
+        """DSA: the phase ('warmup' or 'sparse') every layer runs in; None for other attentions."""
+        return self.model.layers[0].self_attn.dsa_phase if self.config.dsa is not None else None
+
+    @dsa_phase.setter
+    def dsa_phase(self, phase: str) -> None:
+        if phase not in DSA_PHASES:
+            raise ValueError(f"dsa_phase must be one of {DSA_PHASES} (got {phase!r})")
+        for layer in self.model.layers:
+            layer.self_attn.dsa_phase = phase
+
+    def set_dsa_step(self, step: int) -> str | None:
+        """DSA: run as optimizer step `step` (0-based) trains; returns the phase (None for other attentions)."""
+        if self.config.dsa is None:
+            return None
+        self.dsa_phase = dsa_phase_at(step, self.config.dsa)
+        return self.dsa_phase
+
+    def set_dsa_steps_done(self, steps_done: int) -> str | None:
+        """DSA: run as the model after `steps_done` optimizer steps (the phase of its last step; step 1's
+        before any), as the WebGPU trainer's evaluation and logits do."""
+        return self.set_dsa_step(max(1, steps_done) - 1)
 
     def forward(self, tokens: torch.Tensor, keep: bool = False, selections: list[torch.Tensor] | None = None) -> torch.Tensor:
-        """tokens int64 [B, T] → logits [B, T, V]. keep: each NSA layer keeps its selection, scores and
-        gates in `self_attn.last`. selections: per layer, use these instead of computing them."""
+        """tokens int64 [B, T] → logits [B, T, V]. keep: each NSA, MoBA or DSA layer keeps its selection
+        (and scores, gates) in `self_attn.last`. selections: per layer, use these instead of computing them.
+        DSA: index_loss() is then the forward's Σ over layers of L_I."""
         x = self.model.embed_tokens(tokens)
+        self._index_losses = []
         for i, layer in enumerate(self.model.layers):
             sel = None if selections is None else selections[i]
             if getattr(self, "grad_checkpoint", False) and torch.is_grad_enabled() and x.requires_grad:
                 # The trainer's --grad-checkpoint: each layer's activations are recomputed in the backward.
+                if self.config.dsa is not None:
+                    # L_I leaves the checkpointed layer as an output, so that its backward reaches the indexer.
+                    x, index_loss = torch.utils.checkpoint.checkpoint(_layer_and_index_loss, layer, x, keep, sel, use_reentrant=True)
+                    self._index_losses.append(index_loss)
+                    continue
                 x = torch.utils.checkpoint.checkpoint(layer, x, keep, sel, use_reentrant=True)
             else:
                 x = layer(x, keep, sel)
+            if self.config.dsa is not None:
+                self._index_losses.append(layer.self_attn.index_loss)
         return F.linear(self.model.norm(x), self.model.embed_tokens.weight)
+
+    def index_loss(self) -> torch.Tensor | None:
+        """DSA: Σ over layers of the last forward's indexer loss L_I (a scalar reaching only the
+        indexers' parameters); None for other attentions."""
+        if self.config.dsa is None:
+            return None
+        total = self._index_losses[0]
+        for t in self._index_losses[1:]:
+            total = total + t
+        return total
+
+    def objective(self, ce: torch.Tensor, index_loss: torch.Tensor | None, every_param: bool = False) -> torch.Tensor:
+        """What a training step's backward takes: the cross-entropy; DSA: in the warm-up L_I alone (the
+        main model is frozen), in the sparse phase ce + L_I (disjoint parameters: each gets its own loss's
+        gradient). every_param (DistributedDataParallel, which waits for every parameter's gradient):
+        the warm-up adds 0·ce, so the frozen parameters get zeros (optimizer_step leaves them untouched)."""
+        if index_loss is None:
+            return ce
+        if self.dsa_phase == "warmup":
+            return index_loss + 0.0 * ce if every_param else index_loss
+        return ce + index_loss
 
     def loss(self, tokens: torch.Tensor, targets: torch.Tensor, **kw) -> torch.Tensor:
         """Mean cross-entropy over the scored targets (a target of −1 is not scored)."""
         logits = self.forward(tokens, **kw)
         return F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=-1)
+
+    def losses(self, tokens: torch.Tensor, targets: torch.Tensor, **kw) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """(mean cross-entropy over the scored targets, DSA's Σ L_I or None)."""
+        ce = self.loss(tokens, targets, **kw)
+        return ce, self.index_loss()
 
     def selections(self) -> list[dict[str, torch.Tensor] | None]:
         """What each layer kept in the last forward(keep=True) (None for dense layers)."""

@@ -6,7 +6,8 @@ behind PreTrainedModel and GenerationMixin, so that
 
 loads model.safetensors (the same names: model.embed_tokens.weight, model.layers.{i}.…) and
 `generate()` works. There is no key/value cache: every generated token runs the whole sequence again
-(exact, and as fast as the model's small sizes need). Padding is not supported: an attention_mask with
+(exact, and as fast as the model's small sizes need). A DSA model runs in the phase of its export's last
+training step (docs/dsa-spec.md section 11). Padding is not supported: an attention_mask with
 a zero is refused (give sequences of equal length, or one at a time).
 """
 
@@ -31,6 +32,10 @@ class NsaPlaygroundForCausalLM(PreTrainedModel, GenerationMixin):
     def __init__(self, config: NsaPlaygroundConfig):
         super().__init__(config)
         lm = NsaLlamaForCausalLM(config.model_config())
+        # DSA: the phase of the export's last optimizer step (config.json's state.step), as the
+        # WebGPU trainer's evaluation runs it: dense attention until the warm-up is over.
+        state = getattr(config, "state", None)
+        lm.set_dsa_steps_done(int(state.get("step", 0)) if isinstance(state, dict) else 0)
         # The parameters live once, under `model.` (model.safetensors' names); the package's model
         # (kept outside the module tree) runs them.
         self.model = lm.model

@@ -6,6 +6,11 @@ decoupled weight decay on matrices and the embedding only (not norm gains, biase
 embeddings): p ← p·(1 − lr·wd); m ← β1·m + (1 − β1)·g; v ← β2·v + (1 − β2)·g²;
 p ← p − lr·m̂ / (sqrt(v̂) + eps) with bias corrections at step s + 1. torch.optim.AdamW computes the
 same update.
+
+DSA (docs/dsa-spec.md section 11): a warm-up step updates the indexers' parameters only — every other
+parameter, its moments and its weight decay stay exactly as they are — and the bias correction counts
+the run's steps for every parameter, so the main parameters' first update (step warmupSteps + 1,
+zero moments) divides by 1 − β^(warmupSteps+1), as the WebGPU trainer does.
 """
 
 from __future__ import annotations
@@ -53,13 +58,36 @@ def set_adam_state(opt: torch.optim.Optimizer, p: torch.nn.Parameter, m: torch.T
     }
 
 
+def updated_params(model: torch.nn.Module, step: int) -> list[tuple[str, torch.nn.Parameter]]:
+    """The parameters optimizer step `step` (0-based) updates: every one, except in a DSA model's warm-up,
+    which updates the indexers' only (src/definitions/dsa-params.ts dsaUpdates)."""
+    named = list(model.named_parameters())
+    set_step = getattr(model, "set_dsa_step", None)
+    if set_step is not None and set_step(step) == "warmup":
+        from .model import is_indexer_param
+
+        return [(n, p) for n, p in named if is_indexer_param(n)]
+    return named
+
+
 def optimizer_step(model: torch.nn.Module, opt: torch.optim.Optimizer, train: dict[str, Any], step: int) -> dict[str, float]:
-    """Clip (train.gradClip > 0), set the step's learning rate, update. Returns lr and the gradient norm."""
+    """Clip (train.gradClip > 0), set the step's learning rate, update the parameters the step updates
+    (updated_params). Returns lr and the gradient norm (over the updated parameters' gradients)."""
     lr = learning_rate(train, step)
-    params = list(model.parameters())
+    params = [p for _, p in updated_params(model, step)]
+    chosen = {id(p) for p in params}
+    for p in model.parameters():
+        if id(p) not in chosen:
+            p.grad = None  # a DSA warm-up's frozen parameter: torch's AdamW skips it (no moments, no decay)
     for p in params:
         if p.grad is None:  # the WebGPU trainer updates every tensor every step (decay, moments)
             p.grad = torch.zeros_like(p)
+        # Bias correction at the run's step + 1 for every parameter, whatever steps skipped it.
+        state = opt.state.get(p)
+        if state is None or "step" not in state:
+            set_adam_state(opt, p, torch.zeros_like(p), torch.zeros_like(p), step)
+        else:
+            state["step"] = torch.tensor(float(step))
     clip = float(train["gradClip"])
     norm = torch.sqrt(sum((p.grad.detach().double() ** 2).sum() for p in params))
     if clip > 0:

@@ -9,6 +9,10 @@ the batches after those it trained on. The learning-rate schedule is the directo
 whatever --steps is (--total-steps changes it). --bf16 autocasts the forward to bfloat16,
 --grad-checkpoint recomputes each decoder layer in the backward, --sdpa runs dense attention through
 torch's scaled_dot_product_attention (torch >= 2.0).
+A DSA model (attention 'dsa', docs/dsa-spec.md section 11) trains in the phase of each step: the first
+dsa.warmupSteps steps of the run (counted from state.step 0) update the indexers only, by their KL loss;
+later steps update everything, the cross-entropy through the selected tokens and the indexers by their
+loss. Its step lines add "index_loss" (Σ over layers of L_I) and "dsa_phase".
 The optimizer (AdamW with the exported moments), learning-rate schedule, gradient clipping, batch size
 and accumulation are the directory's `train` settings (change them with --lr-max, --batch, --accum,
 --total-steps). OUT gets checkpoints in the export format every --checkpoint-every steps and at the
@@ -402,7 +406,10 @@ def _train(a, model, opt, step0, batches0, raw, train, tokens, T, device, rank, 
         step = step0 + i
         mark(step, "forward")
         opt.zero_grad(set_to_none=True)
+        # DSA (docs/dsa-spec.md section 11): the step's phase; the warm-up's backward is L_I's alone.
+        model.set_dsa_step(step)
         total = 0.0
+        total_index = 0.0
         for m in range(accum):
             x, y = batch(batches0 + ((step - step0) * accum + m) * world + rank)
             # DDP averages the gradients across ranks on the last micro-batch only.
@@ -412,17 +419,22 @@ def _train(a, model, opt, step0, batches0, raw, train, tokens, T, device, rank, 
                 with torch.autocast(device.type, dtype=torch.bfloat16, enabled=a.bf16):
                     logits = net(x)
                 loss = torch.nn.functional.cross_entropy(logits.float().flatten(0, 1), y.flatten(), ignore_index=-1)
+                index_loss = model.index_loss()
                 mark(step, "backward", restart=False)
-                (loss / accum).backward()
+                (model.objective(loss, index_loss, every_param=distributed) / accum).backward()
             total += float(loss.detach()) / accum
+            if index_loss is not None:
+                total_index += float(index_loss.detach()) / accum
         # Checked before the update, on every rank alike: the loss, and the gradients (averaged across ranks).
         grad_sq = sum(float((p.grad.detach().double() ** 2).sum()) for p in model.parameters() if p.grad is not None)
         mark(step, "loss all-reduce", restart=False)
-        mean = torch.tensor([total, 0.0 if math.isfinite(total) else 1.0, 0.0 if math.isfinite(grad_sq) else 1.0], dtype=torch.float64)
+        finite = math.isfinite(total) and math.isfinite(total_index)
+        mean = torch.tensor([total, 0.0 if finite else 1.0, 0.0 if math.isfinite(grad_sq) else 1.0, total_index], dtype=torch.float64)
         mean = mean.to(device)
         if distributed:
             dist.all_reduce(mean)
         loss_mean, bad_loss, bad_grad = float(mean[0]) / world, int(mean[1]), int(mean[2])
+        index_mean = float(mean[3]) / world
         if bad_loss or bad_grad or not math.isfinite(loss_mean):
             what = "loss" if bad_loss or not math.isfinite(loss_mean) else "gradient"
             where = f"rank {rank}" if not distributed else f"{bad_loss or bad_grad} of {world} ranks"
@@ -443,18 +455,11 @@ def _train(a, model, opt, step0, batches0, raw, train, tokens, T, device, rank, 
             return EXIT_NON_FINITE
         stats = optimizer_step(model, opt, train, step)
         if rank == 0:
-            print(
-                json.dumps(
-                    {
-                        "step": step,
-                        "loss": loss_mean,
-                        "lr": stats["lr"],
-                        "grad_norm": stats["grad_norm"],
-                        "elapsed_s": round(time.time() - t0, 3),
-                    }
-                ),
-                flush=True,
-            )
+            line = {"step": step, "loss": loss_mean, "lr": stats["lr"], "grad_norm": stats["grad_norm"]}
+            if model.config.dsa is not None:
+                line.update({"index_loss": index_mean, "dsa_phase": model.dsa_phase})
+            line["elapsed_s"] = round(time.time() - t0, 3)
+            print(json.dumps(line), flush=True)
         if a.checkpoint_every > 0 and (i + 1) % a.checkpoint_every == 0 and i + 1 < a.steps:
             save(step + 1)
     save(step0 + a.steps)

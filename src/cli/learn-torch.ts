@@ -60,10 +60,6 @@ export async function runTorch(
   dataset: Dataset,
   o: { python: string; evalBatches: number; evalEvery: number; target: number; threads?: number; onLine(l: TorchRunLine): void },
 ): Promise<void> {
-  if (config.model.attention === 'dsa')
-    throw new Error(
-      "--engine torch: the PyTorch model has no 'dsa' attention yet (docs/dsa-spec.md section 11); train it with --engine webgpu",
-    );
   const dir = mkdtempSync(join(tmpdir(), 'nsa-learn-'));
   try {
     const zeros = (m: Map<string, Float32Array>) => new Map([...m].map(([k, v]) => [k, new Float32Array(v.length)]));

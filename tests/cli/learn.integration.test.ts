@@ -1,8 +1,10 @@
 // npm run learn end to end (child processes): the same grid in both engines — WebGPU (Dawn on
 // SwiftShader) and PyTorch (python/nsa_playground/learn.py fed by the same task generator) — gives
-// the same first 20 training losses (≤ 1e-4) for NSA on mqar-tiny; the output ends with
-// one JSON line per mechanism (mechanism, accuracy, steps) and writes results.jsonl and the SVG
-// figure; a bad grid exits 2 naming the flag or field, before any training.
+// the same first 20 training losses (≤ 1e-4) for NSA and DSA on mqar-tiny (DSA: one step of the dense
+// warm-up, where only the indexers learn, then sparse steps whose first update of the main model has
+// the run's bias correction, docs/dsa-spec.md section 11; measured 4.8e-7); the output ends with one
+// JSON line per mechanism (mechanism, accuracy, steps) and writes results.jsonl and the SVG figure; a
+// bad grid exits 2 naming the flag or field, before any training.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,9 +22,24 @@ function learn(args: string[]) {
   });
 }
 
-// NSA only (dense's parity, 9.5e-7, is in docs/benchmarks.md): each engine starts a fresh process,
-// and SwiftShader compiles every pipeline of every mechanism anew.
-const GRID = ['--preset', 'mqar-tiny', '--mechanisms', 'nsa', '--steps', '20', '--batch', '2', '--eval-every', '20', '--eval-batches', '1'];
+// NSA and DSA only (dense's parity, 9.5e-7, is in docs/benchmarks.md): each engine starts a fresh
+// process, and SwiftShader compiles every pipeline of every mechanism anew. 20 steps: DSA's warm-up is
+// round(20 / 20) = 1 step (src/train/learn/grid.ts).
+const MECHANISMS = ['nsa', 'dsa'];
+const GRID = [
+  '--preset',
+  'mqar-tiny',
+  '--mechanisms',
+  MECHANISMS.join(','),
+  '--steps',
+  '20',
+  '--batch',
+  '2',
+  '--eval-every',
+  '20',
+  '--eval-batches',
+  '1',
+];
 const lines = (stdout: string) =>
   stdout
     .split('\n')
@@ -41,9 +58,9 @@ describe('npm run learn (spawned)', () => {
         expect(r.status, r.stderr).toBe(0);
         const all = lines(r.stdout);
         runs[engine] = all.filter((l) => l.kind === 'run');
-        expect(runs[engine].map((l) => l.mechanism)).toEqual(['nsa']);
-        const last = all.slice(-1);
-        expect(last.map((l) => l.mechanism)).toEqual(['nsa']);
+        expect(runs[engine].map((l) => l.mechanism)).toEqual(MECHANISMS);
+        const last = all.slice(-MECHANISMS.length);
+        expect(last.map((l) => l.mechanism)).toEqual(MECHANISMS);
         for (const l of last) {
           expect(typeof l.accuracy).toBe('number');
           expect(l.steps).toBe(20);
@@ -52,7 +69,7 @@ describe('npm run learn (spawned)', () => {
         expect(readFileSync(join(out, 'accuracy.svg'), 'utf8')).toContain('<path ');
         expect(existsSync(join(out, 'accuracy.png'))).toBe(true);
       }
-      for (const i of [0]) {
+      for (const i of MECHANISMS.keys()) {
         const a = runs.webgpu[i].first_losses as number[];
         const b = runs.torch[i].first_losses as number[];
         expect(a).toHaveLength(20);

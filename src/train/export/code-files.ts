@@ -6,6 +6,7 @@
 // the same directory). tests/export/code-files.test.ts checks that this list is that closure.
 import config from '../../../python/nsa_playground/config.py?raw';
 import configuration from '../../../python/nsa_playground/configuration_nsa_playground.py?raw';
+import dsa from '../../../python/nsa_playground/dsa.py?raw';
 import exportDir from '../../../python/nsa_playground/export_dir.py?raw';
 import model from '../../../python/nsa_playground/model.py?raw';
 import modeling from '../../../python/nsa_playground/modeling_nsa_playground.py?raw';
@@ -29,6 +30,7 @@ export const CODE_FILES: Readonly<Record<string, string>> = {
   'config.py': config,
   'model.py': model,
   'nsa.py': nsa,
+  'dsa.py': dsa,
   'export_dir.py': exportDir,
   'optim.py': optim,
   'safetensors_io.py': safetensorsIo,
