@@ -10,63 +10,9 @@
 // each kept token at its rank (workgroup prefix sums). Integer counts only: the result does not
 // depend on WG (64 lanes on a GPU, 1 on software adapters where barriers are slow) and has the same
 // bits on every run. NaN scores are never picked (the row comes out short).
+// The row's select is topKRow (dsa_topk_row.wgsl, shared with the decoder).
 
 override WG: u32 = 64;
-const MAX_WG: u32 = 64u;
-var<workgroup> red: array<u32, MAX_WG>;
-var<workgroup> scanBuf: array<u32, MAX_WG>;
-
-fn isNan(v: f32) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u; }
-
-// Order-preserving key: larger score → larger key; −0 and +0 give the same key.
-fn orderKey(v: f32) -> u32 {
-  var u = bitcast<u32>(v);
-  if ((u & 0x7fffffffu) == 0u) { u = 0u; }
-  return select(u | 0x80000000u, ~u, (u & 0x80000000u) != 0u);
-}
-
-// Workgroup sum of x (integers). Every lane calls it.
-fn wgSum(lid: u32, x: u32) -> u32 {
-  workgroupBarrier(); // the previous sum is consumed
-  red[lid] = x;
-  for (var o = WG / 2u; o > 0u; o /= 2u) {
-    workgroupBarrier();
-    if (lid < o) { red[lid] += red[lid + o]; }
-  }
-  workgroupBarrier();
-  return red[0];
-}
-
-// Inclusive prefix sum of x over the lanes (Hillis–Steele); the total is scanBuf[WG − 1] until
-// the next call.
-fn inclusiveScan(lid: u32, x: u32) -> u32 {
-  workgroupBarrier();
-  scanBuf[lid] = x;
-  for (var o = 1u; o < WG; o *= 2u) {
-    workgroupBarrier();
-    let y = select(0u, scanBuf[max(lid, o) - o], lid >= o);
-    workgroupBarrier();
-    scanBuf[lid] += y;
-  }
-  workgroupBarrier();
-  return scanBuf[lid];
-}
-
-// #{s < n, score not NaN, key > th} (strict) or key ≥ th.
-fn countKeys(lid: u32, base: u32, n: u32, th: u32, strict: bool) -> u32 {
-  var c = 0u;
-  for (var s = lid; s < n; s += WG) {
-    let v = scores[base + s];
-    if (isNan(v)) { continue; }
-    let key = orderKey(v);
-    if (key > th || (!strict && key == th)) { c++; }
-  }
-  return wgSum(lid, c);
-}
-
-fn writeToken(row: u32, m: u32, token: i32) {
-  for (var g = 0u; g < P.G; g++) { sel[(row * P.G + g) * P.topK + m] = token; }
-}
 
 @compute @workgroup_size(WG)
 fn topK(
@@ -76,40 +22,6 @@ fn topK(
 ) {
   let row = wid.x + wid.y * nwg.x; // b·T + t
   if (row >= P.rows) { return; }
-  let lid = lidv.x;
   let t = row % P.T;
-  let n = t + 1u;
-  let base = row * P.T;
-  let take = min(P.topK, countKeys(lid, base, n, 0u, false));
-  var tau = 0u;
-  for (var bit = 0u; bit < 32u; bit++) {
-    let cand = tau | (0x80000000u >> bit);
-    if (countKeys(lid, base, n, cand, false) >= take) { tau = cand; }
-  }
-  let need = take - countKeys(lid, base, n, tau, true); // ties at τ to keep, lowest tokens first
-  var tiesBefore = 0u;
-  var written = 0u;
-  let chunks = (n + WG - 1u) / WG;
-  for (var c = 0u; c < chunks; c++) {
-    let s = c * WG + lid;
-    var above = false;
-    var tie = false;
-    if (s < n) {
-      let v = scores[base + s];
-      if (!isNan(v)) {
-        let key = orderKey(v);
-        above = key > tau;
-        tie = key == tau;
-      }
-    }
-    let tieRank = inclusiveScan(lid, select(0u, 1u, tie));
-    let ties = scanBuf[WG - 1u];
-    let kept = above || (tie && tiesBefore + tieRank <= need);
-    let rank = inclusiveScan(lid, select(0u, 1u, kept));
-    let keptHere = scanBuf[WG - 1u];
-    if (kept) { writeToken(row, written + rank - 1u, i32(s)); }
-    tiesBefore += ties;
-    written += keptHere;
-  }
-  for (var m = take + lid; m < P.topK; m += WG) { writeToken(row, m, -1); }
+  topKRow(lidv.x, row * P.T, t + 1u, row * P.G * P.topK);
 }

@@ -4,9 +4,13 @@
 // pair with sharedKV; otherwise the window keeps a ring of w rows) and the compressed cache, which
 // the step that completes a block appends to (the spec's emission rule). Every dispatch is built
 // once; a step writes the position and the tokens, encodes one pass, submits once and (when asked)
-// maps one preallocated staging buffer: nothing is allocated per token.
+// maps one preallocated staging buffer: nothing is allocated per token. DSA (docs/dsa-spec.md
+// section 7): per layer the K/V cache and the indexer key cache; the step projects qI, kI, wI,
+// scores the cached indexer keys, takes the top-k (decode_dsa.wgsl) and attends over the selected
+// tokens (decode_attend.wgsl's SEL branch with one-token blocks); the kernels count both reads.
 // The float64 oracle is ModelDecoder (src/reference/decoder.ts); tests/gpu/decode.test.ts checks
 // this against it and against the training forward at every position.
+import { indexScale } from '../definitions/dsa-config';
 import { attentionNsaConfig } from '../definitions/mechanisms';
 import { assertValidModelConfig, type ModelConfig, shortConvTaps, usesRope } from '../definitions/model-config';
 import { numCmpBlocks, numSelBlocks } from '../definitions/nsa-blocks';
@@ -18,6 +22,9 @@ import {
   attendPartialsLength,
   attendSplits,
   decodeAttendDispatches,
+  decodeDsaDispatches,
+  decodeDsaLanes,
+  decodeIndexChunks,
   type DecodeParams,
   decodeParams,
   decodeRowsDispatch,
@@ -41,10 +48,12 @@ export interface GpuDecodeOutput {
   t: number;
   /** Next-token logits [B, vocabSize] (valid until the next step). */
   logits: Float32Array;
-  /** NSA: selected blocks int32 [nLayers, B, G, nSel], ascending, −1 padded (all −1 for dense). */
+  /** NSA: selected blocks int32 [nLayers, B, G, nSel], ascending, −1 padded (all −1 for dense); DSA: selected tokens [nLayers, B, G, k]. */
   selection: Int32Array;
-  /** Key rows read, u32 [nLayers, B, G, 4] in READ_SLOTS order. */
+  /** Key rows read, u32 [nLayers, B, G, 4] in READ_SLOTS order (DSA: its main K/V rows in 'sel'). */
   reads: Uint32Array;
+  /** DSA: indexer key rows read, u32 [nLayers, B] (once per layer, not per group); all 0 otherwise. */
+  indexReads: Uint32Array;
 }
 
 export interface GpuDecoderOptions {
@@ -63,6 +72,7 @@ export class GpuDecoder {
   private readonly logits: Float32Array;
   private readonly selection: Int32Array;
   private readonly reads: Uint32Array;
+  private readonly indexReads: Uint32Array;
 
   private constructor(
     readonly gpu: GpuContext,
@@ -85,24 +95,27 @@ export class GpuDecoder {
     this.logits = new Float32Array(batch * config.vocabSize);
     this.selection = new Int32Array(work.selection.size / F32);
     this.reads = new Uint32Array(work.reads.size / F32);
+    this.indexReads = new Uint32Array(work.indexReads.size / F32);
   }
 
   static async create(gpu: GpuContext, config: ModelConfig, o: GpuDecoderOptions = {}): Promise<GpuDecoder> {
     assertValidModelConfig(config);
-    // The DSA decoder (docs/dsa-spec.md section 7) is the float64 layer twin's only: refused, never decoded as dense.
-    if (config.attention === 'dsa') throw new Error("decoding a 'dsa' model is not wired yet (docs/dsa-spec.md section 11)");
     const B = o.batch ?? 1;
     const cap = o.capacity ?? config.seqLen;
     if (!(Number.isInteger(B) && B >= 1)) throw new RangeError(`decoder batch must be an integer ≥ 1 (got ${B})`);
     if (!(Number.isInteger(cap) && cap >= 1 && cap <= config.seqLen))
       throw new RangeError(`decoder capacity must be an integer in [1, ${config.seqLen}] (got ${cap})`);
     const params = createLayoutArena(gpu, 'decode.params', paramLayout(config));
-    const work = createLayoutArena(gpu, 'decode.work', decodeWorkLayout(config, B, cap));
+    const lanes = decodeDsaLanes(gpu);
+    const work = createLayoutArena(gpu, 'decode.work', decodeWorkLayout(config, B, cap, lanes));
     const w = work.tensors;
     gpu.write(w.rope, usesRope(config) ? ropeTable(cap, config.dk, config.ropeTheta) : identityRopeTable(cap, config.dk));
+    const dI = config.dsa?.indexDim;
+    if (config.attention === 'dsa' && dI && w.dsa)
+      gpu.write(w.dsa.rope, usesRope(config) ? ropeTable(cap, dI, config.ropeTheta) : identityRopeTable(cap, dI));
     // A window model selects nothing: its selection rows stay −1 (no kernel writes them).
     if (config.attention === 'window') gpu.write(w.selection, new Int32Array(w.selection.size / F32).fill(-1));
-    const { dispatches, compress } = await buildDispatches(gpu, config, B, cap, params.tensors, w);
+    const { dispatches, compress } = await buildDispatches(gpu, config, B, cap, params.tensors, w, lanes);
     const bytes = readbackSlices(w).reduce((s, x) => s + x.size, 0);
     const staging = gpu.createBuffer({ label: 'decode.readback', size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
     const buffers = [...params.arena.buffers, ...work.arena.buffers];
@@ -168,6 +181,7 @@ export class GpuDecoder {
         for (const slice of [kv.k, kv.v]) this.gpu.write(slice, Float32Array.from({ length: slice.size / F32 }, fill));
       }
       for (const ring of layer.convRing ?? []) this.gpu.write(ring, Float32Array.from({ length: ring.size / F32 }, fill));
+      if (layer.indexKeys) this.gpu.write(layer.indexKeys, Float32Array.from({ length: layer.indexKeys.size / F32 }, fill));
     }
     // NSA and MoBA keep a compressed cache (MoBA: the block means of K).
     const nsa = c.attention === 'nsa' || c.attention === 'moba' ? attentionNsaConfig(c) : undefined;
@@ -236,8 +250,9 @@ export class GpuDecoder {
     this.logits.set(new Float32Array(data, 0, this.logits.length));
     this.selection.set(new Int32Array(data, L, this.selection.length));
     this.reads.set(new Uint32Array(data, L + this.work.selection.size, this.reads.length));
+    this.indexReads.set(new Uint32Array(data, L + this.work.selection.size + this.work.reads.size, this.indexReads.length));
     this.staging.unmap();
-    return { t, logits: this.logits, selection: this.selection, reads: this.reads };
+    return { t, logits: this.logits, selection: this.selection, reads: this.reads, indexReads: this.indexReads };
   }
 
   /**
@@ -282,6 +297,22 @@ export interface DecodeLayerCaches {
   compressed?: KvPair;
   /** With a short convolution: per KV set, the ring of the last `taps` raw key projections [B, taps, G·dk]. */
   convRing?: BufferSlice[];
+  /** DSA: the rotated indexer key of every position [B, cap, d_I]. */
+  indexKeys?: BufferSlice;
+}
+
+/** DSA's per-token indexer tensors (shared by the layers). */
+export interface DecodeDsaWork {
+  /** RoPE cos/sin table of the indexer's width [cap, d_I/2, 2] (identity without positional encoding). */
+  rope: BufferSlice;
+  /** Indexer queries [B, H_I, d_I] (rotated in place), the new key [B, d_I] (rotated), head weights [B, H_I]. */
+  qI: BufferSlice;
+  kNew: BufferSlice;
+  wI: BufferSlice;
+  /** Index scores [B, cap] (row b: tokens 0 … t). */
+  scores: BufferSlice;
+  /** u32 [B, chunks]: indexer rows read per chunk of the scores kernel. */
+  counts: BufferSlice;
 }
 
 /**
@@ -334,6 +365,10 @@ export interface DecodeWork {
   selection: BufferSlice;
   /** Key rows read u32 [nLayers, B, G, 4] in READ_SLOTS order (read back). */
   reads: BufferSlice;
+  /** Indexer key rows read u32 [nLayers, B] (read back; DSA only writes it). */
+  indexReads: BufferSlice;
+  /** DSA: the indexer's per-token tensors. */
+  dsa?: DecodeDsaWork;
   layers: DecodeLayerCaches[];
 }
 
@@ -348,6 +383,7 @@ export function attendBranchSplits(c: ModelConfig, B: number, cap: number): { de
   const mech = attentionNsaConfig(c);
   if (c.attention === 'window' && mech) return { dense: 1, cmp: 1, sel: 1, win: attendSplits(B, H, Math.min(cap, mech.w)) };
   if (c.attention === 'moba' && mech) return { dense: 1, cmp: 1, sel: attendSplits(B, H, Math.min(cap, mech.nSel * mech.lSel)), win: 1 };
+  if (c.attention === 'dsa' && c.dsa) return { dense: 1, cmp: 1, sel: attendSplits(B, H, Math.min(cap, c.dsa.topK)), win: 1 };
   if (!nsa) return { dense: attendSplits(B, H, cap), cmp: 1, sel: 1, win: 1 };
   return {
     dense: 1,
@@ -360,7 +396,15 @@ export function attendBranchSplits(c: ModelConfig, B: number, cap: number): { de
 /** The [K, N] of every product a decode step runs (the projections, the MLP, the LM head). */
 function matvecShapes(c: ModelConfig): Array<[number, number]> {
   const { dim: C, nHeads: H, nKvGroups: G, dk, dv, ffnHidden: Fh, vocabSize: V } = c;
+  const ix = c.dsa;
   return [
+    ...(c.attention === 'dsa' && ix
+      ? ([
+          [C, ix.indexHeads * ix.indexDim],
+          [C, ix.indexDim],
+          [C, ix.indexHeads],
+        ] as Array<[number, number]>)
+      : []),
     [C, H * dk],
     [C, G * dk],
     [C, G * dv],
@@ -372,21 +416,23 @@ function matvecShapes(c: ModelConfig): Array<[number, number]> {
   ];
 }
 
-/** What a step reads back, in staging order: logits, selection, reads. */
-const readbackSlices = (w: DecodeWork): BufferSlice[] => [w.logits, w.selection, w.reads];
+/** What a step reads back, in staging order: logits, selection, reads, indexer reads. */
+const readbackSlices = (w: DecodeWork): BufferSlice[] => [w.logits, w.selection, w.reads, w.indexReads];
 
 /**
  * The one layout of the decoder's work arena (caches, scratch, state) for B sequences of capacity
- * `cap`: every arena name and size, and the typed table over them.
+ * `cap`: every arena name and size, and the typed table over them. `lanes`: the DSA decode kernels'
+ * (decodeDsaLanes; 1, the default, sizes the most chunk counts).
  */
-export function decodeWorkLayout(c: ModelConfig, B: number, cap: number): (place: PlaceTensor) => DecodeWork {
+export function decodeWorkLayout(c: ModelConfig, B: number, cap: number, lanes = 1): (place: PlaceTensor) => DecodeWork {
   const { dim: C, nHeads: H, nKvGroups: G, dk, dv, ffnHidden: Fh, vocabSize: V } = c;
   // NSA, or the NSA config of a window or MoBA model (docs/nsa-spec.md section 15).
   const nsa = attentionNsaConfig(c);
   const hasCompressed = c.attention === 'nsa' || c.attention === 'moba';
   const Nmax = nsa && hasCompressed ? Math.max(1, numCmpBlocks(cap, nsa)) : 1;
   const nBmax = nsa ? numSelBlocks(cap, nsa) : 1;
-  const nSel = nsa?.nSel ?? 1;
+  const dsa = c.attention === 'dsa' ? c.dsa : undefined;
+  const nSel = dsa?.topK ?? nsa?.nSel ?? 1;
   return (place) => {
     const f32 = (name: string, floats: number) => place(name, Math.max(1, floats));
     const state = f32('st', 4);
@@ -415,6 +461,15 @@ export function decodeWorkLayout(c: ModelConfig, B: number, cap: number): (place
     const cmpHidden = f32('hidden', B * G * cmpMlpHidden(Math.max(dk, dv)));
     const selection = f32('sel', c.nLayers * B * G * nSel);
     const reads = f32('reads', c.nLayers * B * G * 4);
+    const indexReads = f32('indexReads', c.nLayers * B);
+    const dsaWork: DecodeDsaWork | undefined = dsa && {
+      rope: f32('ropeI', cap * dsa.indexDim),
+      qI: f32('qI', B * dsa.indexHeads * dsa.indexDim),
+      kNew: f32('kINew', B * dsa.indexDim),
+      wI: f32('wI', B * dsa.indexHeads),
+      scores: f32('indexScores', B * cap),
+      counts: f32('indexCounts', B * decodeIndexChunks(cap, lanes)),
+    };
     const layers = Array.from({ length: c.nLayers }, (_, l): DecodeLayerCaches => {
       const kv = Array.from({ length: kvSets(c) }, (_, s) => {
         const rows = cacheRows(c, s, cap);
@@ -426,7 +481,8 @@ export function decodeWorkLayout(c: ModelConfig, B: number, cap: number): (place
       const compressed = hasCompressed
         ? { k: f32(`L${l}.kc`, B * Nmax * G * dk), v: f32(`L${l}.vc`, c.attention === 'moba' ? 1 : B * Nmax * G * dv) }
         : undefined;
-      return { kv, ...(compressed ? { compressed } : {}), ...(convRing ? { convRing } : {}) };
+      const indexKeys = dsa ? f32(`L${l}.kI`, B * cap * dsa.indexDim) : undefined;
+      return { kv, ...(compressed ? { compressed } : {}), ...(convRing ? { convRing } : {}), ...(indexKeys ? { indexKeys } : {}) };
     });
     return {
       state,
@@ -454,6 +510,8 @@ export function decodeWorkLayout(c: ModelConfig, B: number, cap: number): (place
       cmpHidden,
       selection,
       reads,
+      indexReads,
+      ...(dsaWork ? { dsa: dsaWork } : {}),
       layers,
     };
   };
@@ -474,11 +532,14 @@ async function buildDispatches(
   cap: number,
   p: ParamTensors,
   w: DecodeWork,
+  lanes: 64 | 1,
 ): Promise<{ dispatches: Dispatch[]; compress: Dispatch[] }> {
   const { dim: C, nHeads: H, nKvGroups: G, dk, dv, ffnHidden: Fh, vocabSize: V } = c;
   const nsa = c.attention === 'nsa' ? c.nsa : undefined;
   // The block arithmetic of NSA, or of a window or MoBA model's NSA config (section 15).
   const cfg = attentionNsaConfig(c);
+  // DSA: its selection is one of one-token blocks (lSel = 1, nSel = k) for the SEL attention.
+  const dsa = c.attention === 'dsa' ? c.dsa : undefined;
   const st = w.state;
   const base: Partial<DecodeParams> = {
     B,
@@ -493,11 +554,15 @@ async function buildDispatches(
     l: cfg?.l ?? 1,
     d: cfg?.d ?? 1,
     lSel: cfg?.lSel ?? 1,
-    nSel: cfg?.nSel ?? 1,
+    nSel: dsa?.topK ?? cfg?.nSel ?? 1,
     w: cfg?.w ?? 1,
     forceInit: cfg?.forceInit ? 1 : 0,
     forceLocal: cfg?.forceLocal ?? 0,
     scale: 1 / Math.sqrt(dk),
+    HI: dsa?.indexHeads ?? 0,
+    dI: dsa?.indexDim ?? 0,
+    topK: dsa?.topK ?? 0,
+    iscale: dsa ? indexScale(dsa) : 0,
   };
   const out: Array<Promise<Dispatch | Dispatch[]>> = [];
   const compress: Promise<Dispatch>[] = [];
@@ -548,7 +613,7 @@ async function buildDispatches(
       const storage = { a: w.rope, b: fresh.k, c: fresh.v, d: cache.kv[s].k, e_: cache.kv[s].v };
       out.push(decodeRowsDispatch(gpu, 'appendKV', st, P, storage, `${at} append kv${s}`));
     });
-    const slot = l * B * G * (cfg?.nSel ?? 1);
+    const slot = l * B * G * (base.nSel as number);
     const rslot = l * B * G * 4;
     const splits = attendBranchSplits(c, B, cap);
     const attend = (branch: number, s: number | 'cmp', o: BufferSlice, label: string) => {
@@ -567,7 +632,38 @@ async function buildDispatches(
       );
     };
     if (c.attention === 'window') attend(2, 0, w.attn, 'attend win');
-    else if (c.attention === 'moba') {
+    else if (dsa) {
+      // DSA: the indexer's qI, kI (both rotated at t) and wI from the normed input, its key into the
+      // cache, the scores of tokens 0 … t, the top-k; then the main attention over the selected tokens.
+      const ix = L.indexer;
+      const dw = w.dsa;
+      const kI = cache.indexKeys;
+      if (!ix || !dw || !kI) throw new Error(`decoder: layer ${l} has no DSA indexer`);
+      const { indexHeads: HI, indexDim: dI } = dsa;
+      mv(w.attnNormed, ix.wqI, dw.qI, C, HI * dI, `${at} index q`);
+      mv(w.attnNormed, ix.wkI, dw.kNew, C, dI, `${at} index k`);
+      mv(w.attnNormed, ix.wwI, dw.wI, C, HI, `${at} index w`);
+      for (const [x, heads, name] of [
+        [dw.qI, HI, 'q'],
+        [dw.kNew, 1, 'k'],
+      ] as const) {
+        const P = decodeParams(base, { half: dI / 2, total: B * heads * (dI / 2) });
+        out.push(decodeRowsDispatch(gpu, 'ropeQ', st, P, { a: dw.rope, b: x }, `${at} rope index ${name}`));
+      }
+      const storage = {
+        st,
+        qI: dw.qI,
+        wI: dw.wI,
+        kNew: dw.kNew,
+        kI,
+        scores: dw.scores,
+        cnt: dw.counts,
+        sel: w.selection,
+        ireads: w.indexReads,
+      };
+      out.push(decodeDsaDispatches(gpu, decodeParams(base, { slot, rslot: l * B }), storage, `${at} dsa`, lanes));
+      attend(1, 0, w.attn, 'attend sel');
+    } else if (c.attention === 'moba') {
       // MoBA: the block mean of K when this token completes a block, scores and top-k, the selected blocks.
       const compressed = cache.compressed;
       if (!compressed) throw new Error(`decoder: layer ${l} has no block-mean cache`);

@@ -4,15 +4,19 @@
 // The kernels share one uniform (DECODE_PARAMS); a dispatch fills the fields it uses.
 import attendCode from '../../shaders/decode_attend.wgsl?raw';
 import commonCode from '../../shaders/decode_common.wgsl?raw';
+import dsaCode from '../../shaders/decode_dsa.wgsl?raw';
 import matvecCode from '../../shaders/decode_matvec.wgsl?raw';
 import rowsCode from '../../shaders/decode_rows.wgsl?raw';
 import selectCode from '../../shaders/decode_select.wgsl?raw';
+import topkRowCode from '../../shaders/dsa_topk_row.wgsl?raw';
 import scoreRowCode from '../../shaders/nsa_score_row.wgsl?raw';
 import topnCode from '../../shaders/nsa_topn.wgsl?raw';
 import type { BufferSlice } from '../gpu/arena';
+import { checkDims, checkSlices } from '../gpu/checks';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
 import { defineKernel, kernelDispatch, type KernelVariant, type UniformValues } from '../gpu/kernel-interface';
+import { rowLanes } from '../gpu/lanes';
 import { nsaAttnVariant } from './nsa-attention';
 import { scoreRowChunk } from './nsa-select';
 
@@ -40,7 +44,7 @@ const DECODE_PARAMS = {
     ['forceLocal', 'u32'],
     ['branch', 'u32', 'attend: CMP 0, SEL 1, WIN 2, FULL 3'],
     ['slot', 'u32', 'where this layer’s selection rows start'],
-    ['rslot', 'u32', 'where this layer’s read counts start'],
+    ['rslot', 'u32', 'where this layer’s read counts start (DSA topKAt: its indexer read counts)'],
     ['K', 'u32', 'matvec: inner size; convK: taps'],
     ['N', 'u32', 'matvec: outputs per row'],
     ['flags', 'u32', 'matvec: 1 W stored [N, K], 2 accumulate'],
@@ -48,8 +52,12 @@ const DECODE_PARAMS = {
     ['Dh', 'u32', 'compress: MLP hidden width'],
     ['half', 'u32', 'ropeQ: dk / 2'],
     ['total', 'u32', 'invocations that do work'],
-    ['splits', 'u32', 'attend: key chunks per (b, head)'],
+    ['splits', 'u32', 'attend: key chunks per (b, head); DSA indexScoresAt: token chunks per b'],
     ['scale', 'f32', '1 / √dk'],
+    ['HI', 'u32', 'DSA: indexer heads H_I'],
+    ['dI', 'u32', 'DSA: indexer head width d_I'],
+    ['topK', 'u32', 'DSA: tokens selected, k'],
+    ['iscale', 'f32', 'DSA: 1 / √(H_I·d_I)'],
   ],
 } as const;
 
@@ -175,6 +183,38 @@ export const DECODE_ATTEND_KERNEL = defineKernel({
   },
 });
 
+/** DSA's indexer at the new query: its key cache, scores and top-k (decode_dsa.wgsl on dsa_topk_row.wgsl). */
+export const DECODE_DSA_KERNEL = defineKernel({
+  name: 'decode.dsa',
+  files: [
+    ['dsa_topk_row.wgsl', topkRowCode],
+    ['decode_dsa.wgsl', dsaCode],
+  ],
+  uniforms: { P: DECODE_PARAMS },
+  entries: {
+    appendIndexKey: [
+      ['st', 'array<u32>'],
+      ['kI', F],
+      ['kNew', F],
+    ],
+    indexScoresAt: [
+      ['st', 'array<u32>'],
+      ['kI', F],
+      ['scores', F],
+      ['cnt', 'array<u32>'],
+      ['qI', F],
+      ['wI', F],
+    ],
+    topKAt: [
+      ['st', 'array<u32>'],
+      ['sel', 'array<i32>'],
+      ['scores', F],
+      ['cnt', 'array<u32>'],
+      ['ireads', 'array<u32>'],
+    ],
+  },
+});
+
 export const DECODE_VARIANTS: readonly KernelVariant[] = [
   ...Object.keys(DECODE_ROWS_KERNEL.spec.entries).map((entryPoint) => ({ kernel: DECODE_ROWS_KERNEL, entryPoint })),
   { kernel: DECODE_MATVEC_KERNEL, entryPoint: 'matvecPart' },
@@ -183,6 +223,9 @@ export const DECODE_VARIANTS: readonly KernelVariant[] = [
   { kernel: DECODE_SELECT_KERNEL, entryPoint: 'selectTopSerial', constants: { SR_CH: 64 } },
   { kernel: DECODE_ATTEND_KERNEL, entryPoint: 'attendPart' },
   { kernel: DECODE_ATTEND_KERNEL, entryPoint: 'attendCombine' },
+  ...[64, 1].flatMap((WG) =>
+    Object.keys(DECODE_DSA_KERNEL.spec.entries).map((entryPoint) => ({ kernel: DECODE_DSA_KERNEL, entryPoint, constants: { WG } })),
+  ),
 ];
 
 const ZERO: DecodeParams = Object.fromEntries(DECODE_PARAMS.fields.map((f) => [f[0], 0])) as DecodeParams;
@@ -377,6 +420,99 @@ export async function decodeAttendDispatches(
       'attendCombine',
       { uniforms: { P }, storage: { st: s.st, part: s.part, out: s.out, reads: s.reads }, label: `${label} combine` },
       grid1d(ceilDiv(P.B * P.H * P.dv, WG), max),
+    ),
+  ]);
+}
+
+/** Lanes of the DSA decode kernels: 64 on a GPU, 1 on software adapters (slow barriers), as dsa-topk.ts. */
+export function decodeDsaLanes(gpu: GpuContext): 64 | 1 {
+  return rowLanes(gpu, 64, 1) === 1 ? 1 : 64;
+}
+
+/** Token chunks per sequence of indexScoresAt (the counts it leaves, per sequence). */
+export const decodeIndexChunks = (cap: number, lanes: number): number => ceilDiv(cap, lanes);
+
+export interface DecodeDsaSlices {
+  st: BufferSlice;
+  /** Rotated indexer queries [B, H_I, d_I]. */
+  qI: BufferSlice;
+  /** Head weights [B, H_I]. */
+  wI: BufferSlice;
+  /** The new token's rotated indexer key [B, d_I]. */
+  kNew: BufferSlice;
+  /** The layer's indexer key cache [B, cap, d_I]. */
+  kI: BufferSlice;
+  /** Index scores [B, cap] (scratch: row b holds tokens 0 … t). */
+  scores: BufferSlice;
+  /** Per (b, chunk) indexer rows read, u32 [B, decodeIndexChunks] (scratch). */
+  cnt: BufferSlice;
+  /** Selections int32: the layer's rows [B, G, k] from P.slot. */
+  sel: BufferSlice;
+  /** Indexer rows read u32: the layer's [B] from P.rslot. */
+  ireads: BufferSlice;
+}
+
+/**
+ * The indexer's part of a DSA decode step for the new query of every sequence, in order:
+ * appendIndexKey (kNew into row t of the cache), indexScoresAt (scores of tokens 0 … t and the
+ * rows read per chunk), topKAt (the counts into ireads[P.rslot + b], the top-k into
+ * sel[P.slot + (b·G + g)·k + ·]). P carries B, G, cap, HI, dI, topK, iscale, slot and rslot;
+ * `lanes` (64 or 1) defaults by adapter (decodeDsaLanes).
+ */
+export async function decodeDsaDispatches(
+  gpu: GpuContext,
+  P: DecodeParams,
+  s: DecodeDsaSlices,
+  label: string,
+  lanes: 64 | 1 = decodeDsaLanes(gpu),
+): Promise<Dispatch[]> {
+  checkDims(label, { B: P.B, G: P.G, cap: P.cap, HI: P.HI, dI: P.dI, topK: P.topK });
+  const chunks = decodeIndexChunks(P.cap, lanes);
+  checkSlices(label, {
+    st: [s.st, 1],
+    qI: [s.qI, P.B * P.HI * P.dI],
+    wI: [s.wI, P.B * P.HI],
+    kNew: [s.kNew, P.B * P.dI],
+    kI: [s.kI, P.B * P.cap * P.dI],
+    scores: [s.scores, P.B * P.cap],
+    cnt: [s.cnt, P.B * chunks],
+    sel: [s.sel, P.slot + P.B * P.G * P.topK],
+    ireads: [s.ireads, P.rslot + P.B],
+  });
+  const Pd = { ...P, splits: chunks };
+  const max = gpu.limits.maxComputeWorkgroupsPerDimension;
+  const constants = { WG: lanes };
+  return Promise.all([
+    kernelDispatch(
+      gpu,
+      DECODE_DSA_KERNEL,
+      'appendIndexKey',
+      { uniforms: { P: Pd }, storage: { st: s.st, kNew: s.kNew, kI: s.kI }, constants, label: `${label} append kI` },
+      grid1d(ceilDiv(P.B * P.dI, lanes), max),
+    ),
+    kernelDispatch(
+      gpu,
+      DECODE_DSA_KERNEL,
+      'indexScoresAt',
+      {
+        uniforms: { P: Pd },
+        storage: { st: s.st, qI: s.qI, wI: s.wI, kI: s.kI, scores: s.scores, cnt: s.cnt },
+        constants,
+        label: `${label} index scores`,
+      },
+      grid1d(P.B * chunks, max),
+    ),
+    kernelDispatch(
+      gpu,
+      DECODE_DSA_KERNEL,
+      'topKAt',
+      {
+        uniforms: { P: Pd },
+        storage: { st: s.st, scores: s.scores, cnt: s.cnt, sel: s.sel, ireads: s.ireads },
+        constants,
+        label: `${label} top-k`,
+      },
+      grid1d(P.B, max),
     ),
   ]);
 }

@@ -3,6 +3,7 @@
 // row for every group). Integer counts only: 64 lanes (GPU) and 1 lane (software adapter) give
 // the same selection.
 import code from '../../shaders/dsa_topk.wgsl?raw';
+import rowCode from '../../shaders/dsa_topk_row.wgsl?raw';
 import type { BufferSlice } from '../gpu/arena';
 import { checkSlices } from '../gpu/checks';
 import type { Dispatch, GpuContext } from '../gpu/context';
@@ -13,7 +14,10 @@ import { checkDsaShape, type DsaKernelShape } from './dsa-index-scores';
 
 export const DSA_TOPK_KERNEL = defineKernel({
   name: 'dsa_topk',
-  files: [['dsa_topk.wgsl', code]],
+  files: [
+    ['dsa_topk_row.wgsl', rowCode],
+    ['dsa_topk.wgsl', code],
+  ],
   uniforms: {
     P: {
       struct: 'Params',

@@ -9,10 +9,14 @@
 // Last, the decode selection kernel against the training forward's (shaders/nsa_select.wgsl) on
 // the decoder's own q and compressed keys: scores equal bit for bit, selections equal; the same
 // decode is checked against the prefill too, also over a context long enough that the selection
-// kernel's lanes wrap (ncmp(t), nb > 64).
+// kernel's lanes wrap (ncmp(t), nb > 64). DSA (docs/dsa-spec.md section 7): k < T, k ≥ T and the
+// recall options; the selected tokens equal the float64 decoder's and the prefill's, the main K/V
+// rows each group's attention counted are min(k, t + 1) (slot 'sel') and the indexer rows the
+// scores kernel counted are t + 1 per layer and sequence.
 import { describe, expect, it } from 'vitest';
 
 import { GpuDecoder, READ_SLOTS } from '../../src/decode/gpu-decoder';
+import { dsaIndexKeysRead, dsaKeysRead } from '../../src/definitions/dsa-config';
 import { mobaReads, windowReads } from '../../src/definitions/mechanisms';
 import type { ModelConfig } from '../../src/definitions/model-config';
 import { numCmpBlocks, numSelBlocks } from '../../src/definitions/nsa-blocks';
@@ -24,7 +28,7 @@ import { crossEntropyRef } from '../../src/reference/crossentropy';
 import { type DecodeStep, ModelDecoder, readsFormula } from '../../src/reference/decoder';
 import { getGpu } from '../helpers/gpu';
 import { NO_OPTIMIZER } from '../helpers/models';
-import { DENSE, MECHANISM_CASES, NSA_CASES, nsaModel, OPTION_CASES, randomParams, randomTokens } from './helpers';
+import { DENSE, DSA_CASES, MECHANISM_CASES, NSA_CASES, nsaModel, OPTION_CASES, randomParams, randomTokens } from './helpers';
 
 const LOGITS_TOL = 1e-5;
 const B = 2;
@@ -43,7 +47,7 @@ const DENSE_OPTIONS: [string, ModelConfig] = [
   'dense, attention-only, no positional encoding, conv 3',
   { ...DENSE, seqLen: 19, ffnHidden: 0, posEncoding: 'none', shortConv: 3 },
 ];
-CASES.push(DENSE_OPTIONS, ...MECHANISM_CASES);
+CASES.push(DENSE_OPTIONS, ...MECHANISM_CASES, ...DSA_CASES);
 
 function relRms(got: ArrayLike<number>, want: ArrayLike<number>): number {
   let e = 0;
@@ -66,7 +70,7 @@ describe('GPU decode = float64 decode at every position (logits rel RMS ≤ 1e-5
     const refs = tokens.map(() => new ModelDecoder(c, params));
     const nsa = c.attention === 'nsa' ? c.nsa : undefined;
     const G = c.nKvGroups;
-    const nSel = nsa?.nSel ?? c.moba?.topK ?? 1;
+    const nSel = c.dsa?.topK ?? nsa?.nSel ?? c.moba?.topK ?? 1;
     let worst = 0;
     let buffersAfterFirst = 0;
     for (let t = 0; t < T; t++) {
@@ -81,8 +85,21 @@ describe('GPU decode = float64 decode at every position (logits rel RMS ≤ 1e-5
         worst = Math.max(worst, e);
         expect(e, `b=${b} t=${t}`).toBeLessThanOrEqual(LOGITS_TOL);
         for (let l = 0; l < c.nLayers; l++) {
+          if (c.dsa) {
+            // Section 7: the indexer rows once per layer and sequence, counted by the scores kernel.
+            expect(out.indexReads[l * B + b], `indexer reads l=${l} b=${b} t=${t}`).toBe(dsaIndexKeysRead(t));
+            expect(out.indexReads[l * B + b]).toBe(want.nsa[l].indexKeysRead);
+          } else expect(out.indexReads[l * B + b]).toBe(0);
           for (let g = 0; g < G; g++) {
             const r = Array.from(out.reads.subarray(((l * B + b) * G + g) * 4, ((l * B + b) * G + g + 1) * 4));
+            if (c.dsa) {
+              const L = want.nsa[l];
+              const row = Array.from(out.selection.subarray(((l * B + b) * G + g) * nSel, ((l * B + b) * G + g + 1) * nSel));
+              expect(row, `selection l=${l} b=${b} g=${g} t=${t}`).toEqual(Array.from(L.selection.subarray(g * nSel, (g + 1) * nSel)));
+              expect(r, `reads l=${l} b=${b} g=${g} t=${t}`).toEqual([0, dsaKeysRead(t, c.dsa.topK), 0, 0]);
+              expect(r[1]).toBe(L.reads[g].sel);
+              continue;
+            }
             if (c.attention === 'window' || c.attention === 'moba') {
               // Section 15: only the mechanism's branch reads keys; MoBA's selection = the float64 decoder's.
               const L = want.nsa[l];
@@ -153,11 +170,12 @@ async function prefill(c: ModelConfig, f32: Map<string, Float32Array>, tokens: n
   plan.importParams(f32);
   plan.writeBatch(0, Int32Array.from(tokens), Int32Array.from(targets), new Int32Array(tokenIndexLength(N)));
   const enc = gpu.device.createCommandEncoder();
-  plan.encodeEval(enc);
+  // DSA: the sparse phase's forward (top-k), which is what decoding runs.
+  plan.encodeEval(enc, c.dsa ? c.dsa.warmupSteps + 1 : undefined);
   gpu.submit([enc.finish()]);
   const losses = await plan.readLosses();
   const selections: Int32Array[] = [];
-  if (c.attention === 'nsa' || c.attention === 'moba')
+  if (c.attention === 'nsa' || c.attention === 'moba' || c.attention === 'dsa')
     for (let l = 0; l < c.nLayers; l++) selections.push((await plan.readSelection(l, N)).sel);
   plan.destroy();
   return { losses, selections };
@@ -171,7 +189,7 @@ function lossError(c: ModelConfig, logits: Float32Array, b: number, target: numb
 }
 
 describe('GPU decode = GPU prefill (the training forward) at every position', () => {
-  it.each([CASES[0], CASES[1], CASES[2], DENSE_OPTIONS, ...OPTION_CASES, ...MECHANISM_CASES])(
+  it.each([CASES[0], CASES[1], CASES[2], DENSE_OPTIONS, ...OPTION_CASES, ...MECHANISM_CASES, ...DSA_CASES])(
     '%s: per-position losses rel ≤ 1e-5, selections equal',
     async (_name, c) => {
       const gpu = await getGpu();
@@ -182,8 +200,8 @@ describe('GPU decode = GPU prefill (the training forward) at every position', ()
       const tokens = randomTokens(N, c.vocabSize, 12);
       const targets = randomTokens(N, c.vocabSize, 13);
       const { losses, selections: prefillSel } = await prefill(c, f32, tokens, targets);
-      // NSA and MoBA select blocks (section 15).
-      const nsa = c.attention === 'nsa' ? c.nsa : c.moba ? { nSel: c.moba.topK } : undefined;
+      // NSA and MoBA select blocks (section 15), DSA tokens.
+      const nsa = c.attention === 'nsa' ? c.nsa : c.moba ? { nSel: c.moba.topK } : c.dsa ? { nSel: c.dsa.topK } : undefined;
 
       const dec = await GpuDecoder.create(gpu, c, { batch: B });
       dec.loadParams(f32);
