@@ -1,9 +1,9 @@
 // The PyTorch model (python/nsa_playground/model.py with attention 'dsa') trains as the float64 twin
 // (src/reference/model.ts) and the WebGPU trainer's optimizer rules (docs/dsa-spec.md section 11):
-// an exported tiny DSA model (fresh weights, zero moments), four optimizer steps — two of the dense
-// warm-up, two sparse — then the loss of a fifth batch. Per step: the cross-entropy and Σ L_I, the
-// logits and every layer's selection of the step's batch, every parameter's gradient; after the last
-// update every parameter. The twin's AdamW (src/reference/adamw.ts, gradient clip gradNormRef) updates
+// an exported tiny DSA model (fresh weights, zero moments), four optimizer steps of two micro-batches
+// each — two of the dense warm-up, two sparse — then the loss of a fifth step's. Per step: the
+// cross-entropy and Σ L_I (the micro-batches' means), the logits and every layer's selection of the
+// step's first micro-batch, every parameter's gradient; after the last update every parameter. The twin's AdamW (src/reference/adamw.ts, gradient clip gradNormRef) updates
 // only the indexers in the warm-up (dsaUpdates) and corrects the bias at the run's step, so the main
 // parameters' first update (step 3) divides by 1 − β^3. PyTorch runs in float64 (Debian's torch 1.13,
 // one process): losses |Δ| ≤ 1e-5 relative, logits, gradients and parameters rel RMS ≤ 1e-5 (the
@@ -42,6 +42,9 @@ const T = 10;
 /** Two warm-up steps, then sparse; top-4 of 10 tokens, so the sparse phase really selects. */
 const DSA: DsaConfig = { indexHeads: 2, indexDim: 4, topK: 4, warmupSteps: 2, lossWeight: 0.7 };
 const UPDATES = 4;
+/** Micro-batches per step (the indexer's gradient is the step's mean L_I: λ / (B·T·gradAccum)). */
+const ACCUM = 2;
+const UNSCORED = 2;
 const TOL = 1e-5;
 
 function runConfig(): RunConfig {
@@ -49,7 +52,7 @@ function runConfig(): RunConfig {
   c.model = denseTestModel(T, { attention: 'dsa', dsa: DSA });
   c.data = { source: 'random', tokenizer: 'byte' };
   // Weight decay 0.5 and a clip the gradients exceed: a frozen weight decayed, or a wrong norm, shows at once.
-  c.train = { ...c.train, steps: 10, batchSize: B, gradAccum: 1, warmupSteps: 2, weightDecay: 0.5, gradClip: 0.5, evalEvery: 0 };
+  c.train = { ...c.train, steps: 10, batchSize: B, gradAccum: ACCUM, warmupSteps: 2, weightDecay: 0.5, gradClip: 0.5, evalEvery: 0 };
   return c;
 }
 
@@ -77,11 +80,14 @@ describe('DSA in PyTorch = the float64 twin, warm-up and sparse steps', () => {
       writeFiles(dir, exportDirectoryFiles({ config, state: { stepsDone: 0, batchesDrawn: 0 }, params: init, adamM: zeros, adamV: zeros }));
 
       const r = rng(21);
-      const batches = Array.from({ length: UPDATES + 1 }, () => ({
-        tokens: Int32Array.from({ length: B * T }, () => Math.floor(r() * m.vocabSize)),
-        // A few unscored targets (−1).
-        targets: Int32Array.from({ length: B * T }, () => (r() < 0.15 ? -1 : Math.floor(r() * m.vocabSize))),
-      }));
+      // Each step ACCUM micro-batches; each sequence's first UNSCORED targets are −1 (a task's fixed
+      // count of scored targets per sequence, as the WebGPU trainer's loss scale assumes).
+      const batches = Array.from({ length: UPDATES + 1 }, () =>
+        Array.from({ length: ACCUM }, () => ({
+          tokens: Int32Array.from({ length: B * T }, () => Math.floor(r() * m.vocabSize)),
+          targets: Int32Array.from({ length: B * T }, (_, i) => (i % T < UNSCORED ? -1 : Math.floor(r() * m.vocabSize))),
+        })),
+      );
 
       // The twin, trained as the WebGPU trainer does.
       const p: Params64 = new Map([...init].map(([k, v]) => [k, Float64Array.from(v)]));
@@ -95,18 +101,33 @@ describe('DSA in PyTorch = the float64 twin, warm-up and sparse steps', () => {
         warmupStartFraction: t.warmupStartFraction,
       };
       const twin: Step[] = [];
-      batches.forEach((b, s) => {
+      batches.forEach((micro, s) => {
         const phase = dsaPhaseAt(s, DSA);
-        const fwd = modelForwardRef(m, p, b.tokens, b.targets, B, { dsaPhase: phase });
-        const sels = fwd.layers.map((L) => {
+        // Every micro-batch scores as many targets: the step's losses and gradients are their means.
+        const fwds = micro.map((b) => modelForwardRef(m, p, b.tokens, b.targets, B, { dsaPhase: phase }));
+        const mean = (f: (x: (typeof fwds)[number]) => number) => fwds.reduce((a, x) => a + f(x), 0) / ACCUM;
+        const sels = fwds[0].layers.map((L) => {
           const all = new Int32Array(B * T * m.nKvGroups * DSA.topK);
           L.attnCache.dsa!.seqs.forEach(({ sel }, i) => all.set(sel, i * sel.length));
           return all;
         });
-        const step: Step = { phase, loss: fwd.loss, indexLoss: fwd.dsa!.indexLoss, logits: fwd.logits, sels, grads: new Map() };
+        const step: Step = {
+          phase,
+          loss: mean((x) => x.loss),
+          indexLoss: mean((x) => x.dsa!.indexLoss),
+          logits: fwds[0].logits,
+          sels,
+          grads: new Map(),
+        };
         twin.push(step);
         if (s === UPDATES) return;
-        step.grads = modelBackwardRef(m, p, b.tokens, b.targets, B, fwd);
+        step.grads = new Map(specs.map((sp) => [sp.name, new Float64Array(numel(sp.shape))]));
+        micro.forEach((b, i) => {
+          for (const [name, g] of modelBackwardRef(m, p, b.tokens, b.targets, B, fwds[i])) {
+            const sum = step.grads.get(name)!;
+            for (let j = 0; j < g.length; j++) sum[j] += g[j] / ACCUM;
+          }
+        });
         const updated = specs.filter((sp) => dsaUpdates(sp.name, s, DSA));
         const { scale } = gradNormRef(
           updated.map((sp) => step.grads.get(sp.name)!),
@@ -122,7 +143,9 @@ describe('DSA in PyTorch = the float64 twin, warm-up and sparse steps', () => {
       const batchesJson = join(root, 'batches.json');
       writeFileSync(
         batchesJson,
-        JSON.stringify({ steps: batches.map((b) => ({ micro: [{ tokens: rows(b.tokens), targets: rows(b.targets) }] })) }),
+        JSON.stringify({
+          steps: batches.map((micro) => ({ micro: micro.map((b) => ({ tokens: rows(b.tokens), targets: rows(b.targets) })) })),
+        }),
       );
       const out = join(root, 'out');
       runTorch(['-m', 'nsa_playground.parity', '--dir', dir, '--batches', batchesJson, '--out', out, '--every-step']);
