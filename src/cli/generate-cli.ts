@@ -88,6 +88,7 @@ function printReads(io: CliIo, config: RunConfig, tok: Tokenizer, res: GenerateR
   let dense = 0;
   for (const s of res.steps) dense += lg * (s.t + 1);
   const nsa = attentionNsaConfig(m);
+  if (m.attention === 'dsa' && m.dsa) return printDsaReads(io, config, tok, res);
   if (!nsa) {
     io.out(
       `[reads] dense attention: query t reads t+1 keys per layer and group; ${dense} keys in all (${m.nLayers} layers × ${m.nKvGroups} groups)`,
@@ -134,6 +135,53 @@ function printReads(io: CliIo, config: RunConfig, tok: Tokenizer, res: GenerateR
   io.out(`[reads] total ${read} keys vs dense ${dense} (${pct}%) over ${res.steps.length} tokens`);
   if (bad) io.err(`[reads] ${bad} token(s) read a different number of keys than the formula: this is a bug`);
   else io.out(`[reads] every (token, layer, group) count equals the formula`);
+  return bad === 0;
+}
+
+/**
+ * DSA (docs/dsa-spec.md section 7): per generated token's query t, the main K/V rows read (summed
+ * over layers and groups) beside min(k, t+1) per group, and the indexer key rows (summed over
+ * layers) beside t+1 per layer.
+ */
+function printDsaReads(io: CliIo, config: RunConfig, tok: Tokenizer, res: GenerateResult): boolean {
+  const m = config.model;
+  const k = m.dsa?.topK ?? 0;
+  const lg = m.nLayers * m.nKvGroups;
+  io.out(
+    `[reads] DSA (k=${k}, H_I=${m.dsa?.indexHeads}, d_I=${m.dsa?.indexDim}): for each generated token's query t, the main K/V rows read ` +
+      `summed over ${m.nLayers} layers × ${m.nKvGroups} groups beside ${lg}·min(k, t+1), and the indexer key rows (width d_I, ` +
+      `once per layer) beside ${m.nLayers}·(t+1); dense ${lg}·(t+1)`,
+  );
+  io.out(
+    `${'t'.padStart(5)}  ${'token'.padEnd(8)} ${'main'.padStart(7)} ${'formula'.padStart(8)} ${'index'.padStart(7)} ${'formula'.padStart(8)} ${'dense'.padStart(7)}  ok`,
+  );
+  let read = 0;
+  let dense = 0;
+  let indexRead = 0;
+  let bad = 0;
+  for (const s of res.steps) {
+    const main = s.reads.reduce((a, r) => a + r.cmp + r.sel + r.win, 0);
+    const mainF = s.reads.reduce((a, r) => a + r.formula.total, 0);
+    const index = s.indexReads.reduce((a, r) => a + r.read, 0);
+    const indexF = s.indexReads.reduce((a, r) => a + r.formula, 0);
+    const ok =
+      s.reads.length === lg &&
+      s.indexReads.length === m.nLayers &&
+      s.reads.every((r) => r.cmp === r.formula.cmp && r.sel === r.formula.sel && r.win === r.formula.win) &&
+      s.indexReads.every((r) => r.read === r.formula);
+    if (!ok) bad++;
+    read += main;
+    indexRead += index;
+    dense += lg * (s.t + 1);
+    io.out(
+      `${String(s.t).padStart(5)}  ${show(tok, s.token).padEnd(8)} ${String(main).padStart(7)} ${String(mainF).padStart(8)} ` +
+        `${String(index).padStart(7)} ${String(indexF).padStart(8)} ${String(lg * (s.t + 1)).padStart(7)}  ${ok ? 'yes' : 'NO'}`,
+    );
+  }
+  const pct = dense > 0 ? ((100 * read) / dense).toFixed(1) : '0';
+  io.out(`[reads] total ${read} main keys vs dense ${dense} (${pct}%), and ${indexRead} indexer keys, over ${res.steps.length} tokens`);
+  if (bad) io.err(`[reads] ${bad} token(s) read a different number of keys than the formula: this is a bug`);
+  else io.out(`[reads] every (token, layer, group) main count and every (token, layer) indexer count equals the formula`);
   return bad === 0;
 }
 

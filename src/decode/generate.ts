@@ -4,7 +4,9 @@
 // top-p from a seeded mulberry32 stream, until the requested count or the context length. One
 // loop (generateStream) serves the CLI's generate() and the worker's token streaming. For NSA
 // models every generated token carries, per layer and group, the keys each branch read for the
-// query that produced it (counted by the decoder), beside the paper's formula.
+// query that produced it (counted by the decoder), beside the paper's formula; for DSA models the
+// main K/V rows per group (in 'sel') and, per layer, the indexer key rows (docs/dsa-spec.md section 7).
+import { dsaIndexKeysRead, dsaKeysRead } from '../definitions/dsa-config';
 import { attentionNsaConfig, mobaReads, windowReads } from '../definitions/mechanisms';
 import type { ModelConfig } from '../definitions/model-config';
 import { type BranchReads, ModelDecoder, type ReadsFormula, readsFormula } from '../reference/decoder';
@@ -38,12 +40,21 @@ export interface GroupReads extends BranchReads {
   formula: ReadsFormula;
 }
 
+/** DSA: the indexer key rows one layer read for one query (once per layer), and the formula t + 1. */
+export interface IndexReads {
+  layer: number;
+  read: number;
+  formula: number;
+}
+
 export interface GeneratedToken {
   token: number;
   /** Position of the query whose logits it was sampled from (the last token before it). */
   t: number;
-  /** NSA only: one entry per (layer, group); empty for dense. */
+  /** NSA, window, MoBA and DSA: one entry per (layer, group); empty for dense. */
   reads: GroupReads[];
+  /** DSA only: one entry per layer; empty otherwise. */
+  indexReads: IndexReads[];
 }
 
 export interface GenerateResult {
@@ -128,10 +139,12 @@ export interface FedToken {
   t: number;
   /** Next-token logits [vocabSize]. */
   logits: ArrayLike<number>;
-  /** Per NSA layer: selected blocks [G, nSel] of query t (copies). Empty for dense models. */
+  /** Per NSA layer: selected blocks [G, nSel] of query t (copies; DSA: tokens [G, k]). Empty for dense models. */
   selection: Int32Array[];
   /** Per NSA layer, per group: the key rows each branch read for query t. Empty for dense. */
   reads: BranchReads[][];
+  /** DSA: per layer the indexer key rows read for query t; empty otherwise. */
+  indexReads: number[];
 }
 
 /** A decoder as generation drives it, one token at a time. */
@@ -155,6 +168,7 @@ export function cpuTokenDecoder(config: ModelConfig, params: ReadonlyMap<string,
         logits: st.logits,
         selection: st.nsa.map((L) => L.selection.slice()),
         reads: st.nsa.map((L) => L.reads),
+        indexReads: config.attention === 'dsa' ? st.nsa.map((L) => L.indexKeysRead ?? 0) : [],
       });
     },
   };
@@ -170,18 +184,21 @@ function readsByFormula(c: ModelConfig, t: number, row: ArrayLike<number>): Read
       return c.window ? one(0, 0, windowReads(t, c.window)) : null;
     case 'moba':
       return c.moba ? one(0, mobaReads(t, row, c.moba), 0) : null;
+    case 'dsa':
+      return c.dsa ? one(0, dsaKeysRead(t, c.dsa.topK), 0) : null;
     default:
       return null;
   }
 }
 
 function groupReads(st: FedToken, c: ModelConfig): GroupReads[] {
-  const cfg = attentionNsaConfig(c);
-  if (!cfg) return [];
+  // A selection row's width: NSA's (or the window's / MoBA's) nSel, DSA's k.
+  const width = c.attention === 'dsa' ? c.dsa?.topK : attentionNsaConfig(c)?.nSel;
+  if (width === undefined) return [];
   const out: GroupReads[] = [];
   st.reads.forEach((layerReads, layer) => {
     for (let g = 0; g < c.nKvGroups; g++) {
-      const row = st.selection[layer].subarray(g * cfg.nSel, (g + 1) * cfg.nSel);
+      const row = st.selection[layer].subarray(g * width, (g + 1) * width);
       const formula = readsByFormula(c, st.t, row);
       if (formula) out.push({ layer, group: g, ...layerReads[g], formula });
     }
@@ -191,8 +208,12 @@ function groupReads(st: FedToken, c: ModelConfig): GroupReads[] {
 
 /** A generated token with the selections behind it, as generateStream yields it. */
 export interface StreamStep extends GeneratedToken {
-  /** Per NSA layer: selected blocks [G, nSel] of query t (a copy). Empty for dense models. */
+  /** Per NSA layer: selected blocks [G, nSel] of query t (a copy; DSA: tokens [G, k]). Empty for dense models. */
   selection: Int32Array[];
+}
+
+function indexReads(st: FedToken): IndexReads[] {
+  return st.indexReads.map((read, layer) => ({ layer, read, formula: dsaIndexKeysRead(st.t) }));
 }
 
 /** Throws a readable message naming the bad argument of generate() / generateStream(). */
@@ -237,7 +258,13 @@ export async function* generateStream(
     const st = last as FedToken;
     const token = sampleToken(st.logits, o, rand, V);
     n++;
-    yield { token, t: st.t, selection: st.selection.map((s) => s.slice()), reads: groupReads(st, config) };
+    yield {
+      token,
+      t: st.t,
+      selection: st.selection.map((s) => s.slice()),
+      reads: groupReads(st, config),
+      indexReads: indexReads(st),
+    };
     // The last token is never fed: nothing would read its logits.
     if (n < o.maxTokens && P + n < config.seqLen) last = await decoder.feed(token, true);
   }
@@ -251,7 +278,8 @@ export async function generate(
   decode: (ids: number[]) => string,
 ): Promise<GenerateResult> {
   const steps: GeneratedToken[] = [];
-  for await (const { token, t, reads } of generateStream(config, decoder, promptTokens, o)) steps.push({ token, t, reads });
+  for await (const { token, t, reads, indexReads } of generateStream(config, decoder, promptTokens, o))
+    steps.push({ token, t, reads, indexReads });
   const tokens = steps.map((s) => s.token);
   return {
     promptTokens: [...promptTokens],

@@ -1,7 +1,7 @@
 // npm run generate on the GPU decoder (the default; tests/decode/cli.test.ts runs --cpu): for a
-// dense and an NSA run folder holding only checkpoint.safetensors, greedy generation gives the same
-// text as the float64 CPU decoder, and every per-token read count the kernels report equals the
-// formula.
+// dense, an NSA and a DSA run folder holding only checkpoint.safetensors, greedy generation gives
+// the same text as the float64 CPU decoder, and every per-token read count the kernels report equals
+// the formula (DSA: the main K/V rows and the indexer rows, docs/dsa-spec.md section 7).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,9 +22,16 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 const dense: ModelConfig = { ...preset('tiny').model, attention: 'dense', dim: 16, ffnHidden: 24, dk: 4, dv: 4, seqLen: 24, initStd: 0.5 };
 const nsa: ModelConfig = nsaModel({}, { vocabSize: 256, dim: 16, ffnHidden: 24, dk: 4, dv: 4, seqLen: 80, initStd: 0.5 });
+const dsa: ModelConfig = {
+  ...dense,
+  seqLen: 40,
+  attention: 'dsa',
+  dsa: { indexHeads: 2, indexDim: 4, topK: 6, warmupSteps: 1, lossWeight: 1 },
+};
 for (const [name, model] of [
   ['dense', dense],
   ['nsa', nsa],
+  ['dsa', dsa],
 ] as const) {
   writeCheckpointRun(join(root, name), { ...preset('tiny'), model }, initParams(paramSpecs(model), 5), 3);
 }
@@ -40,7 +47,7 @@ async function cli(...argv: string[]) {
 const text = (out: string) => out.split('\n')[out.split('\n').indexOf('') + 1];
 
 describe('npm run generate on the GPU decoder', () => {
-  it.each(['dense', 'nsa'])('%s: greedy text = the CPU decoder’s; reads = the formula', async (run) => {
+  it.each(['dense', 'nsa', 'dsa'])('%s: greedy text = the CPU decoder’s; reads = the formula', async (run) => {
     const argv = ['--run', run, '--prompt', 'Once upon', '--tokens', '40', '--temperature', '0'];
     const gpu = await cli(...argv);
     expect(gpu.err).toBe('');
@@ -49,8 +56,9 @@ describe('npm run generate on the GPU decoder', () => {
     const cpu = await cli(...argv, '--cpu');
     expect(cpu.out).toMatch(/CPU float64 decoder with KV caches/);
     expect(text(gpu.out)).toBe(text(cpu.out));
-    if (run === 'nsa') {
-      expect(gpu.out).toMatch(/every \(token, layer, group\) count equals the formula/);
+    if (run === 'dsa') expect(gpu.out).toMatch(/every \(token, layer, group\) main count and every \(token, layer\) indexer count equals/);
+    if (run === 'nsa' || run === 'dsa') {
+      if (run === 'nsa') expect(gpu.out).toMatch(/every \(token, layer, group\) count equals the formula/);
       // The per-token table (counted by the kernels) equals the CPU decoder's.
       const rows = (o: string) => o.split('\n').filter((l) => /^\s+\d+\s/.test(l));
       expect(rows(gpu.out)).toEqual(rows(cpu.out));

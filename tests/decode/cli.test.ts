@@ -1,7 +1,7 @@
 // The generate command end to end through run folders in a temp dir that hold only
 // checkpoint.safetensors, as a run stopped mid-way leaves them (CPU only: --cpu, the float64
 // decoder; the GPU decoder's run is tests/decode/cli-gpu.test.ts): output = prompt + the text
-// generate() gives for the same options, the NSA reads table and summary, and a clear message with
+// generate() gives for the same options, the NSA and DSA reads tables and summaries, and a clear message with
 // exit code 2 for each user error. A folder of the older format (config.json, weights.json,
 // weights.bin) still generates the same text. The real entry point (the npm script's target) runs
 // as a child process in tests/decode/cli.integration.test.ts.
@@ -36,6 +36,14 @@ const nsa: ModelConfig = nsaModel({}, { vocabSize: 256, dim: 16, ffnHidden: 24, 
 const denseValues = writeRun('dense', dense);
 mkdirSync(join(root, 'empty'));
 const nsaValues = writeRun('nsa', nsa);
+// DSA (docs/dsa-spec.md section 7): k = 6 < the context, so late queries read fewer keys than dense.
+const dsa: ModelConfig = {
+  ...dense,
+  seqLen: 40,
+  attention: 'dsa',
+  dsa: { indexHeads: 2, indexDim: 4, topK: 6, warmupSteps: 1, lossWeight: 1 },
+};
+const dsaValues = writeRun('dsa', dsa);
 // The dense weights in the older format; and a folder with both, whose older files hold other weights.
 writeLegacyRun(join(root, 'legacy'), { ...preset('tiny'), model: dense }, denseValues, 7);
 writeLegacyRun(join(root, 'both'), { ...preset('tiny'), model: dense }, initParams(paramSpecs(dense), 6), 7);
@@ -108,6 +116,43 @@ describe('npm run generate', () => {
       (x) => tok.decode(x),
     );
     expect(r.out.split('\n')).toContain(prompt + want.text);
+  });
+
+  it('DSA run: per-token main and indexer reads beside the formulas, the text of generate()', async () => {
+    const prompt = 'Once upon';
+    const r = await cli('--run', 'dsa', '--prompt', prompt, '--tokens', '1000', '--temperature', '0');
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('dsa attention');
+    const n = dsa.seqLen - prompt.length;
+    const rows = r.out.split('\n').filter((l) => /^\s+\d+\s/.test(l));
+    expect(rows.length).toBe(n);
+    const lg = dsa.nLayers * dsa.nKvGroups;
+    const k = dsa.dsa!.topK;
+    for (const row of rows) {
+      const [t, ...rest] = row.trim().split(/\s+/);
+      const cols = rest.slice(-6);
+      const q = Number(t);
+      expect(cols.map(Number).slice(0, 5), `t=${q}`).toEqual([
+        lg * Math.min(k, q + 1),
+        lg * Math.min(k, q + 1),
+        dsa.nLayers * (q + 1),
+        dsa.nLayers * (q + 1),
+        lg * (q + 1),
+      ]);
+      expect(cols[5]).toBe('yes');
+    }
+    expect(r.out).toMatch(/\[reads\] total \d+ main keys vs dense \d+ \(\d+\.\d%\), and \d+ indexer keys, over \d+ tokens/);
+    expect(r.out).toMatch(/every \(token, layer, group\) main count and every \(token, layer\) indexer count equals the formula/);
+    const want = await generate(
+      dsa,
+      cpuTokenDecoder(dsa, dsaValues),
+      tok.encode(prompt),
+      { maxTokens: 1000, temperature: 0, topK: 40, seed: 1, vocabLimit: 256 },
+      (x) => tok.decode(x),
+    );
+    expect(r.out.split('\n')).toContain(prompt + want.text);
+    expect(want.steps.every((s) => s.indexReads.length === dsa.nLayers && s.reads.length === lg)).toBe(true);
   });
 
   it('a folder of the older format (config.json, weights.json, weights.bin) still generates the same text; with both, the checkpoint is read', async () => {
