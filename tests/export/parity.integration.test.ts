@@ -6,6 +6,9 @@
 // parameters), and one AdamW step in PyTorch from the exported optimizer state gives the loss of
 // the next WebGPU step (|Δ| ≤ 1e-4). PyTorch runs in float64, the GPU in float32. Two more tiny NSA
 // variants cover φ = mlp, shared K/V and the gate ablations (freeze, force one branch), forced blocks.
+// The tiny DSA model is exported after 3 steps, 2 of its warm-up and 1 sparse (docs/dsa-spec.md section
+// 11: the indexers' moments only, then everything's), and compared in its sparse phase, its top-k as
+// sets (measured: logits 1.9e-7, gradients 2.2e-7).
 //
 // Ties: with the compressed branch's keys zeroed every compressed score is equal, so selection
 // scores of interior blocks tie exactly; both sides must give them to the lower block, and the
@@ -46,6 +49,8 @@ function small(c: RunConfig, attention: AttentionKind): RunConfig {
   // docs/nsa-spec.md section 15: a window of 16 and MoBA blocks of 8 (3 of them) on tiny's 64 tokens.
   if (attention === 'window') c.model.window = { w: 16 };
   if (attention === 'moba') c.model.moba = { blockSize: 8, topK: 3 };
+  // docs/dsa-spec.md: top-16 of 64 tokens after a warm-up of 2 steps (the export is after step 3: sparse).
+  if (attention === 'dsa') c.model.dsa = { indexHeads: 2, indexDim: 8, topK: 16, warmupSteps: 2, lossWeight: 1 };
   c.train = { ...c.train, steps: 10, batchSize: 2, gradAccum: 1, warmupSteps: 2, evalEvery: 0 };
   return c;
 }
@@ -74,6 +79,7 @@ const CASES: Array<[string, () => RunConfig]> = [
   ],
   ['tiny, window', () => tiny('window')],
   ['tiny, MoBA', () => tiny('moba')],
+  ['tiny, DSA', () => tiny('dsa')],
   ['recall, dense', () => small(recallPreset(), 'dense')],
   ['recall, NSA', () => small(recallPreset(), 'nsa')],
 ];
@@ -139,7 +145,7 @@ async function gpuSelections(plan: ModelPlan, b: Batch): Promise<Int32Array[]> {
   write(plan, b);
   await plan.readProbabilities();
   const c = plan.config;
-  if (c.attention !== 'nsa' && c.attention !== 'moba') return [];
+  if (c.attention !== 'nsa' && c.attention !== 'moba' && c.attention !== 'dsa') return [];
   return Promise.all(Array.from({ length: c.nLayers }, async (_, l) => (await plan.readSelection(l, plan.shape.N)).sel));
 }
 
@@ -216,11 +222,15 @@ describe('exported model in PyTorch = the WebGPU model', () => {
         expect(logitErr, `logits (${which})`).toBeLessThanOrEqual(1e-4);
         sels.forEach((sel, l) =>
           expect(
-            selectionMismatches(sel, torch.tensors.get(`selection.${l}`)!.data, config.model.moba?.topK ?? config.model.nsa!.nSel),
+            selectionMismatches(
+              sel,
+              torch.tensors.get(`selection.${l}`)!.data,
+              config.model.moba?.topK ?? config.model.dsa?.topK ?? config.model.nsa!.nSel,
+            ),
             `layer ${l} selections`,
           ).toBe(0),
         );
-        if (config.model.attention === 'nsa' || config.model.attention === 'moba') expect(sels.length).toBe(config.model.nLayers);
+        if (['nsa', 'moba', 'dsa'].includes(config.model.attention)) expect(sels.length).toBe(config.model.nLayers);
 
         const ours: number[] = [];
         const theirs: number[] = [];
