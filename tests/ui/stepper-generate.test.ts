@@ -1,6 +1,7 @@
 // Generation panel logic: form validation, the decode trace of a streamed generation, and the
 // ranges shown for a generated token — checked against the model's own prefill (decode = prefill)
-// on a small NSA model decoded in float64 on the CPU.
+// on a small NSA model decoded in float64 on the CPU; for a DSA model, the tokens each layer's
+// query attended equal the sparse-phase prefill's selection.
 import { describe, expect, it } from 'vitest';
 
 import { sampleToken } from '../../src/decode/generate';
@@ -11,10 +12,10 @@ import { initParams } from '../../src/model/init';
 import { ModelDecoder } from '../../src/reference/decoder';
 import { modelForwardRef } from '../../src/reference/model';
 import { DEFAULT_FORM, parseGenerationForm } from '../../src/ui/generate/form';
-import { generationSnapshots, generationTrace, pieceRanges } from '../../src/ui/generate/trace';
+import { generationSnapshots, generationTrace, pieceRanges, pieceTokens } from '../../src/ui/generate/trace';
 import type { GeneratedPiece, GenerationModel, GenerationStart } from '../../src/ui/generate/types';
 import { mulberry32 } from '../../src/util/random';
-import { nsaTestModel } from '../helpers/models';
+import { denseTestModel, nsaTestModel } from '../helpers/models';
 
 describe('parseGenerationForm', () => {
   const m = { contextLength: 64, vocabSize: 256 };
@@ -141,5 +142,60 @@ describe('generation trace and token ranges', () => {
 
   it('a dense model (no selection) has no ranges', () => {
     expect(pieceRanges({ index: 0, token: 1, text: 'a', t: 3, selection: [] }, nsa, 2)).toEqual([]);
+  });
+});
+
+describe('DSA generation: the tokens each layer attended', () => {
+  const c: ModelConfig = denseTestModel(30, {
+    initStd: 0.5,
+    attention: 'dsa',
+    dsa: { indexHeads: 2, indexDim: 4, topK: 5, warmupSteps: 0, lossWeight: 1 },
+  });
+  const k = c.dsa!.topK;
+  const G = c.nKvGroups;
+
+  it('equal the sparse-phase prefill of the same tokens; reads min(k, t + 1) per group and t + 1 indexer keys', () => {
+    const params = initParams(paramSpecs(c), 8);
+    const p64 = new Map([...params].map(([n, v]) => [n, Float64Array.from(v)]));
+    const dec = new ModelDecoder(c, params);
+    const rand = mulberry32(3);
+    const fed = [4, 9, 1];
+    let last = fed.map((id) => dec.step(id)).at(-1)!;
+    const pieces: GeneratedPiece[] = [];
+    for (let i = 0; i < 20; i++) {
+      const token = sampleToken(last.logits, { temperature: 1, topK: 0 }, rand);
+      pieces.push({ index: i, token, text: `<${token}>`, t: last.t, selection: last.nsa.map((L) => L.selection.slice()) });
+      if (i + 1 < 20) {
+        fed.push(token);
+        last = dec.step(token);
+      }
+    }
+    const padded = [...fed, ...new Array(c.seqLen - fed.length).fill(0)];
+    const ref = modelForwardRef(c, p64, padded, new Array(c.seqLen).fill(0), 1, { dsaPhase: 'sparse' });
+    let sparse = 0;
+    for (const p of pieces) {
+      const layers = pieceTokens(p, k, G);
+      expect(layers.map((r) => r.layer)).toEqual([0, 1]);
+      for (const r of layers) {
+        const want = Array.from(ref.layers[r.layer].attnCache.dsa!.seqs[0].sel.subarray(p.t * G * k, p.t * G * k + k)).filter(
+          (s) => s >= 0,
+        );
+        expect(r.tokens, `layer ${r.layer} t=${p.t}`).toEqual(want);
+        expect(r.keysRead).toBe(Math.min(k, p.t + 1));
+        expect(r.indexKeysRead).toBe(p.t + 1);
+        if (r.keysRead < p.t + 1) sparse++;
+      }
+    }
+    expect(sparse).toBeGreaterThan(0);
+  });
+
+  it('an invalid selection throws, naming the layer', () => {
+    const row = (xs: number[]) => Int32Array.from([...xs, ...xs]);
+    const piece = (sel: Int32Array[]): GeneratedPiece => ({ index: 0, token: 1, text: 'a', t: 3, selection: sel });
+    expect(pieceTokens(piece([row([0, 1, 2, 3, -1])]), 5, 2)[0].tokens).toEqual([0, 1, 2, 3]);
+    expect(() => pieceTokens(piece([row([0, 1, 2, -1, -1])]), 5, 2)).toThrow(/layer 0: 3 tokens selected, expected min\(k, t \+ 1\) = 4/);
+    expect(() => pieceTokens(piece([row([0, 1, 4, 2, -1])]), 5, 2)).toThrow(/token 4 is after the query t = 3/);
+    expect(() => pieceTokens(piece([row([0, 2, 1, 3, -1])]), 5, 2)).toThrow(/not ascending/);
+    expect(() => pieceTokens(piece([Int32Array.from([0, 1, 2, 3, -1, 0, 1, 2, -1, -1])]), 5, 2)).toThrow(/group 1's tokens differ/);
   });
 });

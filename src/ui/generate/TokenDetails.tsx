@@ -1,12 +1,22 @@
 // The selected generated token: what it is, the query that produced it, and the key ranges that
-// query selected in every (layer, group).
+// query selected in every (layer, group) — for DSA, the tokens the lightning indexer picked in every
+// layer and the keys it read.
 import { visibleText } from '../stepper/tokens';
-import { type PieceRanges, pieceRanges } from './trace';
+import { type PieceRanges, pieceRanges, type PieceTokens, pieceTokens } from './trace';
 import type { GeneratedPiece, GenerationModel } from './types';
 
 export function TokenDetails({ piece, model }: { piece: GeneratedPiece; model: GenerationModel }) {
   let rows: PieceRanges[] = [];
   let error: string | null = null;
+  if (model.dsa) {
+    let layers: PieceTokens[] = [];
+    try {
+      layers = pieceTokens(piece, model.dsa.topK, model.G);
+    } catch (e) {
+      error = e instanceof Error ? e.message : String(e);
+    }
+    return <DsaTokenDetails piece={piece} layers={layers} error={error} k={model.dsa.topK} />;
+  }
   if (model.nsa) {
     try {
       rows = pieceRanges(piece, model.nsa, model.G);
@@ -57,6 +67,49 @@ export function TokenDetails({ piece, model }: { piece: GeneratedPiece; model: G
                     </span>
                   ))}
                 </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </div>
+  );
+}
+
+function DsaTokenDetails({ piece, layers, error, k }: { piece: GeneratedPiece; layers: PieceTokens[]; error: string | null; k: number }) {
+  return (
+    <div className="gen-details" data-testid="gen-details" data-index={piece.index} data-t={piece.t}>
+      <p>
+        Token <span className="tok tok-query">{visibleText(piece.text) || '∅'}</span> <span className="muted">id {piece.token}</span>,
+        sampled from the logits of query <strong>t = {piece.t}</strong>.
+      </p>
+      {error ? (
+        <p className="error" role="alert" data-testid="gen-details-error">
+          Invalid selection: {error}
+        </p>
+      ) : (
+        <table className="gen-ranges" data-testid="gen-token-dsa">
+          <caption className="muted">
+            Tokens query {piece.t} attended while decoding: the top-{k} of the lightning indexer&apos;s scores (every head of every group
+            reads the same ones)
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">Layer</th>
+              <th scope="col">Selected tokens</th>
+              <th scope="col">K/V rows read per group</th>
+              <th scope="col">Indexer keys scored</th>
+            </tr>
+          </thead>
+          <tbody>
+            {layers.map((r) => (
+              <tr key={r.layer} data-testid="gen-dsa-layer" data-layer={r.layer}>
+                <td>{r.layer}</td>
+                <td>{r.tokens.join(', ')}</td>
+                <td>
+                  {r.keysRead} of {piece.t + 1}
+                </td>
+                <td>{r.indexKeysRead}</td>
               </tr>
             ))}
           </tbody>

@@ -1,5 +1,6 @@
 // From a streamed generation to what the stepper shows: the decode trace (tokens fed and the
 // selection of every query that produced a token), its snapshots, and one token's ranges.
+import { dsaIndexKeysRead, dsaKeysRead } from '../../definitions/dsa-config';
 import type { NsaConfig } from '../../definitions/nsa-config';
 import {
   decodeSelectionRanges,
@@ -49,4 +50,38 @@ export function pieceRanges(p: GeneratedPiece, nsa: NsaConfig, G: number): Piece
     group: d.group,
     ranges: decodeSelectionRanges(d, nsa),
   }));
+}
+
+/** DSA: the tokens one layer's query attended (every group's row is the same) and what it read. */
+export interface PieceTokens {
+  layer: number;
+  /** Selected positions, ascending. */
+  tokens: number[];
+  /** Main K/V rows read per group: min(k, t + 1) (docs/dsa-spec.md section 7). */
+  keysRead: number;
+  /** Indexer key rows the layer scored: t + 1. */
+  indexKeysRead: number;
+}
+
+/**
+ * The tokens the query of one generated token attended in every layer of a DSA model; throws on an
+ * invalid selection (groups differing, not ascending, a position past t, not min(k, t + 1) of them).
+ */
+export function pieceTokens(p: GeneratedPiece, topK: number, G: number): PieceTokens[] {
+  return p.selection.map((row, layer) => {
+    if (row.length !== G * topK) throw new Error(`layer ${layer}: ${row.length} selection entries, expected ${G}·${topK}`);
+    const first = Array.from({ length: topK }, (_, m) => row[m]);
+    for (let g = 1; g < G; g++)
+      for (let m = 0; m < topK; m++)
+        if (row[g * topK + m] !== first[m]) throw new Error(`layer ${layer}: group ${g}'s tokens differ from group 0's`);
+    const tokens = first.filter((s) => s >= 0);
+    tokens.forEach((s, i) => {
+      if (s > p.t) throw new Error(`layer ${layer}: token ${s} is after the query t = ${p.t}`);
+      if (i > 0 && s <= tokens[i - 1]) throw new Error(`layer ${layer}: tokens not ascending (${tokens[i - 1]}, ${s})`);
+    });
+    const keysRead = dsaKeysRead(p.t, topK);
+    if (tokens.length !== keysRead)
+      throw new Error(`layer ${layer}: ${tokens.length} tokens selected, expected min(k, t + 1) = ${keysRead}`);
+    return { layer, tokens, keysRead, indexKeysRead: dsaIndexKeysRead(p.t) };
+  });
 }

@@ -3,6 +3,7 @@
 // structurally, so the page can pass its client's calls straight through:
 //   onGenerate={(req, sink) => client.generate(req, sink.start, sink.tokens)}
 //   onCancel={() => client.cancelGenerate()}
+import type { DsaConfig } from '../../definitions/dsa-config';
 import type { NsaConfig } from '../../definitions/nsa-config';
 
 export interface GenerationRequest {
@@ -36,7 +37,7 @@ export interface GeneratedPiece {
   text: string;
   /** Position of the query whose logits it was sampled from (prompt length − 1 + index). */
   t: number;
-  /** NSA only, per layer: the selected blocks of query t, [G·nSel] ascending, −1 padded. */
+  /** NSA only, per layer: the selected blocks of query t, [G·nSel] ascending, −1 padded (DSA: the selected tokens [G·k]). */
   selection: ReadonlyArray<ArrayLike<number>>;
 }
 
@@ -54,6 +55,8 @@ export interface GenerationDone {
 export interface GenerationModel {
   /** null for a dense model (no selection to show). */
   nsa: NsaConfig | null;
+  /** DSA models: the indexer's config (the tokens each query attended are shown per layer). */
+  dsa?: DsaConfig | null;
   H: number;
   G: number;
   layers: number;

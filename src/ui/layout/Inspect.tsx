@@ -40,10 +40,10 @@ function RunViews() {
   const model = useMemo((): GenerationModel | null => {
     if (!runConfig || !info || status === 'starting' || status === 'error') return null;
     const m = runConfig.model;
-    // Neither decoder runs DSA yet (docs/dsa-spec.md section 11): no panel that would only fail.
-    if (m.attention === 'dsa') return null;
     return {
       nsa: m.attention === 'nsa' && m.nsa ? m.nsa : null,
+      // DSA: the token details list the tokens each layer's indexer picked (docs/dsa-spec.md section 7).
+      dsa: m.attention === 'dsa' && m.dsa ? m.dsa : null,
       H: m.nHeads,
       G: m.nKvGroups,
       layers: m.nLayers,
@@ -89,11 +89,9 @@ function RunViews() {
         onCancel={() => void cancelGeneration()}
         model={model}
         disabledReason={
-          runConfig?.model.attention === 'dsa'
-            ? 'Generation does not decode DSA models yet (no KV-cache decoder for the lightning indexer); train and inspect them here.'
-            : status === 'starting'
-              ? 'The model is being built…'
-              : 'Train (or Step) a model first: generation samples from its current weights.'
+          status === 'starting'
+            ? 'The model is being built…'
+            : 'Train (or Step) a model first: generation samples from its current weights.'
         }
         promptHint={
           info && info.dataset.tokenizer === null
