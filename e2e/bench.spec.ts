@@ -29,7 +29,7 @@ test('benchmark NSA vs dense on this adapter: charts, crossover note, JSON lines
     await expect(page.getByTestId(id)).toHaveAttribute('data-points', '2');
   // MoBA's 64-token block does not fit T = 64's budget of 63 keys (its line says so); at 128 every mechanism has a point.
   await expect(page.getByTestId('bench-train-chart')).toHaveAttribute('data-mechanisms', 'nsa dense window moba dsa');
-  await expect(page.getByTestId('bench-keys-chart')).toHaveAttribute('data-mechanisms', 'nsa dense window moba');
+  await expect(page.getByTestId('bench-keys-chart')).toHaveAttribute('data-mechanisms', 'nsa dense window moba dsa');
   await expect(page.getByTestId('bench-decode-chart-crossover')).toContainText(/NSA (is not below dense|below dense from T = )/);
   await expect(page.getByTestId('bench-progress')).toContainText('4 measurements');
 
@@ -61,7 +61,9 @@ test('benchmark NSA vs dense on this adapter: charts, crossover note, JSON lines
     'decode',
     'mechanism_decode',
     'mechanism_decode',
+    'mechanism_decode',
     'decode',
+    'mechanism_decode',
     'mechanism_decode',
     'mechanism_decode',
     'summary',
@@ -81,8 +83,10 @@ test('benchmark NSA vs dense on this adapter: charts, crossover note, JSON lines
     ['mechanism_train', 128, 'dsa', true],
     ['mechanism_decode', 64, 'window', true],
     ['mechanism_decode', 64, 'moba', 'skipped'],
+    ['mechanism_decode', 64, 'dsa', true],
     ['mechanism_decode', 128, 'window', true],
     ['mechanism_decode', 128, 'moba', true],
+    ['mechanism_decode', 128, 'dsa', true],
   ]);
   expect(lines.filter((l) => l.kind === 'mechanism_decode' && !l.skipped).every((l) => l.reads_match_formula)).toBe(true);
   await panel.screenshot({ path: testInfo.outputPath('bench.png') });

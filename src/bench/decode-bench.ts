@@ -9,8 +9,11 @@
 // timestamp queries the same step again with each dispatch in its own pass (GPU time per kernel;
 // the split per kernel group and the attention kernels' sum are medians over the timed steps).
 // Keys read per query are the decoder's own in-kernel counts, beside the formula
-// ncmp(t) + |selected positions ≤ t| + min(w, t + 1) from the selection the GPU made, and t + 1 dense.
+// ncmp(t) + |selected positions ≤ t| + min(w, t + 1) from the selection the GPU made, and t + 1 dense;
+// DSA's main K/V rows min(k, t + 1) per group and its t + 1 indexer rows per layer (docs/dsa-spec.md
+// section 7), each counted by its kernel.
 import { GpuDecoder } from '../decode/gpu-decoder';
+import { dsaIndexKeysRead, dsaKeysRead } from '../definitions/dsa-config';
 import { mobaAsNsa } from '../definitions/mechanisms';
 import type { ModelConfig } from '../definitions/model-config';
 import { visibleCmpBlocks } from '../definitions/nsa-blocks';
@@ -34,6 +37,9 @@ export function decodeKernelGroup(label: string): string {
   // (A split product's or attention's two dispatches, 'part' and 'combine', count as one.)
   const k = label.replace(/^decode L\d+ /, '').replace(/ (part|combine)$/, '');
   if (/^attend /.test(k) || k === 'select') return k;
+  // DSA: the indexer's key append, scores and top-k read its key cache, as NSA's selection reads the compressed one.
+  if (/^dsa /.test(k)) return 'select';
+  if (/^(rope )?index [qkw]$/.test(k)) return 'q k v';
   if (/^compress /.test(k)) return 'compress';
   if (/^append kv/.test(k)) return 'append kv';
   if (/^(q|k\d|v\d|rope q)$/.test(k)) return 'q k v';
@@ -102,6 +108,7 @@ interface Measured {
   /** The median over the timed steps of the attention groups' sum. */
   attention: number;
   reads: Uint32Array;
+  indexReads: Uint32Array;
   selection: Int32Array;
   finite: boolean;
   buildS: number;
@@ -120,6 +127,7 @@ async function measure(gpu: GpuContext, c: ModelConfig, T: number, repeats: numb
   const ts: number[] = [];
   const runs: DispatchTiming[][] = [];
   let reads = new Uint32Array(0);
+  let indexReads = new Uint32Array(0);
   let selection = new Int32Array(0);
   let finite = true;
   for (let rep = 0; rep < warmup + repeats; rep++) {
@@ -137,12 +145,23 @@ async function measure(gpu: GpuContext, c: ModelConfig, T: number, repeats: numb
       ts.push(per.reduce((s, x) => s + x.ms, 0));
     }
     reads = out.reads.slice();
+    indexReads = out.indexReads.slice();
     selection = out.selection.slice();
     finite &&= out.logits.every(Number.isFinite);
   }
   if (!gpu.hasTimestamps) runs.push(await wallPerDispatch(gpu, dec.dispatches));
   dec.destroy();
-  return { wall, gpu: gpu.hasTimestamps ? ts : null, ...medianSplit(runs), reads, selection, finite, buildS: (t1 - t0) / 1000, fillS };
+  return {
+    wall,
+    gpu: gpu.hasTimestamps ? ts : null,
+    ...medianSplit(runs),
+    reads,
+    indexReads,
+    selection,
+    finite,
+    buildS: (t1 - t0) / 1000,
+    fillS,
+  };
 }
 
 /** Keys read per query (mean over layers and groups) as counted, as the formula gives, and whether every (layer, group) agrees. */
@@ -226,15 +245,17 @@ export async function decodeBenchRow(
   };
 }
 
-/** The mechanisms the GPU decoder runs besides NSA and dense (DSA's decoding is the float64 twin's only). */
-export const DECODE_MECHANISMS = ['window', 'moba'] as const;
+/** The mechanisms the GPU decoder runs besides NSA and dense. */
+export const DECODE_MECHANISMS = ['window', 'moba', 'dsa'] as const;
 export type DecodeMechanism = (typeof DECODE_MECHANISMS)[number];
 
 /**
- * The JSON line (kind 'mechanism_decode') of the window or MoBA at NSA's budget (as the training
- * lines, mechanism-bench.ts's matchedAt) decoding at position T − 1 on the same model shape: time,
- * the attention kernels' time, and the key rows the decoder's kernels counted (the window's in its
- * win slot, MoBA's selected rows in its sel slot) against the formula from the GPU's selection.
+ * The JSON line (kind 'mechanism_decode') of the window, MoBA or DSA at NSA's budget (as the
+ * training lines, mechanism-bench.ts's matchedAt) decoding at position T − 1 on the same model
+ * shape: time, the attention kernels' time (DSA's indexer scores and top-k among them), and the key
+ * rows the decoder's kernels counted (the window's in its win slot, MoBA's and DSA's selected rows
+ * in their sel slot) against the formula from the GPU's selection; DSA's indexer rows apart
+ * (index_keys_per_query against t + 1).
  */
 export async function mechanismDecodeRow(
   gpu: GpuContext,
@@ -250,7 +271,9 @@ export async function mechanismDecodeRow(
   const c: ModelConfig =
     m === 'window'
       ? { ...base, attention: 'window', window: matched.configs.window }
-      : { ...base, attention: 'moba', moba: matched.configs.moba };
+      : m === 'moba'
+        ? { ...base, attention: 'moba', moba: matched.configs.moba }
+        : { ...base, attention: 'dsa', dsa: matched.configs.dsa };
   const r = await measure(gpu, c, T, o.repeats, o.warmup);
   const G = c.nKvGroups;
   const t = T - 1;
@@ -261,6 +284,7 @@ export async function mechanismDecodeRow(
     const counted = Array.from(r.reads.subarray(i * 4, i * 4 + 4));
     let want: number[];
     if (m === 'window') want = [0, 0, Math.min(matched.configs.window.w, t + 1), 0];
+    else if (m === 'dsa') want = [0, dsaKeysRead(t, matched.configs.dsa.topK), 0, 0];
     else {
       const cfg = mobaAsNsa(matched.configs.moba);
       const row = r.selection.subarray(i * cfg.nSel, (i + 1) * cfg.nSel);
@@ -270,10 +294,19 @@ export async function mechanismDecodeRow(
     read += counted.reduce((a, b) => a + b, 0) / (o.layers * G);
     formula += want.reduce((a, b) => a + b, 0) / (o.layers * G);
   }
+  // DSA: the indexer rows, once per layer.
+  const index =
+    m === 'dsa'
+      ? (() => {
+          const counted = Array.from(r.indexReads.subarray(0, o.layers));
+          match &&= counted.every((x) => x === dsaIndexKeysRead(t));
+          return { index_keys_per_query: counted.reduce((a, b) => a + b, 0) / o.layers, index_keys_formula: dsaIndexKeysRead(t) };
+        })()
+      : {};
   const ms = median(r.gpu ?? r.wall);
   return {
     ...head,
-    config: m === 'window' ? matched.configs.window : matched.configs.moba,
+    config: m === 'window' ? matched.configs.window : m === 'moba' ? matched.configs.moba : matched.configs.dsa,
     timing: gpu.hasTimestamps ? 'timestamp' : 'wall',
     ms,
     attention_ms: r.attention,
@@ -282,6 +315,7 @@ export async function mechanismDecodeRow(
     keys_per_query: read,
     keys_formula: formula,
     over_dense_keys: read / T,
+    ...index,
     reads_match_formula: match,
     outputs_finite: r.finite,
     kernels: r.split,

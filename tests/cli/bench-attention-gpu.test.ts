@@ -4,7 +4,8 @@
 // from the GPU's selection are what the configs read, counted here position by position: the
 // window Σ min(w, t + 1); DSA every earlier token up to its k, Σ min(k, t + 1); MoBA its own block
 // and, once one is complete, one earlier block (2 selected, never more than Σ min(2·64, t + 1)).
-// Decoding at position 129 on the GPU decoder: the key rows its kernels counted equal the formula.
+// Decoding at position 129 on the GPU decoder: the key rows its kernels counted equal the formula
+// (DSA: min(k, 130) = 129 main rows per group and 130 indexer rows).
 // Below one MoBA block the line says why instead of a time.
 import { describe, expect, it } from 'vitest';
 
@@ -40,12 +41,23 @@ describe('bench:attention mechanism lines', () => {
     expect(gpu.reports).toEqual([]);
   });
 
-  it('decoding at T − 1 = 129: the window and MoBA read what their kernels counted and the formula says', async () => {
+  it('decoding at T − 1 = 129: the window, MoBA and DSA read what their kernels counted and the formula says', async () => {
     const gpu = await getGpu();
     const o = { layers: 1, repeats: 1, warmup: 0 };
     const dense = { ms: 1, attentionMs: 1 };
     const win = await mechanismDecodeRow(gpu, 'window', T, o, dense);
     const moba = await mechanismDecodeRow(gpu, 'moba', T, o, dense);
+    const dsa = await mechanismDecodeRow(gpu, 'dsa', T, o, dense);
+    expect(dsa).toMatchObject({
+      config: { topK: 129, indexHeads: 4, indexDim: 32 },
+      keys_per_query: 129,
+      keys_formula: 129,
+      index_keys_per_query: 130,
+      index_keys_formula: 130,
+      reads_match_formula: true,
+      outputs_finite: true,
+    });
+    expect((dsa.kernels as Array<{ kernel: string }>).map((k) => k.kernel)).toEqual(expect.arrayContaining(['select', 'attend sel']));
     expect(win).toMatchObject({
       config: { w: 129 },
       keys_per_query: 129,

@@ -118,7 +118,7 @@ export function BenchPanel({ onRun, onCancel, busyReason }: BenchPanelProps) {
           decode
         </label>
         <fieldset className="bench-mechanisms" disabled={running}>
-          <legend title="Each is set to read at most as many keys per query as NSA at the last position (capped at T − 1): window w, MoBA top-k blocks of 64, DSA top-k tokens. Decoding covers the window and MoBA.">
+          <legend title="Each is set to read at most as many keys per query as NSA at the last position (capped at T − 1): window w, MoBA top-k blocks of 64, DSA top-k tokens. Decoding covers all three.">
             beside NSA and dense, at NSA&apos;s budget:
           </legend>
           {OTHER_MECHANISMS.map((m) => (
