@@ -20,6 +20,10 @@
 // to reads[rslot + (b·G + g)·4 + branch]. Fixed orders throughout: same inputs, same bits.
 // The float64 twin is src/reference/decode-attend.ts. Cache rows advance by one per key (the window
 // ring wraps).
+// SEL with one-token blocks (lSel = 1: DSA's tokens, docs/dsa-spec.md section 7) takes a direct path:
+// key ordinal o is the position sel[row + o] (the row's −1 padding is at its end, so the keys are
+// its non-negative prefix, found by binary search), the same keys in the same order — same bits —
+// without walking all nSel entries per lane.
 // Bindings: q [B, H, dk], k / v caches [B, rows, G, dk|dv], scratch [B, H, cap], sel (i32),
 // part [B, H, splits, dv + 3], out [B, H, dv], reads (u32).
 
@@ -73,6 +77,18 @@ fn keyCount(bg: u32, t: u32) -> u32 {
   return n;
 }
 
+// One-token selection: the row's keys are the non-negative prefix of its nSel entries.
+fn tokenMode() -> bool { return P.branch == SEL && P.lSel == 1u; }
+fn tokenCount(bg: u32) -> u32 {
+  var lo = 0u;
+  var hi = P.nSel;
+  while (lo < hi) {
+    let mid = (lo + hi) / 2u;
+    if (sel[P.slot + bg * P.nSel + mid] >= 0) { lo = mid + 1u; } else { hi = mid; }
+  }
+  return lo;
+}
+
 const PART_HEAD: u32 = 3u; // m, l, keys read; then acc[dv]
 
 @compute @workgroup_size(WG)
@@ -89,7 +105,10 @@ fn attendPart(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
   let qo = bh * P.dk;
   let scr = bh * P.cap;
   let nr = rangeCount();
-  let n = keyCount(bg, t);
+  let tok = tokenMode();
+  let selRow = P.slot + bg * P.nSel;
+  var n = 0u;
+  if (tok) { n = tokenCount(bg); } else { n = keyCount(bg, t); }
   let len = (n + P.splits - 1u) / P.splits;
   let o0 = min(n, chunk * len);
   let o1 = min(n, o0 + len);
@@ -101,7 +120,17 @@ fn attendPart(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     // Scores of the chunk's keys and their max.
     var m0 = NEG_BIG;
     var off = 0u;
-    for (var m = 0u; m < nr; m++) {
+    if (tok) {
+      for (var o = o0 + lane; o < o1; o += WG) {
+        let ko = keyRow(b, u32(sel[selRow + o]), g) * P.dk;
+        var a = 0.0;
+        for (var c = 0u; c < P.dk; c++) { a = fma(q[qo + c], k[ko + c], a); }
+        let sc = a * P.scale;
+        scratch[scr + o] = sc;
+        m0 = max(m0, sc);
+      }
+    }
+    for (var m = 0u; m < select(nr, 0u, tok); m++) {
       let r = keyRange(bg, m, t);
       let lo = max(o0, off);
       let hi = min(o1, off + r.y - r.x);
@@ -122,7 +151,15 @@ fn attendPart(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     var s0 = 0.0;
     var cnt = 0u;
     off = 0u;
-    for (var m = 0u; m < nr; m++) {
+    if (tok) {
+      for (var o = o0 + lane; o < o1; o += WG) {
+        let e = exp(scratch[scr + o] - mx);
+        scratch[scr + o] = e;
+        s0 += e;
+        cnt++;
+      }
+    }
+    for (var m = 0u; m < select(nr, 0u, tok); m++) {
       let r = keyRange(bg, m, t);
       let lo = max(o0, off);
       let hi = min(o1, off + r.y - r.x);
@@ -145,7 +182,10 @@ fn attendPart(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
   for (var c = lane; c < P.dv; c += WG) {
     var acc = 0.0;
     var off = 0u;
-    for (var m = 0u; m < nr; m++) {
+    if (tok) {
+      for (var o = o0; o < o1; o++) { acc = fma(scratch[scr + o], v[keyRow(b, u32(sel[selRow + o]), g) * P.dv + c], acc); }
+    }
+    for (var m = 0u; m < select(nr, 0u, tok); m++) {
       let r = keyRange(bg, m, t);
       let lo = max(o0, off);
       let hi = min(o1, off + r.y - r.x);

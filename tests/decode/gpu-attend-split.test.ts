@@ -3,7 +3,7 @@
 // cases of the split: one key (t = 0), one chunk, a key count not a multiple of the chunks, an exact
 // multiple (chunk boundaries), more chunks than keys (empty chunks), no key at all (the compressed
 // branch before its first block), a wrapping window ring, selections padded with −1, dv > the
-// workgroup's 64 lanes. Partials (max, sum, acc) and outputs rel RMS ≤ 1e-5 (f32 against f64, sums
+// workgroup's 64 lanes; one-token selections (DSA's: the direct path). Partials (max, sum, acc) and outputs rel RMS ≤ 1e-5 (f32 against f64, sums
 // of ≤ 101 terms); keys read equal; two runs equal bit for bit.
 import { describe, expect, it } from 'vitest';
 
@@ -71,6 +71,36 @@ const CASES: Case[] = [
     d: 4,
   },
   { name: 'compressed before its first block: no key', branch: 0, B: 1, H: 2, G: 1, dk: 4, dv: 4, cap: 32, t: 5, splits: 3, l: 8, d: 4 },
+  // One-token blocks (l′ 1, DSA's selection): the direct path (key o = sel[row + o], the keys found by binary search).
+  {
+    name: 'selected tokens (l′ 1): 38–39 of k 40 (−1 padded), 6 chunks, dv 72',
+    branch: 1,
+    B: 2,
+    H: 4,
+    G: 2,
+    dk: 8,
+    dv: 72,
+    cap: 80,
+    t: 69,
+    splits: 6,
+    lSel: 1,
+    nSel: 40,
+  },
+  {
+    name: 'selected tokens (l′ 1): 2–3 keys in 7 chunks (empty ones)',
+    branch: 1,
+    B: 2,
+    H: 2,
+    G: 1,
+    dk: 4,
+    dv: 8,
+    cap: 16,
+    t: 2,
+    splits: 7,
+    lSel: 1,
+    nSel: 5,
+  },
+  { name: 'selected tokens (l′ 1): t = 0, one key', branch: 1, B: 1, H: 2, G: 2, dk: 4, dv: 4, cap: 8, t: 0, splits: 2, lSel: 1, nSel: 3 },
 ];
 
 const ncmp = (t: number, l: number, d: number) => (t + 1 < l ? 0 : Math.floor((t + 1 - l) / d) + 1);
