@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         step += 1
         line = {"kind": "step", "step": step, "loss": float(loss), "lr": info["lr"], "grad_norm": info["grad_norm"]}
         if index_loss is not None:
-            line["index_loss"] = float(index_loss)
+            line["index_loss"] = float(index_loss.detach())
         emit(line)
         if step % a.eval_every == 0 or step == steps:
             s = score(model, held)

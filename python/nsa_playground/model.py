@@ -18,6 +18,7 @@ backward takes in the phase.
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 import torch
@@ -148,16 +149,19 @@ class Attention(torch.nn.Module):
         d = c.dsa
         assert d is not None
         B, T = x.shape[:2]
+        # The indexer, its selection and L_I in the residual stream's precision (the trainer's --bf16
+        # autocasts the rest: L_I is a KL divergence of ~1e-5 early on, below bfloat16's resolution).
         # The indexer reads the layer input detached: L_I reaches no earlier parameter.
-        q_index, k_index, w_index = self.indexer(x.detach(), rotate)
-        scores = index_scores(q_index, k_index, w_index)
-        sel = selection[:, :, 0].long() if selection is not None else select_tokens(scores, int(d["topK"]))
-        if self.dsa_phase == "warmup":
-            allowed = torch.ones(T, T, dtype=torch.bool, device=x.device).tril().expand(B, T, T)
-        else:
-            allowed = selection_mask(sel, T)
+        with torch.autocast(x.device.type, enabled=False) if x.device.type in ("cpu", "cuda") else contextlib.nullcontext():
+            q_index, k_index, w_index = self.indexer(x.detach(), rotate)
+            scores = index_scores(q_index, k_index, w_index)
+            sel = selection[:, :, 0].long() if selection is not None else select_tokens(scores, int(d["topK"]))
+            if self.dsa_phase == "warmup":
+                allowed = torch.ones(T, T, dtype=torch.bool, device=x.device).tril().expand(B, T, T)
+            else:
+                allowed = selection_mask(sel, T)
+            self.index_loss, _ = indexer_kl(q.to(x.dtype), k.to(x.dtype), scores, allowed, float(d["lossWeight"]))
         o, _ = dsa_attention(q, k, v, allowed)
-        self.index_loss, _ = indexer_kl(q, k, scores, allowed, float(d["lossWeight"]))
         if keep:
             G = c.num_key_value_heads
             self.last = {"selection": sel[:, :, None, :].expand(B, T, G, sel.shape[-1]).detach(), "scores": scores.detach()}

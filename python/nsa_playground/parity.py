@@ -92,7 +92,7 @@ def main(argv=None) -> int:
         loss, index_loss = step_loss(model, s["micro"], keep=False)
         losses.append(float(loss))
         if index_loss is not None:
-            index_losses.append(float(index_loss))
+            index_losses.append(float(index_loss.detach()))
         if i == len(steps) - 1:
             break
         model.objective(loss, index_loss).backward()
