@@ -18,7 +18,7 @@ export type LearnPreset = (typeof LEARN_PRESETS)[number];
  * sized from the preset's NSA settings (window w = nsa.w; MoBA blocks of nsa.lSel, topK = nsa.nSel, so
  * each reads what the matching NSA branch reads); dense; 'nsa-win', NSA with its gates forced to
  * the window branch (the ablation the window baseline was before it was a mechanism of its own); and
- * 'dsa' (docs/dsa-spec.md; the WebGPU engine only), top-k = NSA's selected positions plus its window,
+ * 'dsa' (docs/dsa-spec.md; either engine), top-k = NSA's selected positions plus its window,
  * nSel·lSel + w, with a 2-head indexer of width dk/2 (even) and a dense warm-up of 5 % of the steps.
  */
 export const MECHANISM_NAMES = ['nsa', 'window', 'moba', 'dense', 'nsa-win', 'dsa'] as const;
