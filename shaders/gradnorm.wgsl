@@ -1,13 +1,13 @@
 // Global gradient L2 norm and clip scale, deterministic, in two kinds of dispatch:
-//   partial  (one per gradient range): workgroup w sums squares of src[w·CHUNK, (w+1)·CHUNK) into
-//            dst[base + w] (dst = partials). CHUNK = WG·ITEMS.
+//   partial  (one per gradient range): workgroup w sums squares of src[w·chunk, (w+1)·chunk) into
+//            dst[base + w] (dst = partials); chunk (P.chunk, a multiple of WG) grows with the range
+//            (src/kernels/gradnorm.ts, gradNormChunk), so the finalize reads a few thousand partials.
 //   finalize (one workgroup): sums src[0, n) (src = partials), then writes dst = stats:
 //            stats[0] = sqrt(Σ) = ‖g‖₂; stats[1] = clip scale, or 0 when the norm is not finite.
 // Both are a fixed-order per-thread sum followed by a fixed tree: same inputs, same bits.
 // Every storage binding is read_write (see residual.wgsl).
 
 override WG: u32 = 256; // a power of two
-override ITEMS: u32 = 32;
 const BLOCK: u32 = 32u;
 
 var<workgroup> part: array<f32, WG>;
@@ -26,7 +26,7 @@ fn tree_sum(t: u32) -> f32 {
 fn partial(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
            @builtin(local_invocation_id) lid: vec3<u32>) {
   let w = wid.x + wid.y * nwg.x;
-  let chunk = WG * ITEMS;
+  let chunk = P.chunk;
   if (w * chunk >= P.n) { return; } // the folded grid may overshoot; uniform per workgroup
   let t = lid.x;
   let start = w * chunk + t;

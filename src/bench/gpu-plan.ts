@@ -72,6 +72,14 @@ export const GPU_NAMES = Object.keys(GPU_SPECS) as GpuName[];
 /** Workgroups per SM below which a dispatch is flagged: with fewer, some SMs idle or hold one workgroup. */
 export { FILL_FACTOR };
 
+/**
+ * What one dispatch costs at least, µs: a kernel launch and the barrier before the next dependent
+ * dispatch in the compute pass. CUDA documents launches of a few µs; Dawn on Vulkan adds its own
+ * work per dispatch. An assumption until a GPU run measures it. A dispatch whose fill-limited time is
+ * below it is launch-bound: more workgroups would not make it faster, fewer dispatches would.
+ */
+export const LAUNCH_US = 2;
+
 export interface PlanRow {
   label: string;
   kernel: string;
@@ -85,8 +93,10 @@ export interface PlanRow {
   rooflineUs: number;
   /** rooflineUs / min(1, workgroups / SMs): a workgroup runs on one SM, so fewer leave SMs idle. */
   fillUs: number;
-  /** Fewer workgroups than FILL_FACTOR × SMs. */
+  /** Fewer workgroups than FILL_FACTOR × SMs, and the SMs it leaves idle cost more than a launch (fillUs − rooflineUs > LAUNCH_US). */
   underfilled: boolean;
+  /** Done within a launch even at its fill (fillUs ≤ LAUNCH_US): what it costs is the dispatch, whatever its workgroups. */
+  launchBound: boolean;
 }
 
 export interface StepReport {
@@ -104,7 +114,12 @@ export interface StepReport {
     rooflineTokensPerS: number;
     fillMs: number;
     fillTokensPerS: number;
+    /** Σ max(fill-limited time, LAUNCH_US): every dispatch costs at least a launch. */
+    launchMs: number;
+    launchTokensPerS: number;
     underfilled: number;
+    /** Dispatches with fewer than FILL_FACTOR × SMs workgroups that are launch-bound (not flagged). */
+    smallLaunchBound: number;
   };
 }
 
@@ -124,6 +139,7 @@ export function stepReport(
       const workgroups = d.workgroups[0] * d.workgroups[1] * d.workgroups[2];
       const invocations = workgroups * d.workgroupSize[0] * d.workgroupSize[1] * d.workgroupSize[2];
       const rooflineUs = Math.max(flops / (gpu.fp32Tflops * 1e6), bytes / (gpu.bandwidthTBs * 1e6));
+      const fillUs = rooflineUs / Math.min(1, workgroups / gpu.sms);
       return {
         label: d.label,
         kernel: `${d.kernel}.${d.entryPoint}`,
@@ -133,13 +149,15 @@ export function stepReport(
         bytes,
         intensity: bytes > 0 ? flops / bytes : 0,
         rooflineUs,
-        fillUs: rooflineUs / Math.min(1, workgroups / gpu.sms),
-        underfilled: workgroups < threshold,
+        fillUs,
+        underfilled: workgroups < threshold && fillUs - rooflineUs > LAUNCH_US,
+        launchBound: fillUs <= LAUNCH_US,
       };
     });
   const sum = (f: (r: PlanRow) => number) => rows.reduce((s, r) => s + f(r), 0);
   const rooflineMs = sum((r) => r.rooflineUs) / 1e3;
   const fillMs = sum((r) => r.fillUs) / 1e3;
+  const launchMs = sum((r) => Math.max(r.fillUs, LAUNCH_US)) / 1e3;
   return {
     step,
     tokens,
@@ -153,7 +171,10 @@ export function stepReport(
       rooflineTokensPerS: tokens / (rooflineMs / 1e3),
       fillMs,
       fillTokensPerS: tokens / (fillMs / 1e3),
+      launchMs,
+      launchTokensPerS: tokens / (launchMs / 1e3),
       underfilled: rows.filter((r) => r.underfilled).length,
+      smallLaunchBound: rows.filter((r) => r.launchBound && r.workgroups < threshold).length,
     },
   };
 }
@@ -239,19 +260,25 @@ export function formatStepReport(title: string, r: StepReport, gpu: GpuSpec, sum
           fmtNum(x.intensity),
           fmtNum(x.rooflineUs),
           fmtNum(x.fillUs),
-          x.underfilled ? `UNDER-FILLED (< ${FILL_FACTOR}×${gpu.sms})` : '',
+          x.underfilled ? `UNDER-FILLED (< ${FILL_FACTOR}×${gpu.sms})` : x.launchBound ? 'launch-bound' : '',
         ].join('\t'),
       );
   }
   const under = underfilledKernels(r);
   const lostUs = r.rows.reduce((s, x) => s + (x.fillUs - x.rooflineUs), 0);
   lines.push(
-    `-- under-filled (fewer than ${FILL_FACTOR} × ${gpu.sms} = ${FILL_FACTOR * gpu.sms} workgroups): ${under.length} kernels, ${r.totals.underfilled} dispatches; ` +
+    `-- under-filled (fewer than ${FILL_FACTOR} × ${gpu.sms} = ${FILL_FACTOR * gpu.sms} workgroups, idle SMs costing more than a ${LAUNCH_US} µs launch): ${under.length} kernels, ${r.totals.underfilled} dispatches; ` +
       `idle SMs cost ${fmtNum(lostUs)} µs of the fill-limited ${fmtNum(r.totals.fillMs * 1e3)} µs`,
   );
   for (const u of under)
     lines.push(`   ${u.label} (${u.kernel}): ${u.workgroups} workgroups × ${u.count} dispatches, ${fmtNum(u.fillUs)} µs fill-limited`);
   const t = r.totals;
+  const launchBound = r.rows.filter((x) => x.launchBound).length;
+  lines.push(
+    `-- launch-bound (done within a ${LAUNCH_US} µs launch even at their fill; ${t.smallLaunchBound} of them with fewer than ${FILL_FACTOR * gpu.sms} workgroups): ` +
+      `${launchBound} of ${t.dispatches} dispatches; with every dispatch costing at least a launch the step takes ${fmtNum(t.launchMs)} ms ` +
+      `(${Math.round(t.launchTokensPerS).toLocaleString('en-US')} tokens/s): fewer dispatches, not more workgroups, is what would speed it up`,
+  );
   lines.push(
     `-- totals: ${t.dispatches} dispatches, ${fmtNum(t.flops)} FLOPs, ${fmtNum(t.bytes)} bytes; roofline ${fmtNum(t.rooflineMs)} ms ` +
       `(${Math.round(t.rooflineTokensPerS).toLocaleString('en-US')} tokens/s); fill-limited ${fmtNum(t.fillMs)} ms ` +

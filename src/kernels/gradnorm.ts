@@ -8,9 +8,27 @@ import { ceilDiv, grid1d } from '../gpu/grid';
 import { defineKernel, kernelDispatch, type KernelVariant } from '../gpu/kernel-interface';
 
 const WG = 256;
-const ITEMS = 32;
-/** Floats of a range summed by one workgroup into one partial. */
-export const GRADNORM_CHUNK = WG * ITEMS;
+const MIN_ITEMS = 32;
+const MAX_ITEMS = 1024;
+/** Floats of a range summed by one workgroup into one partial, at the least (small ranges). */
+export const GRADNORM_CHUNK = WG * MIN_ITEMS;
+/**
+ * Partials per range above which a range's chunk doubles: the finalize dispatch is one workgroup
+ * on one SM, so its partials are kept to a few thousand (m7c-125m's 117 M gradients: 3,565 of
+ * 32,768 floats, not 14,259 of 8,192), while the partial dispatch keeps ≥ 1,024 workgroups.
+ */
+export const GRADNORM_MAX_PARTIALS = 2048;
+
+/**
+ * The floats one workgroup sums for a range of n: GRADNORM_CHUNK, doubled (up to 32×) while the
+ * range would still have `maxPartials` partials or more at the doubled chunk. A function of n alone, so
+ * every adapter sums in the same order.
+ */
+export function gradNormChunk(n: number, maxPartials = GRADNORM_MAX_PARTIALS): number {
+  let items = MIN_ITEMS;
+  while (items < MAX_ITEMS && ceilDiv(n, WG * 2 * items) >= maxPartials) items *= 2;
+  return WG * items;
+}
 
 export interface GradRange {
   slice: BufferSlice;
@@ -28,6 +46,7 @@ export const GRADNORM_KERNEL = defineKernel({
         ['n', 'u32'],
         ['base', 'u32'],
         ['maxNorm', 'f32'],
+        ['chunk', 'u32'],
       ],
     },
   },
@@ -44,17 +63,17 @@ export const GRADNORM_KERNEL = defineKernel({
 });
 
 export const GRADNORM_VARIANTS: readonly KernelVariant[] = [
-  { kernel: GRADNORM_KERNEL, entryPoint: 'partial', constants: { WG, ITEMS } },
+  { kernel: GRADNORM_KERNEL, entryPoint: 'partial', constants: { WG } },
   { kernel: GRADNORM_KERNEL, entryPoint: 'finalize', constants: { WG } },
 ];
 
-const partialsOf = (r: GradRange) => ceilDiv(r.n, GRADNORM_CHUNK);
+const partialsOf = (r: Pick<GradRange, 'n'>, maxPartials?: number) => ceilDiv(r.n, gradNormChunk(r.n, maxPartials));
 
 /** Floats needed in `partials` (at least 1, so the slice can always be bound). */
-export function gradNormPartialsLength(ranges: readonly GradRange[]): number {
+export function gradNormPartialsLength(ranges: ReadonlyArray<Pick<GradRange, 'n'>>, maxPartials?: number): number {
   return Math.max(
     1,
-    ranges.reduce((s, r) => s + partialsOf(r), 0),
+    ranges.reduce((s, r) => s + partialsOf(r, maxPartials), 0),
   );
 }
 
@@ -66,6 +85,8 @@ export interface GradNormArgs {
   stats: BufferSlice;
   /** Clip threshold; ≤ 0 disables clipping. */
   maxNorm: number;
+  /** See gradNormChunk (tests set a small one to reach the larger chunks on small ranges). */
+  maxPartials?: number;
 }
 
 /**
@@ -75,7 +96,7 @@ export interface GradNormArgs {
  */
 export async function gradNormDispatches(gpu: GpuContext, a: GradNormArgs): Promise<Dispatch[]> {
   const kernel = 'gradNorm';
-  const total = gradNormPartialsLength(a.ranges);
+  const total = gradNormPartialsLength(a.ranges, a.maxPartials);
   checkSlices(kernel, { partials: [a.partials, total], stats: [a.stats, 2] });
   for (const [i, r] of a.ranges.entries()) {
     const name = `range ${i}`;
@@ -86,15 +107,16 @@ export async function gradNormDispatches(gpu: GpuContext, a: GradNormArgs): Prom
   const out: Dispatch[] = [];
   let base = 0;
   for (const [i, r] of a.ranges.entries()) {
-    const groups = partialsOf(r);
+    const groups = partialsOf(r, a.maxPartials);
     if (groups === 0) continue;
+    const chunk = gradNormChunk(r.n, a.maxPartials);
     const label = `gradnorm.partial[${i}]`;
     out.push(
       await kernelDispatch(
         gpu,
         GRADNORM_KERNEL,
         'partial',
-        { uniforms: { P: { n: r.n, base, maxNorm: 0 } }, storage: { src: r.slice, dst: a.partials }, constants: { WG, ITEMS }, label },
+        { uniforms: { P: { n: r.n, base, maxNorm: 0, chunk } }, storage: { src: r.slice, dst: a.partials }, constants: { WG }, label },
         grid1d(groups),
       ),
     );
@@ -106,7 +128,7 @@ export async function gradNormDispatches(gpu: GpuContext, a: GradNormArgs): Prom
       GRADNORM_KERNEL,
       'finalize',
       {
-        uniforms: { P: { n: base, base: 0, maxNorm: a.maxNorm } },
+        uniforms: { P: { n: base, base: 0, maxNorm: a.maxNorm, chunk: 0 } },
         storage: { src: a.partials, dst: a.stats },
         constants: { WG },
         label: 'gradnorm.finalize',

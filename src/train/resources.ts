@@ -119,9 +119,9 @@ export function runFootprint(c: RunConfig, matmulPartsFloats = 0): RunFootprint 
   const shape: PlanShape = { B: t.batchSize, T: m.seqLen, N: t.batchSize * m.seqLen, gradAccum: 1, scoredPerSequence: m.seqLen };
   const acts = activationEntries(m, shape);
   const slotBytes = acts.filter((e) => /^(tokens|targets|tokidx)\.0$/.test(e.name)).reduce((a, e) => a + arenaBytes(e), 0);
-  // The gradient norm runs over the gradient arena's buffers as whole ranges (paramRuns): at most
-  // its bytes in one range.
-  const partials = gradNormPartialsLength([{ slice: { offset: 0, size: 0 } as never, n: paramBytes / 4 }]);
+  // The gradient norm runs over the gradient arena's buffers as whole ranges (paramRuns): counted
+  // as one range of all its floats (a few KiB off where the arena spans several buffers).
+  const partials = gradNormPartialsLength([{ n: paramBytes / 4 }]);
   const activationBytes =
     acts.reduce((a, e) => a + arenaBytes(e), 0) +
     (t.gradAccum - 1) * slotBytes +
