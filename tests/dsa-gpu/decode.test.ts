@@ -10,11 +10,15 @@
 //   kernel's own scores, exactly, and on the float64 scores where no two candidates are near-tied;
 //   every group's row equal; the indexer rows read that the kernels counted = t + 1
 //   (docs/dsa-spec.md section 7).
+// - Against the training kernels (dsa_index_scores.wgsl, dsa_topk.wgsl) on the same qI, wI and keys:
+//   the scores equal bit for bit (the same fma order) and the selections are equal.
 import { describe, expect, it } from 'vitest';
 
 import { type DsaConfig, indexScale } from '../../src/definitions/dsa-config';
 import { createArena } from '../../src/gpu/arena';
 import { decodeDsaDispatches, decodeIndexChunks, decodeParams } from '../../src/kernels/decode';
+import { dsaIndexScoresDispatch } from '../../src/kernels/dsa-index-scores';
+import { dsaTopKDispatch } from '../../src/kernels/dsa-topk';
 import { indexScore } from '../../src/reference/dsa/indexer';
 import { selectTokensRow } from '../../src/reference/dsa/topk';
 import { relRms, rng } from '../helpers/compare';
@@ -184,6 +188,86 @@ describe('DSA decode kernels vs the float64 twin at one query (scores rel ≤ 1e
       expect(gpu.reports).toEqual([]);
     },
   );
+
+  it.each([
+    { B: 2, G: 2, t: 40, HI: 3, dI: 4, k: 7, kind: 'random' as const },
+    { B: 1, G: 1, t: 129, HI: 2, dI: 6, k: 33, kind: 'random' as const },
+    { B: 2, G: 2, t: 69, HI: 2, dI: 4, k: 9, kind: 'ties' as const },
+  ])('B=$B t=$t H_I=$HI d_I=$dI k=$k $kind: scores = the training kernel’s bit for bit, selections equal', async (c) => {
+    const gpu = await getGpu();
+    const { B, G, t, HI, dI, k } = c;
+    const T = t + 1;
+    const cap = T;
+    const cfg: DsaConfig = { indexHeads: HI, indexDim: dI, topK: k, warmupSteps: 0, lossWeight: 1 };
+    const x = inputs({ ...c, cap }, 3 * t + k);
+    const kNew = new Float32Array(B * dI);
+    for (let b = 0; b < B; b++) kNew.set(x.kI.subarray((b * cap + t) * dI, (b * cap + t + 1) * dI), b * dI);
+    // The training layout [B, T, ·]: query row t holds the decoder's qI and wI (the other rows are zeros, not read for row t).
+    const qIT = new Float32Array(B * T * HI * dI);
+    const wIT = new Float32Array(B * T * HI);
+    for (let b = 0; b < B; b++) {
+      qIT.set(x.qI.subarray(b * HI * dI, (b + 1) * HI * dI), (b * T + t) * HI * dI);
+      wIT.set(x.wI.subarray(b * HI, (b + 1) * HI), (b * T + t) * HI);
+    }
+    const lanes = 64;
+    const f = (name: string, n: number) => ({ name, bytes: Math.max(1, n) * 4 });
+    const arena = createArena(gpu, 'dsa-decode-vs-train', [
+      f('st', 4),
+      f('qI', B * HI * dI),
+      f('wI', B * HI),
+      f('kNew', B * dI),
+      f('kI', B * cap * dI),
+      f('scores', B * cap),
+      f('cnt', B * decodeIndexChunks(cap, lanes)),
+      f('sel', B * G * k),
+      f('ireads', B),
+      f('qIT', B * T * HI * dI),
+      f('wIT', B * T * HI),
+      f('scoresT', B * T * T),
+      f('selT', B * T * G * k),
+    ]);
+    const a = (n: string) => arena.get(n);
+    gpu.write(a('st'), Uint32Array.from([t, 0, 0, 0]));
+    gpu.write(a('qI'), x.qI);
+    gpu.write(a('wI'), x.wI);
+    gpu.write(a('kNew'), kNew);
+    gpu.write(a('kI'), x.kI);
+    gpu.write(a('qIT'), qIT);
+    gpu.write(a('wIT'), wIT);
+    const P = decodeParams({}, { B, G, cap, HI, dI, topK: k, iscale: indexScale(cfg) });
+    const storage = {
+      st: a('st'),
+      qI: a('qI'),
+      wI: a('wI'),
+      kNew: a('kNew'),
+      kI: a('kI'),
+      scores: a('scores'),
+      cnt: a('cnt'),
+      sel: a('sel'),
+      ireads: a('ireads'),
+    };
+    const shape = { B, T, H: G, G, dk: dI, dv: 1, cfg };
+    gpu.run([
+      ...(await decodeDsaDispatches(gpu, P, storage, 'dsa decode vs train', lanes)),
+      await dsaIndexScoresDispatch(gpu, { ...shape, qI: a('qIT'), kI: a('kI'), wI: a('wIT'), scores: a('scoresT') }),
+      await dsaTopKDispatch(gpu, { ...shape, scores: a('scoresT'), sel: a('selT') }),
+    ]);
+    const [scores, sel, scoresT, selT] = await Promise.all([
+      gpu.readF32(a('scores')),
+      gpu.readI32(a('sel')),
+      gpu.readF32(a('scoresT')),
+      gpu.readI32(a('selT')),
+    ]);
+    for (const buf of arena.buffers) buf.destroy();
+    const bits = (v: Float32Array) => Array.from(new Uint32Array(v.buffer, v.byteOffset, v.length));
+    for (let b = 0; b < B; b++) {
+      const row = (b * T + t) * T;
+      expect(bits(scores.subarray(b * cap, b * cap + T)), `scores b=${b}`).toEqual(bits(scoresT.subarray(row, row + T)));
+      const o = (b * T + t) * G * k;
+      expect(Array.from(sel.subarray(b * G * k, (b + 1) * G * k)), `selection b=${b}`).toEqual(Array.from(selT.subarray(o, o + G * k)));
+    }
+    expect(gpu.reports).toEqual([]);
+  });
 
   it('refuses a slice too small for its tensor, naming it, before any GPU work', async () => {
     const gpu = await getGpu();
