@@ -76,6 +76,7 @@ export function summarize(outdir, stepsFile) {
     matmul: bench
       .filter((l) => l.kind === 'matmul')
       .map((l) => ({ size: `${l.M}x${l.N}x${l.K}`, gflops: round(l.gflops), mfu: round(l.mfu) })),
+    dispatch_us: round(bench.find((l) => l.kind === 'dispatch')?.us_per_dispatch) ?? null,
     presets: bench
       .filter((l) => l.kind === 'preset')
       .map((l) => {
@@ -142,6 +143,7 @@ export function table(s) {
   for (const st of s.steps) lines.push(`  step ${st.name}: ${status(st)} in ${st.seconds} s`);
   if (s.tests) lines.push(`tests: ${s.tests.passed} passed, ${s.tests.failed} failed (${s.tests.files} files)`);
   for (const m of s.matmul) lines.push(`matmul ${m.size}: ${m.gflops} GFLOP/s${m.mfu != null ? `, MFU ${m.mfu}` : ''}`);
+  if (s.dispatch_us != null) lines.push(`one dispatch (in a chain of dependent ones): ${s.dispatch_us} µs (npm run gpu:plan assumes 2 µs)`);
   for (const p of s.presets)
     lines.push(
       `${p.preset} ${p.attention}: ${p.tokens_per_s} tokens/s, ${p.ms_per_step} ms/step` +

@@ -8,7 +8,7 @@
 // under-filled dispatch slowed by the share of SMs it leaves idle.
 import { GpuDecoder } from '../decode/gpu-decoder';
 import type { ModelConfig } from '../definitions/model-config';
-import { FILL_FACTOR } from '../gpu/compute-units';
+import { FILL_FACTOR, LAUNCH_US } from '../gpu/compute-units';
 import { NVIDIA_ADAPTER, RecordingGpu } from '../gpu/recording-device';
 import { ModelPlan } from '../model/plan';
 import type { RunConfig } from '../train/config';
@@ -72,13 +72,7 @@ export const GPU_NAMES = Object.keys(GPU_SPECS) as GpuName[];
 /** Workgroups per SM below which a dispatch is flagged: with fewer, some SMs idle or hold one workgroup. */
 export { FILL_FACTOR };
 
-/**
- * What one dispatch costs at least, µs: a kernel launch and the barrier before the next dependent
- * dispatch in the compute pass. CUDA documents launches of a few µs; Dawn on Vulkan adds its own
- * work per dispatch. An assumption until a GPU run measures it. A dispatch whose fill-limited time is
- * below it is launch-bound: more workgroups would not make it faster, fewer dispatches would.
- */
-export const LAUNCH_US = 2;
+export { LAUNCH_US };
 
 export interface PlanRow {
   label: string;

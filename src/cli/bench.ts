@@ -1,6 +1,7 @@
 // npm run bench [-- --presets tiny,small --steps 10 --matmul 256,512,1024 --attention nsa,dense]
 // Prints JSON lines: the adapter (with its float32 peak when known, src/cli/fp32-peak.ts, or
-// --peak-tflops), matmul GFLOP/s per size, ms/step, tokens/s and model-FLOP utilisation per preset
+// --peak-tflops), matmul GFLOP/s per size, the cost of one dispatch (a chain of dependent ones in a
+// pass, src/kernels/dispatch-bench.ts), ms/step, tokens/s and model-FLOP utilisation per preset
 // and attention (src/definitions/model-flops.ts), per-kernel GPU time from timestamp queries where the
 // adapter has them, and, when --attention names two kinds, a comparison line per preset.
 import { torchBenchConfig } from '../bench/torch-config';
@@ -8,9 +9,11 @@ import { formatConfigIssues } from '../definitions/config-issue';
 import { type AttentionKind } from '../definitions/model-config';
 import { trainingFlopsPerStep } from '../definitions/model-flops';
 import { countParams } from '../definitions/params';
+import { LAUNCH_US } from '../gpu/compute-units';
 import { describeAdapter, type GpuContext } from '../gpu/context';
 import { acquireNodeGpu } from '../gpu/node-device';
 import { profileDispatches, timingsByKernel } from '../gpu/profiler';
+import { benchDispatch } from '../kernels/dispatch-bench';
 import { benchMatmul } from '../kernels/matmul-bench';
 import { type RunConfig, validateRunConfig } from '../train/config';
 import { createDataset } from '../train/data/datasets';
@@ -160,6 +163,17 @@ async function main(): Promise<number> {
     sizes.map((n) => ({ M: n, N: n, K: n })),
   ))
     out({ kind: 'matmul', ...r, mfu: peakTflops ? r.gflops / 1000 / peakTflops : null });
+  // The per-dispatch cost npm run gpu:plan assumes (LAUNCH_US): measured on this device.
+  const d = await benchDispatch(gpu);
+  out({
+    kind: 'dispatch',
+    dispatches: d.dispatches,
+    short_ms: d.shortMs,
+    long_ms: d.longMs,
+    us_per_dispatch: d.usPerDispatch,
+    timer: d.timer,
+    assumed_us: LAUNCH_US,
+  });
 
   for (const { name, configs } of runs) {
     const measured: Array<[AttentionKind, number]> = [];

@@ -12,6 +12,14 @@ export const DEFAULT_COMPUTE_UNITS = 132;
 /** Workgroups per compute unit a split aims for (the under-fill flag of npm run gpu:plan uses the same factor). */
 export const FILL_FACTOR = 4;
 
+/**
+ * What one dispatch costs at least, µs: a kernel launch and the barrier before the next dependent
+ * dispatch in the compute pass. CUDA documents launches of a few µs; Dawn on Vulkan adds its own
+ * work per dispatch. An assumption until a GPU run measures it (npm run bench's `dispatch` line). A dispatch whose fill-limited time is
+ * below it is launch-bound: more workgroups would not make it faster, fewer dispatches would.
+ */
+export const LAUNCH_US = 2;
+
 const KNOWN: ReadonlyArray<readonly [RegExp, number]> = [
   [/\bg?h(100|200)\b/i, 132],
   [/\ba100\b/i, 108],

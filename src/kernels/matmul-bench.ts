@@ -39,7 +39,7 @@ function randomFloats(n: number, seed: number): Float32Array {
 }
 
 /** Per-repetition milliseconds from timestamp queries: one pass per repetition, one submit. */
-async function timeWithTimestamps(gpu: GpuContext, d: Dispatch, repeats: number): Promise<number[]> {
+async function timeWithTimestamps(gpu: GpuContext, ds: readonly Dispatch[], repeats: number): Promise<number[]> {
   const count = 2 * repeats;
   const querySet = gpu.device.createQuerySet({ type: 'timestamp', count });
   const resolve = gpu.createBuffer({ size: count * 8, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
@@ -50,7 +50,7 @@ async function timeWithTimestamps(gpu: GpuContext, d: Dispatch, repeats: number)
       const pass = enc.beginComputePass({
         timestampWrites: { querySet, beginningOfPassWriteIndex: 2 * r, endOfPassWriteIndex: 2 * r + 1 },
       });
-      GpuContext.encode(pass, [d]);
+      GpuContext.encode(pass, ds);
       pass.end();
     }
     enc.resolveQuerySet(querySet, 0, count, resolve, 0);
@@ -69,15 +69,32 @@ async function timeWithTimestamps(gpu: GpuContext, d: Dispatch, repeats: number)
   }
 }
 
-async function timeWithWallClock(gpu: GpuContext, d: Dispatch, repeats: number): Promise<number[]> {
+async function timeWithWallClock(gpu: GpuContext, ds: readonly Dispatch[], repeats: number): Promise<number[]> {
   const ms: number[] = [];
   for (let r = 0; r < repeats; r++) {
     const t0 = performance.now();
-    gpu.run([d]);
+    gpu.run(ds);
     await gpu.finish();
     ms.push(performance.now() - t0);
   }
   return ms;
+}
+
+/**
+ * The median time of one compute pass of `ds` over `repeats` passes: timestamp queries where the
+ * device has them, else (or where they read 0: browsers quantize them to ~0.1 ms) the wall clock
+ * around each pass and its finish.
+ */
+export async function timePass(
+  gpu: GpuContext,
+  ds: readonly Dispatch[],
+  repeats: number,
+): Promise<{ ms: number; timer: 'timestamp-query' | 'wall' }> {
+  if (gpu.hasTimestamps) {
+    const ms = median(await timeWithTimestamps(gpu, ds, repeats));
+    if (ms > 0) return { ms, timer: 'timestamp-query' };
+  }
+  return { ms: median(await timeWithWallClock(gpu, ds, repeats)), timer: 'wall' };
 }
 
 /**
@@ -110,17 +127,7 @@ export async function benchMatmul(
       );
       gpu.run([d]); // warm-up: pipeline compilation (lazy on some backends) and first touch
       await gpu.finish();
-      let timer: MatmulBenchResult['timer'] = 'wall';
-      let ms = 0;
-      if (gpu.hasTimestamps) {
-        ms = median(await timeWithTimestamps(gpu, d, repeats));
-        timer = 'timestamp-query';
-      }
-      // Timestamps can be quantized (to ~0.1 ms in browsers): a tiny matmul may read as 0.
-      if (!(ms > 0)) {
-        ms = median(await timeWithWallClock(gpu, d, repeats));
-        timer = 'wall';
-      }
+      const { ms, timer } = await timePass(gpu, [d], repeats);
       results.push({ M, N, K, transA, transB, ms, gflops: (2 * M * N * K) / (ms * 1e6), timer });
     } finally {
       for (const b of arena.buffers) b.destroy();

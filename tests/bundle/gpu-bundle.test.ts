@@ -83,6 +83,14 @@ describe('summary of a bundle run', () => {
       [
         '[gpu] adapter: not JSON, skipped',
         JSON.stringify({ kind: 'matmul', M: 4096, N: 4096, K: 4096, gflops: 15000, mfu: 0.2242 }),
+        JSON.stringify({
+          kind: 'dispatch',
+          dispatches: 512,
+          short_ms: 0.01,
+          long_ms: 1.5,
+          us_per_dispatch: 2.91234,
+          timer: 'timestamp-query',
+        }),
         JSON.stringify({ kind: 'preset', preset: 'tiny', attention: 'dense', tokens_per_s: 123456.7, ms_per_step: 4.1, mfu: 0.01 }),
         JSON.stringify({ kind: 'kernels', preset: 'tiny', attention: 'dense', kernels: [{ kernel: 'matmul', share: 0.5 }] }),
       ].join('\n'),
@@ -120,6 +128,8 @@ describe('summary of a bundle run', () => {
     ]);
     expect(s.tests).toMatchObject({ files: 1, passed: 3, failed: 1, total: 4, failed_tests: ['tests/kernels/matmul.test.ts: matmul big'] });
     expect(s.matmul).toEqual([{ size: '4096x4096x4096', gflops: 15000, mfu: 0.224 }]);
+    expect(s.dispatch_us).toBe(2.91);
+    expect(table(s)).toContain('one dispatch (in a chain of dependent ones): 2.91 µs');
     expect(s.presets[0]).toMatchObject({
       preset: 'tiny',
       tokens_per_s: 123000,
