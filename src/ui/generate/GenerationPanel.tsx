@@ -253,7 +253,7 @@ export function GenerationPanel({
               : `${pieces.length} token${pieces.length === 1 ? '' : 's'}${stop ? ` · ${STOP_TEXT[stop]}` : ''}`}
             {` · weights of step ${stepAtStart}`}
             {start?.decoder && <span data-testid="gen-decoder">{` · ${start.decoder}`}</span>}
-            {pieces.length > 0 && ' · click a token to see the blocks it selected'}
+            {pieces.length > 0 && ` · click a token to see the ${model?.dsa ? 'tokens' : 'blocks'} it selected`}
           </p>
           <div className="gen-text">
             <span className="gen-prompt-text" data-testid="gen-prompt-text" title="prompt">
