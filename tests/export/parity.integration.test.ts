@@ -38,11 +38,17 @@ import { preset } from '../../src/train/presets/presets';
 import { recallPreset } from '../../src/train/presets/recall-preset';
 import { relRms } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
-import { pythonOf, runTorch, TORCHES, type TorchName, writeFiles } from './torch-side';
+import { ParityServer, pythonOf, TORCHES, type TorchName, writeFiles } from './torch-side';
 
 const TRAINED_STEPS = 3;
 const root = mkdtempSync(join(tmpdir(), 'nsa-export-parity-'));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+// One interpreter per PyTorch version for every case (torch's import once, not per case).
+const servers = new Map<TorchName, ParityServer>();
+const serverOf = (t: TorchName): ParityServer => servers.get(t) ?? servers.set(t, new ParityServer(pythonOf(t))).get(t)!;
+afterAll(() => {
+  for (const s of servers.values()) s.close();
+  rmSync(root, { recursive: true, force: true });
+});
 
 function small(c: RunConfig, attention: AttentionKind): RunConfig {
   c.model.attention = attention;
@@ -155,16 +161,21 @@ interface TorchResult {
 }
 
 /** The parity script on an exported directory and these optimizer steps' batches. */
-function torchSide(dir: string, config: RunConfig, steps: Batch[], plant?: 'ties-high', torch: TorchName = TORCHES[0]): TorchResult {
+async function torchSide(
+  dir: string,
+  config: RunConfig,
+  steps: Batch[],
+  plant?: 'ties-high',
+  torch: TorchName = TORCHES[0],
+): Promise<TorchResult> {
   const { batchSize: B } = config.train;
   const T = config.model.seqLen;
   const rows = (a: Int32Array) => Array.from({ length: B }, (_, b) => Array.from(a.subarray(b * T, (b + 1) * T)));
   const batches = join(dir, 'batches.json');
   writeFileSync(batches, JSON.stringify({ steps: steps.map((s) => ({ micro: [{ tokens: rows(s.tokens), targets: rows(s.targets) }] })) }));
   const out = join(dir, `out${plant ? `-${plant}` : ''}${torch === TORCHES[0] ? '' : '-torch2'}`);
-  // A planted change runs the parity script through tests/export/planted_parity.py, which replaces one function of the package.
-  const script = plant ? [join(__dirname, 'planted_parity.py'), plant] : ['-m', 'nsa_playground.parity'];
-  runTorch([...script, '--dir', dir, '--batches', batches, '--out', out], { python: pythonOf(torch) });
+  // A planted change (tests/export/planted_parity.py) replaces one function of the package for this run only.
+  await serverOf(torch).run(['--dir', dir, '--batches', batches, '--out', out], plant);
   const result = JSON.parse(readFileSync(join(out, 'result.json'), 'utf8')) as { losses: number[] };
   const tensors = decodeSafetensors(readFileSync(join(out, 'tensors.safetensors')), { file: out, maxBytes: 2 ** 30 }).tensors;
   return { losses: result.losses, tensors };
@@ -216,7 +227,7 @@ describe('exported model in PyTorch = the WebGPU model', () => {
 
       const torches = name === 'tiny, dense' || name === 'tiny, NSA' ? TORCHES : TORCHES.slice(0, 1);
       for (const which of torches) {
-        const torch = torchSide(dir, config, next, undefined, which);
+        const torch = await torchSide(dir, config, next, undefined, which);
         const V = config.model.vocabSize;
         const logitErr = relRms(centred(probs, V, true), centred(torch.tensors.get('logits')!.data, V, false));
         expect(logitErr, `logits (${which})`).toBeLessThanOrEqual(1e-4);
@@ -267,8 +278,8 @@ describe('exported model in PyTorch = the WebGPU model', () => {
         const tieDir = join(root, 'ties');
         writeFiles(tieDir, exportDirectoryFiles({ config, state: { stepsDone: 0, batchesDrawn: 0 }, params: zeroed, adamM: m, adamV: v }));
         const nSel = config.model.nsa!.nSel;
-        const same = torchSide(tieDir, config, [next[0]]);
-        const planted = torchSide(tieDir, config, [next[0]], 'ties-high');
+        const same = await torchSide(tieDir, config, [next[0]]);
+        const planted = await torchSide(tieDir, config, [next[0]], 'ties-high');
         tieSels.forEach((sel, l) => {
           expect(selectionMismatches(sel, same.tensors.get(`selection.${l}`)!.data, nSel), `ties, layer ${l}`).toBe(0);
           // The planted change (ties to the higher block) is caught: the selections differ.
