@@ -10,7 +10,8 @@
 //                                                          narrow keys, counted apart)
 //   nsa     l, d, l′, φ and forced blocks kept; the rows left after ncmp(T − 1) compressed
 //           blocks are split between selection and window in the base config's proportion
-//           nSel·l′ : w, nSel = floor(selection share / l′) (at least the forced blocks),
+//           nSel·l′ : w, nSel = floor(selection share / l′) (at least the forced blocks, and
+//           one block more, chosen by content, where a window key is left beside it),
 //           w = what is left                              reads ≤ ncmp + nSel·l′ + w
 //
 // Reads at T − 1 can fall below R only where a block is partial or R does not divide into
@@ -106,6 +107,9 @@ export function matchBudget(
   const maxBlocks = Math.ceil(T / nsa.lSel);
   let nSel = Math.min(maxBlocks, Math.max(minBlocks(nsa), Math.floor((rest * share) / nsa.lSel)));
   if (rest - nSel * nsa.lSel < 1) nSel = Math.max(minBlocks(nsa), Math.floor((rest - 1) / nsa.lSel));
+  // Forced blocks alone are not NSA's selection: one block chosen by content, where the rows allow
+  // it with a window key left (at T = 64, R = 40, l′ = 8 and two forced blocks: nSel 3, w 1, not 2 and 9).
+  if (nSel <= forcedCount(nsa) && nSel < maxBlocks && rest - (nSel + 1) * nsa.lSel >= 1) nSel++;
   const w = Math.min(T, rest - nSel * nsa.lSel);
   return {
     configs: {

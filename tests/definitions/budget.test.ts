@@ -44,6 +44,15 @@ describe('matchBudget', () => {
     for (const m of BUDGET_MECHANISMS) expect(budgetReads(m, c, 4096), m).toBe(1024);
   });
 
+  it('NSA keeps a block chosen by content: mqar-tiny at 40 rows (15 compressed, 2 forced blocks of 8) gets nSel 3, w 1', () => {
+    const nsa = { l: 8, d: 4, lSel: 8, nSel: 4, w: 8, phi: 'avg' as const, forceInit: true, forceLocal: 1 };
+    const r = matchBudget(40, 64, { ...BASE, nsa, moba: { blockSize: 8 } });
+    if (!('configs' in r)) throw new Error(JSON.stringify(r.issues));
+    // The proportional split (32 : 8 of the 25 rows left) would give the two forced blocks and w = 9.
+    expect([r.configs.nsa.nSel, r.configs.nsa.w]).toEqual([3, 1]);
+    expect(budgetReads('nsa', r.configs, 64)).toBe(40);
+  });
+
   it('random T, R and bases: valid, within R at the last query, and maximal', () => {
     const rand = rng(7);
     const int = (lo: number, hi: number) => lo + Math.floor(rand() * (hi - lo + 1));
@@ -81,6 +90,11 @@ describe('matchBudget', () => {
       expect(c.dsa.topK).toBe(R);
       expect((c.moba.topK + 1) * c.moba.blockSize > R || c.moba.topK === Math.ceil(T / c.moba.blockSize)).toBe(true);
       expect(budgetReads('nsa', c, T) === R || c.nsa.w === T).toBe(true);
+      // A block chosen by content beside the forced ones, wherever one more block and a window key fit.
+      const forced = (nsa.forceInit ? 1 : 0) + nsa.forceLocal;
+      const ncmp = nsaRows(t, { ...c.nsa, nSel: 0, w: 0 });
+      const room = ncmp + (forced + 1) * lSel + 1 <= R && forced + 1 <= Math.ceil(T / lSel);
+      if (room) expect(c.nsa.nSel, `T=${T} R=${R}`).toBeGreaterThan(forced);
     }
     expect(checked).toBeGreaterThan(100);
   });
