@@ -11,6 +11,18 @@
 // Fixed orders throughout: same inputs, same bits. The float64 twin is src/reference/decode-matvec.ts.
 // Bindings: matvecPart a = x [rows, K], b = W, c = part [splits, rows, N]; matvecCombine a = part,
 // b = out [rows, N]. P.total = rows·N.
+// A group (P.members > 0): several products of the same x in one part + combine (a layer's q, K/V
+// and gate projections from one normed input). Their outputs are numbered one after another, N =
+// Σ N_j; member j's table, four words at st[P.tab + 4j]: its first output, N_j, where its W [K, N_j]
+// starts in b and where its out [rows, N_j] starts in the combine's b (floats). The partials keep
+// the [splits, rows, N] layout; each output's sum and order are those of its own product.
+
+// The group member that output n of the concatenation belongs to (the last one starting at ≤ n).
+fn member(n: u32) -> u32 {
+  var j = 0u;
+  for (var m = 1u; m < P.members; m++) { if (st[P.tab + 4u * m] <= n) { j = m; } }
+  return j;
+}
 
 @compute @workgroup_size(WG)
 fn matvecPart(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lane: u32) {
@@ -26,10 +38,20 @@ fn matvecPart(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
   let k0 = min(P.K, chunk * len);
   let k1 = min(P.K, k0 + len);
   let trans = (P.flags & 1u) != 0u;
+  // One product: W [K, N] (or [N, K]) from 0; in a group, member j's W [K, N_j] from its offset.
+  var nw = n;
+  var wN = P.N;
+  var w0 = 0u;
+  if (P.members > 0u) {
+    let e = P.tab + 4u * member(n);
+    nw = n - st[e];
+    wN = st[e + 1u];
+    w0 = st[e + 2u];
+  }
   for (var r = 0u; r < rows; r++) {
     var s = 0.0;
     for (var k = k0; k < k1; k++) {
-      let w = select(b[k * P.N + n], b[n * P.K + k], trans);
+      let w = select(b[w0 + k * wN + nw], b[n * P.K + k], trans);
       s = fma(a[r * P.K + k], w, s);
     }
     c[(chunk * rows + r) * P.N + n] = s;
@@ -43,5 +65,12 @@ fn matvecCombine(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
   _ = st[0];
   var s = 0.0;
   for (var chunk = 0u; chunk < P.splits; chunk++) { s += a[chunk * P.total + i]; }
-  if ((P.flags & 2u) != 0u) { b[i] += s; } else { b[i] = s; }
+  // In a group, output (r, n) goes to row r of its member's out: out_j + r·N_j + (n − first_j).
+  var o = i;
+  if (P.members > 0u) {
+    let n = i % P.N;
+    let e = P.tab + 4u * member(n);
+    o = st[e + 3u] + (i / P.N) * st[e + 1u] + n - st[e];
+  }
+  if ((P.flags & 2u) != 0u) { b[o] += s; } else { b[o] = s; }
 }

@@ -30,6 +30,10 @@ import {
   decodeRowsDispatch,
   decodeSelectDispatch,
   matvecDispatch,
+  matvecGroupDispatch,
+  matvecGroupPartialsLength,
+  matvecGroupTableWords,
+  type MatvecMember,
   matvecPartialsLength,
   matvecSplits,
 } from '../kernels/decode';
@@ -320,7 +324,10 @@ export interface DecodeDsaWork {
  * The ones shared by the layers are overwritten layer by layer.
  */
 export interface DecodeWork {
-  /** u32 [4]: word 0 is the position being decoded, written before each step. */
+  /**
+   * u32 [4 + nLayers·STATE_WORDS_PER_LAYER]: word 0 is the position being decoded, written before
+   * each step; from word 4, per layer, the tables of its two projection groups (written once).
+   */
   state: BufferSlice;
   /** i32 [B]: the step's token per sequence. */
   tokens: BufferSlice;
@@ -393,27 +400,42 @@ export function attendBranchSplits(c: ModelConfig, B: number, cap: number): { de
   };
 }
 
-/** The [K, N] of every product a decode step runs (the projections, the MLP, the LM head). */
-function matvecShapes(c: ModelConfig): Array<[number, number]> {
-  const { dim: C, nHeads: H, nKvGroups: G, dk, dv, ffnHidden: Fh, vocabSize: V } = c;
-  const ix = c.dsa;
-  return [
-    ...(c.attention === 'dsa' && ix
-      ? ([
-          [C, ix.indexHeads * ix.indexDim],
-          [C, ix.indexDim],
-          [C, ix.indexHeads],
-        ] as Array<[number, number]>)
-      : []),
-    [C, H * dk],
-    [C, G * dk],
-    [C, G * dv],
-    [C, 3 * H],
-    [H * dv, C],
-    [C, Fh],
-    [Fh, C],
-    [C, V],
-  ];
+/**
+ * The outputs of a layer's two projection groups, each one matvec (part + combine) over one input:
+ * from the attention's normed input q, each KV set's k and v, NSA's gate logits and DSA's indexer
+ * qI, kI, wI; from the MLP's, w1 and w3.
+ */
+function projectionGroups(c: ModelConfig): { attn: number[]; mlp: number[] } {
+  const { nHeads: H, nKvGroups: G, dk, dv, ffnHidden: Fh } = c;
+  const ix = c.attention === 'dsa' ? c.dsa : undefined;
+  return {
+    attn: [
+      H * dk,
+      ...Array.from({ length: kvSets(c) }, () => [G * dk, G * dv]).flat(),
+      ...(c.attention === 'nsa' ? [3 * H] : []),
+      ...(ix ? [ix.indexHeads * ix.indexDim, ix.indexDim, ix.indexHeads] : []),
+    ],
+    mlp: [Fh, Fh],
+  };
+}
+
+/** Words of the state tensor per layer: the tables of its two projection groups. */
+const STATE_WORDS_PER_LAYER = matvecGroupTableWords(8) + matvecGroupTableWords(2);
+
+/** Floats of the matvec partials: the largest of a step's products and groups. */
+function matvecPartialsFloats(c: ModelConfig, B: number): number {
+  const { dim: C, nHeads: H, dv, ffnHidden: Fh, vocabSize: V } = c;
+  const sum = (ns: number[]) => ns.reduce((a, b) => a + b, 0);
+  const g = projectionGroups(c);
+  const grouped = [sum(g.attn), sum(g.mlp)].map((N) => matvecGroupPartialsLength(B, N, matvecSplits(C, N)));
+  const single = (
+    [
+      [H * dv, C],
+      [Fh, C],
+      [C, V],
+    ] as Array<[number, number]>
+  ).map(([K, N]) => matvecPartialsLength(B, N, matvecSplits(K, N)));
+  return Math.max(...grouped, ...single);
 }
 
 /** What a step reads back, in staging order: logits, selection, reads, indexer reads. */
@@ -435,7 +457,8 @@ export function decodeWorkLayout(c: ModelConfig, B: number, cap: number, lanes =
   const nSel = dsa?.topK ?? nsa?.nSel ?? 1;
   return (place) => {
     const f32 = (name: string, floats: number) => place(name, Math.max(1, floats));
-    const state = f32('st', 4);
+    if (projectionGroups(c).attn.length > 8) throw new Error('decoder: more than 8 projections of the attention input');
+    const state = f32('st', 4 + c.nLayers * STATE_WORDS_PER_LAYER);
     const tokens = f32('tokens', B);
     const rope = f32('rope', cap * dk);
     const x = f32('x', B * C);
@@ -443,11 +466,17 @@ export function decodeWorkLayout(c: ModelConfig, B: number, cap: number, lanes =
     const mlpNormed = f32('n2', B * C);
     const finalNormed = f32('fin', B * C);
     const rstd = f32('rstd', B);
+    // The outputs of the attention input's projection group, one after another (bound as one span).
     const q = f32('q', B * H * dk);
     const kvNew = Array.from({ length: kvSets(c) }, (_, s) => ({ k: f32(`kNew${s}`, B * G * dk), v: f32(`vNew${s}`, B * G * dv) }));
+    const gateLogits = f32('gateLogits', B * 3 * H);
+    const dsaProj = dsa && {
+      qI: f32('qI', B * dsa.indexHeads * dsa.indexDim),
+      kNew: f32('kINew', B * dsa.indexDim),
+      wI: f32('wI', B * dsa.indexHeads),
+    };
     const attn = f32('attn', B * H * dv);
     const branchOut = { cmp: f32('oCmp', B * H * dv), sel: f32('oSel', B * H * dv), win: f32('oWin', B * H * dv) };
-    const gateLogits = f32('gateLogits', B * 3 * H);
     const gates = f32('gates', B * 3 * H);
     const ffnA = f32('ffA', B * Fh);
     const ffnB = f32('ffB', B * Fh);
@@ -457,19 +486,18 @@ export function decodeWorkLayout(c: ModelConfig, B: number, cap: number, lanes =
     const blockScores = f32('scores', B * G * nBmax);
     const splits = attendBranchSplits(c, B, cap);
     const attnPartials = f32('attnPart', attendPartialsLength(B, H, Math.max(...Object.values(splits)), dv));
-    const matvecPartials = f32('matvecPart', Math.max(...matvecShapes(c).map(([K, N]) => matvecPartialsLength(B, N, matvecSplits(K, N)))));
+    const matvecPartials = f32('matvecPart', matvecPartialsFloats(c, B));
     const cmpHidden = f32('hidden', B * G * cmpMlpHidden(Math.max(dk, dv)));
     const selection = f32('sel', c.nLayers * B * G * nSel);
     const reads = f32('reads', c.nLayers * B * G * 4);
     const indexReads = f32('indexReads', c.nLayers * B);
-    const dsaWork: DecodeDsaWork | undefined = dsa && {
-      rope: f32('ropeI', cap * dsa.indexDim),
-      qI: f32('qI', B * dsa.indexHeads * dsa.indexDim),
-      kNew: f32('kINew', B * dsa.indexDim),
-      wI: f32('wI', B * dsa.indexHeads),
-      scores: f32('indexScores', B * cap),
-      counts: f32('indexCounts', B * decodeIndexChunks(cap, lanes)),
-    };
+    const dsaWork: DecodeDsaWork | undefined = dsa &&
+      dsaProj && {
+        rope: f32('ropeI', cap * dsa.indexDim),
+        ...dsaProj,
+        scores: f32('indexScores', B * cap),
+        counts: f32('indexCounts', B * decodeIndexChunks(cap, lanes)),
+      };
     const layers = Array.from({ length: c.nLayers }, (_, l): DecodeLayerCaches => {
       const kv = Array.from({ length: kvSets(c) }, (_, s) => {
         const rows = cacheRows(c, s, cap);
@@ -583,13 +611,34 @@ async function buildDispatches(
         part: w.matvecPartials,
       }),
     );
+  // One matvec for several products of the same input (a projection group); its table goes into
+  // the state tensor at word `tab`.
+  const group = (x: BufferSlice, members: MatvecMember[], tab: number, label: string) => {
+    const N = members.reduce((a, m) => a + m.N, 0);
+    out.push(matvecGroupDispatch(gpu, { st, tab, x, rows: B, K: C, members, splits: matvecSplits(C, N), part: w.matvecPartials, label }));
+  };
   out.push(embeddingForwardDispatch(gpu, { tokens: w.tokens, table: p.wte, out: w.x, N: B, C }));
   for (let l = 0; l < c.nLayers; l++) {
     const L: LayerParams = p.layers[l];
     const cache = w.layers[l];
     const at = `decode L${l}`;
     out.push(rmsnormForwardDispatch(gpu, { x: w.x, weight: L.attnNorm, out: w.attnNormed, rstd: w.rstd, rows: B, C, eps: c.normEps }));
-    mv(w.attnNormed, L.wq, w.q, C, H * dk, `${at} q`);
+    // q, every KV set's k and v, NSA's gate logits, DSA's indexer qI, kI, wI: one product group.
+    const tab = 4 + l * STATE_WORDS_PER_LAYER;
+    const proj: MatvecMember[] = [{ W: L.wq, out: w.q, N: H * dk }];
+    L.kv.forEach((kv, s) => proj.push({ W: kv.wk, out: w.kvNew[s].k, N: G * dk }, { W: kv.wv, out: w.kvNew[s].v, N: G * dv }));
+    if (nsa) {
+      if (!L.gates) throw new Error(`decoder: layer ${l} has no gate weights`);
+      proj.push({ W: L.gates.wg, out: w.gateLogits, N: 3 * H });
+    }
+    if (dsa) {
+      const ix = L.indexer;
+      const dw = w.dsa;
+      if (!ix || !dw) throw new Error(`decoder: layer ${l} has no DSA indexer`);
+      const { indexHeads: HI, indexDim: dI } = dsa;
+      proj.push({ W: ix.wqI, out: dw.qI, N: HI * dI }, { W: ix.wkI, out: dw.kNew, N: dI }, { W: ix.wwI, out: dw.wI, N: HI });
+    }
+    group(w.attnNormed, proj, tab, `${at} q k v${nsa ? ' gates' : ''}${dsa ? ' index' : ''}`);
     out.push(
       decodeRowsDispatch(
         gpu,
@@ -602,8 +651,6 @@ async function buildDispatches(
     );
     L.kv.forEach((kv, s) => {
       const fresh = w.kvNew[s];
-      mv(w.attnNormed, kv.wk, fresh.k, C, G * dk, `${at} k${s}`);
-      mv(w.attnNormed, kv.wv, fresh.v, C, G * dv, `${at} v${s}`);
       const ring = cache.convRing?.[s];
       if (ring && kv.kConv) {
         const Pc = decodeParams(base, { K: shortConvTaps(c), D: G * dk, total: B * G * dk });
@@ -640,9 +687,6 @@ async function buildDispatches(
       const kI = cache.indexKeys;
       if (!ix || !dw || !kI) throw new Error(`decoder: layer ${l} has no DSA indexer`);
       const { indexHeads: HI, indexDim: dI } = dsa;
-      mv(w.attnNormed, ix.wqI, dw.qI, C, HI * dI, `${at} index q`);
-      mv(w.attnNormed, ix.wkI, dw.kNew, C, dI, `${at} index k`);
-      mv(w.attnNormed, ix.wwI, dw.wI, C, HI, `${at} index w`);
       for (const [x, heads, name] of [
         [dw.qI, HI, 'q'],
         [dw.kNew, 1, 'k'],
@@ -719,7 +763,6 @@ async function buildDispatches(
       attend(2, sets === 3 ? 2 : 0, w.branchOut.win, 'attend win');
       const gates = L.gates;
       if (!gates) throw new Error(`decoder: layer ${l} has no gate weights`);
-      mv(w.attnNormed, gates.wg, w.gateLogits, C, 3 * H, `${at} gate logits`);
       out.push(gateForwardDispatch(gpu, { logits: w.gateLogits, bias: gates.bg, gates: w.gates, rows: B, H, ablation: nsa.gates }));
       out.push(
         combineForwardDispatch(gpu, {
@@ -738,8 +781,15 @@ async function buildDispatches(
     const mlp = L.mlp;
     if (mlp) {
       out.push(rmsnormForwardDispatch(gpu, { x: w.x, weight: mlp.norm, out: w.mlpNormed, rstd: w.rstd, rows: B, C, eps: c.normEps }));
-      mv(w.mlpNormed, mlp.w1, w.ffnA, C, Fh, `${at} w1`);
-      mv(w.mlpNormed, mlp.w3, w.ffnB, C, Fh, `${at} w3`);
+      group(
+        w.mlpNormed,
+        [
+          { W: mlp.w1, out: w.ffnA, N: Fh },
+          { W: mlp.w3, out: w.ffnB, N: Fh },
+        ],
+        tab + matvecGroupTableWords(8),
+        `${at} w1 w3`,
+      );
       out.push(swigluForwardDispatch(gpu, { a: w.ffnA, b: w.ffnB, out: w.ffnH, n: B * Fh }));
       mv(w.ffnH, mlp.w2, w.x, Fh, C, `${at} w2`, true);
     }

@@ -58,6 +58,8 @@ const DECODE_PARAMS = {
     ['dI', 'u32', 'DSA: indexer head width d_I'],
     ['topK', 'u32', 'DSA: tokens selected, k'],
     ['iscale', 'f32', 'DSA: 1 / √(H_I·d_I)'],
+    ['members', 'u32', 'matvec: products in a group (0: one product)'],
+    ['tab', 'u32', 'matvec: word of st where the group’s table starts'],
   ],
 } as const;
 
@@ -332,6 +334,109 @@ export function matvecDispatch(gpu: GpuContext, a: MatvecArgs): Promise<Dispatch
       grid1d(ceilDiv(a.rows * a.N, WG), max),
     ),
   ]);
+}
+
+/** One product of a group: out [rows, N] = x · W, W stored [K, N]. */
+export interface MatvecMember {
+  W: BufferSlice;
+  out: BufferSlice;
+  N: number;
+}
+
+export interface MatvecGroupArgs {
+  /** The state tensor: word 0 is t; the group's table goes in words tab … tab + 4·members − 1. */
+  st: BufferSlice;
+  tab: number;
+  x: BufferSlice;
+  rows: number;
+  K: number;
+  /** The products, all W in one buffer and all outputs in another (bound as one span each). */
+  members: readonly MatvecMember[];
+  /** Chunks of K (matvecSplits of K and the members' N summed). */
+  splits: number;
+  /** The partial sums [splits, rows, Σ N] (matvecGroupPartialsLength floats). */
+  part: BufferSlice;
+  label: string;
+}
+
+/** Words of st a group of `members` products uses for its table. */
+export const matvecGroupTableWords = (members: number): number => 4 * members;
+
+/** Floats of a group's partial sums (stored even with one chunk). */
+export function matvecGroupPartialsLength(rows: number, N: number, splits: number): number {
+  return splits * rows * N;
+}
+
+/** The one slice from the first to the end of the last of `slices` (all in one buffer). */
+function span(label: string, what: string, slices: readonly BufferSlice[]): BufferSlice {
+  const buffer = slices[0].buffer;
+  if (slices.some((s) => s.buffer !== buffer)) throw new RangeError(`${label}: the members' ${what} are not in one buffer`);
+  const offset = Math.min(...slices.map((s) => s.offset));
+  const end = Math.max(...slices.map((s) => s.offset + s.size));
+  return { buffer, offset, size: Math.ceil((end - offset) / 4) * 4 };
+}
+
+/**
+ * Several products of one input in one part + combine (decode_matvec.wgsl with P.members > 0):
+ * out_j[r, n] = Σ_k x[r, k] · W_j[k, n] for every member j, their outputs numbered one after another
+ * (N = Σ N_j) and cut over K as one product of N outputs, so each output's chunks and order are
+ * those matvecDispatch gives it with the same splits. The table (each member's first output, N_j
+ * and where its W and out start in the bound spans) is written into st here, once.
+ */
+export function matvecGroupDispatch(gpu: GpuContext, a: MatvecGroupArgs): Promise<Dispatch[]> {
+  try {
+    const M = a.members.length;
+    checkDims(a.label, { rows: a.rows, K: a.K, members: M, splits: a.splits, tab: a.tab + 1 });
+    const N = a.members.reduce((s, m) => s + m.N, 0);
+    const Wspan = span(
+      a.label,
+      'weights',
+      a.members.map((m) => m.W),
+    );
+    const outSpan = span(
+      a.label,
+      'outputs',
+      a.members.map((m) => m.out),
+    );
+    // Each member's W and out hold their tensors, the outputs do not overlap one another, and the
+    // spans bound do not alias st, x or the partials.
+    checkSlices(a.label, Object.fromEntries(a.members.map((m, j) => [`out${j}`, [m.out, a.rows * m.N]])));
+    a.members.forEach((m, j) => checkSlices(a.label, { [`W${j}`]: [m.W, a.K * m.N] }));
+    checkSlices(a.label, {
+      st: [a.st, a.tab + matvecGroupTableWords(M)],
+      x: [a.x, a.rows * a.K],
+      part: [a.part, matvecGroupPartialsLength(a.rows, N, a.splits)],
+      weights: [Wspan, 0],
+      outputs: [outSpan, 0],
+    });
+    const table = new Uint32Array(matvecGroupTableWords(M));
+    let first = 0;
+    a.members.forEach((m, j) => {
+      table.set([first, m.N, (m.W.offset - Wspan.offset) / 4, (m.out.offset - outSpan.offset) / 4], 4 * j);
+      first += m.N;
+    });
+    gpu.write(a.st, table, 4 * a.tab);
+    const P = decodeParams({}, { K: a.K, N, flags: 0, total: a.rows * N, splits: a.splits, members: M, tab: a.tab });
+    const max = gpu.limits.maxComputeWorkgroupsPerDimension;
+    return Promise.all([
+      kernelDispatch(
+        gpu,
+        DECODE_MATVEC_KERNEL,
+        'matvecPart',
+        { uniforms: { P }, storage: { st: a.st, a: a.x, b: Wspan, c: a.part }, label: `${a.label} part` },
+        grid1d(ceilDiv(N, WG) * a.splits, max),
+      ),
+      kernelDispatch(
+        gpu,
+        DECODE_MATVEC_KERNEL,
+        'matvecCombine',
+        { uniforms: { P }, storage: { st: a.st, a: a.part, b: outSpan }, label: `${a.label} combine` },
+        grid1d(ceilDiv(a.rows * N, WG), max),
+      ),
+    ]);
+  } catch (e) {
+    return Promise.reject(e);
+  }
 }
 
 /**

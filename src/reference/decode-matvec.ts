@@ -38,3 +38,37 @@ export function matvecCombine(part: ArrayLike<number>, total: number, splits: nu
   }
   return out;
 }
+
+/**
+ * A group of products of one x (decode_matvec.wgsl with P.members > 0): W_j [K, N_j] side by side
+ * as one [K, Σ N_j] product cut in `splits` chunks; the partial sums [splits, rows, Σ N_j].
+ */
+export function matvecGroupPartials(
+  x: ArrayLike<number>,
+  members: ReadonlyArray<{ W: ArrayLike<number>; N: number }>,
+  rows: number,
+  K: number,
+  splits: number,
+): Float64Array {
+  const N = members.reduce((s, m) => s + m.N, 0);
+  const W = new Float64Array(K * N);
+  let first = 0;
+  for (const m of members) {
+    for (let k = 0; k < K; k++) for (let n = 0; n < m.N; n++) W[k * N + first + n] = m.W[k * m.N + n];
+    first += m.N;
+  }
+  return matvecPartials(x, W, rows, K, N, splits);
+}
+
+/** Each member's outputs [rows, N_j] from the group's partial sums (chunks added in order). */
+export function matvecGroupCombine(part: ArrayLike<number>, rows: number, Ns: readonly number[], splits: number): Float64Array[] {
+  const N = Ns.reduce((s, n) => s + n, 0);
+  const all = matvecCombine(part, rows * N, splits);
+  let first = 0;
+  return Ns.map((Nj) => {
+    const out = new Float64Array(rows * Nj);
+    for (let r = 0; r < rows; r++) for (let n = 0; n < Nj; n++) out[r * Nj + n] = all[r * N + first + n];
+    first += Nj;
+    return out;
+  });
+}

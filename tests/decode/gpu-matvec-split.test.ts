@@ -3,12 +3,24 @@
 // on random shapes: K not a multiple of the chunks, exact chunk boundaries, more chunks than inputs
 // (empty chunks), one chunk (decode_rows.wgsl's matvec), N not a multiple of the 64-lane tiles,
 // several rows, W stored [N, K], and the residual add. Partials and outputs rel RMS ≤ 1e-5 (f32
-// against f64); two runs equal bit for bit.
+// against f64); two runs equal bit for bit. A product group (matvecGroupDispatch: several products
+// of one x in one part + combine) against its twin (matvecGroupPartials, matvecGroupCombine): members
+// straddling 64-output tiles, one member, empty chunks, one chunk, several rows, weights and
+// outputs out of order with other tensors between them (left untouched); each member's output equal
+// bit for bit to its own matvecDispatch with the same chunks; bad groups rejected before GPU work.
 import { describe, expect, it } from 'vitest';
 
 import { createLayoutArena } from '../../src/gpu/arena';
-import { matvecDispatch, matvecPartialsLength, matvecSplits } from '../../src/kernels/decode';
-import { matvecCombine, matvecPartials } from '../../src/reference/decode-matvec';
+import { KernelArgumentError } from '../../src/gpu/checks';
+import {
+  matvecDispatch,
+  matvecGroupDispatch,
+  matvecGroupPartialsLength,
+  matvecGroupTableWords,
+  matvecPartialsLength,
+  matvecSplits,
+} from '../../src/kernels/decode';
+import { matvecCombine, matvecGroupCombine, matvecGroupPartials, matvecPartials } from '../../src/reference/decode-matvec';
 import { randn, relRms, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
 
@@ -95,5 +107,137 @@ describe('GPU decode split matvec = float64 twin (partials and outputs rel RMS �
     expect(matvecSplits(768, 65536 * 2)).toBe(1);
     expect(matvecSplits(10, 4)).toBe(2);
     expect(matvecSplits(3, 4)).toBe(1);
+  });
+});
+
+interface GroupCase {
+  name: string;
+  rows: number;
+  K: number;
+  Ns: number[];
+  splits: number;
+}
+
+const GROUP_CASES: GroupCase[] = [
+  { name: 'q, k, v, gates of a small layer: N 64 + 24 + 24 + 9, K 40 in 6 chunks', rows: 1, K: 40, Ns: [64, 24, 24, 9], splits: 6 },
+  { name: 'members straddling tiles (70 + 5 + 100), 2 rows, K 33 in 4 chunks', rows: 2, K: 33, Ns: [70, 5, 100], splits: 4 },
+  { name: 'one member, 3 rows', rows: 3, K: 20, Ns: [30], splits: 3 },
+  { name: 'K 5 in 8 chunks (3 empty), 8 members of 1 to 8 outputs', rows: 1, K: 5, Ns: [1, 2, 3, 4, 5, 6, 7, 8], splits: 8 },
+  { name: 'one chunk, 2 rows', rows: 2, K: 17, Ns: [3, 65], splits: 1 },
+];
+
+describe('GPU decode product group = float64 twin (rel RMS ≤ 1e-5), = each product alone bit for bit', () => {
+  GROUP_CASES.forEach((c, i) => {
+    it(c.name, async () => {
+      const gpu = await getGpu();
+      const r = rng(400 + i);
+      const { rows, K, Ns, splits } = c;
+      const M = Ns.length;
+      const N = Ns.reduce((a, b) => a + b, 0);
+      const x = Float32Array.from(randn(rows * K, r));
+      const Ws = Ns.map((Nj) => Float32Array.from(randn(K * Nj, r)));
+      const tab = 4;
+      // Weights and outputs placed in reverse member order, a guard tensor after each.
+      const { arena, tensors: t } = createLayoutArena(gpu, 'matvec-group', (place) => {
+        const st = place('st', tab + matvecGroupTableWords(M));
+        const x_ = place('x', x.length);
+        const part = place('part', matvecGroupPartialsLength(rows, N, splits));
+        const W = new Array<ReturnType<typeof place>>(M);
+        const out = new Array<ReturnType<typeof place>>(M);
+        const guards: ReturnType<typeof place>[] = [];
+        for (let j = M - 1; j >= 0; j--) {
+          W[j] = place(`W${j}`, K * Ns[j]);
+          guards.push(place(`wg${j}`, 8));
+        }
+        for (let j = M - 1; j >= 0; j--) {
+          out[j] = place(`out${j}`, rows * Ns[j]);
+          if (j > 0) guards.push(place(`og${j}`, 8));
+        }
+        const single = Ns.map((Nj, j) => place(`single${j}`, rows * Nj));
+        const singlePart = place('singlePart', Math.max(1, matvecPartialsLength(rows, Math.max(...Ns), splits)));
+        return { st, x: x_, part, W, out, guards, single, singlePart };
+      });
+      gpu.write(t.x, x);
+      Ws.forEach((W, j) => gpu.write(t.W[j], W));
+      const guard = new Float32Array(8).fill(7.5);
+      for (const g of t.guards) gpu.write(g, guard);
+      const members = Ns.map((Nj, j) => ({ W: t.W[j], out: t.out[j], N: Nj }));
+      const list = await matvecGroupDispatch(gpu, { st: t.st, tab, x: t.x, rows, K, members, splits, part: t.part, label: c.name });
+      expect(list.length).toBe(2);
+      const run = async () => {
+        gpu.run(list);
+        return { outs: await Promise.all(t.out.map((o) => gpu.readF32(o))), part: await gpu.readF32(t.part) };
+      };
+      const first = await run();
+      const second = await run();
+      const part = matvecGroupPartials(
+        x,
+        Ws.map((W, j) => ({ W, N: Ns[j] })),
+        rows,
+        K,
+        splits,
+      );
+      const want = matvecGroupCombine(part, rows, Ns, splits);
+      expect(relRms(first.part, part), 'partials').toBeLessThanOrEqual(TOL);
+      first.outs.forEach((o, j) => expect(relRms(o, want[j]), `member ${j}`).toBeLessThanOrEqual(TOL));
+      expect(second.outs).toEqual(first.outs);
+      for (const g of t.guards) expect(Array.from(await gpu.readF32(g))).toEqual(Array.from(guard));
+      // Each member alone with the same chunks: the same sums in the same order, the same bits.
+      for (let j = 0; j < M; j++) {
+        const alone = await matvecDispatch(gpu, {
+          st: t.st,
+          x: t.x,
+          W: t.W[j],
+          out: t.single[j],
+          rows,
+          K,
+          N: Ns[j],
+          splits,
+          part: t.singlePart,
+          label: `${c.name} alone ${j}`,
+        });
+        gpu.run(alone);
+        expect(await gpu.readF32(t.single[j]), `member ${j} alone`).toEqual(first.outs[j]);
+      }
+      for (const b of arena.buffers) b.destroy();
+    });
+  });
+
+  it('rejects weights in two buffers, overlapping outputs and a table past st, before any GPU work', async () => {
+    const gpu = await getGpu();
+    const mk = () =>
+      createLayoutArena(gpu, 'matvec-group-bad', (place) => ({
+        st: place('st', 8),
+        x: place('x', 4),
+        part: place('part', 64),
+        W: place('W', 16),
+        out: place('out', 8),
+      }));
+    const a = mk();
+    const b = mk();
+    const t = a.tensors;
+    const base = { st: t.st, tab: 4, x: t.x, rows: 1, K: 4, splits: 2, part: t.part, label: 'bad group' };
+    await expect(
+      matvecGroupDispatch(gpu, {
+        ...base,
+        members: [
+          { W: t.W, out: t.out, N: 4 },
+          { W: b.tensors.W, out: { ...t.out, offset: t.out.offset + 16, size: 16 }, N: 4 },
+        ],
+      }),
+    ).rejects.toThrow(/not in one buffer/);
+    await expect(
+      matvecGroupDispatch(gpu, {
+        ...base,
+        members: [
+          { W: t.W, out: t.out, N: 4 },
+          { W: t.W, out: t.out, N: 4 },
+        ],
+      }),
+    ).rejects.toThrow(KernelArgumentError);
+    await expect(matvecGroupDispatch(gpu, { ...base, tab: 6, members: [{ W: t.W, out: t.out, N: 4 }] })).rejects.toThrow(
+      KernelArgumentError,
+    );
+    for (const x of [a, b]) for (const buf of x.arena.buffers) buf.destroy();
   });
 });
