@@ -16,6 +16,9 @@
 // Σ N_j; member j's table, four words at st[P.tab + 4j]: its first output, N_j, where its W [K, N_j]
 // starts in b and where its out [rows, N_j] starts in the combine's b (floats). The partials keep
 // the [splits, rows, N] layout; each output's sum and order are those of its own product.
+// Flag 4 (a group of two products of N_0 outputs each, the MLP's w1 and w3): the combine writes
+// b[r, n] = silu(y0[r, n]) · y1[r, n] instead, the SwiGLU of the two sums (swiglu.wgsl's forward,
+// the same arithmetic), for the rows·N_0 outputs.
 
 // The group member that output n of the concatenation belongs to (the last one starting at ≤ n).
 fn member(n: u32) -> u32 {
@@ -58,11 +61,31 @@ fn matvecPart(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
   }
 }
 
+// σ(v) as swiglu.wgsl computes it.
+fn sigmoidGate(v: f32) -> f32 {
+  let e = exp(-abs(v));
+  let s = 1.0 / (1.0 + e);
+  return select(e * s, s, v >= 0.0);
+}
+
 @compute @workgroup_size(WG)
 fn matvecCombine(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let i = gid.x + gid.y * nwg.x * WG;
-  if (i >= P.total) { return; }
   _ = st[0];
+  if ((P.flags & 4u) != 0u) {
+    let half = st[P.tab + 1u];
+    if (i >= P.total / 2u) { return; }
+    let at = (i / half) * P.N + i % half;
+    var y0 = 0.0;
+    var y1 = 0.0;
+    for (var chunk = 0u; chunk < P.splits; chunk++) {
+      y0 += a[chunk * P.total + at];
+      y1 += a[chunk * P.total + at + half];
+    }
+    b[i] = y0 * sigmoidGate(y0) * y1;
+    return;
+  }
+  if (i >= P.total) { return; }
   var s = 0.0;
   for (var chunk = 0u; chunk < P.splits; chunk++) { s += a[chunk * P.total + i]; }
   // In a group, output (r, n) goes to row r of its member's out: out_j + r·N_j + (n − first_j).

@@ -3,7 +3,9 @@
 //   matvec          c[b, n] (+)= Σ_k a[b, k] · W[k, n]   (W = b; flag 1: W stored [N, K]; flag 2: add to c)
 //   ropeQ           b[b, i, ·] rotated in place to position t (a = the cos/sin table [cap, half, 2])
 //   appendKV        the new token's k (rotated) and v into the caches: d[b, t % rows, g, ·] = rope(b),
-//                   e[b, t % rows, g, ·] = c
+//                   e[b, t % rows, g, ·] = c. With P.members = S > 0, S KV sets in one dispatch (NSA's
+//                   cmp, sel and win): set s's five words at st[P.tab + 5s] give its cache rows and
+//                   where its k, v, K cache and V cache start in b, c, d and e_ (floats)
 //   convK           the key convolution at t (docs/nsa-spec.md 3.1): the fresh projection b[b, ·] joins
 //                   the ring c[b, t % K, ·] of the last K raw keys, then b[b, ch] = Σ_j a[ch, j] ·
 //                   c[b, (t − (K − 1) + j) % K, ch] over the taps at positions ≥ 0, in ascending j by
@@ -62,28 +64,44 @@ fn convK(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups)
 
 @compute @workgroup_size(WG)
 fn appendKV(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let i = linear(gid, nwg);
-  if (i >= P.total) { return; } // B·G·(dk + dv)
+  let i0 = linear(gid, nwg);
+  if (i0 >= P.total) { return; } // S·B·G·(dk + dv), S = max(1, P.members)
   let w = P.dk + P.dv;
+  let per = P.B * P.G * w;
+  var i = i0;
+  var rows = P.rows;
+  var kIn = 0u;
+  var vIn = 0u;
+  var kOut = 0u;
+  var vOut = 0u;
+  if (P.members > 0u) {
+    let tb = P.tab + 5u * (i0 / per);
+    i = i0 % per;
+    rows = st[tb];
+    kIn = st[tb + 1u];
+    vIn = st[tb + 2u];
+    kOut = st[tb + 3u];
+    vOut = st[tb + 4u];
+  }
   let e = i % w;
   let bg = i / w;
   let g = bg % P.G;
   let bb = bg / P.G;
   let t = st[0];
-  let row = (bb * P.rows + t % P.rows) * P.G + g;
+  let row = (bb * rows + t % rows) * P.G + g;
   if (e < P.dk) {
     let half = P.dk / 2u;
-    let x = bg * P.dk;
+    let x = kIn + bg * P.dk;
     let j = e % half;
     let cs = (t * half + j) * 2u;
     if (e < half) {
-      d[row * P.dk + e] = b[x + j] * a[cs] - b[x + j + half] * a[cs + 1u];
+      d[kOut + row * P.dk + e] = b[x + j] * a[cs] - b[x + j + half] * a[cs + 1u];
     } else {
-      d[row * P.dk + e] = b[x + j] * a[cs + 1u] + b[x + j + half] * a[cs];
+      d[kOut + row * P.dk + e] = b[x + j] * a[cs + 1u] + b[x + j + half] * a[cs];
     }
   } else {
     let ev = e - P.dk;
-    e_[row * P.dv + ev] = c[bg * P.dv + ev];
+    e_[vOut + row * P.dv + ev] = c[vIn + bg * P.dv + ev];
   }
 }
 

@@ -19,6 +19,8 @@ import { numel } from '../definitions/params';
 import { type ArenaEntry, type BufferSlice, createLayoutArena, layoutEntries, type PlaceTensor } from '../gpu/arena';
 import { type Dispatch, GpuContext } from '../gpu/context';
 import {
+  appendKVGroupDispatch,
+  appendTableWords,
   attendPartialsLength,
   attendSplits,
   decodeAttendDispatches,
@@ -41,7 +43,6 @@ import { embeddingForwardDispatch } from '../kernels/embedding';
 import { combineForwardDispatch, gateForwardDispatch } from '../kernels/nsa-gates';
 import { rmsnormForwardDispatch } from '../kernels/rmsnorm';
 import { identityRopeTable, ropeTable } from '../kernels/rope';
-import { swigluForwardDispatch } from '../kernels/swiglu';
 import { type LayerParams, paramLayout, type ParamTensors } from '../model/param-tensors';
 
 /** Key rows read by one (layer, sequence, group) for the last token: per branch, and dense. */
@@ -352,9 +353,7 @@ export interface DecodeWork {
   /** NSA gate logits and gates [B, H, 3]. */
   gateLogits: BufferSlice;
   gates: BufferSlice;
-  /** SwiGLU: a = normed·w1, b = normed·w3, h = silu(a)·b, each [B, F]. */
-  ffnA: BufferSlice;
-  ffnB: BufferSlice;
+  /** SwiGLU silu(normed·w1) · (normed·w3) [B, F] (the w1 w3 product group's combine writes it). */
   ffnH: BufferSlice;
   /** Next-token logits [B, V] (read back). */
   logits: BufferSlice;
@@ -419,8 +418,8 @@ function projectionGroups(c: ModelConfig): { attn: number[]; mlp: number[] } {
   };
 }
 
-/** Words of the state tensor per layer: the tables of its two projection groups. */
-const STATE_WORDS_PER_LAYER = matvecGroupTableWords(8) + matvecGroupTableWords(2);
+/** Words of the state tensor per layer: the tables of its two projection groups and of its grouped append. */
+const STATE_WORDS_PER_LAYER = matvecGroupTableWords(8) + matvecGroupTableWords(2) + appendTableWords(3);
 
 /** Floats of the matvec partials: the largest of a step's products and groups. */
 function matvecPartialsFloats(c: ModelConfig, B: number): number {
@@ -468,7 +467,10 @@ export function decodeWorkLayout(c: ModelConfig, B: number, cap: number, lanes =
     const rstd = f32('rstd', B);
     // The outputs of the attention input's projection group, one after another (bound as one span).
     const q = f32('q', B * H * dk);
-    const kvNew = Array.from({ length: kvSets(c) }, (_, s) => ({ k: f32(`kNew${s}`, B * G * dk), v: f32(`vNew${s}`, B * G * dv) }));
+    // Every set's new k, then every set's new v: the grouped append binds each run as one span.
+    const kNew = Array.from({ length: kvSets(c) }, (_, s) => f32(`kNew${s}`, B * G * dk));
+    const vNew = Array.from({ length: kvSets(c) }, (_, s) => f32(`vNew${s}`, B * G * dv));
+    const kvNew = kNew.map((k, s) => ({ k, v: vNew[s] }));
     const gateLogits = f32('gateLogits', B * 3 * H);
     const dsaProj = dsa && {
       qI: f32('qI', B * dsa.indexHeads * dsa.indexDim),
@@ -478,8 +480,6 @@ export function decodeWorkLayout(c: ModelConfig, B: number, cap: number, lanes =
     const attn = f32('attn', B * H * dv);
     const branchOut = { cmp: f32('oCmp', B * H * dv), sel: f32('oSel', B * H * dv), win: f32('oWin', B * H * dv) };
     const gates = f32('gates', B * 3 * H);
-    const ffnA = f32('ffA', B * Fh);
-    const ffnB = f32('ffB', B * Fh);
     const ffnH = f32('ffH', B * Fh);
     const logits = f32('logits', B * V);
     const headScratch = f32('scratch', B * H * cap);
@@ -499,10 +499,11 @@ export function decodeWorkLayout(c: ModelConfig, B: number, cap: number, lanes =
         counts: f32('indexCounts', B * decodeIndexChunks(cap, lanes)),
       };
     const layers = Array.from({ length: c.nLayers }, (_, l): DecodeLayerCaches => {
-      const kv = Array.from({ length: kvSets(c) }, (_, s) => {
-        const rows = cacheRows(c, s, cap);
-        return { k: f32(`L${l}.K${s}`, B * rows * G * dk), v: f32(`L${l}.V${s}`, B * rows * G * dv) };
-      });
+      // The K caches of every set, then the V caches (one span each for the grouped append).
+      const sets = Array.from({ length: kvSets(c) }, (_, s) => s);
+      const ks = sets.map((s) => f32(`L${l}.K${s}`, B * cacheRows(c, s, cap) * G * dk));
+      const vs = sets.map((s) => f32(`L${l}.V${s}`, B * cacheRows(c, s, cap) * G * dv));
+      const kv = sets.map((s) => ({ k: ks[s], v: vs[s] }));
       const taps = shortConvTaps(c);
       const convRing = taps > 0 ? kv.map((_, s) => f32(`L${l}.convRing${s}`, B * taps * G * dk)) : undefined;
       // MoBA's block means are keys only: its value cache is never written or read (one float).
@@ -527,8 +528,6 @@ export function decodeWorkLayout(c: ModelConfig, B: number, cap: number, lanes =
       branchOut,
       gateLogits,
       gates,
-      ffnA,
-      ffnB,
       ffnH,
       logits,
       headScratch,
@@ -613,9 +612,10 @@ async function buildDispatches(
     );
   // One matvec for several products of the same input (a projection group); its table goes into
   // the state tensor at word `tab`.
-  const group = (x: BufferSlice, members: MatvecMember[], tab: number, label: string) => {
+  const group = (x: BufferSlice, members: MatvecMember[], tab: number, label: string, gated?: BufferSlice) => {
     const N = members.reduce((a, m) => a + m.N, 0);
-    out.push(matvecGroupDispatch(gpu, { st, tab, x, rows: B, K: C, members, splits: matvecSplits(C, N), part: w.matvecPartials, label }));
+    const splits = matvecSplits(C, N);
+    out.push(matvecGroupDispatch(gpu, { st, tab, x, rows: B, K: C, members, splits, part: w.matvecPartials, gated, label }));
   };
   out.push(embeddingForwardDispatch(gpu, { tokens: w.tokens, table: p.wte, out: w.x, N: B, C }));
   for (let l = 0; l < c.nLayers; l++) {
@@ -656,10 +656,23 @@ async function buildDispatches(
         const Pc = decodeParams(base, { K: shortConvTaps(c), D: G * dk, total: B * G * dk });
         out.push(decodeRowsDispatch(gpu, 'convK', st, Pc, { a: kv.kConv, b: fresh.k, c: ring }, `${at} conv k${s}`));
       }
+      if (L.kv.length > 1) return;
       const P = decodeParams(base, { rows: cacheRows(c, s, cap), total: B * G * (dk + dv) });
       const storage = { a: w.rope, b: fresh.k, c: fresh.v, d: cache.kv[s].k, e_: cache.kv[s].v };
       out.push(decodeRowsDispatch(gpu, 'appendKV', st, P, storage, `${at} append kv${s}`));
     });
+    // NSA's per-branch K/V: the three sets' appends in one dispatch.
+    if (L.kv.length > 1) {
+      const sets = L.kv.map((_, s) => ({
+        k: w.kvNew[s].k,
+        v: w.kvNew[s].v,
+        kCache: cache.kv[s].k,
+        vCache: cache.kv[s].v,
+        rows: cacheRows(c, s, cap),
+      }));
+      const atab = tab + matvecGroupTableWords(8) + matvecGroupTableWords(2);
+      out.push(appendKVGroupDispatch(gpu, st, atab, decodeParams(base, {}), w.rope, sets, `${at} append kv`));
+    }
     const slot = l * B * G * (base.nSel as number);
     const rslot = l * B * G * 4;
     const splits = attendBranchSplits(c, B, cap);
@@ -781,16 +794,17 @@ async function buildDispatches(
     const mlp = L.mlp;
     if (mlp) {
       out.push(rmsnormForwardDispatch(gpu, { x: w.x, weight: mlp.norm, out: w.mlpNormed, rstd: w.rstd, rows: B, C, eps: c.normEps }));
+      // w1 and w3 in one product group whose combine applies the SwiGLU.
       group(
         w.mlpNormed,
         [
-          { W: mlp.w1, out: w.ffnA, N: Fh },
-          { W: mlp.w3, out: w.ffnB, N: Fh },
+          { W: mlp.w1, N: Fh },
+          { W: mlp.w3, N: Fh },
         ],
         tab + matvecGroupTableWords(8),
-        `${at} w1 w3`,
+        `${at} w1 w3 swiglu`,
+        w.ffnH,
       );
-      out.push(swigluForwardDispatch(gpu, { a: w.ffnA, b: w.ffnB, out: w.ffnH, n: B * Fh }));
       mv(w.ffnH, mlp.w2, w.x, Fh, C, `${at} w2`, true);
     }
   }

@@ -121,6 +121,88 @@ export const DECODE_ROWS_KERNEL = defineKernel({
   },
 });
 
+/** One KV set of a grouped append: its new k [B, G, dk] and v [B, G, dv], its caches [B, rows, G, ·]. */
+export interface AppendSet {
+  k: BufferSlice;
+  v: BufferSlice;
+  kCache: BufferSlice;
+  vCache: BufferSlice;
+  rows: number;
+}
+
+/** Words of st a grouped append of `sets` KV sets uses for its table. */
+export const appendTableWords = (sets: number): number => 5 * sets;
+
+/**
+ * The new token's k (rotated to t) and v of several KV sets into their caches in one dispatch
+ * (decode_rows.wgsl's appendKV with P.members = sets): the new k's, v's, K caches and V caches are
+ * bound as one span each (they must not alias one another), each set's rows and offsets found
+ * through a table written into st at word `tab` here, once. P carries B, G, dk, dv.
+ */
+export function appendKVGroupDispatch(
+  gpu: GpuContext,
+  st: BufferSlice,
+  tab: number,
+  P0: DecodeParams,
+  rope: BufferSlice,
+  sets: readonly AppendSet[],
+  label: string,
+): Promise<Dispatch> {
+  try {
+    const S = sets.length;
+    checkDims(label, { sets: S, tab: tab + 1, B: P0.B, G: P0.G, dk: P0.dk, dv: P0.dv });
+    const k = span(
+      label,
+      'new keys',
+      sets.map((x) => x.k),
+    );
+    const v = span(
+      label,
+      'new values',
+      sets.map((x) => x.v),
+    );
+    const kc = span(
+      label,
+      'key caches',
+      sets.map((x) => x.kCache),
+    );
+    const vc = span(
+      label,
+      'value caches',
+      sets.map((x) => x.vCache),
+    );
+    const bg = P0.B * P0.G;
+    sets.forEach((x, s) => {
+      checkDims(label, { [`rows${s}`]: x.rows });
+      checkSlices(label, {
+        [`k${s}`]: [x.k, bg * P0.dk],
+        [`v${s}`]: [x.v, bg * P0.dv],
+        [`kCache${s}`]: [x.kCache, bg * x.rows * P0.dk],
+        [`vCache${s}`]: [x.vCache, bg * x.rows * P0.dv],
+      });
+    });
+    checkSlices(label, { st: [st, tab + appendTableWords(S)], rope: [rope, 0], k: [k, 0], v: [v, 0], kCache: [kc, 0], vCache: [vc, 0] });
+    const table = new Uint32Array(appendTableWords(S));
+    sets.forEach((x, s) =>
+      table.set(
+        [
+          x.rows,
+          (x.k.offset - k.offset) / 4,
+          (x.v.offset - v.offset) / 4,
+          (x.kCache.offset - kc.offset) / 4,
+          (x.vCache.offset - vc.offset) / 4,
+        ],
+        5 * s,
+      ),
+    );
+    gpu.write(st, table, 4 * tab);
+    const P = { ...P0, members: S, tab, total: S * bg * (P0.dk + P0.dv) };
+    return decodeRowsDispatch(gpu, 'appendKV', st, P, { a: rope, b: k, c: v, d: kc, e_: vc }, label);
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
 /** The matrix-vector products split over K (decode_matvec.wgsl). */
 export const DECODE_MATVEC_KERNEL = defineKernel({
   name: 'decode.matvec',
@@ -336,10 +418,10 @@ export function matvecDispatch(gpu: GpuContext, a: MatvecArgs): Promise<Dispatch
   ]);
 }
 
-/** One product of a group: out [rows, N] = x · W, W stored [K, N]. */
+/** One product of a group: out [rows, N] = x · W, W stored [K, N] (no out in a gated group). */
 export interface MatvecMember {
   W: BufferSlice;
-  out: BufferSlice;
+  out?: BufferSlice;
   N: number;
 }
 
@@ -356,6 +438,11 @@ export interface MatvecGroupArgs {
   splits: number;
   /** The partial sums [splits, rows, Σ N] (matvecGroupPartialsLength floats). */
   part: BufferSlice;
+  /**
+   * Two members of equal N (w1, w3): the combine writes gated [rows, N] = silu(x·W_0) · (x·W_1),
+   * the SwiGLU folded in, instead of the members' outputs.
+   */
+  gated?: BufferSlice;
   label: string;
 }
 
@@ -393,14 +480,20 @@ export function matvecGroupDispatch(gpu: GpuContext, a: MatvecGroupArgs): Promis
       'weights',
       a.members.map((m) => m.W),
     );
-    const outSpan = span(
-      a.label,
-      'outputs',
-      a.members.map((m) => m.out),
-    );
+    const gated = a.gated;
+    if (gated && !(M === 2 && a.members[0].N === a.members[1].N))
+      throw new RangeError(`${a.label}: a gated group is two products of equal N (got ${a.members.map((m) => m.N).join(', ')})`);
     // Each member's W and out hold their tensors, the outputs do not overlap one another, and the
     // spans bound do not alias st, x or the partials.
-    checkSlices(a.label, Object.fromEntries(a.members.map((m, j) => [`out${j}`, [m.out, a.rows * m.N]])));
+    if (gated) checkSlices(a.label, { gated: [gated, a.rows * a.members[0].N] });
+    else checkSlices(a.label, Object.fromEntries(a.members.map((m, j) => [`out${j}`, [m.out, a.rows * m.N]])));
+    const outSpan =
+      gated ??
+      span(
+        a.label,
+        'outputs',
+        a.members.map((m) => m.out as BufferSlice),
+      );
     a.members.forEach((m, j) => checkSlices(a.label, { [`W${j}`]: [m.W, a.K * m.N] }));
     checkSlices(a.label, {
       st: [a.st, a.tab + matvecGroupTableWords(M)],
@@ -412,11 +505,11 @@ export function matvecGroupDispatch(gpu: GpuContext, a: MatvecGroupArgs): Promis
     const table = new Uint32Array(matvecGroupTableWords(M));
     let first = 0;
     a.members.forEach((m, j) => {
-      table.set([first, m.N, (m.W.offset - Wspan.offset) / 4, (m.out.offset - outSpan.offset) / 4], 4 * j);
+      table.set([first, m.N, (m.W.offset - Wspan.offset) / 4, ((m.out ?? outSpan).offset - outSpan.offset) / 4], 4 * j);
       first += m.N;
     });
     gpu.write(a.st, table, 4 * a.tab);
-    const P = decodeParams({}, { K: a.K, N, flags: 0, total: a.rows * N, splits: a.splits, members: M, tab: a.tab });
+    const P = decodeParams({}, { K: a.K, N, flags: gated ? 4 : 0, total: a.rows * N, splits: a.splits, members: M, tab: a.tab });
     const max = gpu.limits.maxComputeWorkgroupsPerDimension;
     return Promise.all([
       kernelDispatch(
@@ -431,7 +524,7 @@ export function matvecGroupDispatch(gpu: GpuContext, a: MatvecGroupArgs): Promis
         DECODE_MATVEC_KERNEL,
         'matvecCombine',
         { uniforms: { P }, storage: { st: a.st, a: a.part, b: outSpan }, label: `${a.label} combine` },
-        grid1d(ceilDiv(a.rows * N, WG), max),
+        grid1d(ceilDiv(a.rows * (gated ? a.members[0].N : N), WG), max),
       ),
     ]);
   } catch (e) {

@@ -72,3 +72,9 @@ export function matvecGroupCombine(part: ArrayLike<number>, rows: number, Ns: re
     return out;
   });
 }
+
+/** A gated group (two products of N0 outputs, w1 and w3): silu(y0) · y1 [rows, N0] from their partial sums. */
+export function matvecGroupGated(part: ArrayLike<number>, rows: number, N0: number, splits: number): Float64Array {
+  const [y0, y1] = matvecGroupCombine(part, rows, [N0, N0], splits);
+  return y0.map((a, i) => (a / (1 + Math.exp(-a))) * y1[i]);
+}

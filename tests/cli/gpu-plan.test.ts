@@ -178,6 +178,40 @@ describe('the optimizer over runs of the parameter arena (paramRuns)', () => {
     // The decode step is launch-bound: nearly all its dispatches finish within a launch.
     expect(decode.totals.launchMs).toBeGreaterThan(2 * decode.totals.fillMs);
   });
+
+  it('issue 25, fewer dispatches: m7c-125m decodes in 23 dispatches per NSA layer (42 before) and 14 per dense layer (21)', async () => {
+    for (const [attention, perLayer] of [
+      ['nsa', 23],
+      ['dense', 14],
+    ] as const) {
+      const run = structuredClone(preset('m7c-125m'));
+      run.model.attention = attention;
+      const { decode } = planReports(await recordSteps(run, H100), H100);
+      // The embedding, the final RMSNorm and the LM head's part and combine around the layers.
+      expect(decode.rows.length, attention).toBe(4 + run.model.nLayers * perLayer);
+    }
+    // One product group for q, the three branches' K/V and the gate logits, one append for the
+    // three KV sets, w1 and w3 with the SwiGLU in their combine.
+    const { decode } = planReports(await recordSteps(preset('m7c-125m'), H100), H100);
+    expect(decode.rows.map((x) => x.label).filter((l) => l.startsWith('decode L1 '))).toEqual(
+      [
+        'q k v gates part',
+        'q k v gates combine',
+        'rope q',
+        'append kv',
+        'compress k',
+        'compress v',
+        'select',
+        ...['cmp', 'sel', 'win'].flatMap((b) => [`attend ${b} part`, `attend ${b} combine`]),
+        'o part',
+        'o combine',
+        'w1 w3 swiglu part',
+        'w1 w3 swiglu combine',
+        'w2 part',
+        'w2 combine',
+      ].map((l) => `decode L1 ${l}`),
+    );
+  });
 });
 
 describe('the presets on the recording device', () => {

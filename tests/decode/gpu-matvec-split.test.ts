@@ -7,12 +7,21 @@
 // of one x in one part + combine) against its twin (matvecGroupPartials, matvecGroupCombine): members
 // straddling 64-output tiles, one member, empty chunks, one chunk, several rows, weights and
 // outputs out of order with other tensors between them (left untouched); each member's output equal
-// bit for bit to its own matvecDispatch with the same chunks; bad groups rejected before GPU work.
+// bit for bit to its own matvecDispatch with the same chunks; the gated group (w1, w3 with the
+// SwiGLU in the combine) against matvecGroupGated and equal bit for bit to the two products then
+// swiglu.wgsl's forward; bad groups rejected before GPU work. Also the grouped K/V append
+// (appendKVGroupDispatch: NSA's three KV sets in one dispatch) against its float64 twin
+// (src/reference/decode-append.ts, rel RMS ≤ 1e-5; rows other than t mod rows untouched) and equal
+// bit for bit to one appendKV per set: t = 0, a window ring that wraps, B 2 × G 2.
 import { describe, expect, it } from 'vitest';
 
-import { createLayoutArena } from '../../src/gpu/arena';
+import { createLayoutArena, type PlaceTensor } from '../../src/gpu/arena';
 import { KernelArgumentError } from '../../src/gpu/checks';
 import {
+  appendKVGroupDispatch,
+  appendTableWords,
+  decodeParams,
+  decodeRowsDispatch,
   matvecDispatch,
   matvecGroupDispatch,
   matvecGroupPartialsLength,
@@ -20,7 +29,16 @@ import {
   matvecPartialsLength,
   matvecSplits,
 } from '../../src/kernels/decode';
-import { matvecCombine, matvecGroupCombine, matvecGroupPartials, matvecPartials } from '../../src/reference/decode-matvec';
+import { ropeTable } from '../../src/kernels/rope';
+import { swigluForwardDispatch } from '../../src/kernels/swiglu';
+import { appendKvRow } from '../../src/reference/decode-append';
+import {
+  matvecCombine,
+  matvecGroupCombine,
+  matvecGroupGated,
+  matvecGroupPartials,
+  matvecPartials,
+} from '../../src/reference/decode-matvec';
 import { randn, relRms, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
 
@@ -203,6 +221,73 @@ describe('GPU decode product group = float64 twin (rel RMS ≤ 1e-5), = each pro
     });
   });
 
+  for (const [gi, g] of [
+    { rows: 1, K: 40, N0: 70, splits: 5 },
+    { rows: 2, K: 9, N0: 33, splits: 3 },
+    { rows: 1, K: 3, N0: 5, splits: 1 },
+  ].entries())
+    it(`gated (SwiGLU in the combine): ${g.rows} row(s), K ${g.K} in ${g.splits} chunk(s), N 2 × ${g.N0}`, async () => {
+      const gpu = await getGpu();
+      const r = rng(500 + gi);
+      const { rows, K, N0, splits } = g;
+      // Large inputs so that silu's negative side (σ of a very negative sum) is exercised.
+      const x = Float32Array.from(randn(rows * K, r), (v) => 3 * v);
+      const W1 = Float32Array.from(randn(K * N0, r));
+      const W3 = Float32Array.from(randn(K * N0, r));
+      const { arena, tensors: t } = createLayoutArena(gpu, 'matvec-gated', (place) => ({
+        st: place('st', 4 + matvecGroupTableWords(2)),
+        x: place('x', x.length),
+        part: place('part', matvecGroupPartialsLength(rows, 2 * N0, splits)),
+        W1: place('W1', W1.length),
+        W3: place('W3', W3.length),
+        h: place('h', rows * N0),
+        a: place('a', rows * N0),
+        b: place('b', rows * N0),
+        h2: place('h2', rows * N0),
+      }));
+      gpu.write(t.x, x);
+      gpu.write(t.W1, W1);
+      gpu.write(t.W3, W3);
+      const members = [
+        { W: t.W1, N: N0 },
+        { W: t.W3, N: N0 },
+      ];
+      const base = { st: t.st, tab: 4, x: t.x, rows, K, splits, part: t.part, label: 'gated' };
+      const list = await matvecGroupDispatch(gpu, { ...base, members, gated: t.h });
+      gpu.run(list);
+      const h = await gpu.readF32(t.h);
+      const want = matvecGroupGated(
+        matvecGroupPartials(
+          x,
+          [
+            { W: W1, N: N0 },
+            { W: W3, N: N0 },
+          ],
+          rows,
+          K,
+          splits,
+        ),
+        rows,
+        N0,
+        splits,
+      );
+      expect(relRms(h, want)).toBeLessThanOrEqual(TOL);
+      gpu.run(list);
+      expect(await gpu.readF32(t.h)).toEqual(h);
+      // The same products ungrouped, then the SwiGLU kernel: the same bits.
+      const plain = await matvecGroupDispatch(gpu, {
+        ...base,
+        members: [
+          { W: t.W1, out: t.a, N: N0 },
+          { W: t.W3, out: t.b, N: N0 },
+        ],
+      });
+      gpu.run([...plain, await swigluForwardDispatch(gpu, { a: t.a, b: t.b, out: t.h2, n: rows * N0 })]);
+      expect(await gpu.readF32(t.h2)).toEqual(h);
+      await expect(matvecGroupDispatch(gpu, { ...base, members: [members[0]], gated: t.h })).rejects.toThrow(/equal N/);
+      for (const b of arena.buffers) b.destroy();
+    });
+
   it('rejects weights in two buffers, overlapping outputs and a table past st, before any GPU work', async () => {
     const gpu = await getGpu();
     const mk = () =>
@@ -240,4 +325,80 @@ describe('GPU decode product group = float64 twin (rel RMS ≤ 1e-5), = each pro
     );
     for (const x of [a, b]) for (const buf of x.arena.buffers) buf.destroy();
   });
+});
+
+describe('GPU decode grouped K/V append = float64 twin (rel RMS ≤ 1e-5) = one appendKV per set, bit for bit', () => {
+  for (const [ci, c] of [
+    { name: 't 0, three sets of 6 rows', B: 1, G: 1, dk: 4, dv: 3, rows: [6, 6, 6], t: 0 },
+    { name: 'B 2 × G 2, window ring of 3 wrapping at t 7', B: 2, G: 2, dk: 6, dv: 5, rows: [9, 9, 3], t: 7 },
+    { name: 'two sets, last row', B: 1, G: 2, dk: 2, dv: 2, rows: [5, 2], t: 4 },
+  ].entries())
+    it(c.name, async () => {
+      const gpu = await getGpu();
+      const r = rng(600 + ci);
+      const { B, G, dk, dv, t } = c;
+      const S = c.rows.length;
+      const cap = 10;
+      const table = ropeTable(cap, dk, 10000);
+      const k = c.rows.map(() => Float32Array.from(randn(B * G * dk, r)));
+      const v = c.rows.map(() => Float32Array.from(randn(B * G * dv, r)));
+      const kc0 = c.rows.map((rows) => Float32Array.from(randn(B * rows * G * dk, r)));
+      const vc0 = c.rows.map((rows) => Float32Array.from(randn(B * rows * G * dv, r)));
+      const place2 = (place: PlaceTensor, tag: string) => ({
+        kc: c.rows.map((rows, s) => place(`${tag}K${s}`, B * rows * G * dk)),
+        vc: c.rows.map((rows, s) => place(`${tag}V${s}`, B * rows * G * dv)),
+      });
+      const { arena, tensors: x } = createLayoutArena(gpu, 'append-group', (place) => ({
+        st: place('st', 4 + appendTableWords(S)),
+        rope: place('rope', table.length),
+        k: c.rows.map((_, s) => place(`k${s}`, B * G * dk)),
+        v: c.rows.map((_, s) => place(`v${s}`, B * G * dv)),
+        grouped: place2(place, 'g'),
+        single: place2(place, 's'),
+      }));
+      gpu.write(x.st, new Uint32Array([t, 0, 0, 0]));
+      gpu.write(x.rope, table);
+      for (let s = 0; s < S; s++) {
+        gpu.write(x.k[s], k[s]);
+        gpu.write(x.v[s], v[s]);
+        for (const set of [x.grouped, x.single]) {
+          gpu.write(set.kc[s], kc0[s]);
+          gpu.write(set.vc[s], vc0[s]);
+        }
+      }
+      const P = decodeParams({ B, G, dk, dv }, {});
+      const sets = c.rows.map((rows, s) => ({ k: x.k[s], v: x.v[s], kCache: x.grouped.kc[s], vCache: x.grouped.vc[s], rows }));
+      const grouped = await appendKVGroupDispatch(gpu, x.st, 4, P, x.rope, sets, c.name);
+      const single = await Promise.all(
+        c.rows.map((rows, s) =>
+          decodeRowsDispatch(
+            gpu,
+            'appendKV',
+            x.st,
+            decodeParams({ B, G, dk, dv }, { rows, total: B * G * (dk + dv) }),
+            { a: x.rope, b: x.k[s], c: x.v[s], d: x.single.kc[s], e_: x.single.vc[s] },
+            `${c.name} set ${s}`,
+          ),
+        ),
+      );
+      gpu.run([grouped, ...single]);
+      for (let s = 0; s < S; s++) {
+        const rows = c.rows[s];
+        const want = appendKvRow(t, table, k[s], v[s], kc0[s], vc0[s], { B, G, dk, dv, rows });
+        const gk = await gpu.readF32(x.grouped.kc[s]);
+        const gv = await gpu.readF32(x.grouped.vc[s]);
+        expect(relRms(gk, want.kCache), `K set ${s}`).toBeLessThanOrEqual(TOL);
+        expect(Array.from(gv), `V set ${s} (a copy)`).toEqual(Array.from(want.vCache, Math.fround));
+        // Rows other than t mod rows are untouched, bit for bit.
+        for (let b = 0; b < B; b++)
+          for (let row = 0; row < rows; row++) {
+            if (row === t % rows) continue;
+            const at = (b * rows + row) * G * dk;
+            expect(Array.from(gk.subarray(at, at + G * dk))).toEqual(Array.from(kc0[s].subarray(at, at + G * dk)));
+          }
+        expect(gk, `K set ${s} = single`).toEqual(await gpu.readF32(x.single.kc[s]));
+        expect(gv, `V set ${s} = single`).toEqual(await gpu.readF32(x.single.vc[s]));
+      }
+      for (const b of arena.buffers) b.destroy();
+    });
 });
