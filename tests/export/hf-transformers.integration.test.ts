@@ -1,6 +1,7 @@
 // The exports loaded by Hugging Face's own classes (.venv-hf: transformers, torch 2.x CPU), against the
 // WebGPU model: the tiny dense model is a plain LlamaForCausalLM (no trust_remote_code) and the tiny
-// NSA model loads its custom code (trust_remote_code=True), each after two training steps on Brown
+// NSA and DSA models load their custom code (trust_remote_code=True; DSA past its one warm-up step, so
+// the indexer's top-k picks the keys), each after two training steps on Brown
 // bytes; on the next batch their logits equal the WebGPU model's (relative RMS of the row-centred
 // logits ≤ 1e-5: the GPU gives probabilities, whose logs are the logits up to each row's constant;
 // both sides float32), loading raises no warning (a model-type mismatch would), AutoTokenizer encodes
@@ -88,9 +89,10 @@ function centred(rows: Float32Array, V: number, fromProbabilities: boolean): Flo
   return out;
 }
 
-function tiny(attention: 'dense' | 'nsa'): RunConfig {
+function tiny(attention: 'dense' | 'nsa' | 'dsa'): RunConfig {
   const c = preset('tiny');
   c.model.attention = attention;
+  if (attention === 'dsa') c.model.dsa = { indexHeads: 2, indexDim: 8, topK: 16, warmupSteps: 1, lossWeight: 1 };
   c.data = { source: 'brown', tokenizer: 'byte' };
   c.train = { ...c.train, steps: 10, batchSize: 2, gradAccum: 1, warmupSteps: 2, evalEvery: 0 };
   return c;
@@ -98,7 +100,7 @@ function tiny(attention: 'dense' | 'nsa'): RunConfig {
 
 /** Trains STEPS steps on the GPU, exports into root/<attention>, and reads the next batch's probabilities. */
 async function trainedExport(
-  attention: 'dense' | 'nsa',
+  attention: 'dense' | 'nsa' | 'dsa',
 ): Promise<{ config: RunConfig; dir: string; tokens: number[][]; probs: Float32Array }> {
   const config = tiny(attention);
   const gpu = await getGpu();
@@ -151,6 +153,7 @@ function freshExport(name: string, c: RunConfig): string {
 const MODELS = [
   ['dense', 'LlamaForCausalLM', false],
   ['nsa', 'NsaPlaygroundForCausalLM', true],
+  ['dsa', 'NsaPlaygroundForCausalLM', true],
 ] as const;
 const BYTE_TEXTS = [...EDGE_TEXTS, brownExcerpt().slice(0, 1500)];
 const GPT2_TEXTS = [...EDGE_TEXTS, brownExcerpt()];
