@@ -43,6 +43,7 @@ import { embeddingForwardDispatch } from '../kernels/embedding';
 import { combineForwardDispatch, gateForwardDispatch } from '../kernels/nsa-gates';
 import { rmsnormForwardDispatch } from '../kernels/rmsnorm';
 import { identityRopeTable, ropeTable } from '../kernels/rope';
+import { swigluForwardDispatch } from '../kernels/swiglu';
 import { type LayerParams, paramLayout, type ParamTensors } from '../model/param-tensors';
 
 /** Key rows read by one (layer, sequence, group) for the last token: per branch, and dense. */
@@ -355,6 +356,9 @@ export interface DecodeWork {
   gates: BufferSlice;
   /** SwiGLU silu(normed·w1) · (normed·w3) [B, F] (the w1 w3 product group's combine writes it). */
   ffnH: BufferSlice;
+  /** normed·w1 and normed·w3 [B, F]: used only where w1 and w3 lie in different buffers. */
+  ffnA: BufferSlice;
+  ffnB: BufferSlice;
   /** Next-token logits [B, V] (read back). */
   logits: BufferSlice;
   /** Per (sequence, head) a row of cap floats: the selection's p_cmp (the cmp branch's weights), then each branch's scores. */
@@ -481,6 +485,8 @@ export function decodeWorkLayout(c: ModelConfig, B: number, cap: number, lanes =
     const branchOut = { cmp: f32('oCmp', B * H * dv), sel: f32('oSel', B * H * dv), win: f32('oWin', B * H * dv) };
     const gates = f32('gates', B * 3 * H);
     const ffnH = f32('ffH', B * Fh);
+    const ffnA = f32('ffA', B * Fh);
+    const ffnB = f32('ffB', B * Fh);
     const logits = f32('logits', B * V);
     const headScratch = f32('scratch', B * H * cap);
     const blockScores = f32('scores', B * G * nBmax);
@@ -529,6 +535,8 @@ export function decodeWorkLayout(c: ModelConfig, B: number, cap: number, lanes =
       gateLogits,
       gates,
       ffnH,
+      ffnA,
+      ffnB,
       logits,
       headScratch,
       blockScores,
@@ -612,11 +620,30 @@ async function buildDispatches(
     );
   // One matvec for several products of the same input (a projection group); its table goes into
   // the state tensor at word `tab`.
+  // A group binds its weights and its outputs as one span each: where an arena was split over
+  // several buffers (an adapter with small limits), the members run as one group per run of
+  // members in the same buffers, their tables one after another. A run's chunks are matvecSplits',
+  // halved while its partials would not fit the scratch.
   const group = (x: BufferSlice, members: MatvecMember[], tab: number, label: string, gated?: BufferSlice) => {
-    const N = members.reduce((a, m) => a + m.N, 0);
-    const splits = matvecSplits(C, N);
-    out.push(matvecGroupDispatch(gpu, { st, tab, x, rows: B, K: C, members, splits, part: w.matvecPartials, gated, label }));
+    const runs: MatvecMember[][] = [];
+    for (const m of members) {
+      const last = runs[runs.length - 1]?.[0];
+      if (last && last.W.buffer === m.W.buffer && last.out?.buffer === m.out?.buffer) runs[runs.length - 1].push(m);
+      else runs.push([m]);
+    }
+    let at = tab;
+    runs.forEach((run, i) => {
+      const N = run.reduce((a, m) => a + m.N, 0);
+      let splits = matvecSplits(C, N);
+      while (splits > 1 && 4 * matvecGroupPartialsLength(B, N, splits) > w.matvecPartials.size) splits = Math.ceil(splits / 2);
+      const name = runs.length > 1 ? `${label} (${i + 1} of ${runs.length})` : label;
+      out.push(
+        matvecGroupDispatch(gpu, { st, tab: at, x, rows: B, K: C, members: run, splits, part: w.matvecPartials, gated, label: name }),
+      );
+      at += matvecGroupTableWords(run.length);
+    });
   };
+  const sameBuffer = (slices: BufferSlice[]) => slices.every((x) => x.buffer === slices[0].buffer);
   out.push(embeddingForwardDispatch(gpu, { tokens: w.tokens, table: p.wte, out: w.x, N: B, C }));
   for (let l = 0; l < c.nLayers; l++) {
     const L: LayerParams = p.layers[l];
@@ -649,6 +676,14 @@ async function buildDispatches(
         `${at} rope q`,
       ),
     );
+    // NSA's per-branch K/V sets are appended in one dispatch where each of its four spans (new
+    // keys, new values, K caches, V caches) lies in one buffer.
+    const fuseAppend =
+      L.kv.length > 1 &&
+      sameBuffer(w.kvNew.map((x) => x.k)) &&
+      sameBuffer(w.kvNew.map((x) => x.v)) &&
+      sameBuffer(cache.kv.map((x) => x.k)) &&
+      sameBuffer(cache.kv.map((x) => x.v));
     L.kv.forEach((kv, s) => {
       const fresh = w.kvNew[s];
       const ring = cache.convRing?.[s];
@@ -656,13 +691,13 @@ async function buildDispatches(
         const Pc = decodeParams(base, { K: shortConvTaps(c), D: G * dk, total: B * G * dk });
         out.push(decodeRowsDispatch(gpu, 'convK', st, Pc, { a: kv.kConv, b: fresh.k, c: ring }, `${at} conv k${s}`));
       }
-      if (L.kv.length > 1) return;
+      if (fuseAppend) return;
       const P = decodeParams(base, { rows: cacheRows(c, s, cap), total: B * G * (dk + dv) });
       const storage = { a: w.rope, b: fresh.k, c: fresh.v, d: cache.kv[s].k, e_: cache.kv[s].v };
       out.push(decodeRowsDispatch(gpu, 'appendKV', st, P, storage, `${at} append kv${s}`));
     });
     // NSA's per-branch K/V: the three sets' appends in one dispatch.
-    if (L.kv.length > 1) {
+    if (fuseAppend) {
       const sets = L.kv.map((_, s) => ({
         k: w.kvNew[s].k,
         v: w.kvNew[s].v,
@@ -794,17 +829,24 @@ async function buildDispatches(
     const mlp = L.mlp;
     if (mlp) {
       out.push(rmsnormForwardDispatch(gpu, { x: w.x, weight: mlp.norm, out: w.mlpNormed, rstd: w.rstd, rows: B, C, eps: c.normEps }));
-      // w1 and w3 in one product group whose combine applies the SwiGLU.
-      group(
-        w.mlpNormed,
-        [
-          { W: mlp.w1, N: Fh },
-          { W: mlp.w3, N: Fh },
-        ],
-        tab + matvecGroupTableWords(8),
-        `${at} w1 w3 swiglu`,
-        w.ffnH,
-      );
+      // w1 and w3 in one product group whose combine applies the SwiGLU (two products and the
+      // SwiGLU kernel where the two weights lie in different buffers).
+      if (mlp.w1.buffer === mlp.w3.buffer)
+        group(
+          w.mlpNormed,
+          [
+            { W: mlp.w1, N: Fh },
+            { W: mlp.w3, N: Fh },
+          ],
+          tab + matvecGroupTableWords(8),
+          `${at} w1 w3 swiglu`,
+          w.ffnH,
+        );
+      else {
+        mv(w.mlpNormed, mlp.w1, w.ffnA, C, Fh, `${at} w1`);
+        mv(w.mlpNormed, mlp.w3, w.ffnB, C, Fh, `${at} w3`);
+        out.push(swigluForwardDispatch(gpu, { a: w.ffnA, b: w.ffnB, out: w.ffnH, n: B * Fh }));
+      }
       mv(w.ffnH, mlp.w2, w.x, Fh, C, `${at} w2`, true);
     }
   }
