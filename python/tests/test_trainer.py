@@ -10,6 +10,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import shutil
 import signal
 import socket
@@ -119,6 +120,14 @@ def _one_node() -> list[str]:
     return ["--nnodes", "1", "--rdzv_backend", "c10d", "--rdzv_endpoint", f"127.0.0.1:{port}"]
 
 
+def _rank_error(stderr: str, rank: int) -> str | None:
+    """Rank `rank`'s error message in a job's stderr. Two ranks that fail at once can land in one line
+    of torchrun's merged output (one message, then the other's with no newline between), so the
+    message ends at the next "error: rank N: " as well as at the end of its line."""
+    m = re.search(rf"error: rank {rank}: .*?(?=error: rank \d+: |$)", stderr, flags=re.M)
+    return m.group(0) if m else None
+
+
 def _rank_pid(out: str, rank: int) -> int | None:
     for proc in glob.glob("/proc/[0-9]*"):
         try:
@@ -171,7 +180,7 @@ def test_a_stopped_rank_ends_the_job_naming_it(export_dir, corpus, tmp_path, vic
     print(f"rank {victim} SIGSTOPped: the job ended {seconds:.1f} s later (--step-timeout {STEP_TIMEOUT:g}; exit {job.returncode})")
     assert job.returncode != 0
     survivor = 1 - victim
-    line = next((ln for ln in err.splitlines() if ln.startswith(f"error: rank {survivor}: ")), None)
+    line = _rank_error(err, survivor)
     assert line is not None, err
     assert f"(--step-timeout {STEP_TIMEOUT:g})" in line or "a collective failed" in line
     assert f"rank {victim} (pid {stopped} on " in line and "stopped or dead" in line, line
@@ -216,12 +225,12 @@ def test_a_wedged_rank_is_named(export_dir, corpus, tmp_path):
     r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=180)
     print(f"rank 1 wedged: the job ended after {time.monotonic() - t0:.1f} s in all")
     assert r.returncode != 0
-    line = next((ln for ln in r.stderr.splitlines() if ln.startswith("error: rank 0: ")), None)
+    line = _rank_error(r.stderr, 0)
     assert line is not None, r.stderr
     # Rank 0's watchdog fires, or rank 1's fires first and rank 0's collective then fails: either way rank 0 names rank 1.
     assert "step 4 (backward) has not finished" in line or "a collective failed" in line, line
     assert "rank 1 (pid " in line and "is alive but at step 4 (forward): wedged" in line, line
-    own = next((ln for ln in r.stderr.splitlines() if ln.startswith("error: rank 1: ")), None)
+    own = _rank_error(r.stderr, 1)
     if own is not None:  # rank 1's own watchdog, when it fires before torchrun ends it
         assert "this rank (pid " in own and "is the one wedged" in own, own
     cfg = json.load(open(os.path.join(out, "config.json")))
