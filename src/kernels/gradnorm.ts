@@ -107,9 +107,9 @@ export async function gradNormDispatches(gpu: GpuContext, a: GradNormArgs): Prom
   const out: Dispatch[] = [];
   let base = 0;
   for (const [i, r] of a.ranges.entries()) {
-    const groups = partialsOf(r, a.maxPartials);
-    if (groups === 0) continue;
     const chunk = gradNormChunk(r.n, a.maxPartials);
+    const groups = ceilDiv(r.n, chunk);
+    if (groups === 0) continue;
     const label = `gradnorm.partial[${i}]`;
     out.push(
       await kernelDispatch(
