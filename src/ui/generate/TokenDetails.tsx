@@ -26,10 +26,7 @@ export function TokenDetails({ piece, model }: { piece: GeneratedPiece; model: G
   }
   return (
     <div className="gen-details" data-testid="gen-details" data-index={piece.index} data-t={piece.t}>
-      <p>
-        Token <span className="tok tok-query">{visibleText(piece.text) || '∅'}</span> <span className="muted">id {piece.token}</span>,
-        sampled from the logits of query <strong>t = {piece.t}</strong>.
-      </p>
+      <TokenHeading piece={piece} />
       {!model.nsa ? (
         <p className="muted">Dense attention: every query reads all earlier keys; there is no selection to show.</p>
       ) : error ? (
@@ -79,10 +76,7 @@ export function TokenDetails({ piece, model }: { piece: GeneratedPiece; model: G
 function DsaTokenDetails({ piece, layers, error, k }: { piece: GeneratedPiece; layers: PieceTokens[]; error: string | null; k: number }) {
   return (
     <div className="gen-details" data-testid="gen-details" data-index={piece.index} data-t={piece.t}>
-      <p>
-        Token <span className="tok tok-query">{visibleText(piece.text) || '∅'}</span> <span className="muted">id {piece.token}</span>,
-        sampled from the logits of query <strong>t = {piece.t}</strong>.
-      </p>
+      <TokenHeading piece={piece} />
       {error ? (
         <p className="error" role="alert" data-testid="gen-details-error">
           Invalid selection: {error}
@@ -116,5 +110,15 @@ function DsaTokenDetails({ piece, layers, error, k }: { piece: GeneratedPiece; l
         </table>
       )}
     </div>
+  );
+}
+
+/** The token, its id and the query whose logits it was sampled from. */
+function TokenHeading({ piece }: { piece: GeneratedPiece }) {
+  return (
+    <p>
+      Token <span className="tok tok-query">{visibleText(piece.text) || '∅'}</span> <span className="muted">id {piece.token}</span>, sampled
+      from the logits of query <strong>t = {piece.t}</strong>.
+    </p>
   );
 }
