@@ -195,7 +195,10 @@ describe('URL hash config', () => {
     ['#tab=charts', undefined],
     ['#v=2&preset=tiny', 'it is format v=2, this page reads v=1'],
     ['#preset=small&train.steps=5', 'it has no format version (v=1)'],
-    ['#v=1&preset=huge', "unknown preset 'huge' (known: tiny, small, m7c-125m, recall, mqar-tiny, mqar, mqar-long, long, passkey)"],
+    [
+      '#v=1&preset=huge',
+      "unknown preset 'huge' (known: tiny, small, m7c-125m, recall, mqar-tiny, mqar, mqar-long, long, passkey, passkey-long)",
+    ],
     ['#v=1&preset=tiny&model.depth=3', 'model.depth: is not a known setting'],
     ['#v=1&preset=tiny&train.steps=5&train.steps=6', 'train.steps: is set twice'],
     ['#v=1&preset=tiny&train.steps=abc', 'train.steps: must be a number (got "abc")'],

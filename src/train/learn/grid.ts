@@ -6,11 +6,12 @@ import { type ConfigIssue, InvalidConfigError } from '../../definitions/config-i
 import { type RunConfig, validateRunConfig } from '../config';
 import { configForMode, type RecallMode } from '../eval/recall-eval';
 import { MQAR_PRESET_NAMES, mqarPresetConfig, type MqarPresetName } from '../presets/mqar-preset';
+import { passkeyLongPreset } from '../presets/passkey-long-preset';
 import { passkeyPreset } from '../presets/passkey-preset';
 import { recallPreset } from '../presets/recall-preset';
 
 /** The task presets a learning grid trains. */
-export const LEARN_PRESETS = [...MQAR_PRESET_NAMES, 'recall', 'passkey'] as const;
+export const LEARN_PRESETS = [...MQAR_PRESET_NAMES, 'recall', 'passkey', 'passkey-long'] as const;
 export type LearnPreset = (typeof LEARN_PRESETS)[number];
 
 /**
@@ -112,6 +113,7 @@ export interface GridPoint {
 export function learnPresetConfig(name: LearnPreset): RunConfig {
   if (name === 'recall') return recallPreset();
   if (name === 'passkey') return passkeyPreset();
+  if (name === 'passkey-long') return passkeyLongPreset();
   return mqarPresetConfig(name as MqarPresetName);
 }
 

@@ -2,12 +2,24 @@
 import type { RunConfig } from '../../train/config';
 import { longPreset } from '../../train/presets/long-preset';
 import { mqarPresetConfig } from '../../train/presets/mqar-preset';
+import { passkeyLongPreset } from '../../train/presets/passkey-long-preset';
 import { passkeyPreset } from '../../train/presets/passkey-preset';
 import { preset, type PresetName } from '../../train/presets/presets';
 import { recallPreset } from '../../train/presets/recall-preset';
 import { diffSize } from './diff';
 
-export const UI_PRESET_NAMES = ['tiny', 'small', 'm7c-125m', 'recall', 'mqar-tiny', 'mqar', 'mqar-long', 'long', 'passkey'] as const;
+export const UI_PRESET_NAMES = [
+  'tiny',
+  'small',
+  'm7c-125m',
+  'recall',
+  'mqar-tiny',
+  'mqar',
+  'mqar-long',
+  'long',
+  'passkey',
+  'passkey-long',
+] as const;
 export type UiPresetName = (typeof UI_PRESET_NAMES)[number];
 export const DEFAULT_PRESET: UiPresetName = 'tiny';
 
@@ -21,6 +33,7 @@ export const PRESET_LABELS: Record<UiPresetName, string> = {
   'mqar-long': 'MQAR long — 64 pairs at T 1024, NSA reading about a fifth of the keys (a GPU preset)',
   long: 'long — recall at T 4096, paper NSA blocks (a GPU preset)',
   passkey: 'passkey task — tiny NSA model, the needle beyond the window',
+  'passkey-long': 'passkey long — a 4-digit key at T 1024, MQAR long’s model (a GPU preset)',
 };
 
 export function isUiPresetName(s: string): s is UiPresetName {
@@ -32,6 +45,7 @@ export function uiPreset(name: UiPresetName): RunConfig {
   if (name === 'recall') return recallPreset();
   if (name === 'long') return longPreset();
   if (name === 'passkey') return passkeyPreset();
+  if (name === 'passkey-long') return passkeyLongPreset();
   if (name === 'mqar-tiny' || name === 'mqar' || name === 'mqar-long') return mqarPresetConfig(name);
   return preset(name satisfies PresetName);
 }
