@@ -12,6 +12,8 @@
 #   3. runs the bundle's run.sh with what is left of BUDGET: adapter → kernel smoke → bench →
 #      PyTorch (also when the adapter failed) → NSA vs dense → golden → the rest of the GPU tests,
 #      each under a cap clipped to the time left; summary.json rewritten after every step.
+#      `--only learn` instead: issue 20's learning runs (mqar, mqar-long, passkey-long × NSA, window,
+#      dense) in one call of their own (learn.jsonl; docs/gpu.md, "The learn step").
 # Everything goes to OUT ($OUT, else ./device-out): run.log (the probe, then everything as it
 # comes), summary.json and the steps' own files — eight at most.
 # BUDGET (default 470 s) leaves the device tool's 600 s limit room for start-up and the transfer.

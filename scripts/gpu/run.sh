@@ -2,7 +2,7 @@
 # The offline GPU bundle's entry point (packed beside payload.tar.xz by scripts/gpu/pack.sh). Runs
 # on a Linux x86-64 machine with an NVIDIA driver, no network and no Node:
 #   bash run.sh OUTDIR [--small] [--allow-software] [--only STEP,...]
-# Steps, most valuable first (--only picks some; adapter always runs first):
+# Steps, most valuable first (--only picks some; adapter always runs first; learn only when named):
 #   adapter  the WebGPU adapter Dawn gives (adapter.json); a software one is refused. When it fails,
 #            the GPU steps are skipped and the PyTorch step still runs, from the presets' configs
 #   smoke    a kernel subset of the GPU test tier (matmul, attention, NSA kernels, one NSA model
@@ -15,6 +15,11 @@
 #   golden   npm run train:golden on tiny and small, dense and NSA: compared with
 #            tests/golden/train.json; one recorded here (no golden for this adapter) is reported
 #            'recorded, unchecked', never as a pass (golden.json)
+#   learn    npm run learn (WebGPU) for issue 20: mqar, mqar-long and passkey-long × NSA, window,
+#            dense, nine concurrent runs early-stopped at the target accuracy, every evaluation
+#            appended as it comes (learn.jsonl; scripts/gpu/learn.sh). Not in the default order: it
+#            needs the whole call (cap 440 s; the speed steps take about 185 s of the 470 s budget),
+#            and with them it would be a ninth file in OUTDIR. Run it as --only learn.
 #   tests    the whole GPU test tier (replaces gpu-tests.json when it finishes)
 # summary.json (every step's status, seconds and the headline figures) is rewritten after every
 # step, and run.log has the whole output as it comes: eight files at most in OUTDIR, nothing
@@ -28,7 +33,7 @@
 # NSA_PYTHON: the python with torch (default python3).
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-usage() { echo "usage: bash run.sh OUTDIR [--small] [--allow-software] [--only adapter,smoke,bench,torch,nsa,golden,tests]" >&2; exit 2; }
+usage() { echo "usage: bash run.sh OUTDIR [--small] [--allow-software] [--only adapter,smoke,bench,torch,nsa,golden,learn,tests]" >&2; exit 2; }
 [ $# -ge 1 ] || usage
 outdir="$1"; shift
 small=0; allow_software=0; only="smoke,bench,torch,nsa,golden,tests"
@@ -41,9 +46,23 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
+# Files in OUTDIR: run.log, summary.json, adapter.json and one per step (smoke and tests share
+# gpu-tests.json); the device tool returns eight.
+files=3
+tests_file=0
 for s in ${only//,/ }; do
-  case "$s" in adapter|smoke|tests|bench|nsa|golden|torch) ;; *) echo "run.sh: --only: unknown step '$s'" >&2; usage ;; esac
+  case "$s" in
+    adapter) ;;
+    smoke|tests) tests_file=1 ;;
+    bench|nsa|golden|torch|learn) files=$((files + 1)) ;;
+    *) echo "run.sh: --only: unknown step '$s'" >&2; usage ;;
+  esac
 done
+files=$((files + tests_file))
+if [ "$files" -gt 8 ]; then
+  echo "run.sh: --only $only would write $files files in OUTDIR; the device tool returns 8: leave a step out (learn is a call of its own: --only learn)" >&2
+  exit 2
+fi
 started=$SECONDS
 budget="${BUDGET:-}"
 [ -z "$budget" ] || [[ "$budget" =~ ^[0-9]+$ ]] || { echo "run.sh: BUDGET must be whole seconds (got '$budget')" >&2; exit 2; }
@@ -128,7 +147,7 @@ step() {
   fi
   echo "== $name (cap ${cap} s): $*" >&2
   local t0=$SECONDS
-  timeout -k 5 "$cap" "$@"
+  STEP_CAP="$cap" timeout -k 5 "$cap" "$@"
   local rc=$?
   printf '%s\t%s\t%s\n' "$name" "$rc" "$((SECONDS - t0))" >> "$status"
   echo "== $name: exit $rc in $((SECONDS - t0)) s$([ "$rc" = 124 ] && echo ", cut at its ${cap} s cap")" >&2
@@ -181,6 +200,10 @@ fi
 if [ "$gpu" = 1 ] && wants golden; then
   if [ "$small" = 1 ]; then args=(--presets tiny --steps 20); else args=(--presets tiny,small --steps 300); fi
   step golden 120 "${tsx[@]}" src/cli/train-golden.ts "${args[@]}" --record-missing --out "$outdir/golden.json" > /dev/null
+fi
+if [ "$gpu" = 1 ] && wants learn; then
+  if [ "$small" = 1 ]; then args=(--small); else args=(); fi
+  NSA_NODE="$node" step learn 440 bash scripts/gpu/learn.sh "$outdir/learn.jsonl" "$work/learn" ${args[@]+"${args[@]}"}
 fi
 if [ "$gpu" = 1 ] && wants tests; then
   # The whole tier replaces the smoke report only when it finishes (Vitest writes its JSON at the end).

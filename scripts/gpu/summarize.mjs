@@ -61,6 +61,70 @@ export function testCounts(report) {
 
 const round = (x, digits = 3) => (typeof x === 'number' ? +x.toPrecision(digits) : x);
 
+/**
+ * The learn step's learn.jsonl (scripts/gpu/learn.sh: every run's lines, appended as they came)
+ * reduced to one row per (preset, mechanism): the best held-out answer accuracy over its
+ * evaluations (so a run cut at its cap still counts what it reached), the whole-sequence accuracy
+ * and step of that evaluation, the last step evaluated and the steps per second up to it
+ * (evaluations included: the rate a follow-up call is sized by), whether it reached the target, its keys
+ * read per query (at the last query and the mean over positions, by the run's config) against
+ * dense attention's (T and (T + 1)/2), and the process's exit and seconds. Null without the file.
+ */
+export function learnRows(lines) {
+  if (!lines.length) return null;
+  const rows = new Map();
+  const row = (preset, mechanism) => {
+    const key = `${preset}/${mechanism}`;
+    if (!rows.has(key))
+      rows.set(key, {
+        preset,
+        mechanism,
+        accuracy: null,
+        sequence_accuracy: null,
+        best_step: null,
+        last_step: 0,
+        steps_per_s: null,
+        steps_planned: null,
+        target: null,
+        reached: false,
+        chance: null,
+        keys_last_query: null,
+        keys_mean_query: null,
+        keys_mean_vs_dense: null,
+        exit: null,
+        seconds: null,
+        cut: false,
+      });
+    return rows.get(key);
+  };
+  for (const l of lines) {
+    if (l.kind === 'grid') {
+      for (const m of l.mechanisms ?? []) {
+        const r = row(l.preset, m);
+        const k = l.keys_per_query?.[m];
+        Object.assign(r, { steps_planned: l.steps, target: l.target, chance: round(l.chance) });
+        if (k) {
+          Object.assign(r, { keys_last_query: k.last_query, keys_mean_query: round(k.mean, 4) });
+          r.keys_mean_vs_dense = round(k.mean / ((l.seqLen + 1) / 2));
+        }
+      }
+    } else if (l.kind === 'eval') {
+      const r = row(l.preset, l.mechanism);
+      if (l.step >= r.last_step) {
+        r.last_step = l.step;
+        if (l.seconds > 0) r.steps_per_s = round(l.step / l.seconds);
+      }
+      if (r.accuracy === null || l.accuracy > r.accuracy) {
+        Object.assign(r, { accuracy: round(l.accuracy, 4), sequence_accuracy: round(l.sequence_accuracy, 4), best_step: l.step });
+      }
+      if (r.target !== null && l.accuracy >= r.target) r.reached = true;
+    } else if (l.kind === 'process') {
+      Object.assign(row(l.preset, l.mechanism), { exit: l.exit, seconds: l.seconds, cut: l.cut === true });
+    }
+  }
+  return [...rows.values()];
+}
+
 export function summarize(outdir, stepsFile) {
   const adapter = readJson(join(outdir, 'adapter.json'));
   const bench = readJsonLines(join(outdir, 'bench.jsonl'));
@@ -68,6 +132,7 @@ export function summarize(outdir, stepsFile) {
   const golden = readJson(join(outdir, 'golden.json'));
   const torch = readJson(join(outdir, 'torch.json'));
   const torchRows = torch?.results ?? [];
+  const learn = learnRows(readJsonLines(join(outdir, 'learn.jsonl')));
   return {
     adapter: adapter?.summary ?? adapter,
     fp32_peak: adapter?.fp32_peak ?? null,
@@ -124,6 +189,7 @@ export function summarize(outdir, stepsFile) {
         problems: r.problems,
       })) ?? golden,
     torch: torch?.skipped ? { skipped: torch.skipped } : (torch?.environment ?? null),
+    ...(learn ? { learn } : {}),
   };
 }
 
@@ -160,6 +226,14 @@ export function table(s) {
       `decode T=${r.T}: NSA ${r.nsa_ms_per_token} vs dense ${r.dense_ms_per_token} ms/token (attention ${r.nsa_attention_ms} vs ${r.dense_attention_ms}), keys ×${r.keys_ratio}${r.reads_match_formula ? '' : ', READS ≠ FORMULA'}`,
     );
   for (const g of s.golden ?? []) lines.push(`golden ${g.key}: ${g.outcome}`);
+  const pct = (x) => (x == null ? '-' : `${(100 * x).toFixed(1)} %`);
+  for (const r of s.learn ?? [])
+    lines.push(
+      `learn ${r.preset} ${r.mechanism}: ${pct(r.accuracy)} (whole sequences ${pct(r.sequence_accuracy)}) at step ${r.best_step ?? '-'}` +
+        ` of ${r.last_step} evaluated (${r.steps_planned ?? '?'} planned; ${r.steps_per_s ?? '-'} steps/s), target ${pct(r.target)} ${r.reached ? 'reached' : 'not reached'}` +
+        `, keys/query ${r.keys_mean_query ?? '-'} (${r.keys_mean_vs_dense ?? '-'} × dense)` +
+        (r.exit == null ? ', no exit recorded' : `, exit ${r.exit}${r.cut ? ' (cut at its cap)' : ''} in ${r.seconds} s`),
+    );
   return lines.join('\n');
 }
 

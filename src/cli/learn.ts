@@ -1,6 +1,6 @@
 // npm run learn -- --preset mqar-tiny [--engine webgpu|torch] [--mechanisms nsa,window,moba,dense,nsa-win] [--seeds 1,2]
 //   [--lrs 1e-3,3e-3] [--steps N] [--batch N] [--target 0.99] [--eval-every N] [--eval-batches N]
-//   [--budget KEYS] [--out DIR] [--python PATH] [--threads N] [--set model.x=.. | train.x=.. | data.recall.x=..]
+//   [--budget KEYS] [--out DIR] [--jsonl FILE] [--no-figure] [--python PATH] [--threads N] [--set model.x=.. | train.x=.. | data.recall.x=..]
 // Trains a task preset once per grid point (mechanism × seed × learning rate), each from the same
 // seeded weights and data in either engine, stopping a run at the first evaluation whose held-out
 // answer accuracy reaches --target. Prints JSON lines as it goes (one per evaluation and per run),
@@ -9,10 +9,14 @@
 // "mechanism", "keys_last_query", "accuracy", "steps", "reached", seed and lr. --budget KEYS sets
 // NSA, the window and MoBA to read at most KEYS key rows per query at the last position
 // (src/definitions/budget.ts: matched budget); without it each is sized from the preset's NSA.
-import { mkdirSync, writeFileSync } from 'node:fs';
+// --jsonl FILE: every JSON line is also appended to FILE as it comes (one write per line, so several
+// runs can append to one file, and a run cut short keeps every line it printed; the device call's
+// learn step: scripts/gpu/learn.sh). --no-figure: no SVG or PNG (the PNG launches Chromium).
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 import { lastQueryKeys } from '../definitions/keys-read';
+import { keysPerQuery } from '../definitions/model-flops';
 import { describeAdapter } from '../gpu/context';
 import type { RunConfig } from '../train/config';
 import { taskDatasetForRun, trainAndScoreRecall } from '../train/eval/recall-eval';
@@ -29,7 +33,7 @@ type Engine = (typeof ENGINES)[number];
 
 const USAGE = `usage: npm run learn -- --preset ${LEARN_PRESETS.join('|')} [--engine ${ENGINES.join('|')}]
   [--mechanisms ${MECHANISM_NAMES.join(',')}] [--seeds 1,2] [--lrs 1e-3,3e-3] [--steps N] [--batch N] [--target 0.99]
-  [--eval-every N] [--eval-batches N] [--budget KEYS] [--out DIR] [--python PATH] [--threads N] [--set model.x=.. | train.x=.. | data.recall.x=..]`;
+  [--eval-every N] [--eval-batches N] [--budget KEYS] [--out DIR] [--jsonl FILE] [--no-figure] [--python PATH] [--threads N] [--set model.x=.. | train.x=.. | data.recall.x=..]`;
 
 const out = (o: Record<string, unknown>) => console.log(JSON.stringify(o));
 
@@ -37,6 +41,8 @@ interface RunResult {
   mechanism: Mechanism;
   /** Key rows the last query reads per group under the run's config (src/definitions/keys-read.ts). */
   keys_last_query: number;
+  /** Key rows per query and head, the mean over positions 0 … T − 1 (keysPerQuery; NSA's selected rows an upper bound). */
+  keys_mean_query: number;
   seed: number;
   lr: number;
   accuracy: number;
@@ -75,6 +81,14 @@ async function svgToPng(svg: string): Promise<Buffer | null> {
   }
 }
 
+/** keysPerQuery's mean over the positions 0 … T − 1 of one sequence. */
+function meanKeysPerQuery(c: RunConfig): number {
+  const T = c.model.seqLen;
+  let sum = 0;
+  for (let t = 0; t < T; t++) sum += keysPerQuery(c.model, t);
+  return sum / T;
+}
+
 async function main(): Promise<number> {
   const args = parseArgs(process.argv.slice(2), {
     values: [
@@ -90,10 +104,11 @@ async function main(): Promise<number> {
       'eval-batches',
       'budget',
       'out',
+      'jsonl',
       'python',
       'threads',
     ],
-    booleans: ['help'],
+    booleans: ['help', 'no-figure'],
     sets: true,
     usage: USAGE,
   });
@@ -136,9 +151,13 @@ async function main(): Promise<number> {
   const dir = resolve(args.flags.get('out') ?? join('build', 'learn', `${preset}-${engine}`));
   mkdirSync(dir, { recursive: true });
   const lines: string[] = [];
+  const jsonl = args.flags.get('jsonl');
+  if (jsonl !== undefined && !jsonl) throw new UsageError('--jsonl: names no file', { flag: 'jsonl', value: jsonl });
   const record = (o: Record<string, unknown>) => {
     out(o);
-    lines.push(JSON.stringify(o));
+    const line = JSON.stringify(o);
+    lines.push(line);
+    if (jsonl) appendFileSync(jsonl, line + '\n');
   };
   const chance = taskChance(base)!;
   const gpu = engine === 'webgpu' ? await (await import('../gpu/node-device')).acquireNodeGpu({ announce: false }) : null;
@@ -151,6 +170,14 @@ async function main(): Promise<number> {
     seqLen: base.model.seqLen,
     task: base.data.recall ?? base.data.passkey,
     points: points.length,
+    mechanisms: [...new Set(points.map((p) => p.mechanism))],
+    // Key rows per query and group by each mechanism's config: at the last query and the mean over positions.
+    keys_per_query: Object.fromEntries(
+      points.map((p) => [
+        p.mechanism,
+        { last_query: lastQueryKeys(p.config.model.seqLen, p.config.model), mean: meanKeysPerQuery(p.config) },
+      ]),
+    ),
     steps: base.train.steps,
     target,
   });
@@ -161,6 +188,7 @@ async function main(): Promise<number> {
       const r: RunResult = {
         mechanism: p.mechanism,
         keys_last_query: lastQueryKeys(p.config.model.seqLen, p.config.model),
+        keys_mean_query: meanKeysPerQuery(p.config),
         seed: p.seed,
         lr: p.lr,
         accuracy: 0,
@@ -177,6 +205,7 @@ async function main(): Promise<number> {
         Object.assign(r, { accuracy, sequence_accuracy: sequenceAccuracy, steps: step, reached: accuracy >= target });
         record({
           kind: 'eval',
+          preset,
           mechanism: p.mechanism,
           seed: p.seed,
           lr: p.lr,
@@ -223,15 +252,19 @@ async function main(): Promise<number> {
     [r.mechanism, points.some((q) => q.seed !== r.seed) ? `seed ${r.seed}` : '', points.some((q) => q.lr !== r.lr) ? `lr ${r.lr}` : '']
       .filter(Boolean)
       .join(', ');
-  const svg = learnFigureSvg({
-    title: `${preset}: held-out answer accuracy (${engine})`,
-    curves: results.map((r) => ({ label: label(r), mechanism: r.mechanism, points: r.curve })),
-    chance,
-    steps: base.train.steps,
-  });
-  writeFileSync(join(dir, 'accuracy.svg'), svg);
-  const png = await svgToPng(svg);
-  if (png) writeFileSync(join(dir, 'accuracy.png'), png);
+  const figure = !args.flags.has('no-figure');
+  let png: Buffer | null = null;
+  if (figure) {
+    const svg = learnFigureSvg({
+      title: `${preset}: held-out answer accuracy (${engine})`,
+      curves: results.map((r) => ({ label: label(r), mechanism: r.mechanism, points: r.curve })),
+      chance,
+      steps: base.train.steps,
+    });
+    writeFileSync(join(dir, 'accuracy.svg'), svg);
+    png = await svgToPng(svg);
+    if (png) writeFileSync(join(dir, 'accuracy.png'), png);
+  }
   // Best run per mechanism: highest accuracy, then fewest steps.
   const best = new Map<Mechanism, RunResult>();
   for (const r of results) {
@@ -246,13 +279,15 @@ async function main(): Promise<number> {
       (r) =>
         `  ${r.mechanism.padEnd(9)}  ${String(r.keys_last_query).padStart(8)}  ${String(r.seed).padEnd(4)}  ${String(r.lr).padEnd(8)}  ${pct(r.accuracy)}   ${pct(r.sequence_accuracy)}  ${String(r.steps).padStart(5)}  ${(r.reached ? 'yes' : 'no').padEnd(7)}  ${(r.seconds / 60).toFixed(1).padStart(7)}`,
     ),
-    `  results: ${join(dir, 'results.jsonl')}; figure: ${join(dir, 'accuracy.svg')}${png ? ' and .png' : ' (no PNG: no Chromium)'}`,
+    `  results: ${join(dir, 'results.jsonl')}; ` +
+      (figure ? `figure: ${join(dir, 'accuracy.svg')}${png ? ' and .png' : ' (no PNG: no Chromium)'}` : 'no figure (--no-figure)'),
   ];
   console.log(table.join('\n'));
   for (const [mechanism, r] of best)
     record({
       mechanism,
       keys_last_query: r.keys_last_query,
+      keys_mean_query: r.keys_mean_query,
       accuracy: r.accuracy,
       steps: r.steps,
       reached: r.reached,

@@ -1,7 +1,7 @@
 // The offline GPU bundle's parts that can be checked without packing it (packing and running it on
 // SwiftShader takes minutes: `npm run gpu:pack && bash build/gpu-bundle/run.sh OUT --small
 // --allow-software`, recorded in docs/benchmarks.md), in process: the summary, the adapter
-// preference and the FLOP arithmetic. The bundle's scripts run as processes in
+// preference, the FLOP arithmetic and the learn step's rows. The bundle's scripts run as processes in
 // tests/bundle/gpu-bundle.integration.test.ts.
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -169,5 +169,71 @@ describe('summary of a bundle run', () => {
     // Every golden checked: the step is ok.
     writeFileSync(join(dir, 'golden.json'), JSON.stringify({ results: [results[0]] }));
     expect(table(summarize(dir, steps))).toContain('step golden: ok in 30 s');
+  });
+
+  it('the learn step: best accuracy per preset and mechanism from the lines as they came, a cut run included', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bundle-learn-'));
+    const grid = (mechanism: string, last: number, mean: number) => ({
+      kind: 'grid',
+      preset: 'mqar-long',
+      seqLen: 1024,
+      chance: 1 / 256,
+      steps: 4000,
+      target: 0.95,
+      mechanisms: [mechanism],
+      keys_per_query: { [mechanism]: { last_query: last, mean } },
+    });
+    const evalLine = (mechanism: string, step: number, accuracy: number) => ({
+      kind: 'eval',
+      preset: 'mqar-long',
+      mechanism,
+      step,
+      accuracy,
+      sequence_accuracy: accuracy / 2,
+      seconds: step / 10,
+    });
+    const lines = [
+      grid('nsa', 144, 111.25),
+      grid('dense', 1024, 512.5),
+      evalLine('nsa', 100, 0.5),
+      evalLine('dense', 100, 0.96),
+      evalLine('nsa', 200, 0.9),
+      { kind: 'process', preset: 'mqar-long', mechanism: 'dense', exit: 0, seconds: 40, cut: false },
+      evalLine('nsa', 300, 0.85),
+      { kind: 'process', preset: 'mqar-long', mechanism: 'nsa', exit: 124, seconds: 430, cut: true },
+    ];
+    writeFileSync(join(dir, 'learn.jsonl'), lines.map((l) => JSON.stringify(l)).join('\n') + '\n{"kind":"eval", cut mid-line');
+    const steps = join(dir, 'steps.tsv');
+    writeFileSync(steps, 'adapter\t0\t1\nlearn\t124\t440\n');
+    const s = summarize(dir, steps);
+    expect(s.learn).toEqual([
+      {
+        preset: 'mqar-long',
+        mechanism: 'nsa',
+        accuracy: 0.9,
+        sequence_accuracy: 0.45,
+        best_step: 200,
+        last_step: 300,
+        steps_per_s: 10,
+        steps_planned: 4000,
+        target: 0.95,
+        reached: false,
+        chance: 0.00391,
+        keys_last_query: 144,
+        keys_mean_query: 111.3,
+        keys_mean_vs_dense: 0.217,
+        exit: 124,
+        seconds: 430,
+        cut: true,
+      },
+      expect.objectContaining({ mechanism: 'dense', accuracy: 0.96, best_step: 100, reached: true, keys_mean_vs_dense: 1, exit: 0 }),
+    ]);
+    const text = table(s);
+    expect(text).toContain('step learn: CUT at its time cap (partial results kept) in 440 s');
+    expect(text).toContain(
+      'learn mqar-long nsa: 90.0 % (whole sequences 45.0 %) at step 200 of 300 evaluated (4000 planned; 10 steps/s), target 95.0 % not reached, keys/query 111.3 (0.217 × dense), exit 124 (cut at its cap) in 430 s',
+    );
+    // No learn.jsonl: no learn field.
+    expect('learn' in summarize(mkdtempSync(join(tmpdir(), 'bundle-none-')), steps)).toBe(false);
   });
 });

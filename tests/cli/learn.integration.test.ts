@@ -3,8 +3,9 @@
 // the same first 20 training losses (≤ 1e-4) for NSA and DSA on mqar-tiny (DSA: one step of the dense
 // warm-up, where only the indexers learn, then sparse steps whose first update of the main model has
 // the run's bias correction, docs/dsa-spec.md section 11; measured 4.8e-7); the output ends with one
-// JSON line per mechanism (mechanism, accuracy, steps) and writes results.jsonl and the SVG figure; a
-// bad grid exits 2 naming the flag or field, before any training.
+// JSON line per mechanism (mechanism, accuracy, steps) and writes results.jsonl (and, --jsonl, the
+// same lines appended to a file as they come) and the SVG figure; a bad grid exits 2 naming the flag
+// or field, before any training.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -54,7 +55,7 @@ describe('npm run learn (spawned)', () => {
       const runs: Record<string, Record<string, unknown>[]> = {};
       for (const engine of ['webgpu', 'torch']) {
         const out = join(dir, engine);
-        const r = learn([...GRID, '--engine', engine, '--out', out]);
+        const r = learn([...GRID, '--engine', engine, '--out', out, '--jsonl', join(dir, `${engine}.jsonl`)]);
         expect(r.status, r.stderr).toBe(0);
         const all = lines(r.stdout);
         runs[engine] = all.filter((l) => l.kind === 'run');
@@ -66,6 +67,8 @@ describe('npm run learn (spawned)', () => {
           expect(l.steps).toBe(20);
         }
         expect(readFileSync(join(out, 'results.jsonl'), 'utf8').trim().split('\n').length).toBe(all.length);
+        // --jsonl: the same lines, appended as they came.
+        expect(readFileSync(join(dir, `${engine}.jsonl`), 'utf8')).toBe(readFileSync(join(out, 'results.jsonl'), 'utf8'));
         expect(readFileSync(join(out, 'accuracy.svg'), 'utf8')).toContain('<path ');
         expect(existsSync(join(out, 'accuracy.png'))).toBe(true);
       }
