@@ -19,7 +19,9 @@
 # to WORKDIR and, at the end, to stdout; their errors to stderr as they come, prefixed by the run.
 # --small: mqar-tiny for 2 steps per mechanism at batch 2 (the SwiftShader rehearsal).
 # Exit status: 0 if every run exited 0, 124 if any was cut (and none failed), else 1.
-# NSA_NODE: the node to run (default: node on PATH).
+# NSA_NODE: the node to run (default: node on PATH). NSA_LEARN_ONLY=NAME,...: only the runs named,
+# each a preset (all its mechanisms) or preset-mechanism (e.g. mqar-long,passkey-long-nsa): a
+# follow-up call for the runs a first one cut, with the GPU shared among fewer.
 set -uo pipefail
 usage() { echo "usage: bash scripts/gpu/learn.sh OUT_JSONL WORKDIR [--cap S] [--small]" >&2; exit 2; }
 [ $# -ge 2 ] || usage
@@ -60,6 +62,27 @@ else
     "passkey-long window 500 50 0.99"
     "mqar window 500 100 0.99"
   )
+fi
+
+if [ -n "${NSA_LEARN_ONLY:-}" ]; then
+  picked=()
+  for want in ${NSA_LEARN_ONLY//,/ }; do
+    found=0
+    for r in "${runs[@]}"; do
+      read -r preset mechanism _ <<< "$r"
+      if [ "$want" = "$preset" ] || [ "$want" = "$preset-$mechanism" ]; then
+        found=1
+        [[ " ${picked[*]+${picked[*]}} " == *" $preset-$mechanism "* ]] || picked+=("$preset-$mechanism")
+      fi
+    done
+    [ "$found" = 1 ] || { echo "learn.sh: NSA_LEARN_ONLY: '$want' names no run (presets and preset-mechanism pairs of this script's list)" >&2; exit 2; }
+  done
+  kept=()
+  for r in "${runs[@]}"; do
+    read -r preset mechanism _ <<< "$r"
+    [[ " ${picked[*]} " == *" $preset-$mechanism "* ]] && kept+=("$r")
+  done
+  runs=("${kept[@]}")
 fi
 
 echo "[learn] ${#runs[@]} runs at once, each under ${run_cap} s; lines appended to $jsonl"
