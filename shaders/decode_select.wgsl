@@ -1,15 +1,15 @@
-// GPU decode, top-n selection of the new query (after decode_common.wgsl, nsa_topn.wgsl and
-// nsa_score_row.wgsl): one workgroup of WG = SR_WG lanes per (b, g) (workgroup_id, so every barrier
-// is in uniform control flow), for the single row t = st[0].
-// 1. Scores: scoreRow of nsa_score_row.wgsl, the function the training kernel (nsa_select.wgsl
-//    scores) runs per (b, t, g) row — same inputs, same bits by construction
-//    (tests/decode/gpu-decode.test.ts checks scores and selections against it) — into
-//    scores[b, g, j < nb], and each head's p_cmp into its row of the attention scratch
+// Decode, top-n selection of the new query on software adapters (after decode_common.wgsl,
+// nsa_topn.wgsl and nsa_score_row.wgsl): one invocation per (b, g), for the single row t = st[0]
+// (GPUs run the split form, decode_select_split.wgsl, which gives the same bits).
+// 1. Scores: scoreRowSerial of nsa_score_row.wgsl, the function the training kernel
+//    (nsa_select.wgsl scoresSerial) runs per (b, t, g) row on these adapters — same inputs, same
+//    bits by construction (tests/decode/gpu-decode.test.ts checks scores and selections against
+//    it) — into scores[b, g, j < nb], and each head's p_cmp into its row of the attention scratch
 //    (scratch[(b·H + head)·cap + k]: free until the attention kernels run; cap ≥ Nmax ≥ n), where
 //    the compressed branch's attend dispatch (next) takes them as its weights.
-// 2. Lane 0 (after a storage barrier): the forced blocks and the best rem = min(nSel, nb) − #forced
-//    others by (P descending, j ascending), by the scan of nsa_topn.wgsl that nsa_select.wgsl's
-//    topN runs too, written ascending and −1 padded to sel[slot + (b·G + g)·nSel + ·].
+// 2. The forced blocks and the best rem = min(nSel, nb) − #forced others by (P descending, j
+//    ascending), by the scan of nsa_topn.wgsl that nsa_select.wgsl's topN runs too, written
+//    ascending and −1 padded to sel[slot + (b·G + g)·nSel + ·].
 // Bindings: q [B, H, dk], kc [B, Nmax, G, dk], scratch [B, H, cap], scores [B, G, nBmax] (scratch),
 // sel (i32).
 
@@ -17,7 +17,7 @@
 fn topnScore(i: u32) -> f32 { return scores[i]; }
 fn topnWrite(i: u32, j: i32) { sel[i] = j; }
 
-// The row accessors of nsa_score_row.wgsl for the workgroup's (b, g), set by selectTop.
+// The row accessors of nsa_score_row.wgsl for the invocation's (b, g), set by setGroup.
 var<private> qRow: u32;     // q offset of the group's first head
 var<private> kcRow: u32;    // kc offset of (b, block 0, g)
 var<private> sRow: u32;     // scores offset of (b, g)
@@ -40,31 +40,7 @@ fn setGroup(bg: u32) -> u32 {
   return sRow;
 }
 
-var<workgroup> tShared: u32;
-
-@compute @workgroup_size(WG)
-fn selectTop(
-  @builtin(workgroup_id) wid: vec3<u32>,
-  @builtin(num_workgroups) nwg: vec3<u32>,
-  @builtin(local_invocation_index) lane: u32,
-) {
-  let bg = wid.x + wid.y * nwg.x;
-  if (bg >= P.B * P.G) { return; }
-  if (lane == 0u) { tShared = st[0]; }
-  let t = workgroupUniformLoad(&tShared);
-  let bt = t / P.lSel;
-  let base = setGroup(bg);
-
-  // 1. Scores (and p_cmp into the scratch rows).
-  scoreRow(lane, t, P.hpg, P.dk, P.l, P.d, P.lSel, P.scale, bt + 1u);
-  if (lane != 0u) { return; }
-
-  // 2. Top-n (lane 0): the scan of nsa_topn.wgsl, as nsa_select.wgsl's topN.
-  topnSelect(bt, P.nSel, P.forceInit != 0u, P.forceLocal, base, P.slot + bg * P.nSel);
-}
-
-// The software adapters' twin (the training kernel there runs scoreRowSerial too, so decode and
-// training share one function on every adapter): one invocation per (b, g).
+// One invocation per (b, g) (the training kernel on these adapters runs scoreRowSerial too).
 @compute @workgroup_size(1)
 fn selectTopSerial(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let bg = wid.x + wid.y * nwg.x;

@@ -1,7 +1,8 @@
 // The selection scores of one query row (docs/nsa-spec.md "Selection scores"), computed by one
 // workgroup of SR_WG lanes: shared by the training kernel (nsa_select.wgsl scores: one workgroup
-// per (b, t, g)) and the decode kernel (decode_select.wgsl: one per (b, g) at t = st[0]), so decode
-// selects from the same bits as training by construction. The including file defines, for the
+// per (b, t, g)) and the decode kernels at t = st[0] (decode_select_split.wgsl: its arithmetic split
+// over many workgroups; decode_select.wgsl: scoreRowSerial per (b, g) on software adapters), so
+// decode selects from the same bits as training by construction. The including file defines, for the
 // row it works on (WGSL has no function pointers):
 //   fn srQ(m: u32, c: u32) -> f32        component c of q for the group's m-th head
 //   fn srKc(k: u32, c: u32) -> f32       component c of compressed key k of the group

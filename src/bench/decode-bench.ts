@@ -36,7 +36,9 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 export function decodeKernelGroup(label: string): string {
   // (A split product's or attention's two dispatches, 'part' and 'combine', count as one.)
   const k = label.replace(/^decode L\d+ /, '').replace(/ (part|combine)$/, '');
-  if (/^attend /.test(k) || k === 'select') return k;
+  if (/^attend /.test(k)) return k;
+  // NSA's selection: one dispatch on software adapters, three (dots, softmax, blocks) on GPUs.
+  if (k === 'select' || /^select /.test(k)) return 'select';
   // DSA: the indexer's key append, scores and top-k read its key cache, as NSA's selection reads the compressed one.
   if (/^dsa /.test(k)) return 'select';
   if (/^(rope )?index [qkw]$/.test(k)) return 'q k v';

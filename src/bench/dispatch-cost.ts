@@ -243,13 +243,33 @@ export function dispatchCost(x: RecordedDispatch, ctx: CostContext): DispatchCos
       const emits = ctx.t + 1 >= P.l && (ctx.t + 1 - P.l) % P.d === 0;
       return emits ? { flops: 2 * P.total * P.Dh, bytes: W * (P.B * P.G * P.Dh + P.Dh * P.D + P.D + P.total) } : { flops: 0, bytes: 0 };
     }
-    case 'decode.select.selectTop':
     case 'decode.select.selectTopSerial': {
       // Each head's q·kc over ncmp(t) blocks, softmax, block scores and the top-n of nBmax.
       const n = ncmp(ctx.t, P.l, P.d);
       return {
         flops: P.B * P.H * n * (2 * P.dk + 5) + P.B * P.G * P.nBmax * P.nSel,
         bytes: W * (P.B * P.H * P.dk + P.B * n * P.G * P.dk + P.B * P.H * n + P.B * P.G * (P.nBmax + P.nSel)),
+      };
+    }
+    case 'decode.selectSplit.selectDots': {
+      // q·kc of every (b, head) over ncmp(t) blocks, s_k written to the scratch rows.
+      const n = ncmp(ctx.t, P.l, P.d);
+      return { flops: 2 * P.B * P.H * n * P.dk, bytes: W * (P.B * P.H * P.dk + P.B * n * P.G * P.dk + P.B * P.H * n) };
+    }
+    case 'decode.selectSplit.selectSoftmax': {
+      // Max, exp and sum, exp and scale per (b, head, block); s_k read (three passes from the cache), p_k written.
+      const n = ncmp(ctx.t, P.l, P.d);
+      return { flops: 5 * P.B * P.H * n, bytes: W * 2 * P.B * P.H * n };
+    }
+    case 'decode.selectSplit.selectBlocks': {
+      // Each block score sums p·overlap over the heads and the ≈ (l + l′) / d blocks overlapping it;
+      // the top-n scans the t / l′ + 1 scores nSel times. p_cmp read once, scores and selection written.
+      const n = ncmp(ctx.t, P.l, P.d);
+      const nb = Math.floor(ctx.t / P.lSel) + 1;
+      const per = Math.ceil((P.l + P.lSel) / P.d);
+      return {
+        flops: P.B * P.H * nb * per * 2 + P.B * P.G * nb * P.nSel,
+        bytes: W * (P.B * P.H * n + P.B * P.G * (nb + P.nSel)),
       };
     }
     case 'decode.attend.attendPart': {

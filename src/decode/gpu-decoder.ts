@@ -30,7 +30,7 @@ import {
   type DecodeParams,
   decodeParams,
   decodeRowsDispatch,
-  decodeSelectDispatch,
+  decodeSelectDispatches,
   matvecDispatch,
   matvecGroupDispatch,
   matvecGroupPartialsLength,
@@ -40,6 +40,7 @@ import {
   matvecSplits,
 } from '../kernels/decode';
 import { embeddingForwardDispatch } from '../kernels/embedding';
+import type { NsaAttnVariant } from '../kernels/nsa-attention';
 import { combineForwardDispatch, gateForwardDispatch } from '../kernels/nsa-gates';
 import { rmsnormForwardDispatch } from '../kernels/rmsnorm';
 import { identityRopeTable, ropeTable } from '../kernels/rope';
@@ -67,6 +68,12 @@ export interface GpuDecoderOptions {
   batch?: number;
   /** Most positions the caches hold (default and maximum: the context length). */
   capacity?: number;
+  /**
+   * The NSA / MoBA selection kernels: 'group' (what GPUs run: split over many workgroups) or
+   * 'simple' (what software adapters run: one invocation per (b, g)); default by adapter, as the
+   * training plan's nsaKernels. Same bits either way; tests set it to run both on one adapter.
+   */
+  nsaKernels?: NsaAttnVariant;
 }
 
 const F32 = 4;
@@ -121,7 +128,7 @@ export class GpuDecoder {
       gpu.write(w.dsa.rope, usesRope(config) ? ropeTable(cap, dI, config.ropeTheta) : identityRopeTable(cap, dI));
     // A window model selects nothing: its selection rows stay −1 (no kernel writes them).
     if (config.attention === 'window') gpu.write(w.selection, new Int32Array(w.selection.size / F32).fill(-1));
-    const { dispatches, compress } = await buildDispatches(gpu, config, B, cap, params.tensors, w, lanes);
+    const { dispatches, compress } = await buildDispatches(gpu, config, B, cap, params.tensors, w, lanes, o.nsaKernels);
     const bytes = readbackSlices(w).reduce((s, x) => s + x.size, 0);
     const staging = gpu.createBuffer({ label: 'decode.readback', size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
     const buffers = [...params.arena.buffers, ...work.arena.buffers];
@@ -568,6 +575,7 @@ async function buildDispatches(
   p: ParamTensors,
   w: DecodeWork,
   lanes: 64 | 1,
+  nsaKernels: NsaAttnVariant | undefined,
 ): Promise<{ dispatches: Dispatch[]; compress: Dispatch[] }> {
   const { dim: C, nHeads: H, nKvGroups: G, dk, dv, ffnHidden: Fh, vocabSize: V } = c;
   const nsa = c.attention === 'nsa' ? c.nsa : undefined;
@@ -764,7 +772,7 @@ async function buildDispatches(
       compress.push(mean);
       out.push(mean);
       const selStorage = { st, q: w.q, kc: compressed.k, scratch: w.headScratch, scores: w.blockScores, sel: w.selection };
-      out.push(decodeSelectDispatch(gpu, decodeParams(base, { slot }), selStorage, `${at} select`));
+      out.push(decodeSelectDispatches(gpu, decodeParams(base, { slot }), selStorage, `${at} select`, nsaKernels));
       attend(1, 0, w.attn, 'attend sel');
     } else if (!nsa) attend(3, 0, w.attn, 'attend dense');
     else {
@@ -804,7 +812,7 @@ async function buildDispatches(
       out.push(...compress.slice(compressFrom));
       const Ps = decodeParams(base, { slot });
       const selStorage = { st, q: w.q, kc: compressed.k, scratch: w.headScratch, scores: w.blockScores, sel: w.selection };
-      out.push(decodeSelectDispatch(gpu, Ps, selStorage, `${at} select`));
+      out.push(decodeSelectDispatches(gpu, Ps, selStorage, `${at} select`, nsaKernels));
       const sets = kvSets(c);
       attend(0, 'cmp', w.branchOut.cmp, 'attend cmp');
       attend(1, sets === 3 ? 1 : 0, w.branchOut.sel, 'attend sel');

@@ -8,16 +8,17 @@ import dsaCode from '../../shaders/decode_dsa.wgsl?raw';
 import matvecCode from '../../shaders/decode_matvec.wgsl?raw';
 import rowsCode from '../../shaders/decode_rows.wgsl?raw';
 import selectCode from '../../shaders/decode_select.wgsl?raw';
+import selectSplitCode from '../../shaders/decode_select_split.wgsl?raw';
 import topkRowCode from '../../shaders/dsa_topk_row.wgsl?raw';
 import scoreRowCode from '../../shaders/nsa_score_row.wgsl?raw';
 import topnCode from '../../shaders/nsa_topn.wgsl?raw';
 import type { BufferSlice } from '../gpu/arena';
-import { checkDims, checkSlices } from '../gpu/checks';
+import { argumentError, checkDims, checkMax, checkSlices } from '../gpu/checks';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
 import { defineKernel, kernelDispatch, type KernelVariant, type UniformValues } from '../gpu/kernel-interface';
 import { rowLanes } from '../gpu/lanes';
-import { nsaAttnVariant } from './nsa-attention';
+import { type NsaAttnVariant, nsaAttnVariant } from './nsa-attention';
 import { scoreRowChunk } from './nsa-select';
 
 const WG = 64;
@@ -223,25 +224,55 @@ export const DECODE_MATVEC_KERNEL = defineKernel({
   },
 });
 
-/** selectTop and its software twin selectTopSerial bind the same buffers. */
-const SELECT_BINDINGS = [
-  ['st', 'array<u32>'],
-  ['q', F],
-  ['kc', F],
-  ['scratch', F],
-  ['scores', F],
-  ['sel', 'array<i32>'],
-] as const;
-
+/** The selection on software adapters: one invocation per (b, g) (decode_select.wgsl). */
 export const DECODE_SELECT_KERNEL = defineKernel({
   name: 'decode.select',
   files: [COMMON, ['nsa_topn.wgsl', topnCode], ['nsa_score_row.wgsl', scoreRowCode], ['decode_select.wgsl', selectCode]],
   uniforms: { P: DECODE_PARAMS },
   entries: {
-    selectTop: SELECT_BINDINGS,
-    selectTopSerial: SELECT_BINDINGS,
+    selectTopSerial: [
+      ['st', 'array<u32>'],
+      ['q', F],
+      ['kc', F],
+      ['scratch', F],
+      ['scores', F],
+      ['sel', 'array<i32>'],
+    ],
   },
 });
+
+/**
+ * The selection on GPUs, split over many workgroups (decode_select_split.wgsl): the dot products,
+ * each head's softmax, the block scores and top-n. pCmp is the attention scratch [B, H, cap]: s_k,
+ * then each head's p_cmp.
+ */
+export const DECODE_SELECT_SPLIT_KERNEL = defineKernel({
+  name: 'decode.selectSplit',
+  files: [COMMON, ['nsa_topn.wgsl', topnCode], ['nsa_score_row.wgsl', scoreRowCode], ['decode_select_split.wgsl', selectSplitCode]],
+  uniforms: { P: DECODE_PARAMS },
+  // pCmp first in every entry point: a name keeps one binding index in all of them (kernelHeader).
+  entries: {
+    selectDots: [
+      ['st', 'array<u32>'],
+      ['pCmp', F],
+      ['q', F],
+      ['kc', F],
+    ],
+    selectSoftmax: [
+      ['st', 'array<u32>'],
+      ['pCmp', F],
+    ],
+    selectBlocks: [
+      ['st', 'array<u32>'],
+      ['pCmp', F],
+      ['scores', F],
+      ['sel', 'array<i32>'],
+    ],
+  },
+});
+
+/** Lanes of a selectDots workgroup (the override DOTS_WG of decode_select_split.wgsl): a warp. */
+export const SELECT_DOTS_WG = 32;
 
 /** attendPart and attendCombine share st and part at the same binding indices. */
 export const DECODE_ATTEND_KERNEL = defineKernel({
@@ -303,8 +334,12 @@ export const DECODE_VARIANTS: readonly KernelVariant[] = [
   ...Object.keys(DECODE_ROWS_KERNEL.spec.entries).map((entryPoint) => ({ kernel: DECODE_ROWS_KERNEL, entryPoint })),
   { kernel: DECODE_MATVEC_KERNEL, entryPoint: 'matvecPart' },
   { kernel: DECODE_MATVEC_KERNEL, entryPoint: 'matvecCombine' },
-  { kernel: DECODE_SELECT_KERNEL, entryPoint: 'selectTop', constants: { SR_CH: 64 } },
   { kernel: DECODE_SELECT_KERNEL, entryPoint: 'selectTopSerial', constants: { SR_CH: 64 } },
+  ...Object.keys(DECODE_SELECT_SPLIT_KERNEL.spec.entries).map((entryPoint) => ({
+    kernel: DECODE_SELECT_SPLIT_KERNEL,
+    entryPoint,
+    constants: { SR_CH: 64, DOTS_WG: SELECT_DOTS_WG },
+  })),
   { kernel: DECODE_ATTEND_KERNEL, entryPoint: 'attendPart' },
   { kernel: DECODE_ATTEND_KERNEL, entryPoint: 'attendCombine' },
   ...[64, 1].flatMap((WG) =>
@@ -533,24 +568,89 @@ export function matvecGroupDispatch(gpu: GpuContext, a: MatvecGroupArgs): Promis
 }
 
 /**
- * Top-n selection of the new query of every (b, g) into sel[P.slot …]; one workgroup each, the
- * heads' compressed-attention probabilities in their rows of the attention scratch [B, H, cap],
- * where the compressed branch's attend dispatch (next) takes them as its weights.
+ * The selection's tensors: q [B, H, dk], kc [B, Nmax, G, dk], the attention scratch [B, H, cap],
+ * scores [B, G, nBmax], sel (i32).
  */
-export function decodeSelectDispatch(
+export interface DecodeSelectSlices {
+  st: BufferSlice;
+  q: BufferSlice;
+  kc: BufferSlice;
+  scratch: BufferSlice;
+  scores: BufferSlice;
+  sel: BufferSlice;
+}
+
+/**
+ * Top-n selection of the new query of every (b, g) into sel[P.slot …], the heads' compressed-
+ * attention probabilities left in their rows of the attention scratch [B, H, cap], where the
+ * compressed branch's attend dispatch (next) takes them as their weights. Variant as the training
+ * kernel's on this adapter (nsa-select.ts), or as asked: 'simple', one invocation per (b, g)
+ * (selectTopSerial: scoreRowSerial); 'group', three dispatches over many workgroups
+ * (decode_select_split.wgsl: scoreRow's arithmetic split) — the dot products, one invocation per
+ * (b, head, visible compressed block), SELECT_DOTS_WG a workgroup, sized for Nmax; each head's
+ * softmax, one workgroup per (b, head); the block scores and top-n, one workgroup per (b, g). Same
+ * bits either way. Nothing is allocated: p_cmp's scratch rows hold the dot products first.
+ */
+export function decodeSelectDispatches(
   gpu: GpuContext,
   P: DecodeParams,
-  s: { st: BufferSlice; q: BufferSlice; kc: BufferSlice; scratch: BufferSlice; scores: BufferSlice; sel: BufferSlice },
+  s: DecodeSelectSlices,
   label: string,
-): Promise<Dispatch> {
-  return kernelDispatch(
-    gpu,
-    DECODE_SELECT_KERNEL,
-    // As the training kernel on this adapter (nsa-select.ts): the same score function in both.
-    nsaAttnVariant(gpu) === 'simple' ? 'selectTopSerial' : 'selectTop',
-    { uniforms: { P }, storage: s, constants: { SR_CH: scoreRowChunk(P.Nmax) }, label },
-    grid1d(P.B * P.G, gpu.limits.maxComputeWorkgroupsPerDimension),
-  );
+  variant?: NsaAttnVariant,
+): Promise<Dispatch[]> {
+  try {
+    checkDims(label, { B: P.B, H: P.H, G: P.G, hpg: P.hpg, dk: P.dk, cap: P.cap, Nmax: P.Nmax, nBmax: P.nBmax, nSel: P.nSel });
+    if (P.H !== P.G * P.hpg) argumentError(label, 'hpg', `H = ${P.H} must be G·hpg = ${P.G}·${P.hpg}`);
+    checkMax(label, 'Nmax', P.Nmax, P.cap, '(the scratch rows hold cap blocks)');
+    checkSlices(label, {
+      st: [s.st, 1],
+      q: [s.q, P.B * P.H * P.dk],
+      kc: [s.kc, P.B * P.Nmax * P.G * P.dk],
+      scratch: [s.scratch, P.B * P.H * P.cap],
+      scores: [s.scores, P.B * P.G * P.nBmax],
+      sel: [s.sel, P.slot + P.B * P.G * P.nSel],
+    });
+  } catch (e) {
+    return Promise.reject(e);
+  }
+  const max = gpu.limits.maxComputeWorkgroupsPerDimension;
+  const constants = { SR_CH: scoreRowChunk(P.Nmax) };
+  if (nsaAttnVariant(gpu, variant) === 'simple')
+    return Promise.all([
+      kernelDispatch(
+        gpu,
+        DECODE_SELECT_KERNEL,
+        'selectTopSerial',
+        { uniforms: { P }, storage: s, constants, label },
+        grid1d(P.B * P.G, max),
+      ),
+    ]);
+  const K = DECODE_SELECT_SPLIT_KERNEL;
+  const pCmp = s.scratch;
+  const split = { ...constants, DOTS_WG: SELECT_DOTS_WG };
+  return Promise.all([
+    kernelDispatch(
+      gpu,
+      K,
+      'selectDots',
+      { uniforms: { P }, storage: { st: s.st, pCmp, q: s.q, kc: s.kc }, constants: split, label: `${label} dots` },
+      grid1d(ceilDiv(P.B * P.H * P.Nmax, SELECT_DOTS_WG), max),
+    ),
+    kernelDispatch(
+      gpu,
+      K,
+      'selectSoftmax',
+      { uniforms: { P }, storage: { st: s.st, pCmp }, constants: split, label: `${label} softmax` },
+      grid1d(P.B * P.H, max),
+    ),
+    kernelDispatch(
+      gpu,
+      K,
+      'selectBlocks',
+      { uniforms: { P }, storage: { st: s.st, pCmp, scores: s.scores, sel: s.sel }, constants: split, label: `${label} blocks` },
+      grid1d(P.B * P.G, max),
+    ),
+  ]);
 }
 
 /**

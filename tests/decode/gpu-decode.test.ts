@@ -9,10 +9,16 @@
 // Last, the decode selection kernel against the training forward's (shaders/nsa_select.wgsl) on
 // the decoder's own q and compressed keys: scores equal bit for bit, selections equal; the same
 // decode is checked against the prefill too, also over a context long enough that the selection
-// kernel's lanes wrap (ncmp(t), nb > 64). DSA (docs/dsa-spec.md section 7): k < T, k ≥ T and the
-// recall options; the selected tokens equal the float64 decoder's and the prefill's, the main K/V
-// rows each group's attention counted are min(k, t + 1) (slot 'sel') and the indexer rows the
-// scores kernel counted are t + 1 per layer and sequence.
+// kernel's lanes wrap (ncmp(t), nb > 64), and once with the decoder forced to the split selection
+// kernels GPUs run (nsaKernels 'group'). Then the selection kernels on their own, split
+// (decode_select_split.wgsl: dots, softmax, blocks) and serial, against the training kernel on
+// random q and kc at chosen positions (before the first compressed block, n ≤ and > the training
+// kernel's SR_CH, nb past 64 lanes, hpg 1 and 6, B and G > 1): scores bit for bit and selections
+// equal, p_cmp bit for bit between the two, both rel RMS ≤ 1e-5 against float64.
+// DSA (docs/dsa-spec.md section 7): k < T, k ≥ T and the recall options; the selected tokens equal
+// the float64 decoder's and the prefill's, the main K/V rows each group's attention counted are
+// min(k, t + 1) (slot 'sel') and the indexer rows the scores kernel counted are t + 1 per layer and
+// sequence.
 import { describe, expect, it } from 'vitest';
 
 import { GpuDecoder, READ_SLOTS } from '../../src/decode/gpu-decoder';
@@ -20,12 +26,18 @@ import { dsaIndexKeysRead, dsaKeysRead } from '../../src/definitions/dsa-config'
 import { mobaReads, windowReads } from '../../src/definitions/mechanisms';
 import type { ModelConfig } from '../../src/definitions/model-config';
 import { numCmpBlocks, numSelBlocks } from '../../src/definitions/nsa-blocks';
+import type { NsaConfig } from '../../src/definitions/nsa-config';
 import { createArena } from '../../src/gpu/arena';
+import { decodeParams, decodeSelectDispatches } from '../../src/kernels/decode';
 import { tokenIndexLength } from '../../src/kernels/embedding-index';
+import type { NsaAttnVariant } from '../../src/kernels/nsa-attention';
 import { selectionScoresDispatch, topNSelectionDispatch } from '../../src/kernels/nsa-select';
 import { ModelPlan } from '../../src/model/plan';
 import { crossEntropyRef } from '../../src/reference/crossentropy';
 import { type DecodeStep, ModelDecoder, readsFormula } from '../../src/reference/decoder';
+import { dot, softmaxInPlace } from '../../src/reference/nsa/attention';
+import { selectionScoresRow } from '../../src/reference/nsa/selection';
+import { randn, rng } from '../helpers/compare';
 import { getGpu } from '../helpers/gpu';
 import { NO_OPTIMIZER } from '../helpers/models';
 import { DENSE, DSA_CASES, MECHANISM_CASES, NSA_CASES, nsaModel, OPTION_CASES, randomParams, randomTokens } from './helpers';
@@ -229,9 +241,11 @@ describe('GPU decode = GPU prefill (the training forward) at every position', ()
 });
 
 describe('GPU decode selection = the training kernels (shaders/nsa_select.wgsl) on the same q and kc, bit for bit; decode = prefill', () => {
-  it.each([CASES[1], CASES[3], CASES[4], LONG])(
+  // The decoder's selection kernels by adapter (serial here), and once forced to the split ones GPUs run.
+  const SPLIT: [string, ModelConfig, NsaAttnVariant] = [`${CASES[1][0]}, split selection kernels (group)`, CASES[1][1], 'group'];
+  it.each<[string, ModelConfig, NsaAttnVariant?]>([CASES[1], CASES[3], CASES[4], LONG, SPLIT])(
     '%s: scores and top-n equal at every position; per-position losses rel ≤ 1e-5 and selections equal to the prefill',
-    async (_name, c) => {
+    async (_name, c, nsaKernels) => {
       const gpu = await getGpu();
       const nsa = c.nsa!;
       const { nHeads: H, nKvGroups: G, dk } = c;
@@ -242,7 +256,8 @@ describe('GPU decode selection = the training kernels (shaders/nsa_select.wgsl) 
       const targets = randomTokens(B * T, c.vocabSize, 44);
       // One decode serves both checks: this one is the longest of the file (T = 200 for LONG).
       const want = await prefill(c, params, [...tokens[0], ...tokens[1]], targets);
-      const dec = await GpuDecoder.create(gpu, c, { batch: B });
+      const dec = await GpuDecoder.create(gpu, c, { batch: B, nsaKernels });
+      if (nsaKernels === 'group') expect(dec.dispatches.filter((d) => / select dots$/.test(d.label)).length).toBe(c.nLayers);
       dec.loadParams(params);
       const last = c.nLayers - 1;
       // The last layer's rotated q, selection scores and selection of each step, laid out as the
@@ -304,6 +319,199 @@ describe('GPU decode selection = the training kernels (shaders/nsa_select.wgsl) 
         }
       }
       expect(Array.from(sel)).toEqual(Array.from(wantSel));
+      expect(gpu.reports).toEqual([]);
+    },
+  );
+});
+
+interface SelectCase {
+  name: string;
+  B: number;
+  H: number;
+  G: number;
+  dk: number;
+  cfg: NsaConfig;
+  /** Positions held (training rows T = cap); the decode positions checked. */
+  cap: number;
+  ts: number[];
+  /** The training kernel's SR_CH (default scoreRowChunk): below n, its recompute path in chunks. */
+  chunk?: number;
+}
+
+const SEL_BASE: NsaConfig = { l: 4, d: 2, lSel: 8, nSel: 3, w: 4, phi: 'avg', forceInit: true, forceLocal: 1 };
+const SELECT_CASES: SelectCase[] = [
+  {
+    name: 'B 2, G 2, hpg 2; t before the first block (0, 2), at it (3), nb 3 and 8 (not a multiple of l, d or l′)',
+    B: 2,
+    H: 4,
+    G: 2,
+    dk: 8,
+    cfg: SEL_BASE,
+    cap: 61,
+    ts: [0, 2, 3, 17, 60],
+  },
+  {
+    name: 'hpg 1, G 3; n up to 328 > SR_CH = 64 (5 training chunks), nb 66 past the 64 lanes; no forced block 0',
+    B: 1,
+    H: 3,
+    G: 3,
+    dk: 6,
+    cfg: { ...SEL_BASE, l: 3, d: 1, lSel: 5, nSel: 4, forceInit: false, forceLocal: 2 },
+    cap: 330,
+    ts: [1, 63, 66, 200, 329],
+    chunk: 64,
+  },
+  {
+    name: 'G 1, hpg 6, dk 16; n ≤ SR_CH',
+    B: 2,
+    H: 6,
+    G: 1,
+    dk: 16,
+    cfg: { ...SEL_BASE, l: 8, d: 4, lSel: 8, nSel: 2, forceLocal: 1, forceInit: false },
+    cap: 45,
+    ts: [6, 7, 30, 44],
+  },
+];
+
+describe('GPU decode selection, split (group: dots, softmax, blocks) and serial = the training kernel (nsa_select.wgsl scores, group) bit for bit', () => {
+  it.each(SELECT_CASES)(
+    '$name: scores and p_cmp equal bit for bit, selections equal; vs float64 scores and p_cmp rel RMS ≤ 1e-5',
+    async ({ B, H, G, dk, cfg, cap, ts, chunk }) => {
+      const gpu = await getGpu();
+      const T = cap;
+      const N = numCmpBlocks(T, cfg);
+      const nB = numSelBlocks(T, cfg);
+      const r = rng(7 + H * 31 + cap);
+      const q = Float32Array.from(randn(B * T * H * dk, r));
+      const kc = Float32Array.from(randn(B * N * G * dk, r));
+      const hpg = H / G;
+      const arena = createArena(gpu, 'decode-select-split', [
+        { name: 'q', bytes: q.byteLength },
+        { name: 'kc', bytes: kc.byteLength },
+        { name: 'trainScores', bytes: 4 * B * T * G * nB },
+        { name: 'trainSel', bytes: 4 * B * T * G * cfg.nSel },
+        { name: 'st', bytes: 16 },
+        { name: 'qRow', bytes: 4 * B * H * dk },
+        ...['split', 'serial'].flatMap((v) => [
+          { name: `${v}.scratch`, bytes: 4 * B * H * cap },
+          { name: `${v}.scores`, bytes: 4 * B * G * nB },
+          { name: `${v}.sel`, bytes: 4 * B * G * cfg.nSel },
+        ]),
+      ]);
+      const a = (n: string) => arena.get(n);
+      gpu.write(a('q'), q);
+      gpu.write(a('kc'), kc);
+      gpu.run([
+        await selectionScoresDispatch(gpu, {
+          q: a('q'),
+          kc: a('kc'),
+          scores: a('trainScores'),
+          B,
+          T,
+          H,
+          G,
+          dk,
+          cfg,
+          chunk,
+          variant: 'group',
+        }),
+        await topNSelectionDispatch(gpu, { scores: a('trainScores'), sel: a('trainSel'), B, T, G, cfg }),
+      ]);
+      const [wantScores, wantSel] = await Promise.all([gpu.readF32(a('trainScores')), gpu.readI32(a('trainSel'))]);
+      const P = decodeParams(
+        {},
+        {
+          B,
+          H,
+          G,
+          hpg,
+          dk,
+          cap,
+          Nmax: N,
+          nBmax: nB,
+          l: cfg.l,
+          d: cfg.d,
+          lSel: cfg.lSel,
+          nSel: cfg.nSel,
+          forceInit: cfg.forceInit ? 1 : 0,
+          forceLocal: cfg.forceLocal,
+          scale: 1 / Math.sqrt(dk),
+        },
+      );
+      const slices = (v: string) => ({
+        st: a('st'),
+        q: a('qRow'),
+        kc: a('kc'),
+        scratch: a(`${v}.scratch`),
+        scores: a(`${v}.scores`),
+        sel: a(`${v}.sel`),
+      });
+      const split = await decodeSelectDispatches(gpu, P, slices('split'), 'select', 'group');
+      const serial = await decodeSelectDispatches(gpu, P, slices('serial'), 'select', 'simple');
+      // Dots over ceil(B·H·Nmax / 64) workgroups, a softmax per (b, head), the blocks per (b, g).
+      expect(split.map((d) => d.label)).toEqual(['select dots', 'select softmax', 'select blocks']);
+      expect(serial.length).toBe(1);
+      const bits = (x: Float32Array) => Array.from(new Uint32Array(x.buffer, x.byteOffset, x.length));
+      for (const t of ts) {
+        const n = numCmpBlocks(t + 1, cfg);
+        const nb = Math.floor(t / cfg.lSel) + 1;
+        gpu.write(a('st'), Uint32Array.of(t));
+        const qRow = new Float32Array(B * H * dk);
+        for (let b = 0; b < B; b++) qRow.set(q.subarray((b * T + t) * H * dk, (b * T + t + 1) * H * dk), b * H * dk);
+        gpu.write(a('qRow'), qRow);
+        gpu.run([...split, ...serial]);
+        const got = Object.fromEntries(
+          await Promise.all(
+            ['split', 'serial'].map(
+              async (v) =>
+                [
+                  v,
+                  {
+                    p: await gpu.readF32(a(`${v}.scratch`)),
+                    scores: await gpu.readF32(a(`${v}.scores`)),
+                    sel: await gpu.readI32(a(`${v}.sel`)),
+                  },
+                ] as const,
+            ),
+          ),
+        );
+        // The float64 twin: p_cmp = softmax(q·kc/√dk) over the n visible blocks, P = Σ_heads Σ_k p·overlap.
+        const refP: number[] = [];
+        const gotP: number[] = [];
+        const refScores: number[] = [];
+        const gotScores: number[] = [];
+        for (let b = 0; b < B; b++)
+          for (let g = 0; g < G; g++) {
+            const o = ((b * T + t) * G + g) * nB;
+            const at = `t=${t} b=${b} g=${g}`;
+            for (const v of ['split', 'serial']) {
+              const s = got[v].scores.subarray((b * G + g) * nB, (b * G + g) * nB + nb);
+              expect(bits(s), `${v} scores ${at}`).toEqual(bits(wantScores.subarray(o, o + nb)));
+              const sl = got[v].sel.subarray((b * G + g) * cfg.nSel, (b * G + g + 1) * cfg.nSel);
+              const w = wantSel.subarray(((b * T + t) * G + g) * cfg.nSel, ((b * T + t) * G + g + 1) * cfg.nSel);
+              expect(Array.from(sl), `${v} selection ${at}`).toEqual(Array.from(w));
+            }
+            const ps = new Float64Array(nB);
+            for (let m = 0; m < hpg; m++) {
+              const head = g * hpg + m;
+              const row = (b * H + head) * cap;
+              expect(bits(got.split.p.subarray(row, row + n)), `p_cmp ${at} head ${head}`).toEqual(
+                bits(got.serial.p.subarray(row, row + n)),
+              );
+              const s = new Float64Array(n);
+              for (let k = 0; k < n; k++) s[k] = dot(q, ((b * T + t) * H + head) * dk, kc, ((b * N + k) * G + g) * dk, dk) / Math.sqrt(dk);
+              softmaxInPlace(s, n);
+              refP.push(...s);
+              gotP.push(...got.split.p.subarray(row, row + n));
+              selectionScoresRow(s, 0, t, cfg, ps, 0);
+            }
+            refScores.push(...ps.subarray(0, nb));
+            gotScores.push(...got.split.scores.subarray((b * G + g) * nB, (b * G + g) * nB + nb));
+          }
+        expect(relRms(gotP, refP), `p_cmp vs float64 t=${t}`).toBeLessThanOrEqual(1e-5);
+        expect(relRms(gotScores, refScores), `scores vs float64 t=${t}`).toBeLessThanOrEqual(1e-5);
+      }
+      for (const buf of arena.buffers) buf.destroy();
       expect(gpu.reports).toEqual([]);
     },
   );
