@@ -195,6 +195,8 @@ export function underfilledKernels(
 
 export interface RecordedSteps {
   config: ModelConfig;
+  /** The decoder's model: config, or config at the context length decodeT. */
+  decodeConfig: ModelConfig;
   batch: number;
   train: ReturnType<RecordingGpu['describe']>[];
   decode: ReturnType<RecordingGpu['describe']>[];
@@ -204,9 +206,10 @@ export interface RecordedSteps {
  * One training step (one micro-batch's forward and backward, then the optimizer) and one decode
  * step of `run`'s model, recorded from the real plan and decoder built on the stand-in device,
  * which reports `gpu`'s SM count (the kernels that split work to fill the GPU size their splits by
- * it). Decode runs B = `decodeBatch` sequences with the cache at the model's context length.
+ * it). Decode runs B = `decodeBatch` sequences with the cache at the model's context length, or at
+ * `decodeT` positions (the same model with that context length: the decoder is sized by it).
  */
-export async function recordSteps(run: RunConfig, gpu: GpuSpec, decodeBatch = 1): Promise<RecordedSteps> {
+export async function recordSteps(run: RunConfig, gpu: GpuSpec, decodeBatch = 1, decodeT?: number): Promise<RecordedSteps> {
   const rec = new RecordingGpu({ ...NVIDIA_ADAPTER, computeUnits: gpu.sms });
   const t = run.train;
   const plan = await ModelPlan.build(rec.gpu, run.model, {
@@ -214,9 +217,11 @@ export async function recordSteps(run: RunConfig, gpu: GpuSpec, decodeBatch = 1)
     gradAccum: 1,
     optimizer: { beta1: t.beta1, beta2: t.beta2, eps: t.eps, weightDecay: t.weightDecay, gradClip: t.gradClip },
   });
-  const decoder = await GpuDecoder.create(rec.gpu, run.model, { batch: decodeBatch });
+  const decodeConfig = decodeT === undefined ? run.model : { ...run.model, seqLen: decodeT };
+  const decoder = await GpuDecoder.create(rec.gpu, decodeConfig, { batch: decodeBatch });
   return {
     config: run.model,
+    decodeConfig,
     batch: t.batchSize,
     train: plan.stepDispatches().map((d) => rec.describe(d)),
     decode: decoder.dispatches.map((d) => rec.describe(d)),
@@ -229,7 +234,7 @@ export function planReports(s: RecordedSteps, gpu: GpuSpec, decodeBatch = 1): { 
   const base = { dk: c.dk, dv: c.dv };
   return {
     train: stepReport('train', s.batch * c.seqLen, s.train, { ...base, B: s.batch, t: c.seqLen - 1 }, gpu),
-    decode: stepReport('decode', decodeBatch, s.decode, { ...base, B: decodeBatch, t: c.seqLen - 1 }, gpu),
+    decode: stepReport('decode', decodeBatch, s.decode, { ...base, B: decodeBatch, t: s.decodeConfig.seqLen - 1 }, gpu),
   };
 }
 

@@ -22,12 +22,15 @@ async function main(): Promise<number> {
     for (const attention of o.attention ?? [base.model.attention]) {
       const run = structuredClone(base);
       run.model.attention = attention;
-      const steps = await recordSteps(run, gpu);
-      const reports = planReports(steps, gpu);
       const title = `${name} (${attention}, batch ${run.train.batchSize} × T ${run.model.seqLen})`;
-      for (const r of [reports.train, reports.decode]) {
-        if (o.json) console.log(JSON.stringify({ preset: name, attention, gpu: o.gpu, ...r, rows: o.summary ? undefined : r.rows }));
-        else console.log(`${formatStepReport(title, r, gpu, o.summary)}\n`);
+      // The training step once, then a decode step per --decode-T (or at the preset's own length).
+      for (const [i, decodeT] of (o.decodeT ?? [undefined]).entries()) {
+        const reports = planReports(await recordSteps(run, gpu, 1, decodeT), gpu);
+        const decodeTitle = decodeT === undefined ? title : `${name} (${attention}, decode with T ${decodeT})`;
+        for (const [r, t] of [...(i === 0 ? ([[reports.train, title]] as const) : []), [reports.decode, decodeTitle] as const]) {
+          if (o.json) console.log(JSON.stringify({ preset: name, attention, gpu: o.gpu, ...r, rows: o.summary ? undefined : r.rows }));
+          else console.log(`${formatStepReport(t, r, gpu, o.summary)}\n`);
+        }
       }
     }
   }

@@ -179,6 +179,20 @@ describe('the optimizer over runs of the parameter arena (paramRuns)', () => {
     expect(decode.totals.launchMs).toBeGreaterThan(2 * decode.totals.fillMs);
   });
 
+  it('issue 25, the selection split: at T = 32k its dot products fill an H100 (768 workgroups, not 2), none of its dispatches flagged', async () => {
+    const { decode } = planReports(await recordSteps(preset('m7c-125m'), H100, 1, 32768), H100);
+    expect(decode.position).toBe(32767);
+    const select = decode.rows.filter((x) => x.label.startsWith('decode L0 select'));
+    // B·H·Nmax = 12 × 2,047 dot products, 32 a workgroup; a softmax per head; the blocks and top-n per group.
+    expect(select.map((x) => [x.label, x.workgroups])).toEqual([
+      ['decode L0 select dots', 768],
+      ['decode L0 select softmax', 12],
+      ['decode L0 select blocks', 2],
+    ]);
+    expect(select[0].workgroups).toBeGreaterThanOrEqual(FILL_FACTOR * H100.sms);
+    expect(decode.rows.filter((x) => x.underfilled).map((x) => x.label)).toEqual([]);
+  });
+
   it('issue 25, fewer dispatches: m7c-125m decodes in 25 dispatches per NSA layer (42 before; the selection is 3) and 14 per dense layer (21)', async () => {
     for (const [attention, perLayer] of [
       ['nsa', 25],
@@ -266,6 +280,13 @@ describe('gpu:plan flags', () => {
       attention: ['dense', 'nsa'],
       summary: true,
     });
+  });
+
+  it('--decode-T: context lengths, each an integer ≥ 1', () => {
+    expect(gpuPlanOptions([]).decodeT).toBeUndefined();
+    expect(gpuPlanOptions(['--decode-T', '4096,32768']).decodeT).toEqual([4096, 32768]);
+    const bad = usage(['--decode-T', '4k']);
+    expect([bad.flag, bad.message]).toEqual(['decode-T', "--decode-T: '4k' is not an integer ≥ 1 (a context length)"]);
   });
 
   it('a bad --gpu, --preset or --attention is refused naming the flag', () => {
