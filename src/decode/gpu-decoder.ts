@@ -368,7 +368,10 @@ export interface DecodeWork {
   ffnB: BufferSlice;
   /** Next-token logits [B, V] (read back). */
   logits: BufferSlice;
-  /** Per (sequence, head) a row of cap floats: the selection's p_cmp (the cmp branch's weights), then each branch's scores. */
+  /**
+   * Per (sequence, head) a row of cap floats: the selection's q·kc (GPUs: its split kernels), then its
+   * p_cmp (the cmp branch's weights), then each branch's scores.
+   */
   headScratch: BufferSlice;
   /** NSA selection-block scores [B, G, nBmax]. */
   blockScores: BufferSlice;
