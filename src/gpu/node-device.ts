@@ -3,6 +3,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 
 import { contextFromAdapter, describeAdapter, type GpuContext } from './context';
+import { throttleDawnPolling } from './dawn-poll-throttle';
 import { type GpuPreference, gpuPreferenceFromEnv } from './gpu-preference';
 
 export const SWIFTSHADER_ICD = '/usr/lib/chromium/vk_swiftshader_icd.json';
@@ -123,6 +124,7 @@ export async function acquireNodeGpu(opts: NodeGpuOptions = {}): Promise<GpuCont
       { prefer, tried, swiftShaderInstalled, vulkanLoaderOnPath: true },
     );
   }
+  if (ctx.adapter.software) throttleDawnPolling();
   if (opts.announce ?? true) console.error(`[gpu] adapter: ${describeAdapter(ctx.adapter)}`);
   return ctx;
 }
