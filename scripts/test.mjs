@@ -10,7 +10,8 @@
 //   3. vitest --project fast         in process, CPU only
 //   4. vitest --project gpu          kernels and models on Dawn (SwiftShader), the learning check
 //   5. side by side:
-//      vitest --project integration  CLIs, scripts, torchrun and python as child processes
+//      vitest --project integration  CLIs, scripts, torchrun and python as child processes, in two
+//                                    lanes (two vitest processes, each a half of the tier's files)
 //      playwright test               the page in headless Chromium, WebGPU on SwiftShader
 //
 // Steps 4 keeps both cores busy on its own; the two of step 5 do not (the integration tier waits on
@@ -18,12 +19,14 @@
 // loading and its own timers), so they share the cores: at c1f6884 the pair took 470 s side by
 // side (integration 470 s, Playwright 351 s); at 7f168f3, with fewer tests, one after the other
 // they took 235 s and 254 s. Neither asserts a wall-clock time a shared core could miss (hang
-// guards and report-only figures), and their files and ports are disjoint.
+// guards and report-only figures), and their files and ports are disjoint. At 6c9436d the pair took
+// 542 s (Playwright 393 s), the machine busy 99 % until Playwright ended, then 40–90 % for the
+// integration tier's last 150 s alone: hence its two lanes.
 //
 // The learning tier (npm run test:learning) is not part of it. A failing step stops the run; the
 // closing table gives every step's time, also written to build/test-times.json.
 import { spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -43,8 +46,33 @@ const SEQUENCE = [
   ['vitest fast', npx('vitest', 'run', '--project', 'fast')],
   ['vitest gpu', npx('vitest', 'run', '--project', 'gpu')],
 ];
-// Side by side (see the header); the integration tier's output is printed when it ends.
-const INTEGRATION = ['vitest integration', npx('vitest', 'run', '--project', 'integration')];
+// Side by side (see the header), the integration tier in two lanes, each printed when it ends: the
+// files that run python (the export's PyTorch side, torchrun, pytest, Hugging Face, the learn
+// engines' parity) and the rest (the CLIs' kill/resume, run folders, watchdogs, the bundle scripts).
+// About equal halves (250 s each under load at 6c9436d); one lane alone left a core idle for the
+// last ~150 s, after Playwright ended.
+const PYTHON_LANE = (f) => f.startsWith('tests/export/') || f.startsWith('tests/dsa/') || f === 'tests/cli/learn.integration.test.ts';
+
+/** Every *.integration.test.ts under tests/ (the integration tier's glob), repository-relative. */
+function integrationFiles(dir = 'tests') {
+  return readdirSync(resolve(root, dir), { withFileTypes: true }).flatMap((e) => {
+    const path = `${dir}/${e.name}`;
+    if (e.isDirectory()) return integrationFiles(path);
+    return e.name.endsWith('.integration.test.ts') ? [path] : [];
+  });
+}
+
+function integrationLanes() {
+  const files = integrationFiles().sort();
+  const lane = (name, picked) => [name, npx('vitest', 'run', '--project', 'integration', ...picked)];
+  return [
+    lane('integration (python)', files.filter(PYTHON_LANE)),
+    lane(
+      'integration (cli)',
+      files.filter((f) => !PYTHON_LANE(f)),
+    ),
+  ];
+}
 // The build above is what Playwright serves (playwright.config.ts: NSA_E2E_PREBUILT).
 const PLAYWRIGHT = ['playwright', npx('playwright', 'test'), { NSA_E2E_PREBUILT: '1' }];
 
@@ -112,11 +140,11 @@ async function main() {
   ]);
   if (!staticOk || !venvOk) report(false);
   for (const [name, cmd, env] of SEQUENCE) if (!(await run(name, cmd, env))) report(false);
-  const [integrationOk, playwrightOk] = await Promise.all([
-    run(INTEGRATION[0], INTEGRATION[1], {}, true),
+  const [pythonOk, cliOk, playwrightOk] = await Promise.all([
+    ...integrationLanes().map(([name, cmd]) => run(name, cmd, {}, true)),
     run(PLAYWRIGHT[0], PLAYWRIGHT[1], PLAYWRIGHT[2]),
   ]);
-  report(integrationOk && playwrightOk);
+  report(pythonOk && cliOk && playwrightOk);
 }
 
 await main();
