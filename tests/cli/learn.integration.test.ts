@@ -55,7 +55,11 @@ describe('npm run learn (spawned)', () => {
       const runs: Record<string, Record<string, unknown>[]> = {};
       for (const engine of ['webgpu', 'torch']) {
         const out = join(dir, engine);
-        const r = learn([...GRID, '--engine', engine, '--out', out, '--jsonl', join(dir, `${engine}.jsonl`)]);
+        // One torch thread: npm test runs this beside three other suites on two cores, where torch's
+        // spinning worker threads (it takes every core by default) cost time: beside two busy
+        // loops the torch run took 41 s at two threads, 29 s at one.
+        const threads = engine === 'torch' ? ['--threads', '1'] : [];
+        const r = learn([...GRID, '--engine', engine, ...threads, '--out', out, '--jsonl', join(dir, `${engine}.jsonl`)]);
         expect(r.status, r.stderr).toBe(0);
         const all = lines(r.stdout);
         runs[engine] = all.filter((l) => l.kind === 'run');
