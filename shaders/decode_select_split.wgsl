@@ -1,5 +1,5 @@
 // GPU decode, top-n selection of the new query split over many workgroups (after decode_common.wgsl,
-// nsa_topn.wgsl and nsa_score_row.wgsl), for the single row t = st[0]. The one-workgroup-per-(b, g)
+// nsa_topn.wgsl, nsa_topn_group.wgsl and nsa_score_row.wgsl), for the single row t = st[0]. The one-workgroup-per-(b, g)
 // form of scoreRow left a GPU with B·G busy workgroups (2 of an H100's 132 SMs at B = 1, G = 2) and
 // took 3.5 ms of a 7.2 ms token at 32k on an H200 (docs/gpu.md); scoreRow's arithmetic decomposes exactly, so
 // three dispatches give its bits (tests/decode/gpu-decode.test.ts checks scores, p_cmp and
@@ -15,9 +15,11 @@
 //    (next) takes p_cmp from it as its weights.
 // 3. selectBlocks, one workgroup per (b, g): lanes take the selection blocks j ≤ t / l′ in turn,
 //    P_j = Σ over heads ascending, then over the compressed blocks k overlapping j ascending, of
-//    fma(p_k, overlap(k, j), acc) from 0 — scoreRow's per-j order — into scores[b, g, j]; then lane
-//    0 (after a storage barrier) runs the top-n scan of nsa_topn.wgsl (training's topN runs it too)
-//    into sel[slot + (b·G + g)·nSel + ·].
+//    fma(p_k, overlap(k, j), acc) from 0 — scoreRow's per-j order — into scores[b, g, j]; then
+//    (after a storage barrier) the whole workgroup selects with topnSelectGroup
+//    (nsa_topn_group.wgsl: the selection of nsa_topn.wgsl's scan, which training's topN and the
+//    software adapters' selectTopSerial run, with the picks' argmax over the lanes) into
+//    sel[slot + (b·G + g)·nSel + ·].
 // No a·b + c is written out (see nsa_score_row.wgsl). Bindings: q [B, H, dk], kc [B, Nmax, G, dk],
 // pCmp [B, H, cap] (s_k, then p_cmp), scores [B, G, nBmax], sel (i32).
 
@@ -33,7 +35,8 @@ fn srScore(j: u32) -> f32 { return scores[sRow + j]; }
 fn srSetScore(j: u32, v: f32) { scores[sRow + j] = v; }
 fn srProb(m: u32, k: u32, p: f32) { pCmp[probRow + m * P.cap + k] = p; }
 
-// The top-n scan's access to this kernel's buffers (see nsa_topn.wgsl).
+// The top-n's access to this kernel's buffers (see nsa_topn.wgsl; topnSelectGroup reads and writes
+// through them too).
 fn topnScore(i: u32) -> f32 { return scores[i]; }
 fn topnWrite(i: u32, j: i32) { sel[i] = j; }
 
@@ -121,8 +124,6 @@ fn selectBlocks(
     }
     scores[sRow + j] = acc;
   }
-  storageBarrier();
-  workgroupBarrier();
-  if (lane != 0u) { return; }
-  topnSelect(bt, P.nSel, P.forceInit != 0u, P.forceLocal, sRow, P.slot + bg * P.nSel);
+  storageBarrier(); // the top-n's lanes read scores other lanes wrote
+  topnSelectGroup(lane, bt, P.nSel, P.forceInit != 0u, P.forceLocal, sRow, P.slot + bg * P.nSel);
 }

@@ -12,6 +12,7 @@ import selectSplitCode from '../../shaders/decode_select_split.wgsl?raw';
 import topkRowCode from '../../shaders/dsa_topk_row.wgsl?raw';
 import scoreRowCode from '../../shaders/nsa_score_row.wgsl?raw';
 import topnCode from '../../shaders/nsa_topn.wgsl?raw';
+import topnGroupCode from '../../shaders/nsa_topn_group.wgsl?raw';
 import type { BufferSlice } from '../gpu/arena';
 import { argumentError, checkDims, checkMax, checkSlices } from '../gpu/checks';
 import type { Dispatch, GpuContext } from '../gpu/context';
@@ -243,12 +244,19 @@ export const DECODE_SELECT_KERNEL = defineKernel({
 
 /**
  * The selection on GPUs, split over many workgroups (decode_select_split.wgsl): the dot products,
- * each head's softmax, the block scores and top-n. pCmp is the attention scratch [B, H, cap]: s_k,
+ * each head's softmax, the block scores and top-n (the workgroup's topnSelectGroup,
+ * nsa_topn_group.wgsl: the scan's selection, its picks an argmax over the lanes). pCmp is the attention scratch [B, H, cap]: s_k,
  * then each head's p_cmp.
  */
 export const DECODE_SELECT_SPLIT_KERNEL = defineKernel({
   name: 'decode.selectSplit',
-  files: [COMMON, ['nsa_topn.wgsl', topnCode], ['nsa_score_row.wgsl', scoreRowCode], ['decode_select_split.wgsl', selectSplitCode]],
+  files: [
+    COMMON,
+    ['nsa_topn.wgsl', topnCode],
+    ['nsa_topn_group.wgsl', topnGroupCode],
+    ['nsa_score_row.wgsl', scoreRowCode],
+    ['decode_select_split.wgsl', selectSplitCode],
+  ],
   uniforms: { P: DECODE_PARAMS },
   // pCmp first in every entry point: a name keeps one binding index in all of them (kernelHeader).
   entries: {
@@ -588,7 +596,8 @@ export interface DecodeSelectSlices {
  * (selectTopSerial: scoreRowSerial); 'group', three dispatches over many workgroups
  * (decode_select_split.wgsl: scoreRow's arithmetic split) — the dot products, one invocation per
  * (b, head, visible compressed block), SELECT_DOTS_WG a workgroup, sized for Nmax; each head's
- * softmax, one workgroup per (b, head); the block scores and top-n, one workgroup per (b, g). Same
+ * softmax, one workgroup per (b, head); the block scores and top-n, one workgroup per (b, g), its
+ * lanes taking the top-n's picks together (nsa_topn_group.wgsl: the scan's selection). Same
  * bits either way. Nothing is allocated: p_cmp's scratch rows hold the dot products first.
  */
 export function decodeSelectDispatches(

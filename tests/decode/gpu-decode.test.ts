@@ -16,7 +16,10 @@
 // kernel's SR_CH, nb past 64 lanes, hpg 1 and 6, B and G > 1): scores bit for bit and selections
 // equal to the training kernel's same function (split: its group variant; serial: its simple one),
 // p_cmp bit for bit between the two (on software adapters, where scoreRow and scoreRowSerial agree),
-// scores and p_cmp rel RMS ≤ 1e-5 against float64.
+// scores and p_cmp rel RMS ≤ 1e-5 against float64. Then the split path's workgroup top-n
+// (nsa_topn_group.wgsl) on scores written through p_cmp (ties, repeated values, NaN, ±∞, nb up to
+// 600, nb < and = nSel, forced blocks on and off, B and G > 1): selections equal to the serial scan's
+// (nsa_topn.wgsl, run by the training topN on the same scores).
 // DSA (docs/dsa-spec.md section 7): k < T, k ≥ T and the recall options; the selected tokens equal
 // the float64 decoder's and the prefill's, the main K/V rows each group's attention counted are
 // min(k, t + 1) (slot 'sel') and the indexer rows the scores kernel counted are t + 1 per layer and
@@ -521,4 +524,158 @@ describe('GPU decode selection, split (dots, softmax, blocks) and serial = the t
       expect(gpu.reports).toEqual([]);
     },
   );
+});
+
+/**
+ * The split path's top-n (selectBlocks' topnSelectGroup, nsa_topn_group.wgsl: its picks an argmax
+ * over the workgroup's lanes) on chosen scores. With l = d = l′ and one head a group (or the other
+ * heads' p 0), block j's score is fma(p_j, 1, 0) = p_j for every complete block (0 for the partial
+ * last one), so p_cmp written straight into the scratch sets the scores exactly and only the blocks
+ * dispatch runs. Each (b, g) row takes a pattern (ties everywhere, repeated values, NaN, ±∞, all
+ * NaN, distinct), and the selection must equal that of the scan (nsa_topn.wgsl, in the training
+ * kernel's topN) on the same scores at row t. −0 cannot reach a score here (the sum starts at +0).
+ */
+interface TopnCase {
+  name: string;
+  B: number;
+  G: number;
+  hpg: number;
+  cfg: NsaConfig;
+  cap: number;
+  ts: number[];
+}
+
+const TOPN_CASES: TopnCase[] = [
+  {
+    name: 'nb up to 600 ≫ 64 lanes, nSel 16 (nb = nSel at t 15), block 0 and 2 local forced (block 0 among the local at t ≤ 1); B 1, G 2',
+    B: 1,
+    G: 2,
+    hpg: 1,
+    cfg: { ...SEL_BASE, l: 1, d: 1, lSel: 1, nSel: 16, forceInit: true, forceLocal: 2 },
+    cap: 600,
+    ts: [0, 1, 15, 63, 64, 130, 599],
+  },
+  {
+    name: 'nothing forced, nSel 5: t in the first block (n 0 and 1), nb 3 < nSel, nb = nSel (last block complete and partial), nb 10; B 2, G 3',
+    B: 2,
+    G: 3,
+    hpg: 1,
+    cfg: { ...SEL_BASE, l: 2, d: 2, lSel: 2, nSel: 5, forceInit: false, forceLocal: 0 },
+    cap: 20,
+    ts: [0, 1, 5, 8, 9, 19],
+  },
+  {
+    name: 'hpg 2, block 0 forced only, nSel 3; B 2, G 1',
+    B: 2,
+    G: 1,
+    hpg: 2,
+    cfg: { ...SEL_BASE, l: 4, d: 4, lSel: 4, nSel: 3, forceInit: true, forceLocal: 0 },
+    cap: 40,
+    ts: [3, 11, 38, 39],
+  },
+];
+
+/** Score patterns of a row: value of block j (r: the row's random stream). */
+const TOPN_PATTERNS: Array<[string, (j: number, r: () => number) => number]> = [
+  ['all equal', () => 0.25],
+  ['repeated 0, 0.5, 1', (_j, r) => Math.floor(r() * 3) / 2],
+  ['ties in runs of 7, rising', (j) => Math.floor(j / 7)],
+  ['zeros', () => 0],
+  ['NaN every third, ±∞, ties', (j, r) => (j % 3 === 1 ? NaN : j % 5 === 0 ? (r() < 0.5 ? Infinity : -Infinity) : Math.floor(r() * 4))],
+  ['all NaN', () => NaN],
+  ['distinct random', (_j, r) => r()],
+];
+
+describe('GPU decode split top-n (nsa_topn_group.wgsl) = the serial scan (nsa_topn.wgsl in training topN) on chosen scores, ties, NaN and ±∞ included', () => {
+  it.each(TOPN_CASES)('$name', async ({ B, G, hpg, cfg, cap, ts }) => {
+    const gpu = await getGpu();
+    const H = G * hpg;
+    const T = cap;
+    const N = numCmpBlocks(T, cfg);
+    const nB = numSelBlocks(T, cfg);
+    const arena = createArena(gpu, 'decode-topn-group', [
+      { name: 'st', bytes: 16 },
+      { name: 'q', bytes: 4 * B * H },
+      { name: 'kc', bytes: 4 * B * N * G },
+      { name: 'scratch', bytes: 4 * B * H * cap },
+      { name: 'scores', bytes: 4 * B * G * nB },
+      { name: 'sel', bytes: 4 * B * G * cfg.nSel },
+      { name: 'trainScores', bytes: 4 * B * T * G * nB },
+      { name: 'trainSel', bytes: 4 * B * T * G * cfg.nSel },
+    ]);
+    const a = (n: string) => arena.get(n);
+    const P = decodeParams(
+      {},
+      {
+        B,
+        H,
+        G,
+        hpg,
+        dk: 1,
+        cap,
+        Nmax: N,
+        nBmax: nB,
+        l: cfg.l,
+        d: cfg.d,
+        lSel: cfg.lSel,
+        nSel: cfg.nSel,
+        forceInit: cfg.forceInit ? 1 : 0,
+        forceLocal: cfg.forceLocal,
+        scale: 1,
+      },
+    );
+    const split = await decodeSelectDispatches(
+      gpu,
+      P,
+      { st: a('st'), q: a('q'), kc: a('kc'), scratch: a('scratch'), scores: a('scores'), sel: a('sel') },
+      'select',
+      'group',
+    );
+    const blocks = split.filter((d) => d.label === 'select blocks');
+    expect(blocks.length).toBe(1);
+    const r = rng(11 + cap + G);
+    const trainScores = new Float32Array(B * T * G * nB);
+    const got = new Map<string, Int32Array>();
+    for (const [i, t] of ts.entries()) {
+      const n = numCmpBlocks(t + 1, cfg);
+      const nb = Math.floor(t / cfg.lSel) + 1;
+      const p = new Float32Array(B * H * cap);
+      const want = new Float32Array(B * G * nb);
+      for (let b = 0; b < B; b++)
+        for (let g = 0; g < G; g++) {
+          const f = TOPN_PATTERNS[(i + b * G + g) % TOPN_PATTERNS.length][1];
+          for (let k = 0; k < n; k++) p[(b * H + g * hpg) * cap + k] = f(k, r);
+          want.set(p.subarray((b * H + g * hpg) * cap, (b * H + g * hpg) * cap + nb), (b * G + g) * nb);
+          for (let j = n; j < nb; j++) want[(b * G + g) * nb + j] = 0;
+        }
+      gpu.write(a('st'), Uint32Array.of(t));
+      gpu.write(a('scratch'), p);
+      gpu.run(blocks);
+      const scores = await gpu.readF32(a('scores'));
+      got.set(`${t}`, await gpu.readI32(a('sel')));
+      for (let b = 0; b < B; b++)
+        for (let g = 0; g < G; g++) {
+          const row = scores.subarray((b * G + g) * nB, (b * G + g) * nB + nb);
+          // The scores are the chosen values (NaN as NaN), so the ties are real.
+          expect(Array.from(row), `scores t=${t} b=${b} g=${g}`).toEqual(Array.from(want.subarray((b * G + g) * nb, (b * G + g + 1) * nb)));
+          trainScores.set(row, ((b * T + t) * G + g) * nB);
+        }
+    }
+    gpu.write(a('trainScores'), trainScores);
+    gpu.run([await topNSelectionDispatch(gpu, { scores: a('trainScores'), sel: a('trainSel'), B, T, G, cfg })]);
+    const serial = await gpu.readI32(a('trainSel'));
+    for (const [i, t] of ts.entries()) {
+      const sel = got.get(`${t}`)!;
+      for (let b = 0; b < B; b++)
+        for (let g = 0; g < G; g++) {
+          const w = serial.subarray(((b * T + t) * G + g) * cfg.nSel, ((b * T + t) * G + g + 1) * cfg.nSel);
+          const pattern = TOPN_PATTERNS[(i + b * G + g) % TOPN_PATTERNS.length][0];
+          expect(Array.from(sel.subarray((b * G + g) * cfg.nSel, (b * G + g + 1) * cfg.nSel)), `t=${t} b=${b} g=${g} ${pattern}`).toEqual(
+            Array.from(w),
+          );
+        }
+    }
+    for (const buf of arena.buffers) buf.destroy();
+    expect(gpu.reports).toEqual([]);
+  });
 });
