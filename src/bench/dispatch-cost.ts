@@ -263,12 +263,16 @@ export function dispatchCost(x: RecordedDispatch, ctx: CostContext): DispatchCos
     }
     case 'decode.selectSplit.selectBlocks': {
       // Each block score sums p·overlap over the heads and the ≈ (l + l′) / d blocks overlapping it;
-      // the top-n scans the t / l′ + 1 scores nSel times. p_cmp read once, scores and selection written.
+      // the top-n (nsa_topn_group.wgsl) takes its rem = min(nSel, nb) − #forced picks as the
+      // workgroup: each a compare per candidate block and a 64-lane tree (63 compares), then one
+      // pass over the nb blocks writes the selection. p_cmp read once, scores and selection written.
       const n = ncmp(ctx.t, P.l, P.d);
       const nb = Math.floor(ctx.t / P.lSel) + 1;
       const per = Math.ceil((P.l + P.lSel) / P.d);
+      const forced = Math.min(P.forceLocal, nb) + (P.forceInit && P.forceLocal <= nb - 1 ? 1 : 0);
+      const rem = Math.min(P.nSel, nb) - forced;
       return {
-        flops: P.B * P.H * nb * per * 2 + P.B * P.G * nb * P.nSel,
+        flops: P.B * P.H * nb * per * 2 + P.B * P.G * (rem * (nb + 63) + nb),
         bytes: W * (P.B * P.H * n + P.B * P.G * (nb + P.nSel)),
       };
     }
