@@ -1,6 +1,7 @@
 // Top-n selection of one query row (docs/nsa-spec.md "Top-n selection"), shared by the training
-// kernel (nsa_select.wgsl topN: one invocation per (b, t, g) row) and the decode kernel
-// (decode_select.wgsl selectTop: lane 0 of the (b, g) workgroup). The two bind different buffers
+// kernel (nsa_select.wgsl topN: one invocation per (b, t, g) row) and the software adapters' decode
+// kernel (decode_select.wgsl selectTopSerial: one invocation per (b, g)); GPUs' decode runs its
+// workgroup form, nsa_topn_group.wgsl, which gives the same selection. They bind different buffers
 // and WGSL has no function pointers, so each including file defines how a row's scores are read
 // and its selection written, by element index in its own buffers:
 //   fn topnScore(i: u32) -> f32     the group score P held at element i
