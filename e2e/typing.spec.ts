@@ -30,8 +30,9 @@ test('typing while training: every key lands and training goes on; key latency a
   const page = await openPlayground(browser, './#v=1&preset=tiny&train.steps=2000&train.evalEvery=25');
   await page.getByTestId('run-button').click();
   await waitForStatus(page, /running/);
-  // Warm-up: the first steps build pipelines and mount the charts' lines.
-  await expect.poll(async () => Number(await page.getByTestId('steps-done').innerText()), { timeout: 120_000 }).toBeGreaterThanOrEqual(8);
+  // Warm-up: the first step builds the pipelines, the next ones mount the charts' lines. Training going
+  // on while typing is checked against the steps done when the typing starts.
+  await expect.poll(async () => Number(await page.getByTestId('steps-done').innerText()), { timeout: 120_000 }).toBeGreaterThanOrEqual(3);
   const prompt = page.getByTestId('gen-prompt-input');
   await expect(prompt).toBeEnabled();
   await prompt.click();
@@ -65,6 +66,7 @@ test('typing while training: every key lands and training goes on; key latency a
       for (const e of list.getEntries()) probe.longTasks.push(e.duration);
     }).observe({ type: 'longtask' });
   });
+  const stepsBefore = Number(await page.getByTestId('steps-done').innerText());
   // At least three bursts of 12 keys (a loaded machine types fewer in 4 s), then on until 4 s.
   const started = Date.now();
   for (let burst = 0; burst < 3 || Date.now() - started < 4_000; burst++) await prompt.pressSequentially(TEXT.slice(0, 12), { delay: 60 });
@@ -98,6 +100,6 @@ test('typing while training: every key lands and training goes on; key latency a
   });
   expect(typed).toBe(initial + TEXT.slice(0, 12).repeat((typed.length - initial.length) / 12)); // every key landed, in order
   expect(figures.keys).toBeGreaterThan(24);
-  expect(figures.stepsDone).toBeGreaterThan(8); // training went on while typing
+  expect(figures.stepsDone).toBeGreaterThan(stepsBefore); // training went on while typing
   await page.close();
 });
