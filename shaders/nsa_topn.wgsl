@@ -17,16 +17,42 @@
 
 fn isNan(v: f32) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u; }
 
+// Block j of query block bt is forced (never a candidate): j = 0 if forceInit, or j > bt − fL
+// (written j + fL > bt to stay unsigned). This and the tests below are shared with the workgroup
+// form (nsa_topn_group.wgsl).
+fn topnForced(j: u32, bt: u32, forceInit: bool, fL: u32) -> bool { return (forceInit && j == 0u) || j + fL > bt; }
+
+// The picks to make after the forced blocks: min(nSel, bt + 1) − #forced (≥ 0: nSel ≥ forceInit +
+// forceLocal, and forced blocks are candidates).
+fn topnRem(bt: u32, nSel: u32, forceInit: bool, fL: u32) -> u32 {
+  let nb = bt + 1u;
+  return min(nSel, nb) - topnForcedCount(bt, forceInit, fL);
+}
+
+// The number of forced blocks: the local ones, and block 0 when forceInit and not already local.
+fn topnForcedCount(bt: u32, forceInit: bool, fL: u32) -> u32 {
+  return min(fL, bt + 1u) + select(0u, 1u, forceInit && fL <= bt);
+}
+
+// Candidate (p, j) ranks strictly after the last pick (lastP, lastJ) — any does before the first.
+fn topnAfter(p: f32, j: u32, found: u32, lastP: f32, lastJ: u32) -> bool {
+  return found == 0u || p < lastP || (p == lastP && j > lastJ);
+}
+
+// The final test: forced, or (a pick was made) not NaN and at or before the last pick.
+fn topnChosen(j: u32, bt: u32, forceInit: bool, fL: u32, found: u32, lastP: f32, lastJ: u32, scoreBase: u32) -> bool {
+  if (topnForced(j, bt, forceInit, fL)) { return true; }
+  if (found == 0u) { return false; }
+  let p = topnScore(scoreBase + j);
+  return !isNan(p) && (p > lastP || (p == lastP && j <= lastJ));
+}
+
 // The selection of query block bt whose scores P[j] are topnScore(scoreBase + j), j = 0 … bt,
 // written ascending to topnWrite(outBase + m), m = 0 … nSel − 1.
 fn topnSelect(bt: u32, nSel: u32, forceInit: bool, forceLocal: u32, scoreBase: u32, outBase: u32) {
   let nb = bt + 1u;
-  let take = min(nSel, nb);
   let fL = forceLocal;
-  // Forced: j = 0 (forceInit) and bt − fL < j ≤ bt (written j + fL > bt to stay unsigned).
-  let initInLocal = fL > bt;
-  let nForced = min(fL, nb) + select(0u, 1u, forceInit && !initInLocal);
-  let rem = take - nForced; // ≥ 0: nSel ≥ forceInit + forceLocal and forced blocks are candidates
+  let rem = topnRem(bt, nSel, forceInit, fL);
 
   var found = 0u;
   var lastP = 0.0;
@@ -35,11 +61,10 @@ fn topnSelect(bt: u32, nSel: u32, forceInit: bool, forceLocal: u32, scoreBase: u
     var best = -1;
     var bestP = 0.0;
     for (var j = 0u; j < nb; j++) {
-      if ((forceInit && j == 0u) || j + fL > bt) { continue; }
+      if (topnForced(j, bt, forceInit, fL)) { continue; }
       let p = topnScore(scoreBase + j);
       if (isNan(p)) { continue; }
-      let after = found == 0u || p < lastP || (p == lastP && j > lastJ);
-      if (after && (best < 0 || p > bestP)) { // strict >: ties keep the lower j
+      if (topnAfter(p, j, found, lastP, lastJ) && (best < 0 || p > bestP)) { // strict >: ties keep the lower j
         best = i32(j);
         bestP = p;
       }
@@ -52,12 +77,7 @@ fn topnSelect(bt: u32, nSel: u32, forceInit: bool, forceLocal: u32, scoreBase: u
 
   var m = 0u;
   for (var j = 0u; j < nb && m < nSel; j++) {
-    var chosen = (forceInit && j == 0u) || j + fL > bt;
-    if (!chosen && found > 0u) {
-      let p = topnScore(scoreBase + j);
-      chosen = !isNan(p) && (p > lastP || (p == lastP && j <= lastJ));
-    }
-    if (chosen) {
+    if (topnChosen(j, bt, forceInit, fL, found, lastP, lastJ, scoreBase)) {
       topnWrite(outBase + m, i32(j));
       m++;
     }

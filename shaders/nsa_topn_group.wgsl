@@ -1,10 +1,11 @@
 // Top-n selection of one query row by a whole workgroup (after nsa_topn.wgsl, whose isNan,
-// topnScore and topnWrite it uses; the including file declares WG lanes): the GPU decode's
-// selectBlocks (decode_select_split.wgsl), where lane 0 running topnSelect alone made ~13 passes
-// over 512 blocks at T = 32k, l′ = 64. It writes exactly topnSelect's selection (docs/nsa-spec.md
-// "Top-n selection"): forced blocks (0 if forceInit; bt − forceLocal < j ≤ bt) always in; the
-// other blocks ranked by (P descending, j ascending), ties to the lower block, −0 = +0 (== of
-// floats, as the scan compares), NaN never picked; ascending, −1 padded.
+// topnScore, topnWrite and the scan's own tests — topnForced, topnRem, topnAfter, topnChosen — it
+// uses, so both forms decide alike by construction; the including file declares WG lanes): the
+// GPU decode's selectBlocks (decode_select_split.wgsl), where lane 0 running topnSelect alone made
+// ~13 passes over 512 blocks at T = 32k, l′ = 64. It writes exactly topnSelect's selection
+// (docs/nsa-spec.md "Top-n selection"): forced blocks (0 if forceInit; bt − forceLocal < j ≤ bt)
+// always in; the other blocks ranked by (P descending, j ascending), ties to the lower block,
+// −0 = +0 (== of floats, as the scan compares), NaN never picked; ascending, −1 padded.
 //
 // The rem picks run as the scan's rem steps, each taking the best candidate strictly after the
 // previous pick (lastP, lastJ): every lane finds the best among its blocks j ≡ lane (mod WG) (j
@@ -21,18 +22,12 @@ var<workgroup> topnP: array<f32, WG>;
 var<workgroup> topnJ: array<i32, WG>;
 var<workgroup> topnCnt: array<u32, WG>;
 
-// Block j of query block bt is forced (never a candidate): j = 0 if forceInit, or j > bt − fL.
-fn topnForced(j: u32, bt: u32, forceInit: bool, fL: u32) -> bool { return (forceInit && j == 0u) || j + fL > bt; }
-
 // topnSelect(bt, nSel, forceInit, forceLocal, scoreBase, outBase) computed by the workgroup; lane =
 // local_invocation_index.
 fn topnSelectGroup(lane: u32, bt: u32, nSel: u32, forceInit: bool, forceLocal: u32, scoreBase: u32, outBase: u32) {
   let nb = bt + 1u;
-  let take = min(nSel, nb);
   let fL = forceLocal;
-  let initInLocal = fL > bt;
-  let nForced = min(fL, nb) + select(0u, 1u, forceInit && !initInLocal);
-  let rem = take - nForced;
+  let rem = topnRem(bt, nSel, forceInit, fL);
 
   var found = 0u;
   var lastP = 0.0;
@@ -44,8 +39,7 @@ fn topnSelectGroup(lane: u32, bt: u32, nSel: u32, forceInit: bool, forceLocal: u
       if (topnForced(j, bt, forceInit, fL)) { continue; }
       let p = topnScore(scoreBase + j);
       if (isNan(p)) { continue; }
-      let after = found == 0u || p < lastP || (p == lastP && j > lastJ);
-      if (after && (best < 0 || p > bestP)) { // strict >: ties keep the lower j
+      if (topnAfter(p, j, found, lastP, lastJ) && (best < 0 || p > bestP)) { // strict >: ties keep the lower j
         best = i32(j);
         bestP = p;
       }
@@ -94,13 +88,5 @@ fn topnSelectGroup(lane: u32, bt: u32, nSel: u32, forceInit: bool, forceLocal: u
       m++;
     }
   }
-  for (var i = nForced + found + lane; i < nSel; i += WG) { topnWrite(outBase + i, -1); }
-}
-
-// The scan's final test: forced, or (a pick was made) not NaN and at or before the last pick.
-fn topnChosen(j: u32, bt: u32, forceInit: bool, fL: u32, found: u32, lastP: f32, lastJ: u32, scoreBase: u32) -> bool {
-  if (topnForced(j, bt, forceInit, fL)) { return true; }
-  if (found == 0u) { return false; }
-  let p = topnScore(scoreBase + j);
-  return !isNan(p) && (p > lastP || (p == lastP && j <= lastJ));
+  for (var i = topnForcedCount(bt, forceInit, fL) + found + lane; i < nSel; i += WG) { topnWrite(outBase + i, -1); }
 }
