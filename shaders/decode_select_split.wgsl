@@ -1,8 +1,9 @@
 // GPU decode, top-n selection of the new query split over many workgroups (after decode_common.wgsl,
-// nsa_topn.wgsl, nsa_topn_group.wgsl and nsa_score_row.wgsl), for the single row t = st[0]. The one-workgroup-per-(b, g)
-// form of scoreRow left a GPU with B·G busy workgroups (2 of an H100's 132 SMs at B = 1, G = 2) and
-// took 3.5 ms of a 7.2 ms token at 32k on an H200 (docs/gpu.md); scoreRow's arithmetic decomposes exactly, so
-// three dispatches give its bits (tests/decode/gpu-decode.test.ts checks scores, p_cmp and
+// nsa_topn.wgsl, nsa_topn_group.wgsl, nsa_score_row.wgsl and decode_select_rows.wgsl, the
+// buffers' accessors), for the single row t = st[0]. The one-workgroup-per-(b, g) form of scoreRow
+// left a GPU with B·G busy workgroups (2 of an H100's 132 SMs at B = 1, G = 2) and took 3.5 ms of a
+// 7.2 ms token at 32k on an H200 (docs/gpu.md); scoreRow's arithmetic decomposes exactly, so three
+// dispatches give its bits (tests/decode/gpu-decode.test.ts checks scores, p_cmp and
 // selections against the training kernel nsa_select.wgsl and against selectTopSerial):
 // 1. selectDots, one invocation per (b, g, k, m) (m fastest: the group's heads share kc_k; DOTS_WG
 //    lanes a workgroup): s_k = q·kc_k by srDot, scoreRow's fma chain (c ascending), into
@@ -22,33 +23,6 @@
 //    sel[slot + (b·G + g)·nSel + ·].
 // No a·b + c is written out (see nsa_score_row.wgsl). Bindings: q [B, H, dk], kc [B, Nmax, G, dk],
 // pCmp [B, H, cap] (s_k, then p_cmp), scores [B, G, nBmax], sel (i32).
-
-// The row accessors of nsa_score_row.wgsl for (b, g), set by setGroup; selectDots uses srDot, the
-// others are there because scoreRow (not called here) names them.
-var<private> qRow: u32;    // q offset of the group's first head
-var<private> kcRow: u32;   // kc offset of (b, block 0, g)
-var<private> sRow: u32;    // scores offset of (b, g)
-var<private> probRow: u32; // pCmp offset of the group's first head
-fn srQ(m: u32, c: u32) -> f32 { return q[qRow + m * P.dk + c]; }
-fn srKc(k: u32, c: u32) -> f32 { return kc[kcRow + k * P.G * P.dk + c]; }
-fn srScore(j: u32) -> f32 { return scores[sRow + j]; }
-fn srSetScore(j: u32, v: f32) { scores[sRow + j] = v; }
-fn srProb(m: u32, k: u32, p: f32) { pCmp[probRow + m * P.cap + k] = p; }
-
-// The top-n's access to this kernel's buffers (see nsa_topn.wgsl; topnSelectGroup reads and writes
-// through them too).
-fn topnScore(i: u32) -> f32 { return scores[i]; }
-fn topnWrite(i: u32, j: i32) { sel[i] = j; }
-
-fn setGroup(bg: u32) {
-  let g = bg % P.G;
-  let b = bg / P.G;
-  let head0 = b * P.H + g * P.hpg;
-  qRow = head0 * P.dk;
-  kcRow = (b * P.Nmax * P.G + g) * P.dk;
-  sRow = bg * P.nBmax;
-  probRow = head0 * P.cap;
-}
 
 var<workgroup> tShared: u32;
 

@@ -8,6 +8,7 @@ import dsaCode from '../../shaders/decode_dsa.wgsl?raw';
 import matvecCode from '../../shaders/decode_matvec.wgsl?raw';
 import rowsCode from '../../shaders/decode_rows.wgsl?raw';
 import selectCode from '../../shaders/decode_select.wgsl?raw';
+import selectRowsCode from '../../shaders/decode_select_rows.wgsl?raw';
 import selectSplitCode from '../../shaders/decode_select_split.wgsl?raw';
 import topkRowCode from '../../shaders/dsa_topk_row.wgsl?raw';
 import scoreRowCode from '../../shaders/nsa_score_row.wgsl?raw';
@@ -228,14 +229,20 @@ export const DECODE_MATVEC_KERNEL = defineKernel({
 /** The selection on software adapters: one invocation per (b, g) (decode_select.wgsl). */
 export const DECODE_SELECT_KERNEL = defineKernel({
   name: 'decode.select',
-  files: [COMMON, ['nsa_topn.wgsl', topnCode], ['nsa_score_row.wgsl', scoreRowCode], ['decode_select.wgsl', selectCode]],
+  files: [
+    COMMON,
+    ['nsa_topn.wgsl', topnCode],
+    ['nsa_score_row.wgsl', scoreRowCode],
+    ['decode_select_rows.wgsl', selectRowsCode],
+    ['decode_select.wgsl', selectCode],
+  ],
   uniforms: { P: DECODE_PARAMS },
   entries: {
     selectTopSerial: [
       ['st', 'array<u32>'],
       ['q', F],
       ['kc', F],
-      ['scratch', F],
+      ['pCmp', F],
       ['scores', F],
       ['sel', 'array<i32>'],
     ],
@@ -255,6 +262,7 @@ export const DECODE_SELECT_SPLIT_KERNEL = defineKernel({
     ['nsa_topn.wgsl', topnCode],
     ['nsa_topn_group.wgsl', topnGroupCode],
     ['nsa_score_row.wgsl', scoreRowCode],
+    ['decode_select_rows.wgsl', selectRowsCode],
     ['decode_select_split.wgsl', selectSplitCode],
   ],
   uniforms: { P: DECODE_PARAMS },
@@ -630,7 +638,7 @@ export function decodeSelectDispatches(
         gpu,
         DECODE_SELECT_KERNEL,
         'selectTopSerial',
-        { uniforms: { P }, storage: s, constants, label },
+        { uniforms: { P }, storage: { st: s.st, q: s.q, kc: s.kc, pCmp: s.scratch, scores: s.scores, sel: s.sel }, constants, label },
         grid1d(P.B * P.G, max),
       ),
     ]);
