@@ -16,7 +16,7 @@ import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 import { lastQueryKeys } from '../definitions/keys-read';
-import { keysPerQuery } from '../definitions/model-flops';
+import { keysPerSequence } from '../definitions/model-flops';
 import { describeAdapter } from '../gpu/context';
 import type { RunConfig } from '../train/config';
 import { taskDatasetForRun, trainAndScoreRecall } from '../train/eval/recall-eval';
@@ -82,12 +82,7 @@ async function svgToPng(svg: string): Promise<Buffer | null> {
 }
 
 /** keysPerQuery's mean over the positions 0 … T − 1 of one sequence. */
-function meanKeysPerQuery(c: RunConfig): number {
-  const T = c.model.seqLen;
-  let sum = 0;
-  for (let t = 0; t < T; t++) sum += keysPerQuery(c.model, t);
-  return sum / T;
-}
+const meanKeysPerQuery = (c: RunConfig): number => keysPerSequence(c.model) / c.model.seqLen;
 
 async function main(): Promise<number> {
   const args = parseArgs(process.argv.slice(2), {

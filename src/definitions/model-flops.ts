@@ -43,10 +43,16 @@ export function indexerForwardFlops(c: ModelConfig): number {
   return ((T * (T + 1)) / 2) * c.dsa.indexHeads * (2 * c.dsa.indexDim + 2) * c.nLayers;
 }
 
-/** Model FLOPs of one sequence's forward pass through attention scores and values (DSA: and its indexer's scores), all layers. */
-export function attentionForwardFlops(c: ModelConfig): number {
+/** keysPerQuery summed over the positions 0 … seqLen − 1 of one sequence (per head and layer). */
+export function keysPerSequence(c: ModelConfig): number {
   let keys = 0;
   for (let t = 0; t < c.seqLen; t++) keys += keysPerQuery(c, t);
+  return keys;
+}
+
+/** Model FLOPs of one sequence's forward pass through attention scores and values (DSA: and its indexer's scores), all layers. */
+export function attentionForwardFlops(c: ModelConfig): number {
+  const keys = keysPerSequence(c);
   // q·k (2·dk) and p·v (2·dv) per key, per head, per layer.
   return keys * c.nHeads * c.nLayers * (2 * c.dk + 2 * c.dv) + indexerForwardFlops(c);
 }
