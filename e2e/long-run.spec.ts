@@ -17,7 +17,7 @@ const PER_UPDATE = 100;
 /** Most points a chart draws per series at any width (src/ui/charts/decimate.ts MAX_DRAWN_POINTS). */
 const MAX_POINTS = 600;
 /** Chart test id → lines drawn (the validation line of the loss chart is sparse). */
-const CHARTS = { 'loss-chart': 3, 'tokens-chart': 2, 'lr-chart': 1, 'gradnorm-chart': 2, 'gates-chart': 3 } as const;
+const CHARTS = { 'loss-chart': 3, 'tokens-chart': 2, 'lr-chart': 1, 'gradnorm-chart': 2, 'gates-chart': 3, 'keys-chart': 4 } as const;
 type ChartId = keyof typeof CHARTS;
 
 /**

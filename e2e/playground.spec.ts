@@ -218,6 +218,12 @@ test('charts: every series drawn, smoothing changes the smoothed curve, log scal
     await expect(page.getByTestId(id).locator('.recharts-line-curve').first()).toBeVisible();
   await expect(loss.locator('.recharts-line-curve')).toHaveCount(3); // raw, smoothed, validation
   await expect(page.getByTestId('gates-chart').locator('.recharts-line-curve')).toHaveCount(3);
+  // The keys the NSA kernels counted (all branches, then each), under dense attention's (T + 1)/2.
+  // Drawn, not 'visible': the tiny preset forces the local block, so each count is a flat line (a
+  // path of zero height, which Playwright calls hidden).
+  await expect(page.getByTestId('keys-chart').locator('.recharts-line-curve')).toHaveCount(4);
+  await expect(page.getByTestId('keys-chart').locator('.recharts-line-curve').first()).toHaveAttribute('d', /^M[\d.]+,[\d.]+L/);
+  await expect(page.getByTestId('keys-chart')).toHaveAttribute('data-reference', /^\d+(\.5)?$/);
   const path = (id: string) => loss.locator(`.series-${id} .recharts-line-curve`).getAttribute('d');
   const rawPath = await path('train-raw');
   const slider = page.getByTestId('smoothing-slider');

@@ -68,7 +68,10 @@ const round = (x, digits = 3) => (typeof x === 'number' ? +x.toPrecision(digits)
  * and step of that evaluation, the last step evaluated and the steps per second up to it
  * (evaluations included: the rate a follow-up call is sized by), whether it reached the target, its keys
  * read per query (at the last query and the mean over positions, by the run's config) against
- * dense attention's (T and (T + 1)/2), and the process's exit and seconds. Null without the file.
+ * dense attention's (T and (T + 1)/2), NSA's as its forward kernels counted them (keys_counted_query:
+ * the mean over the run's steps from its `run` line, or for a run cut before it, the count of the
+ * step before its last evaluation; keys_counted_vs_dense), and the process's exit and seconds. Null
+ * without the file.
  */
 export function learnRows(lines) {
   if (!lines.length) return null;
@@ -91,6 +94,9 @@ export function learnRows(lines) {
         keys_last_query: null,
         keys_mean_query: null,
         keys_mean_vs_dense: null,
+        keys_counted_query: null,
+        keys_counted_vs_dense: null,
+        seq_len: null,
         exit: null,
         seconds: null,
         cut: false,
@@ -102,7 +108,7 @@ export function learnRows(lines) {
       for (const m of l.mechanisms ?? []) {
         const r = row(l.preset, m);
         const k = l.keys_per_query?.[m];
-        Object.assign(r, { steps_planned: l.steps, target: l.target, chance: round(l.chance) });
+        Object.assign(r, { steps_planned: l.steps, target: l.target, chance: round(l.chance), seq_len: l.seqLen });
         if (k) {
           Object.assign(r, { keys_last_query: k.last_query, keys_mean_query: round(k.mean, 4) });
           r.keys_mean_vs_dense = round(k.mean / ((l.seqLen + 1) / 2));
@@ -118,9 +124,19 @@ export function learnRows(lines) {
         Object.assign(r, { accuracy: round(l.accuracy, 4), sequence_accuracy: round(l.sequence_accuracy, 4), best_step: l.step });
       }
       if (r.target !== null && l.accuracy >= r.target) r.reached = true;
+      // NSA: the forward kernels' count on the step before this evaluation (all branches).
+      const c = l.keys_counted;
+      if (c && l.step >= r.last_step) r.keys_counted_query = round(c.cmp + c.sel + c.win, 4);
+    } else if (l.kind === 'run' && l.keys_counted_mean_query != null) {
+      // The run's end: the mean over all its steps replaces the last evaluation's count.
+      row(l.preset, l.mechanism).keys_counted_query = round(l.keys_counted_mean_query, 4);
     } else if (l.kind === 'process') {
       Object.assign(row(l.preset, l.mechanism), { exit: l.exit, seconds: l.seconds, cut: l.cut === true });
     }
+  }
+  for (const r of rows.values()) {
+    if (r.keys_counted_query !== null && r.seq_len) r.keys_counted_vs_dense = round(r.keys_counted_query / ((r.seq_len + 1) / 2));
+    delete r.seq_len;
   }
   return [...rows.values()];
 }
@@ -232,6 +248,7 @@ export function table(s) {
       `learn ${r.preset} ${r.mechanism}: ${pct(r.accuracy)} (whole sequences ${pct(r.sequence_accuracy)}) at step ${r.best_step ?? '-'}` +
         ` of ${r.last_step} evaluated (${r.steps_planned ?? '?'} planned; ${r.steps_per_s ?? '-'} steps/s), target ${pct(r.target)} ${r.reached ? 'reached' : 'not reached'}` +
         `, keys/query ${r.keys_mean_query ?? '-'} (${r.keys_mean_vs_dense ?? '-'} × dense)` +
+        (r.keys_counted_query == null ? '' : `, counted by the kernels ${r.keys_counted_query} (${r.keys_counted_vs_dense} × dense)`) +
         (r.exit == null ? ', no exit recorded' : `, exit ${r.exit}${r.cut ? ' (cut at its cap)' : ''} in ${r.seconds} s`),
     );
   return lines.join('\n');

@@ -139,10 +139,17 @@ export function dispatchCost(x: RecordedDispatch, ctx: CostContext): DispatchCos
     case 'attention.backward.sum_heads.sumHeads':
       return { flops: P.rows * P.hpg * (P.dk + P.dv), bytes: W * P.rows * (P.hpg + 1) * (P.dk + P.dv) };
     case 'nsa.forward.forward':
-    case 'nsa.forward.forwardSel': {
+    case 'nsa.forward.forwardSel':
+    case 'nsa.forward.forwardCount':
+    case 'nsa.forward.forwardSelCount': {
+      // The counting entry points (the model's training forward) also write one u32 per (b, t, g).
       const pairs = B * P.H * sumRows(P.T, (t) => branchKeys(P, t));
       const sel = P.branch === 1 ? P.T * P.G * P.nSel : 0;
-      return { flops: pairs * pairFwd(dk, dv), bytes: W * B * (P.T * (P.H * (dk + dv) + P.H) + P.S * P.G * (dk + dv) + sel) };
+      const counts = x.entryPoint.endsWith('Count') ? P.T * P.G : 0;
+      return {
+        flops: pairs * pairFwd(dk, dv),
+        bytes: W * B * (P.T * (P.H * (dk + dv) + P.H) + P.S * P.G * (dk + dv) + sel + counts),
+      };
     }
     case 'nsa.dq.backwardDq':
     case 'nsa.dq.backwardDqSel': {
@@ -194,7 +201,8 @@ export function dispatchCost(x: RecordedDispatch, ctx: CostContext): DispatchCos
     case 'nsa_stats.resetAndGates':
       return { flops: P.nGates, bytes: W * (P.nGates + P.words) };
     case 'nsa_stats.checkSelection':
-      return { flops: 0, bytes: W * (P.rows * P.nSel + P.words) };
+      // The selection and the three branches' per-row key counts.
+      return { flops: 0, bytes: W * (P.rows * (P.nSel + 3) + P.words) };
     case 'nsa_gates.gateForward':
       // Sigmoid of each of the rows·3H logits plus the bias.
       return { flops: 5 * P.total, bytes: W * (2 * P.total + 3 * P.H) };

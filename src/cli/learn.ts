@@ -6,7 +6,10 @@
 // answer accuracy reaches --target. Prints JSON lines as it goes (one per evaluation and per run),
 // writes them to DIR/results.jsonl with the figure DIR/accuracy.svg and .png (accuracy against step,
 // chance marked), prints a table, and ends with one JSON line per mechanism: its best run's
-// "mechanism", "keys_last_query", "accuracy", "steps", "reached", seed and lr. --budget KEYS sets
+// "mechanism", "keys_last_query", "accuracy", "steps", "reached", seed and lr. With the WebGPU engine,
+// NSA's keys per query are also counted by its forward kernels on every training step (the model's
+// step statistics): each eval line carries the last step's `keys_counted` per branch and each run the
+// mean over its steps, `keys_counted_mean_query`. --budget KEYS sets
 // NSA, the window and MoBA to read at most KEYS key rows per query at the last position
 // (src/definitions/budget.ts: matched budget); without it each is sized from the preset's NSA.
 // --jsonl FILE: every JSON line is also appended to FILE as it comes (one write per line, so several
@@ -43,6 +46,11 @@ interface RunResult {
   keys_last_query: number;
   /** Key rows per query and head, the mean over positions 0 … T − 1 (keysPerQuery; NSA's selected rows an upper bound). */
   keys_mean_query: number;
+  /**
+   * NSA on the WebGPU engine: key rows per query and group (all branches), as the forward kernels
+   * counted them, the mean over every training step (its last micro-batch) and the layers; else null.
+   */
+  keys_counted_mean_query: number | null;
   seed: number;
   lr: number;
   accuracy: number;
@@ -184,6 +192,7 @@ async function main(): Promise<number> {
         mechanism: p.mechanism,
         keys_last_query: lastQueryKeys(p.config.model.seqLen, p.config.model),
         keys_mean_query: meanKeysPerQuery(p.config),
+        keys_counted_mean_query: null,
         seed: p.seed,
         lr: p.lr,
         accuracy: 0,
@@ -195,6 +204,10 @@ async function main(): Promise<number> {
         first_losses: [],
       };
       const t0 = performance.now();
+      // The kernels' counts (NSA, WebGPU): the last step's per branch, and the running sum of totals.
+      let counted: [number, number, number] | undefined;
+      let countedSum = 0;
+      let countedSteps = 0;
       const onEval = (step: number, accuracy: number, sequenceAccuracy: number) => {
         r.curve.push({ step, accuracy });
         Object.assign(r, { accuracy, sequence_accuracy: sequenceAccuracy, steps: step, reached: accuracy >= target });
@@ -207,6 +220,7 @@ async function main(): Promise<number> {
           step,
           accuracy,
           sequence_accuracy: sequenceAccuracy,
+          ...(counted && { keys_counted: { cmp: counted[0], sel: counted[1], win: counted[2] } }),
           seconds: (performance.now() - t0) / 1000,
         });
       };
@@ -217,6 +231,11 @@ async function main(): Promise<number> {
           stopAt: target,
           onStep: (m) => {
             if (r.first_losses.length < 20) r.first_losses.push(m.loss);
+            if (m.nsa?.keysPerQuery) {
+              counted = m.nsa.keysPerQuery;
+              countedSum += counted[0] + counted[1] + counted[2];
+              countedSteps++;
+            }
           },
           onEval: (step, s) => onEval(step + 1, s.accuracy, s.sequenceAccuracy),
         });
@@ -235,6 +254,7 @@ async function main(): Promise<number> {
         });
       }
       r.seconds = (performance.now() - t0) / 1000;
+      if (countedSteps > 0) r.keys_counted_mean_query = countedSum / countedSteps;
       results.push(r);
       const { curve: _curve, ...summary } = r;
       record({ kind: 'run', engine, preset, ...summary, steps_planned: steps });
@@ -283,6 +303,7 @@ async function main(): Promise<number> {
       mechanism,
       keys_last_query: r.keys_last_query,
       keys_mean_query: r.keys_mean_query,
+      keys_counted_mean_query: r.keys_counted_mean_query,
       accuracy: r.accuracy,
       steps: r.steps,
       reached: r.reached,

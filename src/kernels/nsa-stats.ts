@@ -1,5 +1,6 @@
 // Wrapper for shaders/nsa_stats.wgsl: cheap per-step NSA statistics (mean gate per branch,
-// selection distance histogram, invalid selection rows) into one small buffer, plus its decoder.
+// selection distance histogram, invalid selection rows, and the key rows each branch read, summed
+// from the counts its forward kernel wrote) into one small buffer, plus its decoder.
 import code from '../../shaders/nsa_stats.wgsl?raw';
 import { assertNsaConfig, type NsaConfig } from '../definitions/nsa-config';
 import type { BufferSlice } from '../gpu/arena';
@@ -9,7 +10,9 @@ import { ceilDiv, grid1d } from '../gpu/grid';
 import { defineKernel, kernelDispatch, kernelUniform, type KernelVariant } from '../gpu/kernel-interface';
 
 const WG = 256;
-const HEAD = 4; // gate means (3), invalid count (1)
+const HEAD = 10; // gate means (3), invalid count (1), key rows read per branch (3 × 64 bits)
+/** The workgroup's per-branch key sums stay below 2³² while T < 2²⁴ (256 rows of ≤ T keys). */
+const MAX_T = 1 << 24;
 /** Workgroup histogram of (maxDistance + 1) u32 must fit the portable 16 KiB. */
 export const NSA_STATS_MAX_DISTANCE = 4000;
 
@@ -41,6 +44,9 @@ export const NSA_STATS_KERNEL = defineKernel({
     checkSelection: [
       ['stats', 'array<atomic<u32>>'],
       ['sel', 'array<i32>'],
+      ['readsCmp', 'array<u32>'],
+      ['readsSel', 'array<u32>'],
+      ['readsWin', 'array<u32>'],
     ],
   },
 });
@@ -56,6 +62,11 @@ export interface NsaStatsArgs {
   gates: BufferSlice;
   /** int32 [B,T,G,nSel]. */
   sel: BufferSlice;
+  /**
+   * u32 [B,T,G] per branch: the keys each row read, as the branch's forward kernel counted them
+   * (nsaBranchForwardCountingDispatch), in the same pass before this.
+   */
+  keysRead: NsaKeysReadSlices;
   /** nsaStatsLength(maxDistance) u32 words, overwritten. */
   stats: BufferSlice;
   B: number;
@@ -67,6 +78,13 @@ export interface NsaStatsArgs {
   maxDistance: number;
 }
 
+/** Per branch, a u32 [B,T,G] tensor of the key rows each (b, t, g) read. */
+export interface NsaKeysReadSlices {
+  cmp: BufferSlice;
+  sel: BufferSlice;
+  win: BufferSlice;
+}
+
 export interface NsaStats {
   /** Mean gate over all (b, t, head), per branch (cmp, sel, win). */
   gateMean: [number, number, number];
@@ -74,6 +92,14 @@ export interface NsaStats {
   histogram: number[];
   /** Selection rows (b, t, g) that break a rule of docs/nsa-spec.md's top-n; must be 0. */
   invalid: number;
+  /**
+   * Key rows read per branch (cmp, sel, win), summed over every row (b, t, g): the counts the
+   * forward kernels wrote (a compressed block counts as one row). Divided by B·T·G: the mean per
+   * query and group.
+   */
+  keysRead: [number, number, number];
+  /** keysRead over the B·T·G rows: key rows per query and group, per branch. */
+  keysPerQuery: [number, number, number];
 }
 
 /** u32 words of the stats buffer. */
@@ -81,23 +107,30 @@ export function nsaStatsLength(maxDistance: number): number {
   return HEAD + maxDistance + 1;
 }
 
-/** Decodes a stats buffer read back from the GPU. */
-export function decodeNsaStats(data: ArrayBuffer | Uint32Array, maxDistance: number): NsaStats {
+/** Decodes a stats buffer read back from the GPU; rows = B·T·G of the pass it counted. */
+export function decodeNsaStats(data: ArrayBuffer | Uint32Array, maxDistance: number, rows: number): NsaStats {
   const u = data instanceof Uint32Array ? data : new Uint32Array(data);
   if (u.length < nsaStatsLength(maxDistance)) throw new Error(`decodeNsaStats: ${u.length} words, need ${nsaStatsLength(maxDistance)}`);
   const f = new Float32Array(u.buffer, u.byteOffset, 3);
+  const keysRead = [0, 1, 2].map((c) => u[4 + 2 * c] + u[5 + 2 * c] * 2 ** 32) as [number, number, number];
   return {
     gateMean: [f[0], f[1], f[2]],
     invalid: u[3],
+    keysRead,
+    keysPerQuery: keysRead.map((k) => (rows > 0 ? k / rows : 0)) as [number, number, number],
     histogram: Array.from(u.subarray(HEAD, HEAD + maxDistance + 1)),
   };
 }
+
+// gates is never bound with the counts or the selection: it may overlap them.
+const READ_PAIRS: Array<[string, string]> = ['readsCmp', 'readsSel', 'readsWin'].map((r) => ['gates', r]);
 
 /** [reset counters + gate means, selection check + histogram]; encode both, in order. */
 export async function nsaStatsDispatches(gpu: GpuContext, a: NsaStatsArgs): Promise<Dispatch[]> {
   const label = 'nsa_stats';
   const { B, T, H, G, cfg, maxDistance } = a;
   checkDims(label, { B, T, H, G, maxDistance }, { B: 0, T: 0, maxDistance: 0 });
+  if (T >= MAX_T) argumentError(label, 'T', `T = ${T}: the per-workgroup key sums need T < ${MAX_T}`);
   if (maxDistance > NSA_STATS_MAX_DISTANCE)
     argumentError(label, 'maxDistance', `maxDistance = ${maxDistance} exceeds ${NSA_STATS_MAX_DISTANCE}`);
   assertNsaConfig(cfg, { T, H, G });
@@ -107,8 +140,15 @@ export async function nsaStatsDispatches(gpu: GpuContext, a: NsaStatsArgs): Prom
   // gates and sel are never bound together: they may overlap each other, not stats.
   checkSlices(
     label,
-    { gates: [a.gates, nGates * 3], sel: [a.sel, rows * cfg.nSel], stats: [a.stats, words] },
-    { mayOverlap: [['gates', 'sel']] },
+    {
+      gates: [a.gates, nGates * 3],
+      sel: [a.sel, rows * cfg.nSel],
+      readsCmp: [a.keysRead.cmp, rows],
+      readsSel: [a.keysRead.sel, rows],
+      readsWin: [a.keysRead.win, rows],
+      stats: [a.stats, words],
+    },
+    { mayOverlap: [['gates', 'sel'], ...READ_PAIRS] },
   );
   const K = NSA_STATS_KERNEL;
   const P = kernelUniform(gpu, K, 'P', {
@@ -136,7 +176,12 @@ export async function nsaStatsDispatches(gpu: GpuContext, a: NsaStatsArgs): Prom
       gpu,
       K,
       'checkSelection',
-      { uniforms: { P }, storage: { stats: a.stats, sel: a.sel }, constants, label: `${label}.selection` },
+      {
+        uniforms: { P },
+        storage: { stats: a.stats, sel: a.sel, readsCmp: a.keysRead.cmp, readsSel: a.keysRead.sel, readsWin: a.keysRead.win },
+        constants,
+        label: `${label}.selection`,
+      },
       grid1d(ceilDiv(rows, WG)),
     ),
   ]);

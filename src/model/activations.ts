@@ -10,7 +10,7 @@ import type { AttentionShape } from '../definitions/shapes';
 import { type ArenaEntry, type BufferSlice, layoutEntries, type PlaceTensor } from '../gpu/arena';
 import { tokenIndexLength } from '../kernels/embedding-index';
 import type { NsaReverseIndexSlices } from '../kernels/nsa-reverse-index';
-import { NSA_STATS_MAX_DISTANCE, nsaStatsLength } from '../kernels/nsa-stats';
+import { NSA_STATS_MAX_DISTANCE, type NsaKeysReadSlices, nsaStatsLength } from '../kernels/nsa-stats';
 import { type DsaSaved, dsaSavedTensors, type DsaScratch, dsaScratchTensors } from './dsa/core';
 import { type MobaSaved, mobaSavedTensors, mobaScratchTensors } from './mechanisms';
 import { type NsaBranchKV, type NsaCoreSaved, nsaCoreSavedTensors, type NsaCoreScratch, nsaCoreScratchTensors } from './nsa/core';
@@ -49,8 +49,8 @@ export interface LayerActivations {
   lse?: BufferSlice;
   /** MoBA: block means, group scores and selection (src/model/mechanisms.ts). */
   moba?: MobaSaved;
-  /** NSA: gates [N, H, 3], step statistics, and the core's saved tensors. */
-  nsa?: { gates: BufferSlice; stats: BufferSlice; core: NsaCoreSaved };
+  /** NSA: gates [B,T,H,3], the step's statistics, the key rows each branch read (u32 [B,T,G]) and the core's saved tensors. */
+  nsa?: { gates: BufferSlice; stats: BufferSlice; keysRead: NsaKeysReadSlices; core: NsaCoreSaved };
   /** DSA: the indexer's qI [N, H_I, d_I], kI [N, d_I], wI [N, H_I] and the scores and selection (src/model/dsa/core.ts). */
   dsa?: { qI: BufferSlice; kI: BufferSlice; wI: BufferSlice; saved: DsaSaved };
 }
@@ -173,6 +173,7 @@ function layout(c: ModelConfig, s: PlanShape, f32: PlaceTensor): Activations {
       la.nsa = {
         gates: L('gates', N * 3 * H),
         stats: L('nsa_stats', nsaStatsLength(nsaStatsMaxDistance(c))),
+        keysRead: { cmp: L('nsa_reads_cmp', B * T * G), sel: L('nsa_reads_sel', B * T * G), win: L('nsa_reads_win', B * T * G) },
         core: nsaCoreSavedTensors(f32, `l${l}.nsa.`, shape, nsa),
       };
     } else la.lse = L('lse', B * H * T);

@@ -305,7 +305,11 @@ export class ModelPlan {
     if (this.nsaStatsWords > 0) {
       const maxD = nsaStatsMaxDistance(this.config);
       out.nsa = this.acts.layers.map((_, l) =>
-        decodeNsaStats(new Uint32Array(raw, SCALAR_BYTES + 4 * this.nsaStatsWords * l, this.nsaStatsWords), maxD),
+        decodeNsaStats(
+          new Uint32Array(raw, SCALAR_BYTES + 4 * this.nsaStatsWords * l, this.nsaStatsWords),
+          maxD,
+          this.shape.B * this.shape.T * this.config.nKvGroups,
+        ),
       );
     }
     return out;
@@ -546,6 +550,7 @@ class StepBuilder {
       saved: L.nsa!.core,
       mlp,
       kernels: this.nsaKernels,
+      keysRead: L.nsa!.keysRead,
     };
   }
 
@@ -660,6 +665,7 @@ class StepBuilder {
         nsaStatsDispatches(gpu, {
           gates: L.nsa!.gates,
           sel: L.nsa!.core.sel,
+          keysRead: L.nsa!.keysRead,
           stats: L.nsa!.stats,
           B,
           T,

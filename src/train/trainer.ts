@@ -337,7 +337,7 @@ export class Trainer {
     return m;
   }
 
-  /** Layer statistics → the step's NSA summary (gate means averaged over layers, histograms summed). */
+  /** Layer statistics → the step's NSA summary (gate means and keys per query averaged over layers, histograms summed). */
   private summariseNsa(perLayer: NsaStats[]): NsaStepStats {
     const L = perLayer.length;
     const gateMean = [0, 1, 2].map((c) => perLayer.reduce((a, s) => a + s.gateMean[c], 0) / L) as [number, number, number];
@@ -346,6 +346,7 @@ export class Trainer {
       gateMean,
       histogram,
       invalid: perLayer.reduce((a, s) => a + s.invalid, 0),
+      keysPerQuery: [0, 1, 2].map((c) => perLayer.reduce((a, s) => a + s.keysPerQuery[c], 0) / L) as [number, number, number],
       perLayer: perLayer.map((s) => ({ gateMean: s.gateMean, invalid: s.invalid })),
     };
   }

@@ -46,5 +46,11 @@ export interface NsaStepStats {
   histogram: number[];
   /** Selection rows that break the spec's top-n rules: must stay 0. */
   invalid: number;
+  /**
+   * Key rows per query and KV group, per branch (cmp, sel, win), the mean over the step's last
+   * micro-batch and the layers, as the forward kernels counted them (a compressed block is one row).
+   * Absent in histories written before the kernels counted (2026-11-27).
+   */
+  keysPerQuery?: [number, number, number];
   perLayer: Array<{ gateMean: [number, number, number]; invalid: number }>;
 }

@@ -190,6 +190,8 @@ describe('summary of a bundle run', () => {
       step,
       accuracy,
       sequence_accuracy: accuracy / 2,
+      // NSA's kernel counts of the step before (the WebGPU engine writes none for dense attention).
+      ...(mechanism === 'nsa' && { keys_counted: { cmp: 60, sel: 40 + step / 100, win: 16 } }),
       seconds: step / 10,
     });
     const lines = [
@@ -222,17 +224,35 @@ describe('summary of a bundle run', () => {
         keys_last_query: 144,
         keys_mean_query: 111.3,
         keys_mean_vs_dense: 0.217,
+        keys_counted_query: 119, // the last evaluation's (step 300): the run was cut before its run line
+        keys_counted_vs_dense: 0.232,
         exit: 124,
         seconds: 430,
         cut: true,
       },
-      expect.objectContaining({ mechanism: 'dense', accuracy: 0.96, best_step: 100, reached: true, keys_mean_vs_dense: 1, exit: 0 }),
+      expect.objectContaining({
+        mechanism: 'dense',
+        accuracy: 0.96,
+        best_step: 100,
+        reached: true,
+        keys_mean_vs_dense: 1,
+        keys_counted_query: null,
+        exit: 0,
+      }),
     ]);
     const text = table(s);
     expect(text).toContain('step learn: CUT at its time cap (partial results kept) in 440 s');
     expect(text).toContain(
-      'learn mqar-long nsa: 90.0 % (whole sequences 45.0 %) at step 200 of 300 evaluated (4000 planned; 10 steps/s), target 95.0 % not reached, keys/query 111.3 (0.217 × dense), exit 124 (cut at its cap) in 430 s',
+      'learn mqar-long nsa: 90.0 % (whole sequences 45.0 %) at step 200 of 300 evaluated (4000 planned; 10 steps/s), target 95.0 % not reached, keys/query 111.3 (0.217 × dense), counted by the kernels 119 (0.232 × dense), exit 124 (cut at its cap) in 430 s',
     );
+    // A run line (the run ended): its mean over every step replaces the last evaluation's count.
+    writeFileSync(
+      join(dir, 'learn.jsonl'),
+      [...lines, { kind: 'run', preset: 'mqar-long', mechanism: 'nsa', keys_counted_mean_query: 110.5 }]
+        .map((l) => JSON.stringify(l))
+        .join('\n') + '\n',
+    );
+    expect(summarize(dir, steps).learn[0]).toMatchObject({ keys_counted_query: 110.5, keys_counted_vs_dense: 0.216 });
     // No learn.jsonl: no learn field.
     expect('learn' in summarize(mkdtempSync(join(tmpdir(), 'bundle-none-')), steps)).toBe(false);
   });

@@ -1,5 +1,6 @@
 // NSA per-step statistics on the GPU vs a plain CPU count in this file: gate means (f32 sums vs
-// float64, relative error ≤ 1e-5), histogram and invalid count exactly. Validity on the CPU side
+// float64, relative error ≤ 1e-5), histogram, invalid count and the per-branch sums of the key rows
+// read (64-bit, carries included) exactly. Validity on the CPU side
 // goes through src/definitions/nsa-ranges.ts selectionRanges (it throws on an invalid row) plus the count and
 // forced-block rules, an implementation independent of the kernel's.
 import { describe, expect, it } from 'vitest';
@@ -51,19 +52,43 @@ function cpuStats(gates: Float32Array, sel: Int32Array, B: number, T: number, G:
   return { gateMean, histogram, invalidRows };
 }
 
-async function run(gates: Float32Array, sel: Int32Array, B: number, T: number, H: number, G: number, cfg: NsaConfig, maxDistance: number) {
+const BRANCHES = ['cmp', 'sel', 'win'] as const;
+
+/** Per branch, random per-row key counts below `max` (what the counting forward kernels write). */
+function randomReads(rows: number, seed: number, max = 200): Uint32Array[] {
+  const r = rng(seed);
+  return BRANCHES.map(() => Uint32Array.from({ length: rows }, () => Math.floor(r() * max)));
+}
+
+/** The sums a plain loop gives (exact below 2⁵³). */
+const sums = (reads: Uint32Array[]) => reads.map((a) => a.reduce((s, v) => s + v, 0));
+
+async function run(
+  gates: Float32Array,
+  sel: Int32Array,
+  B: number,
+  T: number,
+  H: number,
+  G: number,
+  cfg: NsaConfig,
+  maxDistance: number,
+  reads = randomReads(B * T * G, 5),
+) {
   const gpu = await getGpu();
   const arena = createArena(gpu, 'stats', [
     { name: 'gates', bytes: gates.length * 4 },
     { name: 'sel', bytes: sel.length * 4 },
+    ...BRANCHES.map((b) => ({ name: `reads.${b}`, bytes: Math.max(4, B * T * G * 4) })),
     { name: 'stats', bytes: nsaStatsLength(maxDistance) * 4 },
   ]);
   gpu.write(arena.get('gates'), gates);
   gpu.write(arena.get('sel'), sel);
+  BRANCHES.forEach((b, c) => gpu.write(arena.get(`reads.${b}`), reads[c]));
   gpu.write(arena.get('stats'), new Uint32Array(nsaStatsLength(maxDistance)).fill(777)); // stale values: must be reset
   const ds = await nsaStatsDispatches(gpu, {
     gates: arena.get('gates'),
     sel: arena.get('sel'),
+    keysRead: { cmp: arena.get('reads.cmp'), sel: arena.get('reads.sel'), win: arena.get('reads.win') },
     stats: arena.get('stats'),
     B,
     T,
@@ -75,7 +100,10 @@ async function run(gates: Float32Array, sel: Int32Array, B: number, T: number, H
   gpu.run(ds);
   gpu.run(ds); // a second step on the same buffer: counters restart from 0
   expect(gpu.reports).toEqual([]);
-  return decodeNsaStats(await gpu.read(arena.get('stats')), maxDistance);
+  const got = decodeNsaStats(await gpu.read(arena.get('stats')), maxDistance, B * T * G);
+  expect(got.keysRead).toEqual(sums(reads));
+  if (B * T * G > 0) expect(got.keysPerQuery).toEqual(sums(reads).map((s) => s / (B * T * G)));
+  return got;
 }
 
 /** A valid selection from random scores, and random gates in (0, 1). */
@@ -129,9 +157,11 @@ describe('nsa stats', () => {
       { name: 'scores', bytes: B * T * G * nB * 4 },
       { name: 'gates', bytes: gates.length * 4 },
       { name: 'sel', bytes: B * T * G * cfg.nSel * 4 },
+      ...BRANCHES.map((b) => ({ name: `reads.${b}`, bytes: B * T * G * 4 })),
       { name: 'stats', bytes: nsaStatsLength(maxD) * 4 },
     ]);
     const s = (k: string) => arena.get(k);
+    const keysRead = { cmp: s('reads.cmp'), sel: s('reads.sel'), win: s('reads.win') }; // zeroed: a fresh arena
     gpu.write(
       s('scores'),
       Float32Array.from({ length: B * T * G * nB }, () => r()),
@@ -139,10 +169,22 @@ describe('nsa stats', () => {
     gpu.write(s('gates'), gates);
     gpu.run([
       await topNSelectionDispatch(gpu, { scores: s('scores'), sel: s('sel'), B, T, G, cfg }),
-      ...(await nsaStatsDispatches(gpu, { gates: s('gates'), sel: s('sel'), stats: s('stats'), B, T, H, G, cfg, maxDistance: maxD })),
+      ...(await nsaStatsDispatches(gpu, {
+        gates: s('gates'),
+        sel: s('sel'),
+        keysRead,
+        stats: s('stats'),
+        B,
+        T,
+        H,
+        G,
+        cfg,
+        maxDistance: maxD,
+      })),
     ]);
     const sel = await gpu.readI32(s('sel'));
-    const got = decodeNsaStats(await gpu.read(s('stats')), maxD);
+    const got = decodeNsaStats(await gpu.read(s('stats')), maxD, B * T * G);
+    expect(got.keysRead).toEqual([0, 0, 0]);
     expectStats(got, cpuStats(gates, sel.subarray(0, B * T * G * cfg.nSel), B, T, G, cfg, maxD));
     expect(got.invalid).toBe(0);
   });
@@ -226,16 +268,41 @@ describe('nsa stats', () => {
     expect(got.invalid).toBe(corrupt.length);
   });
 
-  it('rejects a histogram too large for workgroup memory and short buffers', async () => {
+  it('the key sums are 64-bit: 1,100 rows of 2²⁴ − 1 keys per branch carry into the high word', async () => {
+    // 256 such rows stay below 2³² in a workgroup; the 5 workgroups' sum (about 2^34) wraps the low word 4 times.
+    const [B, T, H, G] = [2, 275, 2, 2];
+    const { gates, sel } = inputs(B, T, H, G, BASE, 8);
+    const rows = B * T * G;
+    const reads = [2 ** 24 - 1, 2 ** 24 - 2, 12345].map((v) => new Uint32Array(rows).fill(v));
+    const got = await run(gates, sel, B, T, H, G, BASE, 10, reads);
+    expect(got.keysRead[0]).toBe(rows * (2 ** 24 - 1));
+    expect(got.keysRead[0]).toBeGreaterThan(2 ** 34);
+    expect(got.keysRead[2]).toBe(rows * 12345);
+  });
+
+  it('rejects a histogram too large for workgroup memory, short buffers and T ≥ 2²⁴', async () => {
     const gpu = await getGpu();
     const arena = createArena(
       gpu,
       'bad',
-      ['g', 's', 'o'].map((name) => ({ name, bytes: 64 })),
+      ['g', 's', 'o', 'rc', 'rs', 'rw'].map((name) => ({ name, bytes: 64 })),
     );
-    const a = { gates: arena.get('g'), sel: arena.get('s'), stats: arena.get('o'), B: 1, T: 2, H: 1, G: 1, cfg: BASE, maxDistance: 4 };
+    const a = {
+      gates: arena.get('g'),
+      sel: arena.get('s'),
+      keysRead: { cmp: arena.get('rc'), sel: arena.get('rs'), win: arena.get('rw') },
+      stats: arena.get('o'),
+      B: 1,
+      T: 2,
+      H: 1,
+      G: 1,
+      cfg: BASE,
+      maxDistance: 4,
+    };
     await expect(nsaStatsDispatches(gpu, { ...a, maxDistance: 5000 })).rejects.toThrow(/maxDistance/);
     await expect(nsaStatsDispatches(gpu, { ...a, maxDistance: 20 })).rejects.toThrow(/stats holds/);
     await expect(nsaStatsDispatches(gpu, { ...a, stats: a.sel })).rejects.toThrow(/overlap/);
+    await expect(nsaStatsDispatches(gpu, { ...a, keysRead: { ...a.keysRead, win: a.stats } })).rejects.toThrow(/overlap/);
+    await expect(nsaStatsDispatches(gpu, { ...a, T: 2 ** 24 })).rejects.toThrow(/T = 16777216/);
   });
 });

@@ -44,7 +44,13 @@ function makeCheckpoint(config: RunConfig, seed: number): TrainingCheckpoint {
     elapsedMs: 10 * (step + 1),
   });
   const metrics = [row(0, 5.5), row(1, 5.25), row(2, NaN)];
-  metrics[1].nsa = { gateMean: [0.1, 0.2, 0.7], histogram: [3, 0, 1], invalid: 0, perLayer: [{ gateMean: [0.1, 0.2, 0.7], invalid: 0 }] };
+  metrics[1].nsa = {
+    gateMean: [0.1, 0.2, 0.7],
+    histogram: [3, 0, 1],
+    invalid: 0,
+    keysPerQuery: [3.5, 16.25, 4.875],
+    perLayer: [{ gateMean: [0.1, 0.2, 0.7], invalid: 0 }],
+  };
   return {
     config,
     state: { stepsDone: 3, batchesDrawn: 3 },

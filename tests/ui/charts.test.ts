@@ -134,9 +134,33 @@ describe('chart series (incremental)', () => {
     tokensPerSecond: 1000 + step,
     stepMs: 10,
     elapsedMs: step * 10,
-    ...(nsa ? { nsa: { gateMean: [0.1, 0.2, 0.3] as [number, number, number], histogram: [], invalid: 0, perLayer: [] } } : {}),
+    ...(nsa
+      ? {
+          nsa: {
+            gateMean: [0.1, 0.2, 0.3] as [number, number, number],
+            histogram: [],
+            invalid: 0,
+            keysPerQuery: [9, 20.5 + (step % 3), 8] as [number, number, number],
+            perLayer: [],
+          },
+        }
+      : {}),
   });
-  const ids: SeriesId[] = ['lossRaw', 'lossSmooth', 'val', 'tokensPerSecond', 'lr', 'gradNorm', 'gateCmp', 'gateSel', 'gateWin'];
+  const ids: SeriesId[] = [
+    'lossRaw',
+    'lossSmooth',
+    'val',
+    'tokensPerSecond',
+    'lr',
+    'gradNorm',
+    'gateCmp',
+    'gateSel',
+    'gateWin',
+    'keysCmp',
+    'keysSel',
+    'keysWin',
+    'keysTotal',
+  ];
   const all = (c: ChartSeries) => Object.fromEntries(ids.map((id) => [id, c.get(id).points()]));
 
   it('a 10,000-step run streamed in 100 updates equals the same run built at once; each series ≤ 1500 points', () => {
@@ -210,10 +234,32 @@ describe('chart series (incremental)', () => {
     expect(c.get('lossRaw').length).toBe(0);
   });
 
-  it('dense runs have no gate series', () => {
+  it('dense runs have no gate or key series', () => {
     const c = new ChartSeries(0.6);
     c.sync([m(0), m(1)], [], 0.6);
     expect([c.get('gateCmp').length, c.get('gateSel').length, c.get('gateWin').length]).toEqual([0, 0, 0]);
+    expect(c.get('keysTotal').length).toBe(0);
+  });
+
+  it("NSA's keys read per query: each branch as counted, and their sum; a history without counts draws none", () => {
+    const c = new ChartSeries(0.6);
+    c.sync([m(0, true), m(1, true)], [], 0.6);
+    expect(
+      c
+        .get('keysSel')
+        .points()
+        .map((p) => p.y),
+    ).toEqual([20.5, 21.5]);
+    expect(
+      c
+        .get('keysTotal')
+        .points()
+        .map((p) => p.y),
+    ).toEqual([37.5, 38.5]);
+    const old = { ...m(0, true), nsa: { ...m(0, true).nsa!, keysPerQuery: undefined } };
+    const d = new ChartSeries(0.6);
+    d.sync([old], [], 0.6);
+    expect([d.get('gateCmp').length, d.get('keysTotal').length, d.get('keysCmp').length]).toEqual([1, 0, 0]);
   });
 
   it('point budget: one per pixel column, between 64 and 600 (within the 1500 kept)', () => {

@@ -10,7 +10,13 @@ import { cmpMlpHidden, type NsaConfig } from '../../definitions/nsa-config';
 import type { AttentionShape } from '../../definitions/shapes';
 import type { BufferSlice, PlaceTensor } from '../../gpu/arena';
 import type { Dispatch, GpuContext } from '../../gpu/context';
-import { type NsaAttnVariant, type NsaBranch, nsaBranchBackwardDispatches, nsaBranchForwardDispatch } from '../../kernels/nsa-attention';
+import {
+  type NsaAttnVariant,
+  type NsaBranch,
+  nsaBranchBackwardDispatches,
+  nsaBranchForwardCountingDispatch,
+  nsaBranchForwardDispatch,
+} from '../../kernels/nsa-attention';
 import {
   type CmpMlpSlices,
   compressAvgBackwardDispatch,
@@ -22,6 +28,7 @@ import {
 import { combineBackwardDispatches, combineBackwardGatesDispatches, combineForwardDispatch } from '../../kernels/nsa-gates';
 import { nsaReverseIndexDispatches, nsaReverseIndexLengths, type NsaReverseIndexSlices } from '../../kernels/nsa-reverse-index';
 import { selectionScoresDispatch, topNSelectionDispatch } from '../../kernels/nsa-select';
+import type { NsaKeysReadSlices } from '../../kernels/nsa-stats';
 
 export interface NsaBranchKV {
   k: BufferSlice;
@@ -71,6 +78,11 @@ export interface NsaCoreIO {
   mlp?: { k: CmpMlpSlices; v: CmpMlpSlices };
   /** The branch attention kernels: 'group' or 'simple'; default by adapter (nsaAttnVariant). */
   kernels?: NsaAttnVariant;
+  /**
+   * Given: each branch's forward runs its counting entry point and writes, per (b, t, g), the key
+   * rows it read (u32 [B,T,G] per branch; the model's per-step statistics sum them).
+   */
+  keysRead?: NsaKeysReadSlices;
 }
 
 export interface NsaCoreGrads {
@@ -204,8 +216,8 @@ export async function nsaCoreForward(
       }),
     );
   }
-  const branch = (branch: NsaBranch, kv: NsaBranchKV, out: BufferSlice, lse: BufferSlice) =>
-    nsaBranchForwardDispatch(gpu, {
+  const branch = (branch: NsaBranch, kv: NsaBranchKV, out: BufferSlice, lse: BufferSlice) => {
+    const args = {
       branch,
       cfg,
       B,
@@ -221,7 +233,10 @@ export async function nsaCoreForward(
       variant: io.kernels,
       out,
       lse,
-    });
+    };
+    const keysRead = io.keysRead?.[branch];
+    return keysRead ? nsaBranchForwardCountingDispatch(gpu, { ...args, keysRead }) : nsaBranchForwardDispatch(gpu, args);
+  };
   list.push(
     branch('cmp', { k: sv.kc, v: sv.vc }, sv.oCmp, sv.lseCmp),
     selectionScoresDispatch(gpu, { q: io.q, kc: sv.kc, scores: sv.scores, B, T, H, G, dk, cfg, variant: io.kernels }),

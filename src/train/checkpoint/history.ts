@@ -5,7 +5,8 @@
 //   metrics.step_ms, metrics.elapsed_ms                                          [R]
 //   NSA runs only (all six or none): metrics.nsa.present (1/0) [R], metrics.nsa.gate_mean [R, 3],
 //   metrics.nsa.histogram [R, H], metrics.nsa.invalid [R], metrics.nsa.layer_gate_mean [R, L, 3],
-//   metrics.nsa.layer_invalid [R, L]
+//   metrics.nsa.layer_invalid [R, L]; metrics.nsa.keys_per_query [R, 3] where every NSA row has
+//   it (histories from before the kernels counted have none)
 //   DSA runs only (both or none): metrics.index_loss, metrics.has_index_loss (1/0)  [R]
 //   evals.step, evals.val_loss, evals.accuracy, evals.has_accuracy (1/0)          [E]
 // Browser-safe.
@@ -35,6 +36,7 @@ const NSA_COLUMNS = {
   histogram: 'metrics.nsa.histogram',
   invalid: 'metrics.nsa.invalid',
   perLayer: 'metrics.nsa.layer_gate_mean',
+  keysPerQuery: 'metrics.nsa.keys_per_query',
 } as const satisfies Record<keyof NsaStepStats, string>;
 const NSA_LAYER_COLUMNS = {
   gateMean: 'metrics.nsa.layer_gate_mean',
@@ -83,6 +85,8 @@ export function encodeHistory(metrics: readonly StepMetrics[], evals: readonly E
     const invalid = new Float64Array(R);
     const layerGate = new Float64Array(R * L * 3);
     const layerInvalid = new Float64Array(R * L);
+    const withKeys = metrics.every((m) => !m.nsa || m.nsa.keysPerQuery);
+    const keys = new Float64Array(R * 3);
     for (let i = 0; i < R; i++) {
       const s = metrics[i].nsa;
       if (!s) continue;
@@ -94,6 +98,7 @@ export function encodeHistory(metrics: readonly StepMetrics[], evals: readonly E
       gate.set(s.gateMean, 3 * i);
       hist.set(s.histogram, H * i);
       invalid[i] = s.invalid;
+      if (withKeys) keys.set(s.keysPerQuery!, 3 * i);
       s.perLayer.forEach((l, j) => {
         layerGate.set(l.gateMean, 3 * (L * i + j));
         layerInvalid[L * i + j] = l.invalid;
@@ -107,6 +112,7 @@ export function encodeHistory(metrics: readonly StepMetrics[], evals: readonly E
       column(NSA_LAYER_COLUMNS.gateMean, [R, L, 3], layerGate),
       column(NSA_LAYER_COLUMNS.invalid, [R, L], layerInvalid),
     );
+    if (withKeys) out.push(column(NSA_COLUMNS.keysPerQuery, [R, 3], keys));
   }
   const E = evals.length;
   const step = new Float64Array(E);
@@ -184,12 +190,14 @@ export function decodeHistory(f64: Columns, fail: Fail): { metrics: StepMetrics[
     const layerInvalid = get(NSA_LAYER_COLUMNS.invalid, [R, L]);
     integers(NSA_LAYER_COLUMNS.invalid, layerInvalid, 0, undefined, present, L);
     const triple = (a: Float64Array, k: number): [number, number, number] => [a[3 * k], a[3 * k + 1], a[3 * k + 2]];
+    const keys = f64.has(NSA_COLUMNS.keysPerQuery) ? get(NSA_COLUMNS.keysPerQuery, [R, 3]) : null;
     nsa = (i) =>
       present[i] === 1
         ? {
             gateMean: triple(gate, i),
             histogram: Array.from(hist.subarray(H * i, H * (i + 1))),
             invalid: invalid[i],
+            ...(keys && { keysPerQuery: triple(keys, i) }),
             perLayer: Array.from({ length: L }, (_, j) => ({ gateMean: triple(layerGate, L * i + j), invalid: layerInvalid[L * i + j] })),
           }
         : undefined;

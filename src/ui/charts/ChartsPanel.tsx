@@ -1,6 +1,7 @@
 // The run's charts: training and validation loss beside a task run's answer accuracy (0–100 %, with
 // chance and the evaluation's sampling band around it), then tokens/s, learning rate, gradient norm
-// and, for NSA models, the gate mean of each branch (folded on a phone); one smoothing weight
+// and, for NSA models, the gate mean of each branch and the key rows each query read, as the forward
+// kernels counted them, against dense attention's (folded on a phone); one smoothing weight
 // (TensorBoard-style, the raw values faint behind) and one log-scale switch for all of them.
 import { useEffect, useId, useMemo, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
@@ -34,9 +35,11 @@ export const COLORS = {
   cmp: '#0ea5e9',
   sel: '#f59e0b',
   win: '#22c55e',
+  keys: '#334155',
 };
 
 const twoDecimals = (v: number) => v.toFixed(2);
+const oneDecimal = (v: number) => v.toFixed(1);
 /** Accuracy is drawn on its whole range, so a wobble near chance looks like one. */
 const ACCURACY_RANGE = [0, 1] as const;
 
@@ -86,6 +89,12 @@ export function ChartsPanel() {
           { id: 'gate-sel', name: 'selected', series: s.get('gateSelSmooth'), color: COLORS.sel },
           { id: 'gate-win', name: 'window', series: s.get('gateWinSmooth'), color: COLORS.win },
         ],
+        keys: [
+          { id: 'keys-total', name: 'all branches', series: s.get('keysTotal'), color: COLORS.keys },
+          { id: 'keys-cmp', name: 'compressed', series: s.get('keysCmp'), color: COLORS.cmp },
+          { id: 'keys-sel', name: 'selected', series: s.get('keysSel'), color: COLORS.sel },
+          { id: 'keys-win', name: 'window', series: s.get('keysWin'), color: COLORS.win },
+        ],
       }) satisfies Record<string, LineSpec[]>,
     [s],
   );
@@ -98,6 +107,10 @@ export function ChartsPanel() {
   // Gates: for NSA runs (mounted before the run, like every chart), or whatever run reported them.
   const nsa = useStore((st) => (st.runConfig ?? st.config).model.attention === 'nsa');
   const hasGates = nsa || s.get('gateCmp').length > 0;
+  const hasKeys = nsa || s.get('keysTotal').length > 0;
+  // Dense attention's mean over the positions, (T + 1)/2 keys per query: the line the counts sit under.
+  const seqLen = useStore((st) => (st.runConfig ?? st.validConfig).model.seqLen);
+  const denseKeys = useMemo(() => ({ y: (seqLen + 1) / 2, label: `dense ${oneDecimal((seqLen + 1) / 2)}` }), [seqLen]);
   // From the held run's config, else the last valid one (a draft value such as 'abc' never reaches a chart).
   const chance = useStore((st) => taskChance(st.runConfig ?? st.validConfig));
   const answers = useStore((st) => taskAnswerLabel(st.runConfig ?? st.validConfig));
@@ -152,13 +165,26 @@ export function ChartsPanel() {
         )}
       </div>
       <details className="chart-more" open={moreOpen} onToggle={(e) => setMoreOpen(e.currentTarget.open)} data-testid="charts-more">
-        <summary>Tokens/s, learning rate, gradient norm{hasGates ? ', gates' : ''}</summary>
+        <summary>
+          Tokens/s, learning rate, gradient norm{hasGates ? ', gates' : ''}
+          {hasKeys ? ', keys read' : ''}
+        </summary>
         <div className="chart-grid">
           <MetricChart {...common} testId="tokens-chart" title="Tokens per second" lines={shownLines.tokens} />
           <MetricChart {...common} testId="lr-chart" title="Learning rate" lines={lines.lr} />
           <MetricChart {...common} testId="gradnorm-chart" title="Gradient norm (before clipping)" lines={shownLines.grad} />
           {hasGates && (
             <MetricChart {...common} testId="gates-chart" title="Gate mean per branch" format={twoDecimals} lines={shownLines.gates} />
+          )}
+          {hasKeys && (
+            <MetricChart
+              {...common}
+              testId="keys-chart"
+              title="Keys read per query and group (counted by the kernels)"
+              format={oneDecimal}
+              lines={lines.keys}
+              reference={denseKeys}
+            />
           )}
         </div>
       </details>

@@ -7,7 +7,8 @@ import type { XAxisKind } from './chart-settings';
 import { MAX_CHART_POINTS, MinMaxBuckets } from './decimate';
 import { DebiasedEma } from './smoothing';
 
-type RawSeries = 'lossRaw' | 'tokensPerSecond' | 'lr' | 'gradNorm' | 'gateCmp' | 'gateSel' | 'gateWin';
+type RawSeries =
+  'lossRaw' | 'tokensPerSecond' | 'lr' | 'gradNorm' | 'gateCmp' | 'gateSel' | 'gateWin' | 'keysCmp' | 'keysSel' | 'keysWin' | 'keysTotal';
 type SmoothSeries = 'lossSmooth' | 'tokensSmooth' | 'gradSmooth' | 'gateCmpSmooth' | 'gateSelSmooth' | 'gateWinSmooth';
 export type SeriesId = RawSeries | SmoothSeries | 'val' | 'accuracy';
 
@@ -31,6 +32,14 @@ const STEP_VALUES: Record<RawSeries, (m: StepMetrics) => number | undefined> = {
   gateCmp: (m) => m.nsa?.gateMean[0],
   gateSel: (m) => m.nsa?.gateMean[1],
   gateWin: (m) => m.nsa?.gateMean[2],
+  // NSA's key rows per query and group, as the forward kernels counted them (not smoothed: a count).
+  keysCmp: (m) => m.nsa?.keysPerQuery?.[0],
+  keysSel: (m) => m.nsa?.keysPerQuery?.[1],
+  keysWin: (m) => m.nsa?.keysPerQuery?.[2],
+  keysTotal: (m) => {
+    const k = m.nsa?.keysPerQuery;
+    return k && k[0] + k[1] + k[2];
+  },
 };
 
 const STEP_IDS = Object.keys(STEP_VALUES) as Array<keyof typeof STEP_VALUES>;

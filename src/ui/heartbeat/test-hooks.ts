@@ -36,7 +36,13 @@ function fakeMetrics(step: number): StepMetrics {
     tokensPerSecond: 50_000 + noise * 1e5,
     stepMs: 10,
     elapsedMs: step * 10,
-    nsa: { gateMean: [0.3 + noise, 0.5 - noise, 0.6], histogram: [], invalid: 0, perLayer: [] },
+    nsa: {
+      gateMean: [0.3 + noise, 0.5 - noise, 0.6],
+      histogram: [],
+      invalid: 0,
+      keysPerQuery: [12, 24 + (step % 7), 8],
+      perLayer: [],
+    },
   };
 }
 
