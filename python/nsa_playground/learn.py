@@ -8,7 +8,9 @@ DIR is an export directory of the fresh model (config.json with its train settin
 with the seeded initial weights: the WebGPU trainer's own). stdin carries N held-out batches, then one
 training batch per step; a batch is B·T int32 tokens then B·T int32 targets (little-endian), a target
 of -1 not scored. stdout: one JSON line per step ({"kind": "step", "step", "loss", "lr", "grad_norm"}, and
-"index_loss" for DSA: Σ over layers of the indexer's L_I),
+"index_loss" for DSA: Σ over layers of the indexer's L_I; "keys_counted" for NSA: per branch, the key
+rows per query and group the step's selection read, averaged over the layers, as the WebGPU trainer
+counts them),
 per evaluation ({"kind": "eval", "step", "accuracy", "answers", "sequence_accuracy", "seconds"}) and a
 last {"kind": "done", "step", "reached"} line. Training stops at train.steps, or after the first
 evaluation whose answer accuracy is at least --target.
@@ -25,6 +27,7 @@ import time
 import torch
 
 from .export_dir import load_model, read_config
+from .nsa import keys_read
 from .optim import make_adamw, optimizer_step
 
 
@@ -69,6 +72,22 @@ def score(model: torch.nn.Module, batches: list[tuple[torch.Tensor, torch.Tensor
     return {"accuracy": correct / answers, "answers": answers, "sequence_accuracy": whole / sequences}
 
 
+def counted_keys(model: torch.nn.Module) -> dict[str, float] | None:
+    """NSA: the last forward's (keep=True) key rows per query and group per branch, the mean over its
+    B·T·G rows and the layers; None for other attentions."""
+    c = model.config.nsa if model.config.attention == "nsa" else None
+    kept = [s for s in model.selections() if s is not None]
+    if c is None or not kept:
+        return None
+    sums = [0.0, 0.0, 0.0]
+    for s in kept:
+        sel = s["selection"]
+        rows = sel.shape[0] * sel.shape[1] * sel.shape[2]
+        for i, k in enumerate(keys_read(sel, c)):
+            sums[i] += k / rows / len(kept)
+    return dict(zip(("cmp", "sel", "win"), sums))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m nsa_playground.learn", description=__doc__.split("\n\n")[0])
     ap.add_argument("--from", dest="source", required=True, help="export directory of the fresh model")
@@ -109,13 +128,16 @@ def main(argv: list[str] | None = None) -> int:
         x, y = b
         opt.zero_grad(set_to_none=True)
         model.set_dsa_step(step)  # DSA: the step's phase (dense warm-up or sparse)
-        loss, index_loss = model.losses(x, y)
+        nsa = model.config.attention == "nsa"
+        loss, index_loss = model.losses(x, y, keep=nsa)
         model.objective(loss, index_loss).backward()
         info = optimizer_step(model, opt, train, step)
         step += 1
         line = {"kind": "step", "step": step, "loss": float(loss), "lr": info["lr"], "grad_norm": info["grad_norm"]}
         if index_loss is not None:
             line["index_loss"] = float(index_loss.detach())
+        if nsa:
+            line["keys_counted"] = counted_keys(model)
         emit(line)
         if step % a.eval_every == 0 or step == steps:
             s = score(model, held)

@@ -258,6 +258,19 @@ def _by_pieces(fn, T: int, piece: int, tensors: tuple[torch.Tensor, ...], fixed:
     return torch.cat(outs, dim=1)
 
 
+def keys_read(sel: torch.Tensor, c: NsaConfig) -> tuple[int, int, int]:
+    """Σ over every (b, t, g) of the key rows each branch reads (docs/nsa-spec.md section 10), for a
+    selection [B, T, G, nSel]: the compressed blocks complete by t, the positions ≤ t of the selected
+    blocks (−1 pads: none) and min(w, t + 1). What the WebGPU model's kernels count each step."""
+    B, T, G, _ = sel.shape
+    t = torch.arange(T, device=sel.device)
+    cmp = int(torch.where(t + 1 >= c.l, torch.div(t + 1 - c.l, c.d, rounding_mode="floor") + 1, 0).sum()) * B * G
+    pos = sel[..., None] * c.lSel + torch.arange(c.lSel, device=sel.device)  # [B, T, G, nSel, lSel]
+    chosen = int(((sel[..., None] >= 0) & (pos <= t[None, :, None, None, None])).sum())
+    win = int(torch.clamp(t + 1, max=c.w).sum()) * B * G
+    return cmp, chosen, win
+
+
 def check_selection(sel: torch.Tensor, c: NsaConfig, T: int) -> None:
     """A selection [B, T, G, nSel] given to nsa_attention: int, blocks in [−1, nBlocks), and every
     row's first entry a candidate block of its query (so that every query reads a key)."""

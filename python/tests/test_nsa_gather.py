@@ -177,3 +177,21 @@ def test_moba_and_window_gather_equal_masked(T, H, G, B_, k):
             sel = a["selection"]
             assert bool((sel == (t // B_)).any(-1).all()), "own block always selected"
             assert bool(((sel < 0) | (sel == t // B_) | ((sel + 1) * B_ - 1 <= t)).all()), "others complete and past"
+
+
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_keys_read_counts_what_each_branch_reads(case):
+    """keys_read (what learn.py reports and the WebGPU kernels count) against the masked path's own
+    masks: visible compressed blocks, the selected mask and the window mask, summed over every row."""
+    c, T, H, G = CASES[case]
+    out, _ = run(c, T, H, G, "masked")
+    sel = out["selection"]
+    B = sel.shape[0]
+    t = torch.arange(T)
+    win = (t[None, :] <= t[:, None]) & (t[None, :] > t[:, None] - c.w)
+    want = (
+        int(N.cmp_visible(T, c, "cpu").sum()) * B * G,
+        int(N.selected_mask(sel, c, T).sum()),
+        int(win.sum()) * B * G,
+    )
+    assert N.keys_read(sel, c) == want

@@ -45,6 +45,8 @@ export interface TorchRunLine {
   answers?: number;
   reached?: boolean;
   seconds?: number;
+  /** NSA step lines: key rows per query and group per branch, from the step's selection (nsa.py keys_read). */
+  keys_counted?: { cmp: number; sel: number; win: number };
 }
 
 function batchBytes(b: Batch): Buffer {

@@ -6,10 +6,11 @@
 // answer accuracy reaches --target. Prints JSON lines as it goes (one per evaluation and per run),
 // writes them to DIR/results.jsonl with the figure DIR/accuracy.svg and .png (accuracy against step,
 // chance marked), prints a table, and ends with one JSON line per mechanism: its best run's
-// "mechanism", "keys_last_query", "accuracy", "steps", "reached", seed and lr. With the WebGPU engine,
-// NSA's keys per query are also counted by its forward kernels on every training step (the model's
-// step statistics): each eval line carries the last step's `keys_counted` per branch and each run the
-// mean over its steps, `keys_counted_mean_query`. --budget KEYS sets
+// "mechanism", "keys_last_query", "accuracy", "steps", "reached", seed and lr. NSA's keys per query
+// are also counted on every training step — by its forward kernels (WebGPU: the model's step
+// statistics), from the step's selection (PyTorch: nsa.py keys_read) — : each eval line carries the
+// last step's `keys_counted` per branch and each run the mean over its steps, `keys_counted_mean_query`.
+// --budget KEYS sets
 // NSA, the window and MoBA to read at most KEYS key rows per query at the last position
 // (src/definitions/budget.ts: matched budget); without it each is sized from the preset's NSA.
 // --jsonl FILE: every JSON line is also appended to FILE as it comes (one write per line, so several
@@ -47,8 +48,9 @@ interface RunResult {
   /** Key rows per query and head, the mean over positions 0 … T − 1 (keysPerQuery; NSA's selected rows an upper bound). */
   keys_mean_query: number;
   /**
-   * NSA on the WebGPU engine: key rows per query and group (all branches), as the forward kernels
-   * counted them, the mean over every training step (its last micro-batch) and the layers; else null.
+   * NSA: key rows per query and group (all branches) as counted on every training step (WebGPU: by
+   * the forward kernels, the step's last micro-batch; PyTorch: from the step's selection), the mean
+   * over the steps and the layers; else null.
    */
   keys_counted_mean_query: number | null;
   seed: number;
@@ -204,10 +206,15 @@ async function main(): Promise<number> {
         first_losses: [],
       };
       const t0 = performance.now();
-      // The kernels' counts (NSA, WebGPU): the last step's per branch, and the running sum of totals.
+      // NSA's counts: the last step's per branch, and the running sum of totals.
       let counted: [number, number, number] | undefined;
       let countedSum = 0;
       let countedSteps = 0;
+      const countStep = (k: [number, number, number]) => {
+        counted = k;
+        countedSum += k[0] + k[1] + k[2];
+        countedSteps++;
+      };
       const onEval = (step: number, accuracy: number, sequenceAccuracy: number) => {
         r.curve.push({ step, accuracy });
         Object.assign(r, { accuracy, sequence_accuracy: sequenceAccuracy, steps: step, reached: accuracy >= target });
@@ -231,11 +238,7 @@ async function main(): Promise<number> {
           stopAt: target,
           onStep: (m) => {
             if (r.first_losses.length < 20) r.first_losses.push(m.loss);
-            if (m.nsa?.keysPerQuery) {
-              counted = m.nsa.keysPerQuery;
-              countedSum += counted[0] + counted[1] + counted[2];
-              countedSteps++;
-            }
+            if (m.nsa?.keysPerQuery) countStep(m.nsa.keysPerQuery);
           },
           onEval: (step, s) => onEval(step + 1, s.accuracy, s.sequenceAccuracy),
         });
@@ -249,6 +252,7 @@ async function main(): Promise<number> {
           threads,
           onLine: (l) => {
             if (l.kind === 'step' && r.first_losses.length < 20) r.first_losses.push(l.loss!);
+            if (l.kind === 'step' && l.keys_counted) countStep([l.keys_counted.cmp, l.keys_counted.sel, l.keys_counted.win]);
             if (l.kind === 'eval') onEval(l.step, l.accuracy!, l.sequence_accuracy!);
           },
         });
