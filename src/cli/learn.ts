@@ -91,6 +91,12 @@ async function svgToPng(svg: string): Promise<Buffer | null> {
   }
 }
 
+/** The table's keys per query: NSA's counted mean, else the config's mean over positions (marked '≤' where it is an upper bound). */
+function keysPerQueryText(r: RunResult): string {
+  if (r.keys_counted_mean_query !== null) return r.keys_counted_mean_query.toFixed(1);
+  return `${r.mechanism === 'nsa' ? '≤' : ''}${r.keys_mean_query.toFixed(1)}`;
+}
+
 /** keysPerQuery's mean over the positions 0 … T − 1 of one sequence. */
 const meanKeysPerQuery = (c: RunConfig): number => keysPerSequence(c.model) / c.model.seqLen;
 
@@ -293,10 +299,10 @@ async function main(): Promise<number> {
   const pct = (v: number) => `${(100 * v).toFixed(1)}%`.padStart(7);
   const table = [
     `${preset} (${engine}), chance ${pct(chance).trim()}, target ${pct(target).trim()}:`,
-    '  mechanism  keys@T-1  seed  lr        accuracy  whole seq  steps  reached  minutes',
+    '  mechanism  keys@T-1  keys/query  seed  lr        accuracy  whole seq  steps  reached  minutes',
     ...results.map(
       (r) =>
-        `  ${r.mechanism.padEnd(9)}  ${String(r.keys_last_query).padStart(8)}  ${String(r.seed).padEnd(4)}  ${String(r.lr).padEnd(8)}  ${pct(r.accuracy)}   ${pct(r.sequence_accuracy)}  ${String(r.steps).padStart(5)}  ${(r.reached ? 'yes' : 'no').padEnd(7)}  ${(r.seconds / 60).toFixed(1).padStart(7)}`,
+        `  ${r.mechanism.padEnd(9)}  ${String(r.keys_last_query).padStart(8)}  ${keysPerQueryText(r).padStart(10)}  ${String(r.seed).padEnd(4)}  ${String(r.lr).padEnd(8)}  ${pct(r.accuracy)}   ${pct(r.sequence_accuracy)}  ${String(r.steps).padStart(5)}  ${(r.reached ? 'yes' : 'no').padEnd(7)}  ${(r.seconds / 60).toFixed(1).padStart(7)}`,
     ),
     `  results: ${join(dir, 'results.jsonl')}; ` +
       (figure ? `figure: ${join(dir, 'accuracy.svg')}${png ? ' and .png' : ' (no PNG: no Chromium)'}` : 'no figure (--no-figure)'),
