@@ -17,7 +17,7 @@
 // 2e-3, 50.4 % per digit and 4.7 % of whole keys after the 1,500 steps (17 min), near chance until step
 // 500 (batch 32 tracked it: 24 % at step 800 against 23 %); over a 4,000-step schedule at 2e-3, a
 // plateau at about 35 % from step 2,000; at 7e-4, 56.6 % by step 1,000 and 66.8 % per digit, 6.3 %
-// of whole keys at 1,500 (14 min). So the preset is not yet solved; the GPU call measures batch 32.
+// of whole keys at 1,500 (14.7 min). So the preset is not yet solved; the GPU call measures batch 32.
 // Expected on an H200 (an estimate): NSA and dense ≥ 95 % of whole keys within the preset's 1,500
 // steps and window-only at chance — unmet on the CPU at batch 8. A step, alone on an H200: about 28 ms for NSA and 24 ms for
 // dense by the tuned figures' dispatch and FLOP rates (1,500 steps in under a minute), 250–500 ms
