@@ -72,13 +72,11 @@ def score(model: torch.nn.Module, batches: list[tuple[torch.Tensor, torch.Tensor
     return {"accuracy": correct / answers, "answers": answers, "sequence_accuracy": whole / sequences}
 
 
-def counted_keys(model: torch.nn.Module) -> dict[str, float] | None:
-    """NSA: the last forward's (keep=True) key rows per query and group per branch, the mean over its
-    B·T·G rows and the layers; None for other attentions."""
-    c = model.config.nsa if model.config.attention == "nsa" else None
+def counted_keys(model: torch.nn.Module) -> dict[str, float]:
+    """An NSA model's last forward (keep=True): key rows per query and group per branch, the mean over
+    its B·T·G rows and the layers."""
+    c = model.config.nsa
     kept = [s for s in model.selections() if s is not None]
-    if c is None or not kept:
-        return None
     sums = [0.0, 0.0, 0.0]
     for s in kept:
         sel = s["selection"]
@@ -118,6 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(json.dumps(obj) + "\n")
         sys.stdout.flush()
 
+    nsa = model.config.attention == "nsa"  # NSA: each step keeps its selections, and its keys are counted
     t0 = time.perf_counter()
     step = 0
     reached = False
@@ -128,7 +127,6 @@ def main(argv: list[str] | None = None) -> int:
         x, y = b
         opt.zero_grad(set_to_none=True)
         model.set_dsa_step(step)  # DSA: the step's phase (dense warm-up or sparse)
-        nsa = model.config.attention == "nsa"
         loss, index_loss = model.losses(x, y, keep=nsa)
         model.objective(loss, index_loss).backward()
         info = optimizer_step(model, opt, train, step)

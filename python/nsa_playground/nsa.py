@@ -264,7 +264,7 @@ def keys_read(sel: torch.Tensor, c: NsaConfig) -> tuple[int, int, int]:
     blocks (−1 pads: none) and min(w, t + 1). What the WebGPU model's kernels count each step."""
     B, T, G, _ = sel.shape
     t = torch.arange(T, device=sel.device)
-    cmp = int(torch.where(t + 1 >= c.l, torch.div(t + 1 - c.l, c.d, rounding_mode="floor") + 1, 0).sum()) * B * G
+    cmp = sum(num_cmp_blocks(u + 1, c) for u in range(T)) * B * G  # query u sees Ncmp(u + 1) blocks
     pos = sel[..., None] * c.lSel + torch.arange(c.lSel, device=sel.device)  # [B, T, G, nSel, lSel]
     chosen = int(((sel[..., None] >= 0) & (pos <= t[None, :, None, None, None])).sum())
     win = int(torch.clamp(t + 1, max=c.w).sum()) * B * G

@@ -76,6 +76,7 @@ const round = (x, digits = 3) => (typeof x === 'number' ? +x.toPrecision(digits)
 export function learnRows(lines) {
   if (!lines.length) return null;
   const rows = new Map();
+  const seqLen = new Map(); // preset → T, from its grid line
   const row = (preset, mechanism) => {
     const key = `${preset}/${mechanism}`;
     if (!rows.has(key))
@@ -96,7 +97,6 @@ export function learnRows(lines) {
         keys_mean_vs_dense: null,
         keys_counted_query: null,
         keys_counted_vs_dense: null,
-        seq_len: null,
         exit: null,
         seconds: null,
         cut: false,
@@ -108,7 +108,8 @@ export function learnRows(lines) {
       for (const m of l.mechanisms ?? []) {
         const r = row(l.preset, m);
         const k = l.keys_per_query?.[m];
-        Object.assign(r, { steps_planned: l.steps, target: l.target, chance: round(l.chance), seq_len: l.seqLen });
+        Object.assign(r, { steps_planned: l.steps, target: l.target, chance: round(l.chance) });
+        seqLen.set(l.preset, l.seqLen);
         if (k) {
           Object.assign(r, { keys_last_query: k.last_query, keys_mean_query: round(k.mean, 4) });
           r.keys_mean_vs_dense = round(k.mean / ((l.seqLen + 1) / 2));
@@ -135,8 +136,8 @@ export function learnRows(lines) {
     }
   }
   for (const r of rows.values()) {
-    if (r.keys_counted_query !== null && r.seq_len) r.keys_counted_vs_dense = round(r.keys_counted_query / ((r.seq_len + 1) / 2));
-    delete r.seq_len;
+    const T = seqLen.get(r.preset);
+    if (r.keys_counted_query !== null && T) r.keys_counted_vs_dense = round(r.keys_counted_query / ((T + 1) / 2));
   }
   return [...rows.values()];
 }

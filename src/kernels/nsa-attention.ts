@@ -496,18 +496,12 @@ async function forwardDispatch(gpu: GpuContext, a: NsaBranchForwardArgs, keysRea
  * Forward of one branch: out [B,T,H,dv] and lse [B,H,T] (natural log). For 'cmp', k/v are the
  * compressed kc/vc [B,Ncmp,G,·]; for 'sel', sel is the selection int32 [B,T,G,nSel] (ascending,
  * −1 padded, candidates only). A query without keys (cmp, ncmp(t) = 0) gets out = 0 and lse = −inf.
- */
-export function nsaBranchForwardDispatch(gpu: GpuContext, a: NsaBranchForwardArgs): Promise<Dispatch> {
-  return forwardDispatch(gpu, a);
-}
-
-/**
- * The forward with a debug counter: also writes keysRead u32 [B,T,G], the number of keys whose
+ * With keysRead (u32 [B,T,G]) the counting entry point also writes, per row, the number of keys whose
  * score the group's first head computed (docs/nsa-spec.md property 7: per branch ncmp(t),
  * |selected positions ≤ t| and min(w, t + 1)).
  */
-export function nsaBranchForwardCountingDispatch(gpu: GpuContext, a: NsaBranchForwardArgs & { keysRead: BufferSlice }): Promise<Dispatch> {
-  return forwardDispatch(gpu, a, a.keysRead);
+export function nsaBranchForwardDispatch(gpu: GpuContext, a: NsaBranchForwardArgs, keysRead?: BufferSlice): Promise<Dispatch> {
+  return forwardDispatch(gpu, a, keysRead);
 }
 
 /**

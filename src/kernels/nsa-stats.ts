@@ -64,7 +64,7 @@ export interface NsaStatsArgs {
   sel: BufferSlice;
   /**
    * u32 [B,T,G] per branch: the keys each row read, as the branch's forward kernel counted them
-   * (nsaBranchForwardCountingDispatch), in the same pass before this.
+   * (nsaBranchForwardDispatch with keysRead), in the same pass before this.
    */
   keysRead: NsaKeysReadSlices;
   /** nsaStatsLength(maxDistance) u32 words, overwritten. */

@@ -11,7 +11,6 @@ import {
   type NsaAttnVariant,
   type NsaBranch,
   nsaBranchBackwardDispatches,
-  nsaBranchForwardCountingDispatch,
   nsaBranchForwardDispatch,
   nsaKeyRows,
 } from '../../src/kernels/nsa-attention';
@@ -142,7 +141,7 @@ export async function runBranch(
   const reverse = { counts: sl.counts, offsets: sl.offsets, queries: sl.queries };
   const base = { ...s, branch, cfg, q: sl.q, k: sl.k, v: sl.v, sel: sl.sel, out: sl.out, lse: sl.lse, variant: o.variant };
   const [fwd, rev, bwd] = await Promise.all([
-    o.count ? nsaBranchForwardCountingDispatch(gpu, { ...base, keysRead: sl.keysRead }) : nsaBranchForwardDispatch(gpu, base),
+    nsaBranchForwardDispatch(gpu, base, o.count ? sl.keysRead : undefined),
     branch === 'sel' ? nsaReverseIndexDispatches(gpu, { ...s, cfg, sel: sl.sel, reverse }) : Promise.resolve([]),
     nsaBranchBackwardDispatches(gpu, {
       ...base,

@@ -14,13 +14,7 @@ import { dsaIndexBackwardDispatches } from '../../kernels/dsa-index-backward';
 import { dsaIndexLossDispatch } from '../../kernels/dsa-index-loss';
 import { dsaIndexScoresDispatch } from '../../kernels/dsa-index-scores';
 import { dsaTopKDispatch } from '../../kernels/dsa-topk';
-import {
-  type NsaAttnVariant,
-  nsaBranchBackwardDispatches,
-  type NsaBranchForwardArgs,
-  nsaBranchForwardCountingDispatch,
-  nsaBranchForwardDispatch,
-} from '../../kernels/nsa-attention';
+import { type NsaAttnVariant, nsaBranchBackwardDispatches, nsaBranchForwardDispatch } from '../../kernels/nsa-attention';
 import { nsaReverseIndexDispatches, nsaReverseIndexLengths, type NsaReverseIndexSlices } from '../../kernels/nsa-reverse-index';
 
 /** What the forward keeps for the backward, the loss report and the stepper. */
@@ -88,13 +82,13 @@ export async function dsaForwardDispatches(
     dsaTopKDispatch(gpu, { ...shape, scores, sel }),
     phase === 'warmup'
       ? attentionForwardDispatch(gpu, main)
-      : sparseForward(gpu, { ...main, branch: 'sel', cfg: tokenSelectionAsNsa(cfg.topK), sel, variant: io.kernels }, io.keysRead),
+      : // The selected branch's forward, counting the rows read when keysRead is given.
+        nsaBranchForwardDispatch(
+          gpu,
+          { ...main, branch: 'sel', cfg: tokenSelectionAsNsa(cfg.topK), sel, variant: io.kernels },
+          io.keysRead,
+        ),
   ]);
-}
-
-/** The selected branch's forward, counting the rows read when keysRead is given. */
-function sparseForward(gpu: GpuContext, a: NsaBranchForwardArgs, keysRead?: BufferSlice): Promise<Dispatch> {
-  return keysRead ? nsaBranchForwardCountingDispatch(gpu, { ...a, keysRead }) : nsaBranchForwardDispatch(gpu, a);
 }
 
 export interface DsaGrads {

@@ -10,13 +10,7 @@ import { cmpMlpHidden, type NsaConfig } from '../../definitions/nsa-config';
 import type { AttentionShape } from '../../definitions/shapes';
 import type { BufferSlice, PlaceTensor } from '../../gpu/arena';
 import type { Dispatch, GpuContext } from '../../gpu/context';
-import {
-  type NsaAttnVariant,
-  type NsaBranch,
-  nsaBranchBackwardDispatches,
-  nsaBranchForwardCountingDispatch,
-  nsaBranchForwardDispatch,
-} from '../../kernels/nsa-attention';
+import { type NsaAttnVariant, type NsaBranch, nsaBranchBackwardDispatches, nsaBranchForwardDispatch } from '../../kernels/nsa-attention';
 import {
   type CmpMlpSlices,
   compressAvgBackwardDispatch,
@@ -216,27 +210,28 @@ export async function nsaCoreForward(
       }),
     );
   }
-  const branch = (branch: NsaBranch, kv: NsaBranchKV, out: BufferSlice, lse: BufferSlice) => {
-    const args = {
-      branch,
-      cfg,
-      B,
-      T,
-      H,
-      G,
-      dk,
-      dv,
-      q: io.q,
-      k: kv.k,
-      v: kv.v,
-      sel: branch === 'sel' ? sv.sel : undefined,
-      variant: io.kernels,
-      out,
-      lse,
-    };
-    const keysRead = io.keysRead?.[branch];
-    return keysRead ? nsaBranchForwardCountingDispatch(gpu, { ...args, keysRead }) : nsaBranchForwardDispatch(gpu, args);
-  };
+  const branch = (branch: NsaBranch, kv: NsaBranchKV, out: BufferSlice, lse: BufferSlice) =>
+    nsaBranchForwardDispatch(
+      gpu,
+      {
+        branch,
+        cfg,
+        B,
+        T,
+        H,
+        G,
+        dk,
+        dv,
+        q: io.q,
+        k: kv.k,
+        v: kv.v,
+        sel: branch === 'sel' ? sv.sel : undefined,
+        variant: io.kernels,
+        out,
+        lse,
+      },
+      io.keysRead?.[branch],
+    );
   list.push(
     branch('cmp', { k: sv.kc, v: sv.vc }, sv.oCmp, sv.lseCmp),
     selectionScoresDispatch(gpu, { q: io.q, kc: sv.kc, scores: sv.scores, B, T, H, G, dk, cfg, variant: io.kernels }),
