@@ -4,7 +4,7 @@
 // uninterrupted run's bit for bit is e2e/library.spec.ts's round trip, and in process
 // tests/worker/run-checkpoint.test.ts and tests/train/resume.test.ts.)
 
-import { expectAdapter, openPlayground, saveScreenshot, stepTo, trainingLosses, waitForStatus } from './page-helpers';
+import { expectAdapter, saveScreenshot, stepTo, trainingLosses, waitForStatus } from './page-helpers';
 import { expect, type Page, test } from './test';
 
 test.describe.configure({ mode: 'serial' });
@@ -21,10 +21,14 @@ async function autosavedAt(page: Page, step: number): Promise<void> {
   await expect(line).toHaveAttribute('data-step', String(step));
 }
 
-test('pause autosaves; after a reload the banner continues the run at its step with its config and losses; Discard removes it', async ({
+test('pause autosaves; in the tab opened again the banner continues the run at its step with its config and losses; Discard removes it', async ({
   browser,
 }, testInfo) => {
-  const page = await openPlayground(browser, `./#${HASH}`);
+  // A context of its own (not browser.newPage's): the page is closed and opened again in it.
+  const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+  let page = await context.newPage();
+  await page.goto(`./#${HASH}`);
+  await expectAdapter(page);
   await expect(page.getByTestId('autosave-banner')).toHaveCount(0); // a fresh browser profile
 
   // Step to PAUSE_AT (stepped, so the pause lands exactly there).
@@ -33,9 +37,13 @@ test('pause autosaves; after a reload the banner continues the run at its step w
   const before = await trainingLosses(page);
   expect(before.map(([s]) => s)).toEqual([...Array(PAUSE_AT).keys()]);
 
-  // Reload with the preset's own step count: Continue must bring the autosave's config back.
+  // The tab closed, and the page opened again on the preset's own link (its own step count):
+  // Continue must bring the autosave's config back. (Not a hash change then a reload: that raced
+  // the page's "open the link as a new run?" question against the reload, which then waited for
+  // a load that never came, twice in CI.)
+  await page.close();
+  page = await context.newPage();
   await page.goto('./#v=1&preset=tiny');
-  await page.reload();
   await expectAdapter(page);
   const banner = page.getByTestId('autosave-banner');
   await expect(banner).toBeVisible();
@@ -61,5 +69,5 @@ test('pause autosaves; after a reload the banner continues the run at its step w
   await expectAdapter(page);
   await expect(page.getByTestId('run-button')).toBeEnabled();
   await expect(banner).toHaveCount(0);
-  await page.close();
+  await context.close();
 });
