@@ -34,8 +34,10 @@ def learning_rate(train: dict[str, Any], step: int) -> float:
 
 
 def decays(name: str) -> bool:
-    """Weight decay applies to matrices and the embedding, not to norm gains, biases or position embeddings."""
-    return name.endswith(".weight") and not name.endswith(("layernorm.weight", "model.norm.weight"))
+    """Weight decay applies to matrices and the embedding, not to norm gains, biases, position embeddings or
+    the key convolutions' taps (docs/nsa-spec.md: identity-initialised, without weight decay; the WebGPU
+    trainer's parameter specs, src/definitions/params.ts)."""
+    return name.endswith(".weight") and not name.endswith(("layernorm.weight", "model.norm.weight", "_conv1d.weight"))
 
 
 def make_adamw(named: Iterable[tuple[str, torch.nn.Parameter]], train: dict[str, Any]) -> torch.optim.AdamW:

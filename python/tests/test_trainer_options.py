@@ -88,3 +88,33 @@ def test_bf16_with_float64_is_refused(export_dir, corpus, tmp_path, capsys):
     )
     assert code == 2
     assert "--bf16: autocasts a float32 model; drop --dtype float64" in capsys.readouterr().err
+
+
+def test_weight_decay_as_the_webgpu_trainer_decays():
+    """Matrices and the embedding decay; norm gains, biases, the compression MLP's position embeddings
+    and the key convolutions' taps do not (src/definitions/params.ts, docs/nsa-spec.md)."""
+    from conftest import base_config
+    from nsa_playground import NsaLlamaForCausalLM
+    from nsa_playground.config import parse_model_config
+    from nsa_playground.optim import decays
+
+    cfg = base_config()
+    cfg["short_conv"] = 3
+    cfg["nsa"]["phi"] = "mlp"
+    model = NsaLlamaForCausalLM(parse_model_config(cfg))
+    kept = sorted({n.split("layers.0.")[-1] for n, _ in model.named_parameters() if not decays(n) and "layers.1." not in n})
+    assert kept == [
+        "input_layernorm.weight",
+        "model.norm.weight",
+        "post_attention_layernorm.weight",
+        "self_attn.branch_gate.bias",
+        "self_attn.compress_k.fc1.bias",
+        "self_attn.compress_k.fc2.bias",
+        "self_attn.compress_k.pos_embed",
+        "self_attn.compress_v.fc1.bias",
+        "self_attn.compress_v.fc2.bias",
+        "self_attn.compress_v.pos_embed",
+        "self_attn.k_cmp_conv1d.weight",
+        "self_attn.k_sel_conv1d.weight",
+        "self_attn.k_win_conv1d.weight",
+    ]

@@ -42,6 +42,8 @@ export interface TorchRunLine {
   loss?: number;
   accuracy?: number;
   sequence_accuracy?: number;
+  /** Eval lines: [j] the accuracy of each sequence's j-th answer (learn.py score). */
+  accuracy_by_answer?: number[];
   answers?: number;
   reached?: boolean;
   seconds?: number;

@@ -8,8 +8,10 @@
 // chance marked), prints a table, and ends with one JSON line per mechanism: its best run's
 // "mechanism", "keys_last_query", "accuracy", "steps", "reached", seed and lr. NSA's keys per query
 // are also counted on every training step — by its forward kernels (WebGPU: the model's step
-// statistics), from the step's selection (PyTorch: nsa.py keys_read) — : each eval line carries the
+// statistics), from the step's selection (PyTorch: nsa.py keys_read): each eval line carries the
 // last step's `keys_counted` per branch and each run the mean over its steps, `keys_counted_mean_query`.
+// Each eval line also carries `accuracy_by_answer`: [j] the accuracy of every sequence's j-th answer
+// (passkey: digit j of the key), which shows which answers a model has not learned yet.
 // --budget KEYS sets
 // NSA, the window and MoBA to read at most KEYS key rows per query at the last position
 // (src/definitions/budget.ts: matched budget); without it each is sized from the preset's NSA.
@@ -221,7 +223,7 @@ async function main(): Promise<number> {
         countedSum += k[0] + k[1] + k[2];
         countedSteps++;
       };
-      const onEval = (step: number, accuracy: number, sequenceAccuracy: number) => {
+      const onEval = (step: number, accuracy: number, sequenceAccuracy: number, accuracyByAnswer: number[]) => {
         r.curve.push({ step, accuracy });
         Object.assign(r, { accuracy, sequence_accuracy: sequenceAccuracy, steps: step, reached: accuracy >= target });
         record({
@@ -233,6 +235,7 @@ async function main(): Promise<number> {
           step,
           accuracy,
           sequence_accuracy: sequenceAccuracy,
+          accuracy_by_answer: accuracyByAnswer,
           ...(counted && { keys_counted: { cmp: counted[0], sel: counted[1], win: counted[2] } }),
           seconds: (performance.now() - t0) / 1000,
         });
@@ -246,9 +249,9 @@ async function main(): Promise<number> {
             if (r.first_losses.length < 20) r.first_losses.push(m.loss);
             if (m.nsa?.keysPerQuery) countStep(m.nsa.keysPerQuery);
           },
-          onEval: (step, s) => onEval(step + 1, s.accuracy, s.sequenceAccuracy),
+          onEval: (step, s) => onEval(step + 1, s.accuracy, s.sequenceAccuracy, s.accuracyByAnswer),
         });
-        if (res.steps !== r.steps) onEval(res.steps, res.score.accuracy, res.score.sequenceAccuracy);
+        if (res.steps !== r.steps) onEval(res.steps, res.score.accuracy, res.score.sequenceAccuracy, res.score.accuracyByAnswer);
       } else {
         await runTorch(p.config, taskDatasetForRun(p.config), {
           python: python!,
@@ -259,7 +262,7 @@ async function main(): Promise<number> {
           onLine: (l) => {
             if (l.kind === 'step' && r.first_losses.length < 20) r.first_losses.push(l.loss!);
             if (l.kind === 'step' && l.keys_counted) countStep([l.keys_counted.cmp, l.keys_counted.sel, l.keys_counted.win]);
-            if (l.kind === 'eval') onEval(l.step, l.accuracy!, l.sequence_accuracy!);
+            if (l.kind === 'eval') onEval(l.step, l.accuracy!, l.sequence_accuracy!, l.accuracy_by_answer!);
           },
         });
       }

@@ -75,6 +75,14 @@ describe('npm run learn (spawned)', () => {
           expect(typeof l.accuracy).toBe('number');
           expect(l.steps).toBe(20);
         }
+        // Each evaluation's accuracy per answer index (every mqar-tiny sequence has the same queries).
+        const evals = all.filter((l) => l.kind === 'eval');
+        expect(evals.length).toBeGreaterThan(0);
+        for (const e of evals) {
+          const byAnswer = e.accuracy_by_answer as number[];
+          expect(byAnswer).toHaveLength(MQAR_PRESETS['mqar-tiny'].data.recall!.queries);
+          expect(Math.abs(byAnswer.reduce((x, y) => x + y, 0) / byAnswer.length - (e.accuracy as number))).toBeLessThan(1e-12);
+        }
         expect(readFileSync(join(out, 'results.jsonl'), 'utf8').trim().split('\n').length).toBe(all.length);
         // --jsonl: the same lines, appended as they came.
         expect(readFileSync(join(dir, `${engine}.jsonl`), 'utf8')).toBe(readFileSync(join(out, 'results.jsonl'), 'utf8'));

@@ -239,6 +239,7 @@ describe('answer scorer on hand-made logits (float64)', () => {
     expect(s.sequences).toBe(2);
     expect(s.sequencesCorrect).toBe(1);
     expect(s.sequenceAccuracy).toBe(0.5);
+    expect(s.accuracyByAnswer).toEqual([1, 0.5]); // the first digits right, one second digit
     expect(s.meanPCorrect).toBeCloseTo(p.reduce((a, b) => a + b, 0) / 4, 15);
     expect(s.answerLoss).toBeCloseTo(-p.reduce((a, b) => a + Math.log(b), 0) / 4, 15);
   });
@@ -250,7 +251,7 @@ describe('answer scorer on hand-made logits (float64)', () => {
     const t = new AnswerTally();
     t.add(probs, right, shape, [2, 3]);
     t.add(probs, wrong, shape, [2, 3]);
-    expect(t.score()).toMatchObject({ answers: 8, correct: 3, sequences: 4, sequencesCorrect: 1 });
+    expect(t.score()).toMatchObject({ answers: 8, correct: 3, sequences: 4, sequencesCorrect: 1, accuracyByAnswer: [2 / 4, 1 / 4] });
     // Only the answer positions are read: scoring the second one alone.
     expect(scoreAnswers([{ probs, targets: right }], shape, [3]).correct).toBe(1);
     expect(() => scoreAnswers([{ probs, targets: new Int32Array([I, I, I, 2, I, I, 3, 4]) }], shape, [2, 3])).toThrow(

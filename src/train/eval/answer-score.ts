@@ -21,6 +21,8 @@ export interface AnswerScore {
   sequencesCorrect: number;
   /** sequencesCorrect / sequences (chance for a k-digit passkey: digits^−k). */
   sequenceAccuracy: number;
+  /** [j]: the accuracy of each sequence's j-th answer (passkey: digit j of the key), which shows which answers a model has not learned. */
+  accuracyByAnswer: number[];
 }
 
 /** The inputs of row r whose targets are scored (not IGNORE_TARGET). */
@@ -38,6 +40,9 @@ export class AnswerTally {
   private lossSum = 0;
   private sequences = 0;
   private sequencesCorrect = 0;
+  /** [j]: right answers, and answers, among each sequence's j-th answer. */
+  private byAnswerRight: number[] = [];
+  private byAnswerCount: number[] = [];
 
   /**
    * Adds one batch: `probs` holds B·T rows of V probabilities (row r·T + t follows input t of
@@ -58,7 +63,7 @@ export class AnswerTally {
       let all = true;
       const positions = answerPositions ?? scoredInputs(targets, r, T);
       if (positions.length === 0) throw new Error(`scoreAnswers: sequence ${r} has no scored target`);
-      for (const t of positions) {
+      for (const [j, t] of positions.entries()) {
         if (!(Number.isInteger(t) && t >= 0 && t < T)) throw new Error(`scoreAnswers: answer position ${t} outside [0, ${T})`);
         const n = r * T + t;
         const target = targets[n];
@@ -69,6 +74,8 @@ export class AnswerTally {
         let best = true;
         for (let v = 0; v < V && best; v++) if (v !== target && probs[base + v] >= p) best = false;
         this.answers++;
+        this.byAnswerRight[j] = (this.byAnswerRight[j] ?? 0) + (best ? 1 : 0);
+        this.byAnswerCount[j] = (this.byAnswerCount[j] ?? 0) + 1;
         if (best) this.correct++;
         else all = false;
         this.pSum += p;
@@ -90,6 +97,7 @@ export class AnswerTally {
       sequences,
       sequencesCorrect,
       sequenceAccuracy: sequencesCorrect / sequences,
+      accuracyByAnswer: this.byAnswerCount.map((n, j) => this.byAnswerRight[j] / n),
     };
   }
 }
