@@ -64,8 +64,8 @@ const round = (x, digits = 3) => (typeof x === 'number' ? +x.toPrecision(digits)
 /**
  * The learn step's learn.jsonl (scripts/gpu/learn.sh: every run's lines, appended as they came)
  * reduced to one row per (preset, mechanism): the best held-out answer accuracy over its
- * evaluations (so a run cut at its cap still counts what it reached), the whole-sequence accuracy
- * and step of that evaluation, the last step evaluated and the steps per second up to it
+ * evaluations (so a run cut at its cap still counts what it reached), the whole-sequence accuracy,
+ * the accuracy of each sequence's j-th answer (passkey: digit j) and step of that evaluation, the last step evaluated and the steps per second up to it
  * (evaluations included: the rate a follow-up call is sized by), whether it reached the target, its keys
  * read per query (at the last query and the mean over positions, by the run's config) against
  * dense attention's (T and (T + 1)/2), NSA's as its forward kernels counted them (keys_counted_query:
@@ -85,6 +85,7 @@ export function learnRows(lines) {
         mechanism,
         accuracy: null,
         sequence_accuracy: null,
+        accuracy_by_answer: null,
         best_step: null,
         last_step: 0,
         steps_per_s: null,
@@ -122,7 +123,12 @@ export function learnRows(lines) {
         if (l.seconds > 0) r.steps_per_s = round(l.step / l.seconds);
       }
       if (r.accuracy === null || l.accuracy > r.accuracy) {
-        Object.assign(r, { accuracy: round(l.accuracy, 4), sequence_accuracy: round(l.sequence_accuracy, 4), best_step: l.step });
+        Object.assign(r, {
+          accuracy: round(l.accuracy, 4),
+          sequence_accuracy: round(l.sequence_accuracy, 4),
+          accuracy_by_answer: l.accuracy_by_answer?.map((a) => round(a, 3)) ?? null,
+          best_step: l.step,
+        });
       }
       if (r.target !== null && l.accuracy >= r.target) r.reached = true;
       // NSA: the forward kernels' count on the step before this evaluation (all branches).
@@ -246,7 +252,10 @@ export function table(s) {
   const pct = (x) => (x == null ? '-' : `${(100 * x).toFixed(1)} %`);
   for (const r of s.learn ?? [])
     lines.push(
-      `learn ${r.preset} ${r.mechanism}: ${pct(r.accuracy)} (whole sequences ${pct(r.sequence_accuracy)}) at step ${r.best_step ?? '-'}` +
+      `learn ${r.preset} ${r.mechanism}: ${pct(r.accuracy)} (whole sequences ${pct(r.sequence_accuracy)}` +
+        // A passkey's digits (a few answers a sequence; MQAR's 16–64 stay in the JSON).
+        (r.accuracy_by_answer && r.accuracy_by_answer.length <= 8 ? `; by answer ${r.accuracy_by_answer.map(pct).join(' / ')}` : '') +
+        `) at step ${r.best_step ?? '-'}` +
         ` of ${r.last_step} evaluated (${r.steps_planned ?? '?'} planned; ${r.steps_per_s ?? '-'} steps/s), target ${pct(r.target)} ${r.reached ? 'reached' : 'not reached'}` +
         `, keys/query ${r.keys_mean_query ?? '-'} (${r.keys_mean_vs_dense ?? '-'} × dense)` +
         (r.keys_counted_query == null ? '' : `, counted by the kernels ${r.keys_counted_query} (${r.keys_counted_vs_dense} × dense)`) +

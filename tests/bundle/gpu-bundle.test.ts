@@ -190,6 +190,7 @@ describe('summary of a bundle run', () => {
       step,
       accuracy,
       sequence_accuracy: accuracy / 2,
+      accuracy_by_answer: [accuracy, accuracy / 2, 0.12345],
       // NSA's kernel counts of the step before (the WebGPU engine writes none for dense attention).
       ...(mechanism === 'nsa' && { keys_counted: { cmp: 60, sel: 40 + step / 100, win: 16 } }),
       seconds: step / 10,
@@ -214,6 +215,7 @@ describe('summary of a bundle run', () => {
         mechanism: 'nsa',
         accuracy: 0.9,
         sequence_accuracy: 0.45,
+        accuracy_by_answer: [0.9, 0.45, 0.123], // the best evaluation's
         best_step: 200,
         last_step: 300,
         steps_per_s: 10,
@@ -243,7 +245,7 @@ describe('summary of a bundle run', () => {
     const text = table(s);
     expect(text).toContain('step learn: CUT at its time cap (partial results kept) in 440 s');
     expect(text).toContain(
-      'learn mqar-long nsa: 90.0 % (whole sequences 45.0 %) at step 200 of 300 evaluated (4000 planned; 10 steps/s), target 95.0 % not reached, keys/query 111.3 (0.217 × dense), counted by the kernels 119 (0.232 × dense), exit 124 (cut at its cap) in 430 s',
+      'learn mqar-long nsa: 90.0 % (whole sequences 45.0 %; by answer 90.0 % / 45.0 % / 12.3 %) at step 200 of 300 evaluated (4000 planned; 10 steps/s), target 95.0 % not reached, keys/query 111.3 (0.217 × dense), counted by the kernels 119 (0.232 × dense), exit 124 (cut at its cap) in 430 s',
     );
     // A run line (the run ended): its mean over every step replaces the last evaluation's count.
     writeFileSync(
