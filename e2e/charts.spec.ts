@@ -48,3 +48,16 @@ test('export each chart as SVG, PNG and CSV; wall-clock x axis, zoom and setting
   await expect.poll(() => page.evaluate(() => location.search)).toBe('?log=1&x=time');
   await page.close();
 });
+
+test("a passkey run's accuracy chart: the whole and one dashed line per digit of the key", async ({ browser }) => {
+  // Evaluated after each step on one batch (8 keys): the lines are checked, not their values.
+  const page = await openPlayground(browser, './#v=1&preset=passkey&train.steps=4&train.evalEvery=1&train.evalBatches=1');
+  await stepTo(page, 2);
+  const accuracy = page.getByTestId('accuracy-chart');
+  await expect(accuracy).toHaveAttribute('data-points', '10', { timeout: 60_000 }); // 2 evaluations × 5 lines
+  for (const id of ['accuracy', 'digit-1', 'digit-2', 'digit-3', 'digit-4'])
+    await expect(accuracy.locator(`.series-${id} .recharts-line-curve`), id).toHaveCount(1);
+  await expect(accuracy.locator('.series-digit-5')).toHaveCount(0); // the preset's key has 4 digits
+  await expect(accuracy).toContainText('digit 4');
+  await page.close();
+});

@@ -37,6 +37,11 @@ export interface EvalMetrics {
   valLoss: number;
   /** Task runs (recall): the share of answers whose argmax is right, on the validation batches. */
   accuracy?: number;
+  /**
+   * Task runs: [j] the accuracy of each validation sequence's j-th answer (passkey: digit j of the
+   * key), the answers a model has not learned yet. Absent in histories written before 2026-11-28.
+   */
+  accuracyByAnswer?: number[];
 }
 
 export interface NsaStepStats {

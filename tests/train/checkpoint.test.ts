@@ -59,8 +59,8 @@ function makeCheckpoint(config: RunConfig, seed: number): TrainingCheckpoint {
     adamV: group(),
     metrics,
     evals: [
-      { step: 0, valLoss: 5.6 },
-      { step: 2, valLoss: -Infinity },
+      { step: 0, valLoss: 5.6, accuracy: 0.25, accuracyByAnswer: [0.5, 0, 0.25, 0.25] },
+      { step: 2, valLoss: -Infinity, accuracy: 0.5, accuracyByAnswer: [1, 0.25, 0.75, 0] },
     ],
     reason: 'non-finite',
     savedAt: '2025-01-02T03:04:05.678Z',
@@ -174,10 +174,29 @@ describe('checkpoint round trip', () => {
         'evals.val_loss',
         'evals.accuracy',
         'evals.has_accuracy',
+        'evals.accuracy_by_answer',
       ]);
+      expect(raw.f64.get('evals.accuracy_by_answer')!.shape).toEqual([2, 4]);
       expect(raw.f64.get('metrics.loss')!.shape).toEqual([3]);
     });
   }
+
+  it('evaluations without per-answer accuracy (text runs, histories before it) write no column and read back without it', () => {
+    const c = makeCheckpoint(preset('tiny'), 3);
+    c.evals = [
+      { step: 0, valLoss: 5.6 },
+      { step: 2, valLoss: 5.5, accuracy: 0.5 },
+    ];
+    const bytes = encodeCheckpoint(c);
+    expect(decodeRaw(bytes).f64.has('evals.accuracy_by_answer')).toBe(false);
+    expect(decodeCheckpoint(bytes, { file: FILE }).evals).toEqual(c.evals);
+    // Evaluations that disagree on the answer count (none in a run) keep their accuracy only.
+    c.evals = [
+      { step: 0, valLoss: 5.6, accuracy: 0.5, accuracyByAnswer: [0.5] },
+      { step: 2, valLoss: 5.5, accuracy: 0.5, accuracyByAnswer: [0.5, 0.5] },
+    ];
+    expect(decodeCheckpoint(encodeCheckpoint(c), { file: FILE }).evals).toEqual(c.evals.map(({ accuracyByAnswer: _, ...e }) => e));
+  });
 
   it('the NSA model has more tensors than the dense one (per-branch K/V, gates, compression MLPs)', () => {
     const dense = paramSpecs(preset('tiny').model).map((s) => s.name);
@@ -356,6 +375,13 @@ describe('decodeCheckpoint rejects', () => {
       }),
       'metrics.loss',
       /F64/,
+    );
+    expectRejected(
+      edit('evals.accuracy_by_answer', (t) => {
+        t.shape = [8];
+      }),
+      'evals.accuracy_by_answer',
+      /expected shape \[2, \*\], found \[8\]/,
     );
     expectRejected(
       rewrite(good, (ts) => ts.push({ name: 'metrics.bogus', shape: [3], data: new Float64Array(3) })),

@@ -6,7 +6,7 @@ import type { EvalMetrics, StepMetrics } from '../../src/train/types';
 import { MAX_CHART_POINTS, MAX_DRAWN_POINTS, MinMaxBuckets, type Point, pointBudget } from '../../src/ui/charts/decimate';
 import { DEFAULT_SHARE, LOSS_SHARE, MAX_REFRESH_MS, MIN_REFRESH_MS, nextCost, refreshInterval } from '../../src/ui/charts/pacing';
 import { RedrawQueue } from '../../src/ui/charts/redraw-queue';
-import { ChartSeries, type SeriesId } from '../../src/ui/charts/series';
+import { answerSeries, ChartSeries, MAX_ANSWER_LINES, type SeriesId } from '../../src/ui/charts/series';
 import { DebiasedEma, debiasedEma } from '../../src/ui/charts/smoothing';
 
 describe('debiasedEma', () => {
@@ -260,6 +260,46 @@ describe('chart series (incremental)', () => {
     const d = new ChartSeries(0.6);
     d.sync([old], [], 0.6);
     expect([d.get('gateCmp').length, d.get('keysTotal').length, d.get('keysCmp').length]).toEqual([1, 0, 0]);
+  });
+
+  it("a passkey's accuracy per digit: one series per answer, each evaluation's; a new run clears them", () => {
+    const c = new ChartSeries(0.6);
+    const evals = [
+      { step: 1, valLoss: 3, accuracy: 0.25, accuracyByAnswer: [0.5, 0.25, 0, 0.25] },
+      { step: 2, valLoss: 2.5, accuracy: 0.5 }, // an evaluation without them (none in a run): no points
+      { step: 3, valLoss: 2, accuracy: 0.75, accuracyByAnswer: [1, 0.5, 0.75, 0.75] },
+    ];
+    c.sync([m(0), m(1), m(2)], evals, 0.6);
+    const ys = (j: number) =>
+      c
+        .get(answerSeries(j))
+        .points()
+        .map((p) => [p.x, p.y]);
+    expect([0, 1, 2, 3].map(ys)).toEqual([
+      [
+        [1, 0.5],
+        [3, 1],
+      ],
+      [
+        [1, 0.25],
+        [3, 0.5],
+      ],
+      [
+        [1, 0],
+        [3, 0.75],
+      ],
+      [
+        [1, 0.25],
+        [3, 0.75],
+      ],
+    ]);
+    expect(c.get(answerSeries(4)).length).toBe(0);
+    // Answers past MAX_ANSWER_LINES (recall's 16–64 queries) are not kept.
+    const many = new ChartSeries(0.6);
+    many.sync([m(0)], [{ step: 1, valLoss: 3, accuracy: 0.5, accuracyByAnswer: Array.from({ length: 64 }, () => 0.5) }], 0.6);
+    expect(Array.from({ length: MAX_ANSWER_LINES }, (_, j) => many.get(answerSeries(j)).length)).toEqual(Array(MAX_ANSWER_LINES).fill(1));
+    c.sync([m(0)], [{ step: 1, valLoss: 3 }], 0.6); // another run
+    expect(c.get(answerSeries(0)).length).toBe(0);
   });
 
   it('point budget: one per pixel column, between 64 and 600 (within the 1500 kept)', () => {

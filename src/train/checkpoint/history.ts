@@ -9,6 +9,8 @@
 //   it (histories from before the kernels counted have none)
 //   DSA runs only (both or none): metrics.index_loss, metrics.has_index_loss (1/0)  [R]
 //   evals.step, evals.val_loss, evals.accuracy, evals.has_accuracy (1/0)          [E]
+//   evals.accuracy_by_answer [E, A] where every eval has A ≥ 1 of them (task runs; histories
+//   from before 2026-11-28 have none)
 // Browser-safe.
 import type { EvalMetrics, NsaStepStats, StepMetrics } from '../types';
 import type { NamedTensor } from './safetensors';
@@ -48,6 +50,7 @@ const EVAL_COLUMNS = {
   step: 'evals.step',
   valLoss: 'evals.val_loss',
   accuracy: 'evals.accuracy',
+  accuracyByAnswer: 'evals.accuracy_by_answer',
 } as const satisfies Record<keyof EvalMetrics, string>;
 const EVAL_HAS_ACCURACY = 'evals.has_accuracy';
 
@@ -133,6 +136,13 @@ export function encodeHistory(metrics: readonly StepMetrics[], evals: readonly E
     column(EVAL_COLUMNS.accuracy, [E], accuracy),
     column(EVAL_HAS_ACCURACY, [E], hasAccuracy),
   );
+  // Per answer: only where every evaluation has the same A ≥ 1 answers (a task run's evaluations).
+  const A = evals[0]?.accuracyByAnswer?.length ?? 0;
+  if (A > 0 && evals.every((e) => e.accuracyByAnswer?.length === A)) {
+    const byAnswer = new Float64Array(E * A);
+    evals.forEach((e, i) => byAnswer.set(e.accuracyByAnswer!, A * i));
+    out.push(column(EVAL_COLUMNS.accuracyByAnswer, [E, A], byAnswer));
+  }
   return out;
 }
 
@@ -234,9 +244,15 @@ export function decodeHistory(f64: Columns, fail: Fail): { metrics: StepMetrics[
   const accuracy = get(EVAL_COLUMNS.accuracy, [E]);
   const hasAccuracy = get(EVAL_HAS_ACCURACY, [E]);
   integers(EVAL_HAS_ACCURACY, hasAccuracy, 0, 1);
-  const evals: EvalMetrics[] = Array.from({ length: E }, (_, i) =>
-    hasAccuracy[i] === 1 ? { step: step[i], valLoss: valLoss[i], accuracy: accuracy[i] } : { step: step[i], valLoss: valLoss[i] },
-  );
+  const A = f64.get(EVAL_COLUMNS.accuracyByAnswer)?.shape[1] ?? 0;
+  const byAnswer = f64.has(EVAL_COLUMNS.accuracyByAnswer) ? get(EVAL_COLUMNS.accuracyByAnswer, [E, -1]) : null;
+  if (byAnswer && A < 1) fail(EVAL_COLUMNS.accuracyByAnswer, 'expected at least one answer per evaluation, found 0');
+  const evals: EvalMetrics[] = Array.from({ length: E }, (_, i) => ({
+    step: step[i],
+    valLoss: valLoss[i],
+    ...(hasAccuracy[i] === 1 && { accuracy: accuracy[i] }),
+    ...(byAnswer && { accuracyByAnswer: Array.from(byAnswer.subarray(A * i, A * (i + 1))) }),
+  }));
   for (const name of f64.keys()) if (!used.has(name)) fail(name, 'unexpected history column');
   return { metrics, evals };
 }

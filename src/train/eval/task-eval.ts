@@ -13,5 +13,5 @@ export async function evaluateRun(trainer: Trainer, c: RunConfig): Promise<EvalM
   if (taskAnswersPerSequence(c) === null) return e;
   const batches = trainer.dataset.validationBatches(c.train.evalBatches);
   const score = await scoreRecall(trainer, batches);
-  return { ...e, accuracy: score.accuracy };
+  return { ...e, accuracy: score.accuracy, accuracyByAnswer: score.accuracyByAnswer };
 }

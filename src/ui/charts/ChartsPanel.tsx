@@ -6,6 +6,7 @@
 import { useEffect, useId, useMemo, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 
+import type { RunConfig } from '../../train/config';
 import { taskAnswerLabel, taskChance } from '../../train/eval/task-chance';
 import { isPhone } from '../components/FoldPanel';
 import { runFileName } from '../heartbeat/file-name';
@@ -15,7 +16,7 @@ import { bandLabel, percent, taskChanceBand } from './chance-band';
 import { type ChartSettings, DEFAULT_CHART_SETTINGS, parseChartSettings, writeChartSettings, type XAxisKind } from './chart-settings';
 import { type LineSpec, MetricChart } from './MetricChart';
 import { LOSS_SHARE } from './pacing';
-import { ChartSeries } from './series';
+import { answerSeries, ChartSeries, MAX_ANSWER_LINES } from './series';
 import { SmoothingControl } from './SmoothingControl';
 import { ZoomControl } from './ZoomControl';
 
@@ -37,6 +38,13 @@ export const COLORS = {
   win: '#22c55e',
   keys: '#334155',
 };
+/** A passkey's digits, one colour each (dashed, beside the accuracy's solid line). */
+const DIGIT_COLORS = ['#0ea5e9', '#a855f7', '#22c55e', '#ef4444', '#64748b', '#14b8a6', '#eab308', '#ec4899'];
+
+/** Lines per answer on the accuracy chart: a passkey's digits (at most MAX_ANSWER_LINES), else none. */
+function digitLines(c: RunConfig): number {
+  return c.data.source === 'passkey' && c.data.passkey ? Math.min(c.data.passkey.keyLength, MAX_ANSWER_LINES) : 0;
+}
 
 const twoDecimals = (v: number) => v.toFixed(2);
 const oneDecimal = (v: number) => v.toFixed(1);
@@ -114,6 +122,21 @@ export function ChartsPanel() {
   // From the held run's config, else the last valid one (a draft value such as 'abc' never reaches a chart).
   const chance = useStore((st) => taskChance(st.runConfig ?? st.validConfig));
   const answers = useStore((st) => taskAnswerLabel(st.runConfig ?? st.validConfig));
+  // A passkey's accuracy per digit beside the whole: which digit a model has not learned yet.
+  const digits = useStore((st) => digitLines(st.runConfig ?? st.validConfig));
+  const accuracyLines = useMemo(
+    () => [
+      ...lines.accuracy,
+      ...Array.from({ length: digits }, (_, j): LineSpec => ({
+        id: `digit-${j + 1}`,
+        name: `digit ${j + 1}`,
+        series: s.get(answerSeries(j)),
+        color: DIGIT_COLORS[j],
+        dash: '4 3',
+      })),
+    ],
+    [lines, digits, s],
+  );
   const chanceBand = useStore(useShallow((st) => taskChanceBand(st.runConfig ?? st.validConfig)));
   const band = useMemo(() => (chanceBand ? { y0: chanceBand.low, y1: chanceBand.high, label: bandLabel(chanceBand) } : null), [chanceBand]);
   // The secondary charts start folded on a phone (the page stays a few screens long), open elsewhere.
@@ -157,7 +180,7 @@ export function ChartsPanel() {
             title={`Answer accuracy (${answers ?? 'answers'}, validation)`}
             height={mainHeight}
             format={percent}
-            lines={lines.accuracy}
+            lines={accuracyLines}
             yRange={ACCURACY_RANGE}
             reference={{ y: chance, label: `chance ${percent(chance)}` }}
             band={band}

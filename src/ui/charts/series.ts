@@ -10,7 +10,13 @@ import { DebiasedEma } from './smoothing';
 type RawSeries =
   'lossRaw' | 'tokensPerSecond' | 'lr' | 'gradNorm' | 'gateCmp' | 'gateSel' | 'gateWin' | 'keysCmp' | 'keysSel' | 'keysWin' | 'keysTotal';
 type SmoothSeries = 'lossSmooth' | 'tokensSmooth' | 'gradSmooth' | 'gateCmpSmooth' | 'gateSelSmooth' | 'gateWinSmooth';
-export type SeriesId = RawSeries | SmoothSeries | 'val' | 'accuracy';
+/** The accuracy of each sequence's j-th answer (a passkey's digit j), for tasks with at most MAX_ANSWER_LINES answers. */
+export const MAX_ANSWER_LINES = 8;
+type AnswerSeries = 'answer0' | 'answer1' | 'answer2' | 'answer3' | 'answer4' | 'answer5' | 'answer6' | 'answer7';
+const ANSWER_IDS = Array.from({ length: MAX_ANSWER_LINES }, (_, j) => `answer${j}` as AnswerSeries);
+/** The series of answer j (0-based, < MAX_ANSWER_LINES). */
+export const answerSeries = (j: number): AnswerSeries => ANSWER_IDS[j];
+export type SeriesId = RawSeries | SmoothSeries | 'val' | 'accuracy' | AnswerSeries;
 
 /** The smoothed series and the raw one each follows (the learning rate is a schedule: never smoothed). */
 const SMOOTHED: Record<SmoothSeries, RawSeries> = {
@@ -69,7 +75,7 @@ export class ChartSeries {
   ) {
     this.weight = smoothing;
     this.ema = ChartSeries.emas(smoothing);
-    const ids: SeriesId[] = [...STEP_IDS, ...SMOOTH_IDS, 'val', 'accuracy'];
+    const ids: SeriesId[] = [...STEP_IDS, ...SMOOTH_IDS, 'val', 'accuracy', ...ANSWER_IDS];
     this.series = Object.fromEntries(ids.map((id) => [id, new MinMaxBuckets(maxPoints)])) as Record<SeriesId, MinMaxBuckets>;
   }
 
@@ -105,6 +111,7 @@ export class ChartSeries {
     if (!extends_(this.evals, evals)) {
       val.clear();
       accuracy.clear();
+      for (const id of ANSWER_IDS) this.get(id).clear();
       this.evals = [];
       changed = true;
     }
@@ -117,6 +124,7 @@ export class ChartSeries {
       val.push({ x, y: evals[i].valLoss });
       const a = evals[i].accuracy;
       if (a !== undefined) accuracy.push({ x, y: a });
+      evals[i].accuracyByAnswer?.slice(0, MAX_ANSWER_LINES).forEach((y, j) => this.get(ANSWER_IDS[j]).push({ x, y }));
     }
     changed ||= evals.length !== this.evals.length;
     this.evals = evals;
