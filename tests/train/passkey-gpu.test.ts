@@ -42,6 +42,10 @@ describe('passkey on the GPU', () => {
       expect(s.sequenceAccuracy).toBeLessThanOrEqual(s.accuracy);
       const e = await evaluateRun(trainer, cfg);
       expect(e.accuracy).toBe(s.accuracy);
+      // Per digit (the page's dashed lines): k of them, whose mean is the accuracy.
+      expect(e.accuracyByAnswer).toEqual(s.accuracyByAnswer);
+      expect(e.accuracyByAnswer).toHaveLength(k);
+      expect(Math.abs(e.accuracyByAnswer!.reduce((a, b) => a + b, 0) / k - s.accuracy)).toBeLessThan(1e-12);
       expect(e.valLoss).toBe((await trainer.evaluate()).valLoss);
       expect(Math.abs(e.valLoss - s.answerLoss)).toBeLessThan(1e-3); // GPU f32 loss vs f64 of the f32 probabilities
     } finally {
