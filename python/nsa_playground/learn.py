@@ -23,6 +23,7 @@ import json
 import os
 import sys
 import time
+from collections import Counter
 
 import torch
 
@@ -57,8 +58,8 @@ def score(model: torch.nn.Module, batches: list[tuple[torch.Tensor, torch.Tensor
     """Answer accuracy: a scored target is right when its logit is strictly above every other (a tie
     is wrong), as src/train/eval/answer-score.ts; a sequence is right when all its answers are."""
     answers = correct = sequences = whole = 0
-    by_answer_right: list[int] = []  # [j]: right answers among each sequence's j-th scored target
-    by_answer_n: list[int] = []
+    right_at: Counter[int] = Counter()  # [j]: right answers among each sequence's j-th scored target
+    answers_at: Counter[int] = Counter()
     with torch.no_grad():
         for x, y in batches:
             logits = model(x)
@@ -71,19 +72,14 @@ def score(model: torch.nn.Module, batches: list[tuple[torch.Tensor, torch.Tensor
             correct += int(right.sum())
             sequences += x.shape[0]
             whole += int((right | ~scored).all(-1).sum())
-            index = scored.long().cumsum(-1) - 1  # the answer's index within its sequence
-            for j in range(int(index.max()) + 1):
-                at_j = scored & (index == j)
-                if j == len(by_answer_n):
-                    by_answer_right.append(0)
-                    by_answer_n.append(0)
-                by_answer_right[j] += int((right & at_j).sum())
-                by_answer_n[j] += int(at_j.sum())
+            index = (scored.long().cumsum(-1) - 1)[scored]  # each answer's index within its sequence
+            answers_at.update(index.tolist())
+            right_at.update(index[right[scored]].tolist())
     return {
         "accuracy": correct / answers,
         "answers": answers,
         "sequence_accuracy": whole / sequences,
-        "accuracy_by_answer": [r / n for r, n in zip(by_answer_right, by_answer_n)],
+        "accuracy_by_answer": [right_at[j] / answers_at[j] for j in range(len(answers_at))],
     }
 
 

@@ -211,27 +211,7 @@ export async function nsaCoreForward(
     );
   }
   const branch = (branch: NsaBranch, kv: NsaBranchKV, out: BufferSlice, lse: BufferSlice) =>
-    nsaBranchForwardDispatch(
-      gpu,
-      {
-        branch,
-        cfg,
-        B,
-        T,
-        H,
-        G,
-        dk,
-        dv,
-        q: io.q,
-        k: kv.k,
-        v: kv.v,
-        sel: branch === 'sel' ? sv.sel : undefined,
-        variant: io.kernels,
-        out,
-        lse,
-      },
-      io.keysRead?.[branch],
-    );
+    nsaBranchForwardDispatch(gpu, { ...branchInputs(s, cfg, io, branch, kv), out, lse }, io.keysRead?.[branch]);
   list.push(
     branch('cmp', { k: sv.kc, v: sv.vc }, sv.oCmp, sv.lseCmp),
     selectionScoresDispatch(gpu, { q: io.q, kc: sv.kc, scores: sv.scores, B, T, H, G, dk, cfg, variant: io.kernels }),
@@ -241,6 +221,26 @@ export async function nsaCoreForward(
     combineForwardDispatch(gpu, { gates: io.gates, oCmp: sv.oCmp, oSel: sv.oSel, oWin: sv.oWin, out: io.out, rows: B * T, H, dv }),
   );
   return (await Promise.all(list)).flat();
+}
+
+/** What a branch's forward and backward kernels both read: the shape, Q, the branch's K/V and, for 'sel', the selection. */
+function branchInputs(s: AttentionShape, cfg: NsaConfig, io: NsaCoreIO, branch: NsaBranch, kv: NsaBranchKV) {
+  const { B, T, H, G, dk, dv } = s;
+  return {
+    branch,
+    cfg,
+    B,
+    T,
+    H,
+    G,
+    dk,
+    dv,
+    q: io.q,
+    k: kv.k,
+    v: kv.v,
+    sel: branch === 'sel' ? io.saved.sel : undefined,
+    variant: io.kernels,
+  };
 }
 
 /** Backward dispatches: gate mix → reverse index → three branches (dq summed) → compression. */
@@ -285,19 +285,7 @@ export async function nsaCoreBackward(
     accumulateQ: boolean,
   ) =>
     nsaBranchBackwardDispatches(gpu, {
-      branch,
-      cfg,
-      B,
-      T,
-      H,
-      G,
-      dk,
-      dv,
-      q: io.q,
-      k: kv.k,
-      v: kv.v,
-      sel: branch === 'sel' ? sv.sel : undefined,
-      variant: io.kernels,
+      ...branchInputs(s, cfg, io, branch, kv),
       reverse: branch === 'sel' ? scratch.reverse : undefined,
       out,
       lse,

@@ -10,10 +10,10 @@ import { DebiasedEma } from './smoothing';
 type RawSeries =
   'lossRaw' | 'tokensPerSecond' | 'lr' | 'gradNorm' | 'gateCmp' | 'gateSel' | 'gateWin' | 'keysCmp' | 'keysSel' | 'keysWin' | 'keysTotal';
 type SmoothSeries = 'lossSmooth' | 'tokensSmooth' | 'gradSmooth' | 'gateCmpSmooth' | 'gateSelSmooth' | 'gateWinSmooth';
-/** The accuracy of each sequence's j-th answer (a passkey's digit j), for tasks with at most MAX_ANSWER_LINES answers. */
-export const MAX_ANSWER_LINES = 8;
-type AnswerSeries = 'answer0' | 'answer1' | 'answer2' | 'answer3' | 'answer4' | 'answer5' | 'answer6' | 'answer7';
-const ANSWER_IDS = Array.from({ length: MAX_ANSWER_LINES }, (_, j) => `answer${j}` as AnswerSeries);
+/** The accuracy of each sequence's j-th answer (a passkey's digit j), for the first MAX_ANSWER_LINES answers. */
+const ANSWER_IDS = ['answer0', 'answer1', 'answer2', 'answer3', 'answer4', 'answer5', 'answer6', 'answer7'] as const;
+type AnswerSeries = (typeof ANSWER_IDS)[number];
+export const MAX_ANSWER_LINES = ANSWER_IDS.length;
 /** The series of answer j (0-based, < MAX_ANSWER_LINES). */
 export const answerSeries = (j: number): AnswerSeries => ANSWER_IDS[j];
 export type SeriesId = RawSeries | SmoothSeries | 'val' | 'accuracy' | AnswerSeries;
