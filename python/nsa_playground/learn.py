@@ -11,7 +11,9 @@ of -1 not scored. stdout: one JSON line per step ({"kind": "step", "step", "loss
 "index_loss" for DSA: Σ over layers of the indexer's L_I; "keys_counted" for NSA: per branch, the key
 rows per query and group the step's selection read, averaged over the layers, as the WebGPU trainer
 counts them),
-per evaluation ({"kind": "eval", "step", "accuracy", "answers", "sequence_accuracy", "seconds"}) and a
+per evaluation ({"kind": "eval", "step", "accuracy", "answers", "sequence_accuracy", "accuracy_by_answer",
+"answers_right": per held-out sequence a string, one character per answer, "1" right, "0" wrong;
+"seconds"}) and a
 last {"kind": "done", "step", "reached"} line. Training stops at train.steps, or after the first
 evaluation whose answer accuracy is at least --target.
 """
@@ -54,12 +56,13 @@ def read_batch(stream, B: int, T: int) -> tuple[torch.Tensor, torch.Tensor] | No
     return data[0], data[1]
 
 
-def score(model: torch.nn.Module, batches: list[tuple[torch.Tensor, torch.Tensor]]) -> dict[str, float]:
+def score(model: torch.nn.Module, batches: list[tuple[torch.Tensor, torch.Tensor]]) -> dict[str, object]:
     """Answer accuracy: a scored target is right when its logit is strictly above every other (a tie
     is wrong), as src/train/eval/answer-score.ts; a sequence is right when all its answers are."""
     answers = correct = sequences = whole = 0
     right_at: Counter[int] = Counter()  # [j]: right answers among each sequence's j-th scored target
     answers_at: Counter[int] = Counter()
+    marks: list[str] = []  # per sequence, one character per answer: "1" right, "0" wrong
     with torch.no_grad():
         for x, y in batches:
             logits = model(x)
@@ -75,11 +78,14 @@ def score(model: torch.nn.Module, batches: list[tuple[torch.Tensor, torch.Tensor
             index = (scored.long().cumsum(-1) - 1)[scored]  # each answer's index within its sequence
             answers_at.update(index.tolist())
             right_at.update(index[right[scored]].tolist())
+            for right_row, scored_row in zip(right.tolist(), scored.tolist()):
+                marks.append("".join("1" if ok else "0" for ok, on in zip(right_row, scored_row) if on))
     return {
         "accuracy": correct / answers,
         "answers": answers,
         "sequence_accuracy": whole / sequences,
         "accuracy_by_answer": [right_at[j] / answers_at[j] for j in range(len(answers_at))],
+        "answers_right": marks,
     }
 
 

@@ -86,6 +86,7 @@ export function learnRows(lines) {
         accuracy: null,
         sequence_accuracy: null,
         accuracy_by_answer: null,
+        whole_keys_by_depth: null,
         best_step: null,
         last_step: 0,
         steps_per_s: null,
@@ -127,6 +128,13 @@ export function learnRows(lines) {
           accuracy: round(l.accuracy, 4),
           sequence_accuracy: round(l.sequence_accuracy, 4),
           accuracy_by_answer: l.accuracy_by_answer?.map((a) => round(a, 3)) ?? null,
+          // A passkey's: per range of needle positions, its held-out keys and the share right.
+          whole_keys_by_depth:
+            l.accuracy_by_depth?.map((d) => ({
+              positions: d.positions,
+              sequences: d.sequences,
+              whole_keys: d.whole_keys == null ? null : round(d.whole_keys, 3),
+            })) ?? null,
           best_step: l.step,
         });
       }
@@ -255,6 +263,9 @@ export function table(s) {
       `learn ${r.preset} ${r.mechanism}: ${pct(r.accuracy)} (whole sequences ${pct(r.sequence_accuracy)}` +
         // A passkey's digits (a few answers a sequence; MQAR's 16–64 stay in the JSON).
         (r.accuracy_by_answer && r.accuracy_by_answer.length <= 8 ? `; by answer ${r.accuracy_by_answer.map(pct).join(' / ')}` : '') +
+        (r.whole_keys_by_depth
+          ? `; whole keys by needle position ${r.whole_keys_by_depth.map((d) => `${d.positions[0]}–${d.positions[1]} ${pct(d.whole_keys)}`).join(', ')}`
+          : '') +
         `) at step ${r.best_step ?? '-'}` +
         ` of ${r.last_step} evaluated (${r.steps_planned ?? '?'} planned; ${r.steps_per_s ?? '-'} steps/s), target ${pct(r.target)} ${r.reached ? 'reached' : 'not reached'}` +
         `, keys/query ${r.keys_mean_query ?? '-'} (${r.keys_mean_vs_dense ?? '-'} × dense)` +

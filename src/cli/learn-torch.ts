@@ -44,6 +44,8 @@ export interface TorchRunLine {
   sequence_accuracy?: number;
   /** Eval lines: [j] the accuracy of each sequence's j-th answer (learn.py score). */
   accuracy_by_answer?: number[];
+  /** Eval lines: per held-out sequence, one character per answer, '1' right, '0' wrong (learn.py score). */
+  answers_right?: string[];
   answers?: number;
   reached?: boolean;
   seconds?: number;

@@ -11,7 +11,9 @@
 // statistics), from the step's selection (PyTorch: nsa.py keys_read): each eval line carries the
 // last step's `keys_counted` per branch and each run the mean over its steps, `keys_counted_mean_query`.
 // Each eval line also carries `accuracy_by_answer`: [j] the accuracy of every sequence's j-th answer
-// (passkey: digit j of the key), which shows which answers a model has not learned yet.
+// (passkey: digit j of the key), which shows which answers a model has not learned yet; a passkey's
+// eval lines also carry `accuracy_by_depth`: the held-out keys split into DEPTH_BINS equal ranges of
+// needle position, each with its whole-key accuracy and accuracy per digit (passkey-depth.ts).
 // --budget KEYS sets
 // NSA, the window and MoBA to read at most KEYS key rows per query at the last position
 // (src/definitions/budget.ts: matched budget); without it each is sized from the preset's NSA.
@@ -25,6 +27,8 @@ import { lastQueryKeys } from '../definitions/keys-read';
 import { keysPerSequence } from '../definitions/model-flops';
 import { describeAdapter } from '../gpu/context';
 import type { RunConfig } from '../train/config';
+import { passkeyNeedleRange, passkeyVocab } from '../train/data/passkey';
+import { accuracyByDepth, type DepthBin, passkeyNeedlePositions } from '../train/eval/passkey-depth';
 import { taskDatasetForRun, trainAndScoreRecall } from '../train/eval/recall-eval';
 import { taskChance } from '../train/eval/task-chance';
 import { learnFigureSvg } from '../train/learn/figure';
@@ -101,6 +105,35 @@ function keysPerQueryText(r: RunResult): string {
 
 /** keysPerQuery's mean over the positions 0 … T − 1 of one sequence. */
 const meanKeysPerQuery = (c: RunConfig): number => keysPerSequence(c.model) / c.model.seqLen;
+
+/** Ranges of needle position a passkey's eval lines split the held-out keys into. */
+const DEPTH_BINS = 4;
+
+/**
+ * For a passkey run, scores an evaluation by needle depth: the held-out batches are regenerated (the
+ * dataset draws them from its seed, the same ones either engine scores) and their needles located
+ * once; null for any other task.
+ */
+function heldOutDepth(config: RunConfig): ((answersRight: string[]) => DepthBin[]) | null {
+  const task = config.data.passkey;
+  if (config.data.source !== 'passkey' || !task) return null;
+  const { batchSize: B, evalBatches } = config.train;
+  const T = config.model.seqLen;
+  const needle = passkeyVocab(task).needle;
+  const needles = taskDatasetForRun(config)
+    .validationBatches(evalBatches)
+    .flatMap((b) => passkeyNeedlePositions(b.tokens, B, T, needle));
+  const range = passkeyNeedleRange(task, T);
+  return (answersRight) => accuracyByDepth(needles, answersRight, range, DEPTH_BINS);
+}
+
+/** A depth range as an eval line carries it. */
+const depthLine = (d: DepthBin) => ({
+  positions: [d.from, d.to],
+  sequences: d.sequences,
+  whole_keys: d.wholeKeys,
+  accuracy_by_answer: d.accuracyByAnswer,
+});
 
 async function main(): Promise<number> {
   const args = parseArgs(process.argv.slice(2), {
@@ -223,7 +256,8 @@ async function main(): Promise<number> {
         countedSum += k[0] + k[1] + k[2];
         countedSteps++;
       };
-      const onEval = (step: number, accuracy: number, sequenceAccuracy: number, accuracyByAnswer: number[]) => {
+      const depthOf = heldOutDepth(p.config);
+      const onEval = (step: number, accuracy: number, sequenceAccuracy: number, accuracyByAnswer: number[], answersRight: string[]) => {
         r.curve.push({ step, accuracy });
         Object.assign(r, { accuracy, sequence_accuracy: sequenceAccuracy, steps: step, reached: accuracy >= target });
         record({
@@ -236,6 +270,7 @@ async function main(): Promise<number> {
           accuracy,
           sequence_accuracy: sequenceAccuracy,
           accuracy_by_answer: accuracyByAnswer,
+          ...(depthOf && { accuracy_by_depth: depthOf(answersRight).map(depthLine) }),
           ...(counted && { keys_counted: { cmp: counted[0], sel: counted[1], win: counted[2] } }),
           seconds: (performance.now() - t0) / 1000,
         });
@@ -249,9 +284,10 @@ async function main(): Promise<number> {
             if (r.first_losses.length < 20) r.first_losses.push(m.loss);
             if (m.nsa?.keysPerQuery) countStep(m.nsa.keysPerQuery);
           },
-          onEval: (step, s) => onEval(step + 1, s.accuracy, s.sequenceAccuracy, s.accuracyByAnswer),
+          onEval: (step, s) => onEval(step + 1, s.accuracy, s.sequenceAccuracy, s.accuracyByAnswer, s.answersRight),
         });
-        if (res.steps !== r.steps) onEval(res.steps, res.score.accuracy, res.score.sequenceAccuracy, res.score.accuracyByAnswer);
+        if (res.steps !== r.steps)
+          onEval(res.steps, res.score.accuracy, res.score.sequenceAccuracy, res.score.accuracyByAnswer, res.score.answersRight);
       } else {
         await runTorch(p.config, taskDatasetForRun(p.config), {
           python: python!,
@@ -262,7 +298,7 @@ async function main(): Promise<number> {
           onLine: (l) => {
             if (l.kind === 'step' && r.first_losses.length < 20) r.first_losses.push(l.loss!);
             if (l.kind === 'step' && l.keys_counted) countStep([l.keys_counted.cmp, l.keys_counted.sel, l.keys_counted.win]);
-            if (l.kind === 'eval') onEval(l.step, l.accuracy!, l.sequence_accuracy!, l.accuracy_by_answer!);
+            if (l.kind === 'eval') onEval(l.step, l.accuracy!, l.sequence_accuracy!, l.accuracy_by_answer!, l.answers_right!);
           },
         });
       }

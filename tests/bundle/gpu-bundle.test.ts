@@ -191,6 +191,11 @@ describe('summary of a bundle run', () => {
       accuracy,
       sequence_accuracy: accuracy / 2,
       accuracy_by_answer: [accuracy, accuracy / 2, 0.12345],
+      // (a passkey's field, on an MQAR line here: the summary carries what the line has)
+      accuracy_by_depth: [
+        { positions: [20, 467], sequences: 3, whole_keys: accuracy / 3, accuracy_by_answer: [accuracy, 0.5] },
+        { positions: [468, 914], sequences: 0, whole_keys: null, accuracy_by_answer: null },
+      ],
       // NSA's kernel counts of the step before (the WebGPU engine writes none for dense attention).
       ...(mechanism === 'nsa' && { keys_counted: { cmp: 60, sel: 40 + step / 100, win: 16 } }),
       seconds: step / 10,
@@ -216,6 +221,10 @@ describe('summary of a bundle run', () => {
         accuracy: 0.9,
         sequence_accuracy: 0.45,
         accuracy_by_answer: [0.9, 0.45, 0.123], // the best evaluation's
+        whole_keys_by_depth: [
+          { positions: [20, 467], sequences: 3, whole_keys: 0.3 },
+          { positions: [468, 914], sequences: 0, whole_keys: null },
+        ],
         best_step: 200,
         last_step: 300,
         steps_per_s: 10,
@@ -245,7 +254,7 @@ describe('summary of a bundle run', () => {
     const text = table(s);
     expect(text).toContain('step learn: CUT at its time cap (partial results kept) in 440 s');
     expect(text).toContain(
-      'learn mqar-long nsa: 90.0 % (whole sequences 45.0 %; by answer 90.0 % / 45.0 % / 12.3 %) at step 200 of 300 evaluated (4000 planned; 10 steps/s), target 95.0 % not reached, keys/query 111.3 (0.217 × dense), counted by the kernels 119 (0.232 × dense), exit 124 (cut at its cap) in 430 s',
+      'learn mqar-long nsa: 90.0 % (whole sequences 45.0 %; by answer 90.0 % / 45.0 % / 12.3 %; whole keys by needle position 20–467 30.0 %, 468–914 -) at step 200 of 300 evaluated (4000 planned; 10 steps/s), target 95.0 % not reached, keys/query 111.3 (0.217 × dense), counted by the kernels 119 (0.232 × dense), exit 124 (cut at its cap) in 430 s',
     );
     // A run line (the run ended): its mean over every step replaces the last evaluation's count.
     writeFileSync(

@@ -6,8 +6,9 @@
 // JSON line per mechanism (mechanism, accuracy, steps) and writes results.jsonl (and, --jsonl, the
 // same lines appended to a file as they come) and the SVG figure; NSA's keys per query counted on every
 // step (WebGPU: by the forward kernels; PyTorch: from its selection) equal the spec's count (forced local
-// block: a count that does not depend on the selection); a bad grid exits 2 naming the flag or field,
-// before any training.
+// block: a count that does not depend on the selection); a passkey run's eval lines split its held-out
+// keys by needle depth (accuracy_by_depth: ranges that tile the needle range and add up to the whole
+// score); a bad grid exits 2 naming the flag or field, before any training.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,7 +16,9 @@ import { join } from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
+import { passkeyNeedleRange } from '../../src/train/data/passkey';
 import { MQAR_PRESETS } from '../../src/train/presets/mqar-preset';
+import { PASSKEY_LONG_TASK } from '../../src/train/presets/passkey-long-preset';
 import { meanKeyReads } from '../../src/ui/config/derived';
 
 const dir = mkdtempSync(join(tmpdir(), 'nsa-learn-test-'));
@@ -107,6 +110,47 @@ describe('npm run learn (spawned)', () => {
         expect(worst).toBeLessThanOrEqual(1e-4);
         // Same data, same model: the held-out accuracy agrees too (to one answer in a few hundred).
         expect(Math.abs((runs.webgpu[i].accuracy as number) - (runs.torch[i].accuracy as number))).toBeLessThanOrEqual(0.01);
+      }
+    },
+  );
+
+  it(
+    'passkey (PyTorch engine): each eval line splits the held-out keys by needle depth, adding up to the whole score',
+    { timeout: 120_000 },
+    () => {
+      // passkey-long shortened to T = 128: 2 steps at batch 4, 2 held-out batches (8 keys).
+      const T = 128;
+      const r = learn([
+        ...['--preset', 'passkey-long', '--mechanisms', 'nsa', '--engine', 'torch', '--threads', '1', '--no-figure'],
+        ...['--steps', '2', '--batch', '4', '--eval-every', '2', '--eval-batches', '2', '--set', `model.seqLen=${T}`],
+        ...['--out', join(dir, 'passkey')],
+      ]);
+      expect(r.status, r.stderr).toBe(0);
+      const evals = lines(r.stdout).filter((l) => l.kind === 'eval');
+      expect(evals.length).toBeGreaterThan(0);
+      const [lo, hi] = passkeyNeedleRange(PASSKEY_LONG_TASK, T);
+      for (const e of evals) {
+        const bins = e.accuracy_by_depth as {
+          positions: [number, number];
+          sequences: number;
+          whole_keys: number | null;
+          accuracy_by_answer: number[] | null;
+        }[];
+        expect(bins).toHaveLength(4);
+        // The ranges tile [lo, hi].
+        expect(bins[0].positions[0]).toBe(lo);
+        expect(bins[3].positions[1]).toBe(hi);
+        for (let i = 1; i < 4; i++) expect(bins[i].positions[0]).toBe(bins[i - 1].positions[1] + 1);
+        const n = bins.reduce((a, b) => a + b.sequences, 0);
+        expect(n).toBe(8);
+        const filled = bins.filter((b) => b.sequences > 0);
+        const whole = filled.reduce((a, b) => a + b.sequences * b.whole_keys!, 0) / n;
+        expect(Math.abs(whole - (e.sequence_accuracy as number))).toBeLessThan(1e-12);
+        (e.accuracy_by_answer as number[]).forEach((acc, j) => {
+          const byDepth = filled.reduce((a, b) => a + b.sequences * b.accuracy_by_answer![j], 0) / n;
+          expect(Math.abs(byDepth - acc)).toBeLessThan(1e-12);
+        });
+        for (const b of bins) if (b.sequences === 0) expect([b.whole_keys, b.accuracy_by_answer]).toEqual([null, null]);
       }
     },
   );

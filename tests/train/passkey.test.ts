@@ -4,7 +4,9 @@
 //   range hit at both ends, the preset's needles beyond window-only attention's reach;
 // - determinism from the seed and the Dataset contract (only the answers scored);
 // - validation messages naming each field; the chance level per digit and per whole key;
-// - the answer scorer (AnswerTally / scoreAnswers) on hand-made logits, float64.
+// - the answer scorer (AnswerTally / scoreAnswers) on hand-made logits, float64;
+// - accuracy by needle depth (passkey-depth.ts): needles found in generated batches, hand-made
+//   ranges and scores, and its refusals.
 import { describe, expect, it } from 'vitest';
 
 import { IGNORE_TARGET } from '../../src/definitions/targets';
@@ -19,6 +21,7 @@ import {
   validatePasskeyTask,
 } from '../../src/train/data/passkey';
 import { AnswerTally, scoreAnswers } from '../../src/train/eval/answer-score';
+import { accuracyByDepth, passkeyNeedlePositions } from '../../src/train/eval/passkey-depth';
 import { taskAnswerLabel, taskAnswerPositions, taskChance, taskKeyChance } from '../../src/train/eval/task-chance';
 import { PASSKEY_PRESET, PASSKEY_TASK, passkeyPreset } from '../../src/train/presets/passkey-preset';
 import { recallPreset } from '../../src/train/presets/recall-preset';
@@ -240,6 +243,7 @@ describe('answer scorer on hand-made logits (float64)', () => {
     expect(s.sequencesCorrect).toBe(1);
     expect(s.sequenceAccuracy).toBe(0.5);
     expect(s.accuracyByAnswer).toEqual([1, 0.5]); // the first digits right, one second digit
+    expect(s.answersRight).toEqual(['11', '10']); // per sequence, per digit
     expect(s.meanPCorrect).toBeCloseTo(p.reduce((a, b) => a + b, 0) / 4, 15);
     expect(s.answerLoss).toBeCloseTo(-p.reduce((a, b) => a + Math.log(b), 0) / 4, 15);
   });
@@ -252,6 +256,7 @@ describe('answer scorer on hand-made logits (float64)', () => {
     t.add(probs, right, shape, [2, 3]);
     t.add(probs, wrong, shape, [2, 3]);
     expect(t.score()).toMatchObject({ answers: 8, correct: 3, sequences: 4, sequencesCorrect: 1, accuracyByAnswer: [2 / 4, 1 / 4] });
+    expect(t.score().answersRight).toEqual(['11', '10', '00', '00']); // in the order added
     // Only the answer positions are read: scoring the second one alone.
     expect(scoreAnswers([{ probs, targets: right }], shape, [3]).correct).toBe(1);
     expect(() => scoreAnswers([{ probs, targets: new Int32Array([I, I, I, 2, I, I, 3, 4]) }], shape, [2, 3])).toThrow(
@@ -259,5 +264,46 @@ describe('answer scorer on hand-made logits (float64)', () => {
     );
     expect(() => scoreAnswers([{ probs: probs.subarray(5), targets: right }], shape, [2, 3])).toThrow(/expected B·T·V = 40/);
     expect(() => scoreAnswers([{ probs, targets: right }], shape, [4])).toThrow(/answer position 4 outside \[0, 4\)/);
+  });
+});
+
+describe('passkey accuracy by needle depth', () => {
+  it('finds each sequence’s needle marker in a batch of generated sequences', () => {
+    const task = PASSKEY_TASK;
+    const rand = mulberry32(5);
+    const seqs = Array.from({ length: 6 }, () => generatePasskeySequence(task, T, rand));
+    const tokens = new Int32Array(seqs.length * T);
+    seqs.forEach((q, b) => tokens.set(q.raw.subarray(0, T), b * T));
+    expect(passkeyNeedlePositions(tokens, seqs.length, T, passkeyVocab(task).needle)).toEqual(seqs.map((q) => q.needle));
+    tokens.fill(0, 2 * T, 3 * T); // sequence 2 loses its needle
+    expect(() => passkeyNeedlePositions(tokens, seqs.length, T, passkeyVocab(task).needle)).toThrow(
+      /sequence 2 holds no needle marker \(token 8\)/,
+    );
+    expect(() => passkeyNeedlePositions(tokens, seqs.length + 1, T, 8)).toThrow(/expected B·T/);
+  });
+
+  it('splits the needle range into equal ranges, each with its whole keys and digits; an empty range is null', () => {
+    // [20, 29] in 4: edges 20, 22, 25, 27, 30 → [20, 21], [22, 24], [25, 26], [27, 29].
+    const bins = accuracyByDepth([20, 21, 24, 29, 27], ['11', '10', '01', '00', '11'], [20, 29], 4);
+    expect(bins).toEqual([
+      { from: 20, to: 21, sequences: 2, wholeKeys: 0.5, accuracyByAnswer: [1, 0.5] },
+      { from: 22, to: 24, sequences: 1, wholeKeys: 0, accuracyByAnswer: [0, 1] },
+      { from: 25, to: 26, sequences: 0, wholeKeys: null, accuracyByAnswer: null },
+      { from: 27, to: 29, sequences: 2, wholeKeys: 0.5, accuracyByAnswer: [0.5, 0.5] },
+    ]);
+    // More ranges than positions: one per position. One range: the whole score.
+    expect(accuracyByDepth([5, 6, 6], ['1', '0', '1'], [5, 6], 4).map((b) => [b.from, b.to, b.sequences, b.wholeKeys])).toEqual([
+      [5, 5, 1, 1],
+      [6, 6, 2, 0.5],
+    ]);
+    expect(accuracyByDepth([20, 29], ['10', '11'], [20, 29], 1)).toEqual([
+      { from: 20, to: 29, sequences: 2, wholeKeys: 0.5, accuracyByAnswer: [1, 0.5] },
+    ]);
+  });
+
+  it('refuses needles outside the range, mismatched counts and a bad bin count', () => {
+    expect(() => accuracyByDepth([19], ['1'], [20, 29], 4)).toThrow(/needle 19 of sequence 0 outside \[20, 29\]/);
+    expect(() => accuracyByDepth([20, 21], ['1'], [20, 29], 4)).toThrow(/2 needles but 1 scored sequences/);
+    expect(() => accuracyByDepth([20], ['1'], [20, 29], 0)).toThrow(/bins must be an integer ≥ 1/);
   });
 });

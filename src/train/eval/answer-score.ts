@@ -23,6 +23,9 @@ export interface AnswerScore {
   sequenceAccuracy: number;
   /** [j]: the accuracy of each sequence's j-th answer (passkey: digit j of the key), which shows which answers a model has not learned. */
   accuracyByAnswer: number[];
+  /** Per sequence in the order scored, one character per answer: '1' right, '0' wrong (the passkey's
+   * accuracy by needle depth is tallied from these: src/train/eval/passkey-depth.ts). */
+  answersRight: string[];
 }
 
 /** The inputs of row r whose targets are scored (not IGNORE_TARGET). */
@@ -43,6 +46,7 @@ export class AnswerTally {
   /** [j]: right answers, and answers, among each sequence's j-th answer. */
   private byAnswerRight: number[] = [];
   private byAnswerCount: number[] = [];
+  private answersRight: string[] = [];
 
   /**
    * Adds one batch: `probs` holds B·T rows of V probabilities (row r·T + t follows input t of
@@ -61,6 +65,7 @@ export class AnswerTally {
     if (targets.length !== B * T) throw new Error(`scoreAnswers: ${targets.length} targets, expected B·T = ${B * T}`);
     for (let r = 0; r < B; r++) {
       let all = true;
+      let marks = '';
       const positions = answerPositions ?? scoredInputs(targets, r, T);
       if (positions.length === 0) throw new Error(`scoreAnswers: sequence ${r} has no scored target`);
       for (const [j, t] of positions.entries()) {
@@ -76,12 +81,14 @@ export class AnswerTally {
         this.answers++;
         this.byAnswerRight[j] = (this.byAnswerRight[j] ?? 0) + (best ? 1 : 0);
         this.byAnswerCount[j] = (this.byAnswerCount[j] ?? 0) + 1;
+        marks += best ? '1' : '0';
         if (best) this.correct++;
         else all = false;
         this.pSum += p;
         this.lossSum += -Math.log(p);
       }
       this.sequences++;
+      this.answersRight.push(marks);
       if (all) this.sequencesCorrect++;
     }
   }
@@ -98,6 +105,7 @@ export class AnswerTally {
       sequencesCorrect,
       sequenceAccuracy: sequencesCorrect / sequences,
       accuracyByAnswer: this.byAnswerCount.map((n, j) => this.byAnswerRight[j] / n),
+      answersRight: [...this.answersRight],
     };
   }
 }
