@@ -49,8 +49,10 @@ test('export each chart as SVG, PNG and CSV; wall-clock x axis, zoom and setting
   await page.close();
 });
 
-test("a passkey run's accuracy chart: the whole and one dashed line per digit of the key", async ({ browser }) => {
-  // Evaluated after each step on one batch (8 keys): the lines are checked, not their values.
+test("a passkey run's accuracy chart: the whole, one dashed line per digit of the key, and whole keys by needle depth", async ({
+  browser,
+}) => {
+  // Evaluated after each step on one batch (4 keys): the lines are checked, not their values.
   const page = await openPlayground(browser, './#v=1&preset=passkey&train.steps=4&train.evalEvery=1&train.evalBatches=1');
   await stepTo(page, 2);
   const accuracy = page.getByTestId('accuracy-chart');
@@ -59,5 +61,10 @@ test("a passkey run's accuracy chart: the whole and one dashed line per digit of
     await expect(accuracy.locator(`.series-${id} .recharts-line-curve`), id).toHaveCount(1);
   await expect(accuracy.locator('.series-digit-5')).toHaveCount(0); // the preset's key has 4 digits
   await expect(accuracy).toContainText('digit 4');
+  // Under it, the latest evaluation's whole keys by needle position: four ranges, the 4 keys between them.
+  const strip = page.getByTestId('depth-strip');
+  await expect(strip.getByTestId('depth-cell')).toHaveCount(4);
+  const keys = await strip.locator('.depth-n').allTextContents();
+  expect(keys.reduce((a, t) => a + Number.parseInt(t, 10), 0)).toBe(4);
   await page.close();
 });

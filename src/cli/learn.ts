@@ -12,7 +12,7 @@
 // last step's `keys_counted` per branch and each run the mean over its steps, `keys_counted_mean_query`.
 // Each eval line also carries `accuracy_by_answer`: [j] the accuracy of every sequence's j-th answer
 // (passkey: digit j of the key), which shows which answers a model has not learned yet; a passkey's
-// eval lines also carry `accuracy_by_depth`: the held-out keys split into DEPTH_BINS equal ranges of
+// eval lines also carry `accuracy_by_depth`: the held-out keys split into PASSKEY_DEPTH_BINS (4) ranges of
 // needle position, each with its whole-key accuracy and accuracy per digit (passkey-depth.ts).
 // --budget KEYS sets
 // NSA, the window and MoBA to read at most KEYS key rows per query at the last position
@@ -27,8 +27,7 @@ import { lastQueryKeys } from '../definitions/keys-read';
 import { keysPerSequence } from '../definitions/model-flops';
 import { describeAdapter } from '../gpu/context';
 import type { RunConfig } from '../train/config';
-import { passkeyNeedleRange, passkeyVocab } from '../train/data/passkey';
-import { accuracyByDepth, type DepthBin, passkeyNeedlePositions } from '../train/eval/passkey-depth';
+import { type DepthBin, passkeyDepthScore } from '../train/eval/passkey-depth';
 import { taskDatasetForRun, trainAndScoreRecall } from '../train/eval/recall-eval';
 import { taskChance } from '../train/eval/task-chance';
 import { learnFigureSvg } from '../train/learn/figure';
@@ -106,25 +105,14 @@ function keysPerQueryText(r: RunResult): string {
 /** keysPerQuery's mean over the positions 0 … T − 1 of one sequence. */
 const meanKeysPerQuery = (c: RunConfig): number => keysPerSequence(c.model) / c.model.seqLen;
 
-/** Ranges of needle position a passkey's eval lines split the held-out keys into. */
-const DEPTH_BINS = 4;
-
 /**
- * For a passkey run, scores an evaluation by needle depth: the held-out batches are regenerated (the
- * dataset draws them from its seed, the same ones either engine scores) and their needles located
- * once; null for any other task.
+ * For a passkey run, scores an evaluation by needle depth: the held-out batches are regenerated once
+ * (the dataset draws them from its seed: the ones either engine scores); null for any other task.
  */
 function heldOutDepth(config: RunConfig): ((answersRight: string[]) => DepthBin[]) | null {
-  const task = config.data.passkey;
-  if (config.data.source !== 'passkey' || !task) return null;
-  const { batchSize: B, evalBatches } = config.train;
-  const T = config.model.seqLen;
-  const needle = passkeyVocab(task).needle;
-  const needles = taskDatasetForRun(config)
-    .validationBatches(evalBatches)
-    .flatMap((b) => passkeyNeedlePositions(b.tokens, B, T, needle));
-  const range = passkeyNeedleRange(task, T);
-  return (answersRight) => accuracyByDepth(needles, answersRight, range, DEPTH_BINS);
+  if (config.data.source !== 'passkey') return null;
+  const held = taskDatasetForRun(config).validationBatches(config.train.evalBatches);
+  return (answersRight) => passkeyDepthScore(config, held, answersRight)!;
 }
 
 /** A depth range as an eval line carries it. */

@@ -42,6 +42,20 @@ export interface EvalMetrics {
    * key), the answers a model has not learned yet. Absent in histories written before 2026-11-28.
    */
   accuracyByAnswer?: number[];
+  /**
+   * Passkey runs: the validation keys split into ranges of needle position [from, to]
+   * (src/train/eval/passkey-depth.ts), each with its keys and the keys right whole. Absent in
+   * histories written before this field (2026-11-28).
+   */
+  keysByDepth?: DepthKeys[];
+}
+
+/** One range of needle positions [from, to] (inclusive): the validation keys whose needle sits there, and how many were right whole. */
+export interface DepthKeys {
+  from: number;
+  to: number;
+  sequences: number;
+  keysRight: number;
 }
 
 export interface NsaStepStats {

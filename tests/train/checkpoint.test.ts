@@ -59,8 +59,26 @@ function makeCheckpoint(config: RunConfig, seed: number): TrainingCheckpoint {
     adamV: group(),
     metrics,
     evals: [
-      { step: 0, valLoss: 5.6, accuracy: 0.25, accuracyByAnswer: [0.5, 0, 0.25, 0.25] },
-      { step: 2, valLoss: -Infinity, accuracy: 0.5, accuracyByAnswer: [1, 0.25, 0.75, 0] },
+      {
+        step: 0,
+        valLoss: 5.6,
+        accuracy: 0.25,
+        accuracyByAnswer: [0.5, 0, 0.25, 0.25],
+        keysByDepth: [
+          { from: 20, to: 467, sequences: 3, keysRight: 0 },
+          { from: 468, to: 914, sequences: 5, keysRight: 1 },
+        ],
+      },
+      {
+        step: 2,
+        valLoss: -Infinity,
+        accuracy: 0.5,
+        accuracyByAnswer: [1, 0.25, 0.75, 0],
+        keysByDepth: [
+          { from: 20, to: 467, sequences: 0, keysRight: 0 },
+          { from: 468, to: 914, sequences: 8, keysRight: 8 },
+        ],
+      },
     ],
     reason: 'non-finite',
     savedAt: '2025-01-02T03:04:05.678Z',
@@ -175,8 +193,10 @@ describe('checkpoint round trip', () => {
         'evals.accuracy',
         'evals.has_accuracy',
         'evals.accuracy_by_answer',
+        'evals.keys_by_depth',
       ]);
       expect(raw.f64.get('evals.accuracy_by_answer')!.shape).toEqual([2, 4]);
+      expect(raw.f64.get('evals.keys_by_depth')!.shape).toEqual([2, 2, 4]);
       expect(raw.f64.get('metrics.loss')!.shape).toEqual([3]);
     });
   }
@@ -189,6 +209,7 @@ describe('checkpoint round trip', () => {
     ];
     const bytes = encodeCheckpoint(c);
     expect(decodeRaw(bytes).f64.has('evals.accuracy_by_answer')).toBe(false);
+    expect(decodeRaw(bytes).f64.has('evals.keys_by_depth')).toBe(false);
     expect(decodeCheckpoint(bytes, { file: FILE }).evals).toEqual(c.evals);
     // Evaluations that disagree on the answer count (none in a run) keep their accuracy only.
     c.evals = [
@@ -382,6 +403,27 @@ describe('decodeCheckpoint rejects', () => {
       }),
       'evals.accuracy_by_answer',
       /expected shape \[2, \*\], found \[8\]/,
+    );
+    expectRejected(
+      edit('evals.keys_by_depth', (t) => {
+        t.shape = [2, 4, 2];
+      }),
+      'evals.keys_by_depth',
+      /expected shape \[2, \*, 4\], found \[2, 4, 2\]/,
+    );
+    expectRejected(
+      edit('evals.keys_by_depth', (t) => {
+        t.data = Float64Array.from(t.data as Float64Array, (x, i) => (i === 7 ? 9 : x)); // 9 keys right of 5
+      }),
+      'evals.keys_by_depth',
+      /range 1: expected from ≤ to and keys right ≤ keys, found \[468, 914\], 9 of 5/,
+    );
+    expectRejected(
+      edit('evals.keys_by_depth', (t) => {
+        t.data = Float64Array.from(t.data as Float64Array, (x, i) => (i === 2 ? 2.5 : x));
+      }),
+      'evals.keys_by_depth',
+      /value 2: 2.5 is not an integer/,
     );
     expectRejected(
       rewrite(good, (ts) => ts.push({ name: 'metrics.bogus', shape: [3], data: new Float64Array(3) })),

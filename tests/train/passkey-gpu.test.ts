@@ -1,11 +1,13 @@
 // The passkey task on the GPU, kept small (the tiny dense preset, whose pipelines other test files
 // already build; the eval CLI runs NSA models through the same code): one training step on passkey
 // data scores only the k answer digits per sequence, and the run's evaluation (CLI and page)
-// reports the per-digit accuracy of the answer scorer on the validation batches.
+// reports the per-digit accuracy of the answer scorer on the validation batches and its keys by
+// needle depth.
 import { describe, expect, it } from 'vitest';
 
 import { lossScale } from '../../src/model/plan';
-import { passkeyAnswerPositions, passkeyDatasetForRun } from '../../src/train/data/passkey';
+import { passkeyAnswerPositions, passkeyDatasetForRun, passkeyNeedleRange } from '../../src/train/data/passkey';
+import { PASSKEY_DEPTH_BINS } from '../../src/train/eval/passkey-depth';
 import { scoreRecall } from '../../src/train/eval/recall-eval';
 import { evaluateRun } from '../../src/train/eval/task-eval';
 import { trainingLoop } from '../../src/train/loop';
@@ -46,6 +48,15 @@ describe('passkey on the GPU', () => {
       expect(e.accuracyByAnswer).toEqual(s.accuracyByAnswer);
       expect(e.accuracyByAnswer).toHaveLength(k);
       expect(Math.abs(e.accuracyByAnswer!.reduce((a, b) => a + b, 0) / k - s.accuracy)).toBeLessThan(1e-12);
+      // By needle depth (the page's strip): 4 ranges tiling the task's needle range, holding every
+      // validation key once and, between them, the keys right whole.
+      const [lo, hi] = passkeyNeedleRange(cfg.data.passkey!, T);
+      const depth = e.keysByDepth!;
+      expect(depth).toHaveLength(PASSKEY_DEPTH_BINS);
+      expect([depth[0].from, depth[PASSKEY_DEPTH_BINS - 1].to]).toEqual([lo, hi]);
+      for (let i = 1; i < depth.length; i++) expect(depth[i].from).toBe(depth[i - 1].to + 1);
+      expect(depth.reduce((a, d) => a + d.sequences, 0)).toBe(s.sequences);
+      expect(depth.reduce((a, d) => a + d.keysRight, 0)).toBe(s.sequencesCorrect);
       expect(e.valLoss).toBe((await trainer.evaluate()).valLoss);
       expect(Math.abs(e.valLoss - s.answerLoss)).toBeLessThan(1e-3); // GPU f32 loss vs f64 of the f32 probabilities
     } finally {

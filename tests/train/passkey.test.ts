@@ -286,10 +286,10 @@ describe('passkey accuracy by needle depth', () => {
     // [20, 29] in 4: edges 20, 22, 25, 27, 30 → [20, 21], [22, 24], [25, 26], [27, 29].
     const bins = accuracyByDepth([20, 21, 24, 29, 27], ['11', '10', '01', '00', '11'], [20, 29], 4);
     expect(bins).toEqual([
-      { from: 20, to: 21, sequences: 2, wholeKeys: 0.5, accuracyByAnswer: [1, 0.5] },
-      { from: 22, to: 24, sequences: 1, wholeKeys: 0, accuracyByAnswer: [0, 1] },
-      { from: 25, to: 26, sequences: 0, wholeKeys: null, accuracyByAnswer: null },
-      { from: 27, to: 29, sequences: 2, wholeKeys: 0.5, accuracyByAnswer: [0.5, 0.5] },
+      { from: 20, to: 21, sequences: 2, keysRight: 1, wholeKeys: 0.5, accuracyByAnswer: [1, 0.5] },
+      { from: 22, to: 24, sequences: 1, keysRight: 0, wholeKeys: 0, accuracyByAnswer: [0, 1] },
+      { from: 25, to: 26, sequences: 0, keysRight: 0, wholeKeys: null, accuracyByAnswer: null },
+      { from: 27, to: 29, sequences: 2, keysRight: 1, wholeKeys: 0.5, accuracyByAnswer: [0.5, 0.5] },
     ]);
     // More ranges than positions: one per position. One range: the whole score.
     expect(accuracyByDepth([5, 6, 6], ['1', '0', '1'], [5, 6], 4).map((b) => [b.from, b.to, b.sequences, b.wholeKeys])).toEqual([
@@ -297,7 +297,7 @@ describe('passkey accuracy by needle depth', () => {
       [6, 6, 2, 0.5],
     ]);
     expect(accuracyByDepth([20, 29], ['10', '11'], [20, 29], 1)).toEqual([
-      { from: 20, to: 29, sequences: 2, wholeKeys: 0.5, accuracyByAnswer: [1, 0.5] },
+      { from: 20, to: 29, sequences: 2, keysRight: 1, wholeKeys: 0.5, accuracyByAnswer: [1, 0.5] },
     ]);
   });
 

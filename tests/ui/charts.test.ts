@@ -1,9 +1,11 @@
 // Chart helpers: TensorBoard's debiased EMA, append-only min/max decimation, the incremental
-// series built from metrics, redraw pacing and the one-redraw-per-slot queue.
+// series built from metrics, redraw pacing and the one-redraw-per-slot queue; the evaluation the
+// passkey's depth strip shows.
 import { describe, expect, it } from 'vitest';
 
 import type { EvalMetrics, StepMetrics } from '../../src/train/types';
 import { MAX_CHART_POINTS, MAX_DRAWN_POINTS, MinMaxBuckets, type Point, pointBudget } from '../../src/ui/charts/decimate';
+import { latestDepth } from '../../src/ui/charts/latest-depth';
 import { DEFAULT_SHARE, LOSS_SHARE, MAX_REFRESH_MS, MIN_REFRESH_MS, nextCost, refreshInterval } from '../../src/ui/charts/pacing';
 import { RedrawQueue } from '../../src/ui/charts/redraw-queue';
 import { answerSeries, ChartSeries, MAX_ANSWER_LINES, type SeriesId } from '../../src/ui/charts/series';
@@ -364,5 +366,23 @@ describe('redraw pacing', () => {
     expect(() => slots.shift()!()).toThrow('boom');
     slots.shift()!();
     expect(ran).toEqual(['b']);
+  });
+});
+
+describe('latestDepth (the passkey depth strip)', () => {
+  const ranges = (right: number) => [
+    { from: 20, to: 467, sequences: 4, keysRight: right },
+    { from: 468, to: 914, sequences: 4, keysRight: 0 },
+  ];
+  it('shows the last evaluation that scored keys by depth; none without one', () => {
+    const evals: EvalMetrics[] = [
+      { step: 10, valLoss: 2, accuracy: 0.5, keysByDepth: ranges(1) },
+      { step: 20, valLoss: 2, accuracy: 0.6, keysByDepth: ranges(3) },
+      { step: 30, valLoss: 2, accuracy: 0.7 }, // an older history's row, say: skipped
+    ];
+    expect(latestDepth(evals)).toEqual({ step: 20, ranges: ranges(3) });
+    expect(latestDepth(evals.slice(0, 1))).toEqual({ step: 10, ranges: ranges(1) });
+    expect(latestDepth([{ step: 1, valLoss: 3 }])).toBeNull();
+    expect(latestDepth([])).toBeNull();
   });
 });

@@ -11,6 +11,8 @@
 //   evals.step, evals.val_loss, evals.accuracy, evals.has_accuracy (1/0)          [E]
 //   evals.accuracy_by_answer [E, A] where every eval has A ≥ 1 of them (task runs; histories
 //   from before 2026-11-28 have none)
+//   evals.keys_by_depth [E, D, 4] where every eval has D ≥ 1 ranges of needle position (passkey
+//   runs): per range from, to, keys, keys right whole (histories from before it have none)
 // Browser-safe.
 import type { EvalMetrics, NsaStepStats, StepMetrics } from '../types';
 import type { NamedTensor } from './safetensors';
@@ -51,6 +53,7 @@ const EVAL_COLUMNS = {
   valLoss: 'evals.val_loss',
   accuracy: 'evals.accuracy',
   accuracyByAnswer: 'evals.accuracy_by_answer',
+  keysByDepth: 'evals.keys_by_depth',
 } as const satisfies Record<keyof EvalMetrics, string>;
 const EVAL_HAS_ACCURACY = 'evals.has_accuracy';
 
@@ -142,6 +145,13 @@ export function encodeHistory(metrics: readonly StepMetrics[], evals: readonly E
     const byAnswer = new Float64Array(E * A);
     evals.forEach((e, i) => byAnswer.set(e.accuracyByAnswer!, A * i));
     out.push(column(EVAL_COLUMNS.accuracyByAnswer, [E, A], byAnswer));
+  }
+  // By needle depth: likewise only where every evaluation has the same D ≥ 1 ranges (a passkey run's).
+  const D = evals[0]?.keysByDepth?.length ?? 0;
+  if (D > 0 && evals.every((e) => e.keysByDepth?.length === D)) {
+    const byDepth = new Float64Array(E * D * 4);
+    evals.forEach((e, i) => e.keysByDepth!.forEach((d, j) => byDepth.set([d.from, d.to, d.sequences, d.keysRight], 4 * (D * i + j))));
+    out.push(column(EVAL_COLUMNS.keysByDepth, [E, D, 4], byDepth));
   }
   return out;
 }
@@ -247,11 +257,28 @@ export function decodeHistory(f64: Columns, fail: Fail): { metrics: StepMetrics[
   const A = f64.get(EVAL_COLUMNS.accuracyByAnswer)?.shape[1] ?? 0;
   const byAnswer = f64.has(EVAL_COLUMNS.accuracyByAnswer) ? get(EVAL_COLUMNS.accuracyByAnswer, [E, -1]) : null;
   if (byAnswer && A < 1) fail(EVAL_COLUMNS.accuracyByAnswer, 'expected at least one answer per evaluation, found 0');
+  const D = f64.get(EVAL_COLUMNS.keysByDepth)?.shape[1] ?? 0;
+  const byDepth = f64.has(EVAL_COLUMNS.keysByDepth) ? get(EVAL_COLUMNS.keysByDepth, [E, -1, 4]) : null;
+  if (byDepth) {
+    if (D < 1) fail(EVAL_COLUMNS.keysByDepth, 'expected at least one range of needle positions per evaluation, found 0');
+    integers(EVAL_COLUMNS.keysByDepth, byDepth, 0);
+    for (let r = 0; r < E * D; r++) {
+      const [from, to, keys, right] = byDepth.subarray(4 * r, 4 * r + 4);
+      if (!(from <= to && right <= keys))
+        fail(EVAL_COLUMNS.keysByDepth, `range ${r}: expected from ≤ to and keys right ≤ keys, found [${from}, ${to}], ${right} of ${keys}`);
+    }
+  }
   const evals: EvalMetrics[] = Array.from({ length: E }, (_, i) => ({
     step: step[i],
     valLoss: valLoss[i],
     ...(hasAccuracy[i] === 1 && { accuracy: accuracy[i] }),
     ...(byAnswer && { accuracyByAnswer: Array.from(byAnswer.subarray(A * i, A * (i + 1))) }),
+    ...(byDepth && {
+      keysByDepth: Array.from({ length: D }, (_, j) => {
+        const [from, to, sequences, keysRight] = byDepth.subarray(4 * (D * i + j), 4 * (D * i + j) + 4);
+        return { from, to, sequences, keysRight };
+      }),
+    }),
   }));
   for (const name of f64.keys()) if (!used.has(name)) fail(name, 'unexpected history column');
   return { metrics, evals };

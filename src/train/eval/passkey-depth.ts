@@ -5,11 +5,16 @@
 // everywhere shows that instead. Pure and browser-safe: the scores come from AnswerScore.answersRight
 // (either engine), the needles from the held-out tokens themselves.
 
+import type { RunConfig } from '../config';
+import type { Batch } from '../data/batch';
+import { passkeyNeedleRange, passkeyVocab } from '../data/passkey';
+import type { DepthKeys } from '../types';
+
+/** Ranges of needle position the CLI's eval lines and the page split the held-out keys into. */
+export const PASSKEY_DEPTH_BINS = 4;
+
 /** One range of needle positions [from, to] (inclusive) and how the sequences with their needle there scored. */
-export interface DepthBin {
-  from: number;
-  to: number;
-  sequences: number;
+export interface DepthBin extends DepthKeys {
   /** Sequences whose every answer is right (the whole key), over `sequences`; null when the range is empty. */
   wholeKeys: number | null;
   /** [j]: right j-th answers (digit j) over `sequences`; null when the range is empty. */
@@ -65,7 +70,22 @@ export function accuracyByDepth(
     from: edges[i],
     to: edges[i + 1] - 1,
     sequences: c,
+    keysRight: whole[i],
     wholeKeys: c ? whole[i] / c : null,
     accuracyByAnswer: c ? Array.from({ length: answers }, (_, j) => (right[i][j] ?? 0) / c) : null,
   }));
+}
+
+/**
+ * A passkey run's held-out score by needle depth (PASSKEY_DEPTH_BINS ranges of its task's needle
+ * range): `batches` are the held-out batches in the order scored, `answersRight` the scorer's marks
+ * (AnswerScore.answersRight, learn.py's answers_right). Null for any other task.
+ */
+export function passkeyDepthScore(config: RunConfig, batches: readonly Batch[], answersRight: readonly string[]): DepthBin[] | null {
+  const task = config.data.passkey;
+  if (config.data.source !== 'passkey' || !task) return null;
+  const T = config.model.seqLen;
+  const needle = passkeyVocab(task).needle;
+  const needles = batches.flatMap((b) => passkeyNeedlePositions(b.tokens, b.tokens.length / T, T, needle));
+  return accuracyByDepth(needles, answersRight, passkeyNeedleRange(task, T), PASSKEY_DEPTH_BINS);
 }

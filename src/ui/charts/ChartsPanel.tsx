@@ -1,5 +1,6 @@
 // The run's charts: training and validation loss beside a task run's answer accuracy (0–100 %, with
-// chance and the evaluation's sampling band around it), then tokens/s, learning rate, gradient norm
+// chance and the evaluation's sampling band around it; a passkey's digits, and its latest whole keys
+// by needle depth under it), then tokens/s, learning rate, gradient norm
 // and, for NSA models, the gate mean of each branch and the key rows each query read, as the forward
 // kernels counted them, against dense attention's (folded on a phone); one smoothing weight
 // (TensorBoard-style, the raw values faint behind) and one log-scale switch for all of them.
@@ -14,6 +15,7 @@ import { useLibrary } from '../library/library-state';
 import { useStore } from '../store';
 import { bandLabel, percent, taskChanceBand } from './chance-band';
 import { type ChartSettings, DEFAULT_CHART_SETTINGS, parseChartSettings, writeChartSettings, type XAxisKind } from './chart-settings';
+import { DepthStrip } from './DepthStrip';
 import { type LineSpec, MetricChart } from './MetricChart';
 import { LOSS_SHARE } from './pacing';
 import { answerSeries, ChartSeries, MAX_ANSWER_LINES } from './series';
@@ -174,17 +176,20 @@ export function ChartsPanel() {
           share={LOSS_SHARE}
         />
         {chance !== null && (
-          <MetricChart
-            {...common}
-            testId="accuracy-chart"
-            title={`Answer accuracy (${answers ?? 'answers'}, validation)`}
-            height={mainHeight}
-            format={percent}
-            lines={accuracyLines}
-            yRange={ACCURACY_RANGE}
-            reference={{ y: chance, label: `chance ${percent(chance)}` }}
-            band={band}
-          />
+          <div className="chart-task">
+            <MetricChart
+              {...common}
+              testId="accuracy-chart"
+              title={`Answer accuracy (${answers ?? 'answers'}, validation)`}
+              height={mainHeight}
+              format={percent}
+              lines={accuracyLines}
+              yRange={ACCURACY_RANGE}
+              reference={{ y: chance, label: `chance ${percent(chance)}` }}
+              band={band}
+            />
+            <DepthStrip />
+          </div>
         )}
       </div>
       <details className="chart-more" open={moreOpen} onToggle={(e) => setMoreOpen(e.currentTarget.open)} data-testid="charts-more">
