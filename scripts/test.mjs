@@ -8,26 +8,23 @@
 //                                   beside them, the Hugging Face venv (.venv-hf/: mostly unpacking
 //                                   wheels, so it overlaps the checks' CPU work)
 //   3. vitest --project fast         in process, CPU only
-//   4. side by side:
-//      vitest --project gpu          kernels and models on Dawn (SwiftShader), the learning check
-//      vitest --project integration  the files that run python (the export's PyTorch side, torchrun,
-//                                    pytest, Hugging Face, the learn engines' parity)
+//   4. vitest --project gpu          kernels and models on Dawn (SwiftShader), the learning check
 //   5. side by side:
-//      vitest --project integration  the rest: the CLIs' kill/resume, run folders, watchdogs, the
-//                                    bundle scripts
+//      vitest --project integration  CLIs, scripts, torchrun and python as child processes, in two
+//                                    lanes (two vitest processes, each a half of the tier's files)
 //      playwright test               the page in headless Chromium, WebGPU on SwiftShader
 //
-// Two cores, and no step here fills both on its own: measured alone on this machine (2026-11-28),
-// the GPU tier took 234 s at 1.46 cores, the python files 191 s at 1.2, the other integration files
-// 218 s at 1.1 (they wait on process start-ups, torchrun's rendezvous, pytest's fault timeouts) and
-// Playwright 313 s (pages loading, its own timers). Hence pairs. Until 2026-11-28 the GPU tier ran
-// alone, then both integration halves beside Playwright: 234 s + 535 s. Neither pair asserts a
-// wall-clock time a shared core could miss (hang guards and report-only figures), and their files
-// and ports are disjoint.
+// Steps 4 keeps both cores busy on its own; the two of step 5 do not (the integration tier waits on
+// process start-ups, torchrun's rendezvous and pytest's fault timeouts; the e2e suite on pages
+// loading and its own timers), so they share the cores: at c1f6884 the pair took 470 s side by
+// side (integration 470 s, Playwright 351 s); at 7f168f3, with fewer tests, one after the other
+// they took 235 s and 254 s. Neither asserts a wall-clock time a shared core could miss (hang
+// guards and report-only figures), and their files and ports are disjoint. At 6c9436d the pair took
+// 542 s (Playwright 393 s), the machine busy 99 % until Playwright ended, then 40–90 % for the
+// integration tier's last 150 s alone: hence its two lanes.
 //
-// The learning tier (npm run test:learning) is not part of it. A failing step stops the run (after
-// the step beside it ends); the closing table gives every step's time, also written to
-// build/test-times.json.
+// The learning tier (npm run test:learning) is not part of it. A failing step stops the run; the
+// closing table gives every step's time, also written to build/test-times.json.
 import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -45,13 +42,20 @@ const STATIC = [
   ['vite build', npx('vite', 'build', '--logLevel', 'warn')],
 ];
 
-const FAST = ['vitest fast', npx('vitest', 'run', '--project', 'fast')];
-const GPU = ['vitest gpu', npx('vitest', 'run', '--project', 'gpu')];
-// The integration tier in two halves, each beside a bigger step (see the header): the files that run
-// python (the export's PyTorch side, torchrun, pytest, Hugging Face, the learn engines' parity) go
-// beside the GPU tier, the rest (the CLIs' kill/resume, run folders, watchdogs, the bundle scripts)
-// beside Playwright, the longest step.
-const PYTHON_LANE = (f) => f.startsWith('tests/export/') || f.startsWith('tests/dsa/') || f === 'tests/cli/learn.integration.test.ts';
+const SEQUENCE = [
+  ['vitest fast', npx('vitest', 'run', '--project', 'fast')],
+  ['vitest gpu', npx('vitest', 'run', '--project', 'gpu')],
+];
+// Side by side (see the header), the integration tier in two lanes, each printed when it ends: the
+// files that run python (the export's PyTorch side, torchrun, pytest, Hugging Face, the learn
+// engines' parity) and the rest (the CLIs' kill/resume, run folders, watchdogs, the bundle scripts).
+// About equal halves (250 s each under load at 6c9436d); one lane alone left a core idle for the
+// last ~150 s, after Playwright ended. pytest's run (36 s) goes with the CLIs: at fc7d599 the python
+// lane took 382 s and the other 335 s.
+const PYTHON_LANE = (f) =>
+  (f.startsWith('tests/export/') && f !== 'tests/export/python-pytest.integration.test.ts') ||
+  f.startsWith('tests/dsa/') ||
+  f === 'tests/cli/learn.integration.test.ts';
 
 /** Every *.integration.test.ts under tests/ (the integration tier's glob), repository-relative. */
 function integrationFiles(dir = 'tests') {
@@ -139,15 +143,12 @@ async function main() {
     run('hf venv', ['node', ['scripts/ensure-test-env.mjs', '--hf-venv-only']], {}, true),
   ]);
   if (!staticOk || !venvOk) report(false);
-  if (!(await run(...FAST))) report(false);
-  const [pythonLane, cliLane] = integrationLanes();
-  const [gpuOk, pythonOk] = await Promise.all([run(...GPU), run(pythonLane[0], pythonLane[1], {}, true)]);
-  if (!gpuOk || !pythonOk) report(false);
-  const [cliOk, playwrightOk] = await Promise.all([
-    run(cliLane[0], cliLane[1], {}, true),
+  for (const [name, cmd, env] of SEQUENCE) if (!(await run(name, cmd, env))) report(false);
+  const [pythonOk, cliOk, playwrightOk] = await Promise.all([
+    ...integrationLanes().map(([name, cmd]) => run(name, cmd, {}, true)),
     run(PLAYWRIGHT[0], PLAYWRIGHT[1], PLAYWRIGHT[2]),
   ]);
-  report(cliOk && playwrightOk);
+  report(pythonOk && cliOk && playwrightOk);
 }
 
 await main();
