@@ -17,6 +17,10 @@ import { UsageError } from './usage';
 
 const PYTHON_DIR = resolve(import.meta.dirname, '../../python');
 
+// Finds the packages without importing them: torch 2.x takes ~5 s of CPU to import, and the engine's
+// own process imports it anyway (a broken install then fails there, with its traceback).
+const HAS_TORCH = "import importlib.util as u, sys; sys.exit(0 if u.find_spec('torch') and u.find_spec('safetensors') else 1)";
+
 /**
  * The python to run: --python, else $NSA_PYTHON, else the test set-up's venv (.venv-hf: torch 2.x
  * with a fast BLAS), else python3 or /usr/bin/python3 (Debian's torch) — the first that imports torch.
@@ -26,7 +30,7 @@ export function torchPython(flag?: string): string {
   const candidates = flag ? [flag] : [process.env.NSA_PYTHON, join(root, '.venv-hf/bin/python'), 'python3', '/usr/bin/python3'];
   for (const p of candidates) {
     if (!p || (p.includes('/') && !existsSync(p))) continue;
-    if (spawnSync(p, ['-c', 'import torch, safetensors'], { stdio: 'ignore' }).status === 0) return p;
+    if (spawnSync(p, ['-c', HAS_TORCH], { stdio: 'ignore' }).status === 0) return p;
   }
   throw new UsageError(
     flag
