@@ -23,7 +23,8 @@ const HAS_TORCH = "import importlib.util as u, sys; sys.exit(0 if u.find_spec('t
 
 /**
  * The python to run: --python, else $NSA_PYTHON, else the test set-up's venv (.venv-hf: torch 2.x
- * with a fast BLAS), else python3 or /usr/bin/python3 (Debian's torch) — the first that imports torch.
+ * with a fast BLAS), else python3 or /usr/bin/python3 (Debian's torch) — the first that has torch and
+ * safetensors installed.
  */
 export function torchPython(flag?: string): string {
   const root = resolve(import.meta.dirname, '../..');
