@@ -414,6 +414,8 @@ TRAIN_INTS = {
     "evalEvery": (0, MAX_SAFE_INTEGER),
     "evalBatches": (0, MAX_SAFE_INTEGER),
     "logEvery": (1, MAX_SAFE_INTEGER),
+    "shortSeqSteps": (0, MAX_SAFE_INTEGER),
+    "shortSeqLen": (1, MAX_SAFE_INTEGER),
 }
 TRAIN_NUMBERS = {
     "lrMax": ("(", 0, 10, "]"),
@@ -426,7 +428,9 @@ TRAIN_NUMBERS = {
     "gradClip": ("[", 0, 1e6, "]"),
 }
 # Optional fields (the WebGPU trainer's divergence guard; this trainer keeps them as they are).
-TRAIN_OPTIONAL = ("evalEvery", "evalBatches", "logEvery", "divergenceFactor", "divergenceSteps")
+# The sequence-length warm-up (shortSeqSteps at shortSeqLen tokens): nsa_playground.learn trains it;
+# nsa_playground.train refuses a run still inside it (short_seq_refusal).
+TRAIN_OPTIONAL = ("evalEvery", "evalBatches", "logEvery", "divergenceFactor", "divergenceSteps", "shortSeqSteps", "shortSeqLen")
 
 
 def _in_range(v: Any, lo_end: str, lo: float, hi: float, hi_end: str) -> bool:
@@ -452,6 +456,10 @@ def check_train(t: Any, path: str, prefix: str = "train") -> dict[str, Any]:
         if not _in_range(t.get(k), lo_end, lo, hi, hi_end):
             got = show(t.get(k, MISSING))
             raise ConfigError(path, f"{prefix}.{k}", f"must be a finite number in {lo_end}{lo}, {hi}{hi_end} (got {got})")
+    if t.get("shortSeqSteps", 0) > t["steps"]:
+        raise ConfigError(path, f"{prefix}.shortSeqSteps", f"must not exceed steps ({t['shortSeqSteps']} > {t['steps']})")
+    if t.get("shortSeqSteps", 0) > 0 and "shortSeqLen" not in t:
+        raise ConfigError(path, f"{prefix}.shortSeqLen", f"is required when shortSeqSteps is {t['shortSeqSteps']} (the warm-up's sequence length)")
     if t["lrMin"] > t["lrMax"]:
         raise ConfigError(path, f"{prefix}.lrMin", f"must not exceed lrMax ({t['lrMin']} > {t['lrMax']})")
     f = t.get("divergenceFactor", 0)

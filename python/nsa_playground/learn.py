@@ -11,7 +11,8 @@ of -1 not scored. stdout: one JSON line per step ({"kind": "step", "step", "loss
 "index_loss" for DSA: Σ over layers of the indexer's L_I; "keys_counted" for NSA: per branch, the key
 rows per query and group the step's selection read, averaged over the layers, as the WebGPU trainer
 counts them),
-per evaluation ({"kind": "eval", "step", "accuracy", "answers", "sequence_accuracy", "accuracy_by_answer",
+per evaluation (always on the held-out batches at the model's length; a sequence-length warm-up's
+steps, train.shortSeqSteps, train on batches of B·train.shortSeqLen tokens) ({"kind": "eval", "step", "accuracy", "answers", "sequence_accuracy", "accuracy_by_answer",
 "answers_right": per held-out sequence a string, one character per answer, "1" right, "0" wrong;
 "seconds"}) and a
 last {"kind": "done", "step", "reached"} line. Training stops at train.steps, or after the first
@@ -121,6 +122,9 @@ def main(argv: list[str] | None = None) -> int:
     model.train()
     opt = make_adamw(model.named_parameters(), train)
     B, T, steps = int(train["batchSize"]), cfg.max_position_embeddings, int(train["steps"])
+    # A sequence-length warm-up (train.shortSeqSteps, shortSeqLen): its steps' batches are B·shortSeqLen.
+    short_steps = int(train.get("shortSeqSteps") or 0) if train.get("shortSeqLen") else 0
+    short_len = int(train.get("shortSeqLen") or T)
     stdin = sys.stdin.buffer
     held = []
     for i in range(a.eval_batches):
@@ -138,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     step = 0
     reached = False
     while step < steps:
-        b = read_batch(stdin, B, T)
+        b = read_batch(stdin, B, short_len if step < short_steps else T)
         if b is None:
             raise SystemExit(f"learn: stdin ended at step {step} of {steps}")
         x, y = b

@@ -329,7 +329,17 @@ def main(argv=None) -> int:
         if getattr(a, flag) is not None:
             train[key] = getattr(a, flag)
     check_train(train, "command line", "train (with the flags)")
-    batches0 = read_state(a.src, raw)["batches_drawn"]
+    state = read_state(a.src, raw)
+    batches0 = state["batches_drawn"]
+    # A sequence-length warm-up still under way (its steps train shorter sequences) is not run here.
+    if train.get("shortSeqLen") and state["step"] < train.get("shortSeqSteps", 0):
+        raise InputError(
+            os.path.join(a.src, "config.json"),
+            "train.shortSeqSteps",
+            f"the run is at step {state['step']}, inside its sequence-length warm-up ({train['shortSeqSteps']} steps at "
+            f"{train['shortSeqLen']} tokens), which this trainer does not run: finish the warm-up with npm run train, "
+            "or remove train.shortSeqSteps and train.shortSeqLen",
+        )
     tokens = load_tokens(a.data, raw, config.vocab_size)
     T = config.max_position_embeddings
     if tokens.numel() < T + 1:

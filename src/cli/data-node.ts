@@ -8,9 +8,15 @@ import { loadBrownText } from '../train/data/brown-node';
 import { createDataset, type Dataset } from '../train/data/datasets';
 import { passkeyDatasetForRun } from '../train/data/passkey';
 import { recallDatasetForRun } from '../train/data/recall';
+import { withShortSeq } from '../train/data/short-seq';
 import { checkTextFileSize, DataFileError, decodeTextFile } from '../train/data/text-file';
 
-export function datasetForRun(cfg: RunConfig, uploadPath?: string): Dataset {
+export function datasetForRun(config: RunConfig, uploadPath?: string): Dataset {
+  // With a sequence-length warm-up: the same source at both lengths (src/train/data/short-seq.ts).
+  return withShortSeq(config, (c) => datasetAtLength(c, uploadPath));
+}
+
+function datasetAtLength(cfg: RunConfig, uploadPath?: string): Dataset {
   const opts = { batchSize: cfg.train.batchSize, seqLen: cfg.model.seqLen, seed: cfg.train.seed };
   switch (cfg.data.source) {
     case 'brown':

@@ -11,6 +11,7 @@ import { paramSpecs } from '../definitions/params';
 import { initParams } from '../model/init';
 import type { RunConfig } from '../train/config';
 import type { Batch, Dataset } from '../train/data/datasets';
+import { isShortSeqDataset } from '../train/data/short-seq';
 import { exportDirectoryFiles } from '../train/export/directory';
 import { writeExportDirectory } from './export-dir';
 import { UsageError } from './usage';
@@ -127,11 +128,13 @@ export async function runTorch(
         }
       });
     for (const b of dataset.validationBatches(o.evalBatches)) await write(batchBytes(b));
-    const batch: Batch = {
-      tokens: new Int32Array(config.train.batchSize * config.model.seqLen),
-      targets: new Int32Array(config.train.batchSize * config.model.seqLen),
-    };
+    // One batch per step, B·T tokens: T is train.shortSeqLen for a sequence-length warm-up's steps
+    // (learn.py reads that many), else model.seqLen.
+    const batchAt = (T: number): Batch => ({ tokens: new Int32Array(config.train.batchSize * T), targets: new Int32Array(config.train.batchSize * T) });
+    const fullBatch = batchAt(config.model.seqLen);
+    const shortBatch = isShortSeqDataset(dataset) ? batchAt(dataset.shortSeqLen) : fullBatch;
     for (let s = 0; s < config.train.steps && open; s++) {
+      const batch = isShortSeqDataset(dataset) && dataset.nextSeqLen === dataset.shortSeqLen ? shortBatch : fullBatch;
       dataset.nextTrainBatch(batch);
       await write(batchBytes(batch));
     }

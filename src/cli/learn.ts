@@ -9,7 +9,8 @@
 // "mechanism", "keys_last_query", "accuracy", "steps", "reached", seed and lr. NSA's keys per query
 // are also counted on every training step — by its forward kernels (WebGPU: the model's step
 // statistics), from the step's selection (PyTorch: nsa.py keys_read): each eval line carries the
-// last step's `keys_counted` per branch and each run the mean over its steps, `keys_counted_mean_query`.
+// last step's `keys_counted` per branch and each run the mean over its steps, `keys_counted_mean_query`
+// (both over the steps at model.seqLen: a sequence-length warm-up's steps, train.shortSeqSteps, are not counted).
 // Each eval line also carries `accuracy_by_answer`: [j] the accuracy of every sequence's j-th answer
 // (passkey: digit j of the key), which shows which answers a model has not learned yet; a passkey's
 // eval lines also carry `accuracy_by_depth`: the held-out keys split into PASSKEY_DEPTH_BINS (4) ranges of
@@ -26,7 +27,7 @@ import { join, resolve } from 'node:path';
 import { lastQueryKeys } from '../definitions/keys-read';
 import { keysPerSequence } from '../definitions/model-flops';
 import { describeAdapter } from '../gpu/context';
-import type { RunConfig } from '../train/config';
+import { type RunConfig, shortSeqSteps } from '../train/config';
 import { type DepthBin, passkeyDepthScore } from '../train/eval/passkey-depth';
 import { taskDatasetForRun, trainAndScoreRecall } from '../train/eval/recall-eval';
 import { taskChance } from '../train/eval/task-chance';
@@ -235,11 +236,14 @@ async function main(): Promise<number> {
         first_losses: [],
       };
       const t0 = performance.now();
-      // NSA's counts: the last step's per branch, and the running sum of totals.
+      // NSA's counts: the last step's per branch, and the running sum of totals, over the steps at
+      // model.seqLen (a sequence-length warm-up's steps read the keys of its shorter sequences).
       let counted: [number, number, number] | undefined;
       let countedSum = 0;
       let countedSteps = 0;
-      const countStep = (k: [number, number, number]) => {
+      const warmSteps = shortSeqSteps(p.config.train);
+      const countStep = (step: number, k: [number, number, number]) => {
+        if (step < warmSteps) return;
         counted = k;
         countedSum += k[0] + k[1] + k[2];
         countedSteps++;
@@ -270,7 +274,7 @@ async function main(): Promise<number> {
           stopAt: target,
           onStep: (m) => {
             if (r.first_losses.length < 20) r.first_losses.push(m.loss);
-            if (m.nsa?.keysPerQuery) countStep(m.nsa.keysPerQuery);
+            if (m.nsa?.keysPerQuery) countStep(m.step, m.nsa.keysPerQuery);
           },
           onEval: (step, s) => onEval(step + 1, s.accuracy, s.sequenceAccuracy, s.accuracyByAnswer, s.answersRight),
         });
@@ -285,7 +289,7 @@ async function main(): Promise<number> {
           threads,
           onLine: (l) => {
             if (l.kind === 'step' && r.first_losses.length < 20) r.first_losses.push(l.loss!);
-            if (l.kind === 'step' && l.keys_counted) countStep([l.keys_counted.cmp, l.keys_counted.sel, l.keys_counted.win]);
+            if (l.kind === 'step' && l.keys_counted) countStep(l.step - 1, [l.keys_counted.cmp, l.keys_counted.sel, l.keys_counted.win]);
             if (l.kind === 'eval') onEval(l.step, l.accuracy!, l.sequence_accuracy!, l.accuracy_by_answer!, l.answers_right!);
           },
         });

@@ -290,7 +290,7 @@ async function main(): Promise<number> {
         if (String(e.metrics.step) === process.env[NAN_HOOK]) {
           const p = await trainer.readParams();
           p.get('wte')!.fill(NaN);
-          trainer.plan.importParams(p);
+          trainer.trainPlan.importParams(p);
         }
       } else {
         if (evalDue(e.stepsDone)) await evaluate();

@@ -46,6 +46,14 @@ export interface TrainConfig {
    */
   divergenceFactor?: number;
   divergenceSteps?: number;
+  /**
+   * Sequence-length warm-up (src/train/data/short-seq.ts): the run's first shortSeqSteps optimizer
+   * steps train on sequences of shortSeqLen tokens (same model, optimizer and learning-rate
+   * schedule; every evaluation at model.seqLen), the rest at model.seqLen. Optional: absent or 0 is off.
+   */
+  shortSeqSteps?: number;
+  /** The warm-up's sequence length, in [1, model.seqLen − 1]; required when shortSeqSteps > 0. */
+  shortSeqLen?: number;
 }
 
 export interface RunConfig {
@@ -94,7 +102,42 @@ export function validateTrainConfig(t: TrainConfig): ConfigIssue[] {
     errs.push({ field: 'train.seed', message: `must be at most ${Number.MAX_SAFE_INTEGER} (2^53 − 1; got ${t.seed})` });
   if (typeof t.lrMin === 'number' && typeof t.lrMax === 'number' && t.lrMin > t.lrMax)
     errs.push({ field: 'train.lrMin', message: `must not exceed lrMax (${t.lrMin} > ${t.lrMax})` });
+  if (t.shortSeqSteps !== undefined) {
+    int('shortSeqSteps', 0);
+    if (Number.isInteger(t.shortSeqSteps) && Number.isInteger(t.steps) && t.shortSeqSteps > t.steps)
+      errs.push({ field: 'train.shortSeqSteps', message: `must not exceed steps (${t.shortSeqSteps} > ${t.steps})` });
+  }
+  if (t.shortSeqLen !== undefined) int('shortSeqLen', 1);
   return errs;
+}
+
+/** The sequence-length warm-up's steps (0: none; src/train/data/short-seq.ts). */
+export function shortSeqSteps(t: TrainConfig): number {
+  return t.shortSeqSteps && t.shortSeqLen ? t.shortSeqSteps : 0;
+}
+
+/** The run config the warm-up's steps train: model.seqLen = train.shortSeqLen, the rest the same. */
+export function shortSeqConfig(c: RunConfig): RunConfig {
+  if (!shortSeqSteps(c.train)) throw new Error('shortSeqConfig: the run has no sequence-length warm-up (train.shortSeqSteps, shortSeqLen)');
+  return { ...c, model: { ...c.model, seqLen: c.train.shortSeqLen! } };
+}
+
+/**
+ * train.shortSeqLen against the model and the task: required when shortSeqSteps > 0, below
+ * model.seqLen, and a length the model and the task both accept (their issues at that length,
+ * each named under train.shortSeqLen).
+ */
+function validateShortSeq(c: RunConfig): ConfigIssue[] {
+  const { shortSeqSteps: steps, shortSeqLen: len } = c.train;
+  if (!(typeof steps === 'number' && Number.isInteger(steps) && steps > 0)) return [];
+  if (len === undefined)
+    return [{ field: 'train.shortSeqLen', message: `is required when train.shortSeqSteps is ${steps} (the warm-up's sequence length)` }];
+  if (!Number.isInteger(len) || len < 1 || !Number.isInteger(c.model.seqLen)) return []; // reported by validateTrainConfig / the model
+  if (len >= c.model.seqLen)
+    return [{ field: 'train.shortSeqLen', message: `must be below model.seqLen ${c.model.seqLen} (got ${len})` }];
+  const short = { ...c, model: { ...c.model, seqLen: len } };
+  const atLen = [...validateModelConfig(short.model), ...validateRecallData(short), ...validatePasskeyData(short)];
+  return atLen.map((i) => ({ field: 'train.shortSeqLen', message: `${len} does not fit: ${i.field} ${i.message}` }));
 }
 
 /** Every problem of a run config (model, train and data), each naming its field; empty: valid. */
@@ -107,6 +150,7 @@ export function validateRunConfig(c: RunConfig): ConfigIssue[] {
   if ((c.data.source === 'brown' || c.data.source === 'upload') && c.model.vocabSize < vocab)
     errs.push({ field: 'model.vocabSize', message: `must be ≥ ${vocab} for the ${c.data.tokenizer} tokenizer (got ${c.model.vocabSize})` });
   errs.push(...validateRecallData(c), ...validatePasskeyData(c));
+  if (!errs.length) errs.push(...validateShortSeq(c));
   return errs;
 }
 

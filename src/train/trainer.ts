@@ -3,6 +3,11 @@
 // NSA statistics come back through a small staging ring one step late, so the GPU always has the
 // next step queued while JavaScript waits. step() and flush() return each step's metrics exactly
 // once, in order; src/train/loop.ts is the loop every caller runs on top of them.
+//
+// A sequence-length warm-up (train.shortSeqSteps, shortSeqLen) trains its steps on a second plan
+// built at the short length; at the first full-length step the weights and AdamW moments move to
+// the full plan (one read and one write of each tensor, once per run) and the short plan is freed.
+// Evaluations always run on the full plan (the weights copied there first during the warm-up).
 import { type ConfigIssue, InvalidConfigError } from '../definitions/config-issue';
 import type { GpuContext } from '../gpu/context';
 import { tokenIndexLength } from '../kernels/embedding-index';
@@ -11,8 +16,9 @@ import type { NsaStats } from '../kernels/nsa-stats';
 import { initParams } from '../model/init';
 import { ModelPlan, type NamedTensors } from '../model/plan';
 import { encodeCheckpoint, type TrainerState, type TrainingCheckpoint } from './checkpoint/checkpoint';
-import { type RunConfig, validateRunConfig } from './config';
+import { type RunConfig, shortSeqConfig, shortSeqSteps, validateRunConfig } from './config';
 import type { Batch, Dataset } from './data/datasets';
+import { isShortSeqDataset } from './data/short-seq';
 import { trainCursorProblem } from './data/stream';
 import { DivergenceGuard, divergenceSettings } from './divergence';
 import { learningRate, type LrSchedule } from './lr-schedule';
@@ -97,6 +103,22 @@ interface Pending {
   lr: number;
   slot: number;
   mapped: Promise<void>;
+  /** The plan that encoded the step (its readback layout). */
+  plan: ModelPlan;
+}
+
+/** One plan's batch arrays: gradAccum micro-batches of B·T tokens and their embedding indices. */
+interface PlanBatches {
+  batches: Batch[];
+  tokenIndices: Int32Array[];
+}
+
+function planBatches(plan: ModelPlan): PlanBatches {
+  const { N, gradAccum } = plan.shape;
+  return {
+    batches: Array.from({ length: gradAccum }, () => ({ tokens: new Int32Array(N), targets: new Int32Array(N) })),
+    tokenIndices: Array.from({ length: gradAccum }, () => new Int32Array(tokenIndexLength(N))),
+  };
 }
 
 export class Trainer {
@@ -105,8 +127,9 @@ export class Trainer {
   private readonly pending: Pending[] = [];
   private readonly staging: GPUBuffer[];
   private readonly evalStaging: GPUBuffer;
-  private readonly batches: Batch[];
-  private readonly tokenIndices: Int32Array[];
+  private readonly io: PlanBatches;
+  /** The sequence-length warm-up's plan and arrays while its steps last (null: none, or over). */
+  private short: { plan: ModelPlan; io: PlanBatches } | null;
   private readonly schedule: LrSchedule;
   private readonly startedAt = performance.now();
   private lastResolvedAt = performance.now();
@@ -121,15 +144,15 @@ export class Trainer {
     readonly plan: ModelPlan,
     readonly dataset: Dataset,
     private readonly hooks: TrainerHooks,
+    shortPlan: ModelPlan | null,
   ) {
-    const { N, gradAccum } = plan.shape;
-    this.stagingBytes = plan.readbackBytes;
+    this.short = shortPlan && { plan: shortPlan, io: planBatches(shortPlan) };
+    this.stagingBytes = Math.max(plan.readbackBytes, shortPlan?.readbackBytes ?? 0);
     this.staging = Array.from({ length: STAGING_SLOTS }, (_, i) =>
       gpu.createBuffer({ label: `staging#${i}`, size: this.stagingBytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST }),
     );
     this.evalStaging = gpu.createBuffer({ label: 'staging.eval', size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-    this.batches = Array.from({ length: gradAccum }, () => ({ tokens: new Int32Array(N), targets: new Int32Array(N) }));
-    this.tokenIndices = Array.from({ length: gradAccum }, () => new Int32Array(tokenIndexLength(N)));
+    this.io = planBatches(plan);
     const t = config.train;
     this.divergence = new DivergenceGuard(divergenceSettings(t, config.model.vocabSize));
     this.schedule = {
@@ -148,15 +171,24 @@ export class Trainer {
       errs.push({ field: 'model.vocabSize', message: `must be ≥ the dataset's vocabulary (${dataset.vocabSize})` });
     if (errs.length) throw new InvalidConfigError('invalid run config', errs);
     const t = config.train;
-    const plan = await ModelPlan.build(gpu, config.model, {
-      batchSize: t.batchSize,
-      gradAccum: t.gradAccum,
-      optimizer: { beta1: t.beta1, beta2: t.beta2, eps: t.eps, weightDecay: t.weightDecay, gradClip: t.gradClip },
-      scoredPerSequence: dataset.scoredPerSequence,
-      nsaKernels: hooks.nsaKernels,
-    });
-    plan.importParams(initParams(plan.specs, t.seed));
-    const trainer = new Trainer(gpu, config, plan, dataset, hooks);
+    const warm = isShortSeqDataset(dataset) ? dataset : null;
+    if (shortSeqSteps(t) !== (warm ? warm.shortBatches / t.gradAccum : 0) || (warm && warm.shortSeqLen !== t.shortSeqLen))
+      throw new Error(
+        `Trainer.create: the dataset's sequence-length warm-up (${warm ? `${warm.shortBatches} batches at ${warm.shortSeqLen}` : 'none'}) is not the config's ` +
+          `(train.shortSeqSteps ${t.shortSeqSteps ?? 0}, shortSeqLen ${t.shortSeqLen ?? '-'}): build it with withShortSeq (src/train/data/short-seq.ts)`,
+      );
+    const build = (c: RunConfig) =>
+      ModelPlan.build(gpu, c.model, {
+        batchSize: t.batchSize,
+        gradAccum: t.gradAccum,
+        optimizer: { beta1: t.beta1, beta2: t.beta2, eps: t.eps, weightDecay: t.weightDecay, gradClip: t.gradClip },
+        scoredPerSequence: dataset.scoredPerSequence,
+        nsaKernels: hooks.nsaKernels,
+      });
+    const plan = await build(config);
+    const shortPlan = shortSeqSteps(t) > 0 ? await build(shortSeqConfig(config)) : null;
+    const trainer = new Trainer(gpu, config, plan, dataset, hooks, shortPlan);
+    trainer.trainPlan.importParams(initParams(plan.specs, t.seed));
     trainer.beat(
       'init',
       `model ready: ${plan.specs.length} tensors, ${(plan.gpuBytes / 2 ** 20).toFixed(1)} MiB on ${gpu.adapter.architecture}`,
@@ -181,12 +213,13 @@ export class Trainer {
     const cursor = resumeCursorIssues(config, from);
     if (cursor.length) throw new InvalidConfigError('resume: the checkpoint state cannot continue this run', cursor);
     const trainer = await Trainer.create(gpu, config, dataset, hooks);
-    trainer.plan.importParams(from.params);
-    trainer.plan.importOptimizerState({ m: from.adamM, v: from.adamV });
+    trainer.stepCount = stepsDone;
+    if (stepsDone >= shortSeqSteps(config.train)) trainer.endShortSeq(); // resumed past the warm-up
+    trainer.trainPlan.importParams(from.params);
+    trainer.trainPlan.importOptimizerState({ m: from.adamM, v: from.adamV });
     // O(1) whatever the cursor: the stream jumps to batch batchesDrawn (src/train/data/stream.ts).
     dataset.seekTrain(batchesDrawn);
     trainer.batchesDrawn = batchesDrawn;
-    trainer.stepCount = stepsDone;
     trainer.beat('init', `resumed at step ${stepsDone} (${batchesDrawn} batches drawn)`);
     trainer.phase = 'idle';
     return trainer;
@@ -232,8 +265,45 @@ export class Trainer {
   /** The state to write into a checkpoint. Call it with no step in flight (at a loop checkpoint or after the loop). */
   async resumeState(): Promise<TrainerResumeState> {
     if (this.pending.length) throw new Error(`resumeState: ${this.pending.length} steps in flight; flush() first`);
-    const { m, v } = await this.plan.exportOptimizerState();
-    return { stepsDone: this.stepCount, batchesDrawn: this.batchesDrawn, params: await this.plan.exportParams(), adamM: m, adamV: v };
+    const plan = this.trainPlan;
+    const { m, v } = await plan.exportOptimizerState();
+    return { stepsDone: this.stepCount, batchesDrawn: this.batchesDrawn, params: await plan.exportParams(), adamM: m, adamV: v };
+  }
+
+  /** The plan the next step trains on: the warm-up's short plan while its steps last, else `plan`. */
+  get trainPlan(): ModelPlan {
+    return this.short?.plan ?? this.plan;
+  }
+
+  /** True while the sequence-length warm-up's steps last (training at train.shortSeqLen). */
+  get inShortSeq(): boolean {
+    return this.short !== null;
+  }
+
+  /**
+   * The full-length plan holding the current weights, for a forward on held-out batches (scoring,
+   * evaluation): during the warm-up the weights are copied there first. Call it with no step in flight.
+   */
+  async evalPlan(): Promise<ModelPlan> {
+    if (this.pending.length) throw new Error(`evalPlan: ${this.pending.length} steps in flight; flush() first`);
+    if (this.short) this.plan.importParams(await this.short.plan.exportParams());
+    return this.plan;
+  }
+
+  /** Frees the warm-up's plan (no-op without one); its state must have been moved (or be unused). */
+  private endShortSeq(): void {
+    this.short?.plan.destroy();
+    this.short = null;
+  }
+
+  /** The warm-up is over: weights and AdamW moments move to the full plan (no step in flight). */
+  private async leaveShortSeq(): Promise<void> {
+    const from = this.short!.plan;
+    const { m, v } = await from.exportOptimizerState();
+    this.plan.importParams(await from.exportParams());
+    this.plan.importOptimizerState({ m, v });
+    this.endShortSeq();
+    this.beat('init', `sequence-length warm-up over at step ${this.stepCount}: training at ${this.plan.shape.T} tokens`);
   }
 
   get stepsDone(): number {
@@ -241,12 +311,13 @@ export class Trainer {
   }
 
   get gpuBytes(): number {
-    return this.plan.gpuBytes + STAGING_SLOTS * this.stagingBytes + 16;
+    return this.plan.gpuBytes + (this.short?.plan.gpuBytes ?? 0) + STAGING_SLOTS * this.stagingBytes + 16;
   }
 
-  /** Tokens processed per optimizer step. */
+  /** Tokens processed per optimizer step (the warm-up's shorter sequences while it lasts). */
   get tokensPerStep(): number {
-    return this.plan.shape.N * this.plan.shape.gradAccum;
+    const { N, gradAccum } = this.trainPlan.shape;
+    return N * gradAccum;
   }
 
   private beat(phase: TrainerPhase, msg: string, m: StepMetrics | null = this.lastMetrics): void {
@@ -273,14 +344,19 @@ export class Trainer {
 
   /** Runs one optimizer step (one submit). Resolves with the metrics that became ready: the previous step's, or none. */
   async step(): Promise<StepMetrics[]> {
-    const { gpu, plan } = this;
+    const { gpu } = this;
     const step = this.stepCount;
+    // The warm-up's last step done: every step in flight is resolved before its state moves.
+    const ready = this.short && step >= shortSeqSteps(this.config.train) ? await this.flush() : [];
+    if (this.short && step >= shortSeqSteps(this.config.train)) await this.leaveShortSeq();
+    const plan = this.trainPlan;
+    const io = this.short?.io ?? this.io;
     this.phase = 'data';
     for (let m = 0; m < plan.shape.gradAccum; m++) {
-      const b = this.batches[m];
+      const b = io.batches[m];
       this.dataset.nextTrainBatch(b);
       this.batchesDrawn++;
-      plan.writeBatch(m, b.tokens, b.targets, this.tokenIndices[m]);
+      plan.writeBatch(m, b.tokens, b.targets, io.tokenIndices[m]);
     }
     this.phase = 'step';
     const lr = learningRate(this.schedule, step);
@@ -291,9 +367,9 @@ export class Trainer {
     gpu.submit([enc.finish()]);
     const mapped = this.staging[slot].mapAsync(GPUMapMode.READ);
     mapped.catch(() => {}); // destroy() with a step in flight aborts the map: not an unhandled rejection
-    this.pending.push({ step, lr, slot, mapped });
+    this.pending.push({ step, lr, slot, mapped, plan });
     this.stepCount++;
-    return this.pending.length > 1 ? [await this.resolve(this.pending.shift()!)] : [];
+    return this.pending.length > 1 ? [...ready, await this.resolve(this.pending.shift()!)] : ready;
   }
 
   private async resolve(p: Pending): Promise<StepMetrics> {
@@ -301,7 +377,7 @@ export class Trainer {
     const buf = this.staging[p.slot];
     const raw = buf.getMappedRange(0, this.stagingBytes).slice(0);
     buf.unmap();
-    const scalars = this.plan.decodeStepReadback(raw);
+    const scalars = p.plan.decodeStepReadback(raw);
     const now = performance.now();
     const stepMs = now - this.lastResolvedAt;
     this.lastResolvedAt = now;
@@ -376,11 +452,12 @@ export class Trainer {
   async evaluate(): Promise<EvalMetrics> {
     if (this.pending.length)
       throw new Error(`evaluate: ${this.pending.length} steps in flight; flush() first so their metrics are not lost`);
-    const { gpu, plan } = this;
+    const { gpu } = this;
+    const plan = await this.evalPlan();
     const batches = this.dataset.validationBatches(this.config.train.evalBatches);
     if (batches.length === 0) throw new Error(`dataset ${this.dataset.name} has no validation split`);
     this.beat('eval', `evaluating ${batches.length} batches`);
-    const idx = this.tokenIndices[0];
+    const idx = this.io.tokenIndices[0];
     let total = 0;
     for (const b of batches) {
       plan.writeBatch(0, b.tokens, b.targets, idx);
@@ -400,12 +477,13 @@ export class Trainer {
 
   /** Current parameters by name (checkpoints, generation, tests). */
   readParams(): Promise<NamedTensors> {
-    return this.plan.exportParams();
+    return this.trainPlan.exportParams();
   }
 
   destroy(): void {
     for (const b of this.staging) b.destroy();
     this.evalStaging.destroy();
+    this.endShortSeq();
     this.plan.destroy();
   }
 }

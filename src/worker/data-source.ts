@@ -4,6 +4,7 @@ import type { RunConfig } from '../train/config';
 import { createDataset, type Dataset } from '../train/data/datasets';
 import { passkeyDatasetForRun } from '../train/data/passkey';
 import { recallDatasetForRun } from '../train/data/recall';
+import { withShortSeq } from '../train/data/short-seq';
 import type { DatasetInfo, DataSpec } from './protocol';
 
 /** Which config.data.source each data kind trains under. */
@@ -30,11 +31,17 @@ export function dataMismatch(config: RunConfig, data: DataSpec): string | null {
 export async function buildDataset(config: RunConfig, data: DataSpec, brownText: () => Promise<string>): Promise<Dataset> {
   const why = dataMismatch(config, data);
   if (why) throw new Error(`Cannot build the dataset: ${why}.`);
+  const text = data.kind === 'brown' ? await brownText() : '';
+  // With a sequence-length warm-up: the same source at both lengths (src/train/data/short-seq.ts).
+  return withShortSeq(config, (c) => datasetAtLength(c, data, text));
+}
+
+function datasetAtLength(config: RunConfig, data: DataSpec, brownText: string): Dataset {
   const opts = { batchSize: config.train.batchSize, seqLen: config.model.seqLen, seed: config.train.seed };
   const tokenizer = config.data.tokenizer;
   switch (data.kind) {
     case 'brown':
-      return createDataset({ kind: 'text', name: 'brown', text: await brownText(), tokenizer }, opts);
+      return createDataset({ kind: 'text', name: 'brown', text: brownText, tokenizer }, opts);
     case 'upload':
       return createDataset({ kind: 'text', name: data.name, text: data.text, tokenizer }, opts);
     case 'random':

@@ -242,7 +242,9 @@ export class PlaygroundRun {
 
   private async atCheckpoint(stepsDone: number): Promise<CheckpointResult> {
     const out: CheckpointResult = {};
-    if (this.snapshotDue(stepsDone)) out.snapshotSteps = await this.takeSnapshot(stepsDone - 1);
+    // Selections are kept from the first full-length step (a sequence-length warm-up's steps train
+    // shorter sequences than the viewer's model.seqLen).
+    if (this.snapshotDue(stepsDone) && !this.trainer.inShortSeq) out.snapshotSteps = await this.takeSnapshot(stepsDone - 1);
     if (this.evalDue(stepsDone)) {
       const e: EvalMetrics = await evaluateRun(this.trainer, this.req.config);
       this.log.evaluation(e);

@@ -11,6 +11,7 @@ import type { RunConfig } from '../config';
 import type { Batch, Dataset } from '../data/datasets';
 import { passkeyDatasetForRun } from '../data/passkey';
 import { recallDatasetForRun } from '../data/recall';
+import { withShortSeq } from '../data/short-seq';
 import { trainingLoop } from '../loop';
 import { Trainer } from '../trainer';
 import type { StepMetrics } from '../types';
@@ -27,7 +28,7 @@ export type RecallScore = AnswerScore;
 export async function scoreRecall(trainer: Trainer, batches: readonly Batch[]): Promise<RecallScore> {
   if (trainer.stepsInFlight > 0)
     throw new Error(`scoreRecall: ${trainer.stepsInFlight} steps in flight; score at a checkpoint of the training loop`);
-  const plan = trainer.plan;
+  const plan = await trainer.evalPlan(); // the full-length plan with the current weights
   const { B, T, N } = plan.shape;
   const V = plan.config.vocabSize;
   const index = new Int32Array(tokenIndexLength(N));
@@ -88,8 +89,8 @@ export interface RecallRunResult {
 
 /** The task dataset of a run (checks data.source and its task), or an error for text data. */
 export function taskDatasetForRun(config: RunConfig): Dataset {
-  if (config.data.source === 'passkey') return passkeyDatasetForRun(config);
-  return recallDatasetForRun(config);
+  // With a sequence-length warm-up: the task at both lengths (src/train/data/short-seq.ts).
+  return withShortSeq(config, (c) => (c.data.source === 'passkey' ? passkeyDatasetForRun(c) : recallDatasetForRun(c)));
 }
 
 /**

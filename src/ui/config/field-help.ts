@@ -59,6 +59,10 @@ export const FIELD_HELP: Readonly<Record<string, string>> = {
   'train.lrMin': 'Learning rate the cosine decay reaches at the last step; ≤ the peak.',
   'train.warmupSteps': 'Steps of linear warmup from peak × start fraction to the peak; 0 starts at the peak.',
   'train.warmupStartFraction': 'Warmup starts at peak × this fraction, in (0, 1].',
+  'train.shortSeqSteps':
+    'Sequence-length warm-up: the run’s first this-many optimizer steps train on sequences of the short length (same weights, optimizer and learning-rate schedule), the rest at the model’s length. Evaluations always use the model’s length; selections are kept from the first full-length step. 0 or absent: none.',
+  'train.shortSeqLen':
+    'The warm-up’s sequence length: below the model’s, and a length the model and the task accept (a passkey or recall task must fit it).',
   'train.weightDecay': 'AdamW’s decoupled weight decay on the weight matrices.',
   'train.beta1': 'Adam’s decay of the first moment (the running mean of gradients).',
   'train.beta2': 'Adam’s decay of the second moment (the running mean of squared gradients).',
