@@ -130,7 +130,10 @@ export async function runTorch(
     for (const b of dataset.validationBatches(o.evalBatches)) await write(batchBytes(b));
     // One batch per step, B·T tokens: T is train.shortSeqLen for a sequence-length warm-up's steps
     // (learn.py reads that many), else model.seqLen.
-    const batchAt = (T: number): Batch => ({ tokens: new Int32Array(config.train.batchSize * T), targets: new Int32Array(config.train.batchSize * T) });
+    const batchAt = (T: number): Batch => ({
+      tokens: new Int32Array(config.train.batchSize * T),
+      targets: new Int32Array(config.train.batchSize * T),
+    });
     const fullBatch = batchAt(config.model.seqLen);
     const shortBatch = isShortSeqDataset(dataset) ? batchAt(dataset.shortSeqLen) : fullBatch;
     for (let s = 0; s < config.train.steps && open; s++) {

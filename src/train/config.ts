@@ -133,8 +133,7 @@ function validateShortSeq(c: RunConfig): ConfigIssue[] {
   if (len === undefined)
     return [{ field: 'train.shortSeqLen', message: `is required when train.shortSeqSteps is ${steps} (the warm-up's sequence length)` }];
   if (!Number.isInteger(len) || len < 1 || !Number.isInteger(c.model.seqLen)) return []; // reported by validateTrainConfig / the model
-  if (len >= c.model.seqLen)
-    return [{ field: 'train.shortSeqLen', message: `must be below model.seqLen ${c.model.seqLen} (got ${len})` }];
+  if (len >= c.model.seqLen) return [{ field: 'train.shortSeqLen', message: `must be below model.seqLen ${c.model.seqLen} (got ${len})` }];
   const short = { ...c, model: { ...c.model, seqLen: len } };
   const atLen = [...validateModelConfig(short.model), ...validateRecallData(short), ...validatePasskeyData(short)];
   return atLen.map((i) => ({ field: 'train.shortSeqLen', message: `${len} does not fit: ${i.field} ${i.message}` }));

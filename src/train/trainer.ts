@@ -13,6 +13,7 @@ import type { GpuContext } from '../gpu/context';
 import { tokenIndexLength } from '../kernels/embedding-index';
 import type { NsaAttnVariant } from '../kernels/nsa-attention';
 import type { NsaStats } from '../kernels/nsa-stats';
+import { nsaStatsMaxDistance } from '../model/activations';
 import { initParams } from '../model/init';
 import { ModelPlan, type NamedTensors } from '../model/plan';
 import { encodeCheckpoint, type TrainerState, type TrainingCheckpoint } from './checkpoint/checkpoint';
@@ -391,6 +392,12 @@ export class Trainer {
       elapsedMs: now - this.startedAt,
     };
     if (scalars.nsa) m.nsa = this.summariseNsa(scalars.nsa);
+    // A warm-up step's selections reach fewer blocks back: its histogram has the full length's bins,
+    // the distances a shorter sequence cannot reach at 0 (metrics keep one shape through the run).
+    if (m.nsa && p.plan !== this.plan) {
+      const bins = nsaStatsMaxDistance(this.plan.config) + 1;
+      m.nsa.histogram = Array.from({ length: bins }, (_, k) => m.nsa!.histogram[k] ?? 0);
+    }
     if (scalars.indexLoss !== undefined) m.indexLoss = scalars.indexLoss;
     this.lastMetrics = m;
     if (!Number.isFinite(m.loss) || !Number.isFinite(m.gradNorm)) {

@@ -52,6 +52,7 @@ export const GPU_FILES = [
   'tests/train/passkey-gpu.test.ts',
   'tests/train/recall.test.ts',
   'tests/train/resume.test.ts',
+  'tests/train/short-seq-gpu.test.ts',
   'tests/ui/stepper-read.test.ts',
   'tests/worker/run-checkpoint.test.ts',
   'tests/worker/run.test.ts',

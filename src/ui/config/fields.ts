@@ -136,7 +136,12 @@ export const SECTIONS: readonly SectionSpec[] = [
       int('train.warmupSteps', 'Warmup steps', undefined, 0),
       num('train.warmupStartFraction', 'Warmup start fraction', 'Warmup starts at peak × this, in (0, 1].'),
       {
-        ...int('train.shortSeqSteps', 'Short-sequence steps', 'Sequence-length warm-up: the first steps train shorter sequences; 0: none.', 0),
+        ...int(
+          'train.shortSeqSteps',
+          'Short-sequence steps',
+          'Sequence-length warm-up: the first steps train shorter sequences; 0: none.',
+          0,
+        ),
         absent: 0,
       },
       { ...int('train.shortSeqLen', 'Short sequence length', 'Tokens per sequence in those steps (below the model’s).'), absent: 0 },

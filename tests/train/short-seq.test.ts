@@ -1,0 +1,124 @@
+// The sequence-length warm-up's data and config (train.shortSeqSteps, shortSeqLen;
+// src/train/data/short-seq.ts): the first shortSeqSteps · gradAccum training batches are batches
+// 0 … W − 1 of the task built at shortSeqLen, later ones batches W, W + 1 … of the task at
+// model.seqLen, validation batches always at model.seqLen; seeking to any cursor draws what drawing
+// batch by batch drew; without a warm-up the dataset is the source itself. The run config refuses a
+// warm-up that cannot run, naming train.shortSeqSteps or train.shortSeqLen, and `--set` reaches both.
+import { describe, expect, it } from 'vitest';
+
+import { applySet } from '../../src/cli/config-set';
+import { datasetForRun } from '../../src/cli/data-node';
+import { type RunConfig, shortSeqConfig, shortSeqSteps, validateRunConfig } from '../../src/train/config';
+import { createBatch, type Dataset } from '../../src/train/data/datasets';
+import { passkeyDatasetForRun } from '../../src/train/data/passkey';
+import { isShortSeqDataset, withShortSeq } from '../../src/train/data/short-seq';
+import { mqarPresetConfig } from '../../src/train/presets/mqar-preset';
+import { passkeyPreset } from '../../src/train/presets/passkey-preset';
+import { preset } from '../../src/train/presets/presets';
+
+const T = 64;
+const T0 = 32;
+const WARM = 3; // steps
+const ACCUM = 2;
+
+function warmConfig(): RunConfig {
+  const c = passkeyPreset(); // T = 64, needle depth [0.15, 0.8] of S: fits T0 = 32 as well
+  c.train = { ...c.train, steps: 10, gradAccum: ACCUM, batchSize: 2, shortSeqSteps: WARM, shortSeqLen: T0 };
+  return c;
+}
+
+/** The next n training batches of `d`, each in arrays of its own length. */
+function draw(d: Dataset, seqLens: number[]): { tokens: number[]; targets: number[] }[] {
+  return seqLens.map((len) => {
+    const b = createBatch(2, len);
+    d.nextTrainBatch(b);
+    return { tokens: [...b.tokens], targets: [...b.targets] };
+  });
+}
+
+const lengths = (from: number, n: number) => Array.from({ length: n }, (_, i) => (from + i < WARM * ACCUM ? T0 : T));
+const errorsOf = (c: RunConfig) => validateRunConfig(c).map((e) => `${e.field}: ${e.message}`);
+
+describe('sequence-length warm-up: data', () => {
+  it('the warm-up batches are the short task stream, then the full stream from batch W on; validation at full length', () => {
+    const c = warmConfig();
+    const d = withShortSeq(c, passkeyDatasetForRun);
+    expect(isShortSeqDataset(d) && [d.shortBatches, d.shortSeqLen]).toEqual([WARM * ACCUM, T0]);
+    const n = WARM * ACCUM + 4;
+    const seen: number[] = [];
+    const got = lengths(0, n).map((len) => {
+      if (isShortSeqDataset(d)) seen.push(d.nextSeqLen);
+      return draw(d, [len])[0];
+    });
+    expect(seen).toEqual(lengths(0, n));
+    const short = passkeyDatasetForRun(shortSeqConfig(c));
+    const full = passkeyDatasetForRun(c);
+    const want = [...draw(short, lengths(0, WARM * ACCUM)), ...(full.seekTrain(WARM * ACCUM), draw(full, Array(4).fill(T)))];
+    expect(got).toEqual(want);
+    // The two phases' batches differ (not one stream cut short): the full stream's batch W is not its batch 0.
+    full.seekTrain(0);
+    expect(draw(full, [T])[0]).not.toEqual(got[WARM * ACCUM]);
+    for (const v of d.validationBatches(2)) expect(v.tokens.length).toBe(2 * T);
+    expect(d.validationBatches(2)).toEqual(passkeyDatasetForRun(c).validationBatches(2));
+  });
+
+  it('seekTrain to any cursor (inside the warm-up, at its end, past it) draws what drawing batch by batch drew', () => {
+    const c = warmConfig();
+    const n = WARM * ACCUM + 3;
+    const sequential = draw(withShortSeq(c, passkeyDatasetForRun), lengths(0, n));
+    for (const at of [0, 1, WARM * ACCUM - 1, WARM * ACCUM, WARM * ACCUM + 2]) {
+      const d = withShortSeq(c, passkeyDatasetForRun);
+      draw(d, lengths(0, 2)); // a cursor somewhere else first
+      d.seekTrain(at);
+      expect(draw(d, lengths(at, n - at)), `seek ${at}`).toEqual(sequential.slice(at));
+    }
+    expect(() => withShortSeq(c, passkeyDatasetForRun).seekTrain(-1)).toThrow(/batchesDrawn/);
+  });
+
+  it('without a warm-up (fields absent, or 0 steps) the dataset is the source itself; the CLI builds the staged one', () => {
+    const plain = passkeyPreset();
+    const d = passkeyDatasetForRun(plain);
+    expect(withShortSeq(plain, () => d)).toBe(d);
+    plain.train.shortSeqSteps = 0;
+    plain.train.shortSeqLen = T0;
+    expect(shortSeqSteps(plain.train)).toBe(0);
+    expect(withShortSeq(plain, () => d)).toBe(d);
+    expect(isShortSeqDataset(datasetForRun(warmConfig()))).toBe(true);
+    expect(isShortSeqDataset(datasetForRun(passkeyPreset()))).toBe(false);
+  });
+});
+
+describe('sequence-length warm-up: config', () => {
+  it('a valid warm-up passes; --set reaches both fields on a preset that lacks them', () => {
+    expect(validateRunConfig(warmConfig())).toEqual([]);
+    const c = preset('tiny');
+    applySet(c, 'train.shortSeqSteps', '5');
+    applySet(c, 'train.shortSeqLen', '32');
+    expect([c.train.shortSeqSteps, c.train.shortSeqLen]).toEqual([5, 32]);
+    expect(validateRunConfig(c)).toEqual([]);
+  });
+
+  it('refuses a warm-up that cannot run, naming the field', () => {
+    const bad = (patch: Partial<RunConfig['train']>) => {
+      const c = warmConfig();
+      c.train = { ...c.train, ...patch };
+      return errorsOf(c);
+    };
+    expect(bad({ shortSeqSteps: 11 })).toEqual(['train.shortSeqSteps: must not exceed steps (11 > 10)']);
+    expect(bad({ shortSeqSteps: -1 })).toEqual(['train.shortSeqSteps: must be an integer ≥ 0 (got -1)']);
+    expect(bad({ shortSeqSteps: 2.5 })).toEqual(['train.shortSeqSteps: must be an integer ≥ 0 (got 2.5)']);
+    expect(bad({ shortSeqLen: 0 })).toEqual(['train.shortSeqLen: must be an integer ≥ 1 (got 0)']);
+    expect(bad({ shortSeqLen: T })).toEqual([`train.shortSeqLen: must be below model.seqLen ${T} (got ${T})`]);
+    expect(bad({ shortSeqLen: undefined })).toEqual([
+      "train.shortSeqLen: is required when train.shortSeqSteps is 3 (the warm-up's sequence length)",
+    ]);
+    // Too short for the passkey task (2k + 1 = 9 tokens at least).
+    expect(bad({ shortSeqLen: 8 })[0]).toMatch(/^train\.shortSeqLen: 8 does not fit: data\.passkey\.keyLength /);
+    // Too short for the MQAR layout: the recall task's own reason, under train.shortSeqLen.
+    const mqar = mqarPresetConfig('mqar-tiny');
+    mqar.train = { ...mqar.train, shortSeqSteps: 10, shortSeqLen: 48 };
+    expect(errorsOf(mqar)).toEqual([
+      expect.stringMatching(/^train\.shortSeqLen: 48 does not fit: data\.recall\.minDistance .*seqLen ≥ 59/),
+    ]);
+  });
+});
