@@ -459,7 +459,9 @@ def check_train(t: Any, path: str, prefix: str = "train") -> dict[str, Any]:
     if t.get("shortSeqSteps", 0) > t["steps"]:
         raise ConfigError(path, f"{prefix}.shortSeqSteps", f"must not exceed steps ({t['shortSeqSteps']} > {t['steps']})")
     if t.get("shortSeqSteps", 0) > 0 and "shortSeqLen" not in t:
-        raise ConfigError(path, f"{prefix}.shortSeqLen", f"is required when shortSeqSteps is {t['shortSeqSteps']} (the warm-up's sequence length)")
+        raise ConfigError(
+            path, f"{prefix}.shortSeqLen", f"is required when shortSeqSteps is {t['shortSeqSteps']} (the warm-up's sequence length)"
+        )
     if t["lrMin"] > t["lrMax"]:
         raise ConfigError(path, f"{prefix}.lrMin", f"must not exceed lrMax ({t['lrMin']} > {t['lrMax']})")
     f = t.get("divergenceFactor", 0)

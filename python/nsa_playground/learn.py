@@ -7,12 +7,13 @@ bit) and scores held-out answers as the WebGPU engine does.
 DIR is an export directory of the fresh model (config.json with its train settings, model.safetensors
 with the seeded initial weights: the WebGPU trainer's own). stdin carries N held-out batches, then one
 training batch per step; a batch is B·T int32 tokens then B·T int32 targets (little-endian), a target
-of -1 not scored. stdout: one JSON line per step ({"kind": "step", "step", "loss", "lr", "grad_norm"}, and
+of -1 not scored. T is the model's length, except in a sequence-length warm-up's steps
+(train.shortSeqSteps), whose batches are B·train.shortSeqLen tokens; held-out batches are always at the
+model's length. stdout: one JSON line per step ({"kind": "step", "step", "loss", "lr", "grad_norm"}, and
 "index_loss" for DSA: Σ over layers of the indexer's L_I; "keys_counted" for NSA: per branch, the key
 rows per query and group the step's selection read, averaged over the layers, as the WebGPU trainer
 counts them),
-per evaluation (always on the held-out batches at the model's length; a sequence-length warm-up's
-steps, train.shortSeqSteps, train on batches of B·train.shortSeqLen tokens) ({"kind": "eval", "step", "accuracy", "answers", "sequence_accuracy", "accuracy_by_answer",
+per evaluation ({"kind": "eval", "step", "accuracy", "answers", "sequence_accuracy", "accuracy_by_answer",
 "answers_right": per held-out sequence a string, one character per answer, "1" right, "0" wrong;
 "seconds"}) and a
 last {"kind": "done", "step", "reached"} line. Training stops at train.steps, or after the first

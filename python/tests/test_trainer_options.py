@@ -2,12 +2,14 @@
 checkpoint draws the batches after the ones it trained on (its losses are the uninterrupted run's,
 ≤ 1e-6), the learning-rate schedule stays the exported one unless --total-steps says otherwise,
 --grad-checkpoint recomputes every layer (same losses ≤ 1e-6, twice the layer forwards) and --bf16
-autocasts (losses within 0.05 of float32's but not equal)."""
+autocasts (losses within 0.05 of float32's but not equal); a run inside its sequence-length warm-up is
+refused."""
 
 from __future__ import annotations
 
 import json
 import math
+import shutil
 
 import pytest
 from nsa_playground import learning_rate
@@ -54,6 +56,25 @@ def test_the_exported_schedule_is_kept_unless_total_steps_says_otherwise(export_
     for r in short:
         assert math.isclose(r["lr"], learning_rate({**cfg, "steps": 4}, r["step"]), rel_tol=0, abs_tol=1e-15)
     assert short[3]["lr"] != kept[3]["lr"]
+
+
+def test_a_run_inside_its_sequence_length_warm_up_is_refused_naming_the_field(export_dir, corpus, tmp_path, capsys):
+    # This trainer does not run the warm-up's shorter sequences (npm run train does): a directory at
+    # step 0 of a 2-step warm-up is refused before any training; with the warm-up's steps at 0 it trains.
+    raw = json.load(open(f"{export_dir}/config.json"))
+    for warm, refused in ((2, True), (0, False)):
+        d = tmp_path / f"warm{warm}"
+        shutil.copytree(export_dir, d)
+        edited = {**raw, "train": {**raw["train"], "shortSeqSteps": warm, "shortSeqLen": 8}}
+        (d / "config.json").write_text(json.dumps(edited))
+        code = run_cli(
+            train_main, ["--from", str(d), "--data", corpus, "--steps", "1", "--total-steps", "8", "--out", str(tmp_path / f"out{warm}")]
+        )
+        err = capsys.readouterr().err
+        if refused:
+            assert code == 2 and "train.shortSeqSteps" in err and "inside its sequence-length warm-up" in err, err
+        else:
+            assert code == 0, err
 
 
 def test_grad_checkpoint_recomputes_each_layer_and_keeps_the_losses(export_dir, corpus, tmp_path, capsys, monkeypatch):

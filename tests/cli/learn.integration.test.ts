@@ -3,8 +3,9 @@
 // the same first 20 training losses (≤ 1e-4) for NSA and DSA on mqar-tiny (DSA: one step of the dense
 // warm-up, where only the indexers learn, then sparse steps whose first update of the main model has
 // the run's bias correction, docs/dsa-spec.md section 11; measured 4.8e-7); the output ends with one
-// JSON line per mechanism (mechanism, accuracy, steps) and writes results.jsonl (and, --jsonl, the
-// same lines appended to a file as they come) and the SVG figure; NSA's keys per query counted on every
+// JSON line per mechanism (mechanism, accuracy, steps), with a sequence-length warm-up (the first 10
+// steps at 60 tokens) in both engines, and writes results.jsonl (and, --jsonl, the
+// same lines appended to a file as they come) and the SVG figure; NSA's keys per query counted on every full-length
 // step (WebGPU: by the forward kernels; PyTorch: from its selection) equal the spec's count (forced local
 // block: a count that does not depend on the selection); a passkey run's eval lines split its held-out
 // keys by needle depth (accuracy_by_depth: ranges that tile the needle range and add up to the whole
@@ -48,6 +49,12 @@ const GRID = [
   '20',
   '--eval-batches',
   '1',
+  // A sequence-length warm-up (the first 10 steps at 60 tokens, the task's shortest): both engines
+  // switch length at the same step, so the parity covers both phases and the switch.
+  '--set',
+  'train.shortSeqSteps=10',
+  '--set',
+  'train.shortSeqLen=60',
 ];
 const lines = (stdout: string) =>
   stdout
