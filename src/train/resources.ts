@@ -10,7 +10,7 @@ import { numel, paramSpecs } from '../definitions/params';
 import { type ArenaEntry, SLICE_ALIGN } from '../gpu/arena';
 import { gradNormPartialsLength } from '../kernels/gradnorm';
 import { activationEntries, type PlanShape } from '../model/activations';
-import type { RunConfig } from './config';
+import { type RunConfig, shortSeqConfig, shortSeqSteps } from './config';
 import { PRESETS } from './presets/presets';
 
 export interface ResourceLimits {
@@ -129,15 +129,18 @@ export function runFootprint(c: RunConfig, matmulPartsFloats = 0): RunFootprint 
     arenaBytes({ name: 'matmul_parts', bytes: 4 * matmulPartsFloats });
   let largest = { name: '', bytes: 0 };
   for (const e of [...paramEntries, ...acts]) if (e.bytes > largest.bytes) largest = { name: e.name, bytes: e.bytes };
+  // A sequence-length warm-up holds a second plan at its length while it lasts (src/train/trainer.ts).
+  const short = shortSeqSteps(t) ? runFootprint({ ...shortSeqConfig(c), train: { ...t, shortSeqSteps: 0 } }, matmulPartsFloats) : null;
+  const dispatchHostBytes = t.gradAccum * m.nLayers * DISPATCHES_PER_LAYER_MIN * HOST_BYTES_PER_DISPATCH;
   return {
     params,
     paramBytes,
     activationBytes,
-    gpuBytes: 4 * paramBytes + activationBytes,
+    gpuBytes: 4 * paramBytes + activationBytes + (short?.gpuBytes ?? 0),
     largest,
     checkpointBytes: 3 * 4 * params,
     evalHostBytes: t.evalBatches * t.batchSize * m.seqLen * EVAL_BYTES_PER_TOKEN,
-    dispatchHostBytes: t.gradAccum * m.nLayers * DISPATCHES_PER_LAYER_MIN * HOST_BYTES_PER_DISPATCH,
+    dispatchHostBytes: dispatchHostBytes + (short?.dispatchHostBytes ?? 0),
   };
 }
 

@@ -5,7 +5,7 @@
 // to a checkpoint file and resumed matches the uninterrupted run bit for bit; an evaluation during
 // the warm-up runs at model.seqLen and does not disturb training; the step statistics keep one
 // shape (the warm-up's selection-distance histogram padded to the full length's bins); a dataset built without the
-// warm-up is refused before any GPU work.
+// warm-up is refused before any GPU work; the resource estimate counts both plans.
 import { describe, expect, it } from 'vitest';
 
 import { decodeCheckpoint } from '../../src/train/checkpoint/checkpoint';
@@ -13,6 +13,7 @@ import { type RunConfig, shortSeqConfig } from '../../src/train/config';
 import { createDataset, type Dataset } from '../../src/train/data/datasets';
 import { withShortSeq } from '../../src/train/data/short-seq';
 import { trainSteps } from '../../src/train/loop';
+import { runFootprint } from '../../src/train/resources';
 import { preset } from '../../src/train/presets/presets';
 import { Trainer } from '../../src/train/trainer';
 import type { StepMetrics } from '../../src/train/types';
@@ -61,6 +62,10 @@ describe('sequence-length warm-up (WebGPU trainer)', { timeout: 600_000 }, () =>
     const warm = await Trainer.create(gpu, cfg, dataset(cfg));
     expect([warm.inShortSeq, warm.trainPlan.shape.T, warm.plan.shape.T]).toEqual([true, 32, 64]);
     expect(warm.tokensPerStep).toBe(2 * 2 * 32);
+    // The resource estimate counts both plans (as the config-fuzz test bounds one plan's: within 5 slices each).
+    const estimate = runFootprint(cfg).gpuBytes - (warm.plan.gpuBytes + warm.trainPlan.gpuBytes);
+    expect(estimate).toBeGreaterThanOrEqual(0);
+    expect(estimate).toBeLessThan(2 * 5 * 256);
     const head = await trainSteps(warm, 1);
     // An evaluation inside the warm-up: on the full-length plan, with the warm-up's weights.
     const val = await warm.evaluate();
