@@ -415,7 +415,7 @@ TRAIN_INTS = {
     "evalBatches": (0, MAX_SAFE_INTEGER),
     "logEvery": (1, MAX_SAFE_INTEGER),
     "shortSeqSteps": (0, MAX_SAFE_INTEGER),
-    "shortSeqLen": (1, MAX_SAFE_INTEGER),
+    "shortSeqLen": (0, MAX_SAFE_INTEGER),
 }
 TRAIN_NUMBERS = {
     "lrMax": ("(", 0, 10, "]"),
@@ -458,10 +458,10 @@ def check_train(t: Any, path: str, prefix: str = "train") -> dict[str, Any]:
             raise ConfigError(path, f"{prefix}.{k}", f"must be a finite number in {lo_end}{lo}, {hi}{hi_end} (got {got})")
     if t.get("shortSeqSteps", 0) > t["steps"]:
         raise ConfigError(path, f"{prefix}.shortSeqSteps", f"must not exceed steps ({t['shortSeqSteps']} > {t['steps']})")
-    if t.get("shortSeqSteps", 0) > 0 and "shortSeqLen" not in t:
-        raise ConfigError(
-            path, f"{prefix}.shortSeqLen", f"is required when shortSeqSteps is {t['shortSeqSteps']} (the warm-up's sequence length)"
-        )
+    if t.get("shortSeqSteps", 0) > 0 and t.get("shortSeqLen", 0) < 1:
+        got = show(t.get("shortSeqLen", MISSING))
+        detail = f"is required (>= 1) when shortSeqSteps is {t['shortSeqSteps']} (the warm-up's sequence length; got {got})"
+        raise ConfigError(path, f"{prefix}.shortSeqLen", detail)
     if t["lrMin"] > t["lrMax"]:
         raise ConfigError(path, f"{prefix}.lrMin", f"must not exceed lrMax ({t['lrMin']} > {t['lrMax']})")
     f = t.get("divergenceFactor", 0)

@@ -52,7 +52,7 @@ export interface TrainConfig {
    * schedule; every evaluation at model.seqLen), the rest at model.seqLen. Optional: absent or 0 is off.
    */
   shortSeqSteps?: number;
-  /** The warm-up's sequence length, in [1, model.seqLen − 1]; required when shortSeqSteps > 0. */
+  /** The warm-up's sequence length, in [1, model.seqLen − 1]; required when shortSeqSteps > 0 (0 or absent otherwise). */
   shortSeqLen?: number;
 }
 
@@ -107,7 +107,7 @@ export function validateTrainConfig(t: TrainConfig): ConfigIssue[] {
     if (Number.isInteger(t.shortSeqSteps) && Number.isInteger(t.steps) && t.shortSeqSteps > t.steps)
       errs.push({ field: 'train.shortSeqSteps', message: `must not exceed steps (${t.shortSeqSteps} > ${t.steps})` });
   }
-  if (t.shortSeqLen !== undefined) int('shortSeqLen', 1);
+  if (t.shortSeqLen !== undefined) int('shortSeqLen', 0);
   return errs;
 }
 
@@ -130,8 +130,10 @@ export function shortSeqConfig(c: RunConfig): RunConfig {
 function validateShortSeq(c: RunConfig): ConfigIssue[] {
   const { shortSeqSteps: steps, shortSeqLen: len } = c.train;
   if (!(typeof steps === 'number' && Number.isInteger(steps) && steps > 0)) return [];
-  if (len === undefined)
-    return [{ field: 'train.shortSeqLen', message: `is required when train.shortSeqSteps is ${steps} (the warm-up's sequence length)` }];
+  if (len === undefined || len === 0)
+    return [
+      { field: 'train.shortSeqLen', message: `is required (≥ 1) when train.shortSeqSteps is ${steps} (the warm-up's sequence length)` },
+    ];
   if (!Number.isInteger(len) || len < 1 || !Number.isInteger(c.model.seqLen)) return []; // reported by validateTrainConfig / the model
   if (len >= c.model.seqLen) return [{ field: 'train.shortSeqLen', message: `must be below model.seqLen ${c.model.seqLen} (got ${len})` }];
   const short = { ...c, model: { ...c.model, seqLen: len } };

@@ -107,11 +107,14 @@ describe('sequence-length warm-up: config', () => {
     expect(bad({ shortSeqSteps: 11 })).toEqual(['train.shortSeqSteps: must not exceed steps (11 > 10)']);
     expect(bad({ shortSeqSteps: -1 })).toEqual(['train.shortSeqSteps: must be an integer ≥ 0 (got -1)']);
     expect(bad({ shortSeqSteps: 2.5 })).toEqual(['train.shortSeqSteps: must be an integer ≥ 0 (got 2.5)']);
-    expect(bad({ shortSeqLen: 0 })).toEqual(['train.shortSeqLen: must be an integer ≥ 1 (got 0)']);
+    expect(bad({ shortSeqLen: -1 })).toEqual(['train.shortSeqLen: must be an integer ≥ 0 (got -1)']);
     expect(bad({ shortSeqLen: T })).toEqual([`train.shortSeqLen: must be below model.seqLen ${T} (got ${T})`]);
-    expect(bad({ shortSeqLen: undefined })).toEqual([
-      "train.shortSeqLen: is required when train.shortSeqSteps is 3 (the warm-up's sequence length)",
-    ]);
+    for (const shortSeqLen of [undefined, 0])
+      expect(bad({ shortSeqLen })).toEqual([
+        "train.shortSeqLen: is required (≥ 1) when train.shortSeqSteps is 3 (the warm-up's sequence length)",
+      ]);
+    // 0 is the panel's "none" (the field's value when absent): valid without warm-up steps.
+    expect(bad({ shortSeqSteps: 0, shortSeqLen: 0 })).toEqual([]);
     // Too short for the passkey task (2k + 1 = 9 tokens at least).
     expect(bad({ shortSeqLen: 8 })[0]).toMatch(/^train\.shortSeqLen: 8 does not fit: data\.passkey\.keyLength /);
     // Too short for the MQAR layout: the recall task's own reason, under train.shortSeqLen.
