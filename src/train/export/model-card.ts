@@ -3,7 +3,7 @@
 // with the PyTorch package and back in the playground).
 import { numel, paramSpecs } from '../../definitions/params';
 import type { TrainerState } from '../checkpoint/checkpoint';
-import type { RunConfig } from '../config';
+import { type RunConfig, shortSeqSteps } from '../config';
 import type { EvalMetrics, StepMetrics } from '../types';
 import { llamaBlockers } from './config-json';
 import { specialTokenIds, taskTokenNames } from './tokenizer-files';
@@ -88,7 +88,10 @@ export function modelCard(src: ModelCardSource): string {
     '',
     `${state.stepsDone} of ${c.train.steps} optimizer steps (${state.batchesDrawn} batches drawn), ` +
       `${c.train.batchSize} × ${c.train.gradAccum} sequences of ${m.seqLen} tokens per step, AdamW (β=${c.train.beta1}/${c.train.beta2}, ` +
-      `weight decay ${c.train.weightDecay}), learning rate ${c.train.lrMax} → ${c.train.lrMin} after ${c.train.warmupSteps} warm-up steps, seed ${c.train.seed}.`,
+      `weight decay ${c.train.weightDecay}), learning rate ${c.train.lrMax} → ${c.train.lrMin} after ${c.train.warmupSteps} warm-up steps, seed ${c.train.seed}.` +
+      (shortSeqSteps(c.train)
+        ? ` The first ${c.train.shortSeqSteps} steps trained on sequences of ${c.train.shortSeqLen} tokens (a sequence-length warm-up).`
+        : ''),
     '',
     last
       ? `Training loss at step ${last.step}: ${fmt(last.loss)} (first logged: ${fmt(metrics[0].loss)} at step ${metrics[0].step}).`
