@@ -1,8 +1,8 @@
 // The long passkey preset (src/train/presets/passkey-long-preset.ts), CPU only: valid, mqar-long's
 // model on the passkey task at T = 1,024; every needle token beyond what window-only attention
 // reaches from every answer and past block 0; NSA reading under a quarter of dense attention's keys
-// per query; a learning grid of it; and a sequence length the task cannot be generated at refused,
-// naming the field.
+// per query; its sequence-length warm-up (half the steps at T = 256), which a learning grid's --steps
+// scales; and a sequence length the task cannot be generated at refused, naming the field.
 import { describe, expect, it } from 'vitest';
 
 import { InvalidConfigError } from '../../src/definitions/config-issue';
@@ -28,6 +28,8 @@ describe('passkey-long preset', () => {
     expect(c.model.vocabSize).toBe(passkeyVocab(PASSKEY_LONG_TASK).size);
     expect(c.data).toEqual({ source: 'passkey', tokenizer: 'byte', passkey: PASSKEY_LONG_TASK });
     expect(learnPresetConfig('passkey-long')).toEqual(c);
+    // Its sequence-length warm-up: the first half of the steps at T = 256.
+    expect([c.train.steps, c.train.shortSeqSteps, c.train.shortSeqLen]).toEqual([3000, 1500, 256]);
     c.data.passkey!.digits = 3;
     expect(passkeyLongPreset().data.passkey!.digits).toBe(10);
   });
@@ -60,6 +62,14 @@ describe('passkey-long preset', () => {
       ['nsa', 'nsa'],
       ['window', 'window'],
       ['dense', 'dense'],
+    ]);
+    // --steps keeps the warm-up's share of the schedule (learn.sh's dense and window runs).
+    const short = (steps: number) =>
+      gridPoints({ preset: 'passkey-long', mechanisms: ['dense'], seeds: [1], target: 0.99, steps })[0].config.train;
+    expect([1500, 500, 2].map((n) => [short(n).steps, short(n).shortSeqSteps])).toEqual([
+      [1500, 750],
+      [500, 250],
+      [2, 1],
     ]);
     let fields: string[] = [];
     try {

@@ -3,7 +3,7 @@
 // or config field). Browser-safe: the page's sweep can use it too.
 import { type BudgetMechanism, matchBudget, type MatchedConfigs } from '../../definitions/budget';
 import { type ConfigIssue, InvalidConfigError } from '../../definitions/config-issue';
-import { type RunConfig, validateRunConfig } from '../config';
+import { type RunConfig, shortSeqSteps, validateRunConfig } from '../config';
 import { configForMode, type RecallMode } from '../eval/recall-eval';
 import { MQAR_PRESET_NAMES, mqarPresetConfig, type MqarPresetName } from '../presets/mqar-preset';
 import { passkeyLongPreset } from '../presets/passkey-long-preset';
@@ -151,7 +151,12 @@ export function gridPoints(g: LearnGrid, edit: (c: RunConfig) => void = () => {}
     bad.push({ field: '--budget', message: `must be a whole number of key rows per query ≥ 1 (got ${g.budget})` });
   if (bad.length) throw new InvalidConfigError('learn', bad);
   const base = learnPresetConfig(g.preset);
-  if (g.steps !== undefined) base.train.steps = g.steps;
+  if (g.steps !== undefined) {
+    // The preset's schedule shape: a sequence-length warm-up keeps its share of the steps.
+    const warm = shortSeqSteps(base.train);
+    if (warm) base.train.shortSeqSteps = Math.round((warm * g.steps) / base.train.steps);
+    base.train.steps = g.steps;
+  }
   if (g.batchSize !== undefined) base.train.batchSize = g.batchSize;
   if (g.evalEvery !== undefined) base.train.evalEvery = g.evalEvery;
   if (g.evalBatches !== undefined) base.train.evalBatches = g.evalBatches;

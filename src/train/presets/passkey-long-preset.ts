@@ -43,7 +43,7 @@ function passkeyLong(): RunConfig {
   const long = mqarPresetConfig('mqar-long');
   return {
     model: { ...long.model, vocabSize: passkeyVocab(PASSKEY_LONG_TASK).size },
-    train: { ...long.train, steps: 3000, batchSize: 32, lrMax: 7e-4, lrMin: 7e-5, evalBatches: 8 },
+    train: { ...long.train, steps: 3000, batchSize: 32, lrMax: 7e-4, lrMin: 7e-5, evalBatches: 8, shortSeqSteps: 1500, shortSeqLen: 256 },
     data: { source: 'passkey', tokenizer: 'byte', passkey: { ...PASSKEY_LONG_TASK } },
   };
 }
