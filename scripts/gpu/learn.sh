@@ -10,7 +10,9 @@
 # 1,500 of the preset's 3,000 steps (a 1,500-step schedule: on the CPU dense stayed at chance on the
 # key's first digit where NSA learned it, which half the schedule shows, and the GPU's seconds go to
 # mqar-long); the window, which cannot reach the answers, 500 steps (a 500-step schedule): enough to
-# show it at chance, and it leaves the GPU to the others sooner.
+# show it at chance, and it leaves the GPU to the others sooner. passkey-long's first half of the
+# steps train at T = 256 (its sequence-length warm-up; a shorter run keeps that share: 750 of
+# dense's 1,500, 250 of the window's 500).
 #   bash scripts/gpu/learn.sh OUT_JSONL WORKDIR [--cap S] [--small]
 # --cap S: the step's seconds (default $STEP_CAP, which run.sh's step sets to its cap clipped to the
 # budget left).
