@@ -429,7 +429,7 @@ TRAIN_NUMBERS = {
 }
 # Optional fields (the WebGPU trainer's divergence guard; this trainer keeps them as they are).
 # The sequence-length warm-up (shortSeqSteps at shortSeqLen tokens): nsa_playground.learn trains it;
-# nsa_playground.train refuses a run still inside it (short_seq_refusal).
+# nsa_playground.train refuses a run still inside it.
 TRAIN_OPTIONAL = ("evalEvery", "evalBatches", "logEvery", "divergenceFactor", "divergenceSteps", "shortSeqSteps", "shortSeqLen")
 
 

@@ -348,8 +348,11 @@ export class Trainer {
     const { gpu } = this;
     const step = this.stepCount;
     // The warm-up's last step done: every step in flight is resolved before its state moves.
-    const ready = this.short && step >= shortSeqSteps(this.config.train) ? await this.flush() : [];
-    if (this.short && step >= shortSeqSteps(this.config.train)) await this.leaveShortSeq();
+    let ready: StepMetrics[] = [];
+    if (this.short && step >= shortSeqSteps(this.config.train)) {
+      ready = await this.flush();
+      await this.leaveShortSeq();
+    }
     const plan = this.trainPlan;
     const io = this.short?.io ?? this.io;
     this.phase = 'data';

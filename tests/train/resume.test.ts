@@ -10,7 +10,7 @@ import { createDataset, type Dataset } from '../../src/train/data/datasets';
 import { trainSteps } from '../../src/train/loop';
 import { preset } from '../../src/train/presets/presets';
 import { Trainer } from '../../src/train/trainer';
-import type { StepMetrics } from '../../src/train/types';
+import { expectSameRun } from '../helpers/exact-resume';
 import { getGpu } from '../helpers/gpu';
 
 function run(attention: 'dense' | 'nsa', steps: number): RunConfig {
@@ -23,13 +23,6 @@ function run(attention: 'dense' | 'nsa', steps: number): RunConfig {
 
 const dataset = (c: RunConfig): Dataset =>
   createDataset({ kind: 'random', vocabSize: 256 }, { batchSize: c.train.batchSize, seqLen: c.model.seqLen, seed: c.train.seed });
-
-const bits = (ms: StepMetrics[]) => ms.map((m) => [m.step, ...new Uint32Array(new Float32Array([m.loss, m.gradNorm, m.lr]).buffer)]);
-
-function expectSameTensors(a: ReadonlyMap<string, Float32Array>, b: ReadonlyMap<string, Float32Array>, what: string) {
-  expect([...a.keys()]).toEqual([...b.keys()]);
-  for (const [k, v] of a) expect(new Uint32Array(b.get(k)!.buffer), `${what} ${k}`).toEqual(new Uint32Array(v.buffer));
-}
 
 // The group kernels are slow on SwiftShader (every barrier switches between emulated invocations):
 // every case runs 4 steps, stopped at 2 (the group case took 85 s at 6 steps on a loaded 2-core
@@ -87,10 +80,7 @@ describe('exact resume', { timeout: 600_000 }, () => {
       const resumed = await second.resumeState();
       second.destroy();
 
-      expect(bits([...back.metrics, ...tail])).toEqual(bits(all));
-      expectSameTensors(end.params, resumed.params, 'param');
-      expectSameTensors(end.adamM, resumed.adamM, 'adam m');
-      expectSameTensors(end.adamV, resumed.adamV, 'adam v');
+      expectSameRun({ metrics: all, end }, { metrics: [...back.metrics, ...tail], end: resumed });
       expect(resumed.batchesDrawn).toBe(end.batchesDrawn);
     },
   );

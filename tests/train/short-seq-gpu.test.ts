@@ -15,8 +15,9 @@ import { withShortSeq } from '../../src/train/data/short-seq';
 import { trainSteps } from '../../src/train/loop';
 import { preset } from '../../src/train/presets/presets';
 import { runFootprint } from '../../src/train/resources';
-import { Trainer } from '../../src/train/trainer';
+import { Trainer, type TrainerResumeState } from '../../src/train/trainer';
 import type { StepMetrics } from '../../src/train/types';
+import { expectSameRun, stepBits } from '../helpers/exact-resume';
 import { getGpu } from '../helpers/gpu';
 
 const STEPS = 4;
@@ -34,15 +35,8 @@ const source = (c: RunConfig): Dataset =>
   createDataset({ kind: 'random', vocabSize: 256 }, { batchSize: c.train.batchSize, seqLen: c.model.seqLen, seed: c.train.seed });
 const dataset = (c: RunConfig) => withShortSeq(c, source);
 
-const bits = (ms: StepMetrics[]) => ms.map((m) => [m.step, ...new Uint32Array(new Float32Array([m.loss, m.gradNorm, m.lr]).buffer)]);
-
-function expectSameTensors(a: ReadonlyMap<string, Float32Array>, b: ReadonlyMap<string, Float32Array>, what: string) {
-  expect([...a.keys()]).toEqual([...b.keys()]);
-  for (const [k, v] of a) expect(new Uint32Array(b.get(k)!.buffer), `${what} ${k}`).toEqual(new Uint32Array(v.buffer));
-}
-
 /** The uninterrupted run, trained once for every comparison below. */
-let uninterrupted: Promise<{ all: StepMetrics[]; end: Awaited<ReturnType<Trainer['resumeState']>> }> | undefined;
+let uninterrupted: Promise<{ all: StepMetrics[]; end: TrainerResumeState }> | undefined;
 function wholeRun() {
   uninterrupted ??= (async () => {
     const cfg = warmRun();
@@ -83,7 +77,7 @@ describe('sequence-length warm-up (WebGPU trainer)', { timeout: 600_000 }, () =>
     expect(short.inShortSeq).toBe(false);
     const shortSteps = await trainSteps(short, WARM);
     short.destroy();
-    expect(bits(all.slice(0, WARM))).toEqual(bits(shortSteps));
+    expect(stepBits(all.slice(0, WARM))).toEqual(stepBits(shortSteps));
     // After the warm-up the steps run at T = 64: finite, and not the short run's continuation.
     expect(all.map((m) => m.step)).toEqual([0, 1, 2, 3]);
     for (const m of all) expect(Number.isFinite(m.loss) && Number.isFinite(m.gradNorm)).toBe(true);
@@ -99,8 +93,7 @@ describe('sequence-length warm-up (WebGPU trainer)', { timeout: 600_000 }, () =>
 
     // The evaluation did not disturb training: the run without it has the same bits.
     const plain = await wholeRun();
-    expect(bits(plain.all)).toEqual(bits(all));
-    expectSameTensors(end.params, plain.end.params, 'param');
+    expectSameRun({ metrics: plain.all, end: plain.end }, { metrics: all, end });
   });
 
   it.each([1, WARM, WARM + 1])('stopped at step %i, written, read back and resumed = uninterrupted, bit for bit', async (stopAt) => {
@@ -119,10 +112,7 @@ describe('sequence-length warm-up (WebGPU trainer)', { timeout: 600_000 }, () =>
     const resumed = await second.resumeState();
     second.destroy();
 
-    expect(bits([...back.metrics, ...tail])).toEqual(bits(all));
-    expectSameTensors(end.params, resumed.params, 'param');
-    expectSameTensors(end.adamM, resumed.adamM, 'adam m');
-    expectSameTensors(end.adamV, resumed.adamV, 'adam v');
+    expectSameRun({ metrics: all, end }, { metrics: [...back.metrics, ...tail], end: resumed });
   });
 
   it('a dataset built without the warm-up is refused before any GPU work', async () => {
