@@ -7,8 +7,8 @@
 #            the GPU steps are skipped and the PyTorch step still runs, from the presets' configs
 #   smoke    a kernel subset of the GPU test tier (matmul, attention, NSA kernels, one NSA model
 #            step with both kernel variants): a first verdict in about a minute (gpu-tests.json)
-#   bench    npm run bench: matmul up to 4096³, tiny/small/m7c-125m × dense/NSA, per-kernel GPU
-#            time, MFU against the fp32 peak (bench.jsonl)
+#   bench    npm run bench: matmul up to 4096³, tiny/small/m7c-125m (and m7c-125m at batch 8) ×
+#            dense/NSA, per-kernel GPU time, MFU against the fp32 peak (bench.jsonl)
 #   torch    the same models in PyTorch, eager and SDPA, when python3 has torch and CUDA (torch.json)
 #   nsa      npm run bench:nsa --decode --train for T = 1k, 4k, 16k: training fwd+bwd and decode
 #            per token (bench-nsa.jsonl)
@@ -173,7 +173,8 @@ if [ "$gpu" = 1 ] && wants smoke; then
 fi
 if [ "$gpu" = 1 ] && wants bench; then
   if [ "$small" = 1 ]; then args=(--presets tiny --attention dense,nsa --matmul 64,128 --steps 2)
-  else args=(--presets tiny,small,m7c-125m --attention dense,nsa --matmul 256,1024,4096 --steps 10); fi
+  # m7c-125m@8: the same model at 8 sequences a step (its preset trains 1, 1,024 tokens, too few to fill a GPU).
+  else args=(--presets tiny,small,m7c-125m,m7c-125m@8 --attention dense,nsa --matmul 256,1024,4096 --steps 10); fi
   step bench 150 "${tsx[@]}" src/cli/bench.ts "${args[@]}" > "$outdir/bench.jsonl"
 fi
 if wants torch; then

@@ -176,11 +176,14 @@ export function summarize(outdir, stepsFile) {
     presets: bench
       .filter((l) => l.kind === 'preset')
       .map((l) => {
-        const kernels = bench.find((k) => k.kind === 'kernels' && k.preset === l.preset && k.attention === l.attention);
-        const torchFor = (mode) => torchRows.find((r) => r.preset === l.preset && r.attention === l.attention && r.mode === mode);
+        // One row per (preset, attention, batch size): npm run bench's name@B times a preset at another batch.
+        const same = (r) => r.preset === l.preset && r.attention === l.attention && (r.batch_size ?? l.batch_size) === l.batch_size;
+        const kernels = bench.find((k) => k.kind === 'kernels' && same(k));
+        const torchFor = (mode) => torchRows.find((r) => same(r) && r.mode === mode);
         return {
           preset: l.preset,
           attention: l.attention,
+          batch_size: l.batch_size,
           tokens_per_s: round(l.tokens_per_s),
           ms_per_step: round(l.ms_per_step),
           mfu: round(l.mfu),
@@ -243,7 +246,7 @@ export function table(s) {
   if (s.dispatch_us != null) lines.push(`one dispatch (in a chain of dependent ones): ${s.dispatch_us} µs (npm run gpu:plan assumes 2 µs)`);
   for (const p of s.presets)
     lines.push(
-      `${p.preset} ${p.attention}: ${p.tokens_per_s} tokens/s, ${p.ms_per_step} ms/step` +
+      `${p.preset} ${p.attention}${p.batch_size != null ? ` B=${p.batch_size}` : ''}: ${p.tokens_per_s} tokens/s, ${p.ms_per_step} ms/step` +
         (p.mfu != null ? `, MFU ${p.mfu}` : '') +
         (p.torch_eager_tokens_per_s != null
           ? `; PyTorch eager ${p.torch_eager_tokens_per_s}, SDPA ${p.torch_sdpa_tokens_per_s ?? '-'}`

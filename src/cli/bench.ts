@@ -3,7 +3,8 @@
 // --peak-tflops), matmul GFLOP/s per size, the cost of one dispatch (a chain of dependent ones in a
 // pass, src/kernels/dispatch-bench.ts), ms/step, tokens/s and model-FLOP utilisation per preset
 // and attention (src/definitions/model-flops.ts), per-kernel GPU time from timestamp queries where the
-// adapter has them, and, when --attention names two kinds, a comparison line per preset.
+// adapter has them, and, when --attention names two kinds, a comparison line per preset. A preset
+// named name@B trains at batch size B (src/cli/bench-options.ts); every line carries batch_size.
 import { torchBenchConfig } from '../bench/torch-config';
 import { formatConfigIssues } from '../definitions/config-issue';
 import { type AttentionKind } from '../definitions/model-config';
@@ -18,30 +19,11 @@ import { benchMatmul } from '../kernels/matmul-bench';
 import { type RunConfig, validateRunConfig } from '../train/config';
 import { createDataset } from '../train/data/datasets';
 import { trainSteps } from '../train/loop';
-import { preset, PRESET_NAMES, type PresetName } from '../train/presets/presets';
+import { type PresetName } from '../train/presets/presets';
 import { Trainer } from '../train/trainer';
-import { type ArgSpec, intFlag, numFlag, parseArgs } from './args';
+import { BENCH_USAGE, benchOptions } from './bench-options';
 import { knownFp32Peak } from './fp32-peak';
 import { runMain } from './main';
-import { ATTENTION_KINDS, setAttention } from './run-config';
-import { asUsage, UsageError } from './usage';
-
-const USAGE = `usage: npm run bench -- [--presets ${PRESET_NAMES.join(',')}] [--steps N] [--matmul 256,512,1024]
-  [--attention ${ATTENTION_KINDS.join(',')}] [--peak-tflops X]
-  --presets LIST     presets to time (default tiny,small)
-  --steps N          timed training steps per preset and attention, after 3 warm-up steps (default 10)
-  --matmul LIST      square matmul sizes to time; --matmul= skips them (default 256,512,1024)
-  --attention LIST   attentions to time on each preset, back to back on the same adapter
-                     (default: the preset's own); two kinds add a comparison line
-  --peak-tflops X    the adapter's float32 peak for MFU (default: known GPUs by name, else no MFU)
-  --help`;
-
-const ARGS: ArgSpec = {
-  values: ['presets', 'steps', 'matmul', 'attention', 'peak-tflops'],
-  booleans: ['help'],
-  emptyAllowed: ['matmul'],
-  usage: USAGE,
-};
 
 const out = (o: Record<string, unknown>) => console.log(JSON.stringify(o));
 
@@ -82,6 +64,7 @@ async function benchPreset(gpu: GpuContext, name: PresetName, cfg: RunConfig, st
       kind: 'kernels',
       preset: name,
       attention,
+      batch_size: cfg.train.batchSize,
       total_gpu_ms: total,
       kernels: timingsByKernel(timings).map((k) => ({ ...k, share: k.ms / total })),
     });
@@ -90,55 +73,18 @@ async function benchPreset(gpu: GpuContext, name: PresetName, cfg: RunConfig, st
   return tokensPerS;
 }
 
-interface BenchOptions {
-  sizes: number[];
-  steps: number;
-  /** Per preset, one config per attention to time, in --attention order. */
-  runs: Array<{ name: PresetName; configs: RunConfig[] }>;
-  /** --peak-tflops, when given. */
-  peakTflops: number | null;
-}
-
-/** Reads the flags and builds every (preset, attention) config; throws a UsageError naming what is wrong. */
-function benchOptions(argv: readonly string[]): BenchOptions {
-  const args = parseArgs(argv, ARGS);
-  return asUsage(() => {
-    const presets = (args.flags.get('presets') ?? 'tiny,small').split(',').filter(Boolean) as PresetName[];
-    for (const p of presets)
-      if (!PRESET_NAMES.includes(p)) throw new Error(`--presets: unknown preset '${p}' (known: ${PRESET_NAMES.join(', ')})`);
-    const sizes = (args.flags.get('matmul') ?? '256,512,1024').split(',').filter(Boolean).map(Number);
-    for (const n of sizes) if (!Number.isInteger(n) || n < 1) throw new Error(`--matmul: '${n}' is not a positive integer`);
-    const steps = intFlag(args, 'steps') ?? 10;
-    if (steps < 1) throw new Error(`--steps must be ≥ 1 (got ${steps})`);
-    const attentions = args.flags.get('attention')?.split(',').filter(Boolean);
-    if (attentions && new Set(attentions).size !== attentions.length)
-      throw new Error(`--attention: '${attentions.join(',')}' names a kind twice`);
-    const runs = presets.map((name) => ({
-      name,
-      configs: (attentions ?? [preset(name).model.attention]).map((kind) => {
-        const cfg = preset(name);
-        setAttention(cfg, kind);
-        return cfg;
-      }),
-    }));
-    const peakText = args.flags.get('peak-tflops');
-    const peakTflops = peakText === undefined ? null : numFlag(args, 'peak-tflops')!;
-    if (peakTflops !== null && !(peakTflops > 0 && Number.isFinite(peakTflops)))
-      throw new Error(`--peak-tflops must be a positive finite number (got '${peakText}')`);
-    return { sizes, steps, runs, peakTflops };
-  });
-}
-
 async function main(): Promise<number> {
   const argv = process.argv.slice(2);
   if (argv.includes('--help')) {
-    console.log(USAGE);
+    console.log(BENCH_USAGE);
     return 0;
   }
   const { sizes, steps, runs, peakTflops: peakFlag } = benchOptions(argv);
   // Every (preset, attention) config is checked before any GPU work.
   const errs = runs.flatMap((r) =>
-    r.configs.flatMap((c) => validateRunConfig(c).map((e) => ({ ...e, field: `${r.name} ${c.model.attention}: ${e.field}` }))),
+    r.configs.flatMap((c) =>
+      validateRunConfig(c).map((e) => ({ ...e, field: `${r.name}@${r.batchSize} ${c.model.attention}: ${e.field}` })),
+    ),
   );
   if (errs.length) {
     console.error(`invalid configuration:\n${formatConfigIssues(errs)}`);
@@ -175,12 +121,19 @@ async function main(): Promise<number> {
     assumed_us: LAUNCH_US,
   });
 
-  for (const { name, configs } of runs) {
+  for (const { name, batchSize, configs } of runs) {
     const measured: Array<[AttentionKind, number]> = [];
     for (const cfg of configs) measured.push([cfg.model.attention, await benchPreset(gpu, name, cfg, steps, peakTflops)]);
     if (measured.length === 2) {
       const [[a, ta], [b, tb]] = measured;
-      out({ kind: 'attention_compare', preset: name, steps, tokens_per_s: { [a]: ta, [b]: tb }, [`${a}_over_${b}`]: ta / tb });
+      out({
+        kind: 'attention_compare',
+        preset: name,
+        batch_size: batchSize,
+        steps,
+        tokens_per_s: { [a]: ta, [b]: tb },
+        [`${a}_over_${b}`]: ta / tb,
+      });
     }
   }
   gpu.destroy();

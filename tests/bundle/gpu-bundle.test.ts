@@ -91,15 +91,43 @@ describe('summary of a bundle run', () => {
           us_per_dispatch: 2.91234,
           timer: 'timestamp-query',
         }),
-        JSON.stringify({ kind: 'preset', preset: 'tiny', attention: 'dense', tokens_per_s: 123456.7, ms_per_step: 4.1, mfu: 0.01 }),
-        JSON.stringify({ kind: 'kernels', preset: 'tiny', attention: 'dense', kernels: [{ kernel: 'matmul', share: 0.5 }] }),
+        JSON.stringify({
+          kind: 'preset',
+          preset: 'tiny',
+          attention: 'dense',
+          batch_size: 1,
+          tokens_per_s: 123456.7,
+          ms_per_step: 4.1,
+          mfu: 0.01,
+        }),
+        JSON.stringify({ kind: 'kernels', preset: 'tiny', attention: 'dense', batch_size: 1, kernels: [{ kernel: 'matmul', share: 0.5 }] }),
+        // The same preset at another batch (npm run bench's tiny@8): a row of its own.
+        JSON.stringify({
+          kind: 'preset',
+          preset: 'tiny',
+          attention: 'dense',
+          batch_size: 8,
+          tokens_per_s: 400000,
+          ms_per_step: 10.2,
+          mfu: 0.03,
+        }),
+        JSON.stringify({
+          kind: 'kernels',
+          preset: 'tiny',
+          attention: 'dense',
+          batch_size: 8,
+          kernels: [{ kernel: 'attention', share: 0.25 }],
+        }),
       ].join('\n'),
     );
     writeFileSync(
       join(dir, 'torch.json'),
       JSON.stringify({
         environment: { torch: '2.11' },
-        results: [{ preset: 'tiny', attention: 'dense', mode: 'sdpa', tokens_per_s: 99999 }],
+        results: [
+          { preset: 'tiny', attention: 'dense', batch_size: 1, mode: 'sdpa', tokens_per_s: 99999 },
+          { preset: 'tiny', attention: 'dense', batch_size: 8, mode: 'sdpa', tokens_per_s: 300000 },
+        ],
       }),
     );
     writeFileSync(
@@ -130,12 +158,11 @@ describe('summary of a bundle run', () => {
     expect(s.matmul).toEqual([{ size: '4096x4096x4096', gflops: 15000, mfu: 0.224 }]);
     expect(s.dispatch_us).toBe(2.91);
     expect(table(s)).toContain('one dispatch (in a chain of dependent ones): 2.91 µs');
-    expect(s.presets[0]).toMatchObject({
-      preset: 'tiny',
-      tokens_per_s: 123000,
-      torch_sdpa_tokens_per_s: 100000,
-      top_kernels: ['matmul 50%'],
-    });
+    expect(s.presets).toMatchObject([
+      { preset: 'tiny', batch_size: 1, tokens_per_s: 123000, torch_sdpa_tokens_per_s: 100000, top_kernels: ['matmul 50%'] },
+      { preset: 'tiny', batch_size: 8, tokens_per_s: 400000, torch_sdpa_tokens_per_s: 300000, top_kernels: ['attention 25%'] },
+    ]);
+    expect(table(s)).toContain('tiny dense B=8: 400000 tokens/s, 10.2 ms/step, MFU 0.03');
     expect(s.decode).toEqual([
       {
         T: 4096,
