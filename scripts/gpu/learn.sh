@@ -7,12 +7,12 @@
 #   mqar-long     T = 1,024, 64 pairs        target 95 %   (NSA ≥ 95 %, ≤ 1/4 of dense's keys)
 #   passkey-long  T = 1,024, a 4-digit key   target 99 %   per digit (NSA ≥ 95 % of whole keys)
 # NSA and dense train their preset's whole schedule (early-stopped), except passkey-long's dense,
-# 1,500 of the preset's 3,000 steps (a 1,500-step schedule: on the CPU dense stayed at chance on the
-# key's first digit where NSA learned it, which half the schedule shows, and the GPU's seconds go to
+# 1,500 of the preset's 4,000 steps (a 1,500-step schedule: on the CPU dense stayed at chance on the
+# key's first digit where NSA learned it, which that schedule shows, and the GPU's seconds go to
 # mqar-long); the window, which cannot reach the answers, 500 steps (a 500-step schedule): enough to
-# show it at chance, and it leaves the GPU to the others sooner. passkey-long's first half of the
-# steps train at T = 256 (its sequence-length warm-up; a shorter run keeps that share: 750 of
-# dense's 1,500, 250 of the window's 500).
+# show it at chance, and it leaves the GPU to the others sooner. passkey-long's first 1,500 of 4,000
+# steps train at T = 256 (its sequence-length warm-up; a shorter run keeps that share: 563 of
+# dense's 1,500, 188 of the window's 500).
 #   bash scripts/gpu/learn.sh OUT_JSONL WORKDIR [--cap S] [--small]
 # --cap S: the step's seconds (default $STEP_CAP, which run.sh's step sets to its cap clipped to the
 # budget left).
@@ -58,7 +58,7 @@ else
   runs=(
     "mqar-long nsa 4000 100 0.95"
     "mqar-long dense 4000 100 0.95"
-    "passkey-long nsa 3000 50 0.99"
+    "passkey-long nsa 4000 50 0.99"
     "passkey-long dense 1500 50 0.99"
     "mqar nsa 3000 100 0.99"
     "mqar dense 3000 100 0.99"

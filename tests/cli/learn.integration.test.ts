@@ -126,7 +126,7 @@ describe('npm run learn (spawned)', () => {
     { timeout: 120_000 },
     () => {
       // passkey-long shortened to T = 128: 2 steps at batch 4 (its sequence-length warm-up keeps its
-      // half: the first step, here at 64 tokens), 2 held-out batches (8 keys).
+      // share, 1,500 of 4,000, rounded: the first step, here at 64 tokens), 2 held-out batches (8 keys).
       const T = 128;
       const r = learn([
         ...['--preset', 'passkey-long', '--mechanisms', 'nsa', '--engine', 'torch', '--threads', '1', '--no-figure'],

@@ -28,8 +28,8 @@ describe('passkey-long preset', () => {
     expect(c.model.vocabSize).toBe(passkeyVocab(PASSKEY_LONG_TASK).size);
     expect(c.data).toEqual({ source: 'passkey', tokenizer: 'byte', passkey: PASSKEY_LONG_TASK });
     expect(learnPresetConfig('passkey-long')).toEqual(c);
-    // Its sequence-length warm-up: the first half of the steps at T = 256.
-    expect([c.train.steps, c.train.shortSeqSteps, c.train.shortSeqLen]).toEqual([3000, 1500, 256]);
+    // Its sequence-length warm-up: the first 1,500 of 4,000 steps at T = 256.
+    expect([c.train.steps, c.train.shortSeqSteps, c.train.shortSeqLen]).toEqual([4000, 1500, 256]);
     c.data.passkey!.digits = 3;
     expect(passkeyLongPreset().data.passkey!.digits).toBe(10);
   });
@@ -67,8 +67,8 @@ describe('passkey-long preset', () => {
     const short = (steps: number) =>
       gridPoints({ preset: 'passkey-long', mechanisms: ['dense'], seeds: [1], target: 0.99, steps })[0].config.train;
     expect([1500, 500, 2].map((n) => [short(n).steps, short(n).shortSeqSteps])).toEqual([
-      [1500, 750],
-      [500, 250],
+      [1500, 563],
+      [500, 188],
       [2, 1],
     ]);
     let fields: string[] = [];
