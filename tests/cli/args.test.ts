@@ -5,53 +5,43 @@ import { describe, expect, it } from 'vitest';
 import { closestFlag, intFlag, numFlag, parseArgs, positiveFlag } from '../../src/cli/args';
 import { applySet } from '../../src/cli/config-set';
 import { runConfigFromArgs, TRAIN_ARGS } from '../../src/cli/run-config';
-import { UsageError } from '../../src/cli/usage';
 import { validateRunConfig } from '../../src/train/config';
 import { preset } from '../../src/train/presets/presets';
-
-function usage(f: () => unknown): UsageError {
-  try {
-    f();
-  } catch (e) {
-    expect(e).toBeInstanceOf(UsageError);
-    return e as UsageError;
-  }
-  throw new Error('expected a UsageError');
-}
+import { usageError } from '../helpers/usage-error';
 
 const train = (...argv: string[]) => runConfigFromArgs(parseArgs(argv, TRAIN_ARGS)).config;
 
 describe('strict flags', () => {
   it('an unknown flag is an error naming it, with the closest known flag (--stpes 2 trained 300 steps)', () => {
-    const e = usage(() => train('--stpes', '2'));
+    const e = usageError(() => train('--stpes', '2'));
     expect(e.flag).toBe('stpes');
     expect(e.message).toMatch(/^unknown flag --stpes \(did you mean --steps\?\)\nusage: npm run train/);
-    expect(usage(() => train('--zzzzzz')).message).toMatch(/^unknown flag --zzzzzz\nusage/);
+    expect(usageError(() => train('--zzzzzz')).message).toMatch(/^unknown flag --zzzzzz\nusage/);
     expect(closestFlag('bacth', ['batch', 'steps'])).toBe('batch');
   });
 
   it('positional arguments are errors where none are taken; taken where declared', () => {
-    const e = usage(() => train('--steps', '2', 'extra'));
+    const e = usageError(() => train('--steps', '2', 'extra'));
     expect(e.value).toBe('extra');
     expect(e.message).toMatch(/^unexpected argument 'extra': this command takes flags only/);
-    expect(usage(() => train('-s', '2')).value).toBe('-s');
+    expect(usageError(() => train('-s', '2')).value).toBe('-s');
     expect(parseArgs(['a', 'b'], { values: [], positional: 'run folder' }).positional).toEqual(['a', 'b']);
   });
 
   it("empty values are errors (--seed '' became 0), for flags and --set", () => {
     for (const argv of [['--seed', ''], ['--seed='], ['--seed', '  '], ['--lr=']])
-      expect(usage(() => train(...argv)).flag).toBe(argv[0].split('=')[0].slice(2));
-    const e = usage(() => train('--set', 'train.seed='));
+      expect(usageError(() => train(...argv)).flag).toBe(argv[0].split('=')[0].slice(2));
+    const e = usageError(() => train('--set', 'train.seed='));
     expect(e.flag).toBe('set');
     expect(e.message).toBe('--set train.seed: the value is empty');
     expect(parseArgs(['--matmul='], { values: ['matmul'], emptyAllowed: ['matmul'] }).flags.get('matmul')).toBe('');
   });
 
   it('a missing value, a flag as value, a repeated flag, a boolean with a value', () => {
-    expect(usage(() => train('--steps')).message).toBe('--steps needs a value');
-    expect(usage(() => train('--seed', '--steps', '2')).message).toBe('--seed needs a value (got the flag --steps)');
-    expect(usage(() => train('--steps', '2', '--steps', '3')).message).toBe("--steps is given twice ('2' and '3')");
-    expect(usage(() => train('--help=yes')).flag).toBe('help');
+    expect(usageError(() => train('--steps')).message).toBe('--steps needs a value');
+    expect(usageError(() => train('--seed', '--steps', '2')).message).toBe('--seed needs a value (got the flag --steps)');
+    expect(usageError(() => train('--steps', '2', '--steps', '3')).message).toBe("--steps is given twice ('2' and '3')");
+    expect(usageError(() => train('--help=yes')).flag).toBe('help');
     expect(parseArgs(['--lr', '-1e-3'], TRAIN_ARGS).flags.get('lr')).toBe('-1e-3'); // a negative number is a value
   });
 
@@ -60,17 +50,17 @@ describe('strict flags', () => {
       ['--steps', '0x10', '--batch', '1.5', '--seed', '9007199254740993', '--lr', 'Infinity', '--accum', '1e3'],
       TRAIN_ARGS,
     );
-    expect(usage(() => intFlag(a, 'steps')).message).toBe("--steps must be an integer, got '0x10'");
-    expect(usage(() => intFlag(a, 'batch')).message).toBe("--batch must be an integer, got '1.5'");
-    expect(usage(() => intFlag(a, 'seed')).message).toMatch(/^--seed: 9007199254740993 is beyond the exact integers/);
-    expect(usage(() => numFlag(a, 'lr')).flag).toBe('lr');
+    expect(usageError(() => intFlag(a, 'steps')).message).toBe("--steps must be an integer, got '0x10'");
+    expect(usageError(() => intFlag(a, 'batch')).message).toBe("--batch must be an integer, got '1.5'");
+    expect(usageError(() => intFlag(a, 'seed')).message).toMatch(/^--seed: 9007199254740993 is beyond the exact integers/);
+    expect(usageError(() => numFlag(a, 'lr')).flag).toBe('lr');
     expect(intFlag(a, 'accum')).toBe(1000);
     expect(train('--seed', '9007199254740991').train.seed).toBe(Number.MAX_SAFE_INTEGER);
   });
 
   it('--stall-timeout 0 and -1 are refused (positive numbers only)', () => {
     for (const v of ['0', '-1', '-0.5']) {
-      const e = usage(() => positiveFlag(parseArgs(['--stall-timeout', v], TRAIN_ARGS), 'stall-timeout', 'seconds'));
+      const e = usageError(() => positiveFlag(parseArgs(['--stall-timeout', v], TRAIN_ARGS), 'stall-timeout', 'seconds'));
       expect(e.flag).toBe('stall-timeout');
       expect(e.message).toBe(`--stall-timeout must be a positive number of seconds (got '${v}')`);
     }
@@ -78,7 +68,7 @@ describe('strict flags', () => {
   });
 
   it('--data file: needs a path', () => {
-    expect(usage(() => train('--data', 'file:')).flag).toBe('data');
+    expect(usageError(() => train('--data', 'file:')).flag).toBe('data');
   });
 });
 
@@ -94,7 +84,7 @@ describe('--set reaches config fields only', () => {
       'train.hasOwnProperty',
       'model.nsa.valueOf',
     ]) {
-      const e = usage(() => applySet(preset('tiny'), path, '1'));
+      const e = usageError(() => applySet(preset('tiny'), path, '1'));
       expect(e.flag).toBe('set');
       expect(e.value).toBe(`${path}=1`);
       expect(e.message).toMatch(new RegExp(`^--set ${path.replace(/\./g, '\\.')}: `));
@@ -104,14 +94,14 @@ describe('--set reaches config fields only', () => {
   });
 
   it('unknown fields and sections are named with the known ones; a section cannot be overwritten', () => {
-    expect(usage(() => applySet(preset('tiny'), 'train.stpes', '2')).message).toMatch(
+    expect(usageError(() => applySet(preset('tiny'), 'train.stpes', '2')).message).toMatch(
       /^--set train\.stpes: unknown field 'stpes' \(known: steps, batchSize/,
     );
-    expect(usage(() => applySet(preset('tiny'), 'nope.x', '2')).message).toBe(
+    expect(usageError(() => applySet(preset('tiny'), 'nope.x', '2')).message).toBe(
       "--set nope.x: no config section 'nope' in the config (sections: model, train, data)",
     );
-    expect(usage(() => applySet(preset('tiny'), 'model.nsa', '2')).message).toMatch(/^--set model\.nsa: is a section, not a field/);
-    expect(usage(() => applySet(preset('tiny'), 'model..dim', '2')).message).toBe('--set model..dim: empty step in the path');
+    expect(usageError(() => applySet(preset('tiny'), 'model.nsa', '2')).message).toMatch(/^--set model\.nsa: is a section, not a field/);
+    expect(usageError(() => applySet(preset('tiny'), 'model..dim', '2')).message).toBe('--set model..dim: empty step in the path');
   });
 
   it('optional fields a preset leaves out can be set (the divergence guard)', () => {
@@ -129,18 +119,18 @@ describe('--set reaches config fields only', () => {
     expect(gates('freeze:1,0,0.5')).toEqual({ kind: 'freeze', value: [1, 0, 0.5] });
     expect(validateRunConfig(train('--attention', 'nsa', '--set', 'model.nsa.gates=force:sel'))).toEqual([]);
     for (const bad of ['force:all', 'freeze:2', 'freeze:1,1', 'force', 'force:sel:x', '{kind:none}']) {
-      const e = usage(() => gates(bad));
+      const e = usageError(() => gates(bad));
       expect(e.message).toMatch(/^--set model\.nsa\.gates: '.*' is not a gate ablation: expected 'none', 'force:cmp\|sel\|win'/);
     }
-    expect(usage(() => train('--set', 'model.nsa.gates.kind=force')).message).toMatch(/model\.nsa\.gates is set as a whole/);
+    expect(usageError(() => train('--set', 'model.nsa.gates.kind=force')).message).toMatch(/model\.nsa\.gates is set as a whole/);
   });
 
   it('values of the field kind: exact integers, true/false, decimal numbers', () => {
-    expect(usage(() => applySet(preset('tiny'), 'train.seed', '9007199254740993')).message).toMatch(/beyond the exact integers/);
-    expect(usage(() => applySet(preset('tiny'), 'model.nsa.forceInit', 'yes')).message).toBe(
+    expect(usageError(() => applySet(preset('tiny'), 'train.seed', '9007199254740993')).message).toMatch(/beyond the exact integers/);
+    expect(usageError(() => applySet(preset('tiny'), 'model.nsa.forceInit', 'yes')).message).toBe(
       "--set model.nsa.forceInit: expected true or false, got 'yes'",
     );
-    expect(usage(() => applySet(preset('tiny'), 'train.lrMax', '0x1')).flag).toBe('set');
+    expect(usageError(() => applySet(preset('tiny'), 'train.lrMax', '0x1')).flag).toBe('set');
     const c = preset('tiny');
     applySet(c, 'train.seed', '4294967297');
     expect(c.train.seed).toBe(2 ** 32 + 1);

@@ -15,17 +15,7 @@ import {
   trainEntries,
 } from '../../src/bench/bench-sizes';
 import { assertBenchSizes, benchNsaOptions } from '../../src/cli/bench-nsa-options';
-import { UsageError } from '../../src/cli/usage';
-
-function usage(f: () => unknown): UsageError {
-  try {
-    f();
-  } catch (e) {
-    expect(e).toBeInstanceOf(UsageError);
-    return e as UsageError;
-  }
-  throw new Error('expected a UsageError');
-}
+import { usageError } from '../helpers/usage-error';
 
 const GiB = 2 ** 30;
 const limits = (perBuffer: number) => ({ maxBufferSize: perBuffer, maxStorageBufferBindingSize: perBuffer, source: 'this adapter (test)' });
@@ -78,7 +68,7 @@ describe('bench:nsa flags', () => {
       [['--mechanisms', 'window,,moba'], 'mechanisms', /^--mechanisms: '' is not one of/],
     ];
     for (const [argv, flag, message] of cases) {
-      const e = usage(() => benchNsaOptions(argv));
+      const e = usageError(() => benchNsaOptions(argv));
       expect(e.flag, argv.join(' ')).toBe(flag);
       expect(e.message, argv.join(' ')).toMatch(message);
     }
@@ -95,7 +85,7 @@ describe('bench:nsa sizes against the adapter, before allocating', () => {
 
   it('a T past the per-buffer limit is refused with the largest --T that fits; what fits passes', () => {
     const train = resolveBenchNsa(benchNsaOptions(['--T', '1024,65536']), false);
-    const e = usage(() => assertBenchSizes(train, limits(128 * 2 ** 20)));
+    const e = usageError(() => assertBenchSizes(train, limits(128 * 2 ** 20)));
     expect(e.flag).toBe('T');
     expect(e.message).toBe(
       '--T: 65536 needs a 512.0 MiB tensor (training: s.scores); this adapter (test) allows 128.0 MiB per buffer and binding (--T ≤ 32768 fits)',
@@ -104,12 +94,12 @@ describe('bench:nsa sizes against the adapter, before allocating', () => {
     const decode = resolveBenchNsa(benchNsaOptions(['--decode', '--T', '4096,65536']), false);
     expect(() => assertBenchSizes(decode, limits(GiB))).not.toThrow();
     // 8 MiB: the FFN's 6 MiB weights fit; a K/V cache of T × 2 × 64 floats up to T = 16384.
-    expect(usage(() => assertBenchSizes(decode, limits(8 * 2 ** 20))).message).toBe(
+    expect(usageError(() => assertBenchSizes(decode, limits(8 * 2 ** 20))).message).toBe(
       '--T: 65536 needs a 32.0 MiB tensor (decode: L0.K0); this adapter (test) allows 8.0 MiB per buffer and binding (--T ≤ 16384 fits)',
     );
     // The GPU memory budget too.
     const t4k = resolveBenchNsa(benchNsaOptions(['--T', '4096']), false);
-    expect(usage(() => assertBenchSizes(t4k, { ...limits(GiB), gpuMemoryBytes: 64 * 2 ** 20 })).message).toMatch(
+    expect(usageError(() => assertBenchSizes(t4k, { ...limits(GiB), gpuMemoryBytes: 64 * 2 ** 20 })).message).toMatch(
       /^--T: 4096 needs [\d.]+ MiB of GPU memory \(training\); the budget is 64\.0 MiB \(--T ≤ \d+ fits\)$/,
     );
   });

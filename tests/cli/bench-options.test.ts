@@ -6,18 +6,8 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
 import { benchOptions } from '../../src/cli/bench-options';
-import { UsageError } from '../../src/cli/usage';
 import { preset } from '../../src/train/presets/presets';
-
-function usage(f: () => unknown): UsageError {
-  try {
-    f();
-  } catch (e) {
-    expect(e).toBeInstanceOf(UsageError);
-    return e as UsageError;
-  }
-  throw new Error('expected a UsageError');
-}
+import { usageError } from '../helpers/usage-error';
 
 describe('npm run bench flags', () => {
   it('defaults: tiny and small at their own batch and attention', () => {
@@ -53,15 +43,15 @@ describe('npm run bench flags', () => {
       ['tiny@2@3', 'whole number ≥ 1'],
       ['nope@2', "unknown preset 'nope'"],
     ]) {
-      const e = usage(() => benchOptions(['--presets', entry]));
+      const e = usageError(() => benchOptions(['--presets', entry]));
       expect(e.message).toContain(text);
       expect([e.flag, e.value]).toEqual(['presets', entry]);
     }
-    expect(usage(() => benchOptions(['--presets', 'tiny,tiny'])).message).toContain('names an entry twice');
+    expect(usageError(() => benchOptions(['--presets', 'tiny,tiny'])).message).toContain('names an entry twice');
     // The same preset at two batches is two entries.
     expect(benchOptions(['--presets', 'tiny,tiny@2']).runs.map((r) => r.batchSize)).toEqual([preset('tiny').train.batchSize, 2]);
-    expect(usage(() => benchOptions(['--steps', '0'])).message).toContain('--steps must be ≥ 1');
-    expect(usage(() => benchOptions(['--peak-tflops', '-1'])).message).toContain('--peak-tflops');
+    expect(usageError(() => benchOptions(['--steps', '0'])).message).toContain('--steps must be ≥ 1');
+    expect(usageError(() => benchOptions(['--peak-tflops', '-1'])).message).toContain('--peak-tflops');
   });
 
   it("the device call's bench arguments (scripts/gpu/run.sh, both forms) are valid flags", () => {
