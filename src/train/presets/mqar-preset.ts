@@ -117,7 +117,9 @@ export const MQAR_PRESETS = {
     lrMax: 3e-3,
   }),
   // Per query NSA reads about T/16 compressed blocks, 4·16 selected keys and a window of 16: about
-  // 112 keys on average against dense attention's (T + 1)/2 = 512.
+  // 112 keys on average against dense attention's (T + 1)/2 = 512. Not yet trained at its batch:
+  // on a CPU at batch 8 it stayed near chance through 1,100 steps, and through 3,500 with 1,500 of
+  // them at T = 384 first (docs/benchmarks.md, MQAR); the GPU's learn step trains batch 32.
   'mqar-long': mqarPreset({
     T: 1024,
     pairs: 64,
