@@ -7,14 +7,17 @@
 //                                   e2e suite serves (vite build; Playwright then only previews it);
 //                                   beside them, the Hugging Face venv (.venv-hf/: mostly unpacking
 //                                   wheels, so it overlaps the checks' CPU work)
-//   3. vitest --project fast         in process, CPU only
-//   4. vitest --project gpu          kernels and models on Dawn (SwiftShader), the learning check
-//   5. side by side:
+//   3. side by side:
+//      vitest --project gpu          kernels and models on Dawn (SwiftShader), the learning check
+//      vitest --project fast         in process, CPU only (its output printed when it ends)
+//   4. side by side:
 //      vitest --project integration  CLIs, scripts, torchrun and python as child processes, in two
 //                                    lanes (two vitest processes, each a half of the tier's files)
 //      playwright test               the page in headless Chromium, WebGPU on SwiftShader
 //
-// Steps 4 keeps both cores busy on its own; the two of step 5 do not (the integration tier waits on
+// The GPU tier alone keeps about 1.5 cores busy (at 483e181: 256 s of CPU in 188 s; many of its
+// dispatches are too small for SwiftShader to spread), so the fast tier's 46 s run beside it. The
+// three of step 4 do not fill the cores alone either (the integration tier waits on
 // process start-ups, torchrun's rendezvous and pytest's fault timeouts; the e2e suite on pages
 // loading and its own timers), so they share the cores: at c1f6884 the pair took 470 s side by
 // side (integration 470 s, Playwright 351 s); at 7f168f3, with fewer tests, one after the other
@@ -42,20 +45,15 @@ const STATIC = [
   ['vite build', npx('vite', 'build', '--logLevel', 'warn')],
 ];
 
-const SEQUENCE = [
-  ['vitest fast', npx('vitest', 'run', '--project', 'fast')],
-  ['vitest gpu', npx('vitest', 'run', '--project', 'gpu')],
-];
+const GPU_TIER = ['vitest gpu', npx('vitest', 'run', '--project', 'gpu')];
+const FAST_TIER = ['vitest fast', npx('vitest', 'run', '--project', 'fast')];
 // Side by side (see the header), the integration tier in two lanes, each printed when it ends: the
 // files that run python (the export's PyTorch side, torchrun, pytest, Hugging Face, the learn
 // engines' parity) and the rest (the CLIs' kill/resume, run folders, watchdogs, the bundle scripts).
 // About equal halves (250 s each under load at 6c9436d); one lane alone left a core idle for the
-// last ~150 s, after Playwright ended. pytest's run (36 s) goes with the CLIs: at fc7d599 the python
-// lane took 382 s and the other 335 s.
-const PYTHON_LANE = (f) =>
-  (f.startsWith('tests/export/') && f !== 'tests/export/python-pytest.integration.test.ts') ||
-  f.startsWith('tests/dsa/') ||
-  f === 'tests/cli/learn.integration.test.ts';
+// last ~150 s, after Playwright ended. With .venv-hf byte-compiled (483e181) the python files take
+// about 82 s alone and the rest 172 s, pytest's run (46 s) among them: it moved to the python lane.
+const PYTHON_LANE = (f) => f.startsWith('tests/export/') || f.startsWith('tests/dsa/') || f === 'tests/cli/learn.integration.test.ts';
 
 /** Every *.integration.test.ts under tests/ (the integration tier's glob), repository-relative. */
 function integrationFiles(dir = 'tests') {
@@ -143,7 +141,8 @@ async function main() {
     run('hf venv', ['node', ['scripts/ensure-test-env.mjs', '--hf-venv-only']], {}, true),
   ]);
   if (!staticOk || !venvOk) report(false);
-  for (const [name, cmd, env] of SEQUENCE) if (!(await run(name, cmd, env))) report(false);
+  const [gpuOk, fastOk] = await Promise.all([run(GPU_TIER[0], GPU_TIER[1]), run(FAST_TIER[0], FAST_TIER[1], {}, true)]);
+  if (!gpuOk || !fastOk) report(false);
   const [pythonOk, cliOk, playwrightOk] = await Promise.all([
     ...integrationLanes().map(([name, cmd]) => run(name, cmd, {}, true)),
     run(PLAYWRIGHT[0], PLAYWRIGHT[1], PLAYWRIGHT[2]),

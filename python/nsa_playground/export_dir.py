@@ -416,6 +416,7 @@ TRAIN_INTS = {
     "logEvery": (1, MAX_SAFE_INTEGER),
     "shortSeqSteps": (0, MAX_SAFE_INTEGER),
     "shortSeqLen": (0, MAX_SAFE_INTEGER),
+    "shortSeqPairs": (0, MAX_SAFE_INTEGER),
 }
 TRAIN_NUMBERS = {
     "lrMax": ("(", 0, 10, "]"),
@@ -428,9 +429,18 @@ TRAIN_NUMBERS = {
     "gradClip": ("[", 0, 1e6, "]"),
 }
 # Optional fields (the WebGPU trainer's divergence guard; this trainer keeps them as they are).
-# The sequence-length warm-up (shortSeqSteps at shortSeqLen tokens): nsa_playground.learn trains it;
-# nsa_playground.train refuses a run still inside it.
-TRAIN_OPTIONAL = ("evalEvery", "evalBatches", "logEvery", "divergenceFactor", "divergenceSteps", "shortSeqSteps", "shortSeqLen")
+# The sequence-length warm-up (shortSeqSteps at shortSeqLen tokens, a recall task's shortSeqPairs):
+# nsa_playground.learn trains it; nsa_playground.train refuses a run still inside it.
+TRAIN_OPTIONAL = (
+    "evalEvery",
+    "evalBatches",
+    "logEvery",
+    "divergenceFactor",
+    "divergenceSteps",
+    "shortSeqSteps",
+    "shortSeqLen",
+    "shortSeqPairs",
+)
 
 
 def _in_range(v: Any, lo_end: str, lo: float, hi: float, hi_end: str) -> bool:

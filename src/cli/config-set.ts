@@ -13,7 +13,7 @@ const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
 /** Fields a config may leave out, with the default that then applies, by the path of their section. */
 const OPTIONAL_FIELDS: Readonly<Record<string, Readonly<Record<string, unknown>>>> = {
-  train: { divergenceFactor: 0, divergenceSteps: 0, shortSeqSteps: 0, shortSeqLen: 0 },
+  train: { divergenceFactor: 0, divergenceSteps: 0, shortSeqSteps: 0, shortSeqLen: 0, shortSeqPairs: 0 },
   model: { posEncoding: 'rope', shortConv: 0 },
   'data.recall': { layout: 'scattered' },
 };

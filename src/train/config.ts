@@ -54,6 +54,12 @@ export interface TrainConfig {
   shortSeqSteps?: number;
   /** The warm-up's sequence length, in [1, model.seqLen − 1]; required when shortSeqSteps > 0 (0 or absent otherwise). */
   shortSeqLen?: number;
+  /**
+   * A recall task's pairs in the warm-up's sequences, in [1, data.recall.pairs] (its queries: at
+   * most as many); 0 or absent: the task's own. A curriculum as Zoology's MQAR mixes pair counts:
+   * few pairs at the short length first.
+   */
+  shortSeqPairs?: number;
 }
 
 export interface RunConfig {
@@ -108,6 +114,7 @@ export function validateTrainConfig(t: TrainConfig): ConfigIssue[] {
       errs.push({ field: 'train.shortSeqSteps', message: `must not exceed steps (${t.shortSeqSteps} > ${t.steps})` });
   }
   if (t.shortSeqLen !== undefined) int('shortSeqLen', 0);
+  if (t.shortSeqPairs !== undefined) int('shortSeqPairs', 0);
   return errs;
 }
 
@@ -116,10 +123,21 @@ export function shortSeqSteps(t: TrainConfig): number {
   return t.shortSeqSteps && t.shortSeqLen ? t.shortSeqSteps : 0;
 }
 
-/** The run config the warm-up's steps train: model.seqLen = train.shortSeqLen, the rest the same. */
+/**
+ * The run config the warm-up's steps train: model.seqLen = train.shortSeqLen and, with
+ * train.shortSeqPairs, a recall task of that many pairs (and at most as many queries); the rest the same.
+ */
 export function shortSeqConfig(c: RunConfig): RunConfig {
   if (!shortSeqSteps(c.train)) throw new Error('shortSeqConfig: the run has no sequence-length warm-up (train.shortSeqSteps, shortSeqLen)');
-  return { ...c, model: { ...c.model, seqLen: c.train.shortSeqLen! } };
+  return atShortSeq(c, c.train.shortSeqLen!);
+}
+
+/** `c` at sequence length `len`, with the warm-up's recall pairs where train.shortSeqPairs says. */
+function atShortSeq(c: RunConfig, len: number): RunConfig {
+  const pairs = c.train.shortSeqPairs;
+  const recall = c.data.recall;
+  const data = pairs && recall ? { ...c.data, recall: { ...recall, pairs, queries: Math.min(recall.queries, pairs) } } : c.data;
+  return { ...c, data, model: { ...c.model, seqLen: len } };
 }
 
 /**
@@ -128,15 +146,26 @@ export function shortSeqConfig(c: RunConfig): RunConfig {
  * each named under train.shortSeqLen).
  */
 function validateShortSeq(c: RunConfig): ConfigIssue[] {
-  const { shortSeqSteps: steps, shortSeqLen: len } = c.train;
-  if (!(typeof steps === 'number' && Number.isInteger(steps) && steps > 0)) return [];
+  const { shortSeqSteps: steps, shortSeqLen: len, shortSeqPairs: pairs } = c.train;
+  const warm = typeof steps === 'number' && Number.isInteger(steps) && steps > 0;
+  if (typeof pairs === 'number' && Number.isInteger(pairs) && pairs > 0) {
+    const field = 'train.shortSeqPairs';
+    if (!c.data.recall) return [{ field, message: `only a recall task has pairs (data.source is '${c.data.source}'); 0 or absent` }];
+    if (!warm)
+      return [{ field, message: `sets the warm-up's pairs: it needs train.shortSeqSteps > 0 (got ${String(steps ?? 0)}); 0 or absent` }];
+    if (pairs > c.data.recall.pairs)
+      return [
+        { field, message: `must not exceed data.recall.pairs ${c.data.recall.pairs} (got ${pairs}): the warm-up is the easier task` },
+      ];
+  }
+  if (!warm) return [];
   if (len === undefined || len === 0)
     return [
       { field: 'train.shortSeqLen', message: `is required (≥ 1) when train.shortSeqSteps is ${steps} (the warm-up's sequence length)` },
     ];
   if (!Number.isInteger(len) || len < 1 || !Number.isInteger(c.model.seqLen)) return []; // reported by validateTrainConfig / the model
   if (len >= c.model.seqLen) return [{ field: 'train.shortSeqLen', message: `must be below model.seqLen ${c.model.seqLen} (got ${len})` }];
-  const short = { ...c, model: { ...c.model, seqLen: len } };
+  const short = atShortSeq(c, len);
   const atLen = [...validateModelConfig(short.model), ...validateRecallData(short), ...validatePasskeyData(short)];
   return atLen.map((i) => ({ field: 'train.shortSeqLen', message: `${len} does not fit: ${i.field} ${i.message}` }));
 }

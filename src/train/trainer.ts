@@ -178,16 +178,17 @@ export class Trainer {
         `Trainer.create: the dataset's sequence-length warm-up (${warm ? `${warm.shortBatches} batches at ${warm.shortSeqLen}` : 'none'}) is not the config's ` +
           `(train.shortSeqSteps ${t.shortSeqSteps ?? 0}, shortSeqLen ${t.shortSeqLen ?? '-'}): build it with withShortSeq (src/train/data/short-seq.ts)`,
       );
-    const build = (c: RunConfig) =>
+    const build = (c: RunConfig, scoredPerSequence: number | undefined) =>
       ModelPlan.build(gpu, c.model, {
         batchSize: t.batchSize,
         gradAccum: t.gradAccum,
         optimizer: { beta1: t.beta1, beta2: t.beta2, eps: t.eps, weightDecay: t.weightDecay, gradClip: t.gradClip },
-        scoredPerSequence: dataset.scoredPerSequence,
+        scoredPerSequence,
         nsaKernels: hooks.nsaKernels,
       });
-    const plan = await build(config);
-    const shortPlan = shortSeqSteps(t) > 0 ? await build(shortSeqConfig(config)) : null;
+    const plan = await build(config, dataset.scoredPerSequence);
+    // The warm-up's loss divides by its own answers per sequence (fewer with train.shortSeqPairs).
+    const shortPlan = warm ? await build(shortSeqConfig(config), warm.shortScoredPerSequence) : null;
     const trainer = new Trainer(gpu, config, plan, dataset, hooks, shortPlan);
     trainer.trainPlan.importParams(initParams(plan.specs, t.seed));
     trainer.beat(

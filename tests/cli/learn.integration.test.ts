@@ -4,7 +4,7 @@
 // warm-up, where only the indexers learn, then sparse steps whose first update of the main model has
 // the run's bias correction, docs/dsa-spec.md section 11; measured 4.8e-7); the output ends with one
 // JSON line per mechanism (mechanism, accuracy, steps), with a sequence-length warm-up (the first 10
-// steps at 60 tokens) in both engines, and writes results.jsonl (and, --jsonl, the same lines
+// steps at 60 tokens, on 4 pairs) in both engines, and writes results.jsonl (and, --jsonl, the same lines
 // appended to a file as they come) and the figure (SVG and PNG; with --no-figure none); NSA's keys
 // per query counted on every full-length step (WebGPU: by the forward kernels; PyTorch: from its
 // selection) equal the spec's count (forced local block: a count that does not depend on the selection); a passkey run's eval lines split its held-out
@@ -49,12 +49,15 @@ const GRID = [
   '20',
   '--eval-batches',
   '1',
-  // A sequence-length warm-up (the first 10 steps at 60 tokens, the task's shortest): both engines
-  // switch length at the same step, so the parity covers both phases and the switch.
+  // A sequence-length warm-up (the first 10 steps at 60 tokens on 4 of the 8 pairs, mqar-long's
+  // curriculum in small): both engines switch length and task at the same step, so the parity
+  // covers both phases and the switch.
   '--set',
   'train.shortSeqSteps=10',
   '--set',
   'train.shortSeqLen=60',
+  '--set',
+  'train.shortSeqPairs=4',
 ];
 const lines = (stdout: string) =>
   stdout

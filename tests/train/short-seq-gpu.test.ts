@@ -4,15 +4,18 @@
 // AdamW moments moved; a run stopped anywhere (inside the warm-up, at its end, after it), written
 // to a checkpoint file and resumed matches the uninterrupted run bit for bit; an evaluation during
 // the warm-up runs at model.seqLen and does not disturb training; the step statistics keep one
-// shape (the warm-up's selection-distance histogram padded to the full length's bins); a dataset built without the
+// shape (the warm-up's selection-distance histogram padded to the full length's bins); a recall
+// warm-up on fewer pairs trains as that task at the short length; a dataset built without the
 // warm-up is refused before any GPU work; the resource estimate counts both plans.
 import { describe, expect, it } from 'vitest';
 
+import { datasetForRun } from '../../src/cli/data-node';
 import { decodeCheckpoint } from '../../src/train/checkpoint/checkpoint';
 import { type RunConfig, shortSeqConfig } from '../../src/train/config';
 import { createDataset, type Dataset } from '../../src/train/data/datasets';
 import { withShortSeq } from '../../src/train/data/short-seq';
 import { trainSteps } from '../../src/train/loop';
+import { mqarPresetConfig } from '../../src/train/presets/mqar-preset';
 import { preset } from '../../src/train/presets/presets';
 import { runFootprint } from '../../src/train/resources';
 import { Trainer, type TrainerResumeState } from '../../src/train/trainer';
@@ -94,6 +97,32 @@ describe('sequence-length warm-up (WebGPU trainer)', { timeout: 600_000 }, () =>
     // The evaluation did not disturb training: the run without it has the same bits.
     const plain = await wholeRun();
     expectSameRun({ metrics: plain.all, end: plain.end }, { metrics: all, end });
+  });
+
+  it('a recall warm-up on fewer pairs (train.shortSeqPairs) = a run of that task at the short length, bit for bit (its loss over its own answers)', async () => {
+    const gpu = await getGpu();
+    const cfg = mqarPresetConfig('mqar-tiny'); // T = 64, 8 pairs and queries: 8 answers scored a sequence
+    cfg.train = {
+      ...cfg.train,
+      steps: STEPS,
+      batchSize: 2,
+      warmupSteps: 1,
+      shortSeqSteps: WARM,
+      shortSeqLen: 48,
+      shortSeqPairs: 3,
+      evalBatches: 1,
+    };
+    const warm = await Trainer.create(gpu, cfg, datasetForRun(cfg));
+    const all = await trainSteps(warm, STEPS);
+    warm.destroy();
+    const shortCfg = shortSeqConfig(cfg);
+    shortCfg.train = { ...shortCfg.train, shortSeqSteps: 0, shortSeqPairs: 0 };
+    expect(shortCfg.data.recall!.pairs).toBe(3);
+    const short = await Trainer.create(gpu, shortCfg, datasetForRun(shortCfg));
+    const shortSteps = await trainSteps(short, WARM);
+    short.destroy();
+    expect(stepBits(all.slice(0, WARM))).toEqual(stepBits(shortSteps));
+    for (const m of all) expect(Number.isFinite(m.loss) && Number.isFinite(m.gradNorm)).toBe(true);
   });
 
   it.each([1, WARM, WARM + 1])('stopped at step %i, written, read back and resumed = uninterrupted, bit for bit', async (stopAt) => {

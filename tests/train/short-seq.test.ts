@@ -2,8 +2,10 @@
 // src/train/data/short-seq.ts): the first shortSeqSteps · gradAccum training batches are batches
 // 0 … W − 1 of the task built at shortSeqLen, later ones batches W, W + 1 … of the task at
 // model.seqLen, validation batches always at model.seqLen; seeking to any cursor draws what drawing
-// batch by batch drew; without a warm-up the dataset is the source itself. The run config refuses a
-// warm-up that cannot run, naming train.shortSeqSteps or train.shortSeqLen, and `--set` reaches both.
+// batch by batch drew; without a warm-up the dataset is the source itself. A recall task's warm-up
+// with train.shortSeqPairs draws the task built with that many pairs at shortSeqLen. The run config
+// refuses a warm-up that cannot run, naming train.shortSeqSteps, shortSeqLen or shortSeqPairs, and
+// `--set` reaches all three.
 import { describe, expect, it } from 'vitest';
 
 import { applySet } from '../../src/cli/config-set';
@@ -11,6 +13,7 @@ import { datasetForRun } from '../../src/cli/data-node';
 import { type RunConfig, shortSeqConfig, shortSeqSteps, validateRunConfig } from '../../src/train/config';
 import { createBatch, type Dataset } from '../../src/train/data/datasets';
 import { passkeyDatasetForRun } from '../../src/train/data/passkey';
+import { recallDatasetForRun } from '../../src/train/data/recall';
 import { isShortSeqDataset, withShortSeq } from '../../src/train/data/short-seq';
 import { mqarPresetConfig } from '../../src/train/presets/mqar-preset';
 import { passkeyPreset } from '../../src/train/presets/passkey-preset';
@@ -85,6 +88,68 @@ describe('sequence-length warm-up: data', () => {
     expect(withShortSeq(plain, () => d)).toBe(d);
     expect(isShortSeqDataset(datasetForRun(warmConfig()))).toBe(true);
     expect(isShortSeqDataset(datasetForRun(passkeyPreset()))).toBe(false);
+  });
+});
+
+describe('sequence-length warm-up: a recall task with fewer pairs (train.shortSeqPairs)', () => {
+  // mqar-tiny (T = 64, 8 pairs, 8 queries), warmed up at 48 tokens on 3 pairs (3 queries).
+  function pairsConfig(): RunConfig {
+    const c = mqarPresetConfig('mqar-tiny');
+    c.train = { ...c.train, steps: 10, batchSize: 2, shortSeqSteps: 2, shortSeqLen: 48, shortSeqPairs: 3 };
+    return c;
+  }
+
+  it('the warm-up batches are those of the task built with that many pairs (and queries) at shortSeqLen, bit for bit', () => {
+    const c = pairsConfig();
+    expect(validateRunConfig(c)).toEqual([]);
+    const short = shortSeqConfig(c);
+    expect([short.model.seqLen, short.data.recall!.pairs, short.data.recall!.queries]).toEqual([48, 3, 3]);
+    expect({ ...short.data.recall, pairs: 8, queries: 8 }).toEqual(c.data.recall); // nothing else changes
+    const d = datasetForRun(c);
+    const got = draw(d, [48, 48, 64]);
+    const want = draw(recallDatasetForRun(short), [48, 48]);
+    const full = recallDatasetForRun(c);
+    full.seekTrain(2);
+    expect(got).toEqual([...want, ...draw(full, [64])]);
+    // 3 answers scored per warm-up sequence (targets other than -1), 8 per full one.
+    const scored = (b: { targets: number[] }) => b.targets.filter((t) => t >= 0).length;
+    expect(got.map((b) => scored(b) / 2)).toEqual([3, 3, 8]);
+    // Without the field the warm-up keeps the task's 8 pairs (at 48 tokens they do not fit; at 60 they do).
+    const own = pairsConfig();
+    own.train = { ...own.train, shortSeqPairs: 0, shortSeqLen: 60 };
+    expect(shortSeqConfig(own).data.recall).toEqual(own.data.recall);
+    // Queries never exceed the warm-up's pairs, nor the task's queries.
+    const fewQueries = pairsConfig();
+    fewQueries.data.recall!.queries = 2;
+    expect(shortSeqConfig(fewQueries).data.recall!.queries).toBe(2);
+  });
+
+  it('refuses pairs the warm-up cannot use, naming train.shortSeqPairs (or shortSeqLen where they do not fit)', () => {
+    const bad = (patch: Partial<RunConfig['train']>) => {
+      const c = pairsConfig();
+      c.train = { ...c.train, ...patch };
+      return errorsOf(c);
+    };
+    expect(bad({ shortSeqPairs: 9 })).toEqual([
+      'train.shortSeqPairs: must not exceed data.recall.pairs 8 (got 9): the warm-up is the easier task',
+    ]);
+    expect(bad({ shortSeqPairs: -1 })).toEqual(['train.shortSeqPairs: must be an integer ≥ 0 (got -1)']);
+    expect(bad({ shortSeqSteps: 0 })).toEqual([
+      "train.shortSeqPairs: sets the warm-up's pairs: it needs train.shortSeqSteps > 0 (got 0); 0 or absent",
+    ]);
+    // 8 pairs at 48 tokens: the recall task's own reason, under train.shortSeqLen.
+    expect(bad({ shortSeqPairs: 8 })).toEqual([expect.stringMatching(/^train\.shortSeqLen: 48 does not fit: data\.recall\./)]);
+    const text = warmConfig();
+    text.train.shortSeqPairs = 2;
+    expect(errorsOf(text)).toEqual(["train.shortSeqPairs: only a recall task has pairs (data.source is 'passkey'); 0 or absent"]);
+    // --set reaches it; 0 is the panel's "the task's own".
+    const c = mqarPresetConfig('mqar-tiny');
+    applySet(c, 'train.shortSeqSteps', '2');
+    applySet(c, 'train.shortSeqLen', '48');
+    applySet(c, 'train.shortSeqPairs', '3');
+    expect(c.train.shortSeqPairs).toBe(3);
+    expect(validateRunConfig(c)).toEqual([]);
+    expect(bad({ shortSeqPairs: 0, shortSeqLen: 60 })).toEqual([]);
   });
 });
 

@@ -12,6 +12,11 @@ export interface ShortSeqDataset extends Dataset {
   /** Training batches drawn at the short length before the full-length ones (shortSeqSteps · gradAccum). */
   readonly shortBatches: number;
   readonly shortSeqLen: number;
+  /**
+   * Scored targets per warm-up sequence (a task source; absent: every position): the short plan's
+   * loss divides by it, and a recall warm-up on fewer pairs (train.shortSeqPairs) scores fewer answers.
+   */
+  readonly shortScoredPerSequence?: number;
   /** The sequence length of the next nextTrainBatch: shortSeqLen during the warm-up, else model.seqLen. */
   readonly nextSeqLen: number;
 }
@@ -41,6 +46,7 @@ export function withShortSeq(config: RunConfig, build: (c: RunConfig) => Dataset
     scoredPerSequence: full.scoredPerSequence,
     shortBatches,
     shortSeqLen: config.train.shortSeqLen!,
+    shortScoredPerSequence: short.scoredPerSequence,
     get nextSeqLen() {
       return cursor < shortBatches ? config.train.shortSeqLen! : config.model.seqLen;
     },

@@ -90,7 +90,9 @@ export function modelCard(src: ModelCardSource): string {
       `${c.train.batchSize} × ${c.train.gradAccum} sequences of ${m.seqLen} tokens per step, AdamW (β=${c.train.beta1}/${c.train.beta2}, ` +
       `weight decay ${c.train.weightDecay}), learning rate ${c.train.lrMax} → ${c.train.lrMin} after ${c.train.warmupSteps} warm-up steps, seed ${c.train.seed}.` +
       (shortSeqSteps(c.train)
-        ? ` The first ${c.train.shortSeqSteps} steps trained on sequences of ${c.train.shortSeqLen} tokens (a sequence-length warm-up).`
+        ? ` The first ${c.train.shortSeqSteps} steps trained on sequences of ${c.train.shortSeqLen} tokens` +
+          (c.train.shortSeqPairs && c.data.recall ? ` holding ${c.train.shortSeqPairs} pairs` : '') +
+          ' (a sequence-length warm-up).'
         : ''),
     '',
     last

@@ -53,6 +53,7 @@ export const PASSKEY_LONG_TASK: PasskeyTask = {
 
 function passkeyLong(): RunConfig {
   const long = mqarPresetConfig('mqar-long');
+  delete long.train.shortSeqPairs; // its own warm-up below: a passkey task has no pairs
   return {
     model: { ...long.model, vocabSize: passkeyVocab(PASSKEY_LONG_TASK).size },
     train: { ...long.train, steps: 4000, batchSize: 32, lrMax: 7e-4, lrMin: 7e-5, evalBatches: 8, shortSeqSteps: 1500, shortSeqLen: 256 },

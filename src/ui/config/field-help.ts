@@ -63,6 +63,8 @@ export const FIELD_HELP: Readonly<Record<string, string>> = {
     'Sequence-length warm-up: the run’s first this-many optimizer steps train on sequences of the short length (same weights, optimizer and learning-rate schedule), the rest at the model’s length. Evaluations always use the model’s length; selections are kept from the first full-length step. 0 or absent: none.',
   'train.shortSeqLen':
     'The warm-up’s sequence length: below the model’s, and a length the model and the task accept (a passkey or recall task must fit it).',
+  'train.shortSeqPairs':
+    'Recall tasks: the key-value pairs (and at most as many queries) of the warm-up’s sequences, at most the task’s: a curriculum that learns the lookup on a few pairs at the short length first (Zoology trains MQAR on a mixture of pair counts). 0 or absent: the task’s own.',
   'train.weightDecay': 'AdamW’s decoupled weight decay on the weight matrices.',
   'train.beta1': 'Adam’s decay of the first moment (the running mean of gradients).',
   'train.beta2': 'Adam’s decay of the second moment (the running mean of squared gradients).',

@@ -145,6 +145,10 @@ export const SECTIONS: readonly SectionSpec[] = [
         absent: 0,
       },
       { ...int('train.shortSeqLen', 'Short sequence length', 'Tokens per sequence in those steps (below the model’s).'), absent: 0 },
+      {
+        ...int('train.shortSeqPairs', 'Short-sequence pairs', 'Recall tasks: key-value pairs in those steps; 0: the task’s.', 0),
+        absent: 0,
+      },
       num('train.weightDecay', 'Weight decay', 'Decoupled (AdamW).', 0),
       num('train.beta1', 'Adam β₁', undefined, 0),
       num('train.beta2', 'Adam β₂', undefined, 0),
