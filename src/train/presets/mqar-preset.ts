@@ -14,10 +14,9 @@
 // - mqar (T = 256, 16 pairs) and mqar-long (T = 1,024, 64 pairs, NSA reading about a fifth of dense
 //   attention's keys per query): GPU presets, not yet measured on one. mqar at batch 8 on the CPU
 //   (an eighth of its batch): NSA 71.5 % at step 3,000 (12.9 min), leaving chance at about step
-//   1,900 (docs/benchmarks.md, MQAR). mqar-long learns the lookup
-//   on 16 pairs at T = 256 first (its warm-up): on the CPU at batch 8 (a quarter of its batch) NSA
-//   reached 68.9 % of held-out answers in 4,000 steps (35 min), window-only at chance; without the
-//   warm-up it stayed at chance.
+//   1,900 (docs/benchmarks.md, MQAR). mqar-long learns the lookup on 16 pairs at T = 256 first (its
+//   warm-up): on the CPU at batch 8 (a quarter of its batch) NSA reached 68.9 % of held-out answers
+//   in 4,000 steps (35 min), window-only at chance; without the warm-up it stayed at chance.
 import type { RunConfig } from '../config';
 import { type RecallTask, recallVocab } from '../data/recall';
 import { PRESETS } from './presets';
