@@ -29,7 +29,7 @@ test('export each chart as SVG, PNG and CSV; wall-clock x axis, zoom and setting
   expect(csv[0]).toBe('series,step,value');
   expect(new Set(csv.slice(1).map((l) => l.split(',')[0]))).toEqual(new Set(['compressed', 'selected', 'window']));
   const metrics = readFileSync(await (await download(page, 'download-metrics.csv')).path(), 'utf8').split('\n')[0];
-  expect(metrics.endsWith(',gate_cmp,gate_sel,gate_win,accuracy')).toBe(true);
+  expect(metrics.endsWith(',gate_cmp,gate_sel,gate_win,accuracy,needle_selected')).toBe(true);
 
   // Wall-clock x axis, zoom, log scale: into the URL, restored by a reload.
   await page.getByTestId('chart-x-axis').selectOption('time');
@@ -49,18 +49,20 @@ test('export each chart as SVG, PNG and CSV; wall-clock x axis, zoom and setting
   await page.close();
 });
 
-test("a passkey run's accuracy chart: the whole, one dashed line per digit of the key, and whole keys by needle depth", async ({
+test("a passkey run's accuracy chart: the whole, one dashed line per digit of the key, the needle selected, and whole keys by needle depth", async ({
   browser,
 }) => {
   // Evaluated after each step on one batch (4 keys): the lines are checked, not their values.
   const page = await openPlayground(browser, './#v=1&preset=passkey&train.steps=4&train.evalEvery=1&train.evalBatches=1');
   await stepTo(page, 2);
   const accuracy = page.getByTestId('accuracy-chart');
-  await expect(accuracy).toHaveAttribute('data-points', '10', { timeout: 60_000 }); // 2 evaluations × 5 lines
-  for (const id of ['accuracy', 'digit-1', 'digit-2', 'digit-3', 'digit-4'])
+  // 2 evaluations × 6 lines: the accuracy, its 4 digits and NSA's share of answers whose source was selected.
+  await expect(accuracy).toHaveAttribute('data-points', '12', { timeout: 60_000 });
+  for (const id of ['accuracy', 'needle', 'digit-1', 'digit-2', 'digit-3', 'digit-4'])
     await expect(accuracy.locator(`.series-${id} .recharts-line-curve`), id).toHaveCount(1);
   await expect(accuracy.locator('.series-digit-5')).toHaveCount(0); // the preset's key has 4 digits
   await expect(accuracy).toContainText('digit 4');
+  await expect(accuracy).toContainText('needle selected');
   // Under it, the latest evaluation's whole keys by needle position: four ranges, the 4 keys between them.
   const strip = page.getByTestId('depth-strip');
   await expect(strip.getByTestId('depth-cell')).toHaveCount(4);

@@ -15,7 +15,7 @@ rows per query and group the step's selection read, averaged over the layers, as
 counts them),
 per evaluation ({"kind": "eval", "step", "accuracy", "answers", "sequence_accuracy", "accuracy_by_answer",
 "answers_right": per held-out sequence a string, one character per answer, "1" right, "0" wrong;
-"seconds"}) and a
+"needle" for NSA, MoBA and DSA: needle.py's routing of the answers; "seconds"}) and a
 last {"kind": "done", "step", "reached"} line. Training stops at train.steps, or after the first
 evaluation whose answer accuracy is at least --target.
 """
@@ -32,6 +32,7 @@ from collections import Counter
 import torch
 
 from .export_dir import load_model, read_config
+from .needle import NeedleTally, answer_sources, selection_block
 from .nsa import keys_read
 from .optim import make_adamw, optimizer_step
 
@@ -60,19 +61,25 @@ def read_batch(stream, B: int, T: int) -> tuple[torch.Tensor, torch.Tensor] | No
 
 def score(model: torch.nn.Module, batches: list[tuple[torch.Tensor, torch.Tensor]]) -> dict[str, object]:
     """Answer accuracy: a scored target is right when its logit is strictly above every other (a tie
-    is wrong), as src/train/eval/answer-score.ts; a sequence is right when all its answers are."""
+    is wrong), as src/train/eval/answer-score.ts; a sequence is right when all its answers are. A
+    model with a selection (NSA, MoBA, DSA) also has its answers' routing tallied: "needle"
+    (needle.py)."""
+    block = selection_block(model) if hasattr(model, "selections") else None
+    needles = NeedleTally(model.config.num_hidden_layers) if block is not None else None
     answers = correct = sequences = whole = 0
     right_at: Counter[int] = Counter()  # [j]: right answers among each sequence's j-th scored target
     answers_at: Counter[int] = Counter()
     marks: list[str] = []  # per sequence, one character per answer: "1" right, "0" wrong
     with torch.no_grad():
         for x, y in batches:
-            logits = model(x)
+            logits = model(x, keep=True) if needles else model(x)
             scored = y >= 0
             target = y.clamp(min=0)
             t_logit = logits.gather(-1, target[..., None])[..., 0]
             others = logits.scatter(-1, target[..., None], float("-inf")).amax(-1)
             right = (t_logit > others) & scored
+            if needles:
+                needles.add([kept["selection"] for kept in model.selections()], answer_sources(x, y), block, right)
             answers += int(scored.sum())
             correct += int(right.sum())
             sequences += x.shape[0]
@@ -88,6 +95,7 @@ def score(model: torch.nn.Module, batches: list[tuple[torch.Tensor, torch.Tensor
         "sequence_accuracy": whole / sequences,
         "accuracy_by_answer": [right_at[j] / answers_at[j] for j in range(len(answers_at))],
         "answers_right": marks,
+        **({"needle": needles.score()} if needles else {}),
     }
 
 

@@ -65,7 +65,8 @@ const round = (x, digits = 3) => (typeof x === 'number' ? +x.toPrecision(digits)
  * The learn step's learn.jsonl (scripts/gpu/learn.sh: every run's lines, appended as they came)
  * reduced to one row per (preset, mechanism): the best held-out answer accuracy over its
  * evaluations (so a run cut at its cap still counts what it reached), the whole-sequence accuracy,
- * the accuracy of each sequence's j-th answer (passkey: digit j) and step of that evaluation, the last step evaluated and the steps per second up to it
+ * the accuracy of each sequence's j-th answer (passkey: digit j), the routing of its answers (needle: src/train/eval/needle-read.ts)
+ * and step of that evaluation, the last step evaluated and the steps per second up to it
  * (evaluations included: the rate a follow-up call is sized by), whether it reached the target, its keys
  * read per query (at the last query and the mean over positions, by the run's config) against
  * dense attention's (T and (T + 1)/2), NSA's as its forward kernels counted them (keys_counted_query:
@@ -87,6 +88,7 @@ export function learnRows(lines) {
         sequence_accuracy: null,
         accuracy_by_answer: null,
         whole_keys_by_depth: null,
+        needle: null,
         best_step: null,
         last_step: 0,
         steps_per_s: null,
@@ -135,6 +137,15 @@ export function learnRows(lines) {
               sequences: d.sequences,
               whole_keys: d.whole_keys == null ? null : round(d.whole_keys, 3),
             })) ?? null,
+          // NSA, MoBA, DSA: the answers whose source some layer selected, and the accuracy on each side.
+          needle: l.needle
+            ? {
+                selected_any: round(l.needle.selected_any, 3),
+                selected_by_layer: l.needle.selected_by_layer.map((v) => round(v, 3)),
+                accuracy_selected: round(l.needle.accuracy_selected, 3),
+                accuracy_missed: round(l.needle.accuracy_missed, 3),
+              }
+            : null,
           best_step: l.step,
         });
       }
@@ -268,6 +279,9 @@ export function table(s) {
         (r.accuracy_by_answer && r.accuracy_by_answer.length <= 8 ? `; by answer ${r.accuracy_by_answer.map(pct).join(' / ')}` : '') +
         (r.whole_keys_by_depth
           ? `; whole keys by needle position ${r.whole_keys_by_depth.map((d) => `${d.positions[0]}–${d.positions[1]} ${pct(d.whole_keys)}`).join(', ')}`
+          : '') +
+        (r.needle
+          ? `; needle selected ${pct(r.needle.selected_any)} (accuracy ${pct(r.needle.accuracy_selected)} where selected, ${pct(r.needle.accuracy_missed)} where not)`
           : '') +
         `) at step ${r.best_step ?? '-'}` +
         ` of ${r.last_step} evaluated (${r.steps_planned ?? '?'} planned; ${r.steps_per_s ?? '-'} steps/s), target ${pct(r.target)} ${r.reached ? 'reached' : 'not reached'}` +

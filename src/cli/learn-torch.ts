@@ -53,10 +53,21 @@ export interface TorchRunLine {
   /** Eval lines: per held-out sequence, one character per answer, '1' right, '0' wrong (learn.py score). */
   answers_right?: string[];
   answers?: number;
+  /** Eval lines of an NSA, MoBA or DSA model: the routing of the answers (needle.py; needle-read.ts's NeedleScore in JSON names). */
+  needle?: NeedleLine;
   reached?: boolean;
   seconds?: number;
   /** NSA step lines: key rows per query and group per branch, from the step's selection (nsa.py keys_read). */
   keys_counted?: { cmp: number; sel: number; win: number };
+}
+
+/** A NeedleScore as the eval lines of both engines carry it. */
+export interface NeedleLine {
+  answers: number;
+  selected_by_layer: (number | null)[];
+  selected_any: number | null;
+  accuracy_selected: number | null;
+  accuracy_missed: number | null;
 }
 
 function batchBytes(b: Batch): Buffer {

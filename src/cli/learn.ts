@@ -15,6 +15,10 @@
 // (passkey: digit j of the key), which shows which answers a model has not learned yet; a passkey's
 // eval lines also carry `accuracy_by_depth`: the held-out keys split into PASSKEY_DEPTH_BINS (4) ranges of
 // needle position, each with its whole-key accuracy and accuracy per digit (passkey-depth.ts).
+// For NSA, MoBA and DSA each eval line carries `needle`, the routing of the held-out answers
+// (src/train/eval/needle-read.ts; python/nsa_playground/needle.py): the share whose source — the
+// earlier copy of the answer — each layer's selection read ("selected_by_layer"), that any layer read
+// ("selected_any", the table's "needle sel" column), and the accuracy on each side of that split.
 // --budget KEYS sets
 // NSA, the window and MoBA to read at most KEYS key rows per query at the last position
 // (src/definitions/budget.ts: matched budget); without it each is sized from the preset's NSA.
@@ -28,13 +32,14 @@ import { lastQueryKeys } from '../definitions/keys-read';
 import { keysPerSequence } from '../definitions/model-flops';
 import { describeAdapter } from '../gpu/context';
 import { type RunConfig, shortSeqSteps } from '../train/config';
+import type { NeedleScore } from '../train/eval/needle-read';
 import { type DepthBin, passkeyDepthScore } from '../train/eval/passkey-depth';
 import { taskDatasetForRun, trainAndScoreRecall } from '../train/eval/recall-eval';
 import { taskChance } from '../train/eval/task-chance';
 import { learnFigureSvg } from '../train/learn/figure';
 import { DEFAULT_MECHANISMS, gridPoints, LEARN_PRESETS, type LearnPreset, type Mechanism, MECHANISM_NAMES } from '../train/learn/grid';
 import { applySet, intFlag, numFlag, parseArgs } from './args';
-import { runTorch, torchPython } from './learn-torch';
+import { type NeedleLine, runTorch, torchPython } from './learn-torch';
 import { runMain } from './main';
 import { UsageError } from './usage';
 
@@ -67,6 +72,8 @@ interface RunResult {
   reached: boolean;
   seconds: number;
   curve: Array<{ step: number; accuracy: number }>;
+  /** The last evaluation's routing of the answers (NSA, MoBA, DSA; src/train/eval/needle-read.ts). */
+  needle?: NeedleLine;
   /** Training loss of the first steps (engine parity). */
   first_losses: number[];
 }
@@ -115,6 +122,18 @@ function heldOutDepth(config: RunConfig): ((answersRight: string[]) => DepthBin[
   const held = taskDatasetForRun(config).validationBatches(config.train.evalBatches);
   return (answersRight) => passkeyDepthScore(config, held, answersRight)!;
 }
+
+/** The WebGPU engine's NeedleScore in the eval lines' names (PyTorch's learn.py prints them so). */
+const needleLine = (n: NeedleScore): NeedleLine => ({
+  answers: n.answers,
+  selected_by_layer: n.selectedByLayer,
+  selected_any: n.selectedAny,
+  accuracy_selected: n.accuracySelected,
+  accuracy_missed: n.accuracyMissed,
+});
+
+/** The table's routing column: the last evaluation's share of answers whose source some layer selected. */
+const needleText = (r: RunResult) => (r.needle?.selected_any == null ? '—' : `${(100 * r.needle.selected_any).toFixed(1)}%`);
 
 /** A depth range as an eval line carries it. */
 const depthLine = (d: DepthBin) => ({
@@ -249,9 +268,16 @@ async function main(): Promise<number> {
         countedSteps++;
       };
       const depthOf = heldOutDepth(p.config);
-      const onEval = (step: number, accuracy: number, sequenceAccuracy: number, accuracyByAnswer: number[], answersRight: string[]) => {
+      const onEval = (
+        step: number,
+        accuracy: number,
+        sequenceAccuracy: number,
+        accuracyByAnswer: number[],
+        answersRight: string[],
+        needle: NeedleLine | undefined,
+      ) => {
         r.curve.push({ step, accuracy });
-        Object.assign(r, { accuracy, sequence_accuracy: sequenceAccuracy, steps: step, reached: accuracy >= target });
+        Object.assign(r, { accuracy, sequence_accuracy: sequenceAccuracy, steps: step, reached: accuracy >= target, needle });
         record({
           kind: 'eval',
           preset,
@@ -264,6 +290,7 @@ async function main(): Promise<number> {
           accuracy_by_answer: accuracyByAnswer,
           ...(depthOf && { accuracy_by_depth: depthOf(answersRight).map(depthLine) }),
           ...(counted && { keys_counted: { cmp: counted[0], sel: counted[1], win: counted[2] } }),
+          ...(needle && { needle }),
           seconds: (performance.now() - t0) / 1000,
         });
       };
@@ -276,10 +303,12 @@ async function main(): Promise<number> {
             if (r.first_losses.length < 20) r.first_losses.push(m.loss);
             if (m.nsa?.keysPerQuery) countStep(m.step, m.nsa.keysPerQuery);
           },
-          onEval: (step, s) => onEval(step + 1, s.accuracy, s.sequenceAccuracy, s.accuracyByAnswer, s.answersRight),
+          onEval: (step, s) =>
+            onEval(step + 1, s.accuracy, s.sequenceAccuracy, s.accuracyByAnswer, s.answersRight, s.needle && needleLine(s.needle)),
         });
+        const s = res.score;
         if (res.steps !== r.steps)
-          onEval(res.steps, res.score.accuracy, res.score.sequenceAccuracy, res.score.accuracyByAnswer, res.score.answersRight);
+          onEval(res.steps, s.accuracy, s.sequenceAccuracy, s.accuracyByAnswer, s.answersRight, s.needle && needleLine(s.needle));
       } else {
         await runTorch(p.config, taskDatasetForRun(p.config), {
           python: python!,
@@ -290,7 +319,7 @@ async function main(): Promise<number> {
           onLine: (l) => {
             if (l.kind === 'step' && r.first_losses.length < 20) r.first_losses.push(l.loss!);
             if (l.kind === 'step' && l.keys_counted) countStep(l.step - 1, [l.keys_counted.cmp, l.keys_counted.sel, l.keys_counted.win]);
-            if (l.kind === 'eval') onEval(l.step, l.accuracy!, l.sequence_accuracy!, l.accuracy_by_answer!, l.answers_right!);
+            if (l.kind === 'eval') onEval(l.step, l.accuracy!, l.sequence_accuracy!, l.accuracy_by_answer!, l.answers_right!, l.needle);
           },
         });
       }
@@ -330,10 +359,10 @@ async function main(): Promise<number> {
   const pct = (v: number) => `${(100 * v).toFixed(1)}%`.padStart(7);
   const table = [
     `${preset} (${engine}), chance ${pct(chance).trim()}, target ${pct(target).trim()}:`,
-    '  mechanism  keys@T-1  keys/query  seed  lr        accuracy  whole seq  steps  reached  minutes',
+    '  mechanism  keys@T-1  keys/query  seed  lr        accuracy  whole seq  needle sel  steps  reached  minutes',
     ...results.map(
       (r) =>
-        `  ${r.mechanism.padEnd(9)}  ${String(r.keys_last_query).padStart(8)}  ${keysPerQueryText(r).padStart(10)}  ${String(r.seed).padEnd(4)}  ${String(r.lr).padEnd(8)}  ${pct(r.accuracy)}   ${pct(r.sequence_accuracy)}  ${String(r.steps).padStart(5)}  ${(r.reached ? 'yes' : 'no').padEnd(7)}  ${(r.seconds / 60).toFixed(1).padStart(7)}`,
+        `  ${r.mechanism.padEnd(9)}  ${String(r.keys_last_query).padStart(8)}  ${keysPerQueryText(r).padStart(10)}  ${String(r.seed).padEnd(4)}  ${String(r.lr).padEnd(8)}  ${pct(r.accuracy)}   ${pct(r.sequence_accuracy)}  ${needleText(r).padStart(10)}  ${String(r.steps).padStart(5)}  ${(r.reached ? 'yes' : 'no').padEnd(7)}  ${(r.seconds / 60).toFixed(1).padStart(7)}`,
     ),
     `  results: ${join(dir, 'results.jsonl')}; ` +
       (figure ? `figure: ${join(dir, 'accuracy.svg')}${png ? ' and .png' : ' (no PNG: no Chromium)'}` : 'no figure (--no-figure)'),
@@ -346,6 +375,7 @@ async function main(): Promise<number> {
       keys_mean_query: r.keys_mean_query,
       keys_counted_mean_query: r.keys_counted_mean_query,
       accuracy: r.accuracy,
+      ...(r.needle && { needle_selected: r.needle.selected_any }),
       steps: r.steps,
       reached: r.reached,
       seed: r.seed,

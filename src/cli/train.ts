@@ -263,7 +263,8 @@ async function main(): Promise<number> {
       `eval  ${String(e.step).padStart(5)} | val loss ${fmt(e.valLoss)}` +
         (e.accuracy === undefined
           ? ''
-          : ` | answer accuracy ${(100 * e.accuracy).toFixed(1)}% (chance ${(100 * (chance ?? 0)).toFixed(1)}%)`),
+          : ` | answer accuracy ${(100 * e.accuracy).toFixed(1)}% (chance ${(100 * (chance ?? 0)).toFixed(1)}%)`) +
+        (e.needleSelected === undefined ? '' : ` | needle selected ${(100 * e.needleSelected).toFixed(1)}%`),
     );
   };
   const hasVal = dataset.valTokens > 0;

@@ -3,8 +3,10 @@
 import type { EvalMetrics, StepMetrics } from './types';
 
 // gate_*: the NSA gates' mean per branch over the step (empty for dense models); accuracy: the
-// recall task's answer accuracy at an evaluation (empty otherwise).
-export const METRICS_HEADER = 'step,loss,val_loss,lr,grad_norm,tokens_per_s,step_ms,elapsed_ms,gate_cmp,gate_sel,gate_win,accuracy';
+// recall task's answer accuracy at an evaluation (empty otherwise); needle_selected: at a task
+// evaluation of NSA, MoBA or DSA, the share of answers whose source a selection read (needle-read.ts).
+export const METRICS_HEADER =
+  'step,loss,val_loss,lr,grad_norm,tokens_per_s,step_ms,elapsed_ms,gate_cmp,gate_sel,gate_win,accuracy,needle_selected';
 
 export function metricsCsvRow(m: StepMetrics | null, e: EvalMetrics | null): string {
   const f = (x: number | undefined | null) => (x === undefined || x === null ? '' : String(x));
@@ -21,6 +23,7 @@ export function metricsCsvRow(m: StepMetrics | null, e: EvalMetrics | null): str
     f(m?.nsa?.gateMean[1]),
     f(m?.nsa?.gateMean[2]),
     f(e?.accuracy),
+    f(e?.needleSelected),
   ].join(',');
 }
 

@@ -48,6 +48,12 @@ export interface EvalMetrics {
    * histories written before this field (2026-11-28).
    */
   keysByDepth?: DepthKeys[];
+  /**
+   * Task runs of a model with a selection (NSA, MoBA, DSA): the share of the validation answers
+   * whose source some layer's selection read (src/train/eval/needle-read.ts). Absent when no answer
+   * has a source, and in histories written before this field (2026-11-28).
+   */
+  needleSelected?: number;
 }
 
 /** One range of needle positions [from, to] (inclusive): the validation keys whose needle sits there, and how many were right whole. */

@@ -225,6 +225,16 @@ describe('summary of a bundle run', () => {
       ],
       // NSA's kernel counts of the step before (the WebGPU engine writes none for dense attention).
       ...(mechanism === 'nsa' && { keys_counted: { cmp: 60, sel: 40 + step / 100, win: 16 } }),
+      // NSA's routing of the answers (none for dense attention).
+      ...(mechanism === 'nsa' && {
+        needle: {
+          answers: 64,
+          selected_by_layer: [accuracy, 0.25],
+          selected_any: accuracy,
+          accuracy_selected: 0.98765,
+          accuracy_missed: 0.1,
+        },
+      }),
       seconds: step / 10,
     });
     const lines = [
@@ -252,6 +262,7 @@ describe('summary of a bundle run', () => {
           { positions: [20, 467], sequences: 3, whole_keys: 0.3 },
           { positions: [468, 914], sequences: 0, whole_keys: null },
         ],
+        needle: { selected_any: 0.9, selected_by_layer: [0.9, 0.25], accuracy_selected: 0.988, accuracy_missed: 0.1 },
         best_step: 200,
         last_step: 300,
         steps_per_s: 10,
@@ -275,13 +286,14 @@ describe('summary of a bundle run', () => {
         reached: true,
         keys_mean_vs_dense: 1,
         keys_counted_query: null,
+        needle: null,
         exit: 0,
       }),
     ]);
     const text = table(s);
     expect(text).toContain('step learn: CUT at its time cap (partial results kept) in 440 s');
     expect(text).toContain(
-      'learn mqar-long nsa: 90.0 % (whole sequences 45.0 %; by answer 90.0 % / 45.0 % / 12.3 %; whole keys by needle position 20–467 30.0 %, 468–914 -) at step 200 of 300 evaluated (4000 planned; 10 steps/s), target 95.0 % not reached, keys/query 111.3 (0.217 × dense), counted by the kernels 119 (0.232 × dense), exit 124 (cut at its cap) in 430 s',
+      'learn mqar-long nsa: 90.0 % (whole sequences 45.0 %; by answer 90.0 % / 45.0 % / 12.3 %; whole keys by needle position 20–467 30.0 %, 468–914 -; needle selected 90.0 % (accuracy 98.8 % where selected, 10.0 % where not)) at step 200 of 300 evaluated (4000 planned; 10 steps/s), target 95.0 % not reached, keys/query 111.3 (0.217 × dense), counted by the kernels 119 (0.232 × dense), exit 124 (cut at its cap) in 430 s',
     );
     // A run line (the run ended): its mean over every step replaces the last evaluation's count.
     writeFileSync(

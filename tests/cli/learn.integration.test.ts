@@ -7,7 +7,9 @@
 // steps at 60 tokens, on 4 pairs) in both engines, and writes results.jsonl (and, --jsonl, the same lines
 // appended to a file as they come) and the figure (SVG and PNG; with --no-figure none); NSA's keys
 // per query counted on every full-length step (WebGPU: by the forward kernels; PyTorch: from its
-// selection) equal the spec's count (forced local block: a count that does not depend on the selection); a passkey run's eval lines split its held-out
+// selection) equal the spec's count (forced local block: a count that does not depend on the selection);
+// both engines route the held-out answers alike (needle: the same share of answer sources selected,
+// layer by layer: measured identical, 10 of 16 in NSA's first layer); a passkey run's eval lines split its held-out
 // keys by needle depth (accuracy_by_depth: ranges that tile the needle range and add up to the whole
 // score); a bad grid exits 2 naming the flag or field, before any training.
 import { spawnSync } from 'node:child_process';
@@ -17,6 +19,7 @@ import { join } from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
+import type { NeedleLine } from '../../src/cli/learn-torch';
 import { passkeyNeedleRange } from '../../src/train/data/passkey';
 import { MQAR_PRESETS } from '../../src/train/presets/mqar-preset';
 import { PASSKEY_LONG_TASK } from '../../src/train/presets/passkey-long-preset';
@@ -124,6 +127,15 @@ describe('npm run learn (spawned)', () => {
         expect(worst).toBeLessThanOrEqual(1e-4);
         // Same data, same model: the held-out accuracy agrees too (to one answer in a few hundred).
         expect(Math.abs((runs.webgpu[i].accuracy as number) - (runs.torch[i].accuracy as number))).toBeLessThanOrEqual(0.01);
+        // The routing of the held-out answers (needle-read.ts, needle.py): the same answers have a
+        // source, and the same share of them was selected, layer by layer.
+        const [gpuNeedle, torchNeedle] = [runs.webgpu[i].needle, runs.torch[i].needle] as NeedleLine[];
+        console.log(
+          `learn parity, ${String(runs.webgpu[i].mechanism)}: needle ${JSON.stringify(gpuNeedle)} vs ${JSON.stringify(torchNeedle)}`,
+        );
+        expect(gpuNeedle.answers).toBe(torchNeedle.answers);
+        expect(gpuNeedle.selected_by_layer).toHaveLength(MQAR_PRESETS['mqar-tiny'].model.nLayers);
+        gpuNeedle.selected_by_layer.forEach((v, l) => expect(Math.abs(v! - torchNeedle.selected_by_layer[l]!)).toBeLessThanOrEqual(0.01));
       }
     },
   );

@@ -68,6 +68,7 @@ function makeCheckpoint(config: RunConfig, seed: number): TrainingCheckpoint {
           { from: 20, to: 467, sequences: 3, keysRight: 0 },
           { from: 468, to: 914, sequences: 5, keysRight: 1 },
         ],
+        needleSelected: 0.375,
       },
       {
         step: 2,
@@ -78,6 +79,7 @@ function makeCheckpoint(config: RunConfig, seed: number): TrainingCheckpoint {
           { from: 20, to: 467, sequences: 0, keysRight: 0 },
           { from: 468, to: 914, sequences: 8, keysRight: 8 },
         ],
+        needleSelected: 1,
       },
     ],
     reason: 'non-finite',
@@ -194,6 +196,7 @@ describe('checkpoint round trip', () => {
         'evals.has_accuracy',
         'evals.accuracy_by_answer',
         'evals.keys_by_depth',
+        'evals.needle_selected',
       ]);
       expect(raw.f64.get('evals.accuracy_by_answer')!.shape).toEqual([2, 4]);
       expect(raw.f64.get('evals.keys_by_depth')!.shape).toEqual([2, 2, 4]);
@@ -210,6 +213,7 @@ describe('checkpoint round trip', () => {
     const bytes = encodeCheckpoint(c);
     expect(decodeRaw(bytes).f64.has('evals.accuracy_by_answer')).toBe(false);
     expect(decodeRaw(bytes).f64.has('evals.keys_by_depth')).toBe(false);
+    expect(decodeRaw(bytes).f64.has('evals.needle_selected')).toBe(false);
     expect(decodeCheckpoint(bytes, { file: FILE }).evals).toEqual(c.evals);
     // Evaluations that disagree on the answer count (none in a run) keep their accuracy only.
     c.evals = [
@@ -424,6 +428,13 @@ describe('decodeCheckpoint rejects', () => {
       }),
       'evals.keys_by_depth',
       /value 2: 2.5 is not an integer/,
+    );
+    expectRejected(
+      edit('evals.needle_selected', (t) => {
+        t.data = Float64Array.from([0.5, 1.25]);
+      }),
+      'evals.needle_selected',
+      /row 1: expected a share in \[0, 1\], found 1.25/,
     );
     expectRejected(
       rewrite(good, (ts) => ts.push({ name: 'metrics.bogus', shape: [3], data: new Float64Array(3) })),

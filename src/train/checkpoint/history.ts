@@ -13,6 +13,8 @@
 //   from before 2026-11-28 have none)
 //   evals.keys_by_depth [E, D, 4] where every eval has D ≥ 1 ranges of needle position (passkey
 //   runs): per range from, to, keys, keys right whole (histories from before it have none)
+//   evals.needle_selected [E] where every eval has it (task runs of NSA, MoBA, DSA; histories from
+//   before it have none)
 // Browser-safe.
 import type { EvalMetrics, NsaStepStats, StepMetrics } from '../types';
 import type { NamedTensor } from './safetensors';
@@ -54,6 +56,7 @@ const EVAL_COLUMNS = {
   accuracy: 'evals.accuracy',
   accuracyByAnswer: 'evals.accuracy_by_answer',
   keysByDepth: 'evals.keys_by_depth',
+  needleSelected: 'evals.needle_selected',
 } as const satisfies Record<keyof EvalMetrics, string>;
 const EVAL_HAS_ACCURACY = 'evals.has_accuracy';
 
@@ -153,6 +156,14 @@ export function encodeHistory(metrics: readonly StepMetrics[], evals: readonly E
     evals.forEach((e, i) => e.keysByDepth!.forEach((d, j) => byDepth.set([d.from, d.to, d.sequences, d.keysRight], 4 * (D * i + j))));
     out.push(column(EVAL_COLUMNS.keysByDepth, [E, D, 4], byDepth));
   }
+  if (E > 0 && evals.every((e) => e.needleSelected !== undefined))
+    out.push(
+      column(
+        EVAL_COLUMNS.needleSelected,
+        [E],
+        Float64Array.from(evals, (e) => e.needleSelected!),
+      ),
+    );
   return out;
 }
 
@@ -268,6 +279,10 @@ export function decodeHistory(f64: Columns, fail: Fail): { metrics: StepMetrics[
         fail(EVAL_COLUMNS.keysByDepth, `range ${r}: expected from ≤ to and keys right ≤ keys, found [${from}, ${to}], ${right} of ${keys}`);
     }
   }
+  const needle = f64.has(EVAL_COLUMNS.needleSelected) ? get(EVAL_COLUMNS.needleSelected, [E]) : null;
+  needle?.forEach((v, i) => {
+    if (!(v >= 0 && v <= 1)) fail(EVAL_COLUMNS.needleSelected, `row ${i}: expected a share in [0, 1], found ${v}`);
+  });
   const evals: EvalMetrics[] = Array.from({ length: E }, (_, i) => ({
     step: step[i],
     valLoss: valLoss[i],
@@ -279,6 +294,7 @@ export function decodeHistory(f64: Columns, fail: Fail): { metrics: StepMetrics[
         return { from, to, sequences, keysRight };
       }),
     }),
+    ...(needle && { needleSelected: needle[i] }),
   }));
   for (const name of f64.keys()) if (!used.has(name)) fail(name, 'unexpected history column');
   return { metrics, evals };

@@ -53,16 +53,18 @@ export class AnswerTally {
    * sequence r), `targets` the B·T targets; `answerPositions` are the scored inputs (the same in
    * every sequence), or, when absent, each row's inputs whose target is not IGNORE_TARGET (a task
    * dataset ignores every other target, and its answers may move from sequence to sequence).
+   * Returns [B·T]: 1 at each answer that was right.
    */
   add(
     probs: ArrayLike<number>,
     targets: ArrayLike<number>,
     shape: { B: number; T: number; V: number },
     answerPositions?: readonly number[],
-  ) {
+  ): Uint8Array {
     const { B, T, V } = shape;
     if (probs.length !== B * T * V) throw new Error(`scoreAnswers: ${probs.length} probabilities, expected B·T·V = ${B * T * V}`);
     if (targets.length !== B * T) throw new Error(`scoreAnswers: ${targets.length} targets, expected B·T = ${B * T}`);
+    const right = new Uint8Array(B * T);
     for (let r = 0; r < B; r++) {
       let all = true;
       let marks = '';
@@ -82,6 +84,7 @@ export class AnswerTally {
         this.byAnswerRight[j] = (this.byAnswerRight[j] ?? 0) + (best ? 1 : 0);
         this.byAnswerCount[j] = (this.byAnswerCount[j] ?? 0) + 1;
         marks += best ? '1' : '0';
+        right[n] = best ? 1 : 0;
         if (best) this.correct++;
         else all = false;
         this.pSum += p;
@@ -91,6 +94,7 @@ export class AnswerTally {
       this.answersRight.push(marks);
       if (all) this.sequencesCorrect++;
     }
+    return right;
   }
 
   score(): AnswerScore {

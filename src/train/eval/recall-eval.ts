@@ -7,6 +7,7 @@
 // src/train/eval/answer-score.ts.
 import type { GpuContext } from '../../gpu/context';
 import { tokenIndexLength } from '../../kernels/embedding-index';
+import { snapshotSelectionOf } from '../../model/nsa/snapshot-read';
 import type { RunConfig } from '../config';
 import type { Batch, Dataset } from '../data/datasets';
 import { passkeyDatasetForRun } from '../data/passkey';
@@ -16,9 +17,13 @@ import { trainingLoop } from '../loop';
 import { Trainer } from '../trainer';
 import type { StepMetrics } from '../types';
 import { type AnswerScore, AnswerTally } from './answer-score';
+import { answerSources, type NeedleScore, NeedleTally } from './needle-read';
 
-/** Per answer token, plus whole sequences (every answer right: the whole passkey). */
-export type RecallScore = AnswerScore;
+/**
+ * Per answer token, plus whole sequences (every answer right: the whole passkey); for a model with a
+ * selection (NSA, MoBA, DSA), the routing of its answers (needle-read.ts).
+ */
+export type RecallScore = AnswerScore & { needle?: NeedleScore };
 
 /**
  * Scores a trained model on the given task batches at their answers (each row's targets that are
@@ -33,13 +38,22 @@ export async function scoreRecall(trainer: Trainer, batches: readonly Batch[]): 
   const V = plan.config.vocabSize;
   const index = new Int32Array(tokenIndexLength(N));
   const tally = new AnswerTally();
+  const routed = snapshotSelectionOf(plan.config); // the selection's units (blocks; DSA: tokens)
+  const L = plan.config.nLayers;
+  const needles = routed && new NeedleTally(L);
   for (const b of batches) {
     if (b.tokens.length !== N) throw new Error(`scoreRecall: batch holds ${b.tokens.length} tokens, the plan expects ${N}`);
     plan.writeBatch(0, b.tokens, b.targets, index);
     const probs = await plan.readProbabilities();
-    tally.add(probs, b.targets, { B, T, V });
+    const right = tally.add(probs, b.targets, { B, T, V });
+    if (needles && routed) {
+      // The activations hold this batch's forward: every layer's selection of all B·T rows.
+      const selections = await Promise.all(Array.from({ length: L }, async (_, l) => (await plan.readSelection(l, N)).sel));
+      const perRow = plan.config.nKvGroups * routed.cfg.nSel;
+      needles.add(selections, perRow, answerSources(b.tokens, b.targets, B, T), routed.cfg.lSel, right);
+    }
   }
-  return tally.score();
+  return { ...tally.score(), ...(needles && { needle: needles.score() }) };
 }
 
 /**

@@ -19,6 +19,7 @@ export async function evaluateRun(trainer: Trainer, c: RunConfig): Promise<EvalM
     ...e,
     accuracy: score.accuracy,
     accuracyByAnswer: score.accuracyByAnswer,
+    ...(score.needle?.selectedAny != null && { needleSelected: score.needle.selectedAny }),
     ...(depth && { keysByDepth: depth.map(({ from, to, sequences, keysRight }) => ({ from, to, sequences, keysRight })) }),
   };
 }

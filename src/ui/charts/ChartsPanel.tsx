@@ -126,9 +126,23 @@ export function ChartsPanel() {
   const answers = useStore((st) => taskAnswerLabel(st.runConfig ?? st.validConfig));
   // A passkey's accuracy per digit beside the whole: which digit a model has not learned yet.
   const digits = useStore((st) => digitLines(st.runConfig ?? st.validConfig));
+  // NSA, MoBA and DSA: the share of answers whose source a layer's selection read (routing).
+  const routed = useStore((st) => ['nsa', 'moba', 'dsa'].includes((st.runConfig ?? st.validConfig).model.attention));
   const accuracyLines = useMemo(
     () => [
       ...lines.accuracy,
+      ...(routed
+        ? [
+            {
+              id: 'needle',
+              name: 'needle selected',
+              series: s.get('needle'),
+              color: COLORS.sel,
+              dash: '2 3',
+              dots: true,
+            } satisfies LineSpec,
+          ]
+        : []),
       ...Array.from({ length: digits }, (_, j): LineSpec => ({
         id: `digit-${j + 1}`,
         name: `digit ${j + 1}`,
@@ -137,7 +151,7 @@ export function ChartsPanel() {
         dash: '4 3',
       })),
     ],
-    [lines, digits, s],
+    [lines, digits, s, routed],
   );
   const chanceBand = useStore(useShallow((st) => taskChanceBand(st.runConfig ?? st.validConfig)));
   const band = useMemo(() => (chanceBand ? { y0: chanceBand.low, y1: chanceBand.high, label: bandLabel(chanceBand) } : null), [chanceBand]);

@@ -16,7 +16,7 @@ type AnswerSeries = (typeof ANSWER_IDS)[number];
 export const MAX_ANSWER_LINES = ANSWER_IDS.length;
 /** The series of answer j (0-based, < MAX_ANSWER_LINES). */
 export const answerSeries = (j: number): AnswerSeries => ANSWER_IDS[j];
-export type SeriesId = RawSeries | SmoothSeries | 'val' | 'accuracy' | AnswerSeries;
+export type SeriesId = RawSeries | SmoothSeries | 'val' | 'accuracy' | 'needle' | AnswerSeries;
 
 /** The smoothed series and the raw one each follows (the learning rate is a schedule: never smoothed). */
 const SMOOTHED: Record<SmoothSeries, RawSeries> = {
@@ -75,7 +75,7 @@ export class ChartSeries {
   ) {
     this.weight = smoothing;
     this.ema = ChartSeries.emas(smoothing);
-    const ids: SeriesId[] = [...STEP_IDS, ...SMOOTH_IDS, 'val', 'accuracy', ...ANSWER_IDS];
+    const ids: SeriesId[] = [...STEP_IDS, ...SMOOTH_IDS, 'val', 'accuracy', 'needle', ...ANSWER_IDS];
     this.series = Object.fromEntries(ids.map((id) => [id, new MinMaxBuckets(maxPoints)])) as Record<SeriesId, MinMaxBuckets>;
   }
 
@@ -108,9 +108,11 @@ export class ChartSeries {
 
     const val = this.get('val');
     const accuracy = this.get('accuracy');
+    const needle = this.get('needle');
     if (!extends_(this.evals, evals)) {
       val.clear();
       accuracy.clear();
+      needle.clear();
       for (const id of ANSWER_IDS) this.get(id).clear();
       this.evals = [];
       changed = true;
@@ -124,6 +126,9 @@ export class ChartSeries {
       val.push({ x, y: evals[i].valLoss });
       const a = evals[i].accuracy;
       if (a !== undefined) accuracy.push({ x, y: a });
+      // The share of answers whose source a layer's selection read (NSA, MoBA, DSA): routing beside accuracy.
+      const n = evals[i].needleSelected;
+      if (n !== undefined) needle.push({ x, y: n });
       evals[i].accuracyByAnswer?.slice(0, MAX_ANSWER_LINES).forEach((y, j) => this.get(ANSWER_IDS[j]).push({ x, y }));
     }
     changed ||= evals.length !== this.evals.length;
