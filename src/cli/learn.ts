@@ -72,6 +72,8 @@ interface RunResult {
   reached: boolean;
   seconds: number;
   curve: Array<{ step: number; accuracy: number }>;
+  /** Per evaluation of a sparse mechanism: the needle selected (the figure's dotted line). */
+  needleCurve: Array<{ step: number; share: number }>;
   /** The last evaluation's routing of the answers (NSA, MoBA, DSA; src/train/eval/needle-read.ts). */
   needle?: NeedleLine;
   /** Training loss of the first steps (engine parity). */
@@ -252,6 +254,7 @@ async function main(): Promise<number> {
         reached: false,
         seconds: 0,
         curve: [],
+        needleCurve: [],
         first_losses: [],
       };
       const t0 = performance.now();
@@ -277,6 +280,7 @@ async function main(): Promise<number> {
         needle: NeedleLine | undefined,
       ) => {
         r.curve.push({ step, accuracy });
+        if (needle?.selected_any != null) r.needleCurve.push({ step, share: needle.selected_any });
         Object.assign(r, { accuracy, sequence_accuracy: sequenceAccuracy, steps: step, reached: accuracy >= target, needle });
         record({
           kind: 'eval',
@@ -326,7 +330,7 @@ async function main(): Promise<number> {
       r.seconds = (performance.now() - t0) / 1000;
       if (countedSteps > 0) r.keys_counted_mean_query = countedSum / countedSteps;
       results.push(r);
-      const { curve: _curve, ...summary } = r;
+      const { curve: _curve, needleCurve: _needleCurve, ...summary } = r;
       record({ kind: 'run', engine, preset, ...summary, steps_planned: steps });
     }
   } finally {
@@ -342,7 +346,7 @@ async function main(): Promise<number> {
   if (figure) {
     const svg = learnFigureSvg({
       title: `${preset}: held-out answer accuracy (${engine})`,
-      curves: results.map((r) => ({ label: label(r), mechanism: r.mechanism, points: r.curve })),
+      curves: results.map((r) => ({ label: label(r), mechanism: r.mechanism, points: r.curve, needle: r.needleCurve })),
       chance,
       steps: base.train.steps,
     });

@@ -117,4 +117,31 @@ describe('npm run learn: the figure', () => {
     expect(svg).toContain('chance 1.6%');
     expect(svg.match(/<path /g)).toHaveLength(2);
   });
+
+  it("draws a sparse mechanism's needle selected dotted in its colour, with its own legend entry", () => {
+    const svg = learnFigureSvg({
+      title: 't',
+      chance: 0.01,
+      steps: 200,
+      curves: [
+        {
+          label: 'nsa',
+          mechanism: 'nsa',
+          points: [{ step: 100, accuracy: 0.5 }],
+          needle: [
+            { step: 100, share: 0.75 },
+            { step: 200, share: 1 },
+          ],
+        },
+        { label: 'dense', mechanism: 'dense', points: [{ step: 100, accuracy: 0.9 }], needle: [] },
+      ],
+    });
+    const dotted = svg.match(/<path [^>]*stroke-dasharray="2 3"\/>/g)!;
+    expect(dotted).toHaveLength(1);
+    expect(dotted[0]).toContain('stroke="#1f77b4"'); // NSA's colour
+    expect(dotted[0]).toMatch(/M[\d.]+,[\d.]+ L[\d.]+,40\.0/); // share 1 at the top of the plot (y = 40)
+    expect(svg).toContain('>nsa: needle selected<');
+    expect(svg).not.toContain('dense: needle selected');
+    expect(svg.match(/<path /g)).toHaveLength(3);
+  });
 });

@@ -126,6 +126,11 @@ describe('sweep figure and csv', () => {
     const histories: Record<string, ReturnType<typeof h>> = { a: h(0.75), c: h(0.25) };
     const svg = sweepFigureSvg(s, (id) => histories[id] ?? null)!;
     expect(svg.match(/<path /g)).toHaveLength(2);
+    // An NSA setting whose evaluations carry the needle selected: its dotted line too.
+    histories.a.evals[0] = { ...histories.a.evals[0], needleSelected: 0.5 } as (typeof histories.a.evals)[0];
+    const withNeedle = sweepFigureSvg(s, (id) => histories[id] ?? null)!;
+    expect(withNeedle.match(/<path /g)).toHaveLength(3);
+    expect(withNeedle).toContain('>nsa · seed 1: needle selected</text>');
     expect(svg).toContain('>nsa · seed 1</text>');
     expect(svg).toContain('>dense · seed 1</text>');
     expect(svg).toContain('chance 6.3%');

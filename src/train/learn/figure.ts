@@ -1,12 +1,16 @@
 // The learning figure of `npm run learn`: held-out answer accuracy against training step, one line
-// per grid point (coloured by mechanism), chance marked, as a standalone SVG (browser-safe, no
-// dependencies; the CLI also renders it to PNG).
+// per grid point (coloured by mechanism), chance marked, and for a sparse mechanism its needle
+// selected dotted in the same colour (the share of answers whose source its selection read:
+// src/train/eval/needle-read.ts), as a standalone SVG (browser-safe, no dependencies; the CLI also
+// renders it to PNG).
 
 export interface LearnCurve {
   /** Legend label: mechanism, and seed / lr when the grid has several. */
   label: string;
   mechanism: string;
   points: ReadonlyArray<{ step: number; accuracy: number }>;
+  /** NSA, MoBA, DSA: per evaluation, the share of answers whose source the selection read (drawn dotted). */
+  needle?: ReadonlyArray<{ step: number; share: number }>;
 }
 
 const COLORS: Record<string, string> = { nsa: '#1f77b4', dense: '#2ca02c', window: '#d62728' };
@@ -49,16 +53,31 @@ export function learnFigureSvg(o: { title: string; curves: readonly LearnCurve[]
     `<line x1="${m.l}" x2="${m.l + pw}" y1="${y(o.chance)}" y2="${y(o.chance)}" stroke="black" stroke-dasharray="4 4"/>`,
     `<text x="${m.l + pw - 4}" y="${y(o.chance) - 4}" text-anchor="end">chance ${(100 * o.chance).toFixed(1)}%</text>`,
   );
-  o.curves.forEach((c, i) => {
-    const pts = [...c.points].sort((a, b) => a.step - b.step);
-    if (pts.length) {
-      const d = pts.map((p, j) => `${j ? 'L' : 'M'}${x(p.step).toFixed(1)},${y(p.accuracy).toFixed(1)}`).join(' ');
-      parts.push(`<path d="${d}" fill="none" stroke="${color(c.mechanism)}" stroke-width="2"/>`);
+  const path = (pts: ReadonlyArray<{ step: number; v: number }>) =>
+    [...pts]
+      .sort((a, b) => a.step - b.step)
+      .map((p, j) => `${j ? 'L' : 'M'}${x(p.step).toFixed(1)},${y(p.v).toFixed(1)}`)
+      .join(' ');
+  const legend: Array<{ label: string; stroke: string; dash: string }> = [];
+  for (const c of o.curves) {
+    const stroke = color(c.mechanism);
+    if (c.points.length)
+      parts.push(
+        `<path d="${path(c.points.map((p) => ({ step: p.step, v: p.accuracy })))}" fill="none" stroke="${stroke}" stroke-width="2"/>`,
+      );
+    legend.push({ label: c.label, stroke, dash: '' });
+    if (c.needle?.length) {
+      parts.push(
+        `<path d="${path(c.needle.map((p) => ({ step: p.step, v: p.share })))}" fill="none" stroke="${stroke}" stroke-width="1.5" stroke-dasharray="2 3"/>`,
+      );
+      legend.push({ label: `${c.label}: needle selected`, stroke, dash: ' stroke-dasharray="2 3"' });
     }
+  }
+  legend.forEach((l, i) => {
     const ly = m.t + 10 + 18 * i;
     parts.push(
-      `<line x1="${m.l + pw + 12}" x2="${m.l + pw + 32}" y1="${ly}" y2="${ly}" stroke="${color(c.mechanism)}" stroke-width="2"/>`,
-      `<text x="${m.l + pw + 38}" y="${ly + 4}">${esc(c.label)}</text>`,
+      `<line x1="${m.l + pw + 12}" x2="${m.l + pw + 32}" y1="${ly}" y2="${ly}" stroke="${l.stroke}" stroke-width="2"${l.dash}/>`,
+      `<text x="${m.l + pw + 38}" y="${ly + 4}">${esc(l.label)}</text>`,
     );
   });
   parts.push('</svg>');

@@ -1,6 +1,7 @@
 // The sweep's accuracy figure and table as files (pure): the figure is `npm run learn`'s
 // (src/train/learn/figure.ts: held-out answer accuracy against step, one line per setting coloured
-// by mechanism, chance dashed), drawn from the settings' evaluations; the table as CSV.
+// by mechanism, chance dashed, a sparse mechanism's needle selected dotted), drawn from the settings'
+// evaluations; the table as CSV.
 import { taskChance } from '../../train/eval/task-chance';
 import { learnFigureSvg } from '../../train/learn/figure';
 import type { RunHistory } from '../../worker/protocol';
@@ -12,7 +13,9 @@ export function sweepFigureSvg(s: Sweep, history: (libraryId: string) => RunHist
   const curves = s.settings.flatMap((x) => {
     const h = x.libraryId ? history(x.libraryId) : null;
     const points = (h?.evals ?? []).flatMap((e) => (e.accuracy === undefined ? [] : [{ step: e.step, accuracy: e.accuracy }]));
-    return points.length ? [{ label: settingLabel(s, x), mechanism: x.mechanism, points }] : [];
+    // A sparse mechanism's needle selected, dotted (the page's evaluations record it: needle-read.ts).
+    const needle = (h?.evals ?? []).flatMap((e) => (e.needleSelected === undefined ? [] : [{ step: e.step, share: e.needleSelected }]));
+    return points.length ? [{ label: settingLabel(s, x), mechanism: x.mechanism, points, needle }] : [];
   });
   if (!curves.length) return null;
   const first = s.settings[0].config;
