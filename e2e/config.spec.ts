@@ -147,10 +147,10 @@ test('the recall preset trains its own task: task fields with messages at the fi
   await expect.poll(async () => Number(await page.getByTestId('loss-latest').innerText()), { timeout: 60_000 }).toBeGreaterThan(3.0);
   expect(Number(await page.getByTestId('loss-latest').innerText())).toBeLessThan(4.0);
   // The task's accuracy chart: 0–100 %, the chance line (1/16) and chance ± 2·sqrt(p(1 − p)/n) with
-  // n = 64 answers, drawn once the first evaluation is.
+  // n = 64 answers, drawn once the first evaluation is: its accuracy and NSA's needle selected.
   const accuracy = page.getByTestId('accuracy-chart');
   await expect(accuracy).toContainText('Answer accuracy');
-  await expect(accuracy).toHaveAttribute('data-points', '1', { timeout: 60_000 });
+  await expect(accuracy).toHaveAttribute('data-points', '2', { timeout: 60_000 });
   await expect(accuracy).toHaveAttribute('data-reference', String(1 / 16));
   const sigma = Math.sqrt(((1 / 16) * (15 / 16)) / 64);
   const band = (await accuracy.getAttribute('data-band'))!.split(',').map(Number);

@@ -91,8 +91,10 @@ test('sweep: two settings into the library, stopped, resumed after a reload, res
   await expect(libRows).toHaveCount(2);
   await expect(libRows.getByTestId('library-name')).toHaveText(['e2e grid · dense', 'e2e grid · nsa']);
   await expect(libRows.first().getByTestId('library-steps')).toHaveText(`${STEPS} / ${STEPS}`);
-  // npm run learn's figure: a line per setting; the table as CSV, a row per setting.
-  await expect(page.getByTestId('sweep-figure').locator('path')).toHaveCount(2);
+  // npm run learn's figure: a line per setting, and the NSA setting's needle selected dotted; the
+  // table as CSV, a row per setting.
+  await expect(page.getByTestId('sweep-figure').locator('path')).toHaveCount(3);
+  await expect(page.getByTestId('sweep-figure').locator('path[stroke-dasharray="2 3"]')).toHaveCount(1);
   const table = readFileSync(await (await download(page, 'sweep-download-csv')).path(), 'utf8')
     .trim()
     .split('\n');
