@@ -2,6 +2,9 @@
 // position selected and the group scores P behind the choice — captured from a training step
 // (src/model/nsa/snapshot-read.ts reads it from the GPU) or from CPU decoding (decodeTraceSnapshots).
 // Pure data and arithmetic: the page imports this file, the worker the reader.
+import { tokenSelectionAsNsa } from './dsa-config';
+import { mobaAsNsa } from './mechanisms';
+import type { ModelConfig } from './model-config';
 import { forcedBlocks, numSelBlocks } from './nsa-blocks';
 import type { NsaConfig } from './nsa-config';
 import { selectionRanges } from './nsa-ranges';
@@ -44,6 +47,18 @@ export interface SelectionSnapshot {
 
 /** Attentions with a selection to show: NSA's blocks, MoBA's blocks, DSA's tokens. */
 export type SnapshotMechanism = 'nsa' | 'moba' | 'dsa';
+
+/**
+ * The selection config a model's snapshots are drawn with and their mechanism: NSA's own, MoBA's
+ * as NSA (mobaAsNsa), DSA's tokens as one-token blocks (tokenSelectionAsNsa); null for attentions
+ * without a selection (dense, the window).
+ */
+export function snapshotSelectionOf(c: ModelConfig): { cfg: NsaConfig; mechanism: SnapshotMechanism } | null {
+  if (c.attention === 'nsa' && c.nsa) return { cfg: c.nsa, mechanism: 'nsa' };
+  if (c.attention === 'moba' && c.moba) return { cfg: mobaAsNsa(c.moba), mechanism: 'moba' };
+  if (c.attention === 'dsa' && c.dsa) return { cfg: tokenSelectionAsNsa(c.dsa.topK), mechanism: 'dsa' };
+  return null;
+}
 
 /** The snapshot's mechanism ('nsa' when absent). */
 export const snapshotMechanism = (s: Pick<SelectionSnapshot, 'mechanism'>): SnapshotMechanism => s.mechanism ?? 'nsa';

@@ -76,6 +76,12 @@ export interface StepScalars {
 }
 
 /** Row 0's selection tensors of one NSA layer, as the last forward left them. */
+/** A selection tensor of one layer and the entries to read from its start. */
+interface SelectionRead {
+  slice: BufferSlice;
+  count: number;
+}
+
 export interface LayerSelection {
   /** [T, G, nSel] selected block indices (−1 = none). */
   sel: Int32Array;
@@ -373,41 +379,59 @@ export class ModelPlan {
    * gates; DSA: sel [rows, G, topK] of tokens, scores the index scores [rows, T], no gates).
    */
   async readSelection(l: number, rows = this.shape.T): Promise<LayerSelection> {
+    const b = this.selectionBuffers(l, rows, 'readSelection');
+    const [sel, scores, gates] = await Promise.all([
+      this.gpu.readI32(b.sel.slice, b.sel.count),
+      this.gpu.readF32(b.scores.slice, b.scores.count),
+      b.gates ? this.gpu.readF32(b.gates.slice, b.gates.count) : new Float32Array(0),
+    ]);
+    return { sel, scores, gates };
+  }
+
+  /**
+   * The first `rows` rows of layer l's selection alone, [rows, G, K] (blocks; DSA: tokens), −1 padded:
+   * what the answer scorer needs (src/train/eval/needle-read.ts), without the scores and gates, which
+   * at a whole batch are most of the bytes (DSA's index scores: rows · T floats).
+   */
+  async readSelectedUnits(l: number, rows = this.shape.T): Promise<Int32Array> {
+    const { sel } = this.selectionBuffers(l, rows, 'readSelectedUnits');
+    return this.gpu.readI32(sel.slice, sel.count);
+  }
+
+  /** Layer l's selection tensors and the entries of their first `rows` rows; throws naming `caller` for a layer without one or rows out of range. */
+  private selectionBuffers(l: number, rows: number, caller: string): Record<'sel' | 'scores', SelectionRead> & { gates?: SelectionRead } {
     const c = this.config;
+    const inRange = () => {
+      if (!(Number.isInteger(rows) && rows >= 1 && rows <= this.shape.N))
+        throw new RangeError(`${caller}: rows ${rows} outside [1, ${this.shape.N}]`);
+    };
+    const G = c.nKvGroups;
     const dsa = this.acts.layers[l]?.dsa;
     if (c.attention === 'dsa' && c.dsa && dsa) {
-      if (!(Number.isInteger(rows) && rows >= 1 && rows <= this.shape.N))
-        throw new RangeError(`readSelection: rows ${rows} outside [1, ${this.shape.N}]`);
-      const [sel, scores] = await Promise.all([
-        this.gpu.readI32(dsa.saved.sel, rows * c.nKvGroups * c.dsa.topK),
-        this.gpu.readF32(dsa.saved.scores, rows * this.shape.T),
-      ]);
-      return { sel, scores, gates: new Float32Array(0) };
+      inRange();
+      return {
+        sel: { slice: dsa.saved.sel, count: rows * G * c.dsa.topK },
+        scores: { slice: dsa.saved.scores, count: rows * this.shape.T },
+      };
     }
     const moba = this.acts.layers[l]?.moba;
     if (c.attention === 'moba' && c.moba && moba) {
-      if (!(Number.isInteger(rows) && rows >= 1 && rows <= this.shape.N))
-        throw new RangeError(`readSelection: rows ${rows} outside [1, ${this.shape.N}]`);
-      const G = c.nKvGroups;
-      const [sel, scores] = await Promise.all([
-        this.gpu.readI32(moba.sel, rows * G * c.moba.topK),
-        this.gpu.readF32(moba.scores, rows * G * Math.ceil(this.shape.T / c.moba.blockSize)),
-      ]);
-      return { sel, scores, gates: new Float32Array(0) };
+      inRange();
+      return {
+        sel: { slice: moba.sel, count: rows * G * c.moba.topK },
+        scores: { slice: moba.scores, count: rows * G * Math.ceil(this.shape.T / c.moba.blockSize) },
+      };
     }
     const nsa = c.nsa;
     const la = this.acts.layers[l]?.nsa;
     if (c.attention !== 'nsa' || !nsa || !la)
-      throw new RangeError(`readSelection: layer ${l} is not an NSA layer of this ${c.attention} model with ${c.nLayers} layers`);
-    if (!(Number.isInteger(rows) && rows >= 1 && rows <= this.shape.N))
-      throw new RangeError(`readSelection: rows ${rows} outside [1, ${this.shape.N}]`);
-    const G = c.nKvGroups;
-    const [sel, scores, gates] = await Promise.all([
-      this.gpu.readI32(la.core.sel, rows * G * nsa.nSel),
-      this.gpu.readF32(la.core.scores, rows * G * numSelBlocks(this.shape.T, nsa)),
-      this.gpu.readF32(la.gates, rows * c.nHeads * 3),
-    ]);
-    return { sel, scores, gates };
+      throw new RangeError(`${caller}: layer ${l} is not an NSA layer of this ${c.attention} model with ${c.nLayers} layers`);
+    inRange();
+    return {
+      sel: { slice: la.core.sel, count: rows * G * nsa.nSel },
+      scores: { slice: la.core.scores, count: rows * G * numSelBlocks(this.shape.T, nsa) },
+      gates: { slice: la.gates, count: rows * c.nHeads * 3 },
+    };
   }
 
   // ---- Named parameters and optimizer state (checkpoints, export, tests)

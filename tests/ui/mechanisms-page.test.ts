@@ -12,7 +12,7 @@ import { mobaAsNsa, windowAsNsa } from '../../src/definitions/mechanisms';
 import type { ModelConfig } from '../../src/definitions/model-config';
 import { numSelBlocks } from '../../src/definitions/nsa-blocks';
 import { type SelectionSnapshot, snapshotIssues, snapshotRanges } from '../../src/definitions/selection-snapshot';
-import { snapshotSelectionOf } from '../../src/model/nsa/snapshot-read';
+import { snapshotSelectionOf } from '../../src/definitions/selection-snapshot';
 import { selectTokensRef } from '../../src/reference/dsa/topk';
 import type { RunConfig } from '../../src/train/config';
 import { ConfigPanel } from '../../src/ui/config/ConfigPanel';

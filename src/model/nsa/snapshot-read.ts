@@ -4,13 +4,9 @@
 // (ModelPlan.readSelection).
 // The activations hold the last forward that ran (the step's last micro-batch, or an eval forward
 // if one ran after it): the caller passes that forward's row-0 tokens.
-import { tokenSelectionAsNsa } from '../../definitions/dsa-config';
 import { dsaPhaseAt } from '../../definitions/dsa-params';
-import { mobaAsNsa } from '../../definitions/mechanisms';
-import type { ModelConfig } from '../../definitions/model-config';
 import { numSelBlocks } from '../../definitions/nsa-blocks';
-import type { NsaConfig } from '../../definitions/nsa-config';
-import type { SelectionSnapshot, SnapshotMechanism } from '../../definitions/selection-snapshot';
+import { type SelectionSnapshot, snapshotSelectionOf } from '../../definitions/selection-snapshot';
 import type { GpuContext } from '../../gpu/context';
 import type { ModelPlan } from '../plan';
 
@@ -20,18 +16,6 @@ export interface SnapshotReadOptions {
   tokens: Int32Array;
   /** Layers to read (default: all). */
   layers?: readonly number[];
-}
-
-/**
- * The selection config a model's snapshots are drawn with and their mechanism: NSA's own, MoBA's
- * as NSA (mobaAsNsa), DSA's tokens as one-token blocks (tokenSelectionAsNsa); null for attentions
- * without a selection (dense, the window).
- */
-export function snapshotSelectionOf(c: ModelConfig): { cfg: NsaConfig; mechanism: SnapshotMechanism } | null {
-  if (c.attention === 'nsa' && c.nsa) return { cfg: c.nsa, mechanism: 'nsa' };
-  if (c.attention === 'moba' && c.moba) return { cfg: mobaAsNsa(c.moba), mechanism: 'moba' };
-  if (c.attention === 'dsa' && c.dsa) return { cfg: tokenSelectionAsNsa(c.dsa.topK), mechanism: 'dsa' };
-  return null;
 }
 
 /**

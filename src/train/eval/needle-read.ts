@@ -72,12 +72,10 @@ export class NeedleTally {
       const unit = Math.floor(s / block);
       let any = false;
       selections.forEach((sel, l) => {
-        for (let k = n * perRow; k < (n + 1) * perRow; k++)
-          if (sel[k] === unit) {
-            this.byLayer[l]++;
-            any = true;
-            return;
-          }
+        if (sel.subarray(n * perRow, (n + 1) * perRow).includes(unit)) {
+          this.byLayer[l]++;
+          any = true;
+        }
       });
       this.answers++;
       if (any) {

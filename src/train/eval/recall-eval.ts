@@ -5,9 +5,9 @@
 // Predictions come from the plan's probabilities (a forward to the logits, softmax per row): the
 // full distribution, so the argmax is the true one and p(answer) is read directly; the tally is
 // src/train/eval/answer-score.ts.
+import { snapshotSelectionOf } from '../../definitions/selection-snapshot';
 import type { GpuContext } from '../../gpu/context';
 import { tokenIndexLength } from '../../kernels/embedding-index';
-import { snapshotSelectionOf } from '../../model/nsa/snapshot-read';
 import type { RunConfig } from '../config';
 import type { Batch, Dataset } from '../data/datasets';
 import { passkeyDatasetForRun } from '../data/passkey';
@@ -38,22 +38,22 @@ export async function scoreRecall(trainer: Trainer, batches: readonly Batch[]): 
   const V = plan.config.vocabSize;
   const index = new Int32Array(tokenIndexLength(N));
   const tally = new AnswerTally();
-  const routed = snapshotSelectionOf(plan.config); // the selection's units (blocks; DSA: tokens)
+  // A model with a selection: its units (blocks of lSel positions; DSA: tokens) and entries per row.
+  const routed = snapshotSelectionOf(plan.config);
   const L = plan.config.nLayers;
-  const needles = routed && new NeedleTally(L);
+  const needles = routed && { tally: new NeedleTally(L), perRow: plan.config.nKvGroups * routed.cfg.nSel, block: routed.cfg.lSel };
   for (const b of batches) {
     if (b.tokens.length !== N) throw new Error(`scoreRecall: batch holds ${b.tokens.length} tokens, the plan expects ${N}`);
     plan.writeBatch(0, b.tokens, b.targets, index);
     const probs = await plan.readProbabilities();
     const right = tally.add(probs, b.targets, { B, T, V });
-    if (needles && routed) {
+    if (needles) {
       // The activations hold this batch's forward: every layer's selection of all B·T rows.
-      const selections = await Promise.all(Array.from({ length: L }, async (_, l) => (await plan.readSelection(l, N)).sel));
-      const perRow = plan.config.nKvGroups * routed.cfg.nSel;
-      needles.add(selections, perRow, answerSources(b.tokens, b.targets, B, T), routed.cfg.lSel, right);
+      const selections = await Promise.all(Array.from({ length: L }, (_, l) => plan.readSelectedUnits(l, N)));
+      needles.tally.add(selections, needles.perRow, answerSources(b.tokens, b.targets, B, T), needles.block, right);
     }
   }
-  return { ...tally.score(), ...(needles && { needle: needles.score() }) };
+  return { ...tally.score(), ...(needles && { needle: needles.tally.score() }) };
 }
 
 /**

@@ -7,6 +7,7 @@
 import { useEffect, useId, useMemo, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 
+import { snapshotSelectionOf } from '../../definitions/selection-snapshot';
 import type { RunConfig } from '../../train/config';
 import { taskAnswerLabel, taskChance } from '../../train/eval/task-chance';
 import { isPhone } from '../components/FoldPanel';
@@ -126,8 +127,8 @@ export function ChartsPanel() {
   const answers = useStore((st) => taskAnswerLabel(st.runConfig ?? st.validConfig));
   // A passkey's accuracy per digit beside the whole: which digit a model has not learned yet.
   const digits = useStore((st) => digitLines(st.runConfig ?? st.validConfig));
-  // NSA, MoBA and DSA: the share of answers whose source a layer's selection read (routing).
-  const routed = useStore((st) => ['nsa', 'moba', 'dsa'].includes((st.runConfig ?? st.validConfig).model.attention));
+  // NSA, MoBA and DSA (a model with a selection): the share of answers whose source a layer's selection read.
+  const routed = useStore((st) => snapshotSelectionOf((st.runConfig ?? st.validConfig).model) !== null);
   const accuracyLines = useMemo(
     () => [
       ...lines.accuracy,
