@@ -15,15 +15,19 @@
 const WG: u32 = 64u;
 var<workgroup> scan: array<u32, WG>;
 
-// Whether the selection row of (b, t, g) holds block j (rows ascend, padding at the end).
+// Whether the selection row of (b, t, g) holds block j (rows ascend, padding at the end): a binary
+// search for the first entry ≥ j, padding counting as past every block. log2(nSel) reads instead of
+// up to nSel: DSA's rows are its top-k tokens (thousands), and every (t, j) pair asks.
 fn selects(b: u32, t: u32, g: u32, j: u32) -> bool {
   let base = ((b * P.T + t) * P.G + g) * P.nSel;
-  for (var m = 0u; m < P.nSel; m++) {
-    let e = sel[base + m];
-    if (e == i32(j)) { return true; }
-    if (e < 0 || e > i32(j)) { return false; }
+  var lo = 0u;
+  var hi = P.nSel;
+  while (lo < hi) {
+    let mid = (lo + hi) / 2u;
+    let e = sel[base + mid];
+    if (e >= 0 && u32(e) < j) { lo = mid + 1u; } else { hi = mid; }
   }
-  return false;
+  return lo < P.nSel && sel[base + lo] == i32(j);
 }
 
 // Inclusive prefix sum of x over the workgroup (Hillis–Steele; fixed order, integers).

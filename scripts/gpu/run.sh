@@ -30,7 +30,8 @@
 # --small: sizes for a CPU (SwiftShader) check of the bundle itself; --allow-software: accept a
 # software adapter (that check); NSA_BUNDLE_WORK: where the payload unpacks (default /tmp);
 # NSA_BUNDLE_APP=DIR: run the app in DIR (a checkout with node_modules) instead of unpacking;
-# NSA_PYTHON: the python with torch (default python3).
+# NSA_PYTHON: the python with torch (default python3); NSA_BENCH_NSA_ARGS: the nsa step's
+# bench:nsa flags instead of its default (a follow-up call's, e.g. '--T 4096,16384,32768 --decode').
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 usage() { echo "usage: bash run.sh OUTDIR [--small] [--allow-software] [--only adapter,smoke,bench,torch,nsa,golden,learn,tests]" >&2; exit 2; }
@@ -196,6 +197,8 @@ fi
 if [ "$gpu" = 1 ] && wants nsa; then
   if [ "$small" = 1 ]; then args=(--T 512 --repeats 1 --warmup 0 --decode --train)
   else args=(--T 1024,4096,16384 --decode --train); fi
+  # NSA_BENCH_NSA_ARGS: other bench:nsa flags for a follow-up call (e.g. decode up to 32k alone).
+  [ -z "${NSA_BENCH_NSA_ARGS:-}" ] || read -r -a args <<< "$NSA_BENCH_NSA_ARGS"
   step nsa 150 "${tsx[@]}" src/cli/bench-nsa.ts "${args[@]}" > "$outdir/bench-nsa.jsonl"
 fi
 if [ "$gpu" = 1 ] && wants golden; then

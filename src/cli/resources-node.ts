@@ -4,6 +4,7 @@ import { constants } from 'node:buffer';
 import { totalmem } from 'node:os';
 
 import { type AdapterSummary, describeAdapter } from '../gpu/context';
+import { matmulPartsFloats } from '../kernels/matmul';
 import { limitsOfAdapter, type ResourceLimits } from '../train/resources';
 
 export function nodeResourceLimits(adapter: AdapterSummary): ResourceLimits {
@@ -12,5 +13,6 @@ export function nodeResourceLimits(adapter: AdapterSummary): ResourceLimits {
     maxArrayBytes: constants.MAX_LENGTH,
     // A software adapter's "GPU memory" is the machine's.
     gpuMemoryBytes: adapter.software ? totalmem() : undefined,
+    matmulPartsFloats: matmulPartsFloats(adapter),
   });
 }

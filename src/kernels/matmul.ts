@@ -4,7 +4,7 @@ import code from '../../shaders/matmul.wgsl?raw';
 import type { BufferSlice } from '../gpu/arena';
 import { argumentError, checkDims, checkSlices } from '../gpu/checks';
 import { FILL_FACTOR, fillTarget } from '../gpu/compute-units';
-import type { Dispatch, GpuContext } from '../gpu/context';
+import type { AdapterSummary, Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
 import { defineKernel, kernelDispatch, type KernelVariant } from '../gpu/kernel-interface';
 
@@ -155,9 +155,9 @@ export function matmulSplitPlan(
  * with maxParts = this: 2 × the fill target × a 64×64 tile (a split is only made below the target,
  * and its tiles × chunks stay under about twice it). 0 on software adapters.
  */
-export function matmulPartsFloats(gpu: GpuContext): number {
+export function matmulPartsFloats(adapter: AdapterSummary): number {
   const tile = 4 * TILING_GPU_SMALL.R * TILING_GPU_SMALL.WGY * 4 * TILING_GPU_SMALL.R * TILING_GPU_SMALL.WGX;
-  return 2 * fillTarget(gpu.adapter) * tile;
+  return 2 * fillTarget(adapter) * tile;
 }
 
 /** Workgroup memory of a tiling: As (BM rows of TK floats + 4 padding) and Bs (TK rows of BN floats). */

@@ -223,6 +223,18 @@ export interface NsaRowTiling {
 }
 
 export function nsaRowTiling(hpg: number, dk: number, dv: number, nSel: number): NsaRowTiling {
+  const t = nsaRowTilingOrNull(hpg, dk, dv, nSel);
+  if (!t) throw new Error(`nsa attention: dk = ${dk}, dv = ${dv}, nSel = ${nSel} leave no room for a key tile in 16 KiB`);
+  return t;
+}
+
+/**
+ * The group kernels' query-row tiling, or null where the staged selection row (nSel words) leaves
+ * no room for a key tile in 16 KiB: DSA's top-k of thousands of tokens (2,559 at T = 16,384 in
+ * npm run bench:nsa). Those passes then run the simple kernels (rowPass), which read the selection
+ * from global memory: one invocation per (b, t, head) row.
+ */
+export function nsaRowTilingOrNull(hpg: number, dk: number, dv: number, nSel: number): NsaRowTiling | null {
   const DK4 = Math.ceil(dk / 4);
   const DV4 = Math.ceil(dv / 4);
   const KS = DK4 | 1;
@@ -234,9 +246,7 @@ export function nsaRowTiling(hpg: number, dk: number, dv: number, nSel: number):
   const NSEL = 2 ** Math.ceil(Math.log2(nSel));
   const room = Math.floor((SHARED_BYTES - 4 * NSEL - 16) / (16 * (KS + VS)));
   const BK = Math.min(room, Math.max(32, Math.ceil((2 * ROW_WG) / (KS + VS))));
-  if (BK < 1 || BK * (KS + VS) < 2 * ROW_WG) {
-    throw new Error(`nsa attention: dk = ${dk}, dv = ${dv}, nSel = ${nSel} leave no room for a key tile in 16 KiB`);
-  }
+  if (BK < 1 || BK * (KS + VS) < 2 * ROW_WG) return null;
   const NL = Math.min(Math.floor(ROW_WG / hpg), BK);
   const tile = BK * (KS + VS);
   return {
@@ -356,7 +366,8 @@ export function nsaQuerySplits(
   dk: number,
   dv: number,
 ): number {
-  if (workgroups >= target) return 1;
+  // No key rows (T < l leaves cmp none) or a software adapter (target 0): nothing to split.
+  if (workgroups === 0 || partRows === 0 || workgroups >= target) return 1;
   const fits = Math.min(Math.floor(parts.k.size / (4 * partRows * dk)), Math.floor(parts.v.size / (4 * partRows * dv)));
   return Math.max(1, Math.min(Math.ceil(target / workgroups), fits));
 }
@@ -436,14 +447,12 @@ function rowPass(
   a: NsaBranchForwardArgs | NsaBranchBackwardArgs,
   pass: 'fwd' | 'dq',
 ): { simple: boolean; constants: Record<string, number>; grid: readonly [number, number?, number?] } {
-  if (nsaAttnVariant(gpu, a.variant) === 'simple') {
-    return { simple: true, constants: { DK: a.dk, DV: a.dv }, grid: grid1d(ceilDiv(a.B * a.T * a.H, ROW_WG)) };
-  }
-  return { simple: false, constants: rowConstants(a, pass === 'fwd' ? 'CWo' : 'CWq'), grid: [a.T, a.G, a.B] };
+  const t = nsaAttnVariant(gpu, a.variant) === 'group' ? nsaRowTilingOrNull(a.H / a.G, a.dk, a.dv, a.cfg.nSel) : null;
+  if (!t) return { simple: true, constants: { DK: a.dk, DV: a.dv }, grid: grid1d(ceilDiv(a.B * a.T * a.H, ROW_WG)) };
+  return { simple: false, constants: rowConstants(a, t, pass === 'fwd' ? 'CWo' : 'CWq'), grid: [a.T, a.G, a.B] };
 }
 
-function rowConstants(a: NsaBranchForwardArgs | NsaBranchBackwardArgs, cw: 'CWo' | 'CWq'): Record<string, number> {
-  const t = nsaRowTiling(a.H / a.G, a.dk, a.dv, a.cfg.nSel);
+function rowConstants(a: NsaBranchForwardArgs | NsaBranchBackwardArgs, t: NsaRowTiling, cw: 'CWo' | 'CWq'): Record<string, number> {
   return {
     DK: a.dk,
     DV: a.dv,
@@ -549,7 +558,7 @@ export async function nsaBranchBackwardDispatches(gpu: GpuContext, a: NsaBranchB
   );
   const common = { q: a.q, k: a.k, v: a.v, lse: a.lse, dout: a.dout, delta: a.delta };
   const rp = rowPass(gpu, a, 'dq');
-  const DQK: NsaKernel<typeof DQ_ENTRIES> = simple ? NSA_ATTN_DQ_SIMPLE_KERNEL : NSA_ATTN_DQ_KERNEL;
+  const DQK: NsaKernel<typeof DQ_ENTRIES> = rp.simple ? NSA_ATTN_DQ_SIMPLE_KERNEL : NSA_ATTN_DQ_KERNEL;
   const dqArgs = { uniforms: { P: u }, constants: rp.constants, label: `${label}.dq` };
   const dq = isSel
     ? kernelDispatch(gpu, DQK, 'backwardDqSel', { ...dqArgs, storage: { ...common, gradQ: a.gradQ, sel: a.sel! } }, rp.grid)

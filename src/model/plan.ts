@@ -171,7 +171,7 @@ export class ModelPlan {
       a: activationLayout(config, shape)(place),
       gradNormPartials: place('gradnorm_partials', gradNormPartialsLength(ranges)),
       // The partial sums of every matmul split over K (none on software adapters).
-      matmulParts: place('matmul_parts', matmulPartsFloats(gpu)),
+      matmulParts: place('matmul_parts', matmulPartsFloats(gpu.adapter)),
     }));
     const builder = new StepBuilder(gpu, config, shape, p, g, a, matmulParts, o.nsaKernels);
     const opt = { ...o.optimizer };

@@ -26,6 +26,11 @@ export interface ResourceLimits {
   maxArrayBytes: number;
   /** Whose limits these are, for messages: 'this adapter (…)', 'any adapter'. */
   source: string;
+  /**
+   * Floats of the matmul split scratch a plan allocates on this adapter (matmulPartsFloats of
+   * src/kernels/matmul.ts: 0 on software adapters, 16.5 MiB of floats on an H200).
+   */
+  matmulPartsFloats: number;
 }
 
 /**
@@ -48,6 +53,8 @@ export const ANY_ADAPTER_LIMITS: ResourceLimits = {
   hostMemoryBytes: 16 * 2 ** 30,
   maxArrayBytes: 2 ** 32,
   source: 'any adapter',
+  // A lower bound: software adapters split no matmul (what no adapter can hold is refused).
+  matmulPartsFloats: 0,
 };
 
 /**
@@ -66,7 +73,7 @@ const EVAL_BYTES_PER_TOKEN = 8;
 export function limitsOfAdapter(
   adapterLimits: Readonly<Record<string, number>>,
   adapterName: string,
-  host: { memoryBytes?: number; maxArrayBytes?: number; gpuMemoryBytes?: number } = {},
+  host: { memoryBytes?: number; maxArrayBytes?: number; gpuMemoryBytes?: number; matmulPartsFloats?: number } = {},
 ): ResourceLimits {
   const pick = (key: 'maxBufferSize' | 'maxStorageBufferBindingSize') =>
     typeof adapterLimits[key] === 'number' && adapterLimits[key] > 0 ? adapterLimits[key] : ANY_ADAPTER_LIMITS[key];
@@ -77,6 +84,7 @@ export function limitsOfAdapter(
     hostMemoryBytes: host.memoryBytes ?? ANY_ADAPTER_LIMITS.hostMemoryBytes,
     maxArrayBytes: host.maxArrayBytes ?? ANY_ADAPTER_LIMITS.maxArrayBytes,
     source: `this adapter (${adapterName})`,
+    matmulPartsFloats: host.matmulPartsFloats ?? 0,
   };
 }
 
@@ -283,10 +291,10 @@ const RULES: readonly Rule[] = [
  */
 export function checkRunResources(c: RunConfig, limits: ResourceLimits = ANY_ADAPTER_LIMITS): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
-  const f = runFootprint(c);
+  const f = runFootprint(c, limits.matmulPartsFloats);
   for (const rule of RULES) {
     const limit = rule.limit(limits);
-    const measure = (x: RunConfig) => rule.measure(runFootprint(x), x);
+    const measure = (x: RunConfig) => rule.measure(runFootprint(x, limits.matmulPartsFloats), x);
     if (rule.measure(f, c) <= limit) continue;
     const k = blame(c, measure);
     const fits = largestFitting(c, k, measure, limit);

@@ -7,6 +7,7 @@ import { BenchStopped, runNsaBench } from '../bench/run-bench';
 import type { SelectionSnapshot } from '../definitions/selection-snapshot';
 import { acquireBrowserGpu, WebGpuUnavailableError } from '../gpu/browser-device';
 import { describeAdapter, type GpuContext } from '../gpu/context';
+import { matmulPartsFloats } from '../kernels/matmul';
 import { assertValidRunConfig } from '../train/config';
 import { loadBrownText } from '../train/data/brown-browser';
 import { ANY_ADAPTER_LIMITS, assertRunResources, limitsOfAdapter } from '../train/resources';
@@ -123,7 +124,11 @@ const api = {
       throw new Error(`snapshotEvery must be an integer ≥ 0 (got ${req.snapshotEvery})`);
     const [ctx, { PlaygroundRun }] = await Promise.all([device(), import('./run')]);
     if (!req.checkpoint)
-      assertRunResources(req.config, limitsOfAdapter(ctx.adapter.limits, describeAdapter(ctx.adapter)), 'Run too large for this adapter');
+      assertRunResources(
+        req.config,
+        limitsOfAdapter(ctx.adapter.limits, describeAdapter(ctx.adapter), { matmulPartsFloats: matmulPartsFloats(ctx.adapter) }),
+        'Run too large for this adapter',
+      );
     const created = await PlaygroundRun.create(ctx, req, () => brownText(req.pageUrl));
     if (mine !== epoch) {
       await created.stop();

@@ -7,13 +7,15 @@
 // multiple of l, d or l′; one group. Then GPU decode = GPU prefill (the training forward's
 // per-position losses and selections), and no buffer is created per token after the first.
 // Last, the decode selection kernel against the training forward's (shaders/nsa_select.wgsl) on
-// the decoder's own q and compressed keys: scores equal bit for bit, selections equal; the same
+// the decoder's own q and compressed keys: scores equal bit for bit (≤ SCORE_ULPS on a GPU, below),
+// selections equal; the same
 // decode is checked against the prefill too, also over a context long enough that the selection
 // kernel's lanes wrap (ncmp(t), nb > 64), and once with the decoder forced to the split selection
 // kernels GPUs run (nsaKernels 'group'). Then the selection kernels on their own, split
 // (decode_select_split.wgsl: dots, softmax, blocks) and serial, against the training kernel on
 // random q and kc at chosen positions (before the first compressed block, n ≤ and > the training
-// kernel's SR_CH, nb past 64 lanes, hpg 1 and 6, B and G > 1): scores bit for bit and selections
+// kernel's SR_CH, nb past 64 lanes, hpg 1 and 6, B and G > 1): scores bit for bit (≤ SCORE_ULPS on
+// a GPU) and selections
 // equal to the training kernel's same function (split: its group variant; serial: its simple one),
 // p_cmp bit for bit between the two (on software adapters, where scoreRow and scoreRowSerial agree),
 // scores and p_cmp rel RMS ≤ 1e-5 against float64. Then the split path's workgroup top-n
@@ -33,6 +35,7 @@ import type { ModelConfig } from '../../src/definitions/model-config';
 import { numCmpBlocks, numSelBlocks } from '../../src/definitions/nsa-blocks';
 import type { NsaConfig } from '../../src/definitions/nsa-config';
 import { createArena } from '../../src/gpu/arena';
+import type { GpuContext } from '../../src/gpu/context';
 import { decodeParams, decodeSelectDispatches } from '../../src/kernels/decode';
 import { tokenIndexLength } from '../../src/kernels/embedding-index';
 import type { NsaAttnVariant } from '../../src/kernels/nsa-attention';
@@ -48,6 +51,32 @@ import { NO_OPTIMIZER } from '../helpers/models';
 import { DENSE, DSA_CASES, MECHANISM_CASES, NSA_CASES, nsaModel, OPTION_CASES, randomParams, randomTokens } from './helpers';
 
 const LOGITS_TOL = 1e-5;
+
+/**
+ * The decode selection scores against the training kernel's: bit for bit on software adapters,
+ * within SCORE_ULPS on a GPU. The two run the same arithmetic in different kernels, and a GPU
+ * compiler may contract a·b + c into an FMA in one and not in the other: the H200 run of 2026-11-28
+ * measured 1–2 ulps (selections equal at every position). Selections stay exact everywhere.
+ */
+const SCORE_ULPS = 4;
+
+const bits = (x: Float32Array) => Array.from(new Uint32Array(x.buffer, x.byteOffset, x.length));
+
+/** A float32's bits as an integer ordered like the floats (negatives below +0). */
+const ordered = (x: number): number => {
+  const u = new Uint32Array(Float32Array.of(x).buffer)[0];
+  return u >= 0x80000000 ? 0x80000000 - u : u;
+};
+
+function expectScores(gpu: GpuContext, got: Float32Array, want: Float32Array, what: string): void {
+  if (gpu.adapter.software) {
+    expect(bits(got), what).toEqual(bits(want));
+    return;
+  }
+  expect(got.length, what).toBe(want.length);
+  const worst = Math.max(0, ...Array.from(got, (g, i) => Math.abs(ordered(g) - ordered(want[i]))));
+  expect(worst, `${what}: ${Array.from(got)} vs ${Array.from(want)}`).toBeLessThanOrEqual(SCORE_ULPS);
+}
 const B = 2;
 
 const CASES: Array<[string, ModelConfig]> = [
@@ -245,7 +274,7 @@ describe('GPU decode = GPU prefill (the training forward) at every position', ()
   );
 });
 
-describe('GPU decode selection = the training kernels (shaders/nsa_select.wgsl) on the same q and kc, bit for bit; decode = prefill', () => {
+describe('GPU decode selection = the training kernels (shaders/nsa_select.wgsl) on the same q and kc, bit for bit (≤ 4 ulps on a GPU); decode = prefill', () => {
   // The decoder's selection kernels by adapter (serial here), and once forced to the split ones GPUs run.
   const SPLIT: [string, ModelConfig, NsaAttnVariant] = [`${CASES[1][0]}, split selection kernels (group)`, CASES[1][1], 'group'];
   it.each<[string, ModelConfig, NsaAttnVariant?]>([CASES[1], CASES[3], CASES[4], LONG, SPLIT])(
@@ -313,13 +342,12 @@ describe('GPU decode selection = the training kernels (shaders/nsa_select.wgsl) 
       const [wantScores, wantSel] = await Promise.all([gpu.readF32(a('scores')), gpu.readI32(a('sel'))]);
       for (const buf of arena.buffers) buf.destroy();
 
-      const bits = (x: Float32Array) => Array.from(new Uint32Array(x.buffer, x.byteOffset, x.length));
       for (let b = 0; b < B; b++) {
         for (let t = 0; t < T; t++) {
           const nb = Math.floor(t / nsa.lSel) + 1;
           for (let g = 0; g < G; g++) {
             const o = ((b * T + t) * G + g) * nB;
-            expect(bits(scores.subarray(o, o + nb)), `scores b=${b} t=${t} g=${g}`).toEqual(bits(wantScores.subarray(o, o + nb)));
+            expectScores(gpu, scores.subarray(o, o + nb), wantScores.subarray(o, o + nb), `scores b=${b} t=${t} g=${g}`);
           }
         }
       }
@@ -380,7 +408,7 @@ const SELECT_CASES: SelectCase[] = [
 
 describe('GPU decode selection, split (dots, softmax, blocks) and serial = the training kernel (nsa_select.wgsl scores, group and simple) bit for bit', () => {
   it.each(SELECT_CASES)(
-    '$name: scores bit for bit and selections equal; p_cmp split = serial bit for bit (software adapters); vs float64 scores and p_cmp rel RMS ≤ 1e-5',
+    '$name: scores bit for bit (≤ 4 ulps on a GPU) and selections equal; p_cmp split = serial bit for bit (software adapters); vs float64 scores and p_cmp rel RMS ≤ 1e-5',
     async ({ B, H, G, dk, cfg, cap, ts, chunk }) => {
       const gpu = await getGpu();
       const T = cap;
@@ -456,7 +484,6 @@ describe('GPU decode selection, split (dots, softmax, blocks) and serial = the t
       // Dots over ceil(B·H·Nmax / 64) workgroups, a softmax per (b, head), the blocks per (b, g).
       expect(split.map((d) => d.label)).toEqual(['select dots', 'select softmax', 'select blocks']);
       expect(serial.length).toBe(1);
-      const bits = (x: Float32Array) => Array.from(new Uint32Array(x.buffer, x.byteOffset, x.length));
       for (const t of ts) {
         const n = numCmpBlocks(t + 1, cfg);
         const nb = Math.floor(t / cfg.lSel) + 1;
@@ -492,7 +519,7 @@ describe('GPU decode selection, split (dots, softmax, blocks) and serial = the t
             const at = `t=${t} b=${b} g=${g}`;
             for (const v of ['split', 'serial']) {
               const s = got[v].scores.subarray((b * G + g) * nB, (b * G + g) * nB + nb);
-              expect(bits(s), `${v} scores ${at}`).toEqual(bits(want[v].scores.subarray(o, o + nb)));
+              expectScores(gpu, s, want[v].scores.subarray(o, o + nb), `${v} scores ${at}`);
               const sl = got[v].sel.subarray((b * G + g) * cfg.nSel, (b * G + g + 1) * cfg.nSel);
               const w = want[v].sel.subarray(((b * T + t) * G + g) * cfg.nSel, ((b * T + t) * G + g + 1) * cfg.nSel);
               expect(Array.from(sl), `${v} selection ${at}`).toEqual(Array.from(w));

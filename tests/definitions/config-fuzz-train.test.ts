@@ -4,6 +4,7 @@
 // computed without a GPU matches the arenas the plan allocated.
 import { describe, expect, it } from 'vitest';
 
+import { matmulPartsFloats } from '../../src/kernels/matmul';
 import { createDataset } from '../../src/train/data/datasets';
 import { trainSteps } from '../../src/train/loop';
 import { runFootprint } from '../../src/train/resources';
@@ -47,7 +48,7 @@ describe(`config fuzz on the GPU: ${RUNS} small valid configs train 2 steps`, { 
         if (config.model.attention === 'nsa') expect(m.nsa?.invalid, label).toBe(0);
       }
       // The footprint over-counts by at most one alignment pad per arena chunk (5 arenas).
-      const estimate = runFootprint(config).gpuBytes;
+      const estimate = runFootprint(config, matmulPartsFloats(gpu.adapter)).gpuBytes;
       expect(estimate - trainer.plan.gpuBytes, label).toBeGreaterThanOrEqual(0);
       expect(estimate - trainer.plan.gpuBytes, label).toBeLessThan(5 * 256);
       trainer.destroy();

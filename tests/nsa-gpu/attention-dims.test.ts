@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 
 import type { NsaConfig } from '../../src/definitions/nsa-config';
-import { type NsaAttnShape, type NsaBranch, nsaKeyTiling, nsaRowTiling } from '../../src/kernels/nsa-attention';
+import { type NsaAttnShape, type NsaBranch, nsaKeyTiling, nsaRowTiling, nsaRowTilingOrNull } from '../../src/kernels/nsa-attention';
 import { getGpu } from '../helpers/gpu';
 import { expectMatches, randomBranchInputs, referenceBranch, runBranch } from './attention-harness';
 
@@ -50,6 +50,23 @@ describe('NSA branch attention tiling', () => {
     expect(q.CWq).toBeLessThan(q.DK4);
     expect(nsaKeyTiling(NS2.dk, NS2.dv, 'sel', CFG.lSel).NS).toBe(2);
     expect(nsaKeyTiling(NS2.dk, NS2.dv, 'win', CFG.lSel).NS).toBe(2);
+    // DSA's top-k as NSA's selection: staged up to 2,048 entries at head dim 64; past it no tiling.
+    expect(nsaRowTilingOrNull(6, 64, 64, 2048)).toMatchObject({ NSEL: 2048 });
+    expect(nsaRowTilingOrNull(6, 64, 64, 2559)).toBeNull();
+  });
+
+  // DSA's sparse phase runs the selected branch over top-k tokens (l = d = lSel = 1): at T = 16,384 the
+  // bench's top-k is 2,559, a row too long to stage beside a key tile; the H200 run of 2026-11-28
+  // refused it ("no room for a key tile in 16 KiB"). Forward and dQ now take the simple kernels.
+  it('sel, a selection row too long to stage (2,049 tokens): forward and dQ simple, dK/dV group; rel RMS fwd ≤ 1e-5, bwd ≤ 1e-4', async () => {
+    const gpu = await getGpu();
+    const cfg: NsaConfig = { l: 1, d: 1, lSel: 1, nSel: 2049, w: 1, phi: 'avg', forceInit: false, forceLocal: 0 };
+    const s: NsaAttnShape = { B: 1, T: 2100, H: 1, G: 1, dk: 4, dv: 4 };
+    expect(nsaRowTilingOrNull(s.H / s.G, s.dk, s.dv, cfg.nSel)).toBeNull();
+    const x = randomBranchInputs(s, cfg, 'sel', 11);
+    const [g] = await runBranch(gpu, s, cfg, 'sel', x, { variant: 'group', count: true });
+    expectMatches(g, referenceBranch(s, cfg, 'sel', x));
+    expect(gpu.reports).toEqual([]);
   });
 
   it.each([

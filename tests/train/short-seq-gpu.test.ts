@@ -10,6 +10,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { datasetForRun } from '../../src/cli/data-node';
+import { matmulPartsFloats } from '../../src/kernels/matmul';
 import { decodeCheckpoint } from '../../src/train/checkpoint/checkpoint';
 import { type RunConfig, shortSeqConfig } from '../../src/train/config';
 import { createDataset, type Dataset } from '../../src/train/data/datasets';
@@ -60,7 +61,7 @@ describe('sequence-length warm-up (WebGPU trainer)', { timeout: 600_000 }, () =>
     expect([warm.inShortSeq, warm.trainPlan.shape.T, warm.plan.shape.T]).toEqual([true, 32, 64]);
     expect(warm.tokensPerStep).toBe(2 * 2 * 32);
     // The resource estimate counts both plans (as the config-fuzz test bounds one plan's: within 5 slices each).
-    const estimate = runFootprint(cfg).gpuBytes - (warm.plan.gpuBytes + warm.trainPlan.gpuBytes);
+    const estimate = runFootprint(cfg, matmulPartsFloats(gpu.adapter)).gpuBytes - (warm.plan.gpuBytes + warm.trainPlan.gpuBytes);
     expect(estimate).toBeGreaterThanOrEqual(0);
     expect(estimate).toBeLessThan(2 * 5 * 256);
     const head = await trainSteps(warm, 1);

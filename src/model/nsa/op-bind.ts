@@ -9,7 +9,7 @@ import { type NsaConfig, validateNsaConfig } from '../../definitions/nsa-config'
 import type { AttentionShape } from '../../definitions/shapes';
 import { type Arena, type BufferSlice, createArena, layoutEntries, type PlaceTensor, resolveLayout } from '../../gpu/arena';
 import type { Dispatch, GpuContext } from '../../gpu/context';
-import { NSA_ATTN_MAX_HEAD_DIM, NSA_ATTN_MAX_HPG, nsaRowTiling } from '../../kernels/nsa-attention';
+import { NSA_ATTN_MAX_HEAD_DIM, NSA_ATTN_MAX_HPG } from '../../kernels/nsa-attention';
 import { nsaCoreBackward, nsaCoreForward, type NsaCoreSaved, nsaCoreSavedTensors, nsaCoreScratchTensors } from './core';
 
 /** Device tensors the op reads in the forward. */
@@ -89,13 +89,6 @@ export function validateNsaOp(shape: AttentionShape, cfg: NsaConfig): ConfigIssu
   const { H, G } = shape;
   if (isInt(H) && isInt(G) && G >= 1 && H % G === 0 && H / G > NSA_ATTN_MAX_HPG) {
     bad('shape.H', `at most ${NSA_ATTN_MAX_HPG} heads per group (H/G = ${H / G})`);
-  }
-  if (out.length === 0) {
-    try {
-      nsaRowTiling(H / G, shape.dk, shape.dv, cfg.nSel);
-    } catch (e) {
-      bad('nsa.nSel', e instanceof Error ? e.message : String(e));
-    }
   }
   return out;
 }
