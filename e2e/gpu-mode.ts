@@ -27,7 +27,8 @@ export const BASE_ARGS = [
 
 export const WEBGPU_ARGS: Record<GpuMode, string[]> = {
   swiftshader: ['--enable-unsafe-webgpu', '--enable-unsafe-swiftshader'],
-  system: ['--enable-unsafe-webgpu', '--enable-features=Vulkan'],
+  // Raw timestamps for the in-page benchmark's figures: Chrome rounds them to ~0.1 ms by default.
+  system: ['--enable-unsafe-webgpu', '--enable-features=Vulkan', '--disable-dawn-features=timestamp_quantization'],
 };
 
 export const LAUNCH_ARGS = [...BASE_ARGS, ...WEBGPU_ARGS[GPU_MODE]];

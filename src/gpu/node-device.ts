@@ -18,8 +18,15 @@ let dawn: DawnModule | undefined;
 // devices live; that crashes the process at random (futex / mutex aborts). Keep every instance.
 const liveInstances: GPU[] = [];
 
+/**
+ * Dawn rounds timestamp-query results to multiples of 2^16 ns (65.5 µs) by default, a browser's
+ * defence against timing attacks: the H200 run of 2026-11-28 read every decode token as 0.524 or
+ * 0.262 ms. The CLIs and benchmarks measure kernels of a few µs, so they ask for the raw values.
+ */
+export const DAWN_FLAGS = ['disable-dawn-features=timestamp_quantization'];
+
 function instance(create: DawnModule['create']): GPU {
-  const gpu = create([]);
+  const gpu = create(DAWN_FLAGS);
   liveInstances.push(gpu);
   return gpu;
 }
