@@ -26,6 +26,12 @@
 # NSA_NODE: the node to run (default: node on PATH). NSA_LEARN_ONLY=NAME,...: only the runs named,
 # each a preset (all its mechanisms) or preset-mechanism (e.g. mqar-long,passkey-long-nsa): a
 # follow-up call for the runs a first one cut, with the GPU shared among fewer.
+# NSA_LEARN_GRID=round2: instead, NSA alone in eight variants of issue 20's open items, after the
+# H200 run of 2026-11-28 (docs/benchmarks.md: dense and the window settled; NSA at 93.5 %, 74.1 %
+# and 91.0 % of whole keys): mqar at peak learning rates 1e-3 and 2e-3 (3e-3 collapsed after step
+# 700), mqar-long with 5 selected blocks (0.243 × dense's keys, within issue 20's quarter), with a
+# 32-pair warm-up, with both and at 1e-3; passkey-long with 5 blocks and at 1e-3. Each run is named
+# preset-mechanism-variant, and its lines carry the variant (npm run learn --variant).
 set -uo pipefail
 usage() { echo "usage: bash scripts/gpu/learn.sh OUT_JSONL WORKDIR [--cap S] [--small]" >&2; exit 2; }
 [ $# -ge 2 ] || usage
@@ -54,6 +60,19 @@ if [ "$small" = 1 ]; then
     "mqar-tiny window 2 1 0.99 --batch 2 --eval-batches 1"
     "mqar-tiny dense 2 1 0.99 --batch 2 --eval-batches 1"
   )
+elif [ "${NSA_LEARN_GRID:-}" = round2 ]; then
+  runs=(
+    "mqar-long nsa 4000 100 0.95 --set model.nsa.nSel=5 --variant nsel5"
+    "mqar-long nsa 4000 100 0.95 --set train.shortSeqPairs=32 --variant pairs32"
+    "mqar-long nsa 4000 100 0.95 --set model.nsa.nSel=5 --set train.shortSeqPairs=32 --variant nsel5-pairs32"
+    "mqar-long nsa 4000 100 0.95 --lrs 1e-3 --variant lr1e-3"
+    "passkey-long nsa 4000 50 0.99 --set model.nsa.nSel=5 --variant nsel5"
+    "passkey-long nsa 4000 50 0.99 --lrs 1e-3 --variant lr1e-3"
+    "mqar nsa 3000 100 0.99 --lrs 1e-3 --variant lr1e-3"
+    "mqar nsa 3000 100 0.99 --lrs 2e-3 --variant lr2e-3"
+  )
+elif [ -n "${NSA_LEARN_GRID:-}" ]; then
+  echo "learn.sh: NSA_LEARN_GRID: unknown grid '${NSA_LEARN_GRID}' (known: round2)" >&2; exit 2
 else
   runs=(
     "mqar-long nsa 4000 100 0.95"
@@ -68,23 +87,32 @@ else
   )
 fi
 
+# A run's variant (the value of its --variant flag, if any) and name: preset-mechanism[-variant].
+variant_of() { [[ " $1 " =~ \ --variant\ ([^ ]+) ]] && echo "${BASH_REMATCH[1]}"; }
+name_of() {
+  local preset mechanism v
+  read -r preset mechanism _ <<< "$1"
+  v="$(variant_of "$1")"
+  echo "$preset-$mechanism${v:+-$v}"
+}
+
 if [ -n "${NSA_LEARN_ONLY:-}" ]; then
   picked=()
   for want in ${NSA_LEARN_ONLY//,/ }; do
     found=0
     for r in "${runs[@]}"; do
       read -r preset mechanism _ <<< "$r"
-      if [ "$want" = "$preset" ] || [ "$want" = "$preset-$mechanism" ]; then
+      name="$(name_of "$r")"
+      if [ "$want" = "$preset" ] || [ "$want" = "$preset-$mechanism" ] || [ "$want" = "$name" ]; then
         found=1
-        [[ " ${picked[*]+${picked[*]}} " == *" $preset-$mechanism "* ]] || picked+=("$preset-$mechanism")
+        [[ " ${picked[*]+${picked[*]}} " == *" $name "* ]] || picked+=("$name")
       fi
     done
-    [ "$found" = 1 ] || { echo "learn.sh: NSA_LEARN_ONLY: '$want' names no run (presets and preset-mechanism pairs of this script's list)" >&2; exit 2; }
+    [ "$found" = 1 ] || { echo "learn.sh: NSA_LEARN_ONLY: '$want' names no run (presets, preset-mechanism pairs and run names of this script's list)" >&2; exit 2; }
   done
   kept=()
   for r in "${runs[@]}"; do
-    read -r preset mechanism _ <<< "$r"
-    [[ " ${picked[*]} " == *" $preset-$mechanism "* ]] && kept+=("$r")
+    [[ " ${picked[*]} " == *" $(name_of "$r") "* ]] && kept+=("$r")
   done
   runs=("${kept[@]}")
 fi
@@ -94,7 +122,8 @@ pids=()
 names=()
 for r in "${runs[@]}"; do
   read -r preset mechanism steps every target extra <<< "$r"
-  name="$preset-$mechanism"
+  name="$(name_of "$r")"
+  variant="$(variant_of "$r")"
   names+=("$name")
   (
     t0=$SECONDS
@@ -105,8 +134,8 @@ for r in "${runs[@]}"; do
       --steps "$steps" --eval-every "$every" --target "$target" $extra --out "$work/$name" --jsonl "$jsonl" --no-figure \
       > "$work/$name.out" 2> >(sed -u "s/^/[learn $name] /" >&2)
     rc=$?
-    printf '{"kind":"process","preset":"%s","mechanism":"%s","exit":%d,"seconds":%d,"cut":%s}\n' \
-      "$preset" "$mechanism" "$rc" "$((SECONDS - t0))" "$([ "$rc" = 124 ] && echo true || echo false)" >> "$jsonl"
+    printf '{"kind":"process","preset":"%s","mechanism":"%s",%s"exit":%d,"seconds":%d,"cut":%s}\n' \
+      "$preset" "$mechanism" "${variant:+\"variant\":\"$variant\",}" "$rc" "$((SECONDS - t0))" "$([ "$rc" = 124 ] && echo true || echo false)" >> "$jsonl"
     exit "$rc"
   ) &
   pids+=($!)

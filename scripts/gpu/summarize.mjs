@@ -63,7 +63,8 @@ const round = (x, digits = 3) => (typeof x === 'number' ? +x.toPrecision(digits)
 
 /**
  * The learn step's learn.jsonl (scripts/gpu/learn.sh: every run's lines, appended as they came)
- * reduced to one row per (preset, mechanism): the best held-out answer accuracy over its
+ * reduced to one row per (preset, mechanism, variant: `npm run learn --variant`, absent from a
+ * row without one): the best held-out answer accuracy over its
  * evaluations (so a run cut at its cap still counts what it reached), the whole-sequence accuracy,
  * the accuracy of each sequence's j-th answer (passkey: digit j), the routing of its answers (needle: src/train/eval/needle-read.ts)
  * and step of that evaluation, the last step evaluated and the steps per second up to it
@@ -78,12 +79,13 @@ export function learnRows(lines) {
   if (!lines.length) return null;
   const rows = new Map();
   const seqLen = new Map(); // preset → T, from its grid line
-  const row = (preset, mechanism) => {
-    const key = `${preset}/${mechanism}`;
+  const row = (preset, mechanism, variant) => {
+    const key = `${preset}/${mechanism}/${variant ?? ''}`;
     if (!rows.has(key))
       rows.set(key, {
         preset,
         mechanism,
+        ...(variant != null && { variant }),
         accuracy: null,
         sequence_accuracy: null,
         accuracy_by_answer: null,
@@ -110,7 +112,7 @@ export function learnRows(lines) {
   for (const l of lines) {
     if (l.kind === 'grid') {
       for (const m of l.mechanisms ?? []) {
-        const r = row(l.preset, m);
+        const r = row(l.preset, m, l.variant);
         const k = l.keys_per_query?.[m];
         Object.assign(r, { steps_planned: l.steps, target: l.target, chance: round(l.chance) });
         seqLen.set(l.preset, l.seqLen);
@@ -120,7 +122,7 @@ export function learnRows(lines) {
         }
       }
     } else if (l.kind === 'eval') {
-      const r = row(l.preset, l.mechanism);
+      const r = row(l.preset, l.mechanism, l.variant);
       if (l.step >= r.last_step) {
         r.last_step = l.step;
         if (l.seconds > 0) r.steps_per_s = round(l.step / l.seconds);
@@ -155,9 +157,9 @@ export function learnRows(lines) {
       if (c && l.step >= r.last_step) r.keys_counted_query = round(c.cmp + c.sel + c.win, 4);
     } else if (l.kind === 'run' && l.keys_counted_mean_query != null) {
       // The run's end: the mean over all its steps replaces the last evaluation's count.
-      row(l.preset, l.mechanism).keys_counted_query = round(l.keys_counted_mean_query, 4);
+      row(l.preset, l.mechanism, l.variant).keys_counted_query = round(l.keys_counted_mean_query, 4);
     } else if (l.kind === 'process') {
-      Object.assign(row(l.preset, l.mechanism), { exit: l.exit, seconds: l.seconds, cut: l.cut === true });
+      Object.assign(row(l.preset, l.mechanism, l.variant), { exit: l.exit, seconds: l.seconds, cut: l.cut === true });
     }
   }
   for (const r of rows.values()) {
@@ -274,7 +276,7 @@ export function table(s) {
   const pct = (x) => (x == null ? '-' : `${(100 * x).toFixed(1)} %`);
   for (const r of s.learn ?? [])
     lines.push(
-      `learn ${r.preset} ${r.mechanism}: ${pct(r.accuracy)} (whole sequences ${pct(r.sequence_accuracy)}` +
+      `learn ${r.preset} ${r.mechanism}${r.variant ? ` [${r.variant}]` : ''}: ${pct(r.accuracy)} (whole sequences ${pct(r.sequence_accuracy)}` +
         // A passkey's digits (a few answers a sequence; MQAR's 16–64 stay in the JSON).
         (r.accuracy_by_answer && r.accuracy_by_answer.length <= 8 ? `; by answer ${r.accuracy_by_answer.map(pct).join(' / ')}` : '') +
         (r.whole_keys_by_depth

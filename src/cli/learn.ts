@@ -1,6 +1,6 @@
 // npm run learn -- --preset mqar-tiny [--engine webgpu|torch] [--mechanisms nsa,window,moba,dense,nsa-win] [--seeds 1,2]
 //   [--lrs 1e-3,3e-3] [--steps N] [--batch N] [--target 0.99] [--eval-every N] [--eval-batches N]
-//   [--budget KEYS] [--out DIR] [--jsonl FILE] [--no-figure] [--python PATH] [--threads N] [--set model.x=.. | train.x=.. | data.recall.x=..]
+//   [--budget KEYS] [--out DIR] [--jsonl FILE] [--variant NAME] [--no-figure] [--python PATH] [--threads N] [--set model.x=.. | train.x=.. | data.recall.x=..]
 // Trains a task preset once per grid point (mechanism × seed × learning rate), each from the same
 // seeded weights and data in either engine, stopping a run at the first evaluation whose held-out
 // answer accuracy reaches --target. Prints JSON lines as it goes (one per evaluation and per run),
@@ -24,7 +24,9 @@
 // (src/definitions/budget.ts: matched budget); without it each is sized from the preset's NSA.
 // --jsonl FILE: every JSON line is also appended to FILE as it comes (one write per line, so several
 // runs can append to one file, and a run cut short keeps every line it printed; the device call's
-// learn step: scripts/gpu/learn.sh). --no-figure: no SVG or PNG (the PNG launches Chromium).
+// learn step: scripts/gpu/learn.sh). --variant NAME: a "variant" field on every JSON line, so that
+// runs of one preset and mechanism with other settings (--set, --lrs) stay apart in a shared file
+// (scripts/gpu/summarize.mjs keeps a row per preset, mechanism and variant). --no-figure: no SVG or PNG (the PNG launches Chromium).
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
@@ -48,7 +50,8 @@ type Engine = (typeof ENGINES)[number];
 
 const USAGE = `usage: npm run learn -- --preset ${LEARN_PRESETS.join('|')} [--engine ${ENGINES.join('|')}]
   [--mechanisms ${MECHANISM_NAMES.join(',')}] [--seeds 1,2] [--lrs 1e-3,3e-3] [--steps N] [--batch N] [--target 0.99]
-  [--eval-every N] [--eval-batches N] [--budget KEYS] [--out DIR] [--jsonl FILE] [--no-figure] [--python PATH] [--threads N] [--set model.x=.. | train.x=.. | data.recall.x=..]`;
+  [--eval-every N] [--eval-batches N] [--budget KEYS] [--out DIR] [--jsonl FILE] [--variant NAME] [--no-figure] [--python PATH] [--threads N]
+  [--set model.x=.. | train.x=.. | data.recall.x=..]`;
 
 const out = (o: Record<string, unknown>) => console.log(JSON.stringify(o));
 
@@ -161,6 +164,7 @@ async function main(): Promise<number> {
       'budget',
       'out',
       'jsonl',
+      'variant',
       'python',
       'threads',
     ],
@@ -209,7 +213,15 @@ async function main(): Promise<number> {
   const lines: string[] = [];
   const jsonl = args.flags.get('jsonl');
   if (jsonl !== undefined && !jsonl) throw new UsageError('--jsonl: names no file', { flag: 'jsonl', value: jsonl });
-  const record = (o: Record<string, unknown>) => {
+  const variant = args.flags.get('variant');
+  if (variant !== undefined && !/^[A-Za-z0-9._=-]+$/.test(variant))
+    throw new UsageError(`--variant: '${variant}' must be letters, digits and . _ = - (a name for the run's settings)`, {
+      flag: 'variant',
+      value: variant,
+    });
+  const record = (fields: Record<string, unknown>) => {
+    // The variant right after the kind (first on the closing lines, which have none).
+    const o = variant === undefined ? fields : 'kind' in fields ? { kind: fields.kind, variant, ...fields } : { variant, ...fields };
     out(o);
     const line = JSON.stringify(o);
     lines.push(line);

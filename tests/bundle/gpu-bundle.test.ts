@@ -198,7 +198,7 @@ describe('summary of a bundle run', () => {
     expect(table(summarize(dir, steps))).toContain('step golden: ok in 30 s');
   });
 
-  it('the learn step: best accuracy per preset and mechanism from the lines as they came, a cut run included', () => {
+  it('the learn step: best accuracy per preset, mechanism and variant from the lines as they came, a cut run included', () => {
     const dir = mkdtempSync(join(tmpdir(), 'bundle-learn-'));
     const grid = (mechanism: string, last: number, mean: number) => ({
       kind: 'grid',
@@ -303,6 +303,27 @@ describe('summary of a bundle run', () => {
         .join('\n') + '\n',
     );
     expect(summarize(dir, steps).learn[0]).toMatchObject({ keys_counted_query: 110.5, keys_counted_vs_dense: 0.216 });
+    // A variant (npm run learn --variant: other settings of one preset and mechanism) is a row of its
+    // own, named in the table; the rows without one keep no variant field.
+    const v = (l: Record<string, unknown>) => ({ ...l, variant: 'nsel5' });
+    writeFileSync(
+      join(dir, 'learn.jsonl'),
+      [
+        ...lines,
+        v(grid('nsa', 160, 124.4)),
+        v(evalLine('nsa', 100, 0.97)),
+        { kind: 'process', preset: 'mqar-long', mechanism: 'nsa', variant: 'nsel5', exit: 0, seconds: 20, cut: false },
+      ]
+        .map((l) => JSON.stringify(l))
+        .join('\n') + '\n',
+    );
+    const withVariant = summarize(dir, steps);
+    expect(withVariant.learn.map((r: Record<string, unknown>) => [r.mechanism, r.variant, r.accuracy, r.keys_last_query, r.exit])).toEqual([
+      ['nsa', undefined, 0.9, 144, 124],
+      ['dense', undefined, 0.96, 1024, 0],
+      ['nsa', 'nsel5', 0.97, 160, 0],
+    ]);
+    expect(table(withVariant)).toContain('learn mqar-long nsa [nsel5]: 97.0 %');
     // No learn.jsonl: no learn field.
     expect('learn' in summarize(mkdtempSync(join(tmpdir(), 'bundle-none-')), steps)).toBe(false);
   });

@@ -150,10 +150,12 @@ describe('npm run learn (spawned)', () => {
       const r = learn([
         ...['--preset', 'passkey-long', '--mechanisms', 'nsa', '--engine', 'torch', '--threads', '1', '--no-figure'],
         ...['--steps', '2', '--batch', '4', '--eval-every', '2', '--eval-batches', '2', '--set', `model.seqLen=${T}`],
-        ...['--set', 'train.shortSeqLen=64'],
+        ...['--set', 'train.shortSeqLen=64', '--variant', 'T128'],
         ...['--out', join(dir, 'passkey')],
       ]);
       expect(r.status, r.stderr).toBe(0);
+      // --variant: on every line.
+      expect(new Set(lines(r.stdout).map((l) => l.variant))).toEqual(new Set(['T128']));
       const evals = lines(r.stdout).filter((l) => l.kind === 'eval');
       expect(evals.length).toBeGreaterThan(0);
       const [lo, hi] = passkeyNeedleRange(PASSKEY_LONG_TASK, T);
@@ -190,6 +192,7 @@ describe('npm run learn (spawned)', () => {
       [['--preset', 'mqar-tiny', '--mechanisms', 'nsa,sparse'], '--mechanisms'],
       [['--preset', 'mqar-tiny', '--set', 'model.seqLen=40'], 'data.recall.minDistance'],
       [['--preset', 'mqar-tiny', '--engine', 'jax'], '--engine'],
+      [['--preset', 'mqar-tiny', '--variant', 'lr 1e-3'], '--variant'],
     ] as const) {
       const r = learn([...args, '--out', join(dir, 'bad')]);
       expect(r.status, `${args.join(' ')}: ${r.stderr}`).toBe(2);
