@@ -10,9 +10,13 @@
 //   held-out answer accuracy at step 1,600 (3.5 min), dense 99.7 % at step 500 (0.6 min),
 //   window-only at chance (1.6 %) over all 3,000 steps. On SwiftShader (WebGPU engine) a step takes
 //   about 0.5 s at batch 2, so the CPU check uses PyTorch; on a GPU a mqar-tiny step is milliseconds
-//   (expected: under a minute per mechanism, not yet measured).
+//   (expected: under a minute per mechanism; mqar, four times its length, ran 16–18 steps/s on an H200).
 // - mqar (T = 256, 16 pairs) and mqar-long (T = 1,024, 64 pairs, NSA reading about a fifth of dense
-//   attention's keys per query): GPU presets, not yet measured on one. mqar at batch 8 on the CPU
+//   attention's keys per query): GPU presets. On an H200 (WebGPU engine, 2026-11-28, nine learn runs
+//   sharing the GPU, 11–18 steps/s each): mqar dense 99.6 % at step 500 (30 s), NSA 93.5 % at step
+//   700 then a collapse to 66 % and 92.2 % at 3,000 (188 s), window at chance; mqar-long dense
+//   99.95 % at step 1,600 (91 s), NSA 74.1 % (331 s for 4,000 steps; 78 % of its answers' sources
+//   selected), window at chance. mqar at batch 8 on the CPU
 //   (an eighth of its batch): NSA 71.5 % at step 3,000 (12.9 min), leaving chance at about step
 //   1,900 (docs/benchmarks.md, MQAR). mqar-long learns the lookup on 16 pairs at T = 256 first (its
 //   warm-up): on the CPU at batch 8 (a quarter of its batch) NSA reached 68.9 % of held-out answers

@@ -31,14 +31,12 @@
 //   about 1,200 steps, and the warm-up carries it to 1,024.
 // - 7e-4: at 2e-3 it learned slower (50.4 % over 1,500 steps; a plateau near 35 % over 4,000), and
 //   batch 32 tracked batch 8 step for step (24 % against 23 % at step 800).
-// Expected on an H200 (an estimate): NSA at or above the CPU's 96.9 % of whole keys at batch 32;
-// window-only at chance; dense behind NSA (at T = 256 on the CPU dense
-// stayed at chance on digit 0 while NSA learned it). A step at T = 1,024, alone on an H200: about
-// 28 ms for NSA and 24 ms for dense by the tuned figures' dispatch and FLOP rates (4,000 steps in
-// under 2 min, the warm-up's cheaper), 250–500 ms at small NSA's tokens/s (the pessimistic bound);
-// docs/gpu.md, "The learn step". The device call's learn step trains it (`bash
-// scripts/gpu/device-call.sh --only learn`), stopping at 99 % per digit. Held-out evaluation on 8
-// batches at T = 1,024: 256 whole keys.
+// On an H200 (WebGPU engine, batch 32, 2026-11-28; nine learn runs sharing the GPU): NSA 97.8 % per
+// digit and 91.0 % of whole keys at step 3,650 (268 s for 4,000 steps; 3 % of needles never selected
+// are its misses), dense 99.0 % and 96.1 % at step 1,450 of a 1,500-step schedule (83 s), window-only
+// 11.4 % per digit and no whole key (docs/benchmarks.md, "H200, 2026-11-28"). The device call's learn
+// step trains it (`bash scripts/gpu/device-call.sh --only learn`), stopping at 99 % per digit. Held-out
+// evaluation on 8 batches at T = 1,024: 256 whole keys.
 import type { RunConfig } from '../config';
 import { type PasskeyTask, passkeyVocab } from '../data/passkey';
 import { mqarPresetConfig } from './mqar-preset';
