@@ -75,13 +75,13 @@ export interface StepScalars {
   indexLoss?: number;
 }
 
-/** Row 0's selection tensors of one NSA layer, as the last forward left them. */
 /** A selection tensor of one layer and the entries to read from its start. */
 interface SelectionRead {
   slice: BufferSlice;
   count: number;
 }
 
+/** Row 0's selection tensors of one NSA layer, as the last forward left them. */
 export interface LayerSelection {
   /** [T, G, nSel] selected block indices (−1 = none). */
   sel: Int32Array;
