@@ -18,8 +18,8 @@ import { preset } from '../../src/train/presets/presets';
 import { checkRunResources, limitsOfAdapter, runFootprint } from '../../src/train/resources';
 import { fuzzCases, runFuzzCase } from '../definitions/config-fuzz-cases';
 
-/** Every slice the branch passes bind, large enough for the shape. */
-function branchSlices(
+/** The group kernels' forward and backward arguments of a branch, every slice large enough for the shape. */
+function branchArgs(
   rec: RecordingGpu,
   s: { B: number; T: number; H: number; G: number; dk: number; dv: number },
   cfg: NsaConfig,
@@ -49,7 +49,26 @@ function branchSlices(
     'paths',
     Object.entries(floats).map(([name, n]) => ({ name, bytes: 4 * n })),
   );
-  return (name: string) => arena.get(name);
+  const a = (name: string) => arena.get(name);
+  const selected = branch === 'sel' && {
+    sel: a('sel'),
+    reverse: { counts: a('counts'), offsets: a('offsets'), queries: a('queries') },
+  };
+  const forward = { ...s, branch, cfg, q: a('q'), k: a('k'), v: a('v'), out: a('out'), lse: a('lse'), variant: 'group' as const };
+  return {
+    forward: { ...forward, ...(selected && { sel: selected.sel }) },
+    backward: {
+      ...forward,
+      ...selected,
+      dout: a('dout'),
+      delta: a('delta'),
+      gradQ: a('gradQ'),
+      gradK: a('gradK'),
+      gradV: a('gradV'),
+      headParts: { k: a('partK'), v: a('partV') },
+      accumulateQ: false,
+    },
+  };
 }
 
 describe('hardware-adapter paths on the recording device (H200 limits, 132 SMs)', () => {
@@ -91,28 +110,7 @@ describe('hardware-adapter paths on the recording device (H200 limits, 132 SMs)'
     const rec = new RecordingGpu();
     const cfg: NsaConfig = { l: 4, d: 2, lSel: 8, nSel: 3, w: 6, phi: 'avg', forceInit: true, forceLocal: 1 };
     const s = { B: 2, T: 3, H: 4, G: 2, dk: 5, dv: 3 };
-    const a = branchSlices(rec, s, cfg, 'cmp');
-    const io = {
-      ...s,
-      branch: 'cmp' as const,
-      cfg,
-      q: a('q'),
-      k: a('k'),
-      v: a('v'),
-      out: a('out'),
-      lse: a('lse'),
-      variant: 'group' as const,
-    };
-    const bwd = await nsaBranchBackwardDispatches(rec.gpu, {
-      ...io,
-      dout: a('dout'),
-      delta: a('delta'),
-      gradQ: a('gradQ'),
-      gradK: a('gradK'),
-      gradV: a('gradV'),
-      headParts: { k: a('partK'), v: a('partV') },
-      accumulateQ: false,
-    });
+    const bwd = await nsaBranchBackwardDispatches(rec.gpu, branchArgs(rec, s, cfg, 'cmp').backward);
     const keyGrads = bwd.map((d) => rec.describe(d)).filter((d) => /keyGrads/.test(d.entryPoint));
     expect(keyGrads.length).toBeGreaterThan(0);
     for (const d of keyGrads) expect(d.workgroups[0]).toBe(0); // no key chunks, one piece each
@@ -122,34 +120,12 @@ describe('hardware-adapter paths on the recording device (H200 limits, 132 SMs)'
     const rec = new RecordingGpu();
     const cfg = tokenSelectionAsNsa(2559);
     const s = { B: 1, T: 16384, H: 12, G: 2, dk: 64, dv: 64 };
-    const a = branchSlices(rec, s, cfg, 'sel');
-    const io = {
-      ...s,
-      branch: 'sel' as const,
-      cfg,
-      q: a('q'),
-      k: a('k'),
-      v: a('v'),
-      out: a('out'),
-      lse: a('lse'),
-      sel: a('sel'),
-      variant: 'group' as const,
-    };
-    expect(rec.describe(await nsaBranchForwardDispatch(rec.gpu, io))).toMatchObject({
+    const args = branchArgs(rec, s, cfg, 'sel');
+    expect(rec.describe(await nsaBranchForwardDispatch(rec.gpu, args.forward))).toMatchObject({
       kernel: 'nsa.simple.forward',
       entryPoint: 'forwardSel',
     });
-    const bwd = await nsaBranchBackwardDispatches(rec.gpu, {
-      ...io,
-      dout: a('dout'),
-      delta: a('delta'),
-      gradQ: a('gradQ'),
-      gradK: a('gradK'),
-      gradV: a('gradV'),
-      reverse: { counts: a('counts'), offsets: a('offsets'), queries: a('queries') },
-      headParts: { k: a('partK'), v: a('partV') },
-      accumulateQ: false,
-    });
+    const bwd = await nsaBranchBackwardDispatches(rec.gpu, args.backward);
     const kernels = bwd.map((d) => rec.describe(d)).map((d) => `${d.kernel} ${d.entryPoint}`);
     expect(kernels).toContain('nsa.simple.dq backwardDqSel');
     expect(kernels.filter((k) => k.startsWith('nsa.dkdv keyGradsSel')).length).toBeGreaterThan(0);
