@@ -47,15 +47,7 @@ fn queryGrads(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
 
 // Slot of token s in the ascending sparse row of (b, t) (−1 padding sorts last); s is in the row.
 fn slotOf(b: u32, t: u32, s: u32) -> u32 {
-  let base = (b * P.T + t) * P.G * P.topK;
-  var lo = 0u;
-  var hi = P.topK;
-  while (lo < hi) {
-    let mid = (lo + hi) / 2u;
-    let e = sel[base + mid];
-    if (e >= 0 && u32(e) < s) { lo = mid + 1u; } else { hi = mid; }
-  }
-  return lo;
+  return selLowerBound((b * P.T + t) * P.G * P.topK, P.topK, s);
 }
 
 // acc += Σ_j dScores[b,t,m] · wI[b,t,j] · 1[a > 0] · qI[b,t,j] (heads ascending).

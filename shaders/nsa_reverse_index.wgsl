@@ -15,19 +15,13 @@
 const WG: u32 = 64u;
 var<workgroup> scan: array<u32, WG>;
 
-// Whether the selection row of (b, t, g) holds block j (rows ascend, padding at the end): a binary
-// search for the first entry ≥ j, padding counting as past every block. log2(nSel) reads instead of
-// up to nSel: DSA's rows are its top-k tokens (thousands), and every (t, j) pair asks.
+// Whether the selection row of (b, t, g) holds block j (rows ascend, padding at the end), by binary
+// search (sel_lower_bound.wgsl): log2(nSel) reads instead of up to nSel, since DSA's rows are its
+// top-k tokens (thousands) and every (t, j) pair asks.
 fn selects(b: u32, t: u32, g: u32, j: u32) -> bool {
   let base = ((b * P.T + t) * P.G + g) * P.nSel;
-  var lo = 0u;
-  var hi = P.nSel;
-  while (lo < hi) {
-    let mid = (lo + hi) / 2u;
-    let e = sel[base + mid];
-    if (e >= 0 && u32(e) < j) { lo = mid + 1u; } else { hi = mid; }
-  }
-  return lo < P.nSel && sel[base + lo] == i32(j);
+  let m = selLowerBound(base, P.nSel, j);
+  return m < P.nSel && sel[base + m] == i32(j);
 }
 
 // Inclusive prefix sum of x over the workgroup (Hillis–Steele; fixed order, integers).

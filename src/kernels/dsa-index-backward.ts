@@ -1,4 +1,4 @@
-// Wrapper for shaders/dsa_index_backward.wgsl (with shaders/dsa_slots.wgsl): the DSA indexer's
+// Wrapper for shaders/dsa_index_backward.wgsl (with shaders/dsa_slots.wgsl, sel_lower_bound.wgsl): the DSA indexer's
 // backward from dScores [B,T,W] by slot (docs/dsa-spec.md section 5), gathered without atomics:
 // queryGrads writes dqI [B,T,H_I,d_I] and dwI [B,T,H_I] per query row, keyGrads dkI [B,T,d_I] per
 // key row over the queries reading it. In the sparse phase keyGrads walks the reverse index of
@@ -6,6 +6,7 @@
 // lists); in the warm-up it is bound but not read.
 import code from '../../shaders/dsa_index_backward.wgsl?raw';
 import slotsCode from '../../shaders/dsa_slots.wgsl?raw';
+import lowerBoundCode from '../../shaders/sel_lower_bound.wgsl?raw';
 import { type DsaPhase, dsaSlotWidth, indexScale, tokenSelectionAsNsa } from '../definitions/dsa-config';
 import type { BufferSlice } from '../gpu/arena';
 import { checkMax, checkSlices } from '../gpu/checks';
@@ -24,6 +25,7 @@ export const DSA_INDEX_BACKWARD_KERNEL = defineKernel({
   name: 'dsa_index_backward',
   files: [
     ['dsa_slots.wgsl', slotsCode],
+    ['sel_lower_bound.wgsl', lowerBoundCode],
     ['dsa_index_backward.wgsl', code],
   ],
   uniforms: {

@@ -1,7 +1,8 @@
-// Wrapper for shaders/nsa_reverse_index.wgsl: the reverse index of the NSA selection (for each
+// Wrapper for shaders/nsa_reverse_index.wgsl (with shaders/sel_lower_bound.wgsl): the reverse index of the NSA selection (for each
 // (b, g, block j) the ascending queries t that selected j), built on the GPU by count, prefix-sum
 // and fill. The selected branch's dK/dV pass loops over it (src/kernels/nsa-attention.ts).
 import code from '../../shaders/nsa_reverse_index.wgsl?raw';
+import lowerBoundCode from '../../shaders/sel_lower_bound.wgsl?raw';
 import { numSelBlocks } from '../definitions/nsa-blocks';
 import { assertNsaConfig, type NsaConfig } from '../definitions/nsa-config';
 import type { AttentionShape } from '../definitions/shapes';
@@ -13,7 +14,10 @@ import { defineKernel, kernelDispatch, kernelUniform, type KernelVariant } from 
 const I = 'array<i32>';
 export const NSA_REVERSE_INDEX_KERNEL = defineKernel({
   name: 'nsa_reverse_index',
-  files: [['nsa_reverse_index.wgsl', code]],
+  files: [
+    ['sel_lower_bound.wgsl', lowerBoundCode],
+    ['nsa_reverse_index.wgsl', code],
+  ],
   uniforms: {
     P: {
       struct: 'Params',
