@@ -22,3 +22,15 @@ fn ncmp(t: u32) -> u32 {
   if (t + 1u < P.l) { return 0u; }
   return (t + 1u - P.l) / P.d + 1u;
 }
+
+// The keys of query t in the two branches whose keys are one contiguous range, [keyLo, keyHi):
+// cmp the compressed rows 0 .. ncmp(t) − 1, win the positions t + 1 − min(w, t + 1) .. t.
+fn keyLo(t: u32) -> u32 {
+  if (P.branch == WIN) { return t + 1u - min(P.w, t + 1u); }
+  return 0u;
+}
+
+fn keyHi(t: u32) -> u32 {
+  if (P.branch == WIN) { return t + 1u; }
+  return ncmp(t);
+}

@@ -1,11 +1,11 @@
-// NSA branch attention, backward part 2: dQ per query row (after attention_common.wgsl,
+// NSA selected attention, backward part 2: dQ per query row (after attention_common.wgsl,
 // attention_bwd_common.wgsl, nsa_attention_common.wgsl and nsa_attention_rows.wgsl; part 1,
 // nsa_attention_delta.wgsl, wrote delta = rowsum(dO ∘ O)).
 // Same workgroup, key enumeration and tiles as the forward; each lane recomputes
 //   P = exp(q·k/√DK − lse),  dS = P (dO·v − delta),  dQ += dS k / √DK
 // over its keys, and the lanes of a row are summed in lane order. gradQ is overwritten, or added
 // to when P.accumulate = 1 (the three branches share one dQ). Each element has one writer.
-// Bindings: 4 lse, 5 dout, 6 delta, 7 gradQ; backwardDqSel adds 8 sel.
+// Bindings: 4 lse, 5 dout, 6 delta, 7 gradQ, 8 sel.
 
 fn gradRow(b: u32, t: u32, g: u32, lid: u32, nk: u32) {
   let h = P.hpg;
@@ -63,11 +63,6 @@ fn gradRow(b: u32, t: u32, g: u32, lid: u32, nk: u32) {
       }
     }
   }
-}
-
-@compute @workgroup_size(WG)
-fn backwardDq(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  gradRow(wid.z, wid.x, wid.y, lid, uniformKeyCount(wid.x, lid));
 }
 
 @compute @workgroup_size(WG)

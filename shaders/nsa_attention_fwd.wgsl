@@ -1,13 +1,11 @@
-// NSA branch attention, forward (after attention_common.wgsl, nsa_attention_common.wgsl and
-// nsa_attention_rows.wgsl). Per row: online softmax over the lane's keys (scores in natural-log
-// units, rescaled when the max grows), then the lanes merge: M = max m, L = Σ l·exp(m−M),
-// O = Σ o·exp(m−M) / L, in lane order; lse = M + log(L).
-// A query with no keys (cmp with ncmp(t) = 0) writes out = 0 exactly and lse = −inf.
-// Bindings: 4 out, 5 lse, then per entry point —
-//   forward (cmp, win): nothing more      forwardCount: 6 keysRead
-//   forwardSel:          6 sel            forwardSelCount: 6 sel, 7 keysReadSel
-// keysRead [B,T,G] (u32) is the number of keys whose score the group's first head computed: the
-// decode-reads property of docs/nsa-spec.md counted in the kernel itself.
+// NSA selected attention, forward (after attention_common.wgsl, nsa_attention_common.wgsl and
+// nsa_attention_rows.wgsl; the compressed and window branches run nsa_attention_tiled_fwd.wgsl).
+// Per row: online softmax over the lane's keys (scores in natural-log units, rescaled when the max
+// grows), then the lanes merge: M = max m, L = Σ l·exp(m−M), O = Σ o·exp(m−M) / L, in lane order;
+// lse = M + log(L). A query with no keys writes out = 0 exactly and lse = −inf.
+// Bindings: 4 out, 5 lse, 6 sel; forwardSelCount adds 7 keysReadSel [B,T,G] (u32), the number of
+// keys whose score the group's first head computed: the decode-reads property of docs/nsa-spec.md
+// counted in the kernel itself.
 
 // Running max and sum of row ri over its lanes, from the lane statistics at kv[0..WG).
 fn rowTotals(ri: u32) -> vec2<f32> {
@@ -91,20 +89,9 @@ fn keysScored() -> u32 {
 }
 
 @compute @workgroup_size(WG)
-fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  attend(wid.z, wid.x, wid.y, lid, uniformKeyCount(wid.x, lid));
-}
-
-@compute @workgroup_size(WG)
 fn forwardSel(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   stageSel(wid.z, wid.x, wid.y, lid);
   attend(wid.z, wid.x, wid.y, lid, uniformKeyCount(wid.x, lid));
-}
-
-@compute @workgroup_size(WG)
-fn forwardCount(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  attend(wid.z, wid.x, wid.y, lid, uniformKeyCount(wid.x, lid));
-  if (lid == 0u) { keysRead[(wid.z * P.T + wid.x) * P.G + wid.y] = keysScored(); }
 }
 
 @compute @workgroup_size(WG)

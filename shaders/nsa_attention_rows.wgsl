@@ -1,11 +1,12 @@
-// NSA branch attention, query-centric part shared by the forward and the dQ pass (prepended after
+// NSA selected attention, query-centric part shared by the forward and the dQ pass (prepended after
 // attention_common.wgsl and nsa_attention_common.wgsl). One workgroup owns one (batch b, query t,
-// group g) — wid = (t, g, b) — and all h = hpg heads of the group, so every key of the branch is
-// read once for the whole group (the paper's group-centric design). The key list of (b, t, g) is
-// enumerated in ascending order, n = 0 .. nk−1, and staged BK keys at a time into workgroup
-// memory; thread (row i, lane) = (lid / NL, lid % NL) handles the keys kk ≡ lane (mod NL) of each
-// tile with its own running state in registers, and the NL lanes of a row are merged at the end in
-// lane order (same bits on every run). The pass declares `sel` (the selection, for stageSel).
+// group g) — wid = (t, g, b) — and all h = hpg heads of the group, so every selected key is read
+// once for the whole group (the paper's group-centric design; each query selects its own blocks,
+// so unlike the compressed and window branches, nsa_attention_tiled_*.wgsl, queries share no
+// tiles). The key list of (b, t, g) is enumerated in ascending order, n = 0 .. nk−1, and staged BK
+// keys at a time into workgroup memory; thread (row i, lane) = (lid / NL, lid % NL) handles the
+// keys kk ≡ lane (mod NL) of each tile with its own running state in registers, and the NL lanes of
+// a row are merged at the end in lane order (same bits on every run). The pass declares `sel` (the selection, for stageSel).
 
 override KS: u32;     // odd ≥ DK4: vec4 stride of a staged key (lanes read distinct banks)
 override VS: u32;     // odd ≥ DV4: vec4 stride of a staged value
@@ -41,10 +42,8 @@ fn stageSel(b: u32, t: u32, g: u32, lid: u32) {
   workgroupBarrier();
 }
 
-// Number of keys of query t: ncmp(t), |selected positions ≤ t| or min(w, t + 1).
+// Number of keys of query t: |selected positions ≤ t|.
 fn keyCount(t: u32) -> u32 {
-  if (P.branch == CMP) { return ncmp(t); }
-  if (P.branch == WIN) { return min(P.w, t + 1u); }
   var n = 0u;
   for (var m = 0u; m < P.nSel; m++) {
     let j = selRow[m];
@@ -53,12 +52,10 @@ fn keyCount(t: u32) -> u32 {
   return n;
 }
 
-// Key row (compressed block for cmp, else position) of the n-th key of query t, ascending in n.
-// For sel this relies on a valid selection (ascending candidates, −1 padded): every selected block
-// but the one holding t is full, so key n lies in the (n / lSel)-th selected block.
+// Position of the n-th key of query t, ascending in n. This relies on a valid selection (ascending
+// candidates, −1 padded): every selected block but the one holding t is full, so key n lies in the
+// (n / lSel)-th selected block.
 fn keyAt(t: u32, nk: u32, n: u32) -> u32 {
-  if (P.branch == CMP) { return n; }
-  if (P.branch == WIN) { return t + 1u - nk + n; }
   return u32(selRow[n / P.lSel]) * P.lSel + n % P.lSel;
 }
 

@@ -138,10 +138,10 @@ export function dispatchCost(x: RecordedDispatch, ctx: CostContext): DispatchCos
     }
     case 'attention.backward.sum_heads.sumHeads':
       return { flops: P.rows * P.hpg * (P.dk + P.dv), bytes: W * P.rows * (P.hpg + 1) * (P.dk + P.dv) };
-    case 'nsa.forward.forward':
     case 'nsa.forward.forwardSel':
-    case 'nsa.forward.forwardCount':
-    case 'nsa.forward.forwardSelCount': {
+    case 'nsa.forward.forwardSelCount':
+    case 'nsa.tiled.forward.forward':
+    case 'nsa.tiled.forward.forwardCount': {
       // The counting entry points (the model's training forward) also write one u32 per (b, t, g).
       const pairs = B * P.H * sumRows(P.T, (t) => branchKeys(P, t));
       const sel = P.branch === 1 ? P.T * P.G * P.nSel : 0;
@@ -151,8 +151,8 @@ export function dispatchCost(x: RecordedDispatch, ctx: CostContext): DispatchCos
         bytes: W * B * (P.T * (P.H * (dk + dv) + P.H) + P.S * P.G * (dk + dv) + sel + counts),
       };
     }
-    case 'nsa.dq.backwardDq':
-    case 'nsa.dq.backwardDqSel': {
+    case 'nsa.dq.backwardDqSel':
+    case 'nsa.tiled.dq.backwardDq': {
       const pairs = B * P.H * sumRows(P.T, (t) => branchKeys(P, t));
       const sel = P.branch === 1 ? P.T * P.G * P.nSel : 0;
       const dq = (P.accumulate ? 2 : 1) * P.H * dk;

@@ -34,6 +34,7 @@ const DENSE_PARAMS = {
     ['H', 'u32'],
     ['G', 'u32'],
     ['hpg', 'u32', 'heads per group, H / G'],
+    ['S', 'u32', 'key rows per sequence (= T; attention_dense_rows.wgsl, shared with NSA, reads S)'],
     ['scaleLog2e', 'f32', 'log2(e) / sqrt(DK)'],
     ['scale', 'f32', '1 / sqrt(DK)'],
   ],
@@ -188,7 +189,7 @@ function validate(gpu: GpuContext, label: string, a: AttentionShape, need: Recor
 
 function uniformValues(s: AttentionShape): UniformValues<typeof DENSE_PARAMS> {
   const scale = 1 / Math.sqrt(s.dk);
-  return { T: s.T, H: s.H, G: s.G, hpg: s.H / s.G, scaleLog2e: scale * Math.LOG2E, scale };
+  return { T: s.T, H: s.H, G: s.G, hpg: s.H / s.G, S: s.T, scaleLog2e: scale * Math.LOG2E, scale };
 }
 
 /** out [B,T,H,dv] and lse [B,H,T] (natural log) of causal softmax(q kᵀ / √dk) v. */

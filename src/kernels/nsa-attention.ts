@@ -1,7 +1,9 @@
 // Wrapper for the NSA branch attention shaders (nsa_attention_*.wgsl): compressed, selected and
 // sliding-window attention, forward and deterministic backward (docs/nsa-spec.md), in two variants:
-// 'group' for GPUs (group-centric: one workgroup per (b, t, g) with all heads of the group sharing
-// staged key tiles; dK/dV per key chunk over staged query tiles) and 'simple' for software adapters
+// 'group' for GPUs (the selected branch's forward and dQ group-centric: one workgroup per (b, t, g)
+// with all heads of the group sharing staged key tiles; the compressed and window branches', whose
+// keys are one range per query, query-tiled as dense attention: WG rows of consecutive queries share
+// each staged tile; dK/dV per key chunk over staged query tiles) and 'simple' for software adapters
 // (one invocation per query row, resp. key row, reading straight from storage). WGSL has no
 // #include: the shared parts (attention_common.wgsl and, for the backward, attention_bwd_common.wgsl
 // with dense attention; the dK/dV machinery of attention_keys.wgsl with its dK/dV kernel; the NSA
@@ -9,6 +11,7 @@
 // generated from the declarations below (the NSA uniform and the bindings).
 import attnBwdCode from '../../shaders/attention_bwd_common.wgsl?raw';
 import attnCode from '../../shaders/attention_common.wgsl?raw';
+import attnRowsCode from '../../shaders/attention_dense_rows.wgsl?raw';
 import attnKeysCode from '../../shaders/attention_keys.wgsl?raw';
 import commonCode from '../../shaders/nsa_attention_common.wgsl?raw';
 import deltaCode from '../../shaders/nsa_attention_delta.wgsl?raw';
@@ -20,6 +23,8 @@ import simpleCode from '../../shaders/nsa_attention_simple.wgsl?raw';
 import simpleDkdvCode from '../../shaders/nsa_attention_simple_dkdv.wgsl?raw';
 import simpleDqCode from '../../shaders/nsa_attention_simple_dq.wgsl?raw';
 import simpleFwdCode from '../../shaders/nsa_attention_simple_fwd.wgsl?raw';
+import tiledDqCode from '../../shaders/nsa_attention_tiled_dq.wgsl?raw';
+import tiledFwdCode from '../../shaders/nsa_attention_tiled_fwd.wgsl?raw';
 import { numCmpBlocks, numSelBlocks } from '../definitions/nsa-blocks';
 import { assertNsaConfig, type NsaConfig } from '../definitions/nsa-config';
 import type { AttentionShape as NsaAttnShape } from '../definitions/shapes';
@@ -38,7 +43,7 @@ import {
   type ShaderFile,
   type UniformValues,
 } from '../gpu/kernel-interface';
-import { ATTENTION_BWD, ATTENTION_QKV, sumHeadsDispatch } from './attention';
+import { ATTENTION_BWD, ATTENTION_QKV, attentionTiling, sumHeadsDispatch } from './attention';
 import { nsaReverseIndexLengths, type NsaReverseIndexSlices } from './nsa-reverse-index';
 
 export type NsaBranch = 'cmp' | 'sel' | 'win';
@@ -85,6 +90,10 @@ const FWD_ENTRIES = {
   forwardCount: [...FWD_OUT, ['keysRead', U]],
   forwardSelCount: [...FWD_OUT, ['sel', I], ['keysReadSel', U]],
 } as const;
+/** The query-tiled forward (cmp, win): no selection. */
+const TILED_FWD_ENTRIES = { forward: FWD_OUT, forwardCount: FWD_ENTRIES.forwardCount } as const;
+/** The group-centric forward: the selected branch only (cmp and win run query-tiled). */
+const ROWS_FWD_ENTRIES = { forwardSel: FWD_ENTRIES.forwardSel, forwardSelCount: FWD_ENTRIES.forwardSelCount } as const;
 /** dQ: lse, dout, delta at 4–6, gradQ at 7, then sel (backwardDqSel). */
 const DQ_ENTRIES = {
   backwardDq: [...ATTENTION_BWD, ['gradQ', F]],
@@ -115,24 +124,38 @@ const ATTN_BWD: ShaderFile = ['attention_bwd_common.wgsl', attnBwdCode];
 const NSA_COMMON: ShaderFile = ['nsa_attention_common.wgsl', commonCode];
 const ROWS: ShaderFile = ['nsa_attention_rows.wgsl', rowsCode];
 const SIMPLE: ShaderFile = ['nsa_attention_simple.wgsl', simpleCode];
+const TILED_ROWS: ShaderFile = ['attention_dense_rows.wgsl', attnRowsCode];
 
 export const NSA_ATTN_FWD_KERNEL = defineKernel({
   name: 'nsa.forward',
   files: [ATTN, NSA_COMMON, ROWS, ['nsa_attention_fwd.wgsl', fwdCode]],
   uniforms: { P: NSA_PARAMS },
-  entries: FWD_ENTRIES,
+  entries: ROWS_FWD_ENTRIES,
 });
 export const NSA_ATTN_DQ_KERNEL = defineKernel({
   name: 'nsa.dq',
   files: [ATTN, ATTN_BWD, NSA_COMMON, ROWS, ['nsa_attention_dq.wgsl', dqCode]],
   uniforms: { P: NSA_PARAMS },
-  entries: DQ_ENTRIES,
+  entries: { backwardDqSel: DQ_ENTRIES.backwardDqSel },
 });
 export const NSA_ATTN_DKDV_KERNEL = defineKernel({
   name: 'nsa.dkdv',
   files: [ATTN, ATTN_BWD, NSA_COMMON, ['attention_keys.wgsl', attnKeysCode], ['nsa_attention_dkdv.wgsl', dkdvCode]],
   uniforms: { P: NSA_PARAMS },
   entries: DKDV_SPLIT_ENTRIES,
+});
+/** The compressed and window branches' forward and dQ in the group variant (query-tiled). */
+export const NSA_ATTN_TILED_FWD_KERNEL = defineKernel({
+  name: 'nsa.tiled.forward',
+  files: [ATTN, NSA_COMMON, TILED_ROWS, ['nsa_attention_tiled_fwd.wgsl', tiledFwdCode]],
+  uniforms: { P: NSA_PARAMS },
+  entries: TILED_FWD_ENTRIES,
+});
+export const NSA_ATTN_TILED_DQ_KERNEL = defineKernel({
+  name: 'nsa.tiled.dq',
+  files: [ATTN, ATTN_BWD, NSA_COMMON, TILED_ROWS, ['nsa_attention_tiled_dq.wgsl', tiledDqCode]],
+  uniforms: { P: NSA_PARAMS },
+  entries: { backwardDq: DQ_ENTRIES.backwardDq },
 });
 export const NSA_ATTN_FWD_SIMPLE_KERNEL = defineKernel({
   name: 'nsa.simple.forward',
@@ -295,7 +318,8 @@ export function nsaKeyTiling(dk: number, dv: number, branch: NsaBranch, lSel: nu
 
 /**
  * Representative pipelines for the compile-all test: every entry point of every composition, the
- * group kernels at head dims 16 and 64 (hpg 2, nSel 4; key tilings of cmp/win and of sel, lSel 16).
+ * group and query-tiled kernels at head dims 16 and 64 (hpg 2, nSel 4; key tilings of cmp/win and
+ * of sel, lSel 16).
  */
 export const NSA_ATTENTION_VARIANTS: readonly KernelVariant[] = (() => {
   const out: KernelVariant[] = [{ kernel: NSA_ATTN_DELTA_KERNEL, entryPoint: 'rowDelta', constants: { DV: 16 } }];
@@ -309,8 +333,12 @@ export const NSA_ATTENTION_VARIANTS: readonly KernelVariant[] = (() => {
     add(NSA_ATTN_DKDV_SIMPLE_KERNEL, DKDV_ENTRIES, simple);
     const t = nsaRowTiling(2, d, d, 4);
     const rows = { DK: d, DV: d, DK4: t.DK4, DV4: t.DV4, KS: t.KS, VS: t.VS, NL: t.NL, BK: t.BK, NSEL: t.NSEL };
-    add(NSA_ATTN_FWD_KERNEL, FWD_ENTRIES, { ...rows, CW: t.CWo });
-    add(NSA_ATTN_DQ_KERNEL, DQ_ENTRIES, { ...rows, CW: t.CWq });
+    add(NSA_ATTN_FWD_KERNEL, ROWS_FWD_ENTRIES, { ...rows, CW: t.CWo });
+    add(NSA_ATTN_DQ_KERNEL, { backwardDqSel: 0 }, { ...rows, CW: t.CWq });
+    const tiled = attentionTiling(d, d);
+    const tc = { DK: d, DV: d, DK4: tiled.DK4, DV4: tiled.DV4, BK: tiled.BK };
+    add(NSA_ATTN_TILED_FWD_KERNEL, TILED_FWD_ENTRIES, tc);
+    add(NSA_ATTN_TILED_DQ_KERNEL, { backwardDq: 0 }, tc);
     for (const branch of ['win', 'sel'] as const) {
       const kt = nsaKeyTiling(d, d, branch, 16);
       const kc = { DK: d, DV: d, DK4: Math.ceil(d / 4), DV4: Math.ceil(d / 4), NS: kt.NS, KB: kt.KB, KC4: kt.KC4, VC4: kt.VC4, BQ: kt.BQ };
@@ -441,15 +469,26 @@ function uniformValues(
   };
 }
 
-/** Constants and grid of a query-row pass (forward or dQ) in the chosen variant. */
+/**
+ * Kernel, constants and grid of a query-row pass (forward or dQ) in the chosen variant: 'simple'
+ * (one invocation per row), 'tiled' (group variant, cmp and win: dense attention's query tiles) or
+ * 'rows' (group variant, sel: one workgroup per (b, t, g)).
+ */
 function rowPass(
   gpu: GpuContext,
   a: NsaBranchForwardArgs | NsaBranchBackwardArgs,
   pass: 'fwd' | 'dq',
-): { simple: boolean; constants: Record<string, number>; grid: readonly [number, number?, number?] } {
-  const t = nsaAttnVariant(gpu, a.variant) === 'group' ? nsaRowTilingOrNull(a.H / a.G, a.dk, a.dv, a.cfg.nSel) : null;
-  if (!t) return { simple: true, constants: { DK: a.dk, DV: a.dv }, grid: grid1d(ceilDiv(a.B * a.T * a.H, ROW_WG)) };
-  return { simple: false, constants: rowConstants(a, t, pass === 'fwd' ? 'CWo' : 'CWq'), grid: [a.T, a.G, a.B] };
+): { kind: 'simple' | 'tiled' | 'rows'; constants: Record<string, number>; grid: readonly [number, number?, number?] } {
+  const { B, T, H, G, dk, dv } = a;
+  if (nsaAttnVariant(gpu, a.variant) === 'group') {
+    if (a.branch !== 'sel') {
+      const { DK4, DV4, BK } = attentionTiling(dk, dv);
+      return { kind: 'tiled', constants: { DK: dk, DV: dv, DK4, DV4, BK }, grid: [ceilDiv(T * (H / G), ROW_WG), G, B] };
+    }
+    const t = nsaRowTilingOrNull(H / G, dk, dv, a.cfg.nSel);
+    if (t) return { kind: 'rows', constants: rowConstants(a, t, pass === 'fwd' ? 'CWo' : 'CWq'), grid: [T, G, B] };
+  }
+  return { kind: 'simple', constants: { DK: dk, DV: dv }, grid: grid1d(ceilDiv(B * T * H, ROW_WG)) };
 }
 
 function rowConstants(a: NsaBranchForwardArgs | NsaBranchBackwardArgs, t: NsaRowTiling, cw: 'CWo' | 'CWq'): Record<string, number> {
@@ -486,16 +525,18 @@ async function forwardDispatch(gpu: GpuContext, a: NsaBranchForwardArgs, keysRea
   const need = forwardNeeds(a);
   if (keysRead) need.keysRead = [keysRead, a.B * a.T * a.G];
   validate(gpu, label, a, need);
-  const { simple, constants, grid } = rowPass(gpu, a, 'fwd');
-  const K: NsaKernel<typeof FWD_ENTRIES> = simple ? NSA_ATTN_FWD_SIMPLE_KERNEL : NSA_ATTN_FWD_KERNEL;
+  const { kind, constants, grid } = rowPass(gpu, a, 'fwd');
   const uniforms = { P: uniformValues(a, 0, false) };
   const base = { q: a.q, k: a.k, v: a.v, out: a.out, lse: a.lse };
   if (a.branch === 'sel') {
     const sel = a.sel!;
+    const K: NsaKernel<typeof ROWS_FWD_ENTRIES> = kind === 'simple' ? NSA_ATTN_FWD_SIMPLE_KERNEL : NSA_ATTN_FWD_KERNEL;
     return keysRead
       ? kernelDispatch(gpu, K, 'forwardSelCount', { uniforms, storage: { ...base, sel, keysReadSel: keysRead }, constants, label }, grid)
       : kernelDispatch(gpu, K, 'forwardSel', { uniforms, storage: { ...base, sel }, constants, label }, grid);
   }
+  // cmp, win: the query-tiled or simple kernel.
+  const K: NsaKernel<typeof TILED_FWD_ENTRIES> = kind === 'tiled' ? NSA_ATTN_TILED_FWD_KERNEL : NSA_ATTN_FWD_SIMPLE_KERNEL;
   return keysRead
     ? kernelDispatch(gpu, K, 'forwardCount', { uniforms, storage: { ...base, keysRead }, constants, label }, grid)
     : kernelDispatch(gpu, K, 'forward', { uniforms, storage: base, constants, label }, grid);
@@ -558,11 +599,14 @@ export async function nsaBranchBackwardDispatches(gpu: GpuContext, a: NsaBranchB
   );
   const common = { q: a.q, k: a.k, v: a.v, lse: a.lse, dout: a.dout, delta: a.delta };
   const rp = rowPass(gpu, a, 'dq');
-  const DQK: NsaKernel<typeof DQ_ENTRIES> = rp.simple ? NSA_ATTN_DQ_SIMPLE_KERNEL : NSA_ATTN_DQ_KERNEL;
   const dqArgs = { uniforms: { P: u }, constants: rp.constants, label: `${label}.dq` };
+  // sel: the group-centric or simple kernel; cmp, win: the query-tiled or simple one.
+  const dqSel: NsaKernel<Pick<typeof DQ_ENTRIES, 'backwardDqSel'>> = rp.kind === 'simple' ? NSA_ATTN_DQ_SIMPLE_KERNEL : NSA_ATTN_DQ_KERNEL;
+  const dqRange: NsaKernel<Pick<typeof DQ_ENTRIES, 'backwardDq'>> =
+    rp.kind === 'tiled' ? NSA_ATTN_TILED_DQ_KERNEL : NSA_ATTN_DQ_SIMPLE_KERNEL;
   const dq = isSel
-    ? kernelDispatch(gpu, DQK, 'backwardDqSel', { ...dqArgs, storage: { ...common, gradQ: a.gradQ, sel: a.sel! } }, rp.grid)
-    : kernelDispatch(gpu, DQK, 'backwardDq', { ...dqArgs, storage: { ...common, gradQ: a.gradQ } }, rp.grid);
+    ? kernelDispatch(gpu, dqSel, 'backwardDqSel', { ...dqArgs, storage: { ...common, gradQ: a.gradQ, sel: a.sel! } }, rp.grid)
+    : kernelDispatch(gpu, dqRange, 'backwardDq', { ...dqArgs, storage: { ...common, gradQ: a.gradQ } }, rp.grid);
   const kc: Record<string, number> = simple
     ? { DK: dk, DV: dv }
     : { DK: dk, DV: dv, DK4: Math.ceil(dk / 4), DV4: Math.ceil(dv / 4), NS: kt.NS, KB: kt.KB, KC4: kt.KC4, VC4: kt.VC4, BQ: kt.BQ };

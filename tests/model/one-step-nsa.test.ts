@@ -31,15 +31,18 @@ async function oneStep(cfg: ModelConfig, seed: number, nsaKernels: NsaAttnVarian
   const N = B * cfg.seqLen;
   const tokens = Int32Array.from({ length: N }, () => Math.floor(r() * cfg.vocabSize));
   const targets = Int32Array.from({ length: N }, () => Math.floor(r() * cfg.vocabSize));
-  // The variant asked for is the one encoded: group kernels run a (t, g, b) grid per branch.
+  // The variant asked for is the one encoded: the group variant runs sel on a (t, g, b) grid and
+  // cmp, win query-tiled (64 rows of one (b, g) a workgroup); simple runs one invocation per row.
   const forwardGrids = plan
     .stepDispatches()
     .filter((d) => /^nsa\.(cmp|sel|win)\.forward$/.test(d.label))
-    .map((d) => [...d.workgroups]);
+    .map((d) => [d.label.split('.')[1], d.workgroups.join(',')]);
   expect(forwardGrids).toHaveLength(3 * cfg.nLayers);
-  const groupGrid = [cfg.seqLen, cfg.nKvGroups, B];
-  for (const g of forwardGrids)
-    expect(g.join(',') === groupGrid.join(','), `${nsaKernels} forward grid ${g.join(',')}`).toBe(nsaKernels === 'group');
+  const hpg = cfg.nHeads / cfg.nKvGroups;
+  const groupGrid = (branch: string) =>
+    (branch === 'sel' ? [cfg.seqLen, cfg.nKvGroups, B] : [Math.ceil((cfg.seqLen * hpg) / 64), cfg.nKvGroups, B]).join(',');
+  for (const [branch, g] of forwardGrids)
+    expect(g === groupGrid(branch), `${nsaKernels} ${branch} forward grid ${g}`).toBe(nsaKernels === 'group');
   plan.writeBatch(0, tokens, targets, new Int32Array(tokenIndexLength(N)));
   const loss = await plan.forwardBackward();
   const grads = await plan.exportGrads();
