@@ -1,6 +1,7 @@
 // The selection scores of one query row (docs/nsa-spec.md "Selection scores"), computed by one
 // workgroup of SR_WG lanes: shared by the training kernel (nsa_select.wgsl scores: one workgroup
-// per (b, t, g)) and the decode kernels at t = st[0] (decode_select_split.wgsl: its arithmetic split
+// per (b, t, g); its scoresTiled, nsa_score_tiled.wgsl, repeats scoreRowSerial's arithmetic for 64
+// rows at once) and the decode kernels at t = st[0] (decode_select_split.wgsl: its arithmetic split
 // over many workgroups; decode_select.wgsl: scoreRowSerial per (b, g) on software adapters), so
 // decode selects from the same bits as training by construction. The including file defines, for the
 // row it works on (WGSL has no function pointers):

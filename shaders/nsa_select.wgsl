@@ -5,6 +5,8 @@
 //         row max and sum in natural-log units, p_k = exp((s_k − max)·scale) · (1/Σ), so Σ_k p_k = 1
 //         to f32 rounding at any |s| and equal scores give bit-equal probabilities (no log-sum-exp
 //         round trip). Per j: heads ascending, blocks k ascending; the row is zeroed first.
+//         scoresTiled (nsa_score_tiled.wgsl, appended) is the same arithmetic for 64 queries a
+//         workgroup, sharing staged compressed keys (GPUs, where its grid fills them).
 // topN:   sel[b,t,g,·] = the top-n of the row's blockScores, one invocation per (b,t,g) row: the
 //         scan of nsa_topn.wgsl (shared with decode_select.wgsl), ascending, −1 padded.
 // Every storage binding is read_write (see residual.wgsl).

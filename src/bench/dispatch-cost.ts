@@ -181,13 +181,16 @@ export function dispatchCost(x: RecordedDispatch, ctx: CostContext): DispatchCos
     case 'nsa_compress.avgBackward':
       // total = B·T·G·D inputs, each summing the blocks that cover it (about l / d).
       return { flops: P.total * Math.ceil(P.l / P.d), bytes: W * (P.total + P.B * P.N * P.G * P.D) };
-    case 'nsa_select.scores': {
+    case 'nsa_select.scores':
+    case 'nsa_select.scoresTiled': {
       // Per (b, t, g) row: each head's q·kc over the ncmp(t) visible blocks, their softmax, and the
-      // selection-block scores; q and the compressed keys read once.
+      // selection-block scores; q and the compressed keys read once. The 64-lane row keeps each
+      // s_k (up to SR_CH = 2,048 blocks); the tiled kernel recomputes it in each of its 3 passes.
       const hpg = P.H / P.G;
       const pairs = P.B * P.G * hpg * sumRows(P.T, (t) => ncmp(t, P.l, P.d));
+      const dots = x.entryPoint === 'scoresTiled' ? 3 : 1;
       return {
-        flops: pairs * (2 * P.dk + 5),
+        flops: pairs * (dots * 2 * P.dk + 5),
         bytes: W * P.B * (P.T * P.H * P.dk + P.N * P.G * P.dk + P.T * P.G * P.nB),
       };
     }

@@ -5,12 +5,14 @@
 // compressed probabilities itself, from its own row max and sum in natural-log units (see the
 // shader), so they sum to 1 at any score magnitude and equal scores give equal probabilities.
 import scoreRowCode from '../../shaders/nsa_score_row.wgsl?raw';
+import scoreTiledCode from '../../shaders/nsa_score_tiled.wgsl?raw';
 import code from '../../shaders/nsa_select.wgsl?raw';
 import topnCode from '../../shaders/nsa_topn.wgsl?raw';
 import { numCmpBlocks, numSelBlocks } from '../definitions/nsa-blocks';
 import { assertNsaConfig, type NsaConfig } from '../definitions/nsa-config';
 import type { BufferSlice } from '../gpu/arena';
-import { checkDims, checkSlices } from '../gpu/checks';
+import { checkDims, checkMax, checkSlices } from '../gpu/checks';
+import { computeUnits } from '../gpu/compute-units';
 import type { Dispatch, GpuContext } from '../gpu/context';
 import { ceilDiv, grid1d } from '../gpu/grid';
 import { defineKernel, kernelDispatch, type KernelVariant } from '../gpu/kernel-interface';
@@ -19,7 +21,7 @@ import { type NsaAttnVariant, nsaAttnVariant } from './nsa-attention';
 const WG = 64;
 
 const F = 'array<f32>';
-/** scores and its software twin scoresSerial bind the same buffers. */
+/** scores, scoresTiled and their software twin scoresSerial bind the same buffers. */
 const SCORES_BINDINGS = [
   ['blockScores', F],
   ['q', F],
@@ -32,6 +34,7 @@ export const NSA_SELECT_KERNEL = defineKernel({
     ['nsa_topn.wgsl', topnCode],
     ['nsa_score_row.wgsl', scoreRowCode],
     ['nsa_select.wgsl', code],
+    ['nsa_score_tiled.wgsl', scoreTiledCode],
   ],
   uniforms: {
     P: {
@@ -58,6 +61,7 @@ export const NSA_SELECT_KERNEL = defineKernel({
   // blockScores first in both: a name keeps one binding index in every entry point (kernelHeader).
   entries: {
     scores: SCORES_BINDINGS,
+    scoresTiled: SCORES_BINDINGS,
     scoresSerial: SCORES_BINDINGS,
     topN: [
       ['blockScores', F],
@@ -75,8 +79,18 @@ export function scoreRowChunk(nCmp: number): number {
   return Math.min(2048, Math.max(64, 2 ** Math.ceil(Math.log2(Math.max(1, nCmp)))));
 }
 
+/** Largest dk of the query-tiled scores (MAX_DK of nsa_score_tiled.wgsl). */
+const TILED_MAX_DK = 128;
+
+/** scoresTiled's constants: the key width and the keys per staged tile (16 KiB, at most 128). */
+function tiledConstants(dk: number): Record<string, number> {
+  return { SR_CH: 64, SDK: dk, TK: Math.min(128, Math.floor(4096 / dk)) };
+}
+
 export const NSA_SELECT_VARIANTS: readonly KernelVariant[] = [
   { kernel: NSA_SELECT_KERNEL, entryPoint: 'scores', constants: { SR_CH: 2048 } },
+  { kernel: NSA_SELECT_KERNEL, entryPoint: 'scoresTiled', constants: tiledConstants(64) },
+  { kernel: NSA_SELECT_KERNEL, entryPoint: 'scoresTiled', constants: tiledConstants(5) },
   { kernel: NSA_SELECT_KERNEL, entryPoint: 'scoresSerial', constants: { SR_CH: 64 } },
   { kernel: NSA_SELECT_KERNEL, entryPoint: 'topN', constants: { SR_CH: 64 } },
 ];
@@ -97,10 +111,18 @@ export interface SelectionScoresArgs {
   /** Blocks per workgroup-memory chunk (SR_CH; default scoreRowChunk(Ncmp)): same bits at any value. */
   chunk?: number;
   /**
-   * 'group': one 64-lane workgroup per row; 'simple': one invocation per row (scoreRowSerial), for
-   * software adapters, where barriers are slow. Same bits. Default by adapter, as the attention.
+   * 'group': the GPU kernels (layout below); 'simple': one invocation per row (scoreRowSerial), for
+   * software adapters, where barriers are slow. Same arithmetic. Default by adapter, as the attention.
    */
   variant?: NsaAttnVariant;
+  /**
+   * The group variant's layout: 'tiled', one invocation per row and 64 consecutive queries of a
+   * (b, g) sharing each staged tile of compressed keys; 'rows', one 64-lane workgroup per row. Same
+   * arithmetic. Default: tiled where its B·G·ceil(T / 64) workgroups give each compute unit one (every
+   * size on a software adapter) and dk ≤ 128, else rows (m7c-125m's T = 1,024 at batch 1 would be 32
+   * workgroups on an H100's 132 SMs, each invocation a whole row; at T = 16,384, 512).
+   */
+  layout?: 'rows' | 'tiled';
 }
 
 export interface TopNSelectionArgs {
@@ -151,18 +173,29 @@ export async function selectionScoresDispatch(gpu: GpuContext, a: SelectionScore
   });
   const rows = B * T * G;
   const serial = nsaAttnVariant(gpu, a.variant) === 'simple';
+  const tileGrid = [ceilDiv(T, WG), G, B] as const;
+  const layout = a.layout ?? (dk <= TILED_MAX_DK && B * G * tileGrid[0] >= computeUnits(gpu.adapter) ? 'tiled' : 'rows');
+  if (layout === 'tiled') checkMax(label, 'dk', dk, TILED_MAX_DK);
+  const uniforms = params(cfg, { B, T, H, G, dk }, rows);
+  const storage = { blockScores: a.scores, q: a.q, kc: a.kc };
+  if (serial)
+    // One invocation per row, 64 to a workgroup.
+    return kernelDispatch(
+      gpu,
+      NSA_SELECT_KERNEL,
+      'scoresSerial',
+      { uniforms, storage, constants: { SR_CH: 64 }, label },
+      grid1d(ceilDiv(rows, WG)),
+    );
+  if (layout === 'tiled')
+    return kernelDispatch(gpu, NSA_SELECT_KERNEL, 'scoresTiled', { uniforms, storage, constants: tiledConstants(dk), label }, tileGrid);
+  // One workgroup per row.
   return kernelDispatch(
     gpu,
     NSA_SELECT_KERNEL,
-    serial ? 'scoresSerial' : 'scores',
-    {
-      uniforms: params(cfg, { B, T, H, G, dk }, rows),
-      storage: { blockScores: a.scores, q: a.q, kc: a.kc },
-      constants: { SR_CH: serial ? 64 : (a.chunk ?? scoreRowChunk(N)) },
-      label,
-    },
-    // One invocation per row (64 to a workgroup), or one workgroup per row.
-    serial ? grid1d(ceilDiv(rows, WG)) : grid1d(rows, gpu.limits.maxComputeWorkgroupsPerDimension),
+    'scores',
+    { uniforms, storage, constants: { SR_CH: a.chunk ?? scoreRowChunk(N) }, label },
+    grid1d(rows, gpu.limits.maxComputeWorkgroupsPerDimension),
   );
 }
 

@@ -75,7 +75,15 @@ const CASES: Case[] = [
   },
 ];
 
-async function runSelection(gpu: GpuContext, cs: Case, q: Float64Array, kc: Float64Array, chunk?: number, variant?: NsaAttnVariant) {
+async function runSelection(
+  gpu: GpuContext,
+  cs: Case,
+  q: Float64Array,
+  kc: Float64Array,
+  chunk?: number,
+  variant?: NsaAttnVariant,
+  layout?: 'rows' | 'tiled',
+) {
   const { cfg, B, T, H, G, dk } = cs;
   const nB = numSelBlocks(T, cfg);
   const arena = createArena(gpu, 'select', [
@@ -90,7 +98,7 @@ async function runSelection(gpu: GpuContext, cs: Case, q: Float64Array, kc: Floa
   gpu.write(s('scores'), new Float32Array(B * T * G * nB).fill(NaN)); // garbage: must be overwritten
   gpu.write(s('sel'), new Int32Array(B * T * G * cfg.nSel).fill(12345)); // garbage: must be overwritten
   gpu.run([
-    await selectionScoresDispatch(gpu, { q: s('q'), kc: s('kc'), scores: s('scores'), B, T, H, G, dk, cfg, chunk, variant }),
+    await selectionScoresDispatch(gpu, { q: s('q'), kc: s('kc'), scores: s('scores'), B, T, H, G, dk, cfg, chunk, variant, layout }),
     await topNSelectionDispatch(gpu, { scores: s('scores'), sel: s('sel'), B, T, G, cfg }),
   ]);
   return { scores: await gpu.readF32(s('scores'), B * T * G * nB), sel: await gpu.readI32(s('sel'), B * T * G * cfg.nSel) };
@@ -180,22 +188,37 @@ describe('selection scores in chunks of SR_CH blocks', () => {
     const r = rng(T + 5);
     const q = F(randn(B * T * H * dk, r));
     const kc = F(randn(B * N * G * dk, r));
-    const whole = await runSelection(gpu, cs, q, kc, 512, 'group');
+    const whole = await runSelection(gpu, cs, q, kc, 512, 'group', 'rows');
     for (const c of [64, chunk]) {
-      const parts = await runSelection(gpu, cs, q, kc, c, 'group');
+      const parts = await runSelection(gpu, cs, q, kc, c, 'group', 'rows');
       expect(Buffer.from(parts.scores.buffer).equals(Buffer.from(whole.scores.buffer)), `SR_CH ${c}`).toBe(true);
       expect(Array.from(parts.sel)).toEqual(Array.from(whole.sel));
     }
   });
 });
 
-// The software adapters' entry (one invocation per row, scoreRowSerial) and the GPUs' (a 64-lane
-// workgroup per row) write the same arithmetic in the same order. SwiftShader gives the same bits;
-// NVIDIA's compiler, free to schedule the two differently, differed in one case of twelve on the
-// H200, so the check is f32 rounding (rel RMS ≤ 1e-6) and the same selections. Decode runs the
-// same function as training on each adapter (decode.ts), where bits are what count.
-describe('selection scores: one invocation per row ≈ one workgroup per row', () => {
-  it.each(CASES)('$name', async (cs) => {
+// The software adapters' entry (one invocation per row, scoreRowSerial) and the GPUs' two layouts (a
+// 64-lane workgroup per row; 64 rows a workgroup sharing staged compressed keys) write the same
+// arithmetic in the same order. SwiftShader gives the same bits for all three (checked); NVIDIA's
+// compiler, free to schedule them differently, differed in one case of twelve on the H200 (serial
+// vs rows), so on a GPU the check is f32 rounding (rel RMS ≤ 1e-6) and the same selections. Decode
+// reproduces the same arithmetic (decode.ts), where bits are what count.
+describe('selection scores: one invocation per row = a 64-lane workgroup per row = query-tiled', () => {
+  const TILED_CASES: Case[] = [
+    ...CASES,
+    {
+      // Query tile 8 (t 512 … 575) reads 60 to 68 compressed blocks: its rows from t = 551 need the
+      // second staged key tile (TK = 64 at dk 64), which only its last query's count asks for.
+      name: 'dk=64, T=576, l=40, d=8, lSel=48: a query tile whose rows straddle a key tile',
+      cfg: { ...BASE, l: 40, d: 8, lSel: 48 },
+      B: 1,
+      T: 576,
+      H: 6,
+      G: 2,
+      dk: 64,
+    },
+  ];
+  it.each(TILED_CASES)('$name', async (cs) => {
     const gpu = await getGpu();
     const { cfg, B, T, H, G, dk } = cs;
     const N = numCmpBlocks(T, cfg);
@@ -203,10 +226,17 @@ describe('selection scores: one invocation per row ≈ one workgroup per row', (
     const q = F(randn(B * T * H * dk, r));
     const kc = F(randn(B * N * G * dk, r));
     const serial = await runSelection(gpu, cs, q, kc, undefined, 'simple');
-    const lanes = await runSelection(gpu, cs, q, kc, undefined, 'group');
+    const lanes = await runSelection(gpu, cs, q, kc, undefined, 'group', 'rows');
+    const tiled = await runSelection(gpu, cs, q, kc, undefined, 'group', 'tiled');
     if (N === 0) expect(Array.from(lanes.scores).every((v) => v === 0)).toBe(true);
-    else expectClose('scores', serial.scores, lanes.scores, 1e-6);
-    expect(Array.from(serial.sel)).toEqual(Array.from(lanes.sel));
+    for (const [name, x] of [
+      ['rows', lanes],
+      ['tiled', tiled],
+    ] as const) {
+      if (gpu.adapter.software) expect(Buffer.from(x.scores.buffer).equals(Buffer.from(serial.scores.buffer)), `${name} bits`).toBe(true);
+      else expectClose(`${name} scores`, x.scores, serial.scores, 1e-6);
+      expect(Array.from(x.sel), name).toEqual(Array.from(serial.sel));
+    }
   });
 });
 
