@@ -24,6 +24,7 @@ import { passkeyNeedleRange } from '../../src/train/data/passkey';
 import { MQAR_PRESETS } from '../../src/train/presets/mqar-preset';
 import { PASSKEY_LONG_TASK } from '../../src/train/presets/passkey-long-preset';
 import { meanKeyReads } from '../../src/ui/config/derived';
+import { runCli } from '../helpers/cli-process';
 
 const dir = mkdtempSync(join(tmpdir(), 'nsa-learn-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -185,17 +186,20 @@ describe('npm run learn (spawned)', () => {
     },
   );
 
-  it('refuses a bad grid with exit 2 naming the flag or field, before any training', () => {
-    for (const [args, named] of [
+  it('refuses a bad grid with exit 2 naming the flag or field, before any training', async () => {
+    const cases = [
       [['--preset', 'mqar-tiny', '--lrs', '0'], '--lrs'],
       [['--preset', 'nope'], '--preset'],
       [['--preset', 'mqar-tiny', '--mechanisms', 'nsa,sparse'], '--mechanisms'],
       [['--preset', 'mqar-tiny', '--set', 'model.seqLen=40'], 'data.recall.minDistance'],
       [['--preset', 'mqar-tiny', '--engine', 'jax'], '--engine'],
       [['--preset', 'mqar-tiny', '--variant', 'lr 1e-3'], '--variant'],
-    ] as const) {
-      const r = learn([...args, '--out', join(dir, 'bad')]);
-      expect(r.status, `${args.join(' ')}: ${r.stderr}`).toBe(2);
+    ] as const;
+    // Side by side: each is mostly a process start.
+    const results = await Promise.all(cases.map(([args]) => runCli('learn', [...args, '--out', join(dir, 'bad')])));
+    for (const [i, [args, named]] of cases.entries()) {
+      const r = results[i];
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
       expect(r.stderr).toContain(named);
       expect(r.stdout).toBe('');
     }

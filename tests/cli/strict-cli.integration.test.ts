@@ -2,36 +2,18 @@
 // GPU work (each refusal comes before the device is asked for). The rules themselves are tested in
 // process (args.test.ts); this checks each entry point uses the strict parser and that npm run
 // train refuses impossible sizes and bad data files before any GPU work, creating no run folder.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
+import { runCli } from '../helpers/cli-process';
+
 const out = mkdtempSync(join(tmpdir(), 'nsa-strict-cli-'));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  ms: number;
-}
-
-function run(entry: string, args: string[]): Promise<Result> {
-  const t0 = performance.now();
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['scripts/run-node.mjs', `src/cli/${entry}.ts`, ...args], {
-      env: { ...process.env, NSA_GPU: 'software' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr, ms: performance.now() - t0 }));
-  });
-}
+const run = runCli;
 
 const CLIS = ['train', 'generate', 'eval-recall', 'compare', 'bench', 'bench-nsa', 'gpu-adapter', 'train-golden', 'export'];
 

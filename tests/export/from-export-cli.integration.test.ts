@@ -12,13 +12,11 @@ import { paramSpecs } from '../../src/definitions/params';
 import { initParams } from '../../src/model/init';
 import { exportDirectoryFiles } from '../../src/train/export/directory';
 import { preset } from '../../src/train/presets/presets';
+import { runCli } from '../helpers/cli-process';
 import { writeFiles } from './torch-side';
 
 const root = mkdtempSync(join(tmpdir(), 'nsa-from-export-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
-
-const train = (args: string[]) =>
-  spawnSync(process.execPath, ['scripts/run-node.mjs', 'src/cli/train.ts', '--out', root, ...args], { encoding: 'utf8', timeout: 60_000 });
 
 describe('npm run train -- --from-export', () => {
   const c = preset('tiny');
@@ -26,20 +24,23 @@ describe('npm run train -- --from-export', () => {
   const dir = join(root, 'exported');
   writeFiles(dir, exportDirectoryFiles({ config: c, state: { stepsDone: 0, batchesDrawn: 0 }, params, adamM: params, adamV: params }));
 
-  it('names the missing file, the broken field, and a flag it does not take (exit 2, no run folder)', () => {
-    const missing = train(['--from-export', join(root, 'nowhere')]);
-    expect(missing.status).toBe(2);
-    expect(missing.stderr).toContain(`--from-export: cannot read ${join(root, 'nowhere', 'config.json')}`);
-
+  it('names the missing file, the broken field, and a flag it does not take (exit 2, no run folder)', async () => {
     const broken = join(root, 'broken');
     writeFiles(broken, exportDirectoryFiles({ config: c, state: { stepsDone: 0, batchesDrawn: 0 }, params, adamM: params, adamV: params }));
     writeFileSync(join(broken, 'config.json'), JSON.stringify({ ...JSON.parse(JSON.stringify(c)), format: 'nsa-playground-export' }));
-    const bad = train(['--from-export', broken]);
-    expect(bad.status).toBe(2);
+    // Side by side: each is mostly a process start.
+    const [missing, bad, flag] = await Promise.all(
+      [
+        ['--from-export', join(root, 'nowhere')],
+        ['--from-export', broken],
+        ['--from-export', dir, '--preset', 'small'],
+      ].map((args) => runCli('train', ['--out', root, ...args])),
+    );
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain(`--from-export: cannot read ${join(root, 'nowhere', 'config.json')}`);
+    expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/broken\/config\.json: format_version: /);
-
-    const flag = train(['--from-export', dir, '--preset', 'small']);
-    expect(flag.status).toBe(2);
+    expect(flag.code).toBe(2);
     expect(flag.stderr).toContain('drop --preset');
     expect(spawnSync('ls', [root], { encoding: 'utf8' }).stdout.trim().split('\n').sort()).toEqual(['broken', 'exported']);
   }, 60_000);

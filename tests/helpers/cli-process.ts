@@ -1,0 +1,26 @@
+// A CLI (src/cli/<entry>.ts) run as its own process, asynchronously, so that a test's refusals can
+// run side by side: each spends most of its ~3.5 s starting Node and compiling the TypeScript.
+import { spawn } from 'node:child_process';
+
+export interface CliResult {
+  /** Exit code (null when killed). */
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+/** Runs src/cli/<entry>.ts with args on the software adapter (NSA_GPU=software), plus env. */
+export function runCli(entry: string, args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  const t0 = performance.now();
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['scripts/run-node.mjs', `src/cli/${entry}.ts`, ...args], {
+      env: { ...process.env, NSA_GPU: 'software', ...env },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('exit', (code) => resolve({ code, stdout, stderr, ms: performance.now() - t0 }));
+  });
+}
