@@ -9,12 +9,10 @@
 //                                   wheels, so it overlaps the checks' CPU work)
 //   3. side by side:
 //      vitest --project gpu          kernels and models on Dawn (SwiftShader), the learning check
-//      vitest --project fast         in process, CPU only (its output printed when it ends), then
-//                                    the integration tier's python lane (below) in its place
-//   4. side by side, when the GPU tier ends:
+//      vitest --project fast         in process, CPU only (its output printed when it ends)
+//   4. side by side:
 //      vitest --project integration  CLIs, scripts, torchrun and python as child processes, in two
-//                                    lanes (two vitest processes, each a half of the tier's files;
-//                                    the python lane started in step 3)
+//                                    lanes (two vitest processes, each a half of the tier's files)
 //      playwright test               the page in headless Chromium, WebGPU on SwiftShader
 //
 // The GPU tier alone keeps about 1.5 cores busy (at 483e181: 256 s of CPU in 188 s; many of its
@@ -26,9 +24,10 @@
 // they took 235 s and 254 s. Neither asserts a wall-clock time a shared core could miss (hang
 // guards and report-only figures), and their files and ports are disjoint. At 6c9436d the pair took
 // 542 s (Playwright 393 s), the machine busy 99 % until Playwright ended, then 40–90 % for the
-// integration tier's last 150 s alone: hence its two lanes. At 3b84c3f the GPU tier took 225 s, the
-// fast tier 66 s, then step 4 443 s (python lane; cli 409, Playwright 407): 12.5 min in all, hence
-// the python lane's start beside the GPU tier, in the ~160 s the GPU tier runs alone.
+// integration tier's last 150 s alone: hence its two lanes. The cores are the limit, not the order:
+// at 3b84c3f step 3 took 225 s (GPU) and step 4 443 s (python lane; cli 409, Playwright 407), 12.5
+// min in all; with the python lane started beside the GPU tier when the fast tier ended (tried at
+// 49d9913), the GPU tier took 303 s and the python lane 165, step 4 365 s: 12.5 min again.
 //
 // The learning tier (npm run test:learning) is not part of it. A failing step stops the run; the
 // closing table gives every step's time, also written to build/test-times.json.
@@ -145,21 +144,11 @@ async function main() {
     run('hf venv', ['node', ['scripts/ensure-test-env.mjs', '--hf-venv-only']], {}, true),
   ]);
   if (!staticOk || !venvOk) report(false);
-  // The integration tier's python lane, the longest of step 4, starts when the fast tier ends, in
-  // the GPU tier's idle half core (see the header); the rest of step 4 when the GPU tier ends.
-  const [pythonLane, cliLane] = integrationLanes();
-  const fast = run(FAST_TIER[0], FAST_TIER[1], {}, true);
-  const gpu = run(GPU_TIER[0], GPU_TIER[1]);
-  const python = fast.then((ok) => ok && run(pythonLane[0], pythonLane[1], {}, true));
-  const [gpuOk, fastOk] = await Promise.all([gpu, fast]);
-  if (!gpuOk || !fastOk) {
-    await python; // its output, then the table
-    report(false);
-  }
-  const [cliOk, playwrightOk, pythonOk] = await Promise.all([
-    run(cliLane[0], cliLane[1], {}, true),
+  const [gpuOk, fastOk] = await Promise.all([run(GPU_TIER[0], GPU_TIER[1]), run(FAST_TIER[0], FAST_TIER[1], {}, true)]);
+  if (!gpuOk || !fastOk) report(false);
+  const [pythonOk, cliOk, playwrightOk] = await Promise.all([
+    ...integrationLanes().map(([name, cmd]) => run(name, cmd, {}, true)),
     run(PLAYWRIGHT[0], PLAYWRIGHT[1], PLAYWRIGHT[2]),
-    python,
   ]);
   report(pythonOk && cliOk && playwrightOk);
 }
