@@ -34,12 +34,14 @@ function deviceCall(budget: number, args: string[]) {
 }
 
 describe('device-call.sh (SwiftShader rehearsal)', { timeout: 300_000 }, () => {
-  // 40 s: the adapter step and run.sh's 10 s reserve leave the smoke step at least run.sh's 5 s only
-  // if the adapter takes ≤ 25 s; at 25 s a loaded CI machine once took more, and the step was
+  // 50 s: the adapter step and run.sh's 10 s reserve leave the smoke step at least run.sh's 5 s only
+  // if the adapter takes ≤ 35 s; at 25 s a loaded CI machine once took more, and the step was
   // skipped; at 30 s (2026-11-28, a rehearsal) the adapter took about 15 s and the smoke step's 5 s
-  // cap cut Vitest before it printed its first line, so nothing showed that a cut keeps its output.
-  it('BUDGET=40: the smoke step runs under a cap clipped to the budget; a cut keeps its output; every step in summary.json', () => {
-    const budget = 40;
+  // cap cut Vitest before it printed its first line, so nothing showed that a cut keeps its output;
+  // at 40 s (2026-11-28, a rehearsal on a machine slower than usual: 13.9 min for npm test) the
+  // smoke step's 10 s cap did the same. At 50 s it gets about 20.
+  it('BUDGET=50: the smoke step runs under a cap clipped to the budget; a cut keeps its output; every step in summary.json', () => {
+    const budget = 50;
     const r = deviceCall(budget, ['--small', '--allow-software', '--only', 'smoke']);
     expect(r.log).toMatch(new RegExp(`== probe .*budget ${budget} s`));
     expect(r.log).toMatch(/glibc: /);
@@ -48,7 +50,7 @@ describe('device-call.sh (SwiftShader rehearsal)', { timeout: 300_000 }, () => {
     expect(r.summary.steps[0].exit).toBe(0);
     const smoke = r.summary.steps[1];
     expect(smoke.skipped, 'the adapter step left the smoke step no time: nothing was tested').toBeFalsy();
-    // On two software cores the kernel smoke needs longer than what 40 s leaves: cut, not failed.
+    // On two software cores the kernel smoke needs longer than what 50 s leaves: cut, not failed.
     if (smoke.cut) {
       expect(smoke.exit).toBe(124);
       expect(r.log).toMatch(/== smoke: exit 124 in \d+ s, cut at its \d+ s cap/);
