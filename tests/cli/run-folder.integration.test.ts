@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
 import { decodeCheckpoint, encodeCheckpoint } from '../../src/train/checkpoint/checkpoint';
+import { runCli } from '../helpers/cli-process';
 
 const root = mkdtempSync(join(tmpdir(), 'nsa-run-folder-cli-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -204,11 +205,12 @@ describe('export and --help', { timeout: 600_000 }, () => {
     expect(forced.status, forced.stderr).toBe(0);
   });
 
-  it.each(['train', 'bench', 'bench-nsa', 'train-golden', 'gpu-adapter', 'eval-recall', 'generate', 'compare', 'export'])(
+  // Concurrent: each is mostly a process start (tests/helpers/cli-process.ts).
+  it.concurrent.each(['train', 'bench', 'bench-nsa', 'train-golden', 'gpu-adapter', 'eval-recall', 'generate', 'compare', 'export'])(
     '%s --help: usage on stdout, exit 0, no GPU',
-    (script) => {
-      const r = cli(script, ['--help'], 120_000);
-      expect(r.status, r.stderr).toBe(0);
+    async (script) => {
+      const r = await runCli(script, ['--help']);
+      expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toMatch(/usage: npm run /i);
       expect(r.stdout).not.toContain('[gpu]');
     },
