@@ -1,19 +1,14 @@
 // NSA branch attention, backward part 3: dK and dV per key, key-outer, on the shared machinery of
 // attention_keys.wgsl (after attention_common.wgsl, attention_bwd_common.wgsl,
-// nsa_attention_common.wgsl and attention_keys.wgsl; delta and lse come from the earlier passes).
-// A workgroup owns KB consecutive keys of one (batch b, group g) — wid = (chunk, g, b); a sel chunk
-// never crosses a selection block — and loops over the queries that read them, in ascending t:
+// nsa_attention_common.wgsl and attention_keys.wgsl; delta and lse come from the earlier passes):
+// the part the entry points share. A workgroup owns KB consecutive keys of one (batch b, group g)
+// — wid = (chunk, g, b); a sel chunk never crosses a selection block — and loops over the queries
+// that read them, in ascending t:
 //   win: t ∈ [s, s + w − 1];  cmp: t ≥ k·d + l − 1;  sel: the reverse index of (b, g, block).
-// The *Split entry points run one workgroup per (chunk, head) instead of per (chunk, group) and
-// write each head's part (attention_sum_heads.wgsl adds them): H/G times the workgroups, for a GPU
-// that B·chunks·G workgroups leave idle. keyGradsSplit (cmp, win) may also cut each chunk's query
-// range into P.qSplits equal pieces, one workgroup each (wid.x = chunk·qSplits + piece), writing a
-// part per (head, piece): parts [B,S,G,hpg,qSplits,·], added heads-then-pieces ascending.
-// Bindings: 1 q, 2 k, 3 v, 4 lse, 5 dout, 6 delta, then per entry point —
-//   keyGrads (cmp, win): 7 gradK, 8 gradV
-//   keyGradsSel:         7 gradOut, 8 rev. The reverse index costs a binding, so sel runs twice:
-//                        P.want = 1 (gradOut = gradK) and P.want = 2 (gradOut = gradV). rev holds
-//                        the offsets [B·G·nB + 1] then the ascending query lists from P.revBase.
+// The entry points: nsa_attention_dkdv_range.wgsl (cmp, win), nsa_attention_dkdv_sel.wgsl (sel,
+// one gradient a pass: 8 storage bindings) and nsa_attention_dkdv_sel_both.wgsl (sel, dK and dV in
+// one pass: 9, where the adapter allows them). Bindings 1 q, 2 k, 3 v, 4 lse, 5 dout, 6 delta; rev
+// holds the reverse index's offsets [B·G·nB + 1], then the ascending query lists from P.revBase.
 
 var<workgroup> listStart: u32;
 var<workgroup> listLen: u32;
@@ -73,22 +68,12 @@ fn keyGradsOf(b: u32, g: u32, x: u32, h0: u32, hn: u32, split: bool, qp: u32, nq
   storeKeyGrads(kt);
 }
 
-@compute @workgroup_size(WG)
-fn keyGrads(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  keyGradsOf(wid.z, wid.y, wid.x, 0u, P.hpg, false, 0u, 1u, lid);
-}
-
-// One workgroup per (chunk, query piece, head): wid.x = chunk·qSplits + piece, wid.y = g·hpg + head.
-@compute @workgroup_size(WG)
-fn keyGradsSplit(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  keyGradsOf(wid.z, wid.y / P.hpg, wid.x / P.qSplits, wid.y % P.hpg, 1u, true, wid.x % P.qSplits, P.qSplits, lid);
-}
-
-fn keyGradsSelOf(b: u32, g: u32, x: u32, h0: u32, hn: u32, split: bool, lid: u32) {
+// Adds the terms of every query on the reverse-index list of chunk x's selection block (those at
+// or past the chunk's first key; ascending t, the workgroup's hn heads innermost) into the thread's
+// dK (want bit 0) and dV (bit 1). Uniform b, g, x, hn, want.
+fn selChunkRows(b: u32, g: u32, x: u32, kt: KeyThread, hn: u32, want: u32, lid: u32) {
   let h = hn;
   let first = chunkFirst(x);
-  let kt = chunkKeys(b, g, x, h0, hn, split, 0u, 1u, lid);
-
   // The block's list, from its first query ≥ the chunk's first key (binary search).
   if (lid == 0u) {
     let r = (b * P.G + g) * P.nB + x / P.cpb;
@@ -111,33 +96,6 @@ fn keyGradsSelOf(b: u32, g: u32, x: u32, h0: u32, hn: u32, split: bool, lid: u32
       if (r0 + y < rows) { t = u32(rev[P.revBase + start + (r0 + y) / h]); }
       rowT[y] = t;
     }
-    addRows(b, g, kt, r0, rows, lid, P.want);
+    addRows(b, g, kt, r0, rows, lid, want);
   }
-
-  if (!kt.live) { return; }
-  if ((P.want & 1u) != 0u) {
-    for (var c = 0u; c < KC4; c++) {
-      for (var e = 0u; e < 4u; e++) {
-        let d = (kt.sl * KC4 + c) * 4u + e;
-        if (d < DK) { gradOut[kt.out * DK + d] = dk[c][e] * P.scale; }
-      }
-    }
-  } else {
-    for (var c = 0u; c < VC4; c++) {
-      for (var e = 0u; e < 4u; e++) {
-        let d = (kt.sl * VC4 + c) * 4u + e;
-        if (d < DV) { gradOut[kt.out * DV + d] = dv[c][e]; }
-      }
-    }
-  }
-}
-
-@compute @workgroup_size(WG)
-fn keyGradsSel(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  keyGradsSelOf(wid.z, wid.y, wid.x, 0u, P.hpg, false, lid);
-}
-
-@compute @workgroup_size(WG)
-fn keyGradsSelSplit(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  keyGradsSelOf(wid.z, wid.y / P.hpg, wid.x, wid.y % P.hpg, 1u, true, lid);
 }

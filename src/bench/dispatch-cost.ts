@@ -162,7 +162,8 @@ export function dispatchCost(x: RecordedDispatch, ctx: CostContext): DispatchCos
       };
     }
     case 'nsa.dkdv.keyGradsSplit':
-    case 'nsa.dkdv.keyGradsSelSplit': {
+    case 'nsa.dkdv.keyGradsSelSplit':
+    case 'nsa.dkdv.sel.keyGradsSelBothSplit': {
       // Per-head parts (per query piece: qSplits) of the key gradients the `want` bits ask for; the
       // query-side tensors once.
       const pairs = B * P.H * sumRows(P.T, (t) => branchKeys(P, t));

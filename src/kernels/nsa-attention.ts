@@ -16,6 +16,9 @@ import attnKeysCode from '../../shaders/attention_keys.wgsl?raw';
 import commonCode from '../../shaders/nsa_attention_common.wgsl?raw';
 import deltaCode from '../../shaders/nsa_attention_delta.wgsl?raw';
 import dkdvCode from '../../shaders/nsa_attention_dkdv.wgsl?raw';
+import dkdvRangeCode from '../../shaders/nsa_attention_dkdv_range.wgsl?raw';
+import dkdvSelCode from '../../shaders/nsa_attention_dkdv_sel.wgsl?raw';
+import dkdvSelBothCode from '../../shaders/nsa_attention_dkdv_sel_both.wgsl?raw';
 import dqCode from '../../shaders/nsa_attention_dq.wgsl?raw';
 import fwdCode from '../../shaders/nsa_attention_fwd.wgsl?raw';
 import rowsCode from '../../shaders/nsa_attention_rows.wgsl?raw';
@@ -104,6 +107,10 @@ const DKDV_ENTRIES = {
   keyGrads: [...ATTENTION_BWD, ['gradK', F], ['gradV', F]],
   keyGradsSel: [...ATTENTION_BWD, ['gradOut', F], ['rev', I]],
 } as const;
+/** sel's one-pass dK/dV: gradK, gradV at 7, 8 and the reverse index at 9 (one past the portable 8). */
+const SEL_BOTH_BINDINGS = [...ATTENTION_BWD, ['gradK', F], ['gradV', F], ['rev', I]] as const;
+/** Storage bindings per shader stage that the one-pass sel dK/dV needs (q, k, v, lse, dout, delta, gradK, gradV, rev). */
+const SEL_BOTH_STORAGE = 9;
 /** The group kernel's head split: one workgroup per head; gradK/gradV/gradOut hold the heads' parts. */
 const DKDV_SPLIT_ENTRIES = {
   ...DKDV_ENTRIES,
@@ -125,6 +132,8 @@ const NSA_COMMON: ShaderFile = ['nsa_attention_common.wgsl', commonCode];
 const ROWS: ShaderFile = ['nsa_attention_rows.wgsl', rowsCode];
 const SIMPLE: ShaderFile = ['nsa_attention_simple.wgsl', simpleCode];
 const TILED_ROWS: ShaderFile = ['attention_dense_rows.wgsl', attnRowsCode];
+const KEYS: ShaderFile = ['attention_keys.wgsl', attnKeysCode];
+const DKDV: ShaderFile = ['nsa_attention_dkdv.wgsl', dkdvCode];
 
 export const NSA_ATTN_FWD_KERNEL = defineKernel({
   name: 'nsa.forward',
@@ -140,9 +149,24 @@ export const NSA_ATTN_DQ_KERNEL = defineKernel({
 });
 export const NSA_ATTN_DKDV_KERNEL = defineKernel({
   name: 'nsa.dkdv',
-  files: [ATTN, ATTN_BWD, NSA_COMMON, ['attention_keys.wgsl', attnKeysCode], ['nsa_attention_dkdv.wgsl', dkdvCode]],
+  files: [
+    ATTN,
+    ATTN_BWD,
+    NSA_COMMON,
+    KEYS,
+    DKDV,
+    ['nsa_attention_dkdv_range.wgsl', dkdvRangeCode],
+    ['nsa_attention_dkdv_sel.wgsl', dkdvSelCode],
+  ],
   uniforms: { P: NSA_PARAMS },
   entries: DKDV_SPLIT_ENTRIES,
+});
+/** sel's dK and dV in one pass: 9 storage bindings (gradK, gradV and the reverse index), where the adapter allows. */
+export const NSA_ATTN_DKDV_SEL_BOTH_KERNEL = defineKernel({
+  name: 'nsa.dkdv.sel',
+  files: [ATTN, ATTN_BWD, NSA_COMMON, KEYS, DKDV, ['nsa_attention_dkdv_sel_both.wgsl', dkdvSelBothCode]],
+  uniforms: { P: NSA_PARAMS },
+  entries: { keyGradsSelBoth: SEL_BOTH_BINDINGS, keyGradsSelBothSplit: SEL_BOTH_BINDINGS },
 });
 /** The compressed and window branches' forward and dQ in the group variant (query-tiled). */
 export const NSA_ATTN_TILED_FWD_KERNEL = defineKernel({
@@ -343,6 +367,12 @@ export const NSA_ATTENTION_VARIANTS: readonly KernelVariant[] = (() => {
       const kt = nsaKeyTiling(d, d, branch, 16);
       const kc = { DK: d, DV: d, DK4: Math.ceil(d / 4), DV4: Math.ceil(d / 4), NS: kt.NS, KB: kt.KB, KC4: kt.KC4, VC4: kt.VC4, BQ: kt.BQ };
       out.push({ kernel: NSA_ATTN_DKDV_KERNEL, entryPoint: branch === 'sel' ? 'keyGradsSel' : 'keyGrads', constants: kc });
+      if (branch === 'sel')
+        out.push({
+          kernel: NSA_ATTN_DKDV_SEL_BOTH_KERNEL,
+          entryPoint: d === 64 ? 'keyGradsSelBothSplit' : 'keyGradsSelBoth',
+          constants: kc,
+        });
       if (d === 64)
         out.push({ kernel: NSA_ATTN_DKDV_KERNEL, entryPoint: branch === 'sel' ? 'keyGradsSelSplit' : 'keyGradsSplit', constants: kc });
     }
@@ -377,6 +407,11 @@ export type NsaBranchBackwardArgs = NsaAttnShape & {
   headParts?: { k: BufferSlice; v: BufferSlice };
   /** Query pieces of the head split (cmp, win; ≥ 1; tests). Default: nsaQuerySplits. */
   querySplits?: number;
+  /**
+   * sel with the group kernels: dK and dV in 1 pass (9 storage bindings; the default where the
+   * device allows them) or 2 (one gradient each, within the portable 8; tests). Same bits.
+   */
+  selKeyPasses?: 1 | 2;
 } & Slices<'q' | 'k' | 'v' | 'out' | 'lse' | 'dout' | 'delta' | 'gradQ' | 'gradK' | 'gradV'>;
 
 /**
@@ -644,8 +679,21 @@ export async function nsaBranchBackwardDispatches(gpu: GpuContext, a: NsaBranchB
     constants: kc,
     label: `${label}.dkdv`,
   };
+  const selBoth = () => {
+    const args = {
+      uniforms: { P: uniformValues(a, cpb, a.accumulateQ, 3) },
+      storage: { ...common, gradK: keyArgs.storage.gradK, gradV: keyArgs.storage.gradV, rev: a.reverse!.queries },
+      constants: kc,
+      label: `${label}.dkdv`,
+    };
+    const entry = parts ? 'keyGradsSelBothSplit' : 'keyGradsSelBoth';
+    return kernelDispatch(gpu, NSA_ATTN_DKDV_SEL_BOTH_KERNEL, entry, args, keyGrid);
+  };
+  const passes = a.selKeyPasses ?? (gpu.limits.maxStorageBuffersPerShaderStage >= SEL_BOTH_STORAGE ? 1 : 2);
   const keyPasses = isSel
-    ? [selPass(1, parts ? parts.k : a.gradK, 'dk'), selPass(2, parts ? parts.v : a.gradV, 'dv')]
+    ? !simple && passes === 1
+      ? [selBoth()]
+      : [selPass(1, parts ? parts.k : a.gradK, 'dk'), selPass(2, parts ? parts.v : a.gradV, 'dv')]
     : [
         parts
           ? kernelDispatch(gpu, NSA_ATTN_DKDV_KERNEL, 'keyGradsSplit', keyArgs, keyGrid)

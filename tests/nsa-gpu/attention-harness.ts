@@ -93,6 +93,8 @@ export interface RunOptions {
   headSplit?: boolean;
   /** Query pieces of the head split (cmp, win), with a scratch that holds them. Default: the adapter's choice. */
   querySplits?: number;
+  /** sel, group kernels: dK/dV in one pass or two. Default: the device's choice (one where 9 storage bindings are allowed). */
+  selKeyPasses?: 1 | 2;
 }
 
 /** Reverse index, forward and backward in one submit; outputs start as NaN so each must be written. */
@@ -153,6 +155,7 @@ export async function runBranch(
       gradV: sl.gradV,
       headParts: o.headSplit === false ? undefined : { k: sl.partK, v: sl.partV },
       querySplits: o.querySplits,
+      selKeyPasses: o.selKeyPasses,
       accumulateQ: o.accumulateQ ?? false,
     }),
   ]);

@@ -95,3 +95,22 @@ describe('NSA branch attention, group kernels with dK/dV split by head and query
     expect(gpu.reports).toEqual([]);
   });
 });
+
+// sel's dK and dV with the group kernels: one pass (9 storage bindings, the default where the
+// device allows them: SwiftShader and the H200 do) or two (one gradient each within WebGPU's
+// portable 8, what a device with 8 runs). The two compute the same terms in the same order: the
+// same bits, head split or not.
+describe('NSA selected branch, group kernels: dK/dV in one pass = in two passes, bit for bit', () => {
+  it.each([true, false])('head split %s: base, B=2, T=37', async (headSplit) => {
+    const gpu = await getGpu();
+    expect(gpu.limits.maxStorageBuffersPerShaderStage, 'this adapter cannot run the one-pass kernel').toBeGreaterThanOrEqual(9);
+    const s: NsaAttnShape = { B: 2, T: 37, ...DIMS };
+    const x = randomBranchInputs(s, BASE, 'sel', 47, 1.5);
+    const [one] = await runBranch(gpu, s, BASE, 'sel', x, { variant: 'group', headSplit, selKeyPasses: 1 });
+    const [two] = await runBranch(gpu, s, BASE, 'sel', x, { variant: 'group', headSplit, selKeyPasses: 2 });
+    expectMatches(two, referenceBranch(s, BASE, 'sel', x));
+    expect(new Uint32Array(one.dk.buffer)).toEqual(new Uint32Array(two.dk.buffer));
+    expect(new Uint32Array(one.dv.buffer)).toEqual(new Uint32Array(two.dv.buffer));
+    expect(gpu.reports).toEqual([]);
+  });
+});

@@ -128,6 +128,7 @@ describe('hardware-adapter paths on the recording device (H200 limits, 132 SMs)'
     const bwd = await nsaBranchBackwardDispatches(rec.gpu, args.backward);
     const kernels = bwd.map((d) => rec.describe(d)).map((d) => `${d.kernel} ${d.entryPoint}`);
     expect(kernels).toContain('nsa.simple.dq backwardDqSel');
-    expect(kernels.filter((k) => k.startsWith('nsa.dkdv keyGradsSel')).length).toBeGreaterThan(0);
+    // dK and dV in one pass: the recorded NVIDIA limits allow its 9 storage bindings.
+    expect(kernels).toContain('nsa.dkdv.sel keyGradsSelBothSplit');
   });
 });
