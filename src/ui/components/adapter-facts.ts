@@ -15,7 +15,12 @@ export const KEY_LIMITS: readonly LimitRow[] = [
   { key: 'maxStorageBufferBindingSize', label: 'Max storage binding', why: 'largest tensor range one kernel binds', bytes: true },
   { key: 'maxComputeWorkgroupStorageSize', label: 'Workgroup memory', why: 'matmul and attention tiles', bytes: true },
   { key: 'maxComputeInvocationsPerWorkgroup', label: 'Invocations per workgroup', why: 'kernels use at most 256', bytes: false },
-  { key: 'maxStorageBuffersPerShaderStage', label: 'Storage buffers per stage', why: 'kernels bind at most 8', bytes: false },
+  {
+    key: 'maxStorageBuffersPerShaderStage',
+    label: 'Storage buffers per stage',
+    why: 'kernels bind 8; 9 (NSA selected dK and dV in one pass) where allowed',
+    bytes: false,
+  },
 ];
 
 export const KEY_FEATURES: ReadonlyArray<{ name: string; why: string }> = [
