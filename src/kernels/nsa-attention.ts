@@ -222,9 +222,10 @@ export const NSA_ATTN_DELTA_KERNEL = defineKernel({
 });
 
 /**
- * Kernel variant: 'group' (GPU-oriented: forward and dQ per (b, t, g) workgroup sharing staged key
- * tiles between the heads of a group, dK/dV per key chunk sharing staged query tiles) or 'simple'
- * (software-oriented: one invocation per query row, resp. key row, reading straight from storage).
+ * Kernel variant: 'group' (GPU-oriented: sel's forward and dQ per (b, t, g) workgroup sharing staged
+ * key tiles between the heads of a group, cmp's and win's query-tiled as dense attention; dK/dV per
+ * key chunk sharing staged query tiles) or 'simple' (software-oriented: one invocation per query
+ * row, resp. key row, reading straight from storage).
  */
 export type NsaAttnVariant = 'group' | 'simple';
 
