@@ -13,13 +13,11 @@ import { runCli } from '../helpers/cli-process';
 const out = mkdtempSync(join(tmpdir(), 'nsa-strict-cli-'));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
-const run = runCli;
-
 const CLIS = ['train', 'generate', 'eval-recall', 'compare', 'bench', 'bench-nsa', 'gpu-adapter', 'train-golden', 'export'];
 
 describe('strict CLIs (spawned)', { timeout: 120_000 }, () => {
   it('each CLI exits 2 on an unknown flag, naming it, before any GPU work', async () => {
-    const results = await Promise.all(CLIS.map((c) => run(c, ['--bogus-flag', '1'])));
+    const results = await Promise.all(CLIS.map((c) => runCli(c, ['--bogus-flag', '1'])));
     for (const [i, r] of results.entries()) {
       expect(r.code, `${CLIS[i]}: ${r.stderr}`).toBe(2);
       expect(r.stderr, CLIS[i]).toMatch(/^unknown flag --bogus-flag\n/);
@@ -29,10 +27,10 @@ describe('strict CLIs (spawned)', { timeout: 120_000 }, () => {
 
   it('npm run train: --stpes 2, --batch 1e9, --set train.gradAccum=1e6 and a directory as data exit 2 naming them; no run folder', async () => {
     const [typo, batch, accum, folder] = await Promise.all([
-      run('train', ['--out', out, '--stpes', '2']),
-      run('train', ['--out', out, '--data', 'random', '--batch', '1e9']),
-      run('train', ['--out', out, '--data', 'random', '--set', 'train.gradAccum=1e6']),
-      run('train', ['--out', out, '--data', `file:${out}`]),
+      runCli('train', ['--out', out, '--stpes', '2']),
+      runCli('train', ['--out', out, '--data', 'random', '--batch', '1e9']),
+      runCli('train', ['--out', out, '--data', 'random', '--set', 'train.gradAccum=1e6']),
+      runCli('train', ['--out', out, '--data', `file:${out}`]),
     ]);
     expect(typo.code).toBe(2);
     expect(typo.stderr).toMatch(/^unknown flag --stpes \(did you mean --steps\?\)/);

@@ -7,20 +7,18 @@ export interface CliResult {
   code: number | null;
   stdout: string;
   stderr: string;
-  ms: number;
 }
 
-/** Runs src/cli/<entry>.ts with args on the software adapter (NSA_GPU=software), plus env. */
-export function runCli(entry: string, args: string[], env: Record<string, string> = {}): Promise<CliResult> {
-  const t0 = performance.now();
+/** Runs src/cli/<entry>.ts with args on the software adapter (NSA_GPU=software). */
+export function runCli(entry: string, args: string[]): Promise<CliResult> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['scripts/run-node.mjs', `src/cli/${entry}.ts`, ...args], {
-      env: { ...process.env, NSA_GPU: 'software', ...env },
+      env: { ...process.env, NSA_GPU: 'software' },
     });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr, ms: performance.now() - t0 }));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
   });
 }
