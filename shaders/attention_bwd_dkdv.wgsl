@@ -1,6 +1,6 @@
 // Dense causal attention, backward part 2: dK and dV per key, key-outer (runs after the dQ pass,
 // which wrote delta = rowsum(dO ∘ O)), on the shared machinery of attention_keys.wgsl (after
-// attention_common.wgsl, attention_bwd_common.wgsl and attention_dense.wgsl). A workgroup owns
+// attention_common.wgsl, attention_bwd_common.wgsl, attention_dense_log2.wgsl: P in log2 units). A workgroup owns
 // KB = WG/NS consecutive keys of one (batch b, group g) and visits the query rows of every t ≥ its
 // first key in ascending order; query t reads key s iff t ≥ s.
 // backwardDkDvSplit runs one workgroup per head instead of per group (hpg times the workgroups:
@@ -12,10 +12,6 @@
 fn reads(key: u32, t: u32) -> bool {
   return t >= key;
 }
-
-// Probabilities in log2 units, as the dense forward's online softmax: lse staged as lse·log2(e).
-fn stagedLse(lse: f32) -> f32 { return lse * LOG2E; }
-fn keyProb(dot: f32, z: f32) -> f32 { return exp2(dot * P.scaleLog2e - z); }
 
 @compute @workgroup_size(WG)
 fn backwardDkDv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {

@@ -24,6 +24,14 @@ struct QueryRow {
   lrow: u32,   // (b·H + head)·T + t: the entry of lse and delta
 }
 
+// A range of key rows [lo, hi): those a row visits, or those its workgroup stages. (Two values, not
+// one struct of four: a struct holding a row's own bounds is non-uniform as a whole, and the staged
+// range bounds loops around barriers.)
+struct KeyRange {
+  lo: u32,
+  hi: u32,
+}
+
 // Row lid of workgroup wid = (row block, g, b).
 fn queryRow(wid: vec3<u32>, lid: u32) -> QueryRow {
   let row = wid.x * WG + lid;

@@ -1,6 +1,6 @@
 // Dense causal attention with grouped-query heads, forward, flash style (online softmax), after
-// attention_common.wgsl, attention_dense.wgsl and attention_dense_rows.wgsl (row mapping, K/V
-// tiles). q [B,T,H,DK], k [B,T,G,DK], v [B,T,G,DV], out [B,T,H,DV], lse [B,H,T] (natural log).
+// attention_common.wgsl and attention_dense_rows.wgsl (row mapping, K/V tiles).
+// q [B,T,H,DK], k [B,T,G,DK], v [B,T,G,DV], out [B,T,H,DV], lse [B,H,T] (natural log).
 // One thread per query row keeps its q row and output accumulator in registers. Scores are kept in
 // log2 units (scale folded with log2 e) and the running state is rescaled once per CH keys.
 

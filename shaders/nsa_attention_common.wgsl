@@ -17,6 +17,12 @@ fn lseNat(m: f32, l: f32) -> f32 {
   return m + log(l);
 }
 
+// P of a key from its raw q·k and the row's staged lse, for the backward loops that take them from
+// the includer (attention_keys.wgsl, attention_rows_dq.wgsl): natural-log units throughout, so the
+// staged lse is the lse itself and no log2 round trip enters P.
+fn stagedLse(lse: f32) -> f32 { return lse; }
+fn keyProb(dot: f32, z: f32) -> f32 { return exp(dot * P.scale - z); }
+
 // ncmp(t): compressed blocks visible to query t (block k ends at k·d + l − 1 ≤ t).
 fn ncmp(t: u32) -> u32 {
   if (t + 1u < P.l) { return 0u; }

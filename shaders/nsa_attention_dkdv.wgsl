@@ -25,11 +25,6 @@ fn chunkEnd(x: u32, first: u32) -> u32 {
   return e;
 }
 
-// Probabilities in natural-log units, as the NSA forward (nsa_attention_common.wgsl): the score
-// q·k/√DK minus the row's natural lse, with no log2 round trip.
-fn stagedLse(lse: f32) -> f32 { return lse; }
-fn keyProb(dot: f32, z: f32) -> f32 { return exp(dot * P.scale - z); }
-
 // Does query t read key row `key`? (For sel, t is on the block's list: it selected the block.)
 fn reads(key: u32, t: u32) -> bool {
   if (P.branch == CMP) { return t + 1u >= key * P.d + P.l; }

@@ -1,5 +1,5 @@
 // NSA compressed and sliding-window attention, forward, query-tiled (after attention_common.wgsl,
-// nsa_attention_common.wgsl and attention_dense_rows.wgsl). These two branches read one contiguous
+// nsa_attention_common.wgsl, attention_dense_rows.wgsl and nsa_attention_tiled.wgsl). These two branches read one contiguous
 // key range per query, [keyLo(t), keyHi(t)), so they run dense attention's tiling: a workgroup owns
 // WG rows of one (b, g), row r = t·hpg + j, and a staged key serves every row of the workgroup
 // (consecutive queries share most of their keys) instead of the hpg rows of one query in the group
@@ -18,10 +18,10 @@ const CH: u32 = 8u;   // keys per online-softmax rescale (BK is a multiple)
 fn attendRows(wid: vec3<u32>, lid: u32) -> u32 {
   let r = queryRow(wid, lid);
   let t = r.t;
-  let lo = keyLo(t);
-  let hi = keyHi(t);
-  let sFirst = keyLo(firstQuery(wid.x));
-  let sEnd = keyHi(lastQuery(wid.x));
+  let row = rowKeys(t);
+  let lo = row.lo;
+  let hi = row.hi;
+  let staged = stagedKeys(wid.x);
 
   var qr: array<vec4<f32>, MAX4>;
   var o: array<vec4<f32>, MAX4>;
@@ -30,9 +30,9 @@ fn attendRows(wid: vec3<u32>, lid: u32) -> u32 {
   var l = 0.0;   // running Σ exp(score − m)
   var seen = 0u;
 
-  for (var s0 = sFirst; s0 < sEnd; s0 += BK) {
+  for (var s0 = staged.lo; s0 < staged.hi; s0 += BK) {
     stageKeys(r.b, r.g, s0, lid);
-    let nKeys = min(BK, sEnd - s0);
+    let nKeys = min(BK, staged.hi - s0);
     for (var c0 = 0u; c0 < nKeys; c0 += CH) {
       if (s0 + c0 >= hi) { break; }           // keys ascend: the rest are past this row's range
       if (s0 + c0 + CH <= lo) { continue; }   // the whole chunk is before it

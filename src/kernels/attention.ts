@@ -8,9 +8,11 @@ import bwdCommonCode from '../../shaders/attention_bwd_common.wgsl?raw';
 import dkdvCode from '../../shaders/attention_bwd_dkdv.wgsl?raw';
 import dqCode from '../../shaders/attention_bwd_dq.wgsl?raw';
 import commonCode from '../../shaders/attention_common.wgsl?raw';
+import log2Code from '../../shaders/attention_dense_log2.wgsl?raw';
 import denseRowsCode from '../../shaders/attention_dense_rows.wgsl?raw';
 import fwdCode from '../../shaders/attention_fwd.wgsl?raw';
 import keysCode from '../../shaders/attention_keys.wgsl?raw';
+import rowsDqCode from '../../shaders/attention_rows_dq.wgsl?raw';
 import sumHeadsCode from '../../shaders/attention_sum_heads.wgsl?raw';
 import type { AttentionShape } from '../definitions/shapes';
 import type { BufferSlice } from '../gpu/arena';
@@ -66,6 +68,8 @@ export const ATTENTION_DQ_KERNEL = defineKernel({
     ['attention_common.wgsl', commonCode],
     ['attention_bwd_common.wgsl', bwdCommonCode],
     ['attention_dense_rows.wgsl', denseRowsCode],
+    ['attention_dense_log2.wgsl', log2Code],
+    ['attention_rows_dq.wgsl', rowsDqCode],
     ['attention_bwd_dq.wgsl', dqCode],
   ],
   uniforms: { P: DENSE_PARAMS },
@@ -77,6 +81,7 @@ export const ATTENTION_DKDV_KERNEL = defineKernel({
   files: [
     ['attention_common.wgsl', commonCode],
     ['attention_bwd_common.wgsl', bwdCommonCode],
+    ['attention_dense_log2.wgsl', log2Code],
     ['attention_keys.wgsl', keysCode],
     ['attention_bwd_dkdv.wgsl', dkdvCode],
   ],

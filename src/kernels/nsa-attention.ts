@@ -13,6 +13,7 @@ import attnBwdCode from '../../shaders/attention_bwd_common.wgsl?raw';
 import attnCode from '../../shaders/attention_common.wgsl?raw';
 import attnRowsCode from '../../shaders/attention_dense_rows.wgsl?raw';
 import attnKeysCode from '../../shaders/attention_keys.wgsl?raw';
+import attnRowsDqCode from '../../shaders/attention_rows_dq.wgsl?raw';
 import commonCode from '../../shaders/nsa_attention_common.wgsl?raw';
 import deltaCode from '../../shaders/nsa_attention_delta.wgsl?raw';
 import dkdvCode from '../../shaders/nsa_attention_dkdv.wgsl?raw';
@@ -26,6 +27,7 @@ import simpleCode from '../../shaders/nsa_attention_simple.wgsl?raw';
 import simpleDkdvCode from '../../shaders/nsa_attention_simple_dkdv.wgsl?raw';
 import simpleDqCode from '../../shaders/nsa_attention_simple_dq.wgsl?raw';
 import simpleFwdCode from '../../shaders/nsa_attention_simple_fwd.wgsl?raw';
+import tiledCode from '../../shaders/nsa_attention_tiled.wgsl?raw';
 import tiledDqCode from '../../shaders/nsa_attention_tiled_dq.wgsl?raw';
 import tiledFwdCode from '../../shaders/nsa_attention_tiled_fwd.wgsl?raw';
 import { numCmpBlocks, numSelBlocks } from '../definitions/nsa-blocks';
@@ -132,6 +134,7 @@ const NSA_COMMON: ShaderFile = ['nsa_attention_common.wgsl', commonCode];
 const ROWS: ShaderFile = ['nsa_attention_rows.wgsl', rowsCode];
 const SIMPLE: ShaderFile = ['nsa_attention_simple.wgsl', simpleCode];
 const TILED_ROWS: ShaderFile = ['attention_dense_rows.wgsl', attnRowsCode];
+const TILED: ShaderFile = ['nsa_attention_tiled.wgsl', tiledCode];
 const KEYS: ShaderFile = ['attention_keys.wgsl', attnKeysCode];
 const DKDV: ShaderFile = ['nsa_attention_dkdv.wgsl', dkdvCode];
 
@@ -171,13 +174,21 @@ export const NSA_ATTN_DKDV_SEL_BOTH_KERNEL = defineKernel({
 /** The compressed and window branches' forward and dQ in the group variant (query-tiled). */
 export const NSA_ATTN_TILED_FWD_KERNEL = defineKernel({
   name: 'nsa.tiled.forward',
-  files: [ATTN, NSA_COMMON, TILED_ROWS, ['nsa_attention_tiled_fwd.wgsl', tiledFwdCode]],
+  files: [ATTN, NSA_COMMON, TILED_ROWS, TILED, ['nsa_attention_tiled_fwd.wgsl', tiledFwdCode]],
   uniforms: { P: NSA_PARAMS },
   entries: TILED_FWD_ENTRIES,
 });
 export const NSA_ATTN_TILED_DQ_KERNEL = defineKernel({
   name: 'nsa.tiled.dq',
-  files: [ATTN, ATTN_BWD, NSA_COMMON, TILED_ROWS, ['nsa_attention_tiled_dq.wgsl', tiledDqCode]],
+  files: [
+    ATTN,
+    ATTN_BWD,
+    NSA_COMMON,
+    TILED_ROWS,
+    TILED,
+    ['attention_rows_dq.wgsl', attnRowsDqCode],
+    ['nsa_attention_tiled_dq.wgsl', tiledDqCode],
+  ],
   uniforms: { P: NSA_PARAMS },
   entries: { backwardDq: DQ_ENTRIES.backwardDq },
 });
