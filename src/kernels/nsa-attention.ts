@@ -673,7 +673,8 @@ export async function nsaBranchBackwardDispatches(gpu: GpuContext, a: NsaBranchB
     checkMax(label, 'querySplits', chunks * qSplits, gpu.limits.maxComputeWorkgroupsPerDimension, 'workgroups');
   }
   const keyGrid: readonly [number, number?, number?] = simple ? grid1d(ceilDiv(B * S * G, ROW_WG)) : [chunks * qSplits, parts ? H : G, B];
-  // The reverse index takes the binding gradV would: dK and dV of sel are two passes.
+  // sel within the portable 8 storage bindings: the reverse index takes the binding gradV would, so
+  // dK and dV are two passes (one gradient each).
   const selPass = (want: number, grad: BufferSlice, name: string) => {
     const args = {
       uniforms: { P: uniformValues(a, cpb, a.accumulateQ, want) },
@@ -691,13 +692,10 @@ export async function nsaBranchBackwardDispatches(gpu: GpuContext, a: NsaBranchB
     constants: kc,
     label: `${label}.dkdv`,
   };
+  // sel where 9 are allowed: both gradients in one pass, on cmp's and win's arguments (sel has no
+  // query pieces, so their uniform is u) plus the reverse index.
   const selBoth = () => {
-    const args = {
-      uniforms: { P: uniformValues(a, cpb, a.accumulateQ, 3) },
-      storage: { ...common, gradK: keyArgs.storage.gradK, gradV: keyArgs.storage.gradV, rev: a.reverse!.queries },
-      constants: kc,
-      label: `${label}.dkdv`,
-    };
+    const args = { ...keyArgs, storage: { ...keyArgs.storage, rev: a.reverse!.queries } };
     const entry = parts ? 'keyGradsSelBothSplit' : 'keyGradsSelBoth';
     return kernelDispatch(gpu, NSA_ATTN_DKDV_SEL_BOTH_KERNEL, entry, args, keyGrid);
   };
