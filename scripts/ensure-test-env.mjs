@@ -64,6 +64,38 @@ function aptInstall(pkg, why, { allowed = true, withoutApt }) {
   run('apt-get', ['install', '-y', pkg], env);
 }
 
+const hasTorch = (python) => spawnSync(python, ['-c', 'import torch'], { stdio: 'ignore' }).status === 0;
+let torchPython;
+/**
+ * The python the tests run the PyTorch package in (tests/helpers/python.ts): the first of these with
+ * torch. Remembered once found (importing torch takes seconds); looked for again until then.
+ */
+const pythonWithTorch = () => (torchPython ??= ['python3', '/usr/bin/python3'].find(hasTorch));
+const hasPytest = (python) => spawnSync(python, ['-c', 'import pytest'], { stdio: 'ignore' }).status === 0;
+const isDebiansPython = (python) =>
+  spawnSync(python, ['-c', 'import sys; assert sys.executable == "/usr/bin/python3"'], { stdio: 'ignore' }).status === 0;
+
+/**
+ * On a fresh machine, the Debian packages the checks below would each install (chromium,
+ * python3-torch, python3-pytest) in one apt-get update and one install: every apt-get update and
+ * every dpkg run with its triggers costs seconds. What cannot be installed here (not root, no apt,
+ * NSA_CHROMIUM, a pyenv python with torch but no pytest) is left to those checks and their messages.
+ */
+function installDebianPackages() {
+  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  if (!isRoot || !existsSync('/usr/bin/apt-get')) return;
+  const packages = [];
+  if (!existsSync(CHROMIUM) && !process.env.NSA_CHROMIUM) packages.push('chromium');
+  const python = pythonWithTorch();
+  if (!python) packages.push('python3-torch');
+  const pytestPython = python ?? '/usr/bin/python3';
+  if (isDebiansPython(pytestPython) && !hasPytest(pytestPython)) packages.push('python3-pytest');
+  if (!packages.length) return;
+  const env = { DEBIAN_FRONTEND: 'noninteractive' };
+  run('apt-get', ['update'], env);
+  run('apt-get', ['install', '-y', ...packages], env);
+}
+
 function ensureChromium() {
   if (existsSync(CHROMIUM)) return;
   aptInstall(
@@ -98,8 +130,7 @@ function ensureBrown() {
 // The PyTorch parity and torchrun tests (tests/export) run python/nsa_playground on Debian's
 // python3-torch (CPU), in /usr/bin/python3 (a pyenv python3 earlier on PATH does not see it).
 function ensurePythonTorch() {
-  const hasTorch = (python) => spawnSync(python, ['-c', 'import torch'], { stdio: 'ignore' }).status === 0;
-  if (['python3', '/usr/bin/python3'].some(hasTorch)) return;
+  if (pythonWithTorch()) return;
   aptInstall(
     'python3-torch',
     ['no python3 with torch: the export parity and torchrun tests (tests/export) run the PyTorch package in python/.'],
@@ -112,12 +143,10 @@ function ensurePythonTorch() {
 // need pytest in the same python as torch.
 function ensurePytest() {
   // The python tests/helpers/python.ts picks: the first of these with torch.
-  const python = ['python3', '/usr/bin/python3'].find((p) => spawnSync(p, ['-c', 'import torch'], { stdio: 'ignore' }).status === 0);
-  const hasPytest = (p) => spawnSync(p, ['-c', 'import pytest'], { stdio: 'ignore' }).status === 0;
+  const python = pythonWithTorch();
   if (!python || hasPytest(python)) return;
   const why = [`${python} (the python with torch) has no pytest: the PyTorch package's tests (python/tests) run under it.`];
-  const isDebians = spawnSync(python, ['-c', 'import sys; assert sys.executable == "/usr/bin/python3"'], { stdio: 'ignore' }).status === 0;
-  if (!isDebians) fail([...why, `Install pytest for it: ${python} -m pip install pytest`]);
+  if (!isDebiansPython(python)) fail([...why, `Install pytest for it: ${python} -m pip install pytest`]);
   aptInstall('python3-pytest', why, { withoutApt: `Install pytest for it: ${python} -m pip install pytest` });
   if (!hasPytest(python)) fail([`apt-get installed python3-pytest but ${python} still cannot import pytest.`]);
 }
@@ -231,6 +260,7 @@ if (argv.includes('--hf-venv-only')) {
   ensureHfVenv();
   console.log(`[ensure-test-env] ok: ${HF_VENV}`);
 } else {
+  installDebianPackages();
   ensureChromium();
   checkVulkan();
   ensureBrown();

@@ -1,23 +1,23 @@
 #!/usr/bin/env node
 // `npm test`: everything CI checks, in the order that fails soonest, with each step's time.
 //
-//   1. scripts/ensure-test-env.mjs  installs what the tests need (Debian chromium, python3-torch,
-//                                   the ruff venv) and writes the corpus
-//   2. static checks, two at a time typecheck, eslint, prettier, ruff, and the static build the
-//                                   e2e suite serves (vite build; Playwright then only previews it);
-//                                   beside them, the Hugging Face venv (.venv-hf/: mostly unpacking
-//                                   wheels, so it overlaps the checks' CPU work)
-//   3. side by side:
+//   1. side by side:
+//      scripts/ensure-test-env.mjs  installs what the tests need (Debian chromium, python3-torch,
+//                                   the ruff venv) and writes the corpus; then the Hugging Face venv
+//                                   (.venv-hf/), the static build the e2e suite serves (vite build;
+//                                   Playwright then only previews it) and ruff
+//      eslint, typecheck, prettier  two at a time: they need only node_modules
+//   2. side by side:
 //      vitest --project gpu          kernels and models on Dawn (SwiftShader), the learning check
 //      vitest --project fast         in process, CPU only (its output printed when it ends)
-//   4. side by side:
+//   3. side by side:
 //      vitest --project integration  CLIs, scripts, torchrun and python as child processes, in two
 //                                    lanes (two vitest processes, each a half of the tier's files)
 //      playwright test               the page in headless Chromium, WebGPU on SwiftShader
 //
 // The GPU tier alone keeps about 1.5 cores busy (at 483e181: 256 s of CPU in 188 s; many of its
 // dispatches are too small for SwiftShader to spread), so the fast tier's 46 s run beside it. The
-// three of step 4 do not fill the cores alone either (the integration tier waits on
+// three of step 3 do not fill the cores alone either (the integration tier waits on
 // process start-ups, torchrun's rendezvous and pytest's fault timeouts; the e2e suite on pages
 // loading and its own timers), so they share the cores: at c1f6884 the pair took 470 s side by
 // side (integration 470 s, Playwright 351 s); at 7f168f3, with fewer tests, one after the other
@@ -25,9 +25,9 @@
 // guards and report-only figures), and their files and ports are disjoint. At 6c9436d the pair took
 // 542 s (Playwright 393 s), the machine busy 99 % until Playwright ended, then 40–90 % for the
 // integration tier's last 150 s alone: hence its two lanes. The cores are the limit, not the order:
-// at 3b84c3f step 3 took 225 s (GPU) and step 4 443 s (python lane; cli 409, Playwright 407), 12.5
+// at 3b84c3f the GPU step took 225 s and the last 443 s (python lane; cli 409, Playwright 407), 12.5
 // min in all; with the python lane started beside the GPU tier when the fast tier ended (tried at
-// 49d9913), the GPU tier took 303 s and the python lane 165, step 4 365 s: 12.5 min again.
+// 49d9913), the GPU tier took 303 s and the python lane 165, the last step 365 s: 12.5 min again.
 //
 // The learning tier (npm run test:learning) is not part of it. A failing step stops the run; the
 // closing table gives every step's time, also written to build/test-times.json.
@@ -135,15 +135,23 @@ function report(ok) {
 }
 
 async function main() {
-  if (!(await run('ensure-test-env', ['node', ['scripts/ensure-test-env.mjs', '--skip-hf-venv']]))) report(false);
-  // Two at a time: two cores. The longest (eslint's type-aware rules, vite build) start first.
-  const order = ['eslint', 'vite build', 'typecheck', 'prettier', 'ruff'];
-  const staticSteps = [...STATIC].sort((a, b) => order.indexOf(a[0]) - order.indexOf(b[0]));
-  const [staticOk, venvOk] = await Promise.all([
-    parallel(staticSteps, 2),
-    run('hf venv', ['node', ['scripts/ensure-test-env.mjs', '--hf-venv-only']], {}, true),
-  ]);
-  if (!staticOk || !venvOk) report(false);
+  // On a fresh machine ensure-test-env is mostly apt (dpkg unpacking chromium and torch: about 100 s
+  // on one core, 2026-11-29) and pip: the checks that need only node_modules run beside it, two at a
+  // time, the longest first (eslint's type-aware rules). The static build (it copies the corpus) and ruff (in
+  // .venv-lint) wait for it, and so does the Hugging Face venv (.venv-lint's pip fills it: mostly
+  // unpacking wheels, so it overlaps the checks' CPU work).
+  const nodeOnly = ['eslint', 'typecheck', 'prettier'];
+  const byName = (names) => names.map((n) => STATIC.find((s) => s[0] === n));
+  const afterEnv = async () => {
+    if (!(await run('ensure-test-env', ['node', ['scripts/ensure-test-env.mjs', '--skip-hf-venv']]))) return false;
+    const [venvOk, staticOk] = await Promise.all([
+      run('hf venv', ['node', ['scripts/ensure-test-env.mjs', '--hf-venv-only']], {}, true),
+      parallel(byName(['vite build', 'ruff']), 1),
+    ]);
+    return venvOk && staticOk;
+  };
+  const [envOk, staticOk] = await Promise.all([afterEnv(), parallel(byName(nodeOnly), 2)]);
+  if (!envOk || !staticOk) report(false);
   const [gpuOk, fastOk] = await Promise.all([run(GPU_TIER[0], GPU_TIER[1]), run(FAST_TIER[0], FAST_TIER[1], {}, true)]);
   if (!gpuOk || !fastOk) report(false);
   const [pythonOk, cliOk, playwrightOk] = await Promise.all([

@@ -199,13 +199,15 @@ describe('GPU decode = float64 decode at every position (logits rel RMS ≤ 1e-5
 });
 
 /**
- * A long context for the selection kernel's workgroup: at the last positions ncmp(t) ≈ 298 and
- * nb = 100 exceed its 64 lanes, so lanes take several compressed and selection blocks (they wrap);
- * 7 heads in one group take its four-, two- and one-head score paths, dk = 6 its remainder loop.
+ * A long context for the selection kernel's workgroup: at the last positions ncmp(t) = 131 and
+ * nb = 66 exceed its 64 lanes, so lanes take several compressed and selection blocks (they wrap);
+ * each compressed block (l 2, d 1) overlaps two selection blocks; 7 heads in one group take its
+ * four-, two- and one-head score paths, dk = 6 its remainder loop. The shortest such context: a
+ * decode step costs about 0.1 s on SwiftShader whatever T (its dispatches' overhead).
  */
 const LONG: [string, ModelConfig] = [
-  'avg, l 3, d 1, l′ 3, n 4, 7 heads in one group: ncmp(t) and nb past 64 (T = 200)',
-  nsaModel({ l: 3, d: 1, lSel: 3, nSel: 4, w: 5 }, { seqLen: 200, nHeads: 7, nKvGroups: 1 }),
+  'avg, l 2, d 1, l′ 2, n 4, 7 heads in one group: ncmp(t) and nb past 64 (T = 132)',
+  nsaModel({ l: 2, d: 1, lSel: 2, nSel: 4, w: 5 }, { seqLen: 132, nHeads: 7, nKvGroups: 1 }),
 ];
 
 /** The training forward's per-position losses and (NSA) selections of every layer, B·T rows. */
@@ -288,7 +290,7 @@ describe('GPU decode selection = the training kernels (shaders/nsa_select.wgsl) 
       const params = new Map([...randomParams(c, 41)].map(([k, v]) => [k, Float32Array.from(v)]));
       const tokens = [randomTokens(T, c.vocabSize, 42), randomTokens(T, c.vocabSize, 43)];
       const targets = randomTokens(B * T, c.vocabSize, 44);
-      // One decode serves both checks: this one is the longest of the file (T = 200 for LONG).
+      // One decode serves both checks: this one is the longest of the file (T = 132 for LONG).
       const want = await prefill(c, params, [...tokens[0], ...tokens[1]], targets);
       const dec = await GpuDecoder.create(gpu, c, { batch: B, nsaKernels });
       if (nsaKernels === 'group') expect(dec.dispatches.filter((d) => / select dots$/.test(d.label)).length).toBe(c.nLayers);
