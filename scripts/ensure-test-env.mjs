@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const CHROMIUM = process.env.NSA_CHROMIUM ?? '/usr/bin/chromium';
 const CHROMIUM_LIB = '/usr/lib/chromium';
+const APT_GET = '/usr/bin/apt-get';
 const VULKAN_FILES = ['libvulkan.so.1', 'vk_swiftshader_icd.json'];
 const BROWN = resolve(root, 'public/data/brown.txt');
 const LINT_VENV = resolve(root, '.venv-lint');
@@ -55,13 +56,21 @@ function run(cmd, args, env = {}) {
  * or fails with `why` and how to install it by hand.
  */
 function aptInstall(pkg, why, { allowed = true, withoutApt }) {
-  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
-  const hasApt = existsSync('/usr/bin/apt-get');
-  if (!allowed || !isRoot || !hasApt)
-    fail([...why, hasApt ? `Install it as root: apt-get update && apt-get install -y ${pkg}` : withoutApt]);
+  if (!allowed || !canApt())
+    fail([...why, existsSync(APT_GET) ? `Install it as root: apt-get update && apt-get install -y ${pkg}` : withoutApt]);
+  aptGetInstall([pkg]);
+}
+
+/** Whether this process may install Debian packages: root on a system with apt-get. */
+function canApt() {
+  return typeof process.getuid === 'function' && process.getuid() === 0 && existsSync(APT_GET);
+}
+
+/** One apt-get update and one install of `packages`, non-interactive. */
+function aptGetInstall(packages) {
   const env = { DEBIAN_FRONTEND: 'noninteractive' };
   run('apt-get', ['update'], env);
-  run('apt-get', ['install', '-y', pkg], env);
+  run('apt-get', ['install', '-y', ...packages], env);
 }
 
 const hasTorch = (python) => spawnSync(python, ['-c', 'import torch'], { stdio: 'ignore' }).status === 0;
@@ -82,18 +91,14 @@ const isDebiansPython = (python) =>
  * NSA_CHROMIUM, a pyenv python with torch but no pytest) is left to those checks and their messages.
  */
 function installDebianPackages() {
-  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
-  if (!isRoot || !existsSync('/usr/bin/apt-get')) return;
+  if (!canApt()) return;
   const packages = [];
   if (!existsSync(CHROMIUM) && !process.env.NSA_CHROMIUM) packages.push('chromium');
   const python = pythonWithTorch();
   if (!python) packages.push('python3-torch');
   const pytestPython = python ?? '/usr/bin/python3';
   if (isDebiansPython(pytestPython) && !hasPytest(pytestPython)) packages.push('python3-pytest');
-  if (!packages.length) return;
-  const env = { DEBIAN_FRONTEND: 'noninteractive' };
-  run('apt-get', ['update'], env);
-  run('apt-get', ['install', '-y', ...packages], env);
+  if (packages.length) aptGetInstall(packages);
 }
 
 function ensureChromium() {

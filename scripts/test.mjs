@@ -136,10 +136,9 @@ function report(ok) {
 
 async function main() {
   // On a fresh machine ensure-test-env is mostly apt (dpkg unpacking chromium and torch: about 100 s
-  // on one core, 2026-11-29) and pip: the checks that need only node_modules run beside it, two at a
-  // time, the longest first (eslint's type-aware rules). The static build (it copies the corpus) and ruff (in
-  // .venv-lint) wait for it, and so does the Hugging Face venv (.venv-lint's pip fills it: mostly
-  // unpacking wheels, so it overlaps the checks' CPU work).
+  // on one core, 2026-11-29) and pip: the checks that need only node_modules run beside it, two at
+  // a time, the longest first (eslint's type-aware rules). The static build (it copies the corpus),
+  // ruff (in .venv-lint) and the Hugging Face venv (.venv-lint's pip fills it) wait for it.
   const nodeOnly = ['eslint', 'typecheck', 'prettier'];
   const byName = (names) => names.map((n) => STATIC.find((s) => s[0] === n));
   const afterEnv = async () => {
