@@ -49,17 +49,20 @@ function run(cli, args) {
       // No adapter at all: a case that passes every check ends at the adapter, at once, instead of
       // training or benchmarking for minutes; it is listed as accepted for review.
       env: { ...process.env, NSA_GPU: 'hardware', VK_DRIVER_FILES: '/nonexistent.json', NO_COLOR: '1' },
+      // Its own process group, killed whole on a timeout: run-node.mjs starts the CLI as a child.
+      detached: true,
     });
     let stdout = '';
     let stderr = '';
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
-      child.kill('SIGKILL');
+      process.kill(-child.pid, 'SIGKILL');
     }, TIMEOUT_MS);
     child.stdout.on('data', (d) => (stdout += d.toString()));
     child.stderr.on('data', (d) => (stderr += d.toString()));
-    child.on('exit', (code, signal) => {
+    // 'close', not 'exit': after the output pipes are drained.
+    child.on('close', (code, signal) => {
       clearTimeout(timer);
       resolve({ code, signal, stdout, stderr, timedOut, ms: Math.round(performance.now() - t0) });
     });

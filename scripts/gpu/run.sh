@@ -158,11 +158,11 @@ step() {
 }
 wants() { [[ ",$only," == *",$1,"* ]]; }
 # Commands, not shell functions, so that timeout can run them.
-tsx=("$node" scripts/run-node.mjs)
+cli=("$node" scripts/run-node.mjs)
 vitest=("$node" node_modules/vitest/vitest.mjs run --project gpu --reporter=verbose --reporter=json)
 
 gpu=1
-step adapter 60 "${tsx[@]}" src/cli/gpu-adapter.ts > "$outdir/adapter.json" || {
+step adapter 60 "${cli[@]}" src/cli/gpu-adapter.ts > "$outdir/adapter.json" || {
   gpu=0
   echo "[bundle] no usable adapter: the GPU steps are skipped; PyTorch still runs" >&2
 }
@@ -176,7 +176,7 @@ if [ "$gpu" = 1 ] && wants bench; then
   if [ "$small" = 1 ]; then args=(--presets tiny --attention dense,nsa --matmul 64,128 --steps 2)
   # m7c-125m@8: the same model at 8 sequences a step (its preset trains 1, 1,024 tokens, too few to fill a GPU).
   else args=(--presets tiny,small,m7c-125m,m7c-125m@8 --attention dense,nsa --matmul 256,1024,4096 --steps 10); fi
-  step bench 150 "${tsx[@]}" src/cli/bench.ts "${args[@]}" > "$outdir/bench.jsonl"
+  step bench 150 "${cli[@]}" src/cli/bench.ts "${args[@]}" > "$outdir/bench.jsonl"
 fi
 if wants torch; then
   python="${NSA_PYTHON:-python3}"
@@ -188,7 +188,7 @@ if wants torch; then
       # No WebGPU figures (the adapter failed, or bench did not run): the presets' own configs.
       configs="$work/preset-configs.jsonl"
       if [ "$small" = 1 ]; then presets=tiny; else presets=tiny,small,m7c-125m; fi
-      "${tsx[@]}" scripts/gpu/preset-configs.ts --presets "$presets" > "$configs"
+      "${cli[@]}" scripts/gpu/preset-configs.ts --presets "$presets" > "$configs"
     fi
     if [ "$small" = 1 ]; then step torch 120 "$python" -u scripts/gpu/torch_bench.py --bench "$configs" --out "$outdir/torch.json" --steps 2 --allow-cpu
     else step torch 120 "$python" -u scripts/gpu/torch_bench.py --bench "$configs" --out "$outdir/torch.json"; fi
@@ -199,11 +199,11 @@ if [ "$gpu" = 1 ] && wants nsa; then
   else args=(--T 1024,4096,16384 --decode --train); fi
   # NSA_BENCH_NSA_ARGS: other bench:nsa flags for a follow-up call (e.g. decode up to 32k alone).
   [ -z "${NSA_BENCH_NSA_ARGS:-}" ] || read -r -a args <<< "$NSA_BENCH_NSA_ARGS"
-  step nsa 150 "${tsx[@]}" src/cli/bench-nsa.ts "${args[@]}" > "$outdir/bench-nsa.jsonl"
+  step nsa 150 "${cli[@]}" src/cli/bench-nsa.ts "${args[@]}" > "$outdir/bench-nsa.jsonl"
 fi
 if [ "$gpu" = 1 ] && wants golden; then
   if [ "$small" = 1 ]; then args=(--presets tiny --steps 20); else args=(--presets tiny,small --steps 300); fi
-  step golden 120 "${tsx[@]}" src/cli/train-golden.ts "${args[@]}" --record-missing --out "$outdir/golden.json" > /dev/null
+  step golden 120 "${cli[@]}" src/cli/train-golden.ts "${args[@]}" --record-missing --out "$outdir/golden.json" > /dev/null
 fi
 if [ "$gpu" = 1 ] && wants learn; then
   if [ "$small" = 1 ]; then args=(--small); else args=(); fi

@@ -40,7 +40,7 @@ function startTrain(args: string[]): {
   child.stdout!.on('data', feed);
   child.stderr!.on('data', feed);
   const exit = new Promise<number | null>((res) =>
-    child.on('exit', (c, sig) => res(c ?? (sig === 'SIGTERM' ? 143 : sig === 'SIGKILL' ? 137 : null))),
+    child.on('close', (c, sig) => res(c ?? (sig === 'SIGTERM' ? 143 : sig === 'SIGKILL' ? 137 : null))),
   );
   const until = (re: RegExp) =>
     new Promise<void>((res, rej) => {

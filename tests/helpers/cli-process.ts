@@ -19,6 +19,7 @@ export function runCli(entry: string, args: string[]): Promise<CliResult> {
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    // 'close', not 'exit': after the output pipes are drained (a fast exit can beat their last data).
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
 }

@@ -123,7 +123,7 @@ describe('npm run train: checkpoints and --resume', { timeout: 600_000 }, () => 
       if (/step +3 \|/.test(out) && !child.killed) child.kill('SIGTERM');
     });
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    const code = await new Promise<number | null>((res) => child.on('exit', (c, sig) => res(c ?? (sig === 'SIGTERM' ? 143 : null))));
+    const code = await new Promise<number | null>((res) => child.on('close', (c, sig) => res(c ?? (sig === 'SIGTERM' ? 143 : null))));
     expect(code, out).toBe(143);
     expect(out).toMatch(/\[checkpoint\] step \d+ \(signal\)/);
     const c = decodeCheckpoint(readFileSync(join(root, 'sigterm', 'checkpoint.safetensors')), { file: 'sigterm' });

@@ -1,2 +1,0 @@
-import { register } from 'node:module';
-register('./wgsl-hooks.mjs', import.meta.url);
