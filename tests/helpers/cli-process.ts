@@ -1,5 +1,5 @@
 // A CLI (src/cli/<entry>.ts) run as its own process, asynchronously, so that a test's refusals can
-// run side by side: each spends most of its ~3.5 s starting Node and compiling the TypeScript.
+// run side by side: each is mostly a process start (scripts/run-node.mjs: Node, its cached bundle, Dawn).
 import { spawn } from 'node:child_process';
 
 export interface CliResult {
