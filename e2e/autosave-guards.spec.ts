@@ -2,10 +2,10 @@
 // quota, through the ?testHooks=1 hook): the failure is shown next to the run controls, leaving the
 // page asks first while steps are not saved (the beforeunload handler cancels the event, which is
 // what makes the browser prompt), and hiding the tab saves them (after which leaving no longer asks).
-import { openPlayground, waitForStatus } from './page-helpers';
+import { openPlayground, SMALL_BATCH, waitForStatus } from './page-helpers';
 import { expect, test } from './test';
 
-const HASH = 'v=1&preset=tiny&train.steps=4&train.warmupSteps=2&train.evalEvery=0';
+const HASH = `v=1&preset=tiny&${SMALL_BATCH}&train.steps=4&train.warmupSteps=2&train.evalEvery=0`;
 
 test('a failed autosave is shown and arms the leave-page prompt; a hidden tab saves the steps', async ({ browser }) => {
   const page = await openPlayground(browser, `./?testHooks=1#${HASH}`);

@@ -4,7 +4,7 @@
 // uninterrupted run's bit for bit is e2e/library.spec.ts's round trip, and in process
 // tests/worker/run-checkpoint.test.ts and tests/train/resume.test.ts.)
 
-import { expectAdapter, saveScreenshot, stepTo, trainingLosses, waitForStatus } from './page-helpers';
+import { expectAdapter, saveScreenshot, SMALL_BATCH, stepTo, trainingLosses, waitForStatus } from './page-helpers';
 import { expect, type Page, test } from './test';
 
 test.describe.configure({ mode: 'serial' });
@@ -12,7 +12,7 @@ test.describe.configure({ mode: 'serial' });
 const STEPS = 6;
 // Paused at the end of the warm-up, after an evaluation (of one batch: its loss is not the claim).
 const PAUSE_AT = 2;
-const HASH = `v=1&preset=tiny&train.steps=${STEPS}&train.warmupSteps=2&train.evalEvery=2&train.evalBatches=1`;
+const HASH = `v=1&preset=tiny&${SMALL_BATCH}&train.steps=${STEPS}&train.warmupSteps=2&train.evalEvery=2&train.evalBatches=1`;
 
 async function autosavedAt(page: Page, step: number): Promise<void> {
   const line = page.getByTestId('autosave-status');

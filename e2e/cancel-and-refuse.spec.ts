@@ -6,10 +6,10 @@
 // unchanged); a real checkpoint asks first, and declining keeps the run.
 import { readFileSync } from 'node:fs';
 
-import { download, openPlayground, stepTo, trainingLosses, waitForStatus } from './page-helpers';
+import { download, openPlayground, SMALL_BATCH, stepTo, trainingLosses, waitForStatus } from './page-helpers';
 import { expect, type Page, test } from './test';
 
-const HASH = 'v=1&preset=tiny&train.steps=200';
+const HASH = `v=1&preset=tiny&${SMALL_BATCH}&train.steps=200`;
 
 async function blockBeforeStep(page: Page, atStep: number, ms: number): Promise<void> {
   await page.evaluate((f) => (window as unknown as { __nsaTest: { fault(f: unknown): Promise<void> } }).__nsaTest.fault(f), {

@@ -2,12 +2,12 @@
 // settings carried by the URL across a reload; metrics.csv has the gate means.
 import { readFileSync } from 'node:fs';
 
-import { download, openPlayground, stepTo } from './page-helpers';
+import { download, openPlayground, SMALL_BATCH, stepTo } from './page-helpers';
 import { expect, test } from './test';
 
 test('export each chart as SVG, PNG and CSV; wall-clock x axis, zoom and settings in the URL', async ({ browser }) => {
   // One validation batch per evaluation: the charts' points are checked, not the validation loss.
-  const page = await openPlayground(browser, './#v=1&preset=tiny&train.steps=4&train.evalEvery=2&train.evalBatches=1');
+  const page = await openPlayground(browser, `./#v=1&preset=tiny&${SMALL_BATCH}&train.steps=4&train.evalEvery=2&train.evalBatches=1`);
   await stepTo(page, 3);
   const loss = page.getByTestId('loss-chart');
   await expect(loss).toHaveAttribute('data-current', 'true');

@@ -6,7 +6,7 @@
 // round trip, and in process tests/worker/run-checkpoint.test.ts and tests/train/resume.test.ts.)
 import { readFileSync } from 'node:fs';
 
-import { download, openPlayground, saveScreenshot, stepTo, trainingLosses, waitForStatus } from './page-helpers';
+import { download, openPlayground, saveScreenshot, SMALL_BATCH, stepTo, trainingLosses, waitForStatus } from './page-helpers';
 import { expect, test } from './test';
 
 test.describe.configure({ mode: 'serial' });
@@ -14,7 +14,7 @@ test.describe.configure({ mode: 'serial' });
 const STEPS = 6;
 // Paused at the end of the warm-up, after an evaluation (of one batch: its loss is not the claim).
 const PAUSE_AT = 2;
-const HASH = `v=1&preset=tiny&train.steps=${STEPS}&train.warmupSteps=2&train.evalEvery=2&train.evalBatches=1`;
+const HASH = `v=1&preset=tiny&${SMALL_BATCH}&train.steps=${STEPS}&train.warmupSteps=2&train.evalEvery=2&train.evalBatches=1`;
 
 test('download a checkpoint, open the page again, continue from it: paused at its step with its config and losses', async ({
   browser,

@@ -13,6 +13,7 @@ import {
   expectNoAxeViolations,
   openPlayground,
   saveScreenshot,
+  SMALL_BATCH,
   stepTo,
   trainingLosses,
   waitForStatus,
@@ -27,7 +28,7 @@ test.describe.configure({ mode: 'serial' });
 const STEPS = 4;
 const PAUSE_AT = 2;
 // Dense first (the presets default to NSA): its counterpart is then 'Same config, NSA'.
-const HASH = `v=1&preset=tiny&model.attention=dense&train.steps=${STEPS}&train.warmupSteps=2&train.evalEvery=2&train.evalBatches=1`;
+const HASH = `v=1&preset=tiny&${SMALL_BATCH}&model.attention=dense&train.steps=${STEPS}&train.warmupSteps=2&train.evalEvery=2&train.evalBatches=1`;
 
 const rows = (page: Page) => page.getByTestId('library-row');
 const rowById = (page: Page, id: string) => page.locator(`[data-testid="library-row"][data-run-id="${id}"]`);

@@ -1,7 +1,7 @@
 // A phone (390 × 844) and a 4k screen: nothing overflows horizontally, the run controls come
 // before the config on the phone (on the first screen, Run within 5 Tab presses or the skip link, the
 // page at most 4 screens tall with its panels folded), and the stepper's heatmap stays inside its box.
-import { expectAdapter, saveScreenshot, stepTo, tabsTo } from './page-helpers';
+import { expectAdapter, saveScreenshot, SMALL_BATCH, stepTo, tabsTo } from './page-helpers';
 import { expect, type Page, test } from './test';
 
 /** Widths (CSS px) of the page and of the panels that overflowed before. */
@@ -24,7 +24,7 @@ async function widths(page: Page) {
 
 test('phone: no horizontal overflow, Run reachable before the config', async ({ browser }, testInfo) => {
   const page = await browser.newPage({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
-  await page.goto('./#v=1&preset=tiny&train.steps=3&train.evalEvery=0');
+  await page.goto(`./#v=1&preset=tiny&${SMALL_BATCH}&train.steps=3&train.evalEvery=0`);
   await expectAdapter(page);
   const run = await page.getByTestId('run-button').boundingBox();
   const config = await page.getByTestId('config-panel').boundingBox();

@@ -8,6 +8,7 @@ import {
   expectNoAxeViolations,
   openPlayground,
   saveScreenshot,
+  SMALL_BATCH,
   stepTo,
   tabsTo,
 } from './page-helpers';
@@ -103,7 +104,7 @@ test('the default preset trains NSA and the stepper shows sparsity after 2 steps
 });
 
 test('a dense run: the stepper says so and starts the NSA counterpart', async ({ browser }) => {
-  const page = await openPlayground(browser, './#v=1&preset=tiny&model.attention=dense&train.steps=4&train.evalEvery=0');
+  const page = await openPlayground(browser, `./#v=1&preset=tiny&${SMALL_BATCH}&model.attention=dense&train.steps=4&train.evalEvery=0`);
   // A config file that does not parse: its message stays until dismissed.
   await page.getByTestId('config-import-input').setInputFiles({ name: 'bad.json', mimeType: 'application/json', buffer: Buffer.from('{') });
   await expect(page.getByTestId('config-import-errors')).toContainText('bad.json');

@@ -5,6 +5,13 @@ import AxeBuilder from '@axe-core/playwright';
 
 import { type Browser, type Download, expect, type Page, type TestInfo } from './test';
 
+/**
+ * The tiny preset at 2 sequences a step instead of 8, for specs whose claims hold at any batch
+ * (autosave, recovery, the library, checkpoints): on SwiftShader a step then costs about a third of
+ * the CPU (tiny NSA in Node, 2026-11-29: 0.8 s of CPU a step instead of 2.3 s).
+ */
+export const SMALL_BATCH = 'train.batchSize=2';
+
 /** Waits until the page has probed WebGPU; returns 'ready' or 'unavailable'. */
 export async function adapterState(page: Page): Promise<string> {
   const panel = page.getByTestId('adapter-panel');

@@ -7,7 +7,7 @@
 // e2e/library.spec.ts's round trip, and in process tests/worker/run-checkpoint.test.ts.) The stall banner names the phase and never covers the run
 // controls (checked at desktop and 390 px widths).
 import type { TestFault } from '../src/worker/session';
-import { openPlayground, saveScreenshot, stepTo, trainingLosses, waitForStatus } from './page-helpers';
+import { openPlayground, saveScreenshot, SMALL_BATCH, stepTo, trainingLosses, waitForStatus } from './page-helpers';
 import { expect, type Page, test } from './test';
 
 test.describe.configure({ mode: 'serial' });
@@ -16,7 +16,7 @@ const STEPS = 6;
 const SAVED_AT = 3;
 const FAULT_AT = 5; // after the evaluation at step 4, so the stalled phase is a step (an evaluation is allowed longer)
 // One validation batch per evaluation: the claims are about recovery, not the validation loss.
-const HASH = `v=1&preset=tiny&train.steps=${STEPS}&train.warmupSteps=2&train.evalEvery=4&train.evalBatches=1`;
+const HASH = `v=1&preset=tiny&${SMALL_BATCH}&train.steps=${STEPS}&train.warmupSteps=2&train.evalEvery=4&train.evalBatches=1`;
 
 let page: Page;
 
