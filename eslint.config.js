@@ -15,7 +15,20 @@ const TYPED = ['src/**/*.{ts,tsx}', 'tests/**/*.ts', 'e2e/**/*.ts', '{vite,vites
 const hooksRules = Object.fromEntries(Object.keys(reactHooks.configs.flat.recommended.rules).map((rule) => [rule, 'error']));
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'build/', 'runs/', 'test-results/', 'playwright-report/', 'public/', 'tmp/', '.venv-lint/', '.venv-hf/'] },
+  {
+    ignores: [
+      'node_modules/',
+      'dist/',
+      'build/',
+      'runs/',
+      'test-results/',
+      'playwright-report/',
+      'public/',
+      'tmp/',
+      '.venv-lint/',
+      '.venv-hf/',
+    ],
+  },
   {
     files: ['**/*.{ts,tsx,js,mjs}'],
     languageOptions: { parser: tseslint.parser, ecmaVersion: 'latest', sourceType: 'module' },
