@@ -33,14 +33,15 @@ if (!existsSync(entryPath)) {
 }
 
 /** The manifest of the cached bundle of this entry, or null when any input changed since. */
-function freshManifest(manifestPath, esbuildVersion) {
+function freshManifest(manifestPath, esbuildVersion, entryRel) {
   let m;
   try {
     m = JSON.parse(readFileSync(manifestPath, 'utf8'));
   } catch {
     return null;
   }
-  if (m.options !== OPTIONS_VERSION || m.esbuild !== esbuildVersion) return null;
+  // The entry too: two entry paths can sanitize to the same cache name (a.b.ts, a_b.ts).
+  if (m.options !== OPTIONS_VERSION || m.esbuild !== esbuildVersion || m.entry !== entryRel) return null;
   if (!existsSync(join(cacheDir, m.output))) return null;
   for (const [path, size, mtimeMs] of m.inputs) {
     let s;
@@ -91,7 +92,7 @@ function writeAtomic(path, text) {
   renameSync(tmp, path);
 }
 
-async function bundle(name, manifestPath) {
+async function bundle(name, manifestPath, entryRel) {
   // The version from its package.json: importing esbuild costs 0.1 s, only needed to build.
   let version;
   try {
@@ -100,9 +101,10 @@ async function bundle(name, manifestPath) {
     console.error(`run-node: esbuild is not installed (run npm ci): ${e instanceof Error ? e.message : e}`);
     process.exit(2);
   }
-  const cached = freshManifest(manifestPath, version);
+  const cached = freshManifest(manifestPath, version, entryRel);
   if (cached) return cached;
   const esbuild = await import('esbuild');
+  const buildStart = Date.now();
   const result = await esbuild.build({
     entryPoints: [entryPath],
     absWorkingDir: root,
@@ -132,9 +134,10 @@ async function bundle(name, manifestPath) {
     const s = statSync(abs);
     return [relative(root, abs), s.size, s.mtimeMs];
   });
-  // Inputs are stat'ed after the build: a file edited during it makes the next start rebuild.
-  const manifest = { options: OPTIONS_VERSION, esbuild: esbuild.version, output, inputs };
-  writeAtomic(manifestPath, JSON.stringify(manifest));
+  const manifest = { options: OPTIONS_VERSION, esbuild: esbuild.version, entry: entryRel, output, inputs };
+  // Inputs are stat'ed after the build: one edited since it began may not be in the bundle, so no
+  // manifest is written and the next start builds again.
+  if (inputs.every(([, , mtimeMs]) => mtimeMs < buildStart)) writeAtomic(manifestPath, JSON.stringify(manifest));
   pruneOld(name, output);
   return manifest;
 }
@@ -152,12 +155,11 @@ function pruneOld(name, keep) {
   }
 }
 
-const name = relative(root, entryPath)
-  .replace(/\.[cm]?ts$/, '')
-  .replaceAll(/[^A-Za-z0-9_-]+/g, '_');
+const entryRel = relative(root, entryPath);
+const name = entryRel.replace(/\.[cm]?ts$/, '').replaceAll(/[^A-Za-z0-9_-]+/g, '_');
 mkdirSync(cacheDir, { recursive: true });
 const manifestPath = join(cacheDir, `${name}.json`);
-const { output } = await bundle(name, manifestPath);
+const { output } = await bundle(name, manifestPath, entryRel);
 
 const child = spawn(process.execPath, ['--enable-source-maps', join(cacheDir, output), ...args], {
   stdio: 'inherit',

@@ -18,7 +18,8 @@ function runEntry(): { status: number | null; stdout: string; stderr: string } {
 
 describe('run-node.mjs', { timeout: 60_000 }, () => {
   it('runs the current sources: rebuilt on a size change and on a same-size change with a new mtime', () => {
-    mkdirSub();
+    mkdirSync(join(dir, 'sub'));
+    writeFileSync(join(dir, 'sub', 'nested.ts'), 'export const nested = import.meta.dirname;\n');
     writeFileSync(join(dir, 'shader.wgsl'), 'fn f() -> f32 { return 1.0; }\n');
     writeFileSync(join(dir, 'dep.ts'), "export const word = 'one';\nexport const depDir = import.meta.dirname;\n");
     writeFileSync(
@@ -58,6 +59,15 @@ describe('run-node.mjs', { timeout: 60_000 }, () => {
     expect((JSON.parse(runEntry().stdout) as { wgsl: string }).wgsl).toBe('fn g() -> f32 { return 2.0; }\n');
   });
 
+  it('two entries whose cache names coincide (a.b.ts, a_b.ts) each run their own code', () => {
+    writeFileSync(join(dir, 'a.b.ts'), "console.log('dotted');\n");
+    writeFileSync(join(dir, 'a_b.ts'), "console.log('underscored');\n");
+    const run = (file: string) => spawnSync(process.execPath, ['scripts/run-node.mjs', join(dir, file)], { encoding: 'utf8' }).stdout;
+    expect(run('a.b.ts')).toBe('dotted\n');
+    expect(run('a_b.ts')).toBe('underscored\n');
+    expect(run('a.b.ts')).toBe('dotted\n');
+  });
+
   it('an exception names the TypeScript line; the exit code is the child’s', () => {
     writeFileSync(join(dir, 'entry.ts'), 'const n: number = 3;\n\nthrow new Error(`boom ${n}`);\n');
     const r = runEntry();
@@ -72,9 +82,3 @@ describe('run-node.mjs', { timeout: 60_000 }, () => {
     expect(r.stderr).toContain(`no such entry point: ${join(dir, 'missing.ts')}`);
   });
 });
-
-function mkdirSub(): void {
-  const sub = join(dir, 'sub');
-  mkdirSync(sub, { recursive: true });
-  writeFileSync(join(sub, 'nested.ts'), 'export const nested = import.meta.dirname;\n');
-}
