@@ -4,13 +4,15 @@
 // land in OUT. With the adapter refused (NSA_GPU=hardware on a software adapter), the PyTorch
 // figures still come, from the presets' own configs.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
 import { pythonWithTorch } from '../helpers/python';
+import { tempFolders } from '../helpers/temp-dir';
+
+const newFolder = tempFolders('nsa-device-call-');
 
 interface Step {
   name: string;
@@ -21,7 +23,7 @@ interface Step {
 }
 
 function deviceCall(budget: number, args: string[]) {
-  const out = mkdtempSync(join(tmpdir(), 'device-call-'));
+  const out = newFolder('device-call');
   const t0 = performance.now();
   const r = spawnSync('bash', ['scripts/gpu/device-call.sh', ...args], {
     encoding: 'utf8',

@@ -3,8 +3,7 @@
 // The summary, the adapter preference and the FLOP arithmetic are tested in process in
 // tests/bundle/gpu-bundle.test.ts.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
@@ -12,6 +11,9 @@ import { describe, expect, it } from 'vitest';
 import type { ModelConfig } from '../../src/definitions/model-config';
 import { preset } from '../../src/train/presets/presets';
 import { pythonWithTorch } from '../helpers/python';
+import { tempFolders } from '../helpers/temp-dir';
+
+const newFolder = tempFolders('nsa-bundle-');
 
 const tinyDense = (): ModelConfig => ({ ...preset('tiny').model, attention: 'dense' });
 
@@ -39,14 +41,14 @@ describe('run.sh arguments', () => {
   const run = (...args: string[]) => spawnSync('bash', ['scripts/gpu/run.sh', ...args], { encoding: 'utf8' });
 
   it('refuses unknown arguments and steps before doing anything', () => {
-    const out = mkdtempSync(join(tmpdir(), 'bundle-'));
+    const out = newFolder('bundle');
     expect(run(out, '--smal').stderr).toMatch(/unknown argument '--smal'/);
     expect(run(out, '--only', 'tests,benchmark').stderr).toMatch(/--only: unknown step 'benchmark'/);
     expect(run().status).toBe(2);
   });
 
   it('says how to make the bundle when run without its payload', () => {
-    const r = run(mkdtempSync(join(tmpdir(), 'bundle-')));
+    const r = run(newFolder('bundle'));
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/no payload\.tar\.xz beside run\.sh: make the bundle with scripts\/gpu\/pack\.sh/);
   });
@@ -54,7 +56,7 @@ describe('run.sh arguments', () => {
 
 describe('torch_bench.py (the PyTorch side)', () => {
   it("times bench.jsonl's models with the same config and batch: dense eager/SDPA, and python/nsa_playground for dense and NSA", () => {
-    const dir = mkdtempSync(join(tmpdir(), 'torch-bench-'));
+    const dir = newFolder('torch-bench');
     const model = { ...tinyDense(), seqLen: 16, nLayers: 1 };
     const line = (attention: string) =>
       JSON.stringify({

@@ -3,8 +3,7 @@
 // --allow-software`, recorded in docs/benchmarks.md), in process: the summary, the adapter
 // preference, the FLOP arithmetic and the learn step's rows. The bundle's scripts run as processes in
 // tests/bundle/gpu-bundle.integration.test.ts.
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
@@ -16,6 +15,9 @@ import type { ModelConfig } from '../../src/definitions/model-config';
 import { attentionForwardFlops, keysPerQuery, perTokenMatmulParams, trainingFlopsPerStep } from '../../src/definitions/model-flops';
 import { gpuPreferenceFromEnv } from '../../src/gpu/gpu-preference';
 import { preset } from '../../src/train/presets/presets';
+import { tempFolders } from '../helpers/temp-dir';
+
+const newFolder = tempFolders('nsa-bundle-');
 
 const tinyDense = (): ModelConfig => ({ ...preset('tiny').model, attention: 'dense' });
 
@@ -60,7 +62,7 @@ describe('NSA_GPU', () => {
 
 describe('summary of a bundle run', () => {
   it('reduces the reports to counts, figures and side-by-side PyTorch rates', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'bundle-out-'));
+    const dir = newFolder('bundle-out');
     writeFileSync(join(dir, 'adapter.json'), JSON.stringify({ summary: 'nvidia / hopper / NVIDIA H100', fp32_peak: { tflops: 66.9 } }));
     writeFileSync(
       join(dir, 'gpu-tests.json'),
@@ -179,7 +181,7 @@ describe('summary of a bundle run', () => {
   });
 
   it('a golden recorded on this adapter is "recorded, unchecked", never a pass; the golden step says so', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'bundle-golden-'));
+    const dir = newFolder('bundle-golden');
     const results = [
       { key: 'tiny/dense', outcome: 'match', problems: [] },
       { key: 'tiny/nsa', outcome: 'recorded', problems: [] },
@@ -199,7 +201,7 @@ describe('summary of a bundle run', () => {
   });
 
   it('the learn step: best accuracy per preset, mechanism and variant from the lines as they came, a cut run included', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'bundle-learn-'));
+    const dir = newFolder('bundle-learn');
     const grid = (mechanism: string, last: number, mean: number) => ({
       kind: 'grid',
       preset: 'mqar-long',
@@ -325,6 +327,6 @@ describe('summary of a bundle run', () => {
     ]);
     expect(table(withVariant)).toContain('learn mqar-long nsa [nsel5]: 97.0 %');
     // No learn.jsonl: no learn field.
-    expect('learn' in summarize(mkdtempSync(join(tmpdir(), 'bundle-none-')), steps)).toBe(false);
+    expect('learn' in summarize(newFolder('bundle-none'), steps)).toBe(false);
   });
 });

@@ -3,16 +3,18 @@
 // the main thread's timer while the event loop waits for something that never comes, and it stays
 // quiet while heartbeats arrive. Each message names the phase, the step and the flag to raise.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
 import { fillStallTemplate } from '../../src/cli/stall-watchdog';
+import { tempFolders } from '../helpers/temp-dir';
+
+const newFolder = tempFolders('nsa-stall-');
 
 function child(mode: 'blocked' | 'waiting' | 'healthy') {
-  const heartbeat = join(mkdtempSync(join(tmpdir(), 'stall-')), 'heartbeat.jsonl');
+  const heartbeat = join(newFolder('stall'), 'heartbeat.jsonl');
   writeFileSync(heartbeat, '');
   const t0 = performance.now();
   const r = spawnSync(process.execPath, ['--import', 'tsx', 'tests/cli/fixtures/stall-watchdog-child.ts', mode, heartbeat], {

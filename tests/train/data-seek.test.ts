@@ -1,8 +1,7 @@
 // Issue 22, item 6: every dataset's training stream jumps to any cursor (src/train/data/stream.ts),
 // giving the batch that drawing batches one by one gives; the cursor range and the
 // stepsDone · gradAccum rule are refused naming the field.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
@@ -18,6 +17,9 @@ import { preset } from '../../src/train/presets/presets';
 import { RECALL_TASK } from '../../src/train/presets/recall-preset';
 import { resumeCursorIssues } from '../../src/train/trainer';
 import { seedWord, subSeed } from '../../src/util/random';
+import { tempFolders } from '../helpers/temp-dir';
+
+const newFolder = tempFolders('nsa-seek-');
 
 const B = 3;
 const T = 64;
@@ -27,7 +29,7 @@ const TEXT = Array.from({ length: 30 }, (_, i) => `Document ${i}: the quick brow
 );
 
 function uploadDataset(): Dataset {
-  const dir = mkdtempSync(join(tmpdir(), 'nsa-seek-'));
+  const dir = newFolder('upload');
   const file = join(dir, 'upload.txt');
   writeFileSync(file, TEXT.repeat(4));
   const cfg = preset('tiny');
