@@ -16,6 +16,8 @@ export const POS_ENCODINGS: readonly PosEncoding[] = ['rope', 'none'];
 
 /** Widest short convolution (taps) a config may ask for. */
 export const MAX_SHORT_CONV = 64;
+/** The longest sequence a model config may train or decode (model.seqLen). */
+export const MAX_SEQ_LEN = 1 << 16;
 
 /** NSA as used by the model: the spec's config plus the model-level options. */
 export interface ModelNsaConfig extends NsaConfig {
@@ -98,7 +100,7 @@ export function validateModelConfig(c: ModelConfig): ConfigIssue[] {
     !(typeof c.shortConv === 'number' && Number.isInteger(c.shortConv) && c.shortConv >= 0 && c.shortConv <= MAX_SHORT_CONV)
   )
     errs.push({ field: 'model.shortConv', message: `must be an integer in [0, ${MAX_SHORT_CONV}] (0: none; got ${String(c.shortConv)})` });
-  posInt('seqLen', 1 << 16);
+  posInt('seqLen', MAX_SEQ_LEN);
   if (isPosInt(c.nHeads) && isPosInt(c.nKvGroups) && c.nHeads % c.nKvGroups !== 0)
     errs.push({ field: 'model.nKvGroups', message: `must divide nHeads (${c.nHeads} heads, ${c.nKvGroups} groups)` });
   if (isPosInt(c.dk) && c.dk % 2 !== 0) errs.push({ field: 'model.dk', message: `must be even for RoPE (got ${c.dk})` });

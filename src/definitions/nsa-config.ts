@@ -45,6 +45,14 @@ export const PAPER_NSA_CONFIG: NsaConfig = {
 
 const isInt = (x: unknown): x is number => typeof x === 'number' && Number.isInteger(x);
 
+/**
+ * The largest value of each integer field, as python/nsa_playground/config.py's MAX_NSA (a config.json
+ * beyond them is refused there, so the page and the CLI refuse it too). They also keep every value a
+ * kernel reads in a u32 uniform word and the selection buffers [B, T, G, nSel] sized by real configs:
+ * no sequence (model.seqLen ≤ 65,536) has more than 4,096 blocks of 16 or a window past 2^20.
+ */
+export const MAX_NSA = { l: 1 << 12, d: 1 << 12, lSel: 1 << 12, nSel: 1 << 12, w: 1 << 20, forceLocal: 1 << 12 } as const;
+
 /** Every rule of the spec; an empty list means valid. */
 export function validateNsaConfig(c: NsaConfig, shape?: Partial<NsaShape>): ConfigIssue[] {
   const out: ConfigIssue[] = [];
@@ -52,23 +60,23 @@ export function validateNsaConfig(c: NsaConfig, shape?: Partial<NsaShape>): Conf
   const l = c.l;
   const d = c.d;
   const lSel = c.lSel;
-  if (!isInt(l) || l < 1) bad('nsa.l', `l must be an integer ≥ 1 (got ${l})`);
-  if (!isInt(d) || d < 1) bad('nsa.d', `d must be an integer ≥ 1 (got ${d})`);
-  if (!isInt(lSel) || lSel < 1) bad('nsa.lSel', `lSel must be an integer ≥ 1 (got ${lSel})`);
-  const okL = isInt(l) && l >= 1;
-  const okD = isInt(d) && d >= 1;
-  const okLSel = isInt(lSel) && lSel >= 1;
+  const inRange = (field: keyof typeof MAX_NSA, min: number): boolean => {
+    const v = c[field];
+    const ok = isInt(v) && v >= min && v <= MAX_NSA[field];
+    if (!ok) bad(`nsa.${field}`, `${field} must be an integer in [${min}, ${MAX_NSA[field]}] (got ${v})`);
+    return ok;
+  };
+  const okL = inRange('l', 1);
+  const okD = inRange('d', 1);
+  const okLSel = inRange('lSel', 1);
   if (okL && okD && l % d !== 0) bad('nsa.d', `d (${d}) must divide l (${l})`);
   if (okLSel && okD && lSel % d !== 0) bad('nsa.d', `d (${d}) must divide lSel (${lSel})`);
   if (okL && okLSel && l > lSel) bad('nsa.lSel', `lSel (${lSel}) must be ≥ l (${l})`);
-  if (!isInt(c.w) || c.w < 1) bad('nsa.w', `w must be an integer ≥ 1 (got ${c.w})`);
+  inRange('w', 1);
   if (c.phi !== 'avg' && c.phi !== 'mlp') bad('nsa.phi', `phi must be 'avg' or 'mlp' (got ${String(c.phi)})`);
   if (typeof c.forceInit !== 'boolean') bad('nsa.forceInit', `forceInit must be a boolean (got ${String(c.forceInit)})`);
-  const okLocal = isInt(c.forceLocal) && c.forceLocal >= 0;
-  if (!okLocal) bad('nsa.forceLocal', `forceLocal must be an integer ≥ 0 (got ${c.forceLocal})`);
-  if (!isInt(c.nSel) || c.nSel < 1) {
-    bad('nsa.nSel', `nSel must be an integer ≥ 1 (got ${c.nSel})`);
-  } else if (okLocal) {
+  const okLocal = inRange('forceLocal', 0);
+  if (inRange('nSel', 1) && okLocal) {
     const forced = (c.forceInit === true ? 1 : 0) + c.forceLocal;
     if (c.nSel < forced) bad('nsa.nSel', `nSel (${c.nSel}) must be ≥ forceInit + forceLocal (${forced})`);
   }

@@ -28,6 +28,8 @@ export function packWords(words: readonly UniformWord[]): ArrayBuffer {
   words.forEach((w, k) => {
     if (typeof w === 'number') {
       if (!Number.isInteger(w)) throw new Error(`uniform word ${k} = ${w} is not an integer; wrap floats in f32()`);
+      // A typed array would wrap it silently (1e308 becomes 0): a config's validation bounds the values.
+      if (w < -0x80000000 || w > 0xffffffff) throw new Error(`uniform word ${k} = ${w} does not fit 32 bits (i32 or u32)`);
       if (w < 0) i[k] = w;
       else u[k] = w;
     } else f[k] = w.f32;

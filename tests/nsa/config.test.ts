@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+
 import { describe, expect, it } from 'vitest';
 
 import { InvalidConfigError } from '../../src/definitions/config-issue';
@@ -10,7 +13,14 @@ import {
   overlappedSelBlocks,
   visibleCmpBlocks,
 } from '../../src/definitions/nsa-blocks';
-import { assertNsaConfig, type NsaConfig, type NsaShape, PAPER_NSA_CONFIG, validateNsaConfig } from '../../src/definitions/nsa-config';
+import {
+  assertNsaConfig,
+  MAX_NSA,
+  type NsaConfig,
+  type NsaShape,
+  PAPER_NSA_CONFIG,
+  validateNsaConfig,
+} from '../../src/definitions/nsa-config';
 import { selectionRanges } from '../../src/definitions/nsa-ranges';
 import { nsaForwardRef } from '../../src/reference/nsa/layer';
 import { BASE, randomInputs } from './helpers';
@@ -41,6 +51,15 @@ describe('validateNsaConfig', () => {
     ['dk = 0', {}, { dk: 0 }, 'shape.dk'],
     ['dv = 0', {}, { dv: 0 }, 'shape.dv'],
     ['T < 0', {}, { T: -1 }, 'shape.T'],
+    // Past the upper bounds (those of the PyTorch package's config.json, checked below): 1e308 would
+    // reach a kernel's u32 word as 0, and nSel sizes the [B, T, G, nSel] selection buffer.
+    ['w = 1e308', { w: 1e308 }, undefined, 'nsa.w'],
+    ['w = 2^20 + 1', { w: 2 ** 20 + 1 }, undefined, 'nsa.w'],
+    ['nSel = 4097', { nSel: 4097 }, undefined, 'nsa.nSel'],
+    ['lSel = 8192', { lSel: 8192 }, undefined, 'nsa.lSel'],
+    ['l = 8192', { l: 8192 }, undefined, 'nsa.l'],
+    ['d = 8192', { d: 8192 }, undefined, 'nsa.d'],
+    ['forceLocal = 4097', { forceLocal: 4097, nSel: 4096 }, undefined, 'nsa.forceLocal'],
   ];
   it.each(bad)('rejects %s, naming exactly that field', (_name, patch, shape, field) => {
     const issues = validateNsaConfig({ ...BASE, ...patch }, shape);
@@ -54,6 +73,15 @@ describe('validateNsaConfig', () => {
       expect((e as InvalidConfigError).name).toBe('InvalidConfigError');
       expect((e as InvalidConfigError).issues).toEqual(issues);
     }
+  });
+
+  it('the upper bounds equal MAX_NSA of the PyTorch package, and each bound itself is accepted', () => {
+    const py = readFileSync(resolve(__dirname, '../../python/nsa_playground/config.py'), 'utf8');
+    const line = /^MAX_NSA = \{(.*)\}$/m.exec(py);
+    expect(line, 'MAX_NSA in python/nsa_playground/config.py').not.toBeNull();
+    const pyMax = Object.fromEntries([...line![1].matchAll(/"(\w+)": 1 << (\d+)/g)].map((m) => [m[1], 2 ** Number(m[2])]));
+    expect(pyMax).toEqual(MAX_NSA);
+    expect(validateNsaConfig({ ...BASE, l: 4096, d: 4096, lSel: 4096, nSel: 4096, w: 2 ** 20, forceLocal: 4095 })).toEqual([]);
   });
 
   it('the reference refuses an invalid config before any work', () => {

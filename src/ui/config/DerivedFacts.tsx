@@ -4,7 +4,7 @@ import { useState } from 'react';
 
 import { isPhone } from '../components/FoldPanel';
 import { formatDuration } from '../run/step-estimate';
-import type { ConfigFacts, KeyReads, MechanismFacts, NsaFacts } from './derived';
+import { type ConfigFacts, CROSSOVER_SCAN_LIMIT, type KeyReads, type MechanismFacts, type NsaFacts } from './derived';
 
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
 
@@ -171,7 +171,10 @@ export function CrossoverNote({ nsa }: { nsa: NsaFacts }) {
   return (
     <p className="muted" data-testid="fact-keys-crossover" data-last={last ?? ''} data-mean={mean ?? ''}>
       {last === null || mean === null ? (
-        <>NSA never reads fewer keys than dense with these settings (each compressed key covers only d tokens).</>
+        <>
+          NSA reads no fewer keys than dense at any T up to {int(CROSSOVER_SCAN_LIMIT)} with these settings: each query reads a fixed n·l′ +
+          w = {int(budget)} selected and window keys plus one compressed key per d tokens, where dense reads t + 1.
+        </>
       ) : (
         <>
           NSA reads fewer keys than dense from T = {int(mean)} on average over the queries (the last query from T = {int(last)}); at T ={' '}

@@ -6,7 +6,7 @@ import type { ConfigIssue } from '../../definitions/config-issue';
 import { dsaIndexKeysRead } from '../../definitions/dsa-config';
 import { keysReadAt, meanKeysRead } from '../../definitions/keys-read';
 import { mobaBlocks } from '../../definitions/mechanisms';
-import type { ModelConfig } from '../../definitions/model-config';
+import { MAX_SEQ_LEN, type ModelConfig } from '../../definitions/model-config';
 import { numCmpBlocks, numSelBlocks, numSelCandidates, visibleCmpBlocks } from '../../definitions/nsa-blocks';
 import type { NsaConfig } from '../../definitions/nsa-config';
 import { countParams } from '../../definitions/params';
@@ -135,8 +135,13 @@ export interface KeysCrossover {
   budget: number;
 }
 
-/** Sequence lengths the crossover scan covers (NSA with stride d = 1 never reads fewer keys than dense). */
-export const CROSSOVER_SCAN_LIMIT = 1 << 22;
+/**
+ * Sequence lengths the crossover scan covers: twice the longest a model trains (model.seqLen), so a
+ * crossover past any trainable length is reported as none. The scan runs on the page's main thread
+ * at every config edit; settings that never cross (stride d = 1, or a window or selection larger
+ * than any sequence) scan the whole range: 2^17 queries, about 3 ms (2^22 took 100–200 ms).
+ */
+export const CROSSOVER_SCAN_LIMIT = 2 * MAX_SEQ_LEN;
 
 /**
  * NSA reads ncmp(t) + |selected| + min(w, t + 1) ≈ t/d + n·l′ + w keys, dense t + 1: NSA reads

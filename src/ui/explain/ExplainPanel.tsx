@@ -7,7 +7,7 @@ import './explain.css';
 import { useId, useMemo, useState } from 'react';
 
 import type { ModelConfig, ModelNsaConfig } from '../../definitions/model-config';
-import { keysCrossover } from '../config/derived';
+import { CROSSOVER_SCAN_LIMIT, keysCrossover } from '../config/derived';
 import { explainDiagram } from './diagram';
 import { ExplainSvg } from './ExplainSvg';
 import { type MechanismExplanation, mechanismExplanation } from './mechanism-text';
@@ -138,7 +138,7 @@ function ExplainBody({
         where dense attention reads {int(d.reads.dense)}.
         {d.reads.total >= d.reads.dense &&
           (crossover.last === null
-            ? ' With these settings NSA never reads fewer keys than dense.'
+            ? ` With these settings NSA reads no fewer keys than dense at any T up to ${int(CROSSOVER_SCAN_LIMIT)}.`
             : ` At this length NSA reads no fewer keys than dense: the fixed n·l′ + w = ${int(crossover.budget)} keys outweigh the saving until T = ${int(crossover.last)} for the last query (${int(crossover.mean ?? 0)} on average).`)}
       </p>
     </>
