@@ -1,11 +1,23 @@
 // Facts derived from a config: keys read per query against a brute force over every selection,
 // block counts, parameters and tokens per step.
+import { createElement } from 'react';
+import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
 
+import { MAX_SEQ_LEN } from '../../src/definitions/model-config';
 import { forcedBlocks, numSelCandidates } from '../../src/definitions/nsa-blocks';
 import type { NsaConfig } from '../../src/definitions/nsa-config';
 import { countParams } from '../../src/definitions/params';
-import { configFacts, keyReads, keysCrossover, meanKeyReads, nsaFacts, selectedPositions } from '../../src/ui/config/derived';
+import {
+  configFacts,
+  CROSSOVER_SCAN_LIMIT,
+  keyReads,
+  keysCrossover,
+  meanKeyReads,
+  nsaFacts,
+  selectedPositions,
+} from '../../src/ui/config/derived';
+import { CrossoverNote } from '../../src/ui/config/DerivedFacts';
 import { runConfigErrors } from '../../src/ui/config/parse';
 import { setPath } from '../../src/ui/config/paths';
 import { uiPreset } from '../../src/ui/config/presets';
@@ -130,5 +142,15 @@ describe('keysCrossover: where NSA starts to read fewer keys than dense', () => 
   it('stride d = 1 never reads fewer (null within the scan)', () => {
     const c: NsaConfig = { ...uiPreset('tiny').model.nsa!, d: 1, l: 1, lSel: 8 };
     expect(keysCrossover(c, 5000)).toMatchObject({ last: null, mean: null });
+  });
+
+  it('the scan covers twice the longest trainable T; the page says "no fewer up to" it, not "never"', () => {
+    expect(CROSSOVER_SCAN_LIMIT).toBe(2 * MAX_SEQ_LEN);
+    // A window longer than the scan: every query reads at least dense's t + 1 keys up to it.
+    const cfg = setPath(uiPreset('tiny'), 'model.nsa.w', CROSSOVER_SCAN_LIMIT + 1);
+    const facts = configFacts(cfg, runConfigErrors(cfg)).nsa!;
+    expect(facts.crossover).toMatchObject({ last: null, mean: null });
+    const html = renderToStaticMarkup(createElement(CrossoverNote, { nsa: facts }));
+    expect(html).toContain('NSA reads no fewer keys than dense at any T up to 131,072 with these settings');
   });
 });
