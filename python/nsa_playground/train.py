@@ -140,6 +140,7 @@ class Watchdog:
         self.store_address = store_address
         self.store_error: str | None = None
         self.lock = threading.Lock()
+        self.stopping = threading.Event()
         if store_address is not None:
             self.store = dist.TCPStore(store_address[0], store_address[1], None, False, datetime.timedelta(seconds=max(1.0, 2 * interval)))
         self._publish()
@@ -147,7 +148,24 @@ class Watchdog:
         # not yet written would block).
         dist.barrier()
         self._poll()  # every rank's host and pid known from the start
-        threading.Thread(target=self._run, name="nsa-watchdog", daemon=True).start()
+        # Two threads: the heartbeats (store reads and writes, which block while the store's host is
+        # stopped) and the deadline, which fires on time whatever the store does.
+        self.threads = [
+            threading.Thread(target=self._guarded, args=(self._heartbeats,), name="nsa-heartbeat", daemon=True),
+            threading.Thread(target=self._guarded, args=(self._deadline,), name="nsa-watchdog", daemon=True),
+        ]
+        for t in self.threads:
+            t.start()
+
+    def close(self) -> None:
+        """Stops both threads and drops the store client, before the process exits. A heartbeat
+        still inside a store call while the interpreter shuts down can end a finished run with
+        SIGABRT ("terminate called without an active exception": seen on torch 2.x, rank 0, after
+        its last line). A thread blocked on a stopped store is left after 2 · interval + 1 s."""
+        self.stopping.set()
+        for t in self.threads:
+            t.join(timeout=2 * self.interval + 1)
+        self.store = None
 
     def mark(self, step: int, phase: str, restart: bool = True) -> None:
         """This rank is at `step`, `phase`; restart: the deadline counts from now (a new step)."""
@@ -157,24 +175,26 @@ class Watchdog:
                 self.marked = time.monotonic()
 
     def _publish(self) -> None:
-        if self.store is None:
+        store = self.store  # close() may drop it meanwhile
+        if store is None:
             return
         self.beat += 1
         text = json.dumps({"beat": self.beat, "step": self.step, "phase": self.phase, "host": socket.gethostname(), "pid": os.getpid()})
         try:
-            self.store.set(f"nsa-watchdog/{self.rank}", text)
+            store.set(f"nsa-watchdog/{self.rank}", text)
         except RuntimeError as e:
             self.store_error = str(e).splitlines()[0][:200]
 
     def _poll(self) -> None:
-        if self.store is None:
+        store = self.store  # close() may drop it meanwhile
+        if store is None:
             return
         now = time.monotonic()
         for r in range(self.world):
             if r == self.rank:
                 continue
             try:
-                text = self.store.get(f"nsa-watchdog/{r}").decode()
+                text = store.get(f"nsa-watchdog/{r}").decode()
             except RuntimeError as e:
                 self.store_error = str(e).splitlines()[0][:200]
                 return
@@ -246,21 +266,13 @@ class Watchdog:
             print(f"error: rank {self.rank}: the watchdog failed ({type(e).__name__}: {e}); ending this rank", file=sys.stderr, flush=True)
             os._exit(EXIT_RANK)
 
-    def _run(self) -> None:
-        # Two threads: the heartbeats (store reads and writes, which block while the store's host is
-        # stopped) and the deadline, which fires on time whatever the store does.
-        threading.Thread(target=self._guarded, args=(self._heartbeats,), name="nsa-heartbeat", daemon=True).start()
-        self._guarded(self._deadline)
-
     def _heartbeats(self) -> None:
-        while True:
-            time.sleep(self.interval)
+        while not self.stopping.wait(self.interval):
             self._publish()
             self._poll()
 
     def _deadline(self) -> None:
-        while True:
-            time.sleep(min(1.0, self.interval / 2))
+        while not self.stopping.wait(min(1.0, self.interval / 2)):
             with self.lock:
                 idle, step, phase = time.monotonic() - self.marked, self.step, self.phase
             if idle > self.timeout and phase != "checkpoint":
@@ -381,6 +393,9 @@ def main(argv=None) -> int:
         # A collective that failed or passed --pg-timeout (gloo: "Timed out waiting ... for recv"; a peer gone: "Connection closed").
         watchdog.fail(f"a collective failed ({str(e).strip().splitlines()[-1][:200]})")
         return EXIT_RANK
+    finally:
+        if watchdog is not None:
+            watchdog.close()
 
 
 def _train(a, model, opt, step0, batches0, raw, train, tokens, T, device, rank, world, distributed, backend, mark) -> int:

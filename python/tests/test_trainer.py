@@ -236,3 +236,35 @@ def test_a_wedged_rank_is_named(export_dir, corpus, tmp_path):
     cfg = json.load(open(os.path.join(out, "config.json")))
     assert cfg["state"]["step"] == 4
     load_optimizer(out, load_model(out), cfg["train"])
+
+
+def test_the_watchdog_stops_its_threads_and_drops_its_store_on_close():
+    # A finished run's heartbeat thread, left inside a store call while the interpreter shut down,
+    # once ended rank 0 with SIGABRT after its last line (torch 2.x): main() closes the watchdog first.
+    import datetime
+
+    import torch.distributed as dist
+    from nsa_playground.train import Watchdog
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = dist.TCPStore("127.0.0.1", port, 1, True, datetime.timedelta(seconds=30))
+    dist.init_process_group("gloo", store=server, rank=0, world_size=1)
+    try:
+        watchdog = Watchdog(0, 1, 30.0, 0.05, ("127.0.0.1", port))
+        deadline = time.monotonic() + 10
+        while json.loads(server.get("nsa-watchdog/0").decode())["beat"] < 3:
+            assert time.monotonic() < deadline, "no heartbeat written in 10 s"
+            time.sleep(0.02)
+        assert [t.is_alive() for t in watchdog.threads] == [True, True]
+        t0 = time.monotonic()
+        watchdog.close()
+        assert time.monotonic() - t0 < 1.0
+        assert [t.is_alive() for t in watchdog.threads] == [False, False]
+        assert watchdog.store is None
+        beat = json.loads(server.get("nsa-watchdog/0").decode())["beat"]
+        time.sleep(0.2)
+        assert json.loads(server.get("nsa-watchdog/0").decode())["beat"] == beat  # no heartbeat after close
+    finally:
+        dist.destroy_process_group()
