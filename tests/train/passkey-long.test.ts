@@ -23,7 +23,7 @@ describe('passkey-long preset', () => {
     expect(validateRunConfig(c)).toEqual([]);
     expect(T).toBe(1024);
     const long = mqarPresetConfig('mqar-long');
-    expect({ ...c.model, vocabSize: 0 }).toEqual({ ...long.model, vocabSize: 0 });
+    expect({ ...c.model, vocabSize: 0 }).toEqual({ ...long.model, vocabSize: 0, nKvGroups: 2, ropeTheta: 10000 });
     expect([c.model.ffnHidden, c.model.shortConv, c.model.posEncoding]).toEqual([0, 4, 'rope']);
     expect(c.model.vocabSize).toBe(passkeyVocab(PASSKEY_LONG_TASK).size);
     expect(c.data).toEqual({ source: 'passkey', tokenizer: 'byte', passkey: PASSKEY_LONG_TASK });
