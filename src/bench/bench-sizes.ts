@@ -4,7 +4,7 @@
 // and growth). The GPU work is in train-bench.ts (training attention fwd+bwd) and decode-bench.ts
 // (decode per token); run-bench.ts runs them in order.
 import { decodeWorkEntries } from '../decode/gpu-decoder';
-import type { ModelConfig } from '../definitions/model-config';
+import { MAX_SEQ_LEN, type ModelConfig } from '../definitions/model-config';
 import type { NsaConfig } from '../definitions/nsa-config';
 import { numel, paramSpecs } from '../definitions/params';
 import type { AttentionShape } from '../definitions/shapes';
@@ -43,7 +43,7 @@ export const DECODE_VOCAB = 256;
 /** Decode models: one layer unless --layers says otherwise (attention time per token is per layer). */
 export const DECODE_LAYERS = 1;
 /** The longest context a model config allows (model.seqLen), hence the decoder's capacity. */
-export const DECODE_MAX_T = 1 << 16;
+export const DECODE_MAX_T = MAX_SEQ_LEN;
 
 export interface BenchNsaOptions {
   /** --T, or undefined: the default depends on the adapter (resolveBenchNsa). */

@@ -10,6 +10,7 @@ import { useId, useState } from 'react';
 
 import { CFG, M } from '../../bench/bench-sizes';
 import { OTHER_MECHANISMS, type OtherMechanism } from '../../bench/mechanism-bench';
+import { MAX_SEQ_LEN } from '../../definitions/model-config';
 import type { BenchRequest } from '../../worker/protocol';
 import { FoldPanel } from '../components/FoldPanel';
 import { keysCrossover } from '../config/derived';
@@ -33,7 +34,7 @@ const CROSSOVER = keysCrossover(CFG);
 const MECHANISM_LABEL: Record<OtherMechanism, string> = { window: 'window', moba: 'MoBA', dsa: 'DSA' };
 
 const MIN_T = 64;
-const MAX_T = 65536;
+const MAX_T = MAX_SEQ_LEN; // the longest context a model config allows
 const DEFAULT_GPU = '1k, 2k, 4k, 8k, 16k, 32k';
 const DEFAULT_SOFTWARE = '256, 512, 1k';
 
