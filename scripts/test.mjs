@@ -9,10 +9,12 @@
 //      eslint, typecheck, prettier  two at a time: they need only node_modules
 //   2. side by side:
 //      vitest --project gpu          kernels and models on Dawn (SwiftShader), the learning check
-//      vitest --project fast         in process, CPU only (its output printed when it ends)
-//   3. side by side:
+//      vitest --project fast         in process, CPU only (its output printed when it ends), then
+//                                    the integration tier's python lane (below) in its place
+//   3. side by side, when the GPU tier ends:
 //      vitest --project integration  CLIs, scripts, torchrun and python as child processes, in two
-//                                    lanes (two vitest processes, each a half of the tier's files)
+//                                    lanes (two vitest processes, each a half of the tier's files;
+//                                    the python lane started in step 2)
 //      playwright test               the page in headless Chromium, WebGPU on SwiftShader
 //
 // The GPU tier alone keeps about 1.5 cores busy (at 483e181: 256 s of CPU in 188 s; many of its
@@ -28,11 +30,15 @@
 // at 3b84c3f the GPU step took 225 s and the last 443 s (python lane; cli 409, Playwright 407), 12.5
 // min in all; with the python lane started beside the GPU tier when the fast tier ended (tried at
 // 49d9913), the GPU tier took 303 s and the python lane 165, the last step 365 s: 12.5 min again.
+// By 2026-11-29 this machine and CI ran about 1.6 times slower, and the suite had grown: at 3671c8a
+// the GPU tier took 450 s beside the fast tier's 119 s (the GPU tier alone keeps 1.2 cores busy),
+// then the last step 650 s with all three lanes in it (20.6 min); each step's row now gives how busy
+// the machine was while it ran, and the python lane starts beside the GPU tier again.
 //
 // The learning tier (npm run test:learning) is not part of it. A failing step stops the run; the
 // closing table gives every step's time, also written to build/test-times.json.
 import { spawn } from 'node:child_process';
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -83,10 +89,28 @@ const PLAYWRIGHT = ['playwright', npx('playwright', 'test'), { NSA_E2E_PREBUILT:
 
 const times = [];
 const started = performance.now();
+const cpuAtStart = machineCpu();
+
+/**
+ * The machine's CPU counters (Linux /proc/stat: busy and total jiffies over all cores), or null
+ * elsewhere. Each step's row says how busy the whole machine was while it ran: a step beside idle
+ * cores can take more work beside it, one at 100 % cannot (the order then does not matter).
+ */
+function machineCpu() {
+  try {
+    const [, ...f] = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/).map(Number);
+    const total = f.slice(0, 8).reduce((a, b) => a + b, 0); // guest time is counted in user already
+    return { busy: total - f[3] - (f[4] ?? 0), total }; // idle and iowait are not busy
+  } catch {
+    return null;
+  }
+}
+const busyPercent = (a, b) => (a && b && b.total > a.total ? Math.round((100 * (b.busy - a.busy)) / (b.total - a.total)) : null);
 
 /** Runs one step; `buffered` keeps its output until it ends (steps that run side by side). */
 function run(name, [cmd, args], env = {}, buffered = false) {
   const t0 = performance.now();
+  const cpu0 = machineCpu();
   return new Promise((done) => {
     const child = spawn(cmd, args, {
       cwd: root,
@@ -99,7 +123,7 @@ function run(name, [cmd, args], env = {}, buffered = false) {
     child.on('close', (code, signal) => {
       const seconds = (performance.now() - t0) / 1000;
       const ok = code === 0;
-      times.push({ step: name, seconds: Math.round(seconds * 10) / 10, ok });
+      times.push({ step: name, seconds: Math.round(seconds * 10) / 10, ok, machineBusyPercent: busyPercent(cpu0, machineCpu()) });
       if (buffered) {
         const text = Buffer.concat(out).toString('utf8').trimEnd();
         console.log(
@@ -124,12 +148,22 @@ async function parallel(steps, slots) {
 
 function report(ok) {
   const total = (performance.now() - started) / 1000;
-  const rows = times.map((t) => `  ${t.step.padEnd(20)} ${t.seconds.toFixed(1).padStart(7)} s${t.ok ? '' : '  FAILED'}`);
-  console.log(`\nnpm test ${ok ? 'passed' : 'FAILED'} in ${(total / 60).toFixed(1)} min:\n${rows.join('\n')}`);
+  const busy = (p) => (p === null ? '' : `  machine ${String(p).padStart(3)} % busy`);
+  const rows = times.map(
+    (t) => `  ${t.step.padEnd(20)} ${t.seconds.toFixed(1).padStart(7)} s${busy(t.machineBusyPercent)}${t.ok ? '' : '  FAILED'}`,
+  );
+  const whole = busyPercent(cpuAtStart, machineCpu());
+  console.log(
+    `\nnpm test ${ok ? 'passed' : 'FAILED'} in ${(total / 60).toFixed(1)} min${whole === null ? '' : `, machine ${whole} % busy`}:\n${rows.join('\n')}`,
+  );
   mkdirSync(resolve(root, 'build'), { recursive: true });
   writeFileSync(
     resolve(root, 'build/test-times.json'),
-    JSON.stringify({ date: new Date().toISOString(), ok, totalSeconds: Math.round(total), steps: times }, null, 2) + '\n',
+    JSON.stringify(
+      { date: new Date().toISOString(), ok, totalSeconds: Math.round(total), machineBusyPercent: whole, steps: times },
+      null,
+      2,
+    ) + '\n',
   );
   process.exit(ok ? 0 : 1);
 }
@@ -151,10 +185,19 @@ async function main() {
   };
   const [envOk, staticOk] = await Promise.all([afterEnv(), parallel(byName(nodeOnly), 2)]);
   if (!envOk || !staticOk) report(false);
-  const [gpuOk, fastOk] = await Promise.all([run(GPU_TIER[0], GPU_TIER[1]), run(FAST_TIER[0], FAST_TIER[1], {}, true)]);
-  if (!gpuOk || !fastOk) report(false);
+  // The integration tier's python lane starts when the fast tier ends, in the core the GPU tier
+  // leaves idle (see the header); the cli lane and Playwright when the GPU tier ends.
+  const [pythonLane, cliLane] = integrationLanes();
+  const fast = run(FAST_TIER[0], FAST_TIER[1], {}, true);
+  const python = fast.then((ok) => ok && run(pythonLane[0], pythonLane[1], {}, true));
+  const [gpuOk, fastOk] = await Promise.all([run(GPU_TIER[0], GPU_TIER[1]), fast]);
+  if (!gpuOk || !fastOk) {
+    await python; // its output before the table
+    report(false);
+  }
   const [pythonOk, cliOk, playwrightOk] = await Promise.all([
-    ...integrationLanes().map(([name, cmd]) => run(name, cmd, {}, true)),
+    python,
+    run(cliLane[0], cliLane[1], {}, true),
     run(PLAYWRIGHT[0], PLAYWRIGHT[1], PLAYWRIGHT[2]),
   ]);
   report(pythonOk && cliOk && playwrightOk);

@@ -13,17 +13,17 @@
 //   (expected: under a minute per mechanism; mqar, four times its length, ran 16–18 steps/s on an H200).
 // - mqar (T = 256, 16 pairs) and mqar-long (T = 1,024, 64 pairs, NSA reading about a fifth of dense
 //   attention's keys per query): GPU presets. On an H200 (WebGPU engine, 2026-11-28, nine learn runs
-//   sharing the GPU, 11–18 steps/s each): mqar dense 99.6 % at step 500 (30 s), NSA 93.5 % at step
-//   700 then a collapse to 66 % and 92.2 % at 3,000 (188 s), window at chance; mqar-long dense
-//   99.95 % at step 1,600 (91 s), NSA 74.1 % (331 s for 4,000 steps; 78 % of its answers' sources
-//   selected; two key/value groups and RoPE base 10⁴, before the per-head selection below), window
-//   at chance. mqar at batch 8 on the CPU
-//   (an eighth of its batch): NSA 71.5 % at step 3,000 (12.9 min), leaving chance at about step
-//   1,900 (docs/benchmarks.md, MQAR). mqar-long learns the lookup on 16 pairs at T = 256 first (its
-//   warm-up): on the CPU at batch 8 (a quarter of its batch) NSA reached 68.9 % of held-out answers
-//   in 4,000 steps (35 min) with two groups and base 10⁴, and 93.9 % at step 3,800 with a selection
-//   per head and base 5·10⁵ (the preset now), window-only at chance; without the warm-up it stayed
-//   at chance.
+//   sharing the GPU, 11–18 steps/s each, both with two key/value groups, before the per-head
+//   selection below): mqar dense 99.6 % at step 500 (30 s), NSA 93.5 % at step 700 then a collapse
+//   to 66 % and 92.2 % at 3,000 (188 s), window at chance; mqar-long dense 99.95 % at step 1,600
+//   (91 s), NSA 74.1 % (331 s for 4,000 steps; 78 % of its answers' sources selected; RoPE base
+//   10⁴), window at chance. On the CPU (PyTorch engine, batch 8):
+//   - mqar (an eighth of its batch): NSA 71.5 % at step 3,000 with two groups (12.9 min); 96.9 % at
+//     step 1,600 with a selection per head (the preset now), then about 92 % to the end (37 min).
+//   - mqar-long (a quarter of its batch) learns the lookup on 16 pairs at T = 256 first (its
+//     warm-up): NSA reached 68.9 % of held-out answers in 4,000 steps (35 min) with two groups and
+//     base 10⁴, and 93.9 % at step 3,800 with a selection per head and base 5·10⁵ (the preset now),
+//     window-only at chance; without the warm-up it stayed at chance.
 import type { RunConfig } from '../config';
 import { type RecallTask, recallVocab } from '../data/recall';
 import { PRESETS } from './presets';
@@ -133,6 +133,9 @@ export const MQAR_PRESETS = {
     steps: 3000,
     batchSize: 64,
     lrMax: 3e-3,
+    // A selection per head: on the CPU at batch 8, 96.9 % of held-out answers at step 1,600 (then
+    // about 92 % to the end), where two groups reached 71.5 % at step 3,000 (docs/benchmarks.md, MQAR).
+    nKvGroups: 4,
   }),
   // Per query NSA reads about T/16 compressed blocks, 4·16 selected keys and a window of 16: about
   // 102 keys on average (counted) against dense attention's (T + 1)/2 = 512. A curriculum: its first
