@@ -32,8 +32,11 @@
 // 49d9913), the GPU tier took 303 s and the python lane 165, the last step 365 s: 12.5 min again.
 // By 2026-11-29 this machine and CI ran about 1.6 times slower, and the suite had grown: at 3671c8a
 // the GPU tier took 450 s beside the fast tier's 119 s (the GPU tier alone keeps 1.2 cores busy),
-// then the last step 650 s with all three lanes in it (20.6 min); each step's row now gives how busy
-// the machine was while it ran, and the python lane starts beside the GPU tier again.
+// then the last step 650 s with all three lanes in it (20.6 min on a fresh clone here). With the
+// python lane beside the GPU tier again (db405b7, the same machine an hour later): python lane 254 s,
+// GPU tier 497 s, then cli 398 s and Playwright 486 s: 18.7 min, the machine 95 % busy over the run
+// (each step's row gives how busy it was while the step ran; the GPU step 90 %), so what is left
+// to cut is CPU, not order.
 //
 // The learning tier (npm run test:learning) is not part of it. A failing step stops the run; the
 // closing table gives every step's time, also written to build/test-times.json.
