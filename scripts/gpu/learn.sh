@@ -28,9 +28,9 @@
 # follow-up call for the runs a first one cut, with the GPU shared among fewer.
 # NSA_LEARN_GRID=round2: instead, NSA alone in nine variants of issue 20's open items, after the
 # H200 run of 2026-11-28 (docs/benchmarks.md: dense and the window settled; NSA at 93.5 %, 74.1 %
-# and 91.0 % of whole keys, all with two key/value groups): mqar with its selection per head (4
-# groups, the preset since the CPU's 96.9 % at batch 8 against two groups' 71.5 %) at its peak
-# learning rate 3e-3 and at 1e-3 and 2e-3 (with two groups 3e-3 collapsed after step 700);
+# and 91.0 % of whole keys, all with two key/value groups): mqar's preset (a selection per head, 4
+# groups, at peak 2e-3: 99.2 % on the CPU at batch 8, where two groups at 3e-3 reached 71.5 %) and
+# at 1e-3 and 3e-3 (with two groups 3e-3 collapsed after step 700 on the H200);
 # mqar-long's preset (RoPE base 5·10⁵ and a selection per head: 93.9 % on the CPU at batch 8), with
 # 5 selected blocks (0.243 × dense's keys, within issue 20's quarter) and at 1e-3; passkey-long with
 # 5 blocks, at 1e-3, and with base 5·10⁵ and a selection per head.
@@ -73,9 +73,9 @@ elif [ "${NSA_LEARN_GRID:-}" = round2 ]; then
     "passkey-long nsa 4000 50 0.99 --set model.nsa.nSel=5 --variant nsel5"
     "passkey-long nsa 4000 50 0.99 --lrs 1e-3 --variant lr1e-3"
     "passkey-long nsa 4000 50 0.99 --set model.ropeTheta=500000 --set model.nKvGroups=4 --variant theta5e5-g4"
-    "mqar nsa 3000 100 0.99 --variant g4"
+    "mqar nsa 3000 100 0.99 --variant g4-lr2e-3"
     "mqar nsa 3000 100 0.99 --lrs 1e-3 --variant g4-lr1e-3"
-    "mqar nsa 3000 100 0.99 --lrs 2e-3 --variant g4-lr2e-3"
+    "mqar nsa 3000 100 0.99 --lrs 3e-3 --variant g4-lr3e-3"
   )
 elif [ -n "${NSA_LEARN_GRID:-}" ]; then
   echo "learn.sh: NSA_LEARN_GRID: unknown grid '${NSA_LEARN_GRID}' (known: round2)" >&2; exit 2

@@ -18,8 +18,9 @@
 //   to 66 % and 92.2 % at 3,000 (188 s), window at chance; mqar-long dense 99.95 % at step 1,600
 //   (91 s), NSA 74.1 % (331 s for 4,000 steps; 78 % of its answers' sources selected; RoPE base
 //   10⁴), window at chance. On the CPU (PyTorch engine, batch 8):
-//   - mqar (an eighth of its batch): NSA 71.5 % at step 3,000 with two groups (12.9 min); 96.9 % at
-//     step 1,600 with a selection per head (the preset now), then about 92 % to the end (37 min).
+//   - mqar (an eighth of its batch): NSA 71.5 % at step 3,000 with two groups and peak 3e-3 (12.9
+//     min); with a selection per head 96.9 % at step 1,600 at 3e-3, then about 92 % to the end, and
+//     **99.2 % at step 1,600 at 2e-3** (24 min; the preset now).
 //   - mqar-long (a quarter of its batch) learns the lookup on 16 pairs at T = 256 first (its
 //     warm-up): NSA reached 68.9 % of held-out answers in 4,000 steps (35 min) with two groups and
 //     base 10⁴, and 93.9 % at step 3,800 with a selection per head and base 5·10⁵ (the preset now),
@@ -132,9 +133,10 @@ export const MQAR_PRESETS = {
     nsa: { l: 16, d: 8, lSel: 16, nSel: 4, w: 16, forceInit: true, forceLocal: 1 },
     steps: 3000,
     batchSize: 64,
-    lrMax: 3e-3,
-    // A selection per head: on the CPU at batch 8, 96.9 % of held-out answers at step 1,600 (then
-    // about 92 % to the end), where two groups reached 71.5 % at step 3,000 (docs/benchmarks.md, MQAR).
+    // A selection per head at peak 2e-3: on the CPU at batch 8, 99.2 % of held-out answers at step
+    // 1,600 (24 min). At 3e-3 it peaked at 96.9 % and slid to about 92 %; two groups at 3e-3 reached
+    // 71.5 % at step 3,000 (docs/benchmarks.md, MQAR).
+    lrMax: 2e-3,
     nKvGroups: 4,
   }),
   // Per query NSA reads about T/16 compressed blocks, 4·16 selected keys and a window of 16: about
