@@ -10,11 +10,11 @@
 //   2. side by side:
 //      vitest --project gpu          kernels and models on Dawn (SwiftShader), the learning check
 //      vitest --project fast         in process, CPU only (its output printed when it ends), then
-//                                    the integration tier's early lane (below) in its place
+//                                    the integration tier's python lane (below) in its place
 //   3. side by side, when the GPU tier ends:
 //      vitest --project integration  CLIs, scripts, torchrun and python as child processes, in two
 //                                    lanes (two vitest processes, each a half of the tier's files;
-//                                    the early lane started in step 2)
+//                                    the python lane started in step 2)
 //      playwright test               the page in headless Chromium, WebGPU on SwiftShader
 //
 // The GPU tier alone keeps about 1.5 cores busy (at 483e181: 256 s of CPU in 188 s; many of its
@@ -36,9 +36,7 @@
 // python lane beside the GPU tier again (db405b7, the same machine an hour later): python lane 254 s,
 // GPU tier 497 s, then cli 398 s and Playwright 486 s: 18.7 min, the machine 95 % busy over the run
 // (each step's row gives how busy it was while the step ran; the GPU step 90 %), so what is left
-// to cut is CPU, not order. There the GPU tier ran its last ~130 s alone, the machine about 60 %
-// busy, while Playwright ended step 3 beside the cli lane: two CLI files (the device call's
-// rehearsal and the non-finite stop, about 120 s under Playwright's load) moved to the early lane.
+// to cut is CPU, not order.
 //
 // The learning tier (npm run test:learning) is not part of it. A failing step stops the run; the
 // closing table gives every step's time, also written to build/test-times.json.
@@ -66,14 +64,8 @@ const FAST_TIER = ['vitest fast', npx('vitest', 'run', '--project', 'fast')];
 // engines' parity) and the rest (the CLIs' kill/resume, run folders, watchdogs, the bundle scripts).
 // About equal halves (250 s each under load at 6c9436d); one lane alone left a core idle for the
 // last ~150 s, after Playwright ended. With .venv-hf byte-compiled (483e181) the python files take
-// about 82 s alone and the rest 172 s, pytest's run (46 s) among them: it moved to the python files'
-// lane. That lane starts early, beside the GPU tier (see the header), with two CLI files more.
-const EARLY_LANE = (f) =>
-  f.startsWith('tests/export/') ||
-  f.startsWith('tests/dsa/') ||
-  f === 'tests/cli/learn.integration.test.ts' ||
-  f === 'tests/bundle/device-call.integration.test.ts' ||
-  f === 'tests/train/non-finite-stop.integration.test.ts';
+// about 82 s alone and the rest 172 s, pytest's run (46 s) among them: it moved to the python lane.
+const PYTHON_LANE = (f) => f.startsWith('tests/export/') || f.startsWith('tests/dsa/') || f === 'tests/cli/learn.integration.test.ts';
 
 /** Every *.integration.test.ts under tests/ (the integration tier's glob), repository-relative. */
 function integrationFiles(dir = 'tests') {
@@ -88,10 +80,10 @@ function integrationLanes() {
   const files = integrationFiles().sort();
   const lane = (name, picked) => [name, npx('vitest', 'run', '--project', 'integration', ...picked)];
   return [
-    lane('integration (early)', files.filter(EARLY_LANE)),
+    lane('integration (python)', files.filter(PYTHON_LANE)),
     lane(
       'integration (cli)',
-      files.filter((f) => !EARLY_LANE(f)),
+      files.filter((f) => !PYTHON_LANE(f)),
     ),
   ];
 }
@@ -196,22 +188,22 @@ async function main() {
   };
   const [envOk, staticOk] = await Promise.all([afterEnv(), parallel(byName(nodeOnly), 2)]);
   if (!envOk || !staticOk) report(false);
-  // The integration tier's early lane starts when the fast tier ends, in the core the GPU tier
+  // The integration tier's python lane starts when the fast tier ends, in the core the GPU tier
   // leaves idle (see the header); the cli lane and Playwright when the GPU tier ends.
-  const [earlyLane, cliLane] = integrationLanes();
+  const [pythonLane, cliLane] = integrationLanes();
   const fast = run(FAST_TIER[0], FAST_TIER[1], {}, true);
-  const early = fast.then((ok) => ok && run(earlyLane[0], earlyLane[1], {}, true));
+  const python = fast.then((ok) => ok && run(pythonLane[0], pythonLane[1], {}, true));
   const [gpuOk, fastOk] = await Promise.all([run(GPU_TIER[0], GPU_TIER[1]), fast]);
   if (!gpuOk || !fastOk) {
-    await early; // its output before the table
+    await python; // its output before the table
     report(false);
   }
-  const [earlyOk, cliOk, playwrightOk] = await Promise.all([
-    early,
+  const [pythonOk, cliOk, playwrightOk] = await Promise.all([
+    python,
     run(cliLane[0], cliLane[1], {}, true),
     run(PLAYWRIGHT[0], PLAYWRIGHT[1], PLAYWRIGHT[2]),
   ]);
-  report(earlyOk && cliOk && playwrightOk);
+  report(pythonOk && cliOk && playwrightOk);
 }
 
 await main();
