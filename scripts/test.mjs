@@ -36,7 +36,9 @@
 // python lane beside the GPU tier again (db405b7, the same machine an hour later): python lane 254 s,
 // GPU tier 497 s, then cli 398 s and Playwright 486 s: 18.7 min, the machine 95 % busy over the run
 // (each step's row gives how busy it was while the step ran; the GPU step 90 %), so what is left
-// to cut is CPU, not order.
+// to cut is CPU, not order. Moving two CLI files (the device call's rehearsal, the non-finite stop)
+// from the cli lane to the python lane (da12d98, reverted) made it 19.6 min: the GPU tier took 550 s
+// beside a longer python lane, and Playwright, the last step's longest, took the same 487 s.
 //
 // The learning tier (npm run test:learning) is not part of it. A failing step stops the run; the
 // closing table gives every step's time, also written to build/test-times.json.
